@@ -1,0 +1,267 @@
+"""The one exception hierarchy of tensilekit, and where an input error happened.
+
+Every error tensilekit raises derives from :class:`TensilekitError`. Errors about input carry a
+:class:`Location` and print compiler-style (``file:line:col: message``) so editors can jump to it::
+
+    TensilekitError
+    ├── LibraryFormatError (ValueError)      a file decodes but does not fit the model
+    │   ├── UnknownNodeType                  library node / predicate "type" tensilekit does not know
+    │   ├── MissingField                     a required key or list position is absent
+    │   ├── InvalidValue                     a value has the wrong type or is out of range
+    │   └── VersionMismatch                  an unsupported format version
+    ├── DecodeError (ValueError)             bytes that cannot be decoded at all
+    │   ├── YamlSyntaxError
+    │   └── MsgpackDecodeError
+    ├── InputNotFound (FileNotFoundError)    a path that does not exist
+    ├── UnsupportedFormat (ValueError)       a file whose kind or format cannot be detected
+    ├── ValidationFailed                     semantic checks found problems (carries the findings)
+    ├── SelectionError (ValueError)          a query that cannot be answered (e.g. unparsable problem)
+    ├── MergeError (ValueError)              incompatible problem types, conflicting indices
+    ├── ToolError                            driving AMD's executables
+    │   ├── ToolNotFound (FileNotFoundError)
+    │   ├── ToolFailed                       non-zero exit or timeout: argv, return code, stderr tail
+    │   └── ToolOutputError (ValueError)     output that cannot be parsed (file and line)
+    └── PipelineError
+        ├── StageFailed
+        ├── DependencyCycle
+        └── StaleRunDirectory
+
+Pure code raises without knowing the file; :func:`error_context` adds it at the boundary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Location:
+    """Where in an input something is: file, YAML path inside the document, line and column.
+
+    ``line`` and ``col`` are 1-based. ``path`` is a YAML-path string such as
+    ``[5][3].MacroTile0`` or ``library.rows[0].library.map["Contraction_l_Alik_Bljk_Cijk_Dijk"]``.
+    """
+
+    file: str | None = None
+    path: str | None = None
+    line: int | None = None
+    col: int | None = None
+
+    def __str__(self) -> str:
+        parts = [self.file or "<input>"]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.col is not None:
+                parts.append(str(self.col))
+        text = ":".join(parts)
+        if self.path:
+            text += f": at {self.path}"
+        return text
+
+    def with_file(self, file: str | None) -> Location:
+        return dataclasses.replace(self, file=file)
+
+
+def format_path(parts: Sequence[object]) -> str:
+    """Render a sequence of keys/indices as a YAML-path string (``[5][0].MacroTile0``)."""
+    out = []
+    for part in parts:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif isinstance(part, str) and part.isidentifier():
+            out.append(f".{part}" if out else part)
+        else:
+            out.append(f"[{str(part)!r}]")
+    return "".join(out)
+
+
+class TensilekitError(Exception):
+    """Root of every error tensilekit raises."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, location: Location | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.location = location
+
+    def __str__(self) -> str:
+        if self.location is None:
+            return self.message
+        loc = self.location
+        head = loc.file or "<input>"
+        if loc.line is not None:
+            head += f":{loc.line}"
+            if loc.col is not None:
+                head += f":{loc.col}"
+        text = f"{head}: {self.message}"
+        if loc.path:
+            text += f" (at {loc.path})"
+        return text
+
+    def with_file(self, file: str | Path) -> TensilekitError:
+        """Attach a file name unless the error already names one; returns self."""
+        loc = self.location or Location()
+        if loc.file is None:
+            self.location = loc.with_file(str(file))
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        loc = self.location or Location()
+        return {
+            "error": type(self).__name__,
+            "message": self.message,
+            "file": loc.file,
+            "path": loc.path,
+            "line": loc.line,
+            "col": loc.col,
+        }
+
+
+class LibraryFormatError(TensilekitError, ValueError):
+    """A file decodes but does not fit the logic-file or master-library model."""
+
+
+class UnknownNodeType(LibraryFormatError):
+    """A library node or predicate ``type`` that tensilekit does not know."""
+
+
+class MissingField(LibraryFormatError):
+    """A required key or list position is absent."""
+
+
+class InvalidValue(LibraryFormatError):
+    """A value has the wrong type or is out of range."""
+
+
+class VersionMismatch(LibraryFormatError):
+    """An unsupported format version."""
+
+
+class DecodeError(TensilekitError, ValueError):
+    """Bytes that cannot be decoded at all."""
+
+
+class YamlSyntaxError(DecodeError):
+    """Malformed YAML."""
+
+
+class MsgpackDecodeError(DecodeError):
+    """Malformed MessagePack (or a damaged zlib/gzip wrapper around it)."""
+
+
+class InputNotFound(TensilekitError, FileNotFoundError):
+    """A path that does not exist."""
+
+
+class UnsupportedFormat(TensilekitError, ValueError):
+    """A file whose kind (logic / master) or format (YAML / msgpack) cannot be detected."""
+
+
+class ValidationFailed(TensilekitError):
+    """Semantic validation found problems; ``findings`` lists them."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, findings: Sequence[Any] = (), location: Location | None = None):
+        super().__init__(message, location)
+        self.findings = list(findings)
+
+
+class SelectionError(TensilekitError, ValueError):
+    """A selection query that cannot be answered (bad problem description, bad library)."""
+
+
+class MergeError(TensilekitError, ValueError):
+    """Two logic files that cannot be merged (different problem types, broken indices)."""
+
+
+class ToolError(TensilekitError):
+    """Failure while driving one of AMD's executables."""
+
+    exit_code = 4
+
+
+class ToolNotFound(ToolError, FileNotFoundError):
+    """The executable is not on PATH or at the configured location."""
+
+
+class ToolFailed(ToolError):
+    """A tool exited non-zero or timed out."""
+
+    def __init__(
+        self,
+        message: str,
+        argv: Sequence[str] = (),
+        returncode: int | None = None,
+        stderr_tail: str = "",
+        timed_out: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.argv = list(argv)
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+        self.timed_out = timed_out
+
+
+class ToolOutputError(ToolError, ValueError):
+    """A tool's output cannot be parsed."""
+
+
+class PipelineError(TensilekitError):
+    """Failure of the tuning pipeline as a whole."""
+
+
+class StageFailed(PipelineError):
+    """A stage could not produce its outputs."""
+
+
+class DependencyCycle(PipelineError):
+    """Stage dependencies form a cycle."""
+
+
+class StaleRunDirectory(PipelineError):
+    """A run directory's completion markers do not match the current configuration."""
+
+
+@contextlib.contextmanager
+def error_context(file: str | Path) -> Iterator[None]:
+    """Add ``file`` to any :class:`TensilekitError` raised inside the block."""
+    try:
+        yield
+    except TensilekitError as error:
+        error.with_file(file)
+        raise
+
+
+__all__ = [
+    "DecodeError",
+    "DependencyCycle",
+    "InputNotFound",
+    "InvalidValue",
+    "LibraryFormatError",
+    "Location",
+    "MergeError",
+    "MissingField",
+    "MsgpackDecodeError",
+    "PipelineError",
+    "SelectionError",
+    "StageFailed",
+    "StaleRunDirectory",
+    "TensilekitError",
+    "ToolError",
+    "ToolFailed",
+    "ToolNotFound",
+    "ToolOutputError",
+    "UnknownNodeType",
+    "UnsupportedFormat",
+    "ValidationFailed",
+    "VersionMismatch",
+    "YamlSyntaxError",
+    "error_context",
+    "format_path",
+]

@@ -1,0 +1,232 @@
+"""Summaries (``info``) and validation (``validate``) of library files and directories.
+
+Both read files (this is an edge module) and return models the CLI renders as tables or JSON.
+A directory is handled file by file (``*.yaml``, ``*.yml``, ``*.dat`` and their ``.gz``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from tensilekit.api import loads
+from tensilekit.errors import InputNotFound, Location, TensilekitError
+from tensilekit.io.detect import Format, decompress, detect_format
+from tensilekit.io.files import read_bytes
+from tensilekit.model.checks import Finding, check_logic, check_master, has_errors
+from tensilekit.model.library import (
+    DecisionTreeNode,
+    FreeSizeNode,
+    HardwareNode,
+    MasterLibrary,
+    MatchingNode,
+    PlaceholderNode,
+    ProblemMapNode,
+)
+from tensilekit.model.logic import LogicFile
+
+LIBRARY_SUFFIXES = (".yaml", ".yml", ".dat", ".yaml.gz", ".yml.gz", ".dat.gz", ".dat.zlib")
+
+
+class FileInfo(BaseModel):
+    """What ``tensilekit info`` says about one file."""
+
+    path: str
+    kind: str
+    format: str
+    dialect: str | None = None
+    architectures: list[str] = []
+    cu_count: int | None = None
+    problem_types: list[str] = []
+    library_type: str | None = None
+    solutions: int = 0
+    table_entries: int = 0
+    size_ranges: dict[str, list[int]] = {}
+    node_counts: dict[str, int] = {}
+    version: str | None = None
+
+
+class FileValidation(BaseModel):
+    path: str
+    ok: bool
+    findings: list[Finding] = []
+
+
+def iter_library_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Files named directly, and library files inside directories (recursively, sorted)."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                if child.is_file() and child.name.lower().endswith(LIBRARY_SUFFIXES):
+                    yield child
+        elif path.exists():
+            yield path
+        else:
+            raise InputNotFound("no such file or directory", Location(file=str(path)))
+
+
+def _detected_format(data: bytes) -> str:
+    raw, compression = decompress(data)
+    fmt = detect_format(raw)
+    return fmt.value if compression.value == "none" else f"{fmt.value}+{compression.value}"
+
+
+def _problem_type_name(logic: LogicFile) -> str:
+    raw = logic.problem_type.raw()
+    op = "".join(
+        (
+            "T" if raw.get("TransposeA") else "N",
+            "T" if raw.get("TransposeB") else "N",
+        )
+    )
+    types = [raw.get(key) for key in ("DataType", "DestDataType", "ComputeDataType") if raw.get(key) is not None]
+    return f"{op} {'/'.join(str(t) for t in types)}"
+
+
+def describe_logic(logic: LogicFile, path: str, fmt: str) -> FileInfo:
+    ranges: dict[str, list[int]] = {}
+    if logic.table:
+        for axis, name in enumerate(("M", "N", "B", "K")):
+            values = [entry.size[axis] for entry in logic.table if len(entry.size) > axis]
+            if values:
+                ranges[name] = [min(values), max(values)]
+    return FileInfo(
+        path=path,
+        kind="logic",
+        format=fmt,
+        dialect=logic.dialect.value,
+        architectures=[logic.architecture_name] if logic.architecture_name else [],
+        cu_count=logic.architecture_cu_count,
+        problem_types=[_problem_type_name(logic)],
+        library_type=logic.matching_distance,
+        solutions=len(logic.solutions),
+        table_entries=len(logic.table),
+        size_ranges=ranges,
+        version=logic.version,
+    )
+
+
+def describe_master(master: MasterLibrary, path: str, fmt: str) -> FileInfo:
+    counts: dict[str, int] = {}
+    architectures: list[str] = []
+    operations: set[str] = set()
+    entries = 0
+    ranges: dict[str, list[int]] = {}
+    for _, node in master.iter_nodes():
+        counts[node.type] = counts.get(node.type, 0) + 1
+        if isinstance(node, HardwareNode):
+            for row in node.rows:
+                architectures.extend(_processors(row.predicate.model_dump()))
+        elif isinstance(node, ProblemMapNode):
+            operations.update(node.map)
+        elif isinstance(node, MatchingNode):
+            entries += len(node.table)
+            names = [prop.type for prop in node.properties]
+            for axis, name in enumerate(names):
+                values = [entry.key[axis] for entry in node.table if len(entry.key) > axis]
+                if values:
+                    low, high = ranges.get(name, [min(values), max(values)])
+                    ranges[name] = [min(low, *values), max(high, *values)]
+        elif isinstance(node, FreeSizeNode):
+            entries += len(node.table)
+        elif isinstance(node, DecisionTreeNode):
+            entries += len(node.trees)
+    _ = PlaceholderNode
+    return FileInfo(
+        path=path,
+        kind="master",
+        format=fmt,
+        architectures=sorted(set(architectures)),
+        problem_types=sorted(operations),
+        solutions=len(master.solutions),
+        table_entries=entries,
+        size_ranges=ranges,
+        node_counts=dict(sorted(counts.items())),
+        version=master.version,
+    )
+
+
+def _processors(predicate: Any) -> list[str]:
+    found: list[str] = []
+    if isinstance(predicate, dict):
+        if predicate.get("type") == "Processor":
+            found.append(str(predicate.get("value")))
+        elif predicate.get("type") == "TruePred":
+            found.append("*")
+        value = predicate.get("value")
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, dict) and child.get("type") != "TruePred":
+                found.extend(_processors(child))
+    return found
+
+
+def describe(path: str | Path) -> FileInfo:
+    """Summary of one logic file or master library."""
+    data = read_bytes(path)
+    fmt = _detected_format(Path(path).read_bytes())
+    model = loads(data, str(path))
+    if isinstance(model, MasterLibrary):
+        return describe_master(model, str(path), fmt)
+    return describe_logic(model, str(path), fmt)
+
+
+def validate_file(path: str | Path) -> FileValidation:
+    """Schema and semantic checks of one file; decoding/schema errors become findings."""
+    try:
+        data = read_bytes(path)
+        model = loads(data, str(path))
+    except TensilekitError as error:
+        location = error.location or Location(file=str(path))
+        return FileValidation(
+            path=str(path),
+            ok=False,
+            findings=[
+                Finding(
+                    severity="error",
+                    code=type(error).__name__,
+                    message=error.message,
+                    path=location.path or "",
+                    line=location.line,
+                    col=location.col,
+                )
+            ],
+        )
+    findings = check_master(model) if isinstance(model, MasterLibrary) else check_logic(model)
+    if findings and detect_format(decompress(data)[0]) is Format.YAML:
+        _add_lines(data, findings)
+    return FileValidation(path=str(path), ok=not has_errors(findings), findings=findings)
+
+
+def _add_lines(data: bytes, findings: list[Finding]) -> None:
+    """Line/column for findings (one compose of the text, only when there is something to say)."""
+    from tensilekit.io.yaml_codec import locate_many
+
+    text = decompress(data)[0].decode("utf-8", errors="replace")
+    located = locate_many(text, [finding.path for finding in findings[:200]])
+    for finding, position in zip(findings, located):
+        if position is not None:
+            finding.line, finding.col = position
+
+
+def validate_paths(paths: Iterable[str | Path]) -> list[FileValidation]:
+    """Validate files and directories (file by file)."""
+    return [validate_file(path) for path in iter_library_files(paths)]
+
+
+def describe_paths(paths: Iterable[str | Path]) -> list[FileInfo]:
+    return [describe(path) for path in iter_library_files(paths)]
+
+
+__all__ = [
+    "FileInfo",
+    "FileValidation",
+    "describe",
+    "describe_paths",
+    "iter_library_files",
+    "validate_file",
+    "validate_paths",
+]

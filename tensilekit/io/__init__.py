@@ -1,0 +1,1 @@
+"""The filesystem edge: decoding, encoding, format detection and atomic writes."""

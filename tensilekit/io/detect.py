@@ -1,0 +1,74 @@
+"""Format and kind detection: YAML vs msgpack, gzip/zlib wrappers, logic file vs master library."""
+
+from __future__ import annotations
+
+import enum
+import gzip
+import zlib
+from typing import Any
+
+from tensilekit.errors import MsgpackDecodeError, UnsupportedFormat
+
+
+class Format(str, enum.Enum):
+    YAML = "yaml"
+    MSGPACK = "msgpack"
+
+
+class Compression(str, enum.Enum):
+    NONE = "none"
+    GZIP = "gzip"
+    ZLIB = "zlib"
+
+
+class Kind(str, enum.Enum):
+    LOGIC = "logic"
+    MASTER = "master"
+
+
+_ZLIB_HEADERS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\xda")
+
+
+def detect_compression(data: bytes) -> Compression:
+    if data[:2] == b"\x1f\x8b":
+        return Compression.GZIP
+    if len(data) >= 2 and data[0] == 0x78 and (data[0] * 256 + data[1]) % 31 == 0:
+        return Compression.ZLIB
+    return Compression.NONE
+
+
+def decompress(data: bytes, source: str | None = None) -> tuple[bytes, Compression]:
+    """Strip a gzip or zlib wrapper (a ``.dat.zlib`` is its own, detected format)."""
+    compression = detect_compression(data)
+    try:
+        if compression is Compression.GZIP:
+            return gzip.decompress(data), compression
+        if compression is Compression.ZLIB:
+            return zlib.decompress(data), compression
+    except (OSError, zlib.error, EOFError) as error:
+        from tensilekit.errors import Location
+
+        raise MsgpackDecodeError(f"damaged {compression.value} data: {error}", Location(file=source)) from None
+    return data, compression
+
+
+def detect_format(data: bytes) -> Format:
+    """msgpack masters start with a map header; YAML is text."""
+    if not data:
+        raise UnsupportedFormat("empty input")
+    first = data[0]
+    if 0x80 <= first <= 0x8F or first in (0xDE, 0xDF) or 0x90 <= first <= 0x9F or first in (0xDC, 0xDD):
+        return Format.MSGPACK
+    return Format.YAML
+
+
+def detect_kind(data: Any) -> Kind:
+    """A master has ``solutions`` and ``library``; a logic file is a list or a dict with ``Solutions``."""
+    if isinstance(data, dict) and "library" in data and "solutions" in data:
+        return Kind.MASTER
+    if isinstance(data, list) or (isinstance(data, dict) and "Solutions" in data):
+        return Kind.LOGIC
+    raise UnsupportedFormat("neither a library-logic file nor a master solution library")
+
+
+__all__ = ["Compression", "Format", "Kind", "decompress", "detect_compression", "detect_format", "detect_kind"]

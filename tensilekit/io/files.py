@@ -1,0 +1,37 @@
+"""Reading input files: existence checks, transparent gzip, clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tensilekit.errors import DecodeError, InputNotFound, Location, UnsupportedFormat
+from tensilekit.io.detect import decompress
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The file's bytes with any gzip/zlib wrapper removed."""
+    file = Path(path)
+    if not file.exists():
+        raise InputNotFound("no such file", Location(file=str(path)))
+    if file.is_dir():
+        raise UnsupportedFormat("is a directory, expected a file", Location(file=str(path)))
+    try:
+        data = file.read_bytes()
+    except OSError as error:
+        raise InputNotFound(f"cannot read: {error.strerror}", Location(file=str(path))) from None
+    return decompress(data, str(path))[0]
+
+
+def decode_text(data: bytes, source: str | None = None) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise DecodeError(f"not UTF-8 text (byte {error.start})", Location(file=source)) from None
+
+
+def read_text(path: str | Path) -> str:
+    """The file as text (UTF-8, newlines untouched), gzip read transparently."""
+    return decode_text(read_bytes(path), str(path))
+
+
+__all__ = ["decode_text", "read_bytes", "read_text"]

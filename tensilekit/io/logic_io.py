@@ -1,0 +1,225 @@
+"""Read and write library-logic files: raw YAML data <-> :class:`LogicFile`, style preserved.
+
+Reading detects the layout (list / dict), the dialect (Tensile puts the distance at position
+12; tensilelite a library type at 11) and the emitter style; writing rebuilds the list (or
+dict) position by position from :data:`LIST_LAYOUTS` and emits it in the file's own style, so
+``dump_logic(load_logic(f))`` reproduces ``f`` byte for byte for files AMD's tools wrote.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MissingField, error_context
+from tensilekit.io.locations import raw_path, to_format_error
+from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE, YamlStyle, detect_style, dump_yaml, parse_yaml
+from tensilekit.model.common import to_raw
+from tensilekit.model.logic import (
+    DICT_KEYS,
+    LIST_LAYOUTS,
+    TENSILELITE_LIBRARY_TYPES,
+    Dialect,
+    Layout,
+    LogicFile,
+)
+
+_FIELD_TO_DICT_KEY = {field: key for key, field in DICT_KEYS.items()}
+_MIN_LIST_LENGTH = 8  # up to the exact-logic table (position 7)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building large acyclic trees (it would rescan them many times)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def detect_dialect(data: Any) -> Dialect:
+    """tensilelite files carry a library type at position 11; Tensile files do not."""
+    if isinstance(data, list) and len(data) > 11 and data[11] in TENSILELITE_LIBRARY_TYPES:
+        return Dialect.TENSILELITE
+    if isinstance(data, dict) and data.get("LibraryType") in TENSILELITE_LIBRARY_TYPES - {"DecisionTree"}:
+        return Dialect.TENSILELITE
+    return Dialect.TENSILE
+
+
+def _fields_from_list(data: list[Any], dialect: Dialect) -> dict[str, Any]:
+    if len(data) < _MIN_LIST_LENGTH:
+        raise MissingField(
+            f"a list-form logic file needs at least {_MIN_LIST_LENGTH} positions, this one has {len(data)}",
+            Location(path=f"[{len(data)}]"),
+        )
+    layout = LIST_LAYOUTS[dialect]
+    fields: dict[str, Any] = {name: value for name, value in zip(layout, data)}
+    fields.update(
+        dialect=dialect,
+        layout=Layout.LIST,
+        list_length=len(data),
+        extra_items=list(data[len(layout) :]),
+    )
+    if not isinstance(fields.get("version_header"), dict):
+        raise InvalidValue("position 0 must be {MinimumRequiredVersion: x.y.z}", Location(path="[0]"))
+    return fields
+
+
+def _fields_from_dict(data: dict[str, Any], dialect: Dialect) -> dict[str, Any]:
+    fields: dict[str, Any] = {"dialect": dialect, "layout": Layout.DICT, "dict_key_order": list(data)}
+    extra: dict[str, Any] = {}
+    for key, value in data.items():
+        name = DICT_KEYS.get(key) if isinstance(key, str) else None
+        if name is None:
+            extra[str(key)] = value
+        else:
+            fields[name] = value
+    fields["extra_keys"] = extra
+    return fields
+
+
+def _list_path(dialect: Dialect) -> Any:
+    layout = LIST_LAYOUTS[dialect]
+
+    def path_for(loc: Sequence[int | str], raw: list[Any]) -> list[object]:
+        if not loc:
+            return []
+        head, rest = loc[0], loc[1:]
+        if isinstance(head, str) and head in layout:
+            position = layout.index(head)
+            return [position] + raw_path(raw[position] if position < len(raw) else None, rest)
+        if head == "extra_items" and rest and isinstance(rest[0], int):
+            return [len(layout) + rest[0]] + raw_path(raw[len(layout) + rest[0]], rest[1:])
+        return [head]
+
+    return path_for
+
+
+def logic_from_data(
+    data: Any, *, dialect: Dialect | str | None = None, source: str | None = None, text: str | None = None
+) -> LogicFile:
+    """Build a :class:`LogicFile` from decoded YAML data (list or dict form)."""
+    chosen = Dialect(dialect) if dialect is not None else detect_dialect(data)
+    with error_context(source or "<input>"):
+        if isinstance(data, list):
+            fields = _fields_from_list(data, chosen)
+        elif isinstance(data, dict):
+            fields = _fields_from_dict(data, chosen)
+        else:
+            raise LibraryFormatError(
+                f"a logic file is a YAML list or mapping, not {type(data).__name__}", Location(path="")
+            )
+        try:
+            with gc_paused():
+                return LogicFile.model_validate(fields)
+        except ValidationError as error:
+            if isinstance(data, list):
+                list_path = _list_path(chosen)
+                raise to_format_error(
+                    error, data, source=source, text=text, path_for=lambda loc: list_path(loc, data)
+                ) from None
+
+            def dict_path(loc: Sequence[int | str]) -> list[object]:
+                if loc and isinstance(loc[0], str) and loc[0] in _FIELD_TO_DICT_KEY:
+                    key = _FIELD_TO_DICT_KEY[loc[0]]
+                    return [key] + raw_path(data.get(key), loc[1:])
+                return raw_path(data, loc)
+
+            raise to_format_error(error, data, source=source, text=text, path_for=dict_path) from None
+
+
+def logic_to_data(logic: LogicFile) -> Any:
+    """The plain list (or dict) that represents ``logic`` in a file."""
+    if logic.layout is Layout.DICT:
+        return _logic_to_dict(logic)
+    layout = LIST_LAYOUTS[logic.dialect]
+    length = logic.list_length if logic.list_length is not None else _default_length(logic)
+    items: list[Any] = []
+    for position in range(min(length, len(layout))):
+        items.append(_field_value(logic, layout[position]))
+    items.extend(to_raw(item) for item in logic.extra_items)
+    return items
+
+
+def _default_length(logic: LogicFile) -> int:
+    layout = LIST_LAYOUTS[logic.dialect]
+    length = 12 if logic.dialect is Dialect.TENSILELITE else 11
+    for position in range(len(layout) - 1, length - 1, -1):
+        if getattr(logic, layout[position]) is not None:
+            return position + 1
+    return length
+
+
+def _field_value(logic: LogicFile, name: str) -> Any:
+    value = getattr(logic, name)
+    if name == "exact_logic":
+        return None if value is None else [entry.to_row() for entry in value]
+    if name == "version_header" and value is None and logic.minimum_required_version is not None:
+        return {"MinimumRequiredVersion": logic.minimum_required_version}
+    return to_raw(value)
+
+
+def _logic_to_dict(logic: LogicFile) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for field, key in _FIELD_TO_DICT_KEY.items():
+        if field in logic.model_fields_set:
+            values[key] = _field_value(logic, field)
+    values.update((key, to_raw(value)) for key, value in logic.extra_keys.items())
+    order = logic.dict_key_order or sorted(values)
+    ordered = {key: values[key] for key in order if key in values}
+    ordered.update((key, value) for key, value in values.items() if key not in ordered)
+    return ordered
+
+
+def loads_logic(text: str, *, dialect: Dialect | str | None = None, source: str | None = None) -> LogicFile:
+    """Parse logic-file YAML text; the detected emitter style is kept for :func:`dumps_logic`."""
+    with gc_paused():
+        data = parse_yaml(text, source)
+    logic = logic_from_data(data, dialect=dialect, source=source, text=text)
+    logic._source_style = detect_style(text, data)
+    return logic
+
+
+def load_logic(path: str | Path, *, dialect: Dialect | str | None = None) -> LogicFile:
+    """Read a logic file (``.yaml``, optionally ``.gz``)."""
+    from tensilekit.io.files import read_text
+
+    text = read_text(path)
+    return loads_logic(text, dialect=dialect, source=str(path))
+
+
+def dumps_logic(logic: LogicFile, style: YamlStyle | None = None) -> str:
+    """Logic-file YAML text, in ``style`` or (by default) the style the file was read with."""
+    chosen = style or logic._source_style or AMD_LOGIC_STYLE
+    with gc_paused():
+        return dump_yaml(logic_to_data(logic), chosen)
+
+
+def dump_logic(logic: LogicFile, path: str | Path | None = None, style: YamlStyle | None = None) -> str:
+    """Write ``logic`` atomically to ``path`` (if given); returns the text."""
+    text = dumps_logic(logic, style)
+    if path is not None:
+        from tensilekit.io.atomic import write_text_atomic
+
+        write_text_atomic(path, text)
+    return text
+
+
+__all__ = [
+    "detect_dialect",
+    "dump_logic",
+    "dumps_logic",
+    "gc_paused",
+    "load_logic",
+    "loads_logic",
+    "logic_from_data",
+    "logic_to_data",
+]

@@ -1,0 +1,113 @@
+"""Read and write master solution libraries (YAML, msgpack ``.dat``, gzip/zlib wrapped).
+
+Loading resolves nothing lazily: a ``Placeholder`` stays a node; :func:`load_placeholder`
+reads the file it names (``<dir of master>/<prefix><extension of master>``, as the C++ does).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from tensilekit.errors import LibraryFormatError, Location, error_context
+from tensilekit.io.detect import Format, Kind, decompress, detect_format, detect_kind
+from tensilekit.io.files import decode_text, read_bytes
+from tensilekit.io.locations import to_format_error
+from tensilekit.io.logic_io import gc_paused
+from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack
+from tensilekit.io.yaml_codec import AMD_MASTER_STYLE, YamlStyle, dump_yaml, parse_yaml
+from tensilekit.model.library import MasterLibrary
+
+
+def decode(data: bytes | str, source: str | None = None) -> tuple[Any, Format, str | None]:
+    """Decode bytes or text into plain data; returns (data, format, text-if-YAML)."""
+    if isinstance(data, str):
+        with gc_paused():
+            return parse_yaml(data, source), Format.YAML, data
+    raw, _ = decompress(data, source)
+    fmt = detect_format(raw)
+    with gc_paused():
+        if fmt is Format.MSGPACK:
+            return parse_msgpack(raw, source), fmt, None
+        text = decode_text(raw, source)
+        return parse_yaml(text, source), fmt, text
+
+
+def master_from_data(data: Any, *, source: str | None = None, text: str | None = None) -> MasterLibrary:
+    """Validate decoded data as a :class:`MasterLibrary`."""
+    with error_context(source or "<input>"):
+        if detect_kind(data) is not Kind.MASTER:
+            raise LibraryFormatError("not a master solution library (no 'solutions' and 'library')", Location(path=""))
+        try:
+            with gc_paused():
+                return MasterLibrary.model_validate(data)
+        except ValidationError as error:
+            raise to_format_error(error, data, source=source, text=text) from None
+
+
+def loads_master(data: bytes | str, source: str | None = None) -> MasterLibrary:
+    """Parse a master library from bytes (YAML or msgpack, optionally gzip/zlib) or YAML text."""
+    decoded, _, text = decode(data, source)
+    return master_from_data(decoded, source=source, text=text)
+
+
+def load_master(path: str | Path) -> MasterLibrary:
+    """Read ``TensileLibrary*.yaml`` / ``.dat`` (and ``.gz``) from disk."""
+    return loads_master(read_bytes(path), str(path))
+
+
+def master_to_data(master: MasterLibrary) -> dict[str, Any]:
+    with gc_paused():
+        return master.to_raw()
+
+
+def dumps_master(master: MasterLibrary, fmt: Format | str = Format.YAML, style: YamlStyle = AMD_MASTER_STYLE) -> bytes:
+    """Serialise as TensileCreateLibrary does: YAML (sorted keys, ``---``/``...``) or msgpack."""
+    data = master_to_data(master)
+    if Format(fmt) is Format.MSGPACK:
+        return dump_msgpack(data)
+    with gc_paused():
+        return dump_yaml(data, style).encode("utf-8")
+
+
+def format_for_path(path: str | Path) -> Format:
+    """``.dat``/``.msgpack`` → msgpack, anything else → YAML."""
+    suffixes = [suffix.lower() for suffix in Path(path).suffixes]
+    return Format.MSGPACK if any(s in (".dat", ".msgpack") for s in suffixes) else Format.YAML
+
+
+def dump_master(master: MasterLibrary, path: str | Path | None = None, fmt: Format | str | None = None) -> bytes:
+    """Write ``master`` atomically (format from ``fmt`` or the file suffix); returns the bytes."""
+    chosen = Format(fmt) if fmt is not None else (format_for_path(path) if path is not None else Format.YAML)
+    payload = dumps_master(master, chosen)
+    if path is not None:
+        from tensilekit.io.atomic import write_bytes_atomic
+
+        if str(path).endswith(".gz"):
+            import gzip
+
+            payload = gzip.compress(payload, mtime=0)
+        write_bytes_atomic(path, payload)
+    return payload
+
+
+def load_placeholder(master_path: str | Path, prefix: str) -> MasterLibrary:
+    """Load the lazily referenced library ``prefix`` beside ``master_path`` (same extension)."""
+    master = Path(master_path)
+    suffix = "".join(master.suffixes[-2:]) if master.suffix == ".gz" else master.suffix
+    return load_master(master.with_name(prefix + suffix))
+
+
+__all__ = [
+    "decode",
+    "dump_master",
+    "dumps_master",
+    "format_for_path",
+    "load_master",
+    "load_placeholder",
+    "loads_master",
+    "master_from_data",
+    "master_to_data",
+]

@@ -1,0 +1,33 @@
+"""MessagePack decoding and encoding of master libraries, with explicit options.
+
+msgpack 1.0 changed defaults; these are spelled out: strings are UTF-8 (``raw=False``), map keys
+may be integers (Tensile's C++ reader accepts positive integer keys, ``strict_map_key=False``),
+and binary is written with ``use_bin_type=True`` as Tensile's Python writer does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+
+from tensilekit.errors import Location, MsgpackDecodeError
+
+
+def parse_msgpack(data: bytes, source: str | None = None) -> Any:
+    """Decode one msgpack object; raise :class:`MsgpackDecodeError` on malformed input."""
+    try:
+        return msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=True)
+    except (ValueError, msgpack.UnpackException, TypeError, UnicodeDecodeError) as error:
+        raise MsgpackDecodeError(f"malformed msgpack: {error}", Location(file=source)) from None
+    except RecursionError:
+        raise MsgpackDecodeError("msgpack nesting too deep", Location(file=source)) from None
+
+
+def dump_msgpack(data: Any) -> bytes:
+    """Encode plain data as Tensile's ``LibraryIO.writeMsgPack`` does."""
+    packed: bytes = msgpack.packb(data, use_bin_type=True)
+    return packed
+
+
+__all__ = ["dump_msgpack", "parse_msgpack"]

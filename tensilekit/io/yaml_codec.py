@@ -1,0 +1,345 @@
+"""YAML decoding (fast, with exact error locations) and encoding in AMD's emitter styles.
+
+Decoding uses ``yaml_rs`` (a Rust YAML parser; on every corpus file it yields data equal to
+PyYAML's ``CSafeLoader``, ~30x faster) and falls back to PyYAML's C or pure loader. Locations
+for errors are computed only when an error occurs, by composing the text with PyYAML, which
+keeps marks (:func:`locate`).
+
+Encoding reproduces what AMD's Python wrote: PyYAML's emitter with ``default_flow_style=None``
+(leaf collections in flow style), 2-space indent, width 80, optional ``---``/``...`` markers.
+All settings live in one :class:`YamlStyle`; :func:`detect_style` reads them off a file.
+Mapping keys are written in the order the data holds them (files loaded by tensilekit keep
+their order, new data is sorted by the writer when ``sort_keys`` is set).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from tensilekit.errors import Location, YamlSyntaxError, format_path
+from tensilekit.io import yaml_emitter
+
+try:  # pragma: no cover - exercised implicitly
+    import yaml_rs as _fast_yaml
+except ImportError:  # pragma: no cover - fallback when the wheel is unavailable
+    _fast_yaml = None
+
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclasses.dataclass(frozen=True)
+class YamlStyle:
+    """Every emitter setting in one value.
+
+    ``flow_leaves``: collections holding only scalars are written in flow style (PyYAML's
+    ``default_flow_style=None``); otherwise everything is block style.
+    ``empty_string``: how an empty string is quoted (PyYAML writes ``''``; some hipBLASLt
+    tooling writes ``""``).
+    """
+
+    explicit_start: bool = False
+    explicit_end: bool = False
+    sort_keys: bool = True
+    flow_leaves: bool = True
+    width: int = 80
+    indent: int = 2
+    empty_string: str = "''"
+    bool_spelling: tuple[str, str] = ("true", "false")
+    legacy_flow_indent: bool = False
+    # (mapping key or "-" for root items, value type name, value) -> spelling as in the source.
+    scalar_spellings: Mapping[tuple[Any, str, Any], str] | None = dataclasses.field(
+        default=None, compare=False, hash=False, repr=False
+    )
+    # (anchor path, alias path) pairs: containers the source shared through YAML aliases.
+    alias_paths: tuple[tuple[tuple[object, ...], tuple[object, ...]], ...] = ()
+    # Full-line comments, each block with the text of the line that followed it in the source.
+    comment_blocks: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    @property
+    def shares_containers(self) -> bool:
+        return bool(self.alias_paths)
+
+
+AMD_LOGIC_STYLE = YamlStyle()
+"""How TensileMergeLibrary, Utilities/merge.py and LibraryIO write logic files."""
+
+AMD_MASTER_STYLE = YamlStyle(explicit_start=True, explicit_end=True)
+"""How TensileCreateLibrary writes ``TensileLibrary*.yaml``."""
+
+
+def parse_yaml(text: str, source: str | None = None) -> Any:
+    """Decode one YAML document; raise :class:`YamlSyntaxError` with line and column."""
+    if _fast_yaml is not None:
+        try:
+            return _fast_yaml.loads(text)
+        except Exception:  # noqa: BLE001 - yaml_rs raises its own types; PyYAML decides below
+            pass
+    try:
+        return yaml.load(text, Loader=_SafeLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        location = Location(
+            file=source,
+            line=None if mark is None else mark.line + 1,
+            col=None if mark is None else mark.column + 1,
+        )
+        problem = error.problem or error.context or "malformed YAML"
+        raise YamlSyntaxError(f"YAML syntax error: {problem}", location) from None
+    except yaml.YAMLError as error:
+        raise YamlSyntaxError(f"YAML error: {error}", Location(file=source)) from None
+    except RecursionError:
+        raise YamlSyntaxError("YAML nesting too deep", Location(file=source)) from None
+
+
+def locate(text: str, path: Sequence[object], source: str | None = None) -> Location:
+    """Line and column of the node at ``path`` (keys / indices), as far as the path resolves."""
+    location = Location(file=source, path=format_path(path) if path else None)
+    try:
+        node = yaml.compose(text, Loader=_SafeLoader)
+    except yaml.YAMLError:
+        return location
+    best = node
+    for part in path:
+        child = _child(node, part)
+        if child is None:
+            break
+        node = best = child
+    if best is None:
+        return location
+    return dataclasses.replace(location, line=best.start_mark.line + 1, col=best.start_mark.column + 1)
+
+
+_PATH_TOKEN = re.compile(r"\[(-?\d+)\]|\[(['\"])(.*?)\2\]|\.?([^.\[\]]+)")
+
+
+def parse_path(path: str) -> list[object]:
+    """``[5][3].MacroTile0`` -> ``[5, 3, "MacroTile0"]`` (inverse of ``errors.format_path``)."""
+    parts: list[object] = []
+    for match in _PATH_TOKEN.finditer(path):
+        number, _, quoted, name = match.groups()
+        if number is not None:
+            parts.append(int(number))
+        elif quoted is not None:
+            parts.append(quoted)
+        elif name:
+            parts.append(name)
+    return parts
+
+
+def locate_many(text: str, paths: Sequence[str]) -> list[tuple[int, int] | None]:
+    """(line, col) of each YAML-path string, composing the document once."""
+    try:
+        root = yaml.compose(text, Loader=_SafeLoader)
+    except yaml.YAMLError:
+        return [None] * len(paths)
+    found: list[tuple[int, int] | None] = []
+    for path in paths:
+        node = root
+        for part in parse_path(path):
+            child = _child(node, part)
+            if child is None:
+                break
+            node = child
+        found.append(None if node is None else (node.start_mark.line + 1, node.start_mark.column + 1))
+    return found
+
+
+def _child(node: Any, part: object) -> Any:
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+        return node.value[part] if 0 <= part < len(node.value) else None
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if key.value == str(part):
+                return value
+    return None
+
+
+_EMPTY_DOUBLE = re.compile(r'(?m)(?::|^\s*-) ""$')
+_BLOCK_LIST_FORM = re.compile(r"\A(?:---\s*\n)?- (?:- |MinimumRequiredVersion:)")
+_ODD_SCALAR = re.compile(
+    r"""^ *(?:- )*([A-Za-z_][\w.]*): ('[^'\n]*(?:''[^'\n]*)*'|"[^"\\\n]*"|True|False|TRUE|FALSE|Yes|No|On|Off|"""
+    r"""yes|no|on|off|Null|NULL|~) *$""",
+    re.M,
+)
+_ROOT_TRAILING_BLANK = re.compile(r"^- ([^\s\[{'\"&*!|>%@`#][^\n]*?\S)( +)$", re.M)
+_UNLIMITED_WIDTH = 1 << 30
+_COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.M)
+
+
+def _comment_blocks(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Full-line comments grouped by the line they precede (PyYAML drops comments; we re-insert)."""
+    blocks: list[tuple[str, tuple[str, ...]]] = []
+    pending: list[str] = []
+    for line in text.split("\n"):
+        if line.lstrip().startswith("#"):
+            pending.append(line)
+        elif pending:
+            blocks.append((line, tuple(pending)))
+            pending = []
+    if pending:
+        blocks.append(("", tuple(pending)))
+    return tuple(blocks)
+
+
+def _insert_comments(text: str, blocks: Sequence[tuple[str, tuple[str, ...]]]) -> str:
+    lines = text.split("\n")
+    out: list[str] = []
+    position = 0
+    for anchor, comments in blocks:
+        found = None
+        for index in range(position, len(lines)):
+            if lines[index] == anchor:
+                found = index
+                break
+        if found is None:
+            continue  # the line a comment annotated is gone: drop the comment
+        out.extend(lines[position:found])
+        out.extend(comments)
+        position = found
+    out.extend(lines[position:])
+    return "\n".join(out)
+_ANCHOR = re.compile(r"[&*]id\d{3}\b")
+
+
+def _scalar_spellings(text: str) -> dict[tuple[Any, str, Any], str]:
+    """Scalars whose spelling PyYAML would not reproduce (quotes, capitals, trailing blanks)."""
+    spellings: dict[tuple[Any, str, Any], str] = {}
+    for match in _ODD_SCALAR.finditer(text):
+        key, raw = match.group(1), match.group(2)
+        value = yaml.load(raw, Loader=_SafeLoader)
+        spellings.setdefault((key, type(value).__name__, value), match.group(0)[match.start(2) - match.start(0) :])
+    for match in _ROOT_TRAILING_BLANK.finditer(text):
+        value = yaml.load(match.group(1), Loader=_SafeLoader)
+        if not isinstance(value, (dict, list)):
+            spellings.setdefault(("-", type(value).__name__, value), match.group(1) + match.group(2))
+    return spellings
+
+
+def _alias_paths(text: str) -> tuple[tuple[tuple[object, ...], tuple[object, ...]], ...]:
+    """(anchor path, alias path) pairs of a document that uses YAML aliases (rare, old files)."""
+    try:
+        root = yaml.compose(text, Loader=_SafeLoader)
+    except yaml.YAMLError:
+        return ()
+    first_seen: dict[int, tuple[object, ...]] = {}
+    pairs: list[tuple[tuple[object, ...], tuple[object, ...]]] = []
+
+    def walk(node: Any, path: tuple[object, ...]) -> None:
+        if isinstance(node, yaml.ScalarNode):
+            return
+        if id(node) in first_seen:
+            pairs.append((first_seen[id(node)], path))
+            return
+        first_seen[id(node)] = path
+        if isinstance(node, yaml.SequenceNode):
+            for number, child in enumerate(node.value):
+                walk(child, path + (number,))
+        elif isinstance(node, yaml.MappingNode):
+            for key, child in node.value:
+                walk(child, path + (key.value,))
+
+    walk(root, ())
+    return tuple(pairs)
+
+
+def detect_style(text: str, data: Any = None) -> YamlStyle:
+    """Read the emitter settings (and per-scalar quirks) off a file AMD's tools wrote.
+
+    With the decoded ``data`` of a list-form file, the layout choices (flow leaves or all
+    block, modern or legacy flow-continuation indent) are confirmed by emitting the first four
+    items with each candidate and comparing them with the text.
+    """
+    head = text[:4096]
+    base = YamlStyle(
+        explicit_start=text.startswith("---"),
+        explicit_end=text.endswith("\n...\n") or text.endswith("\n..."),
+        sort_keys=False,  # loaded data keeps the file's own key order
+        flow_leaves=not (_BLOCK_LIST_FORM.match(head) or ("[" not in text and "{" not in text)),
+        empty_string='""' if _EMPTY_DOUBLE.search(text) else "''",
+    )
+    if isinstance(data, list) and len(data) >= 4:
+        candidates = [base] + [
+            dataclasses.replace(base, flow_leaves=flow, legacy_flow_indent=legacy)
+            for flow, legacy in ((True, False), (False, False), (True, True))
+            if (flow, legacy) != (base.flow_leaves, base.legacy_flow_indent)
+        ]
+        candidates += [dataclasses.replace(c, width=_UNLIMITED_WIDTH) for c in candidates]
+        for candidate in candidates:
+            header = yaml_emitter.emit(list(data[:4]), dataclasses.replace(candidate, explicit_end=False))
+            if text.startswith(header):
+                base = candidate
+                break
+    spellings = _scalar_spellings(text)
+    aliases = _alias_paths(text) if _ANCHOR.search(text) else ()
+    comments = _comment_blocks(text) if _COMMENT_LINE.search(text) else ()
+    if spellings or aliases or comments:
+        base = dataclasses.replace(
+            base, scalar_spellings=spellings or None, alias_paths=aliases, comment_blocks=comments
+        )
+    return base
+
+
+def dump_yaml(data: Any, style: YamlStyle = AMD_LOGIC_STYLE) -> str:
+    """Encode ``data`` exactly as PyYAML would with ``style``'s settings (fast path in Python)."""
+    if style.sort_keys:
+        data = _sorted_keys(data)
+    if style.alias_paths:
+        _share_containers(data, style.alias_paths)
+    text = yaml_emitter.emit(data, style)
+    if style.comment_blocks:
+        text = _insert_comments(text, style.comment_blocks)
+    return text
+
+
+def _share_containers(data: Any, pairs: Sequence[tuple[tuple[object, ...], tuple[object, ...]]]) -> None:
+    """Re-create the sharing YAML aliases expressed, where the values are still equal."""
+    for anchor_path, alias_path in pairs:
+        anchor = _at(data, anchor_path)
+        if not alias_path or anchor is _MISSING:
+            continue
+        parent = _at(data, alias_path[:-1])
+        last = alias_path[-1]
+        try:
+            if parent is not _MISSING and parent[last] == anchor:  # type: ignore[index]
+                parent[last] = anchor  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            continue
+
+
+_MISSING = object()
+
+
+def _at(data: Any, path: Sequence[object]) -> Any:
+    node = data
+    for part in path:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return _MISSING
+    return node
+
+
+def _sorted_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(item) for item in value]
+    return value
+
+
+__all__ = [
+    "AMD_LOGIC_STYLE",
+    "AMD_MASTER_STYLE",
+    "YamlStyle",
+    "detect_style",
+    "dump_yaml",
+    "locate",
+    "locate_many",
+    "parse_path",
+    "parse_yaml",
+]

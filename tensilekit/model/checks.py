@@ -1,0 +1,258 @@
+"""Semantic checks on loaded models (what ``tensilekit validate`` reports beyond the schema).
+
+Pure functions over models, returning :class:`Finding` lists. Errors are things AMD's tools
+reject or silently mishandle (a table row naming a missing solution, a solution whose problem
+type disagrees with the file's); warnings are legal but suspicious (duplicate size keys).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Literal
+
+from pydantic import BaseModel
+
+from tensilekit.model.library import (
+    DecisionTreeNode,
+    FreeSizeNode,
+    GranularitySelectionNode,
+    MasterLibrary,
+    MatchingNode,
+    SingleNode,
+)
+from tensilekit.model.logic import (
+    LIST_LAYOUTS,
+    TENSILELITE_LIBRARY_TYPES,
+    Dialect,
+    Layout,
+    LogicFile,
+)
+
+Severity = Literal["error", "warning"]
+
+
+class Finding(BaseModel):
+    """One problem found by a check: severity, a stable code, message and YAML path."""
+
+    severity: Severity
+    code: str
+    message: str
+    path: str = ""
+    line: int | None = None
+    col: int | None = None
+
+
+def _position(logic: LogicFile, field: str) -> str:
+    if logic.layout is Layout.DICT:
+        from tensilekit.model.logic import DICT_KEYS
+
+        for key, name in DICT_KEYS.items():
+            if name == field:
+                return key
+        return field
+    return f"[{LIST_LAYOUTS[logic.dialect].index(field)}]"
+
+
+def check_logic(logic: LogicFile) -> list[Finding]:
+    """Consistency checks for a logic file."""
+    findings: list[Finding] = []
+    solutions_at = _position(logic, "solutions")
+    table_at = _position(logic, "exact_logic")
+    count = len(logic.solutions)
+
+    for row_number, entry in enumerate(logic.table):
+        if not 0 <= entry.solution < count:
+            findings.append(
+                Finding(
+                    severity="error",
+                    code="missing-solution",
+                    message=f"table row refers to solution {entry.solution}, but the file has {count} solutions",
+                    path=f"{table_at}[{row_number}][1][0]",
+                )
+            )
+        if isinstance(entry.efficiency, float) and math.isnan(entry.efficiency):
+            findings.append(
+                Finding(severity="warning", code="nan-efficiency", message="efficiency is NaN", path=f"{table_at}[{row_number}][1][1]")
+            )
+
+    sizes = Counter(tuple(entry.size) for entry in logic.table)
+    duplicates = [size for size, seen in sizes.items() if seen > 1]
+    if duplicates:
+        first = duplicates[0]
+        row = next(n for n, e in enumerate(logic.table) if tuple(e.size) == first)
+        findings.append(
+            Finding(
+                severity="warning",
+                code="duplicate-size",
+                message=f"{len(duplicates)} size key(s) appear more than once (e.g. {list(first)}); "
+                "only one entry per key can be selected",
+                path=f"{table_at}[{row}][0]",
+            )
+        )
+
+    if logic.index_order is not None:
+        width = len(logic.index_order)
+        for row_number, entry in enumerate(logic.table):
+            if len(entry.size) not in (width, width + 4):
+                findings.append(
+                    Finding(
+                        severity="error",
+                        code="key-length",
+                        message=f"size key has {len(entry.size)} numbers; index order {logic.index_order} "
+                        f"expects {width} (or {width + 4} with leading dimensions)",
+                        path=f"{table_at}[{row_number}][0]",
+                    )
+                )
+                break
+        if sorted(logic.index_order) != list(range(width)):
+            findings.append(
+                Finding(
+                    severity="error",
+                    code="index-order",
+                    message=f"index order {logic.index_order} is not a permutation of 0..{width - 1}",
+                    path=_position(logic, "index_order"),
+                )
+            )
+
+    header = logic.problem_type.raw()
+    for number, solution in enumerate(logic.solutions):
+        if solution.problem_type is None:
+            continue
+        own = solution.problem_type.raw()
+        differing = sorted(key for key in header.keys() & own.keys() if header[key] != own[key])
+        if differing:
+            findings.append(
+                Finding(
+                    severity="error",
+                    code="problem-type-mismatch",
+                    message=f"solution's ProblemType disagrees with the file's on {', '.join(differing[:5])}",
+                    path=f"{solutions_at}[{number}].ProblemType.{differing[0]}",
+                )
+            )
+
+    indices = Counter(s.solution_index for s in logic.solutions if s.solution_index is not None)
+    repeated = sorted(index for index, seen in indices.items() if seen > 1)
+    if repeated:
+        findings.append(
+            Finding(
+                severity="warning",
+                code="duplicate-solution-index",
+                message=f"SolutionIndex values repeat ({repeated[:5]}); tools re-number by position",
+                path=solutions_at,
+            )
+        )
+
+    if logic.dialect is Dialect.TENSILELITE and logic.layout is Layout.LIST:
+        if logic.library_type not in TENSILELITE_LIBRARY_TYPES:
+            findings.append(
+                Finding(
+                    severity="error",
+                    code="library-type",
+                    message=f"unknown tensilelite library type {logic.library_type!r}",
+                    path=_position(logic, "library_type"),
+                )
+            )
+    if logic.layout is Layout.LIST and logic.exact_logic is None and logic.matching_distance != "FreeSize":
+        findings.append(
+            Finding(severity="error", code="missing-table", message="no exact-logic table", path=table_at)
+        )
+    return findings
+
+
+def check_master(master: MasterLibrary) -> list[Finding]:
+    """Consistency checks for a master library (what the C++ loader would refuse)."""
+    findings: list[Finding] = []
+    counts = Counter(solution.index for solution in master.solutions)
+    known = set(counts)
+    for index, seen in counts.items():
+        if seen > 1:
+            findings.append(
+                Finding(severity="error", code="duplicate-index", message=f"solution index {index} appears {seen} times", path="solutions")
+            )
+    for path, node in master.iter_nodes():
+        if isinstance(node, MatchingNode):
+            width = len(node.properties)
+            for number, entry in enumerate(node.table):
+                index = entry.index if entry.index is not None else (entry.value.index if entry.value else None)
+                if index is None:
+                    findings.append(
+                        Finding(severity="error", code="missing-index", message="table entry names no solution", path=f"{path}.table[{number}]")
+                    )
+                elif index not in known:
+                    findings.append(
+                        Finding(
+                            severity="error",
+                            code="missing-solution",
+                            message=f"table entry refers to solution index {index}, which is not in 'solutions'",
+                            path=f"{path}.table[{number}].index",
+                        )
+                    )
+                if len(entry.key) != width:
+                    findings.append(
+                        Finding(
+                            severity="error",
+                            code="key-length",
+                            message=f"key has {len(entry.key)} numbers but the table has {width} properties",
+                            path=f"{path}.table[{number}].key",
+                        )
+                    )
+                if isinstance(entry.speed, float) and math.isinf(entry.speed):
+                    findings.append(
+                        Finding(
+                            severity="warning",
+                            code="infinite-speed",
+                            message="speed is infinite: Tensile's C++ YAML loader rejects '.inf' (msgpack is fine)",
+                            path=f"{path}.table[{number}].speed",
+                        )
+                    )
+        elif isinstance(node, SingleNode):
+            if node.index != -1 and node.index not in known:
+                findings.append(
+                    Finding(
+                        severity="error",
+                        code="missing-solution",
+                        message=f"refers to solution index {node.index}, which is not in 'solutions'",
+                        path=f"{path}.index",
+                    )
+                )
+        elif isinstance(node, FreeSizeNode):
+            for number, free in enumerate(node.table):
+                if free.index not in known:
+                    findings.append(
+                        Finding(
+                            severity="error",
+                            code="missing-solution",
+                            message=f"refers to solution index {free.index}, which is not in 'solutions'",
+                            path=f"{path}.table[{number}].index",
+                        )
+                    )
+        elif isinstance(node, GranularitySelectionNode):
+            for index in node.indices:
+                if index not in known:
+                    findings.append(
+                        Finding(severity="error", code="missing-solution", message=f"refers to solution index {index}", path=f"{path}.indices")
+                    )
+        elif isinstance(node, DecisionTreeNode):
+            for number, tree in enumerate(node.trees):
+                size = len(tree.tree)
+                for node_number, tree_node in enumerate(tree.tree):
+                    bad = [n for n in (tree_node.next_index_lte, tree_node.next_index_gt) if not (-2 <= n < size)]
+                    if bad or not 0 <= tree_node.feature_index < len(node.features):
+                        findings.append(
+                            Finding(
+                                severity="error",
+                                code="tree-index",
+                                message="decision-tree node points outside its tree or feature list",
+                                path=f"{path}.trees[{number}].tree[{node_number}]",
+                            )
+                        )
+                        break
+    return findings
+
+
+def has_errors(findings: list[Finding]) -> bool:
+    return any(finding.severity == "error" for finding in findings)
+
+
+__all__ = ["Finding", "Severity", "check_logic", "check_master", "has_errors"]

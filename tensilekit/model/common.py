@@ -1,0 +1,147 @@
+"""Shared base model settings and small enums used across the models."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ModelWrapValidatorHandler, PrivateAttr, model_validator
+
+_KEY_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _interned(order: tuple[str, ...]) -> tuple[str, ...]:
+    # Thousands of solutions share a handful of key orders; keep one tuple of each.
+    return _KEY_ORDERS.setdefault(order, order)
+
+
+def to_raw(value: Any) -> Any:
+    """Plain data (dicts, lists, scalars) for a value that may hold open models."""
+    if isinstance(value, OpenModel):
+        return value.raw()
+    if isinstance(value, BaseModel):
+        return value.model_dump(by_alias=True, exclude_unset=True)
+    if isinstance(value, list):
+        return [to_raw(item) for item in value]
+    if isinstance(value, dict):
+        return {key: to_raw(item) for key, item in value.items()}
+    return value
+
+
+class StrictModel(BaseModel):
+    """Closed model: unknown keys are errors, types are not coerced (a file's ``"64"`` stays wrong)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", populate_by_name=True, frozen=False)
+
+
+class OpenModel(BaseModel):
+    """Open model: typed fields are checked strictly, every other key is kept verbatim."""
+
+    model_config = ConfigDict(strict=True, extra="allow", populate_by_name=True)
+
+    def raw(self) -> dict[str, Any]:
+        """The mapping as it would be written: file keys, no invented defaults."""
+        data: dict[str, Any] = {}
+        fields = type(self).model_fields
+        for name in self.model_fields_set:
+            info = fields.get(name)
+            if info is not None:
+                data[info.alias or name] = to_raw(getattr(self, name))
+        if self.__pydantic_extra__:
+            for key, value in self.__pydantic_extra__.items():
+                data[key] = to_raw(value)
+        return self._ordered(data)
+
+    def _ordered(self, data: dict[str, Any]) -> dict[str, Any]:
+        return {key: data[key] for key in sorted(data, key=_declaration_rank(type(self)))}
+
+
+class OrderedOpenModel(OpenModel):
+    """Open model that remembers the key order it was read with (logic files are not always
+    sorted, and a faithful dump must keep their order)."""
+
+    _key_order: tuple[str, ...] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_key_order(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        result = handler(data)
+        if isinstance(data, dict) and isinstance(result, OrderedOpenModel):
+            result._key_order = _interned(tuple(data))
+        return result
+
+    def _ordered(self, data: dict[str, Any]) -> dict[str, Any]:
+        order = self._key_order
+        if order is None:
+            return super()._ordered(data)
+        ordered = {key: data[key] for key in order if key in data}
+        if len(ordered) != len(data):
+            ordered.update((key, value) for key, value in data.items() if key not in ordered)
+        return ordered
+
+
+def _declaration_rank(model: type[BaseModel]) -> Any:
+    ranks = {(info.alias or name): number for number, (name, info) in enumerate(model.model_fields.items())}
+    return lambda key: (ranks.get(key, len(ranks)), key if key not in ranks else "")
+
+
+class Distance(str, enum.Enum):
+    """Distance functions a ``Matching`` node may name (Tensile ``Distance.hpp``)."""
+
+    EUCLIDEAN = "Euclidean"
+    EQUALITY = "Equality"
+    GRID_BASED = "GridBased"
+    MANHATTAN = "Manhattan"
+    RATIO = "Ratio"
+    RANDOM = "Random"
+    JSD = "JSD"
+
+
+class DataType(str, enum.Enum):
+    """Tensile C++ data-type names as master libraries serialise them (``DataTypes.cpp``).
+
+    ``element_bytes`` is ``DataTypeInfo::elementSize`` (Int8x4 packs four int8 into 4 bytes).
+    """
+
+    FLOAT = "Float"
+    DOUBLE = "Double"
+    COMPLEX_FLOAT = "ComplexFloat"
+    COMPLEX_DOUBLE = "ComplexDouble"
+    HALF = "Half"
+    INT8X4 = "Int8x4"
+    INT32 = "Int32"
+    BFLOAT16 = "BFloat16"
+    INT8 = "Int8"
+    XFLOAT32 = "XFloat32"
+    FLOAT8 = "Float8"
+    BFLOAT8 = "BFloat8"
+    FLOAT8_BFLOAT8 = "Float8BFloat8"
+    BFLOAT8_FLOAT8 = "BFloat8Float8"
+    INT64 = "Int64"
+    FLOAT8_FNUZ = "Float8_fnuz"
+    BFLOAT8_FNUZ = "BFloat8_fnuz"
+
+    @property
+    def element_bytes(self) -> int:
+        return _ELEMENT_BYTES[self]
+
+
+_ELEMENT_BYTES = {
+    DataType.FLOAT: 4,
+    DataType.DOUBLE: 8,
+    DataType.COMPLEX_FLOAT: 8,
+    DataType.COMPLEX_DOUBLE: 16,
+    DataType.HALF: 2,
+    DataType.INT8X4: 4,
+    DataType.INT32: 4,
+    DataType.BFLOAT16: 2,
+    DataType.INT8: 1,
+    DataType.XFLOAT32: 4,
+    DataType.FLOAT8: 1,
+    DataType.BFLOAT8: 1,
+    DataType.FLOAT8_BFLOAT8: 1,
+    DataType.BFLOAT8_FLOAT8: 1,
+    DataType.INT64: 8,
+    DataType.FLOAT8_FNUZ: 1,
+    DataType.BFLOAT8_FNUZ: 1,
+}

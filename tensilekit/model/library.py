@@ -1,0 +1,260 @@
+"""Master solution library: the node tree the runtime walks, and its solutions.
+
+``MasterLibrary`` is ``{solutions, library, version?}``. ``library`` is a tree of nodes, each
+``{type: <Tag>, …}`` (Tensile ``Serialization/SolutionLibrary.hpp``): ``Hardware`` and ``Problem``
+nodes hold predicate rows, ``ProblemMap`` maps operation identifiers to subtrees, and the leaves
+are ``Matching`` tables, ``DecisionTree`` forests, ``FreeSize`` pools, ``GranularitySelection``
+tables, ``Single`` solutions or lazily loaded ``Placeholder`` files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import ConfigDict, Discriminator, Field, Tag
+
+from tensilekit.model.common import StrictModel
+from tensilekit.model.predicates import Predicate
+from tensilekit.model.solution import MasterSolution
+
+NODE_TYPES = (
+    "Hardware",
+    "Problem",
+    "ProblemMap",
+    "Matching",
+    "Single",
+    "DecisionTree",
+    "FreeSize",
+    "GranularitySelection",
+    "Placeholder",
+)
+
+
+class Property(StrictModel):
+    """A problem property used as a table key or tree feature (``{type: FreeSizeA, index: 0}``)."""
+
+    type: str
+    index: int | None = None
+    value: float | int | dict[str, float | int] | None = None
+
+
+class _Node(StrictModel):
+    """Base of tree nodes: ``type`` always counts as set, so dumps never lose the tag."""
+
+    def model_post_init(self, __context: Any) -> None:
+        self.__pydantic_fields_set__.add("type")
+
+
+class Row(StrictModel):
+    """One ``{predicate, library}`` row of a ``Hardware`` or ``Problem`` node."""
+
+    predicate: Predicate
+    library: LibraryNode
+
+
+class HardwareNode(_Node):
+    type: Literal["Hardware"] = "Hardware"
+    rows: list[Row]
+
+
+class ProblemNode(_Node):
+    type: Literal["Problem"] = "Problem"
+    rows: list[Row]
+
+
+class ProblemMapNode(_Node):
+    """Dictionary lookup by a problem property (in practice the operation identifier)."""
+
+    type: Literal["ProblemMap"] = "ProblemMap"
+    property: Property
+    map: dict[str, LibraryNode]
+
+
+class SingleNode(_Node):
+    """A leaf naming one solution by its master ``index`` (−1 means no solution)."""
+
+    type: Literal["Single"] = "Single"
+    index: int
+
+
+class MatchingEntry(StrictModel):
+    """A table row: key, the solution (``index``, or an old-style ``value`` Single) and speed."""
+
+    key: list[int]
+    index: int | None = None
+    value: SingleNode | None = None
+    speed: float | int | None = None
+
+    @property
+    def solution_index(self) -> int:
+        if self.index is not None:
+            return self.index
+        assert self.value is not None  # guaranteed by the library-level check in io
+        return self.value.index
+
+
+class MatchingNode(_Node):
+    """Nearest-key table (``Matching``): properties give the key, ``distance`` the metric."""
+
+    model_config = ConfigDict(strict=True, extra="allow", populate_by_name=True)
+
+    type: Literal["Matching"] = "Matching"
+    properties: list[Property]
+    distance: str
+    table: list[MatchingEntry]
+
+
+class TreeNode(StrictModel):
+    feature_index: int = Field(alias="featureIdx")
+    threshold: float | int
+    next_index_lte: int = Field(alias="nextIdxLTE")
+    next_index_gt: int = Field(alias="nextIdxGT")
+
+
+class DecisionTreeEntry(StrictModel):
+    tree: list[TreeNode]
+    value: LibraryNode
+
+
+class DecisionTreeNode(_Node):
+    """A forest: the first tree (in order) that predicts true returns its ``value``."""
+
+    type: Literal["DecisionTree"] = "DecisionTree"
+    features: list[Property]
+    trees: list[DecisionTreeEntry]
+    null_value: LibraryNode = Field(alias="nullValue")
+
+
+class FreeSizeEntry(StrictModel):
+    index: int
+
+
+class FreeSizeNode(_Node):
+    """A pool of solutions with no size key (tensilelite FreeSize)."""
+
+    model_config = ConfigDict(strict=True, extra="allow", populate_by_name=True)
+
+    type: Literal["FreeSize"] = "FreeSize"
+    table: list[FreeSizeEntry]
+
+
+class GranularityExactEntry(StrictModel):
+    key: list[int]
+    value: int
+
+
+class GranularitySelectionNode(_Node):
+    type: Literal["GranularitySelection"] = "GranularitySelection"
+    indices: list[int]
+    exact: list[GranularityExactEntry] = Field(default_factory=list)
+
+
+class PlaceholderNode(_Node):
+    """Lazy-loading leaf: ``value`` is the file prefix of a separate master in the same folder."""
+
+    type: Literal["Placeholder"] = "Placeholder"
+    value: str
+
+
+def node_type(data: Any) -> str | None:
+    """Discriminator for library nodes: the ``type`` tag if it is one tensilekit knows."""
+    name = data.get("type") if isinstance(data, dict) else getattr(data, "type", None)
+    return name if name in NODE_TYPES else None
+
+
+LibraryNode = Annotated[
+    Union[
+        Annotated[HardwareNode, Tag("Hardware")],
+        Annotated[ProblemNode, Tag("Problem")],
+        Annotated[ProblemMapNode, Tag("ProblemMap")],
+        Annotated[MatchingNode, Tag("Matching")],
+        Annotated[SingleNode, Tag("Single")],
+        Annotated[DecisionTreeNode, Tag("DecisionTree")],
+        Annotated[FreeSizeNode, Tag("FreeSize")],
+        Annotated[GranularitySelectionNode, Tag("GranularitySelection")],
+        Annotated[PlaceholderNode, Tag("Placeholder")],
+    ],
+    Discriminator(node_type, custom_error_type="unknown_node_type", custom_error_message="unknown library node type"),
+]
+"""Any node of a master library tree."""
+
+AnyNode = Union[
+    HardwareNode,
+    ProblemNode,
+    ProblemMapNode,
+    MatchingNode,
+    SingleNode,
+    DecisionTreeNode,
+    FreeSizeNode,
+    GranularitySelectionNode,
+    PlaceholderNode,
+]
+
+for _model in (Row, ProblemMapNode, DecisionTreeEntry, DecisionTreeNode):
+    _model.model_rebuild()
+
+
+class MasterLibrary(StrictModel):
+    """A master solution library (``TensileLibrary*.yaml`` / ``.dat``)."""
+
+    model_config = ConfigDict(strict=True, extra="allow", populate_by_name=True)
+
+    solutions: list[MasterSolution]
+    library: LibraryNode
+    version: str | None = None
+
+    def solutions_by_index(self) -> dict[int, MasterSolution]:
+        return {solution.index: solution for solution in self.solutions}
+
+    def iter_nodes(self) -> Iterator[tuple[str, AnyNode]]:
+        """Every node with its YAML path, depth first in file order."""
+        yield from iter_nodes(self.library, "library")
+
+    def to_raw(self) -> dict[str, Any]:
+        """The object tree as it is serialised (file keys, nothing invented)."""
+        return self.model_dump(by_alias=True, exclude_unset=True, mode="python")
+
+
+def iter_nodes(node: AnyNode, path: str) -> Iterator[tuple[str, AnyNode]]:
+    """Depth-first walk of a library subtree, yielding ``(yaml_path, node)``."""
+    yield path, node
+    if isinstance(node, (HardwareNode, ProblemNode)):
+        for number, row in enumerate(node.rows):
+            yield from iter_nodes(row.library, f"{path}.rows[{number}].library")
+    elif isinstance(node, ProblemMapNode):
+        for key, child in node.map.items():
+            yield from iter_nodes(child, f"{path}.map[{key!r}]")
+    elif isinstance(node, DecisionTreeNode):
+        for number, tree in enumerate(node.trees):
+            yield from iter_nodes(tree.value, f"{path}.trees[{number}].value")
+        yield from iter_nodes(node.null_value, f"{path}.nullValue")
+    elif isinstance(node, MatchingNode):
+        for number, entry in enumerate(node.table):
+            if entry.value is not None:
+                yield from iter_nodes(entry.value, f"{path}.table[{number}].value")
+
+
+__all__ = [
+    "AnyNode",
+    "DecisionTreeEntry",
+    "DecisionTreeNode",
+    "FreeSizeEntry",
+    "FreeSizeNode",
+    "GranularityExactEntry",
+    "GranularitySelectionNode",
+    "HardwareNode",
+    "LibraryNode",
+    "MasterLibrary",
+    "MatchingEntry",
+    "MatchingNode",
+    "NODE_TYPES",
+    "PlaceholderNode",
+    "ProblemMapNode",
+    "ProblemNode",
+    "Property",
+    "Row",
+    "SingleNode",
+    "TreeNode",
+    "iter_nodes",
+]

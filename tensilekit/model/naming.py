@@ -1,0 +1,476 @@
+"""Tensile kernel naming: problem-type names, min-naming, full names, and the kernel state they read.
+
+Reproduces ROCm/Tensile ``SolutionStructs.ProblemType.__str__``, ``Solution.getMinNaming``,
+``Solution.getNameMin`` / ``getNameFull`` and ``Kernel/Name.paramValueAbbr`` on raw solution dicts
+as found in logic files (list position 5). The tables come from
+:mod:`tensilekit.model.tensile_parameters`.
+
+Algorithm
+---------
+1. :func:`kernel_state` turns a raw solution dict into the state Tensile's ``Solution.__init__``
+   would hold: every ``defaultSolution`` key (in that order, file value if present), ``ISA``, then the
+   remaining file keys in file order, then a *subset* of ``assignDerivedParameters`` (listed below).
+   A kernel (``Solution.getKernels``) additionally carries ``Kernel: True``.
+2. :func:`min_naming` marks a parameter *required* when it is a valid parameter present in the first
+   kernel and some kernel's value differs from the first one's (Python ``!=``, so ``0 == False``).
+   ``ProblemType``, ``MacroTile0/1``, ``DepthU`` and ``LdcEqualsLdd`` are never required (they are
+   always prepended); ``Kernel`` always is, hence the ``_K1`` in every name.
+3. :func:`solution_name_min` writes ``<ProblemType>_MT<MT0>x<MT1>x<DU>_[MI<M>x<N>x<K>x<B>_]SN_`` (``SE_``
+   when LdcEqualsLdd) followed by ``<abbr><value>`` for the required keys in sorted key order.
+
+Re-derived parameters (the rest are taken verbatim from the logic file, which already holds the
+values the tuning-time Tensile derived): ``ISA`` (file arch for assembly kernels without one,
+``(0,0,0)`` for source kernels), ``MatrixInstM/N/K/B`` and ``EnableMatrixInstruction``,
+``VectorWidth`` (1 for MFMA kernels without SourceSwap), ``VectorWidthB``,
+``GlobalLoadVectorWidthA/B`` (``min(GlobalReadVectorWidth, MT*DepthU/threads)``),
+``LocalReadVectorWidth``, ``StoreVectorWidth`` (``-1`` → 4),
+``AssertMinApproxSize``, ``MemoryModifierFormat`` (``GLC``/``SC0`` from the assembler-capability
+cache), ``LdsBlockSizePerPadA/B`` (legacy ``LdsBlockSizePerPad``; ``-1`` → 0 where no unroll-major
+LDS is used), ``AssertStride{A,B,C,D}Equal`` (``{0: 1}`` unless initial strides are used),
+``OptPreLoopVmcnt`` (only with PrefetchAcrossPersistent), ``GlobalSplitUAlgorithm``
+(SingleBuffer when GSU is 1), ``WorkGroupMapping`` (absolute value for
+source kernels), ``_staggerStrideShift``, ``_GlobalAccumulation`` and ``_WorkspaceSizePerElemC``
+when absent.
+
+Limits (documented in ``docs/build-master.md``): the rest of ``assignDerivedParameters`` (LDS
+sizing, load shapes, rejection checks, the ``-1`` "auto" values other than those above) is not
+re-derived. ``MatrixInstruction``, ``Fp16AltImpl`` and ``Fp16AltImplRound`` never appear in the
+min-names of AMD's generated masters even where they vary (MI is prepended, R/RZ live in the
+problem-type name), so :func:`min_naming` leaves them out; the Tensile 4.44 source of that rule was
+not available.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+from tensilekit.errors import InvalidValue, Location, MissingField
+from tensilekit.model.tensile_parameters import (
+    DATA_TYPE_BY_CODE,
+    DATA_TYPE_BY_NAME,
+    DEFAULT_PROBLEM_TYPE,
+    DEFAULT_SOLUTION,
+    HAS_GLC_MODIFIER,
+    HPA_TYPES,
+    PARAMETER_NAME_ABBREVIATIONS,
+    VALID_PARAMETER_SET,
+    DataTypeInfo,
+)
+
+Isa = tuple[int, int, int]
+
+_INDEX_CHARS: Final = "IJKLMNOPQRSTUVWXYZ"
+#: Never part of a min-name although Tensile lists them as valid parameters (see module docstring).
+_OMITTED_FROM_MIN_NAMING: Final = frozenset({"MatrixInstruction", "Fp16AltImpl", "Fp16AltImplRound"})
+#: getMinNaming: "always prepended" parameters.
+_PREPENDED: Final = ("ProblemType", "MacroTile0", "MacroTile1", "DepthU", "LdcEqualsLdd")
+
+
+class KernelState(dict[str, Any]):
+    """A solution state after default filling and re-derivation (see :func:`kernel_state`).
+
+    A plain ``dict`` subclass so callers can read it like Tensile's ``Solution`` object; the
+    ``ProblemType`` entry is a :class:`ProblemTypeState`.
+    """
+
+
+class ProblemTypeState(dict[str, Any]):
+    """A ``ProblemType`` dict with defaults filled and data types resolved to :class:`DataTypeInfo`."""
+
+    def __str__(self) -> str:
+        return problem_type_name(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class MinNaming:
+    """Which parameters appear in the min-names of one build (``Solution.getMinNaming``)."""
+
+    required: frozenset[str]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.required
+
+
+# --------------------------------------------------------------------------------------------
+# data types and problem types
+
+
+def data_type(value: Any, *, path: str = "DataType") -> DataTypeInfo:
+    """Resolve a Tensile data type given as enum code (``4``), letter (``"h"``) or name."""
+    if isinstance(value, DataTypeInfo):
+        return value
+    if isinstance(value, bool):
+        raise InvalidValue(f"not a data type: {value!r}", Location(path=path))
+    if isinstance(value, int):
+        info = DATA_TYPE_BY_CODE.get(value)
+    elif isinstance(value, str):
+        info = DATA_TYPE_BY_NAME.get(value.lower())
+    else:
+        info = None
+    if info is None:
+        raise InvalidValue(f"unknown data type {value!r}", Location(path=path))
+    return info
+
+
+def problem_type_state(raw: Mapping[str, Any], *, path: str = "ProblemType") -> ProblemTypeState:
+    """Fill a logic-file ``ProblemType`` dict with Tensile's defaults and resolve its data types."""
+    if not isinstance(raw, Mapping):
+        raise InvalidValue("ProblemType must be a mapping", Location(path=path))
+    state = ProblemTypeState(copy.deepcopy(dict(DEFAULT_PROBLEM_TYPE)))
+    state.update(copy.deepcopy(dict(raw)))
+    src = data_type(state["DataType"], path=f"{path}.DataType")
+    dst = data_type(raw["DestDataType"], path=f"{path}.DestDataType") if raw.get("DestDataType") is not None else src
+    if raw.get("ComputeDataType") is not None:
+        compute = data_type(raw["ComputeDataType"], path=f"{path}.ComputeDataType")
+    else:
+        compute = dst
+    state["DataType"], state["DestDataType"], state["ComputeDataType"] = src, dst, compute
+    xdl = raw.get("F32XdlMathOp")
+    state["F32XdlMathOp"] = data_type(xdl if xdl is not None else 0, path=f"{path}.F32XdlMathOp")
+    for key in ("IndexAssignmentsA", "IndexAssignmentsB", "NumIndicesC"):
+        if key not in state:
+            raise MissingField(f"ProblemType has no {key}", Location(path=f"{path}.{key}"))
+    return state
+
+
+def problem_type_name(problem_type: Mapping[str, Any]) -> str:
+    """``ProblemType.__str__``: e.g. ``Cijk_Alik_Bjlk_HHS_BHRZ`` or ``Cijk_Ailk_Bjlk_B8B8S_BH_SR``."""
+    pt = problem_type if isinstance(problem_type, ProblemTypeState) else problem_type_state(problem_type)
+    mirror_a, mirror_b = pt.get("MirrorDimsA") or [], pt.get("MirrorDimsB") or []
+    name = "C" + "".join(_INDEX_CHARS[i].lower() for i in range(pt["NumIndicesC"]))
+    name += "_A" + "".join(_INDEX_CHARS[i] if i in mirror_a else _INDEX_CHARS[i].lower()
+                           for i in pt["IndexAssignmentsA"])
+    if pt.get("ComplexConjugateA"):
+        name += "C"
+    name += "_B" + "".join(_INDEX_CHARS[i] if i in mirror_b else _INDEX_CHARS[i].lower()
+                           for i in pt["IndexAssignmentsB"])
+    if pt.get("ComplexConjugateB"):
+        name += "C"
+    src, dst, compute = pt["DataType"], pt["DestDataType"], pt["ComputeDataType"]
+    name += "_" + src.char
+    if (src.char, dst.char, compute.char) in HPA_TYPES:
+        name += dst.char + compute.char + "_"
+    xdl = pt["F32XdlMathOp"]
+    if xdl.code != 0 and src.code == 0:
+        name += "_M" + xdl.char + "_"
+    if pt.get("UseBeta"):
+        name += "B"
+    if pt.get("HighPrecisionAccumulate") and not pt.get("SilentHighPrecisionAccumulate"):
+        name += "H"
+    if pt.get("Fp16AltImpl"):
+        name += "R"
+    if pt.get("Fp16AltImplRound"):
+        name += "Z"
+    if pt.get("UseInitialStridesAB"):
+        name += "I"
+    if pt.get("UseInitialStridesCD"):
+        name += "Ic"
+    if not pt.get("StridedBatched", True):
+        name += "_GB"
+    if pt.get("StochasticRounding"):
+        name += "_SR"
+    return str(name)
+
+
+# --------------------------------------------------------------------------------------------
+# kernel state
+
+
+def gfx_isa(architecture: str) -> Isa:
+    """``Common.gfxArch``: ``"gfx90a"`` → ``(9, 0, 10)``; the last digit is hexadecimal."""
+    digits = architecture.lower().removeprefix("gfx").split(":")[0]
+    if len(digits) < 3 or not all(c in "0123456789abcdef" for c in digits):
+        raise InvalidValue(f"not a gfx architecture name: {architecture!r}")
+    return (int(digits[:-2]), int(digits[-2]), int(digits[-1], 16))
+
+
+def _as_isa(value: Any, path: str) -> Isa:
+    if (isinstance(value, (list, tuple)) and len(value) == 3
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        return (int(value[0]), int(value[1]), int(value[2]))
+    raise InvalidValue(f"ISA must be three integers, got {value!r}", Location(path=path))
+
+
+def _require_int(state: Mapping[str, Any], key: str, path: str) -> int:
+    value = state.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidValue(f"{key} must be an integer, got {value!r}", Location(path=f"{path}.{key}"))
+    return value
+
+
+def kernel_state(
+    solution: Mapping[str, Any],
+    *,
+    isa: Isa | None = None,
+    problem_type: Mapping[str, Any] | None = None,
+    kernel: bool = True,
+    path: str = "",
+) -> KernelState:
+    """The Tensile kernel state of a raw logic-file solution (see the module docstring).
+
+    Args:
+        solution: one solution dict of a logic file; not modified.
+        isa: ISA for assembly kernels that carry no ``ISA`` key (the logic file's architecture);
+            ``None`` means ``(0, 0, 0)``, Tensile's value on a machine without a GPU.
+        problem_type: used when the solution has no ``ProblemType`` of its own.
+        kernel: add ``Kernel: True`` (``Solution.getKernels``); False gives the solution state.
+        path: location prefix for error messages, e.g. ``[5][12]``.
+    """
+    if not isinstance(solution, Mapping):
+        raise InvalidValue("a solution must be a mapping", Location(path=path or None))
+    raw_pt = solution.get("ProblemType", problem_type)
+    if raw_pt is None:
+        raise MissingField("solution has no ProblemType", Location(path=f"{path}.ProblemType"))
+    pt = problem_type_state(raw_pt, path=f"{path}.ProblemType")
+
+    state = KernelState()
+    state["ProblemType"] = pt
+    for key, default in DEFAULT_SOLUTION.items():
+        state[key] = copy.deepcopy(solution[key] if key in solution else default)
+    if "ISA" in solution:
+        state["ISA"] = _as_isa(solution["ISA"], f"{path}.ISA")
+    elif state["KernelLanguage"] == "Assembly":
+        state["ISA"] = isa if isa is not None else (0, 0, 0)
+    else:
+        state["ISA"] = (0, 0, 0)
+    for key, value in solution.items():
+        if key != "ProblemType" and key not in state:
+            state[key] = copy.deepcopy(value)
+    for key in ("MacroTile0", "MacroTile1", "DepthU"):
+        _require_int(state, key, path)
+    _derive(state, solution, path)
+    if kernel:
+        state["Kernel"] = True
+    return state
+
+
+def _derive(state: KernelState, raw: Mapping[str, Any], path: str) -> None:
+    pt: ProblemTypeState = state["ProblemType"]
+    source = state["KernelLanguage"] == "Source"
+    mi = state.get("MatrixInstruction") or []
+    if not isinstance(mi, list) or not all(isinstance(v, int) for v in mi):
+        raise InvalidValue(f"MatrixInstruction must be a list of integers, got {mi!r}",
+                           Location(path=f"{path}.MatrixInstruction"))
+    enable_mi = len(mi) in (4, 9)
+    state["EnableMatrixInstruction"] = enable_mi
+    if enable_mi:
+        for key, value in zip(("MatrixInstM", "MatrixInstN", "MatrixInstK", "MatrixInstB"), mi):
+            state.setdefault(key, value)
+    else:
+        for key in ("MatrixInstM", "MatrixInstN", "MatrixInstK", "MatrixInstB"):
+            state.pop(key, None)
+
+    for tc in "AB":
+        key = f"LdsBlockSizePerPad{tc}"
+        if key not in raw and "LdsBlockSizePerPad" in raw:
+            state[key] = raw["LdsBlockSizePerPad"]
+        if state[key] == -1 and (source or not (enable_mi and state[f"UnrollMajorLDS{tc}"])):
+            state[key] = 0
+
+    if enable_mi and not state["SourceSwap"]:
+        # MFMA kernels without SourceSwap ignore VectorWidth; Tensile 4.44 normalises it to 1.
+        state["VectorWidth"] = 1
+    if state["VectorWidth"] == -1:
+        state["VectorWidth"] = 1
+    if state["VectorWidthB"] == -1:
+        state["VectorWidthB"] = state["VectorWidth"]
+    grvw = state["GlobalReadVectorWidth"]
+    work_group = state["WorkGroup"]
+    threads = math.prod(work_group) if isinstance(work_group, list) and work_group else 0
+    for tc, tile in (("A", state["MacroTile0"]), ("B", state["MacroTile1"])):
+        key = f"GlobalLoadVectorWidth{tc}"
+        if isinstance(grvw, int) and grvw > 0 and threads > 0:
+            # Legacy GlobalReadVectorWidth sets both widths, capped by the elements each thread
+            # loads per tile (verified against every GLVW in the corpus masters with sources).
+            state[key] = min(grvw, max(1, tile * state["DepthU"] // threads))
+        elif state[key] == -1:
+            state[key] = state["VectorWidth"]
+    if state["LocalReadVectorWidth"] == -1:
+        if enable_mi:
+            state["LocalReadVectorWidth"] = max(1, mi[0] * mi[2] * mi[3] // 64)
+        else:
+            state["LocalReadVectorWidth"] = state["VectorWidth"]
+    if state["StoreVectorWidth"] == -1:
+        state["StoreVectorWidth"] = 4
+
+    amas = 0
+    if state["KernelLanguage"] == "Assembly":
+        if state["VectorWidth"] > 1:
+            amas = 3
+    elif state["VectorWidth"] > 1:
+        amas = 2
+    state["AssertMinApproxSize"] = amas
+
+    if not state["MemoryModifierFormat"]:
+        state["MemoryModifierFormat"] = "GLC" if HAS_GLC_MODIFIER.get(state["ISA"], True) else "SC0"
+
+    for tensors, initial in (("AB", pt.get("UseInitialStridesAB")), ("CD", pt.get("UseInitialStridesCD"))):
+        for tc in tensors:
+            key = f"AssertStride{tc}Equal"
+            if key not in raw and not initial:
+                state[key] = {0: 1}
+
+    if state["GlobalSplitU"] == 1 and state["GlobalSplitUAlgorithm"] == "MultipleBuffer":
+        # Common.py: with GSU=1 the algorithm is ignored and normalised to SingleBuffer.
+        state["GlobalSplitUAlgorithm"] = "SingleBuffer"
+    if not state["PrefetchAcrossPersistent"]:
+        state["OptPreLoopVmcnt"] = False
+    if source and isinstance(state["WorkGroupMapping"], int):
+        state["WorkGroupMapping"] = abs(state["WorkGroupMapping"])
+
+    bpe = pt["DataType"].num_bytes
+    if "_staggerStrideShift" not in state:
+        depth = state["DepthU"] * bpe
+        stride = state["StaggerUStride"]
+        shift = 0
+        if state["StaggerU"] and depth > 0 and stride > 0:
+            shift = int(math.log2(max(1, -(-stride // depth))))
+        state["_staggerStrideShift"] = shift
+    if "_GlobalAccumulation" not in state:
+        gsu = state["GlobalSplitU"]
+        compute_bytes = pt["ComputeDataType"].num_bytes
+        accumulation: str | None = None
+        workspace = 0
+        if gsu > 1:
+            if state["GlobalSplitUAlgorithm"] == "MultipleBuffer":
+                accumulation, workspace = "MultipleBuffer", compute_bytes * gsu
+            elif pt.get("HighPrecisionAccumulate") and pt["DataType"].code not in (5, 8):
+                accumulation, workspace = "SingleBuffer", compute_bytes
+        state["_GlobalAccumulation"] = accumulation
+        state.setdefault("_WorkspaceSizePerElemC", workspace)
+    state.setdefault("_WorkspaceSizePerElemC", 0)
+
+
+# --------------------------------------------------------------------------------------------
+# names
+
+
+def parameter_name_abbreviation(key: str) -> str:
+    """``parameterNameAbbreviations``: upper-case letters and digits (``1LDSBuffer`` → ``1LDSB``)."""
+    known = PARAMETER_NAME_ABBREVIATIONS.get(key)
+    if known is not None:
+        return known
+    return "".join(c for c in key if not c.islower())
+
+
+def parameter_value_abbreviation(key: str, value: Any) -> str:
+    """``Kernel/Name.paramValueAbbr``: the lossy value spelling used in kernel names."""
+    if key == "ISA":
+        return f"{value[0]}{value[1]}{value[2]:x}"
+    if isinstance(value, DataTypeInfo):
+        return value.char
+    if isinstance(value, ProblemTypeState):
+        return str(value)
+    if isinstance(value, str):
+        return "".join(c for c in value if c.isupper())
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return f"{value}" if value >= 0 else f"n{abs(value)}"
+    if isinstance(value, tuple):
+        return "".join(str(v) for v in value)
+    if isinstance(value, list):
+        return "_".join(parameter_value_abbreviation(key, v) for v in value)
+    if isinstance(value, dict):
+        return "_".join(f"{int(pos)}{int(v)}" for pos, v in value.items())
+    if isinstance(value, float):
+        whole = int(value)
+        hundredths = int(round(value * 100)) - whole * 100
+        return f"{whole}p{hundredths:02d}" if hundredths > 0 else f"{whole}"
+    raise InvalidValue(f"parameter {key} has a value of unsupported type {type(value).__name__}")
+
+
+def _as_kernel_states(solutions: Iterable[Mapping[str, Any]]) -> Iterator[KernelState]:
+    for index, solution in enumerate(solutions):
+        if isinstance(solution, KernelState):
+            yield solution
+        else:
+            yield kernel_state(solution, path=f"[{index}]")
+
+
+def min_naming(solutions: Sequence[Mapping[str, Any]]) -> MinNaming:
+    """``Solution.getMinNaming`` over all kernels of one build.
+
+    Elements may be :class:`KernelState` objects (from :func:`kernel_state`, with the logic file's
+    ISA) or raw solution dicts, which are derived with ``isa=None``.
+    """
+    kernels = list(_as_kernel_states(solutions))
+    if not kernels:
+        return MinNaming(frozenset({"Kernel"}))
+    first = kernels[0]
+    required: set[str] = set()
+    if len(kernels) > 1:
+        for key in first:
+            if key not in VALID_PARAMETER_SET or key in _OMITTED_FROM_MIN_NAMING:
+                continue
+            value = first[key]
+            for other in kernels[1:]:
+                if key not in other or other[key] != value:
+                    required.add(key)
+                    break
+    required.difference_update(_PREPENDED)
+    required.add("Kernel")
+    return MinNaming(frozenset(required))
+
+
+def _name(state: Mapping[str, Any], keys: Iterable[str]) -> str:
+    if state.get("CustomKernelName"):
+        return str(state["CustomKernelName"])
+    parts = [str(state["ProblemType"])]
+    parts.append(f"MT{state['MacroTile0']}x{state['MacroTile1']}x{state['DepthU']}")
+    if "MatrixInstM" in state:
+        parts.append(f"MI{state['MatrixInstM']}x{state['MatrixInstN']}x{state['MatrixInstK']}x{state['MatrixInstB']}")
+    head = "_".join(parts) + "_"
+    if "LdcEqualsLdd" in state:
+        head += "SE_" if state["LdcEqualsLdd"] else "SN_"
+    wanted = set(keys)
+    tail = [
+        parameter_name_abbreviation(key) + parameter_value_abbreviation(key, state[key])
+        for key in sorted(state)
+        if key in wanted and not key.startswith("_") and key != "CustomKernelName"
+    ]
+    return head + "_".join(tail)
+
+
+def solution_name_min(solution: Mapping[str, Any], naming: MinNaming) -> str:
+    """``Solution.getNameMin(kernel, naming)``: the ``name`` field of a master-library solution."""
+    state = solution if isinstance(solution, KernelState) else kernel_state(solution)
+    return _name(state, naming.required)
+
+
+def solution_name_full(solution: Mapping[str, Any], *, isa: Isa | None = None) -> str:
+    """``Solution.getNameFull``: every valid parameter of the default-filled, re-derived state.
+
+    This is the kernel identity TensileMergeLibrary's ``solsEq`` compares (``str(Solution(d))``).
+    Two dumps of one kernel with different key sets compare equal once defaults are filled. The
+    result is only as faithful as the re-derivation described in the module docstring: parameters
+    Tensile would re-derive from scratch (LDS sizing, ``-1`` auto values other than the listed
+    ones) keep their logic-file values here.
+    """
+    if isinstance(solution, KernelState):
+        state: Mapping[str, Any] = {k: v for k, v in solution.items() if k != "Kernel"}
+    else:
+        state = kernel_state(solution, isa=isa, kernel=False)
+    keys = [key for key in state if key in VALID_PARAMETER_SET and key != "MatrixInstruction"]
+    return _name(state, keys)
+
+
+__all__ = [
+    "KernelState",
+    "MinNaming",
+    "ProblemTypeState",
+    "data_type",
+    "gfx_isa",
+    "kernel_state",
+    "min_naming",
+    "parameter_name_abbreviation",
+    "parameter_value_abbreviation",
+    "problem_type_name",
+    "problem_type_state",
+    "solution_name_full",
+    "solution_name_min",
+]

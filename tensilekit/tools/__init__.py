@@ -1,0 +1,91 @@
+"""The subprocess edge: run AMD's tools through a ``CommandRunner`` and parse what they print.
+
+Each wrapper splits into pure parts (argv builders, output parsers) and one ``run_*`` call that
+takes a :class:`CommandRunner`.
+"""
+
+from tensilekit.tools.create_library import (
+    CreateLibraryConfig,
+    CreateLibraryFlavor,
+    CreateLibraryLog,
+    CreateLibraryResult,
+    build_create_library_argv,
+    collect_create_library_outputs,
+    parse_create_library_output,
+    run_create_library,
+)
+from tensilekit.tools.hipblaslt_bench import (
+    LIBRARY_PATH_ENV,
+    AlgoMethod,
+    BenchOptions,
+    BenchOutput,
+    BenchResult,
+    LibraryComparison,
+    build_bench_argv,
+    build_bench_yaml_argv,
+    compare_libraries,
+    dump_bench_yaml,
+    library_env,
+    parse_bench_output,
+    run_bench,
+    run_bench_yaml,
+)
+from tensilekit.tools.runner import (
+    CommandCall,
+    CommandRunner,
+    CompletedCommand,
+    FakeResult,
+    FakeRunner,
+    SubprocessRunner,
+)
+from tensilekit.tools.tensile_client import (
+    ClientCsv,
+    ClientCsvRow,
+    TensileRunConfig,
+    TensileRunResult,
+    build_tensile_argv,
+    collect_tensile_outputs,
+    load_client_csv,
+    parse_client_csv,
+    run_tensile,
+)
+
+__all__ = [
+    "LIBRARY_PATH_ENV",
+    "AlgoMethod",
+    "BenchOptions",
+    "BenchOutput",
+    "BenchResult",
+    "ClientCsv",
+    "ClientCsvRow",
+    "CommandCall",
+    "CommandRunner",
+    "CompletedCommand",
+    "CreateLibraryConfig",
+    "CreateLibraryFlavor",
+    "CreateLibraryLog",
+    "CreateLibraryResult",
+    "FakeResult",
+    "FakeRunner",
+    "LibraryComparison",
+    "SubprocessRunner",
+    "TensileRunConfig",
+    "TensileRunResult",
+    "build_bench_argv",
+    "build_bench_yaml_argv",
+    "build_create_library_argv",
+    "build_tensile_argv",
+    "collect_create_library_outputs",
+    "collect_tensile_outputs",
+    "compare_libraries",
+    "dump_bench_yaml",
+    "library_env",
+    "load_client_csv",
+    "parse_bench_output",
+    "parse_client_csv",
+    "parse_create_library_output",
+    "run_bench",
+    "run_bench_yaml",
+    "run_create_library",
+    "run_tensile",
+]

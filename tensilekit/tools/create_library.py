@@ -1,0 +1,324 @@
+"""Drive ``TensileCreateLibrary``: logic files in, master libraries and code objects out.
+
+The command line follows the real argparse of tensilelite. Two generations differ:
+
+* ``hipblaslt-2024`` (``tensilelite/Tensile/TensileCreateLibrary.py``, ROCm 6.3): positional
+  ``LogicPath OutputPath RuntimeLanguage``; ``--architecture``, ``--library-format yaml|msgpack``,
+  ``--merge-files``/``--no-merge-files``, ``--separate-architectures``,
+  ``--lazy-library-loading`` (which the tool refuses without both ``--merge-files`` and
+  ``--separate-architectures``), ``--no-generate-solution-table``, ``--global-parameters``…
+* ``rocm-libraries`` (``TensileCreateLibrary/ParseArguments.py``, 2025): same positionals; lazy
+  loading is the default (``--no-lazy-library-loading`` turns it off), no merge/separate flags,
+  and ``--library-format`` also takes ``msgpack-indexed``.
+
+Outputs under ``OutputPath/library/``: ``TensileLibrary.{yaml,dat}`` (one library),
+``TensileLibrary_<arch>.*`` (separate architectures) or ``TensileLibrary_lazy_<arch>.*`` plus
+placeholder libraries (lazy loading), code objects ``*.co``/``*.hsaco``, and
+``TensileManifest.txt`` listing every file the tool meant to write. ``MatchTable.yaml`` (solution
+index -> logic file, read by ``find_exact.py``) is written to the *working directory*, so
+:func:`run_create_library` runs the tool in the output directory.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from tensilekit.errors import InputNotFound, Location, ToolOutputError
+from tensilekit.tools.runner import CommandRunner
+
+DEFAULT_EXECUTABLE = "TensileCreateLibrary"
+MANIFEST_NAME = "TensileManifest.txt"
+MATCH_TABLE_NAME = "MatchTable.yaml"
+_STDOUT = "<TensileCreateLibrary stdout>"
+
+
+class CreateLibraryFlavor(str, enum.Enum):
+    """Which TensileCreateLibrary command line to speak."""
+
+    HIPBLASLT_2024 = "hipblaslt-2024"
+    ROCM_LIBRARIES = "rocm-libraries"
+
+
+class CreateLibraryConfig(BaseModel):
+    """One TensileCreateLibrary invocation.
+
+    ``architecture`` is ``all``, one target (``gfx942``) or several, given as a list or as
+    Tensile's ``;``-separated string. ``lazy_library_loading`` None means the flavor's default
+    (off for ``hipblaslt-2024``, on for ``rocm-libraries``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    logic_dir: Path
+    output_dir: Path
+    runtime_language: Literal["HIP", "OCL", "HSA"] = "HIP"
+    architecture: str = "all"
+    library_format: Literal["yaml", "msgpack", "msgpack-indexed"] = "msgpack"
+    flavor: CreateLibraryFlavor = CreateLibraryFlavor.HIPBLASLT_2024
+    merge_files: bool | None = None
+    separate_architectures: bool = False
+    lazy_library_loading: bool | None = None
+    generate_solution_table: bool = True
+    code_object_version: str | None = None
+    cxx_compiler: str | None = None
+    jobs: int | None = Field(default=None, ge=-1)
+    experimental: bool = False
+    no_enumerate: bool = False
+    logic_filter: str | None = None
+    logic_format: Literal["yaml", "json"] | None = None
+    verbose: int | None = Field(default=None, ge=0)
+    keep_build_tmp: bool = False
+    version: str | None = None
+    global_parameters: tuple[tuple[str, str], ...] = ()
+
+    @field_validator("architecture", mode="before")
+    @classmethod
+    def _join_architectures(cls, value: object) -> object:
+        if isinstance(value, (list, tuple)):
+            return ";".join(str(item) for item in value)
+        return value
+
+    @model_validator(mode="after")
+    def _check_flavor(self) -> CreateLibraryConfig:
+        if self.flavor is CreateLibraryFlavor.HIPBLASLT_2024:
+            if self.library_format == "msgpack-indexed":
+                raise ValueError("library_format 'msgpack-indexed' needs flavor 'rocm-libraries'")
+            if self.lazy_library_loading and not (self.merge_files and self.separate_architectures):
+                # The tool itself exits with this complaint; fail before starting it.
+                raise ValueError("lazy_library_loading requires merge_files=True and separate_architectures=True")
+        else:
+            if self.merge_files is not None or self.separate_architectures:
+                raise ValueError("flavor 'rocm-libraries' has no merge-files / separate-architectures options")
+            if self.global_parameters:
+                raise ValueError("flavor 'rocm-libraries' has no --global-parameters")
+        return self
+
+    @property
+    def lazy(self) -> bool:
+        """Whether the build uses lazy library loading (flag or flavor default)."""
+        if self.lazy_library_loading is not None:
+            return self.lazy_library_loading
+        return self.flavor is CreateLibraryFlavor.ROCM_LIBRARIES
+
+    @property
+    def library_extension(self) -> str:
+        """``.yaml`` or ``.dat``, the master library file suffix."""
+        return ".yaml" if self.library_format == "yaml" else ".dat"
+
+
+def build_create_library_argv(config: CreateLibraryConfig, *, executable: str = DEFAULT_EXECUTABLE) -> list[str]:
+    """The TensileCreateLibrary command line for ``config`` (``--global-parameters`` last)."""
+    argv = [executable, str(config.logic_dir), str(config.output_dir), config.runtime_language]
+    argv += ["--architecture", config.architecture, "--library-format", config.library_format]
+    if config.flavor is CreateLibraryFlavor.HIPBLASLT_2024:
+        if config.merge_files is not None:
+            argv.append("--merge-files" if config.merge_files else "--no-merge-files")
+        if config.separate_architectures:
+            argv.append("--separate-architectures")
+        if config.lazy:
+            argv.append("--lazy-library-loading")
+    elif not config.lazy:
+        argv.append("--no-lazy-library-loading")
+    if not config.generate_solution_table:
+        argv.append("--no-generate-solution-table")
+    options = (
+        ("--code-object-version", config.code_object_version),
+        ("--cxx-compiler", config.cxx_compiler),
+        ("--jobs", None if config.jobs is None else str(config.jobs)),
+        ("--logic-filter", config.logic_filter),
+        ("--logic-format", config.logic_format),
+        ("--verbose", None if config.verbose is None else str(config.verbose)),
+        ("--version", config.version),
+    )
+    for flag, value in options:
+        if value is not None:
+            argv += [flag, value]
+    switches = (
+        ("--experimental", config.experimental),
+        ("--no-enumerate", config.no_enumerate),
+        ("--keep-build-tmp", config.keep_build_tmp),
+    )
+    argv += [flag for flag, on in switches if on]
+    if config.global_parameters:
+        argv += ["--global-parameters", *(f"{key}={value}" for key, value in config.global_parameters)]
+    return argv
+
+
+class CreateLibraryLog(BaseModel):
+    """What TensileCreateLibrary reported on stdout (``print1`` lines)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    architecture: str | None = None
+    library_format: str | None = None
+    logic_files: tuple[str, ...] = ()
+    """The logic files it read, as printed under ``# LibraryLogicFiles: N``."""
+    done: bool = False
+    """True when ``# Tensile Library Writer DONE`` was printed."""
+
+
+def parse_create_library_output(text: str, *, source: str | None = None) -> CreateLibraryLog:
+    """Read TensileCreateLibrary's progress output.
+
+    Raises :class:`~tensilekit.errors.ToolOutputError` when the announced number of logic files
+    does not match the file lines that follow it.
+    """
+    where = source or _STDOUT
+    architecture: str | None = None
+    library_format: str | None = None
+    logic_files: list[str] = []
+    expected: int | None = None
+    expected_line = 0
+    collecting = False
+    done = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        if collecting and line.startswith("#   "):
+            logic_files.append(line[4:].strip())
+            continue
+        collecting = False
+        if line.startswith("# Architecture:"):
+            architecture = line.split(":", 1)[1].strip()
+        elif line.startswith("# LibraryFormat:"):
+            library_format = line.split(":", 1)[1].strip()
+        elif line.startswith("# LibraryLogicFiles:"):
+            count = line.split(":", 1)[1].strip()
+            if not count.isdigit():
+                raise ToolOutputError(f"logic file count is not a number: {count!r}", Location(file=where, line=number))
+            expected, expected_line, collecting = int(count), number, True
+        elif line.startswith("# Tensile Library Writer DONE"):
+            done = True
+    if expected is not None and expected != len(logic_files):
+        raise ToolOutputError(
+            f"announced {expected} logic files but listed {len(logic_files)}", Location(file=where, line=expected_line)
+        )
+    return CreateLibraryLog(
+        architecture=architecture, library_format=library_format, logic_files=tuple(logic_files), done=done
+    )
+
+
+def read_manifest(path: str | Path) -> list[Path]:
+    """The files a ``TensileManifest.txt`` lists, one per line."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputNotFound(f"no manifest: {file}", Location(file=str(file)))
+    return [Path(line.strip()) for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+class CreateLibraryResult(BaseModel):
+    """The files a TensileCreateLibrary run produced."""
+
+    model_config = ConfigDict(frozen=True)
+
+    output_dir: Path
+    master_libraries: tuple[Path, ...] = ()
+    """``library/TensileLibrary*.{yaml,dat}``: the master library (or one per architecture) and lazy placeholders."""
+    code_objects: tuple[Path, ...] = ()
+    manifest: tuple[Path, ...] = ()
+    match_table: Path | None = None
+    log: CreateLibraryLog = CreateLibraryLog()
+
+
+def collect_create_library_outputs(
+    output_dir: str | Path, *, match_table_dir: str | Path | None = None, log: CreateLibraryLog | None = None
+) -> CreateLibraryResult:
+    """List what a run left in ``output_dir`` and check it against the manifest.
+
+    Raises :class:`~tensilekit.errors.ToolOutputError` naming the manifest line of the first
+    listed file that does not exist.
+    """
+    root = Path(output_dir)
+    library = root / "library"
+    masters: list[Path] = []
+    code_objects: list[Path] = []
+    if library.is_dir():
+        for path in sorted(library.rglob("*")):
+            if path.name.startswith("TensileLibrary") and path.suffix in (".yaml", ".dat"):
+                masters.append(path)
+            elif path.suffix in (".co", ".hsaco"):
+                code_objects.append(path)
+    manifest: list[Path] = []
+    manifest_file = library / MANIFEST_NAME
+    if manifest_file.is_file():
+        manifest = read_manifest(manifest_file)
+        for number, entry in enumerate(manifest, start=1):
+            path = entry if entry.is_absolute() else root / entry
+            if not path.exists():
+                raise ToolOutputError(
+                    f"manifest lists {entry} but it was not written", Location(file=str(manifest_file), line=number)
+                )
+    table_dir = Path(match_table_dir) if match_table_dir is not None else root
+    table = table_dir / MATCH_TABLE_NAME
+    return CreateLibraryResult(
+        output_dir=root,
+        master_libraries=tuple(masters),
+        code_objects=tuple(code_objects),
+        manifest=tuple(manifest),
+        match_table=table if table.is_file() else None,
+        log=log or CreateLibraryLog(),
+    )
+
+
+def run_create_library(
+    runner: CommandRunner,
+    config: CreateLibraryConfig,
+    *,
+    executable: str = DEFAULT_EXECUTABLE,
+    env: Mapping[str, str | None] | None = None,
+    timeout: float | None = None,
+    cwd: str | Path | None = None,
+) -> CreateLibraryResult:
+    """Build master libraries from ``config.logic_dir`` and return what was written.
+
+    Runs in ``cwd`` (default: the output directory, created if needed, so ``MatchTable.yaml``
+    lands beside the library). Raises :class:`~tensilekit.errors.ToolFailed` for a non-zero
+    exit or timeout and :class:`~tensilekit.errors.ToolOutputError` when no master library was
+    written or the manifest names a missing file.
+    """
+    if not config.logic_dir.is_dir():
+        raise InputNotFound(f"no logic directory: {config.logic_dir}", Location(file=str(config.logic_dir)))
+    workdir = Path(cwd) if cwd is not None else config.output_dir
+    workdir.mkdir(parents=True, exist_ok=True)
+    completed = runner.run(
+        build_create_library_argv(config, executable=executable), cwd=workdir, env=env, timeout=timeout
+    ).check()
+    log = parse_create_library_output(completed.stdout)
+    result = collect_create_library_outputs(config.output_dir, match_table_dir=workdir, log=log)
+    if not result.master_libraries:
+        raise ToolOutputError(
+            f"TensileCreateLibrary wrote no TensileLibrary*{config.library_extension}",
+            Location(file=str(config.output_dir / "library")),
+        )
+    return result
+
+
+def expected_master_names(config: CreateLibraryConfig, architectures: Sequence[str]) -> list[str]:
+    """The master library file names the tool writes for ``architectures`` (placeholders aside)."""
+    extension = config.library_extension
+    if config.lazy:
+        return [f"TensileLibrary_lazy_{arch}{extension}" for arch in architectures]
+    if config.separate_architectures:
+        return [f"TensileLibrary_{arch}{extension}" for arch in architectures]
+    return [f"TensileLibrary{extension}"]
+
+
+__all__ = [
+    "DEFAULT_EXECUTABLE",
+    "MANIFEST_NAME",
+    "MATCH_TABLE_NAME",
+    "CreateLibraryConfig",
+    "CreateLibraryFlavor",
+    "CreateLibraryLog",
+    "CreateLibraryResult",
+    "build_create_library_argv",
+    "collect_create_library_outputs",
+    "expected_master_names",
+    "parse_create_library_output",
+    "read_manifest",
+    "run_create_library",
+]

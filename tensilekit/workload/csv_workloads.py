@@ -1,0 +1,382 @@
+"""Read GEMM lists that PyTorch TunableOp and AITER write as CSV.
+
+**TunableOp** (``tunableop_untuned0.csv`` / ``tunableop_results0.csv``, see ``torch.cuda.tunable``)
+has no header. ``Validator,<name>,<value>`` lines record versions; every other line is
+``<op>,<params>[,<solution>[,<time ms>]]`` with ``<op>`` like ``GemmTunableOp_BFloat16_TN`` or
+``ScaledGemmTunableOp_Float8_e4m3fnuz_Float8_e4m3fnuz_BFloat16_TN`` and ``<params>`` like
+``tn_4096_1024_8192_ld_8192_8192_4096`` (``_B_<batch>`` for strided batched, ``_rw_<0|1>_bias_<type>``
+for scaled GEMMs, no ``_ld_`` part in old files). Both name the BLAS-level call PyTorch made, i.e.
+hipBLASLt's own ``transA transB m n k lda ldb ldc``, so they map to :class:`GemmProblem` directly.
+
+**AITER** (``aiter/configs/*_untuned_gemm.csv``, tuned variants) has a header and is read by
+column name: ``M``, ``N``, ``K`` are required; ``bias``, ``dtype``, ``outdtype``, ``scaleAB`` are
+used when present; tuned columns (``libtype``, ``solidx``, ``kernelName`` …) give the hipBLASLt
+solution when ``libtype`` is ``hipblaslt``; anything else is ignored. AITER's ``M, N, K`` are the
+PyTorch shapes of ``y[M, N] = x[M, K] @ W[N, K]^T``; hipBLASLt sees that call column-major as
+``m = N, n = M, k = K`` with ``transA = T, transB = N`` (weights first), which is how it is stored.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from tensilekit.errors import InputNotFound, Location, ToolOutputError
+from tensilekit.workload.problem import GemmProblem, normalize_data_type
+from tensilekit.workload.records import BadLine, BadLineSink, ParsedWorkload, WorkloadFormat
+
+# PyTorch dtype spellings (TunableOp op names and AITER "torch.<name>" columns) -> hipBLASLt names.
+_TORCH_TYPES: dict[str, str] = {
+    "float": "f32_r",
+    "float32": "f32_r",
+    "fp32": "f32_r",
+    "tf32": "f32_r",
+    "double": "f64_r",
+    "float64": "f64_r",
+    "half": "f16_r",
+    "float16": "f16_r",
+    "fp16": "f16_r",
+    "bfloat16": "bf16_r",
+    "bf16": "bf16_r",
+    "c10::complex<float>": "f32_c",
+    "c10::complex<double>": "f64_c",
+    "complex64": "f32_c",
+    "complex128": "f64_c",
+    "float8_e4m3fn": "f8_r",
+    "float8_e5m2": "bf8_r",
+    "float8_e4m3fnuz": "f8_fnuz_r",
+    "float8_e5m2fnuz": "bf8_fnuz_r",
+    "fp8": "f8_r",
+    "int8": "i8_r",
+    "i8": "i8_r",
+    "int32": "i32_r",
+}
+
+
+def torch_type(name: str) -> str:
+    """The hipBLASLt type for a PyTorch dtype name (``torch.bfloat16``, ``BFloat16``, ``Float8_e4m3fnuz``)."""
+    text = name.strip().removeprefix("torch.")
+    key = text.lower() if not text.startswith("c10::") else text
+    if key in _TORCH_TYPES:
+        return _TORCH_TYPES[key]
+    return normalize_data_type(text)  # already a hipBLASLt name such as bf16_r
+
+
+# --------------------------------------------------------------------------------------------
+# TunableOp
+
+
+class TunableOpEntry(BaseModel):
+    """One GEMM line of a TunableOp file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    line: int
+    op_name: str
+    params: str
+    solution: str | None = None
+    """TunableOp's solution field (``Gemm_Hipblaslt_1219``, ``Gemm_Rocblas_5``, ``Default``); None if untuned."""
+    time_ms: float | None = None
+    problem: GemmProblem
+
+
+class TunableOpFile(BaseModel):
+    """A TunableOp untuned or results file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str | None = None
+    validators: dict[str, str] = {}
+    entries: tuple[TunableOpEntry, ...] = ()
+    bad_lines: tuple[BadLine, ...] = ()
+
+    @property
+    def tuned(self) -> bool:
+        """True when the GEMM lines carry solutions (a results file)."""
+        return any(entry.solution is not None for entry in self.entries)
+
+    def to_workload(self) -> ParsedWorkload:
+        """The problems of this file, one per line, call count 1 (TunableOp records no counts)."""
+        return ParsedWorkload(
+            format=WorkloadFormat.TUNABLEOP,
+            source=self.source,
+            problems=tuple(entry.problem for entry in self.entries),
+            bad_lines=self.bad_lines,
+            metadata=dict(self.validators),
+        )
+
+
+def _split_op_types(middle: list[str]) -> list[str]:
+    types: list[str] = []
+    position = 0
+    while position < len(middle):
+        token = middle[position]
+        if token.startswith("Float8") and position + 1 < len(middle):
+            types.append(f"{token}_{middle[position + 1]}")
+            position += 2
+        else:
+            types.append(token)
+            position += 1
+    return types
+
+
+def _parse_params(params: str) -> dict[str, Any]:
+    tokens = params.strip().split("_")
+    if len(tokens) < 4 or len(tokens[0]) != 2:
+        raise ValueError(f"parameters {params!r} are not <layout>_<m>_<n>_<k>…")
+    values: dict[str, Any] = {"layout": tokens[0].upper()}
+    values["m"], values["n"], values["k"] = (int(token) for token in tokens[1:4])
+    position = 4
+    while position < len(tokens):
+        key = tokens[position]
+        if key == "B" and position + 1 < len(tokens):
+            values["batch"] = int(tokens[position + 1])
+            position += 2
+        elif key == "ld" and position + 3 < len(tokens):
+            values["lda"], values["ldb"], values["ldc"] = (int(token) for token in tokens[position + 1 : position + 4])
+            values["ldd"] = values["ldc"]
+            position += 4
+        elif key == "rw" and position + 1 < len(tokens):
+            values["rowwise"] = tokens[position + 1] == "1"
+            position += 2
+        elif key == "bias" and position + 1 < len(tokens):
+            values["bias"] = tokens[position + 1]
+            position += 2
+        else:
+            raise ValueError(f"unrecognised part {key!r} in parameters {params!r}")
+    return values
+
+
+def problem_from_tunableop(op_name: str, params: str) -> GemmProblem:
+    """The hipBLASLt problem of one TunableOp ``(op, params)`` pair; raises ``ValueError``."""
+    parts = op_name.strip().split("_")
+    if len(parts) < 3:
+        raise ValueError(f"operator {op_name!r} is not <Op>_<type…>_<layout>")
+    op, layout, types = parts[0], parts[-1].upper(), _split_op_types(parts[1:-1])
+    if len(layout) != 2 or any(char not in "NT" for char in layout):
+        raise ValueError(f"operator {op_name!r} has no NN/NT/TN/TT layout")
+    values = _parse_params(params)
+    if values["layout"] != layout:
+        raise ValueError(f"operator layout {layout} does not match parameters {params!r}")
+    problem: dict[str, Any] = {
+        key: values[key] for key in ("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd") if key in values
+    }
+    problem["trans_a"], problem["trans_b"] = layout[0], layout[1]
+    if op in ("GemmTunableOp", "GemmStridedBatchedTunableOp", "GemmAndBiasTunableOp"):
+        if len(types) != 1:
+            raise ValueError(f"operator {op_name!r} should name one data type")
+        data = torch_type(types[0])
+        problem.update(a_type=data, b_type=data, c_type=data, d_type=data)
+        if types[0] == "tf32":
+            problem["compute_type"] = "c_xf32_r"
+        if op == "GemmAndBiasTunableOp":
+            problem.update(bias=True, bias_type=data)
+    elif op == "ScaledGemmTunableOp":
+        if len(types) != 3:
+            raise ValueError(f"operator {op_name!r} should name A, B and output types")
+        a_type, b_type, out_type = (torch_type(name) for name in types)
+        scale = 2 if values.get("rowwise") else 1
+        problem.update(
+            a_type=a_type, b_type=b_type, c_type=out_type, d_type=out_type, compute_type="c_f32_r",
+            scale_a=scale, scale_b=scale,
+        )
+        bias = values.get("bias")
+        if bias is not None and bias != "None":
+            problem.update(bias=True, bias_type=torch_type(bias))
+    else:
+        raise ValueError(f"unknown TunableOp operator {op!r}")
+    return GemmProblem.model_validate(problem)
+
+
+def _hipblaslt_index(solution: str) -> int | None:
+    if solution.startswith("Gemm_Hipblaslt_"):
+        tail = solution.removeprefix("Gemm_Hipblaslt_")
+        if tail.lstrip("-").isdigit() and int(tail) >= 0:
+            return int(tail)
+    return None
+
+
+def parse_tunableop_csv(
+    lines: str | Iterable[str], *, file: str | None = None, skip_bad_lines: bool = False
+) -> TunableOpFile:
+    """Read a TunableOp untuned or results file (see the module docstring for the format)."""
+    sink = BadLineSink(file, skip_bad_lines)
+    validators: dict[str, str] = {}
+    entries: list[TunableOpEntry] = []
+    source = lines.splitlines() if isinstance(lines, str) else lines
+    for number, raw in enumerate(source, start=1):
+        text = raw.strip()
+        if not text or text.startswith("#"):
+            continue
+        fields = [field.strip() for field in text.split(",")]
+        if fields[0] == "Validator":
+            if len(fields) < 3:
+                sink.report(number, "Validator line needs a name and a value", raw)
+                continue
+            validators[fields[1]] = ",".join(fields[2:])
+            continue
+        if len(fields) not in (2, 3, 4):
+            sink.report(number, f"expected 2 to 4 fields, found {len(fields)}", raw)
+            continue
+        try:
+            problem = problem_from_tunableop(fields[0], fields[1])
+            solution = fields[2] if len(fields) >= 3 and fields[2] else None
+            time_ms = float(fields[3]) if len(fields) == 4 and fields[3] else None
+            index = _hipblaslt_index(solution) if solution else None
+            if index is not None:
+                problem = problem.model_copy(update={"solution_index": index})
+        except (ValueError, ValidationError) as error:
+            sink.report(number, f"bad TunableOp GEMM line: {error}", raw)
+            continue
+        entries.append(
+            TunableOpEntry(
+                line=number, op_name=fields[0], params=fields[1], solution=solution, time_ms=time_ms, problem=problem
+            )
+        )
+    return TunableOpFile(source=file, validators=validators, entries=tuple(entries), bad_lines=tuple(sink.bad_lines))
+
+
+def load_tunableop_csv(path: str | Path, *, skip_bad_lines: bool = False) -> TunableOpFile:
+    """Read a TunableOp file; see :func:`parse_tunableop_csv`."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputNotFound(f"no such TunableOp file: {file}", Location(file=str(file)))
+    with file.open(encoding="utf-8", errors="replace") as stream:
+        return parse_tunableop_csv(stream, file=str(file), skip_bad_lines=skip_bad_lines)
+
+
+# --------------------------------------------------------------------------------------------
+# AITER
+
+_AITER_REQUIRED = ("M", "N", "K")
+
+
+def _aiter_bool(value: str) -> bool:
+    text = value.strip().lower()
+    if text in ("true", "1"):
+        return True
+    if text in ("false", "0", "", "none"):
+        return False
+    raise ValueError(f"not a boolean: {value!r}")
+
+
+def parse_aiter_csv(
+    text: str,
+    *,
+    file: str | None = None,
+    skip_bad_lines: bool = False,
+    default_dtype: str = "bf16_r",
+    default_out_dtype: str | None = None,
+) -> ParsedWorkload:
+    """Read an AITER GEMM CSV by header name (see the module docstring).
+
+    ``default_dtype`` and ``default_out_dtype`` (output defaults to the input type, or bf16 for
+    int8/fp8 inputs) apply when the file has no ``dtype``/``outdtype`` column, as AITER's older
+    ``a8w8_untuned_gemm.csv`` does. Rows that name the same hipBLASLt problem (e.g. one per
+    ``cu_num`` in tuned files) are kept once, with a warning.
+    """
+    sink = BadLineSink(file, skip_bad_lines)
+    rows = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip() and not line.lstrip().startswith("#")]
+    if not rows:
+        raise ToolOutputError("empty AITER CSV: no header line", Location(file=file, line=1))
+    header_line, header_text = rows[0]
+    header = [name.strip() for name in next(csv.reader([header_text], skipinitialspace=True))]
+    missing = [name for name in _AITER_REQUIRED if name not in header]
+    if missing:
+        raise ToolOutputError(
+            f"AITER CSV header lacks column(s) {', '.join(missing)}: {header_text.strip()!r}",
+            Location(file=file, line=header_line),
+        )
+    problems: list[GemmProblem] = []
+    seen: set[tuple[Any, ...]] = set()
+    duplicates = 0
+    for number, line in rows[1:]:
+        cells = [cell.strip() for cell in next(csv.reader([line], skipinitialspace=True))]
+        if len(cells) != len(header):
+            sink.report(number, f"expected {len(header)} columns as in the header, found {len(cells)}", line)
+            continue
+        row = dict(zip(header, cells))
+        try:
+            problem = _aiter_problem(row, default_dtype, default_out_dtype)
+        except (ValueError, ValidationError) as error:
+            sink.report(number, f"bad AITER row: {error}", line)
+            continue
+        identity = problem.identity()
+        if identity in seen:
+            duplicates += 1
+            continue
+        seen.add(identity)
+        problems.append(problem)
+    warnings = (f"{duplicates} row(s) repeat an earlier GEMM and were dropped",) if duplicates else ()
+    return ParsedWorkload(
+        format=WorkloadFormat.AITER, source=file, problems=tuple(problems), bad_lines=tuple(sink.bad_lines), warnings=warnings
+    )
+
+
+def _aiter_problem(row: dict[str, str], default_dtype: str, default_out_dtype: str | None) -> GemmProblem:
+    torch_m, torch_n, k = (int(row[name]) for name in _AITER_REQUIRED)
+    a_type = torch_type(row["dtype"]) if row.get("dtype") else normalize_data_type(default_dtype)
+    if row.get("outdtype"):
+        out_type = torch_type(row["outdtype"])
+    elif default_out_dtype is not None:
+        out_type = normalize_data_type(default_out_dtype)
+    else:
+        out_type = "bf16_r" if a_type in ("i8_r", "f8_r", "bf8_r", "f8_fnuz_r", "bf8_fnuz_r") else a_type
+    values: dict[str, Any] = {
+        "m": torch_n,
+        "n": torch_m,
+        "k": k,
+        "trans_a": "T",
+        "trans_b": "N",
+        "a_type": a_type,
+        "b_type": a_type,
+        "c_type": out_type,
+        "d_type": out_type,
+    }
+    if row.get("bias") and _aiter_bool(row["bias"]):
+        values.update(bias=True, bias_type=out_type)
+    if row.get("scaleAB") and _aiter_bool(row["scaleAB"]):
+        values.update(scale_a=1, scale_b=1)
+    if row.get("libtype", "").lower() == "hipblaslt" and row.get("solidx", "").lstrip("-").isdigit():
+        index = int(row["solidx"])
+        if index >= 0:
+            values["solution_index"] = index
+            if row.get("kernelName"):
+                values["kernel_name"] = row["kernelName"]
+    return GemmProblem.model_validate(values)
+
+
+def load_aiter_csv(
+    path: str | Path,
+    *,
+    skip_bad_lines: bool = False,
+    default_dtype: str = "bf16_r",
+    default_out_dtype: str | None = None,
+) -> ParsedWorkload:
+    """Read an AITER CSV file; see :func:`parse_aiter_csv`."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputNotFound(f"no such AITER CSV: {file}", Location(file=str(file)))
+    return parse_aiter_csv(
+        file.read_text(encoding="utf-8", errors="replace"),
+        file=str(file),
+        skip_bad_lines=skip_bad_lines,
+        default_dtype=default_dtype,
+        default_out_dtype=default_out_dtype,
+    )
+
+
+__all__ = [
+    "TunableOpEntry",
+    "TunableOpFile",
+    "load_aiter_csv",
+    "load_tunableop_csv",
+    "parse_aiter_csv",
+    "parse_tunableop_csv",
+    "problem_from_tunableop",
+    "torch_type",
+]

@@ -1,0 +1,91 @@
+"""Tell workload formats apart by content and load any of them through one call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from tensilekit.errors import InputNotFound, Location, UnsupportedFormat
+from tensilekit.workload.aggregate import Workload, aggregate_problems
+from tensilekit.workload.csv_workloads import parse_aiter_csv, parse_tunableop_csv
+from tensilekit.workload.geko_list import parse_geko_list
+from tensilekit.workload.hipblaslt_log import parse_hipblaslt_log
+from tensilekit.workload.records import ParsedWorkload, WorkloadFormat
+
+_SNIFF_LINES = 50
+
+
+def detect_workload_format(text: str) -> WorkloadFormat | None:
+    """Guess the format from the first meaningful lines; None when nothing matches.
+
+    hipBLASLt logs start lines with ``hipblaslt-bench`` or ``- {``; TunableOp files with
+    ``Validator,`` or ``…TunableOp_``; AITER files with a header naming ``M``, ``N`` and ``K``;
+    a GEKO list is a YAML mapping with ``TRANSA`` and ``Sizes`` keys.
+    """
+    lines = [line.strip() for line in text.splitlines()[: _SNIFF_LINES * 4] if line.strip()]
+    lines = [line for line in lines if not line.startswith("#")][:_SNIFF_LINES]
+    if not lines:
+        return None
+    for line in lines:
+        first = line.split(None, 1)[0]
+        if first == "hipblaslt-bench" or first.endswith("/hipblaslt-bench") or line.startswith(("- {", "-{")):
+            return WorkloadFormat.HIPBLASLT_LOG
+    head = lines[0]
+    if head.startswith("Validator,") or head.split(",", 1)[0].endswith("TunableOp_") or "TunableOp_" in head.split(",", 1)[0]:
+        return WorkloadFormat.TUNABLEOP
+    columns = {cell.strip() for cell in head.split(",")}
+    if {"M", "N", "K"} <= columns:
+        return WorkloadFormat.AITER
+    keys = {line.split(":", 1)[0].strip() for line in lines if ":" in line and not line.startswith((" ", "-"))}
+    if {"TRANSA", "Sizes"} <= keys or {"TRANSB", "Sizes"} <= keys:
+        return WorkloadFormat.GEKO_LIST
+    return None
+
+
+def parse_workload(
+    text: str, *, format: WorkloadFormat | None = None, file: str | None = None, skip_bad_lines: bool = False
+) -> ParsedWorkload:
+    """Parse workload text of a given (or detected) format into problems in input order."""
+    chosen = format or detect_workload_format(text)
+    if chosen is None:
+        raise UnsupportedFormat(
+            "cannot tell the workload format (hipBLASLt log, GEKO list, TunableOp or AITER CSV)",
+            Location(file=file),
+        )
+    if chosen is WorkloadFormat.HIPBLASLT_LOG:
+        return parse_hipblaslt_log(text, file=file, skip_bad_lines=skip_bad_lines).to_workload()
+    if chosen is WorkloadFormat.TUNABLEOP:
+        return parse_tunableop_csv(text, file=file, skip_bad_lines=skip_bad_lines).to_workload()
+    if chosen is WorkloadFormat.AITER:
+        return parse_aiter_csv(text, file=file, skip_bad_lines=skip_bad_lines)
+    if chosen is WorkloadFormat.GEKO_LIST:
+        return parse_geko_list(text, file=file)
+    raise UnsupportedFormat(f"{chosen.value} workloads are not read from files", Location(file=file))
+
+
+def load_workload(
+    path: str | Path, *, format: WorkloadFormat | None = None, skip_bad_lines: bool = False
+) -> ParsedWorkload:
+    """Read one workload file of any supported format (detected from its content by default)."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputNotFound(f"no such workload file: {file}", Location(file=str(file)))
+    text = file.read_text(encoding="utf-8", errors="replace")
+    return parse_workload(text, format=format, file=str(file), skip_bad_lines=skip_bad_lines)
+
+
+def load_workloads(
+    paths: Iterable[str | Path], *, format: WorkloadFormat | None = None, skip_bad_lines: bool = False
+) -> tuple[Workload, list[ParsedWorkload]]:
+    """Read several workload files and merge them into one de-duplicated workload.
+
+    Returns the merged :class:`Workload` (its warnings include every file's warnings, prefixed
+    with the file) and the per-file results, whose ``bad_lines`` say what was skipped.
+    """
+    parsed = [load_workload(path, format=format, skip_bad_lines=skip_bad_lines) for path in paths]
+    merged = aggregate_problems(problem for item in parsed for problem in item.problems)
+    file_warnings = tuple(f"{item.source}: {warning}" for item in parsed for warning in item.warnings)
+    return merged.model_copy(update={"warnings": file_warnings + merged.warnings}), parsed
+
+
+__all__ = ["detect_workload_format", "load_workload", "load_workloads", "parse_workload"]

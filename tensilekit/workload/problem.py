@@ -1,0 +1,380 @@
+"""One GEMM problem as hipBLASLt sees it: sizes, layouts, types, epilogue flags and a call count.
+
+Everything is in hipBLASLt's column-major terms (``m``/``n``/``k`` of ``hipblasLtMatmul``, the
+same numbers a ``HIPBLASLT_LOG_MASK`` line or ``hipblaslt-bench`` prints). Type names are
+hipBLASLt's bench/profile spellings: data types ``f16_r``, ``bf16_r``, ``f32_r``, ``f8_r`` …,
+compute types in the ``hipblasComputeType_t`` form ``c_f32_r``, ``c_xf32_r`` … (the form the
+profile log and ``hipblaslt-bench --yaml`` use). Bench spellings such as ``--compute_type f32_r``
+are normalised to that form on input, so problems from different sources compare equal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Transpose = Literal["N", "T"]
+BiasSource = Literal["a", "b", "d"]
+
+
+@dataclasses.dataclass(frozen=True)
+class TypeInfo:
+    """What tensilekit knows about one hipBLASLt data type name."""
+
+    name: str
+    tensile: str
+    """Tensile's type letter(s) as used in GEMM type names (``H``, ``B``, ``F8`` …)."""
+    complex: bool = False
+
+
+# hipBLASLt data-type spellings -> Tensile letters. ``f8_r``/``bf8_r`` are printed for both FNUZ
+# and OCP fp8 by older hipBLASLt; newer ones print ``f8_fnuz_r`` for FNUZ (GEKO's ``F8N``).
+DATA_TYPES: dict[str, TypeInfo] = {
+    info.name: info
+    for info in (
+        TypeInfo("f16_r", "H"),
+        TypeInfo("bf16_r", "B"),
+        TypeInfo("f32_r", "S"),
+        TypeInfo("f64_r", "D"),
+        TypeInfo("xf32_r", "X"),
+        TypeInfo("i8_r", "I8"),
+        TypeInfo("i32_r", "I"),
+        TypeInfo("f8_r", "F8"),
+        TypeInfo("bf8_r", "B8"),
+        TypeInfo("f8_fnuz_r", "F8N"),
+        TypeInfo("bf8_fnuz_r", "B8N"),
+        TypeInfo("f8_ocp_r", "F8"),
+        TypeInfo("bf8_ocp_r", "B8"),
+        TypeInfo("f4_r", "F4"),
+        TypeInfo("f32_c", "C", complex=True),
+        TypeInfo("f64_c", "Z", complex=True),
+    )
+}
+
+# Compute types (``hipblasComputeType_t`` names) -> Tensile ComputeDataType letter.
+COMPUTE_TYPES: dict[str, str] = {
+    "c_f16_r": "H",
+    "c_f16_pedantic_r": "H",
+    "c_f32_r": "S",
+    "c_f32_pedantic_r": "S",
+    "c_f32_fast_f16_r": "S",
+    "c_f32_fast_bf16_r": "S",
+    "c_xf32_r": "S",
+    "c_f64_r": "D",
+    "c_f64_pedantic_r": "D",
+    "c_i32_r": "I",
+    "c_i32_pedantic_r": "I",
+}
+
+# Other spellings of compute types seen in bench lines, bench output and the bench CLI help.
+_COMPUTE_ALIASES: dict[str, str] = {
+    "s": "c_f32_r",
+    "x": "c_xf32_r",
+    "f32_r": "c_f32_r",
+    "xf32_r": "c_xf32_r",
+    "f64_r": "c_f64_r",
+    "i32_r": "c_i32_r",
+    "f16_r": "c_f16_r",
+    "f32_bf16_r": "c_f32_fast_bf16_r",
+    "f32_f16_r": "c_f32_fast_f16_r",
+}
+
+# Compute type -> the bench CLI spelling (``--compute_type``).
+_COMPUTE_TO_BENCH: dict[str, str] = {
+    "c_f32_r": "f32_r",
+    "c_xf32_r": "xf32_r",
+    "c_f64_r": "f64_r",
+    "c_i32_r": "i32_r",
+    "c_f16_r": "f16_r",
+    "c_f32_fast_bf16_r": "f32_bf16_r",
+    "c_f32_fast_f16_r": "f32_f16_r",
+}
+
+# Other spellings of data types (AITER's hipBLASLt cache writes ``f8_e4m3_fnuz_r``).
+_DATA_ALIASES: dict[str, str] = {
+    "f8_e4m3_fnuz_r": "f8_fnuz_r",
+    "f8_e5m2_fnuz_r": "bf8_fnuz_r",
+    "half": "f16_r",
+}
+
+_TYPE_NAME = re.compile(r"^[a-z0-9_]+$")
+_SCALE_WORDS = {"s": 1, "scalar": 1, "v": 2, "vector": 2, "none": 0, "false": 0, "true": 1}
+
+
+def normalize_data_type(name: str) -> str:
+    """The canonical hipBLASLt spelling of a data type name (lower case, aliases resolved)."""
+    text = str(name).strip().lower()
+    text = _DATA_ALIASES.get(text, text)
+    if not _TYPE_NAME.match(text):
+        raise ValueError(f"not a hipBLASLt data type name: {name!r}")
+    return text
+
+
+def normalize_compute_type(name: str) -> str:
+    """The canonical ``c_*`` spelling of a compute type (``f32_r`` and ``s`` become ``c_f32_r``)."""
+    text = str(name).strip().lower()
+    text = _COMPUTE_ALIASES.get(text, text)
+    if not text.startswith("c_"):
+        text = "c_" + text
+    if not _TYPE_NAME.match(text):
+        raise ValueError(f"not a hipBLASLt compute type name: {name!r}")
+    return text
+
+
+def compute_type_for_bench(compute_type: str) -> str:
+    """The ``hipblaslt-bench --compute_type`` spelling of a canonical compute type."""
+    return _COMPUTE_TO_BENCH.get(compute_type, compute_type.removeprefix("c_"))
+
+
+def tensile_type_letters(data_type: str) -> str:
+    """Tensile letters for a hipBLASLt data type; unknown names fall back to ``f4_r`` -> ``F4``."""
+    info = DATA_TYPES.get(data_type)
+    if info is not None:
+        return info.tensile
+    return data_type.removesuffix("_r").upper()
+
+
+def default_compute_type(a_type: str) -> str:
+    """hipBLASLt's usual compute type for an input type: f64 -> f64, int8 -> i32, else f32."""
+    if a_type in ("f64_r", "f64_c"):
+        return "c_f64_r"
+    if a_type == "i8_r":
+        return "c_i32_r"
+    if a_type == "xf32_r":
+        return "c_xf32_r"
+    return "c_f32_r"
+
+
+def default_scale_type(compute_type: str) -> str:
+    """The alpha/beta type hipBLASLt uses for a compute type (``c_xf32_r`` -> ``f32_r``)."""
+    if compute_type.startswith("c_f64"):
+        return "f64_r"
+    if compute_type.startswith("c_i32"):
+        return "i32_r"
+    if compute_type.startswith("c_f16"):
+        return "f16_r"
+    return "f32_r"
+
+
+def _normalize_transpose(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "T" if value else "N"
+    if isinstance(value, str):
+        return value.strip().upper()
+    return value
+
+
+def _normalize_scale(value: Any) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _SCALE_WORDS:
+            return _SCALE_WORDS[text]
+    return value
+
+
+class GemmProblem(BaseModel):
+    """A GEMM ``D = activation(alpha * op(A) op(B) + beta * C + bias)`` with hipBLASLt's parameters.
+
+    Absent leading dimensions and strides get the BLAS column-major defaults: ``lda`` is the
+    number of rows of A as stored (``m`` for ``N``, ``k`` for ``T``), ``ldb`` likewise (``k`` /
+    ``n``), ``ldc = m`` and ``ldd = ldc``; strides are ``ld * columns``. Absent ``b_type``/``c_type``/``d_type``
+    follow ``a_type``/``c_type``; an absent compute type follows the input type
+    (:func:`default_compute_type`); an absent ``scale_type`` follows the compute type.
+
+    ``call_count`` is how often the application issued this GEMM. ``solution_index``,
+    ``solution_name`` and ``kernel_name`` are what the log saw running (mask 128, bench
+    ``--solution_index``); they are not part of the problem's identity (:meth:`identity`).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    m: int = Field(ge=1)
+    n: int = Field(ge=1)
+    k: int = Field(ge=1)
+    batch: int = Field(default=1, ge=1)
+    trans_a: Transpose = "N"
+    trans_b: Transpose = "N"
+    a_type: str
+    # The defaults below are placeholders for type checkers: _fill_defaults replaces them whenever
+    # the sizes and a_type are valid, and otherwise validation fails on those fields anyway.
+    b_type: str = ""
+    c_type: str = ""
+    d_type: str = ""
+    compute_type: str = ""
+    scale_type: str = ""
+    alpha: float = 1.0
+    beta: float = 0.0
+    lda: int = Field(default=0, ge=1)
+    ldb: int = Field(default=0, ge=1)
+    ldc: int = Field(default=0, ge=1)
+    ldd: int = Field(default=0, ge=1)
+    stride_a: int = Field(default=-1, ge=0)
+    stride_b: int = Field(default=-1, ge=0)
+    stride_c: int = Field(default=-1, ge=0)
+    stride_d: int = Field(default=-1, ge=0)
+    bias: bool = False
+    bias_type: str | None = None
+    bias_source: BiasSource = "d"
+    activation: str = "none"
+    scale_a: int = Field(default=0, ge=0)
+    """0 none, 1 scalar, 2 vector, 3.. block-scaled formats (newer hipBLASLt)."""
+    scale_b: int = Field(default=0, ge=0)
+    scale_c: int = Field(default=0, ge=0)
+    scale_d: int = Field(default=0, ge=0)
+    scale_alpha_vector: bool = False
+    use_e: bool = False
+    gradient: bool = False
+    aux_type: str | None = None
+    swizzle_a: bool = False
+    swizzle_b: bool = False
+    grouped_gemm: bool = False
+    call_count: int = Field(default=1, ge=1)
+    solution_index: int | None = None
+    solution_name: str | None = None
+    kernel_name: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        values = dict(data)
+        if values.get("a_type") is None:
+            return values  # pydantic reports the missing field
+        a_type = normalize_data_type(values["a_type"])
+        values["a_type"] = a_type
+        for name, fallback in (("b_type", a_type), ("c_type", a_type)):
+            values[name] = normalize_data_type(values.get(name) or fallback)
+        values["d_type"] = normalize_data_type(values.get("d_type") or values["c_type"])
+        compute = values.get("compute_type")
+        values["compute_type"] = normalize_compute_type(compute) if compute else default_compute_type(a_type)
+        scale = values.get("scale_type")
+        values["scale_type"] = (
+            normalize_data_type(scale) if scale else default_scale_type(values["compute_type"])
+        )
+        for name in ("trans_a", "trans_b"):
+            if name in values:
+                values[name] = _normalize_transpose(values[name])
+        for name in ("scale_a", "scale_b", "scale_c", "scale_d"):
+            if name in values:
+                values[name] = _normalize_scale(values[name])
+        # Logs print bias/aux types and a bias source even when the epilogue is off (bench output
+        # even says "non-supported type"); keep them only when they mean something, so the same
+        # GEMM from two sources compares equal.
+        if not values.get("bias"):
+            values["bias_type"] = None
+            values["bias_source"] = "d"
+        if not values.get("use_e"):
+            values["aux_type"] = None
+        for name in ("bias_type", "aux_type"):
+            if values.get(name) is not None:
+                values[name] = normalize_data_type(values[name])
+        if isinstance(values.get("activation"), str):
+            values["activation"] = values["activation"].strip().lower() or "none"
+        _fill_layout_defaults(values)
+        return values
+
+    @field_validator("bias_source", mode="before")
+    @classmethod
+    def _lower_bias_source(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @property
+    def gemm_type(self) -> str:
+        """The GEKO/Tensile GEMM type name: ``<DataType><DestDataType><ComputeDataType>_<tA><tB>``.
+
+        ``HHS_TN`` is fp16 in and out with fp32 compute and A transposed; mixed inputs name both
+        (``F8B8SS_TN``); TF32 (``c_xf32_r`` on f32 data) is ``XSS`` as in GEKO's ``GemmType``.
+        """
+        a_letters = tensile_type_letters(self.a_type)
+        b_letters = tensile_type_letters(self.b_type)
+        data = a_letters if a_letters == b_letters else a_letters + b_letters
+        dest = tensile_type_letters(self.d_type)
+        compute = COMPUTE_TYPES.get(self.compute_type, self.compute_type.removeprefix("c_").removesuffix("_r").upper())
+        if self.compute_type == "c_xf32_r" and self.a_type == self.b_type == "f32_r":
+            data = "X"
+        if DATA_TYPES.get(self.a_type, TypeInfo("", "")).complex:
+            compute = {"S": "C", "D": "Z"}.get(compute, compute)
+        return f"{data}{dest}{compute}_{self.trans_a}{self.trans_b}"
+
+    @property
+    def type_key(self) -> tuple[str, str, str, str, str, str, str]:
+        """What makes two problems the same GEMM type: transposes and the four types."""
+        return (self.trans_a, self.trans_b, self.a_type, self.b_type, self.c_type, self.d_type, self.compute_type)
+
+    @property
+    def flops(self) -> int:
+        """Floating-point operations of one call (2 m n k per batch)."""
+        return 2 * self.m * self.n * self.k * self.batch
+
+    @property
+    def size(self) -> tuple[int, int, int, int]:
+        """``(M, N, batch, K)``, the order Tensile/GEKO size lists use."""
+        return (self.m, self.n, self.batch, self.k)
+
+    def identity(self) -> tuple[Any, ...]:
+        """The key under which two records are *the same problem*.
+
+        Every field except ``call_count`` and the solution that happened to run. Strides are left
+        out when ``batch == 1``: hipBLASLt ignores them then, and logs print 0 where a bench run
+        prints ``ld * columns`` for the same call.
+        """
+        ignored = {"call_count", "solution_index", "solution_name", "kernel_name"}
+        if self.batch == 1:
+            ignored |= {"stride_a", "stride_b", "stride_c", "stride_d"}
+        return tuple(
+            (name, getattr(self, name)) for name in type(self).model_fields if name not in ignored
+        )
+
+    def with_call_count(self, call_count: int) -> GemmProblem:
+        """A copy with another call count."""
+        return self.model_copy(update={"call_count": call_count})
+
+    def without_solution(self) -> GemmProblem:
+        """A copy with the solution fields cleared."""
+        return self.model_copy(update={"solution_index": None, "solution_name": None, "kernel_name": None})
+
+
+def _fill_layout_defaults(values: dict[str, Any]) -> None:
+    try:
+        m, n, k = int(values["m"]), int(values["n"]), int(values["k"])
+    except (KeyError, TypeError, ValueError):
+        return  # field validation reports it
+    trans_a = values.get("trans_a", "N")
+    trans_b = values.get("trans_b", "N")
+    rows_a, cols_a = (m, k) if trans_a == "N" else (k, m)
+    rows_b, cols_b = (k, n) if trans_b == "N" else (n, k)
+    defaults = {"lda": rows_a, "ldb": rows_b, "ldc": m}
+    for name, value in defaults.items():
+        if values.get(name) is None:
+            values[name] = value
+    if values.get("ldd") is None:
+        values["ldd"] = values["ldc"]  # D is laid out like C unless told otherwise
+    columns = {"stride_a": ("lda", cols_a), "stride_b": ("ldb", cols_b), "stride_c": ("ldc", n), "stride_d": ("ldd", n)}
+    for name, (ld_name, cols) in columns.items():
+        if values.get(name) is None:
+            try:
+                values[name] = int(values[ld_name]) * cols
+            except (TypeError, ValueError):
+                return
+
+
+__all__ = [
+    "COMPUTE_TYPES",
+    "DATA_TYPES",
+    "BiasSource",
+    "GemmProblem",
+    "Transpose",
+    "TypeInfo",
+    "compute_type_for_bench",
+    "default_compute_type",
+    "default_scale_type",
+    "normalize_compute_type",
+    "normalize_data_type",
+    "tensile_type_letters",
+]

@@ -1,0 +1,84 @@
+"""What a workload parser returns: the problems, the lines it could not use, and why.
+
+Every parser follows one policy: a line it cannot turn into a problem raises
+:class:`~tensilekit.errors.ToolOutputError` naming ``file:line``, unless the caller passed
+``skip_bad_lines=True``; then the line is recorded as a :class:`BadLine` and parsing goes on.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from pydantic import BaseModel, ConfigDict
+
+from tensilekit.errors import Location, ToolOutputError
+from tensilekit.workload.problem import GemmProblem
+
+
+class WorkloadFormat(str, enum.Enum):
+    """The workload sources tensilekit reads."""
+
+    HIPBLASLT_LOG = "hipblaslt-log"
+    """``HIPBLASLT_LOG_MASK`` 32 (bench lines), 64 (profile) or 128 (extended profile) output."""
+    GEKO_LIST = "geko-list"
+    """GEKO generator YAML: ``TRANSA``, ``TRANSB``, ``DataType`` …, ``Sizes: [[M, N, B, K], …]``."""
+    INLINE = "inline"
+    """One GEMM on a command line, GEKO ``--inline M N batch K DT DDT CDT tA tB`` order."""
+    TUNABLEOP = "tunableop"
+    """PyTorch TunableOp ``tunableop_untuned*.csv`` / ``tunableop_results*.csv``."""
+    AITER = "aiter"
+    """AITER ``*_untuned_gemm.csv`` / ``*_tuned_gemm.csv`` (header ``M,N,K,…``)."""
+
+
+class BadLine(BaseModel):
+    """An input line that could not be turned into a problem, kept when skipping was asked for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    location: Location
+    message: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.message}"
+
+
+class ParsedWorkload(BaseModel):
+    """The problems read from one source, in input order, before any de-duplication."""
+
+    model_config = ConfigDict(frozen=True)
+
+    format: WorkloadFormat
+    source: str | None = None
+    problems: tuple[GemmProblem, ...] = ()
+    bad_lines: tuple[BadLine, ...] = ()
+    warnings: tuple[str, ...] = ()
+    metadata: dict[str, str] = {}
+    """Format-specific facts worth keeping, e.g. TunableOp ``Validator`` lines, GEKO ``ARCH``."""
+
+    @property
+    def call_count(self) -> int:
+        """Total calls over all problems."""
+        return sum(problem.call_count for problem in self.problems)
+
+
+class BadLineSink:
+    """Raise on a bad line, or record it when ``skip`` is set (one policy for every parser)."""
+
+    def __init__(self, file: str | None, skip: bool) -> None:
+        self.file = file
+        self.skip = skip
+        self.bad_lines: list[BadLine] = []
+
+    def location(self, line: int | None) -> Location:
+        return Location(file=self.file, line=line)
+
+    def report(self, line: int | None, message: str, text: str) -> None:
+        """Record a bad line, or raise :class:`ToolOutputError` when not skipping."""
+        location = self.location(line)
+        if not self.skip:
+            raise ToolOutputError(f"{message}: {text.strip()[:200]!r}", location)
+        self.bad_lines.append(BadLine(location=location, message=message, text=text.rstrip("\n")))
+
+
+__all__ = ["BadLine", "BadLineSink", "ParsedWorkload", "WorkloadFormat"]
