@@ -76,15 +76,15 @@ def _detected_format(data: bytes) -> str:
 
 
 def _problem_type_name(logic: LogicFile) -> str:
+    """Tensile's own problem-type name (``Cijk_Alik_Bljk_HHS_BH``), or a summary if underivable."""
     raw = logic.problem_type.raw()
-    op = "".join(
-        (
-            "T" if raw.get("TransposeA") else "N",
-            "T" if raw.get("TransposeB") else "N",
-        )
-    )
-    types = [raw.get(key) for key in ("DataType", "DestDataType", "ComputeDataType") if raw.get(key) is not None]
-    return f"{op} {'/'.join(str(t) for t in types)}"
+    try:
+        from tensilekit.model.naming import problem_type_name
+
+        return problem_type_name(raw)
+    except (KeyError, TypeError, ValueError, IndexError, TensilekitError):
+        transposes = ("T" if raw.get("TransposeA") else "N") + ("T" if raw.get("TransposeB") else "N")
+        return f"{transposes} DataType={raw.get('DataType')}"
 
 
 def describe_logic(logic: LogicFile, path: str, fmt: str) -> FileInfo:

@@ -101,18 +101,39 @@ class IdentityIndex:
     ``pool`` is shared with the caller, who appends through :meth:`append` only.
     """
 
-    def __init__(self, pool: list[dict[str, Any]], identity: IdentityFunction, *, side: str = "original") -> None:
+    def __init__(
+        self,
+        pool: list[dict[str, Any]],
+        identity: IdentityFunction,
+        *,
+        side: str = "original",
+        file: str | None = None,
+        file_positions: Sequence[int] | None = None,
+    ) -> None:
         self._pool = pool
+        self._file_positions = file_positions
         self._identity = identity
         self._side = side
+        self._file = file
         self._first: dict[KernelIdentity, int] = {}
+        self._ids: list[KernelIdentity] = []
         self._scanned = 0
 
     def _scan_one(self) -> None:
         position = self._scanned
-        key = _identity_or_error(self._identity, self._pool[position], self._side, position)
+        shown = position
+        if self._file_positions is not None and position < len(self._file_positions):
+            shown = self._file_positions[position]
+        key = _identity_or_error(self._identity, self._pool[position], self._side, shown, self._file)
         self._first.setdefault(key, position)
+        self._ids.append(key)
         self._scanned += 1
+
+    def identity_at(self, position: int) -> KernelIdentity:
+        """Identity of the pool entry at ``position`` (computing earlier ones first)."""
+        while self._scanned <= position:
+            self._scan_one()
+        return self._ids[position]
 
     def find(self, key: KernelIdentity) -> int | None:
         """Position of the first pool entry with identity ``key``, or None."""
@@ -129,11 +150,14 @@ class IdentityIndex:
         self._pool.append(solution)
         position = len(self._pool) - 1
         self._first.setdefault(key, position)
+        self._ids.append(key)
         self._scanned = len(self._pool)
         return position
 
 
-def _identity_or_error(identity: IdentityFunction, solution: Mapping[str, Any], side: str, position: int) -> KernelIdentity:
+def _identity_or_error(
+    identity: IdentityFunction, solution: Mapping[str, Any], side: str, position: int, file: str | None = None
+) -> KernelIdentity:
     try:
         return identity(solution)
     except LibraryFormatError as error:
@@ -141,13 +165,15 @@ def _identity_or_error(identity: IdentityFunction, solution: Mapping[str, Any], 
         path = f"[5][{position}]" + (location.path or "")
         raise MergeError(
             f"cannot compute the kernel identity of {side} solution {position}: {error.message}",
-            Location(path=path),
+            Location(file=file, path=path),
         ) from error
 
 
-def identity_of(identity: IdentityFunction, solution: Mapping[str, Any], *, side: str, position: int) -> KernelIdentity:
+def identity_of(
+    identity: IdentityFunction, solution: Mapping[str, Any], *, side: str, position: int, file: str | None = None
+) -> KernelIdentity:
     """``identity(solution)``, with identity failures raised as :class:`MergeError` naming the kernel."""
-    return _identity_or_error(identity, solution, side, position)
+    return _identity_or_error(identity, solution, side, position, file)
 
 
 def identities(solutions: Sequence[Mapping[str, Any]], identity: IdentityFunction, *, side: str) -> list[KernelIdentity]:

@@ -27,6 +27,7 @@ from tensilekit.model.logic import (
     Dialect,
     Layout,
     LogicFile,
+    ProblemType,
 )
 
 Severity = Literal["error", "warning"]
@@ -80,7 +81,7 @@ def check_logic(logic: LogicFile) -> list[Finding]:
     duplicates = [size for size, seen in sizes.items() if seen > 1]
     if duplicates:
         first = duplicates[0]
-        row = next(n for n, e in enumerate(logic.table) if tuple(e.size) == first)
+        row = [n for n, e in enumerate(logic.table) if tuple(e.size) == first][1]
         findings.append(
             Finding(
                 severity="warning",
@@ -117,8 +118,8 @@ def check_logic(logic: LogicFile) -> list[Finding]:
 
     header = logic.problem_type.raw()
     for number, solution in enumerate(logic.solutions):
-        if solution.problem_type is None:
-            continue
+        if not isinstance(solution.problem_type, ProblemType):
+            continue  # absent, or "derive" (DecisionTree files)
         own = solution.problem_type.raw()
         differing = sorted(key for key in header.keys() & own.keys() if header[key] != own[key])
         if differing:

@@ -10,9 +10,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field
+from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 
-from tensilekit.model.common import StrictModel
+from tensilekit.model.common import StrictModel as _MutableStrictModel
+
+
+class StrictModel(_MutableStrictModel):
+    """Predicates are values: frozen, so interned instances can be shared safely."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", populate_by_name=True, frozen=True)
 
 # type name -> shape tag. Sources: Tensile ``ContractionProblemPredicates.hpp``,
 # ``AMDGPUPredicates.hpp``, ``TaskPredicates.hpp`` and the tensilelite (hipBLASLt) variants.
@@ -105,6 +111,10 @@ class FlagPredicate(StrictModel):
         "PersistentKernelCheck",
         "WorkspaceCheck",
     ]
+    # Older Tensile masters write some flags with a vestigial index/value
+    # (``{index: 0, type: WorkspaceCheck, value: 0}``, ``{type: CDStridesEqual, value: true}``).
+    index: int | None = None
+    value: bool | int | None = None
 
 
 class BoolPredicate(StrictModel):
@@ -247,6 +257,57 @@ Predicate = Annotated[
 CompoundPredicate.model_rebuild()
 WrapperPredicate.model_rebuild()
 
+_PREDICATE_ADAPTER: TypeAdapter[Any] = TypeAdapter(Predicate)
+_INTERNED: dict[tuple[Any, ...], Any] = {}
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _interning_key(raw: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A hashable identity for a leaf predicate, or None when it is not worth caching."""
+    if len(raw) != 1 + ("index" in raw) + ("value" in raw):
+        return None  # unknown keys: let validation report them
+    value = raw.get("value")
+    if isinstance(value, _SCALARS):
+        frozen: Any = (type(value), value)
+    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        frozen = tuple(value)
+    elif isinstance(value, dict) and all(isinstance(item, (int, float)) for item in value.values()):
+        frozen = tuple(sorted((key, type(item), item) for key, item in value.items()))
+    else:
+        return None
+    index = raw.get("index")
+    return (raw.get("type"), type(index), index, "value" in raw, frozen)
+
+
+def intern_predicate(raw: Any) -> Any:
+    """Validated, shared predicate models for repeated raw predicates (a master repeats the same
+    few hundred predicates across tens of thousands of solutions). Anything that does not
+    validate is returned unchanged so the caller's validation reports it with its location."""
+    if not isinstance(raw, dict):
+        return raw
+    kind = raw.get("type")
+    if kind in ("And", "Or") and len(raw) == 2 and isinstance(raw.get("value"), list):
+        children = [intern_predicate(child) for child in raw["value"]]
+        if any(isinstance(child, dict) for child in children):
+            return raw
+        return CompoundPredicate.model_construct(type=kind, value=children)
+    key = _interning_key(raw)
+    if key is None:
+        return raw
+    cached = _INTERNED.get(key)
+    if cached is None:
+        try:
+            cached = _PREDICATE_ADAPTER.validate_python(raw)
+        except ValidationError:
+            return raw
+        if len(_INTERNED) < 100_000:
+            _INTERNED[key] = cached
+    return cached
+
+
+InternedPredicate = Annotated[Predicate, BeforeValidator(intern_predicate)]
+"""A predicate field whose repeated values share one validated (frozen) model."""
+
 TRUE_PREDICATE: dict[str, Any] = {"type": "TruePred"}
 
 PredicateModel = Union[
@@ -282,6 +343,8 @@ __all__ = [
     "SizeRangePredicate",
     "StringListPredicate",
     "StringPredicate",
+    "InternedPredicate",
     "WrapperPredicate",
+    "intern_predicate",
     "predicate_shape",
 ]

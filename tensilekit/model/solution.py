@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from tensilekit.model.common import OpenModel
-from tensilekit.model.predicates import Predicate
+from tensilekit.model.predicates import InternedPredicate
 
 
 class SizeMapping(OpenModel):
@@ -22,12 +22,12 @@ class SizeMapping(OpenModel):
     depth_u: int | None = Field(default=None, alias="depthU")
     global_split_u: int | None = Field(default=None, alias="globalSplitU")
     workgroup_mapping: int | None = Field(default=None, alias="workGroupMapping")
-    stagger_u: int | None = Field(default=None, alias="staggerU")
-    persistent_kernel: int | None = Field(default=None, alias="persistentKernel")
-    stream_k: int | None = Field(default=None, alias="streamK")
-    stream_k_atomic: int | None = Field(default=None, alias="streamKAtomic")
-    global_accumulation: int | None = Field(default=None, alias="globalAccumulation")
-    workspace_size_per_elem_c: int | None = Field(default=None, alias="workspaceSizePerElemC")
+    stagger_u: int | bool | None = Field(default=None, alias="staggerU")
+    persistent_kernel: int | bool | None = Field(default=None, alias="persistentKernel")
+    stream_k: int | bool | None = Field(default=None, alias="streamK")
+    stream_k_atomic: int | bool | None = Field(default=None, alias="streamKAtomic")
+    global_accumulation: int | bool | None = Field(default=None, alias="globalAccumulation")
+    workspace_size_per_elem_c: int | bool | None = Field(default=None, alias="workspaceSizePerElemC")
     custom_kernel_name: str | None = Field(default=None, alias="customKernelName")
 
 
@@ -38,9 +38,9 @@ class MasterSolution(OpenModel):
     kernel_name: str | None = Field(default=None, alias="kernelName")
     index: int
     library_logic_index: int | None = Field(default=None, alias="libraryLogicIndex")
-    hardware_predicate: Predicate | None = Field(default=None, alias="hardwarePredicate")
-    problem_predicate: Predicate | None = Field(default=None, alias="problemPredicate")
-    task_predicate: Predicate | None = Field(default=None, alias="taskPredicate")
+    hardware_predicate: InternedPredicate | None = Field(default=None, alias="hardwarePredicate")
+    problem_predicate: InternedPredicate | None = Field(default=None, alias="problemPredicate")
+    task_predicate: InternedPredicate | None = Field(default=None, alias="taskPredicate")
     size_mapping: SizeMapping | None = Field(default=None, alias="sizeMapping")
     problem_type: dict[str, object] | None = Field(default=None, alias="problemType")
     debug_kernel: bool | None = Field(default=None, alias="debugKernel")

@@ -1,0 +1,113 @@
+"""Load / dump benchmark: tensilekit vs PyYAML's C loader/dumper and raw msgpack, in one run.
+
+    python bench/load.py [--corpus PATH] [--repeat N] [--skip-master-yaml]
+
+Measures, on the corpus's five largest logic files and the largest master library
+(rocBLAS_Full, YAML and msgpack):
+  * raw ``yaml.load(text, Loader=yaml.CSafeLoader)`` vs ``tensilekit.loads_logic`` / ``loads_master``
+    (models built and validated), garbage collector on as users run it;
+  * ``yaml.dump(..., Dumper=CSafeDumper, default_flow_style=None)`` vs ``tensilekit.dumps_logic``
+    (byte-identical output, checked);
+  * raw ``msgpack.unpackb`` vs ``tensilekit.loads_master`` on the ``.dat``;
+  * peak memory of each tensilekit load (tracemalloc, separate untimed pass).
+Targets (issue #2): load <= 0.2x CSafeLoader, dump <= 0.5x CSafeDumper, msgpack <= 1.5x unpackb.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import gzip
+import os
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import yaml
+
+import tensilekit
+from tensilekit.io.logic_io import dumps_logic
+
+TARGETS = {"load": 0.2, "dump": 0.5, "msgpack": 1.5}
+
+
+def corpus_path(explicit: str | None) -> Path:
+    candidates = [explicit, os.environ.get("TENSILEKIT_CORPUS"), str(Path(__file__).resolve().parents[2] / "shared" / "corpus")]
+    for candidate in candidates:
+        if candidate and (Path(candidate) / "logic").is_dir():
+            return Path(candidate)
+    sys.exit("corpus not found: pass --corpus or set TENSILEKIT_CORPUS")
+
+
+def timed(function: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """Median wall time of ``repeat`` runs (GC on), and the last result."""
+    times = []
+    result = None
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        result = function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def peak_mib(function: Callable[[], Any]) -> float:
+    gc.collect()
+    tracemalloc.start()
+    function()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 2**20
+
+
+def row(name: str, size: int, baseline: float, ours: float, target: float, peak: float | None) -> str:
+    ratio = ours / baseline if baseline else float("nan")
+    verdict = "ok" if ratio <= target else "MISS"
+    peak_text = f"{peak:8.1f}" if peak is not None else "       -"
+    return f"{name:58.58s} {size / 2**20:7.2f} {baseline:9.3f} {ours:9.3f} {ratio:7.3f} {target:6.2f} {verdict:>5s} {peak_text}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-master-yaml", action="store_true", help="skip the ~100 s CSafeLoader run on rocBLAS_Full.yaml")
+    args = parser.parse_args()
+    corpus = corpus_path(args.corpus)
+
+    logic_files = sorted((corpus / "logic").rglob("*.yaml"), key=lambda p: p.stat().st_size, reverse=True)[:5]
+    header = f"{'case':58s} {'MiB':>7s} {'base s':>9s} {'ours s':>9s} {'ratio':>7s} {'target':>6s} {'':>5s} {'peakMiB':>8s}"
+    print(header)
+    print("-" * len(header))
+    for path in logic_files:
+        text = path.read_text(encoding="utf-8")
+        base_load, data = timed(lambda: yaml.load(text, Loader=yaml.CSafeLoader), args.repeat)
+        ours_load, model = timed(lambda: tensilekit.loads_logic(text, source=str(path)), args.repeat)
+        peak = peak_mib(lambda: tensilekit.loads_logic(text, source=str(path)))
+        print(row(f"load  {path.name}", len(text), base_load, ours_load, TARGETS["load"], peak))
+        base_dump, _ = timed(lambda: yaml.dump(data, Dumper=yaml.CSafeDumper, default_flow_style=None), args.repeat)
+        ours_dump, out = timed(lambda: dumps_logic(model), args.repeat)
+        assert out == text, f"dump of {path} is not byte-identical"
+        print(row(f"dump  {path.name}", len(text), base_dump, ours_dump, TARGETS["dump"], None))
+
+    master_dir = corpus / "masterlib" / "tensile" / "SolutionLibraries"
+    dat = gzip.decompress((master_dir / "rocBLAS_Full.dat.gz").read_bytes())
+    base_unpack, _ = timed(lambda: msgpack.unpackb(dat, raw=False, strict_map_key=False), args.repeat)
+    ours_master, master = timed(lambda: tensilekit.loads_master(dat, "rocBLAS_Full.dat"), args.repeat)
+    peak = peak_mib(lambda: tensilekit.loads_master(dat, "rocBLAS_Full.dat"))
+    print(row("load  rocBLAS_Full.dat (msgpack)", len(dat), base_unpack, ours_master, TARGETS["msgpack"], peak))
+    if not args.skip_master_yaml:
+        text = gzip.decompress((master_dir / "rocBLAS_Full.yaml.gz").read_bytes()).decode()
+        base_yaml, _ = timed(lambda: yaml.load(text, Loader=yaml.CSafeLoader), 1)
+        ours_yaml, _ = timed(lambda: tensilekit.loads_master(text, "rocBLAS_Full.yaml"), 1)
+        print(row("load  rocBLAS_Full.yaml", len(text), base_yaml, ours_yaml, TARGETS["load"], None))
+    print(f"\n{len(master.solutions)} solutions in rocBLAS_Full; ratios < target are 'ok'.")
+
+
+if __name__ == "__main__":
+    main()

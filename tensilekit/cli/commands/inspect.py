@@ -1,0 +1,50 @@
+"""``info``, ``validate`` and ``convert``: thin commands over tensilekit.inspect and the io API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tensilekit.cli.render import print_json, render_info, render_validation, stdout_console
+from tensilekit.inspect import describe_paths, validate_paths
+from tensilekit.io.master_io import dump_master, load_master
+
+
+@click.command("info")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def info_command(paths: tuple[str, ...], as_json: bool) -> None:
+    """Summarise logic files and master libraries (a directory file by file)."""
+    infos = describe_paths(paths)
+    if as_json:
+        print_json(infos)
+    else:
+        render_info(infos, stdout_console())
+
+
+@click.command("validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.pass_context
+def validate_command(ctx: click.Context, paths: tuple[str, ...], as_json: bool) -> None:
+    """Schema and semantic checks; exits 1 when any file has an error."""
+    results = validate_paths(paths)
+    if as_json:
+        print_json(results)
+    else:
+        render_validation(results, stdout_console())
+    if not all(result.ok for result in results):
+        ctx.exit(1)
+
+
+@click.command("convert")
+@click.argument("source", type=click.Path())
+@click.argument("target", type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["yaml", "msgpack"]), default=None,
+              help="Output format (default: from TARGET's suffix, .dat = msgpack).")
+def convert_command(source: str, target: str, fmt: str | None) -> None:
+    """Convert a master library between YAML and msgpack (written atomically)."""
+    master = load_master(source)
+    dump_master(master, Path(target), fmt)
+    click.echo(f"wrote {target} ({len(master.solutions)} solutions)")

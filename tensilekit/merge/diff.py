@@ -1,0 +1,582 @@
+"""Structural diff of two libraries (logic files, directories of them, or master libraries).
+
+Kernels are matched by *kernel identity*, never by index, so renumbering (which every merge
+does) is not a difference. For logic files the identity is the merge tools' rule for the
+dialect (:mod:`tensilekit.merge.identity`: Tensile full name, or tensilelite raw dict); for
+master libraries it is the solution record without ``index``, ``name``, ``kernelName`` and
+``libraryLogicIndex`` (those depend on the build, not on the kernel).
+
+Per problem type (a logic file, or a master ``Matching`` leaf labelled by the predicates on its
+path) the diff lists kernels added / removed / changed (same identity, other keys differ), size
+keys added / removed / reassigned (other kernel identity) and efficiency deltas. Duplicate keys
+are compared occurrence by occurrence, in table order.
+
+:func:`selection_changes` answers "which queries select a different kernel" through a
+*selector* callable, so it works with any selection engine: the default is
+``tensilekit.selection.select_solution`` when that module provides it, else
+:func:`exact_match_selector` (exact table lookup, what Equality libraries do).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tensilekit.errors import LibraryFormatError, UnsupportedFormat
+from tensilekit.merge.identity import Compat, dict_identity, freeze, identity_function
+from tensilekit.model.common import OpenModel, to_raw
+from tensilekit.model.library import (
+    AnyNode,
+    FreeSizeNode,
+    HardwareNode,
+    MasterLibrary,
+    MatchingNode,
+    ProblemMapNode,
+    ProblemNode,
+    SingleNode,
+)
+from tensilekit.model.logic import LogicFile, LogicSolution
+from tensilekit.model.naming import problem_type_name
+
+Library = Union[LogicFile, MasterLibrary, Mapping[str, LogicFile]]
+LibraryInput = Union[Library, str, "os.PathLike[str]"]
+Query = Sequence[int]
+Selector = Callable[[Any, Query], Any]
+"""``selector(library, query) -> solution | Selection | None`` (a selection engine adapter)."""
+
+Number = float | int
+SizeKey = list[int | float]
+
+
+class _DiffModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DiffKernel(_DiffModel):
+    """A kernel of one side: its position (logic) or ``index`` (master), and its name if known."""
+
+    index: int | None
+    name: str | None = None
+
+
+class KernelChange(_DiffModel):
+    """Same kernel identity on both sides, but the records differ in ``keys``."""
+
+    a: DiffKernel
+    b: DiffKernel
+    keys: list[str]
+
+
+class DiffSize(_DiffModel):
+    key: SizeKey
+    kernel: DiffKernel
+    efficiency: Number | None = None
+
+
+class SizeReassigned(_DiffModel):
+    """A size mapped to a different kernel (by identity) in ``b``."""
+
+    key: SizeKey
+    a: DiffKernel
+    b: DiffKernel
+    a_efficiency: Number | None = None
+    b_efficiency: Number | None = None
+
+
+class EfficiencyChange(_DiffModel):
+    """Same size, same kernel, different efficiency."""
+
+    key: SizeKey
+    kernel: DiffKernel
+    a: Number | None
+    b: Number | None
+    delta: float | None
+
+
+class HeaderChange(_DiffModel):
+    field: str
+    a: Any = None
+    b: Any = None
+
+
+class GroupDiff(_DiffModel):
+    """Differences within one problem type (a logic file, or one master table)."""
+
+    name: str
+    problem_type: str | None = None
+    header_changes: list[HeaderChange] = Field(default_factory=list)
+    kernels_added: list[DiffKernel] = Field(default_factory=list)
+    kernels_removed: list[DiffKernel] = Field(default_factory=list)
+    kernels_changed: list[KernelChange] = Field(default_factory=list)
+    sizes_added: list[DiffSize] = Field(default_factory=list)
+    sizes_removed: list[DiffSize] = Field(default_factory=list)
+    sizes_reassigned: list[SizeReassigned] = Field(default_factory=list)
+    efficiency_changes: list[EfficiencyChange] = Field(default_factory=list)
+
+    @property
+    def is_empty(self) -> bool:
+        return not (
+            self.header_changes or self.kernels_added or self.kernels_removed or self.kernels_changed
+            or self.sizes_added or self.sizes_removed or self.sizes_reassigned or self.efficiency_changes
+        )
+
+    @property
+    def changed_keys(self) -> list[SizeKey]:
+        """Every size whose table entry differs (added, removed, reassigned, efficiency)."""
+        keys: list[SizeKey] = []
+        seen: set[Hashable] = set()
+        for entries in (self.sizes_added, self.sizes_removed, self.sizes_reassigned, self.efficiency_changes):
+            for entry in entries:
+                marker = freeze(entry.key)
+                if marker not in seen:
+                    seen.add(marker)
+                    keys.append(entry.key)
+        return keys
+
+
+class SelectionChange(_DiffModel):
+    """A query for which ``a`` and ``b`` select different kernels."""
+
+    query: list[int]
+    group: str | None = None
+    a: DiffKernel | None
+    b: DiffKernel | None
+
+
+class LibraryDiff(_DiffModel):
+    """The result of :func:`diff_libraries`."""
+
+    a: str
+    b: str
+    kind: Literal["logic", "directory", "master"]
+    identity: str
+    files_added: list[str] = Field(default_factory=list)
+    files_removed: list[str] = Field(default_factory=list)
+    groups_compared: int = 0
+    groups: list[GroupDiff] = Field(default_factory=list, description="only groups with differences")
+    queries: int = 0
+    selection: list[SelectionChange] = Field(default_factory=list)
+    selector: str | None = None
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.files_added or self.files_removed or self.groups or self.selection)
+
+    def group(self, name: str) -> GroupDiff | None:
+        return next((group for group in self.groups if group.name == name), None)
+
+
+# ---------------------------------------------------------------------------------------------
+# a common shape for both sides of a comparison
+
+
+class _Kernel:
+    __slots__ = ("identity", "ref", "record")
+
+    def __init__(self, identity: Hashable, ref: DiffKernel, record: Mapping[str, Any]) -> None:
+        self.identity, self.ref, self.record = identity, ref, record
+
+
+class _Table:
+    """One problem type of one side: kernels (by position/index) and table rows."""
+
+    def __init__(self, name: str, problem_type: str | None) -> None:
+        self.name = name
+        self.problem_type = problem_type
+        self.kernels: dict[int, _Kernel] = {}
+        self.rows: list[tuple[tuple[Any, ...], int, Number | None]] = []
+        self.header: dict[str, Any] = {}
+
+
+_LOGIC_IGNORED_KEYS = frozenset({"SolutionIndex"})
+_MASTER_IGNORED_KEYS = frozenset({"index", "name", "kernelName", "libraryLogicIndex"})
+_LOGIC_HEADER_EXCLUDED = frozenset({"solutions", "exact_logic", "dialect", "layout", "list_length", "dict_key_order"})
+
+
+def _logic_identity(logic: LogicFile, compat: Compat) -> Callable[[Mapping[str, Any]], Hashable]:
+    identity = identity_function(compat, logic.problem_type.raw())
+    if compat is Compat.TENSILELITE:
+        return identity
+
+    def by_name(solution: Mapping[str, Any]) -> Hashable:
+        try:
+            return identity(solution)
+        except LibraryFormatError:
+            return ("__dict__", dict_identity(solution))
+
+    return by_name
+
+
+def _logic_table(logic: LogicFile, name: str, compat: Compat) -> _Table:
+    try:
+        type_name: str | None = problem_type_name(logic.problem_type.raw())
+    except (LibraryFormatError, KeyError, TypeError, IndexError):
+        type_name = None
+    table = _Table(name, type_name)
+    identity = _logic_identity(logic, compat)
+    for position, solution in enumerate(logic.solutions):
+        record = solution.raw()
+        table.kernels[position] = _Kernel(
+            identity(record), DiffKernel(index=position, name=solution.solution_name_min), record
+        )
+    for entry in logic.table:
+        table.rows.append((tuple(entry.size), entry.solution, entry.efficiency))
+    for field in type(logic).model_fields:
+        if field not in _LOGIC_HEADER_EXCLUDED:
+            table.header[field] = to_raw(getattr(logic, field))
+    return table
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(to_raw(value), sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _predicate_raw(predicate: Any) -> Any:
+    if isinstance(predicate, BaseModel):
+        return predicate.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    return predicate
+
+
+def _master_leaves(node: AnyNode, label: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], AnyNode]]:
+    if isinstance(node, (HardwareNode, ProblemNode)):
+        for row in node.rows:
+            yield from _master_leaves(row.library, label + (_compact(_predicate_raw(row.predicate)),))
+    elif isinstance(node, ProblemMapNode):
+        for key, child in node.map.items():
+            yield from _master_leaves(child, label + (str(key),))
+    else:
+        yield label, node
+
+
+def _master_tables(master: MasterLibrary, notes: list[str]) -> dict[str, _Table]:
+    by_index = master.solutions_by_index()
+    tables: dict[str, _Table] = {}
+    for label, leaf in _master_leaves(master.library, ()):
+        name = " / ".join(label) or "library"
+        if name in tables:
+            name = f"{name} #{len(tables)}"
+        table = _Table(name, next((part for part in label if part.startswith("Contraction")), None))
+        references: list[tuple[tuple[Any, ...], int, Number | None]] = []
+        if isinstance(leaf, MatchingNode):
+            references = [(tuple(entry.key), entry.solution_index, entry.speed) for entry in leaf.table]
+        elif isinstance(leaf, FreeSizeNode):
+            references = [((), entry.index, None) for entry in leaf.table]
+        elif isinstance(leaf, SingleNode):
+            references = [((), leaf.index, None)]
+        else:
+            notes.append(f"{leaf.type} leaf at {name!r} not compared entry by entry")
+        for key, index, speed in references:
+            table.rows.append((key, index, speed))
+            solution = by_index.get(index)
+            if solution is not None and index not in table.kernels:
+                record = solution.raw()
+                identity = freeze({k: v for k, v in record.items() if k not in _MASTER_IGNORED_KEYS})
+                table.kernels[index] = _Kernel(identity, DiffKernel(index=index, name=solution.name), record)
+        tables[name] = table
+    return tables
+
+
+# ---------------------------------------------------------------------------------------------
+# comparing two tables
+
+
+def _differing_keys(a: Mapping[str, Any], b: Mapping[str, Any], ignored: frozenset[str]) -> list[str]:
+    keys = (set(a) | set(b)) - ignored
+    return sorted(key for key in keys if key not in a or key not in b or freeze(a[key]) != freeze(b[key]))
+
+
+def _kernel_of(table: _Table, index: int) -> _Kernel:
+    kernel = table.kernels.get(index)
+    if kernel is None:  # a dangling table index: its own identity, so it never matches
+        return _Kernel(("__missing__", table.name, index), DiffKernel(index=index, name=None), {})
+    return kernel
+
+
+def _number(value: Any) -> Number | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _compare_tables(a: _Table, b: _Table, ignored: frozenset[str]) -> GroupDiff:
+    group = GroupDiff(name=a.name, problem_type=a.problem_type or b.problem_type)
+    for field in sorted(set(a.header) | set(b.header)):
+        if freeze(a.header.get(field)) != freeze(b.header.get(field)):
+            group.header_changes.append(HeaderChange(field=field, a=a.header.get(field), b=b.header.get(field)))
+
+    first_a: dict[Hashable, _Kernel] = {}
+    for kernel in a.kernels.values():
+        first_a.setdefault(kernel.identity, kernel)
+    first_b: dict[Hashable, _Kernel] = {}
+    for kernel in b.kernels.values():
+        first_b.setdefault(kernel.identity, kernel)
+    group.kernels_removed = [kernel.ref for key, kernel in first_a.items() if key not in first_b]
+    group.kernels_added = [kernel.ref for key, kernel in first_b.items() if key not in first_a]
+    for key, kernel in first_a.items():
+        other = first_b.get(key)
+        if other is not None:
+            differing = _differing_keys(kernel.record, other.record, ignored)
+            if differing:
+                group.kernels_changed.append(KernelChange(a=kernel.ref, b=other.ref, keys=differing))
+
+    rows_a: dict[tuple[Any, ...], list[tuple[int, Any]]] = {}
+    for key, index, eff in a.rows:
+        rows_a.setdefault(key, []).append((index, eff))
+    rows_b: dict[tuple[Any, ...], list[tuple[int, Any]]] = {}
+    for key, index, eff in b.rows:
+        rows_b.setdefault(key, []).append((index, eff))
+    for key, entries in rows_a.items():
+        others = rows_b.get(key, [])
+        for number, (index, eff) in enumerate(entries):
+            kernel_a = _kernel_of(a, index)
+            if number >= len(others):
+                group.sizes_removed.append(DiffSize(key=list(key), kernel=kernel_a.ref, efficiency=_number(eff)))
+                continue
+            other_index, other_eff = others[number]
+            kernel_b = _kernel_of(b, other_index)
+            if kernel_a.identity != kernel_b.identity:
+                group.sizes_reassigned.append(
+                    SizeReassigned(key=list(key), a=kernel_a.ref, b=kernel_b.ref,
+                                   a_efficiency=_number(eff), b_efficiency=_number(other_eff))
+                )
+            elif eff != other_eff:
+                left, right = _number(eff), _number(other_eff)
+                delta = None if left is None or right is None else float(right - left)
+                group.efficiency_changes.append(
+                    EfficiencyChange(key=list(key), kernel=kernel_b.ref, a=left, b=right, delta=delta)
+                )
+    for key, others in rows_b.items():
+        already = len(rows_a.get(key, []))
+        for index, eff in others[already:]:
+            group.sizes_added.append(DiffSize(key=list(key), kernel=_kernel_of(b, index).ref, efficiency=_number(eff)))
+    return group
+
+
+# ---------------------------------------------------------------------------------------------
+# public API
+
+
+def _label(value: Any, default: str) -> str:
+    return str(value) if isinstance(value, (str, os.PathLike)) else default
+
+
+def _load_if_path(value: LibraryInput) -> Library:
+    if isinstance(value, (str, os.PathLike)):
+        from tensilekit.merge.files import load_library_input  # the filesystem edge, loaded on demand
+
+        return load_library_input(Path(value))
+    return value
+
+
+def _kind(value: Library) -> Literal["logic", "directory", "master"]:
+    if isinstance(value, LogicFile):
+        return "logic"
+    if isinstance(value, MasterLibrary):
+        return "master"
+    if isinstance(value, Mapping):
+        return "directory"
+    raise UnsupportedFormat(f"cannot diff a {type(value).__name__}")
+
+
+def diff_libraries(
+    a: LibraryInput,
+    b: LibraryInput,
+    queries: Iterable[Query] | None = None,
+    *,
+    selector: Selector | None = None,
+    compat: Compat | None = None,
+    labels: tuple[str, str] | None = None,
+) -> LibraryDiff:
+    """Compare two libraries: logic files, directories (``{name: LogicFile}`` or a path), or masters.
+
+    Args:
+        queries: size keys ``[M, N, B, K, …]``; with them, the result lists the queries whose
+            selected kernel differs (see :func:`selection_changes`).
+        selector: the selection function for ``queries`` (default: see the module docstring).
+        compat: kernel identity for logic files; default by the ``a`` file's dialect.
+        labels: names for the two sides in the result (default: the paths, or ``a``/``b``).
+
+    Raises:
+        UnsupportedFormat: the two sides are of different kinds (e.g. logic file vs master).
+    """
+    left, right = _load_if_path(a), _load_if_path(b)
+    kind_a, kind_b = _kind(left), _kind(right)
+    if kind_a != kind_b:
+        raise UnsupportedFormat(f"cannot diff a {kind_a} against a {kind_b}")
+    names = labels or (_label(a, "a"), _label(b, "b"))
+    notes: list[str] = []
+    result_groups: list[GroupDiff] = []
+    files_added: list[str] = []
+    files_removed: list[str] = []
+    compared = 0
+    identity_name = "master record"
+    if isinstance(left, LogicFile) and isinstance(right, LogicFile):
+        chosen = compat or Compat.for_dialect(left.dialect)
+        identity_name = chosen.value
+        group = _compare_tables(_logic_table(left, "logic", chosen), _logic_table(right, "logic", chosen),
+                                _LOGIC_IGNORED_KEYS)
+        compared = 1
+        result_groups = [] if group.is_empty else [group]
+    elif isinstance(left, MasterLibrary) and isinstance(right, MasterLibrary):
+        tables_a, tables_b = _master_tables(left, notes), _master_tables(right, notes)
+        for name in tables_a:
+            if name in tables_b:
+                compared += 1
+                group = _compare_tables(tables_a[name], tables_b[name], _MASTER_IGNORED_KEYS)
+                if not group.is_empty:
+                    result_groups.append(group)
+        files_removed = [name for name in tables_a if name not in tables_b]
+        files_added = [name for name in tables_b if name not in tables_a]
+        if files_added or files_removed:
+            notes.append("for master libraries, files added/removed list whole tables (predicate paths)")
+    else:
+        assert isinstance(left, Mapping) and isinstance(right, Mapping)
+        files_removed = sorted(name for name in left if name not in right)
+        files_added = sorted(name for name in right if name not in left)
+        identities = set()
+        for name in sorted(name for name in left if name in right):
+            logic_a, logic_b = left[name], right[name]
+            chosen = compat or Compat.for_dialect(logic_a.dialect)
+            identities.add(chosen.value)
+            compared += 1
+            group = _compare_tables(_logic_table(logic_a, name, chosen), _logic_table(logic_b, name, chosen),
+                                    _LOGIC_IGNORED_KEYS)
+            if not group.is_empty:
+                result_groups.append(group)
+        identity_name = "/".join(sorted(identities)) or (compat.value if compat else "by dialect")
+    diff = LibraryDiff(
+        a=names[0], b=names[1], kind=kind_a, identity=identity_name, files_added=files_added,
+        files_removed=files_removed, groups_compared=compared, groups=result_groups, notes=notes,
+    )
+    if queries is not None:
+        query_list = [list(query) for query in queries]
+        chosen_selector, selector_name = (selector, getattr(selector, "__name__", "custom")) if selector else default_selector()
+        diff.queries = len(query_list)
+        diff.selector = selector_name
+        diff.selection = selection_changes(left, right, query_list, chosen_selector, compat=compat)
+    return diff
+
+
+# ---------------------------------------------------------------------------------------------
+# selection diff
+
+
+def exact_match_selector(library: Any, query: Query) -> LogicSolution | None:
+    """Exact table lookup in a logic file: the first row whose key equals ``query``.
+
+    A 4-element query also matches longer keys on ``[M, N, B, K]``. This is what an ``Equality``
+    library does; distance-based libraries would pick a nearest neighbour instead.
+    """
+    if not isinstance(library, LogicFile):
+        raise UnsupportedFormat("exact_match_selector works on logic files only")
+    wanted = tuple(query)
+    fallback: int | None = None
+    for entry in library.table:
+        size = tuple(entry.size)
+        if size == wanted:
+            return _solution_at(library, entry.solution)
+        if fallback is None and len(wanted) == 4 and size[:4] == wanted:
+            fallback = entry.solution
+    return None if fallback is None else _solution_at(library, fallback)
+
+
+def _solution_at(library: LogicFile, position: int) -> LogicSolution | None:
+    return library.solutions[position] if 0 <= position < len(library.solutions) else None
+
+
+def default_selector() -> tuple[Selector, str]:
+    """``tensilekit.selection.select_solution`` when available, else :func:`exact_match_selector`."""
+    try:
+        from tensilekit.selection import select_solution  # type: ignore[attr-defined]
+    except ImportError:
+        return exact_match_selector, "exact_match_selector"
+
+    def via_selection_engine(library: Any, query: Query) -> Any:
+        return select_solution(library, query)
+
+    return via_selection_engine, "tensilekit.selection.select_solution"
+
+
+def _selected_record(selected: Any) -> tuple[Mapping[str, Any], DiffKernel] | None:
+    if selected is None:
+        return None
+    candidate = getattr(selected, "solution", selected)
+    if candidate is None:
+        return None
+    record: Mapping[str, Any]
+    if isinstance(candidate, OpenModel):
+        record = candidate.raw()
+    elif isinstance(candidate, Mapping):
+        record = candidate
+    else:
+        raise UnsupportedFormat(f"selector returned a {type(candidate).__name__}, not a solution")
+    index = record.get("SolutionIndex", record.get("index"))
+    name = record.get("SolutionNameMin", record.get("name"))
+    return record, DiffKernel(index=index if isinstance(index, int) else None,
+                              name=name if isinstance(name, str) else None)
+
+
+def selection_changes(
+    a: Library,
+    b: Library,
+    queries: Iterable[Query],
+    selector: Selector,
+    *,
+    compat: Compat | None = None,
+) -> list[SelectionChange]:
+    """Queries for which ``selector`` picks kernels of different identity in ``a`` and ``b``.
+
+    For directories every query is asked of every file present on both sides (the change names
+    the file in ``group``).
+    """
+    pairs: list[tuple[str | None, Library, Library]]
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        pairs = [(name, a[name], b[name]) for name in sorted(a) if name in b]
+    else:
+        pairs = [(None, a, b)]
+    changes: list[SelectionChange] = []
+    query_list = [list(query) for query in queries]
+    for group, left, right in pairs:
+        identity = _selection_identity(left, compat)
+        for query in query_list:
+            picked_a = _selected_record(selector(left, query))
+            picked_b = _selected_record(selector(right, query))
+            id_a = None if picked_a is None else identity(picked_a[0])
+            id_b = None if picked_b is None else identity(picked_b[0])
+            if id_a != id_b:
+                changes.append(
+                    SelectionChange(query=query, group=group, a=None if picked_a is None else picked_a[1],
+                                    b=None if picked_b is None else picked_b[1])
+                )
+    return changes
+
+
+def _selection_identity(library: Library, compat: Compat | None) -> Callable[[Mapping[str, Any]], Hashable]:
+    if isinstance(library, LogicFile):
+        return _logic_identity(library, compat or Compat.for_dialect(library.dialect))
+    return lambda record: freeze({k: v for k, v in record.items() if k not in _MASTER_IGNORED_KEYS | _LOGIC_IGNORED_KEYS})
+
+
+__all__ = [
+    "DiffKernel",
+    "DiffSize",
+    "EfficiencyChange",
+    "GroupDiff",
+    "HeaderChange",
+    "KernelChange",
+    "Library",
+    "LibraryDiff",
+    "LibraryInput",
+    "Query",
+    "SelectionChange",
+    "Selector",
+    "SizeReassigned",
+    "default_selector",
+    "diff_libraries",
+    "exact_match_selector",
+    "selection_changes",
+]

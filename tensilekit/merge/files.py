@@ -1,0 +1,319 @@
+"""The filesystem edge of merge, diff and prune: pairing files, loading, atomic writing.
+
+This is the only module of :mod:`tensilekit.merge` that touches files (through
+:mod:`tensilekit.io`); :mod:`~tensilekit.merge.merge`, :mod:`~tensilekit.merge.diff` and
+:mod:`~tensilekit.merge.prune` stay pure.
+
+Directory merges follow AMD's ``avoidRegressions`` (T:372-408): files are paired by basename,
+non-recursively, keeping names whose extension is ``.yaml`` in any case; an incremental file
+without an original is dropped (unless ``add_new``), an original without an incremental is not
+copied. One deliberate deviation: incremental files are processed in **sorted** name order, not
+``os.listdir`` order, so the latched default policy (the first file decides, T:384) is
+deterministic. Every output is written atomically (temp file + rename), so OUTPUT may be the
+ORIGINAL directory and a killed merge never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tensilekit.errors import (
+    InputNotFound,
+    InvalidValue,
+    Location,
+    MergeError,
+    TensilekitError,
+    UnsupportedFormat,
+    error_context,
+)
+from tensilekit.io.atomic import write_bytes_atomic, write_text_atomic
+from tensilekit.io.files import read_text
+from tensilekit.io.logic_io import dumps_logic, load_logic
+from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE, parse_yaml
+from tensilekit.merge.merge import MergePolicy, merge_resolved, resolve_force_merge
+from tensilekit.merge.prune import PruneReport, prune_logic
+from tensilekit.merge.identity import Compat
+from tensilekit.merge.report import MergeReport
+from tensilekit.model.library import MasterLibrary
+from tensilekit.model.logic import LogicFile
+
+LOGIC_SUFFIX = ".yaml"
+
+
+def list_logic_files(directory: str | os.PathLike[str]) -> list[str]:
+    """Names of the logic files directly in ``directory`` (``*.yaml``, any case), sorted."""
+    folder = Path(directory)
+    if not folder.exists():
+        raise InputNotFound("no such directory", Location(file=str(directory)))
+    if not folder.is_dir():
+        raise UnsupportedFormat("expected a directory", Location(file=str(directory)))
+    return sorted(
+        entry.name
+        for entry in os.scandir(folder)
+        if os.path.splitext(entry.name)[1].lower() == LOGIC_SUFFIX and entry.is_file()
+    )
+
+
+def merge_directories(
+    original_dir: str | os.PathLike[str],
+    incremental_dir: str | os.PathLike[str],
+    output_dir: str | os.PathLike[str],
+    policy: MergePolicy | None = None,
+    *,
+    dry_run: bool = False,
+) -> MergeReport:
+    """Merge every incremental logic file into the original of the same name; write to ``output_dir``.
+
+    ``output_dir`` may equal ``original_dir`` (each original is read before its output replaces
+    it). With ``dry_run`` nothing is written. Returns the report of the whole run.
+    """
+    chosen = policy or MergePolicy()
+    original_names = list_logic_files(original_dir)
+    incremental_names = list_logic_files(incremental_dir)
+    originals = set(original_names)
+    incrementals = set(incremental_names)
+    paired = [name for name in incremental_names if name in originals]
+    report = MergeReport(
+        policy=chosen.model_dump(mode="json"),
+        unpaired_incremental=[name for name in incremental_names if name not in originals],
+        unpaired_original=[name for name in original_names if name not in incrementals],
+        output=str(output_dir),
+        dry_run=dry_run,
+    )
+    report.notes.append(
+        "incremental files are processed in sorted name order (AMD: os.listdir order, filesystem-dependent)"
+    )
+    if not dry_run:
+        Path(output_dir).mkdir(parents=True, exist_ok=True)
+
+    latched: tuple[bool, str] | None = None
+    for name in paired:
+        # The path as the user typed it, as AMD's os.path.join(startDir, filename) builds it.
+        incremental_path = os.path.join(os.fspath(incremental_dir), name)
+        original_path = os.path.join(os.fspath(original_dir), name)
+        force, reason = resolve_force_merge(chosen, incremental_path, latched)
+        if chosen.force_merge is None and latched is None and chosen.latch_default:
+            latched = (force, name)
+        original = load_logic(original_path)
+        incremental = load_logic(incremental_path)
+        with error_context(incremental_path):
+            merged, file_report = merge_resolved(
+                original,
+                incremental,
+                chosen,
+                force_merge=force,
+                force_reason=reason,
+                name=name,
+                original_path=original_path,
+                incremental_path=incremental_path,
+            )
+        output_path = os.path.join(os.fspath(output_dir), name)
+        file_report.output_path = output_path
+        if not dry_run:
+            write_text_atomic(output_path, dumps_logic(merged, AMD_LOGIC_STYLE))
+            file_report.written = True
+        report.files.append(file_report)
+
+    if latched is not None and len(paired) > 1:
+        report.notes.append(
+            f"default policy latched from {latched[1]} ({'Forced' if latched[0] else 'Winner'}) for every file; "
+            "pass force_merge or latch_default=False to decide per file"
+        )
+    if report.unpaired_incremental:
+        if chosen.add_new:
+            for name in report.unpaired_incremental:
+                source = Path(incremental_dir) / name
+                target = Path(output_dir) / name
+                if not dry_run and not _same_file(source, target):
+                    write_bytes_atomic(target, source.read_bytes())
+                report.copied_new.append(name)
+        else:
+            report.notes.append(
+                f"{len(report.unpaired_incremental)} incremental file(s) without an original were not merged "
+                "(AMD drops them silently; add_new copies them through)"
+            )
+    if report.unpaired_original and Path(output_dir).resolve() != Path(original_dir).resolve():
+        report.notes.append(
+            f"{len(report.unpaired_original)} original file(s) without an incremental are not in the output "
+            "(AMD does not copy them)"
+        )
+    return report
+
+
+def _same_file(source: Path, target: Path) -> bool:
+    try:
+        return target.exists() and os.path.samefile(source, target)
+    except OSError:
+        return False
+
+
+def merge_files(
+    original_path: str | os.PathLike[str],
+    incremental_path: str | os.PathLike[str],
+    output_path: str | os.PathLike[str],
+    policy: MergePolicy | None = None,
+    *,
+    dry_run: bool = False,
+) -> MergeReport:
+    """Merge one pair of files; ``output_path`` may be a file or an existing directory."""
+    chosen = policy or MergePolicy()
+    target = Path(output_path)
+    if target.is_dir():
+        target = target / Path(original_path).name
+    force, reason = resolve_force_merge(chosen, os.fspath(incremental_path))
+    original = load_logic(os.fspath(original_path))
+    incremental = load_logic(os.fspath(incremental_path))
+    with error_context(os.fspath(incremental_path)):
+        merged, file_report = merge_resolved(
+            original,
+            incremental,
+            chosen,
+            force_merge=force,
+            force_reason=reason,
+            name=Path(original_path).name,
+            original_path=os.fspath(original_path),
+            incremental_path=os.fspath(incremental_path),
+        )
+    file_report.output_path = str(target)
+    if not dry_run:
+        write_text_atomic(target, dumps_logic(merged, AMD_LOGIC_STYLE))
+        file_report.written = True
+    return MergeReport(policy=chosen.model_dump(mode="json"), files=[file_report], output=str(target), dry_run=dry_run)
+
+
+def merge_paths(
+    original: str | os.PathLike[str],
+    incremental: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    policy: MergePolicy | None = None,
+    *,
+    dry_run: bool = False,
+) -> MergeReport:
+    """``tensilekit merge``: two directories (:func:`merge_directories`) or two files (:func:`merge_files`)."""
+    for path in (original, incremental):
+        if not Path(path).exists():
+            raise InputNotFound("no such file or directory", Location(file=os.fspath(path)))
+    original_is_dir, incremental_is_dir = Path(original).is_dir(), Path(incremental).is_dir()
+    if original_is_dir and incremental_is_dir:
+        return merge_directories(original, incremental, output, policy, dry_run=dry_run)
+    if not original_is_dir and not incremental_is_dir:
+        return merge_files(original, incremental, output, policy, dry_run=dry_run)
+    raise MergeError("ORIGINAL and INCREMENTAL must both be files or both be directories")
+
+
+# ---------------------------------------------------------------------------------------------
+# loading for diff, pruning files
+
+_SIZE_SEPARATORS = re.compile(r"[\s,x×]+")
+_QUERY_FIELDS = (("m", "M"), ("n", "N"), ("batch", "b", "B", "batch_count"), ("k", "K"))
+
+
+def _query_from(value: Any, where: Location) -> list[int]:
+    if isinstance(value, Mapping):
+        size = []
+        for names in _QUERY_FIELDS:
+            found = next((value[name] for name in names if name in value), 1 if "batch" in names else None)
+            if found is None:
+                raise InvalidValue(f"a query needs {names[0]}", where)
+            size.append(found)
+        value = size
+    if isinstance(value, str):
+        value = [part for part in _SIZE_SEPARATORS.split(value.strip()) if part]
+    if not isinstance(value, (list, tuple)) or not value:
+        raise InvalidValue("a query is a size [M, N, B, K, ...] or {m, n, batch, k}", where)
+    try:
+        return [int(item) for item in value]
+    except (TypeError, ValueError):
+        raise InvalidValue(f"query sizes must be integers, got {value!r}", where) from None
+
+
+def parse_queries(text: str, source: str | None = None) -> list[list[int]]:
+    """Queries for a selection diff: YAML/JSON (a list, or ``{queries: [...]}``) or one size per line.
+
+    A size is ``[M, N, B, K, ...]``, ``"M N B K"`` / ``"M,N,B,K"`` / ``"MxNxBxK"``, or a mapping
+    with ``m``, ``n``, ``k`` and optional ``batch``. ``#`` starts a comment in the line format.
+    """
+    data: Any = None
+    try:
+        data = parse_yaml(text, source)
+    except TensilekitError:
+        data = None
+    if isinstance(data, Mapping) and "queries" in data:
+        data = data["queries"]
+    if isinstance(data, list) and data and all(isinstance(item, int) for item in data):
+        return [_query_from(data, Location(file=source))]
+    if isinstance(data, list):
+        return [_query_from(item, Location(file=source, path=f"[{number}]")) for number, item in enumerate(data)]
+    queries = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        content = line.split("#", 1)[0].strip().strip("[]()")
+        if content:
+            queries.append(_query_from(content, Location(file=source, line=number)))
+    return queries
+
+
+def load_queries(path: str | os.PathLike[str]) -> list[list[int]]:
+    """:func:`parse_queries` on a file."""
+    return parse_queries(read_text(os.fspath(path)), os.fspath(path))
+
+
+def load_library_input(path: Path) -> LogicFile | MasterLibrary | dict[str, LogicFile]:
+    """A logic file, a master library (YAML or msgpack), or a directory of logic files."""
+    if path.is_dir():
+        return {name: load_logic(path / name) for name in list_logic_files(path)}
+    from tensilekit.api import load
+
+    return load(path)
+
+
+def prune_paths(
+    paths: Sequence[str | os.PathLike[str]],
+    output: str | os.PathLike[str] | None = None,
+    *,
+    compat: Compat | None = None,
+    dry_run: bool = False,
+) -> list[PruneReport]:
+    """Prune logic files (directories: every ``*.yaml`` in them) in place or into ``output``.
+
+    Output keeps each file's own YAML style (key order, flow style), so the only textual changes
+    are the removed kernels and renumbered indices.
+    """
+    files: list[tuple[Path, Path]] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            destination = Path(output) if output is not None else path
+            files.extend((path / name, destination / name) for name in list_logic_files(path))
+        else:
+            if not path.exists():
+                raise InputNotFound("no such file", Location(file=str(path)))
+            destination = Path(output) if output is not None else path
+            if output is not None and (destination.is_dir() or len(paths) > 1):
+                destination = destination / path.name
+            files.append((path, destination))
+    reports = []
+    for source, destination in files:
+        logic = load_logic(source)
+        with error_context(source):
+            pruned, report = prune_logic(logic, compat=compat, name=source.name)
+        report.path, report.output_path = str(source), str(destination)
+        if not dry_run and (destination != source or report.changed):
+            write_text_atomic(destination, dumps_logic(pruned))
+            report.written = True
+        reports.append(report)
+    return reports
+
+
+__all__ = [
+    "list_logic_files",
+    "load_library_input",
+    "load_queries",
+    "merge_directories",
+    "merge_files",
+    "merge_paths",
+    "parse_queries",
+    "prune_paths",
+]

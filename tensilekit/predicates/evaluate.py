@@ -1,0 +1,734 @@
+"""Evaluate one Tensile predicate against a problem and a device: ``Verdict(passed, reason)``.
+
+The semantics are those of the C++ runtime, predicate by predicate: problem predicates from
+``ContractionProblemPredicates.hpp`` (Tensile, and the tensilelite variants of hipBLASLt),
+hardware predicates from ``AMDGPUPredicates.hpp`` and the task predicate ``WorkspaceCheck`` from
+``TaskPredicates.hpp``. ``spec/selection.md`` (b.5) is the table this module implements.
+
+A predicate type this module does not know raises :class:`~tensilekit.errors.SelectionError`: an
+unknown predicate never passes silently. Compound predicates short-circuit like ``std::all_of`` /
+``std::any_of``; the reason then names the first deciding operand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from tensilekit.errors import SelectionError
+
+if TYPE_CHECKING:  # the problem model is only needed for annotations (avoids an import cycle)
+    from tensilekit.selection.problem import ContractionProblem, Hardware
+
+TWO_POW_32 = 1 << 32
+_SIZE_MOD = 1 << 64
+#: ``CUEfficiency`` for metric ``Auto``: flops below a 1500³ square GEMM.
+AUTO_CU_EFFICIENCY_FLOPS = 1500 * 1500 * 1500 * 2
+
+
+class PredicateLike(Protocol):
+    """Anything with a ``type`` (and optionally ``index``/``value``): the models, or raw shims."""
+
+    type: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """Outcome of one predicate: ``passed`` and a one-line human ``reason``."""
+
+    passed: bool
+    reason: str
+    type: str = ""
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+_Handler = Callable[[Any, ContractionProblem, Hardware, Any], Verdict]
+
+
+def _value(predicate: Any) -> Any:
+    value = getattr(predicate, "value", None)
+    if hasattr(value, "model_dump") and not hasattr(value, "type"):
+        return value.model_dump(by_alias=True)
+    return value
+
+
+def _index(predicate: Any) -> int:
+    index = getattr(predicate, "index", None)
+    if index is None:
+        raise SelectionError(f"predicate {predicate.type} has no index")
+    return int(index)
+
+
+def _verdict(predicate: Any, passed: bool, detail: str) -> Verdict:
+    return Verdict(bool(passed), f"{predicate.type}: {detail}", predicate.type)
+
+
+def _compare(predicate: Any, left: Any, op: str, right: Any, passed: bool) -> Verdict:
+    return _verdict(predicate, passed, f"{left} {op} {right}" if passed else f"not ({left} {op} {right})")
+
+
+# -------------------------------------------------------------------------------- logic
+
+
+def _true(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    return _verdict(pred, True, "always")
+
+
+def _false(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    return _verdict(pred, False, "never")
+
+
+def _and(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    operands = _value(pred) or []
+    for number, operand in enumerate(operands):
+        verdict = evaluate(operand, p, h, solution=s)
+        if not verdict.passed:
+            return Verdict(False, f"And[{number}] {verdict.reason}", pred.type)
+    return Verdict(True, f"And: all {len(operands)} hold", pred.type)
+
+
+def _or(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    operands = _value(pred) or []
+    for number, operand in enumerate(operands):
+        verdict = evaluate(operand, p, h, solution=s)
+        if verdict.passed:
+            return Verdict(True, f"Or[{number}] {verdict.reason}", pred.type)
+    return Verdict(False, f"Or: none of {len(operands)} holds", pred.type)
+
+
+def _not(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    inner = evaluate(_value(pred), p, h, solution=s)
+    return Verdict(not inner.passed, f"Not({inner.reason})", pred.type)
+
+
+# -------------------------------------------------------------------------------- hardware
+
+
+def _amdgpu(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    inner = evaluate(_value(pred), p, h, solution=s)
+    return Verdict(inner.passed, f"AMDGPU({inner.reason})", pred.type)
+
+
+def _processor(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    want = str(_value(pred)).lower()
+    return _compare(pred, h.arch, "==", want, h.arch == want)
+
+
+def _cu_count(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    want = int(_value(pred))
+    if h.cu_count is None:
+        return _verdict(pred, False, f"device CU count unknown, needs {want}")
+    return _compare(pred, h.cu_count, "==", want, h.cu_count == want)
+
+
+def _is_apu(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    want = bool(_value(pred))
+    return _compare(pred, f"isAPU={int(h.is_apu)}", "==", int(want), h.is_apu == want)
+
+
+# -------------------------------------------------------------------------------- sizes
+
+
+def _free0_multiple(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    size = _free_size("A", _index(pred), p)
+    value = int(_value(pred))
+    return _compare(pred, f"M={size}", "% ==0", value, size % value == 0)
+
+
+def _free1_multiple(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    size = _free_size("B", _index(pred), p)
+    value = int(_value(pred))
+    return _compare(pred, f"N={size}", "% ==0", value, size % value == 0)
+
+
+def _free_size(tensor: str, index: int, p: ContractionProblem) -> int:
+    if index != 0:
+        raise SelectionError(f"free size index {index} of {tensor}: a GEMM has one free index per side")
+    return p.m if tensor == "A" else p.n
+
+
+def _batch_size(index: int, p: ContractionProblem) -> int:
+    if index != 0:
+        raise SelectionError(f"batch size index {index}: a GEMM has one batch index")
+    return p.batch
+
+
+def _bound_size(index: int, p: ContractionProblem) -> int:
+    # BoundSizeMultiple: a negative index counts from the end (index -1 is the last bound index).
+    if index < 0:
+        index += 1
+    if index != 0:
+        raise SelectionError(f"bound size index {index}: a GEMM has one bound (summation) index")
+    return p.k
+
+
+def _batch_multiple(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    size, value = _batch_size(_index(pred), p), int(_value(pred))
+    return _compare(pred, f"batch={size}", "% ==0", value, size % value == 0)
+
+
+def _batch_equal(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    size, value = _batch_size(_index(pred), p), int(_value(pred))
+    return _compare(pred, f"batch={size}", "==", value, size == value)
+
+
+def _bound_multiple(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    size, value = _bound_size(_index(pred), p), int(_value(pred))
+    return _compare(pred, f"K={size}", "% ==0", value, size % value == 0)
+
+
+_SIZE_NAMES = ("M", "N", "batch", "K")
+
+
+def _size_label(index: int, p: ContractionProblem) -> str:
+    return f"{_SIZE_NAMES[index] if 0 <= index < 4 else index}={p.size(index)}"
+
+
+def _size_equal(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    index, value = _index(pred), int(_value(pred))
+    return _compare(pred, _size_label(index, p), "==", value, p.size(index) == value)
+
+
+def _size_greater(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    index, value = _index(pred), int(_value(pred))
+    return _compare(pred, _size_label(index, p), ">", value, p.size(index) > value)
+
+
+def _size_less(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    index, value = _index(pred), int(_value(pred))
+    return _compare(pred, _size_label(index, p), "<", value, p.size(index) < value)
+
+
+def _size_multiple(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    index, value = _index(pred), int(_value(pred))
+    return _compare(pred, _size_label(index, p), "% ==0", value, p.size(index) % value == 0)
+
+
+def _size_in_range(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    index, bounds = _index(pred), _value(pred)
+    low, high = int(_get(bounds, "min", 0)), int(_get(bounds, "max", (1 << 64) - 1))
+    size = p.size(index)
+    return _compare(pred, _size_label(index, p), "in", f"[{low}, {high})", low <= size < high)
+
+
+def _problem_size_equal(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    # problemSizes() of a GEMM: free A, free B, batch, bound — the same order as size(i).
+    return _size_equal(pred, p, h, s)
+
+
+def _max_problem_size_greater(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    value, largest = int(_value(pred)), max(p.m, p.n, p.k)
+    return _compare(pred, f"max(M,N,K)={largest}", ">", value, largest > value)
+
+
+def _leading_free0(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    value = int(_value(pred))
+    return _compare(pred, f"M={p.m}", ">=", value, p.m >= value)
+
+
+def _leading_free1(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    value = int(_value(pred))
+    passed = p.n >= value or (p.lite.grouped_gemm and p.n == 0)
+    return _compare(pred, f"N={p.n}", ">=", value, passed)
+
+
+def _global_split_u_min_k(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    value = _value(pred)
+    if isinstance(value, (list, tuple)):
+        # tensilelite: [minK per GSU, solution GSU]; a forced GSU replaces the solution's; -1 = auto.
+        gsu = p.lite.gsu if p.lite.gsu != 0 else int(value[1])
+        if gsu == -1:
+            return _verdict(pred, True, "auto GSU bypasses the check")
+        min_k = (0 if gsu == 1 else gsu) * int(value[0])
+    else:
+        min_k = int(value)
+    return _compare(pred, f"K={p.k}", ">=", min_k, p.k >= min_k)
+
+
+# -------------------------------------------------------------------------------- strides, buffers
+
+
+def _stride_equal(tensor: str) -> _Handler:
+    def handler(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+        index, value = _index(pred), int(_value(pred))
+        stride = p.stride(tensor, index)
+        return _compare(pred, f"{tensor.upper()}.stride[{index}]={stride}", "==", value, stride == value)
+
+    return handler
+
+
+def _cd_strides_equal(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    passed = p.ldc == p.ldd and p.stride_c == p.stride_d
+    expected = _value(pred)
+    if isinstance(expected, bool):  # an older Tensile wrote CDStridesEqual with a value
+        passed = passed == expected
+    return _compare(pred, f"C.strides=(1,{p.ldc},{p.stride_c})", "==", f"D.strides=(1,{p.ldd},{p.stride_d})", passed)
+
+
+def _ldc_equals_ldd(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    return _compare(pred, f"ldc={p.ldc}", "==", f"ldd={p.ldd}", p.ldc == p.ldd)
+
+
+def _buffer_load(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    v = _value(pred)
+    du0, du1 = int(_get(v, "DUorMT0")), int(_get(v, "DUorMT1"))
+    shift_a, shift_b = int(_get(v, "ShiftPtrElemA")), int(_get(v, "ShiftPtrElemB"))
+    a = ((p.lda * du0 + shift_a) * p.a_bytes) % _SIZE_MOD
+    b = ((p.ldb * du1 + shift_b) * p.b_bytes) % _SIZE_MOD
+    passed = a < TWO_POW_32 and b < TWO_POW_32
+    detail = f"(lda={p.lda}·{du0}+{shift_a})·{p.a_bytes}={a} and (ldb={p.ldb}·{du1}+{shift_b})·{p.b_bytes}={b} < 2^32"
+    return _verdict(pred, passed, detail if passed else f"not {detail}")
+
+
+def _buffer_load_beta(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    if p.beta == 0:
+        return _verdict(pred, True, "beta == 0, C not read")
+    value = int(_value(pred))
+    offset = (p.ldc * p.c_bytes * value) % _SIZE_MOD
+    return _compare(pred, f"ldc={p.ldc}·{p.c_bytes}·{value}={offset}", "<", "2^32", offset < TWO_POW_32)
+
+
+def _buffer_store(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    value = int(_value(pred))
+    offset = (p.ldd * p.d_bytes * value) % _SIZE_MOD
+    return _compare(pred, f"ldd={p.ldd}·{p.d_bytes}·{value}={offset}", "<", "2^32", offset < TWO_POW_32)
+
+
+# -------------------------------------------------------------------------------- problem type, flags
+
+
+def _op_id(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    want = str(_value(pred))
+    return _compare(pred, p.op_id, "==", want, p.op_id == want)
+
+
+def _types_equal(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    want = [str(item) for item in _value(pred)]
+    have = [p.a_type.value, p.b_type.value, p.c_type.value, p.d_type.value]
+    if len(want) == 5:  # tensilelite adds the compute input type
+        have.append(p.compute_input_type.value)
+    elif len(want) != 4:
+        raise SelectionError(f"TypesEqual needs 4 or 5 types, got {len(want)}")
+    return _compare(pred, f"({', '.join(have)})", "==", f"({', '.join(want)})", have == want)
+
+
+def _flag_equal(attribute: str, label: str) -> _Handler:
+    def handler(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+        have, want = bool(getattr(p, attribute)), bool(_value(pred))
+        return _compare(pred, f"{label}={have}", "==", want, have == want)
+
+    return handler
+
+
+def _lite_equal(attribute: str, label: str) -> _Handler:
+    def handler(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+        have, want = getattr(p.lite, attribute), _value(pred)
+        if isinstance(have, bool):
+            want = bool(want)
+        return _compare(pred, f"{label}={have}", "==", want, have == want)
+
+    return handler
+
+
+def _string_equal(attribute: str, label: str) -> _Handler:
+    def handler(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+        have, want = str(getattr(p, attribute)), str(_value(pred))
+        return _compare(pred, f"{label}={have}", "==", want, have == want)
+
+    return handler
+
+
+def _compatible(attribute: str, label: str) -> _Handler:
+    # KernelLanguageCompatible / ArithmeticUnitCompatible: a problem left at Any accepts every kernel.
+    def handler(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+        have, want = str(getattr(p, attribute)), str(_value(pred))
+        return _compare(pred, f"{label}={have}", "in", f"(Any, {want})", have in ("Any", want))
+
+    return handler
+
+
+def _problem_flag(attribute: str, label: str) -> _Handler:
+    def handler(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+        have = bool(getattr(p, attribute))
+        return _verdict(pred, have, f"{label} is {'set' if have else 'not set'}")
+
+    return handler
+
+
+def _beta_zero(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    return _compare(pred, f"beta={p.beta}", "==", 0.0, p.beta == 0.0)
+
+
+def _beta_one(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    return _compare(pred, f"beta={p.beta}", "==", 1.0, p.beta == 1.0)
+
+
+def _scalar_value(attribute: str, label: str) -> _Handler:
+    def handler(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+        have, want = getattr(p, attribute), str(_value(pred))
+        return _compare(pred, f"{label}={have}", "matches", want, want == "Any" or have == want)
+
+    return handler
+
+
+def _ai_ge(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    value = float(_value(pred))
+    return _compare(pred, f"AI={p.arithmetic_intensity:.6g}", ">=", value, p.arithmetic_intensity >= value)
+
+
+def _ai_le(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    value = float(_value(pred))
+    return _compare(pred, f"AI={p.arithmetic_intensity:.6g}", "<=", value, p.arithmetic_intensity <= value)
+
+
+def _cu_efficiency(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    metric = p.performance_metric
+    if metric == "CUEfficiency":
+        return _verdict(pred, True, "metric is CUEfficiency")
+    if metric == "Auto":
+        passed = p.flop_count < AUTO_CU_EFFICIENCY_FLOPS
+        return _verdict(pred, passed, f"metric Auto and flops={p.flop_count} {'<' if passed else '>='} 2·1500³")
+    return _verdict(pred, False, f"metric is {metric}")
+
+
+def _metric_equal(metric: str) -> _Handler:
+    def handler(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+        return _compare(pred, f"metric={p.performance_metric}", "==", metric, p.performance_metric == metric)
+
+    return handler
+
+
+def _marker(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    return _verdict(pred, True, "row marker, always true")
+
+
+def _persistent_kernel(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    have = p.persistent_kernel_eligible
+    return _verdict(pred, have, "problem is PK-eligible" if have else "problem is not PK-eligible")
+
+
+# -------------------------------------------------------------------------------- task
+
+
+def required_workspace(p: ContractionProblem, h: Hardware, solution: Any) -> int:
+    """``ContractionSolution::requiredWorkspaceSize``: partial tiles + flags for non-atomic Stream-K
+    (``streamK >= 2``, grid = CU count), else ``M·N·batch·workspaceSizePerElemC``."""
+    mapping = getattr(solution, "size_mapping", None)
+    per_elem = int(getattr(mapping, "workspace_size_per_elem_c", 0) or 0)
+    stream_k = int(getattr(mapping, "stream_k", 0) or 0)
+    if stream_k >= 2:
+        if h.cu_count is None:
+            raise SelectionError("Stream-K workspace needs the device CU count (--cu-count)")
+        tile = getattr(mapping, "macro_tile", None) or [0, 0]
+        grid = h.cu_count
+        return (int(tile[0]) * int(tile[1]) * per_elem * grid + grid * 4) % _SIZE_MOD
+    return (p.m * p.n * p.batch * per_elem) % _SIZE_MOD
+
+
+def _workspace(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    if s is None:
+        raise SelectionError("WorkspaceCheck is a task predicate: evaluate it with the solution")
+    need = required_workspace(p, h, s)
+    have = "unlimited" if p.workspace_size == (1 << 64) - 1 else str(p.workspace_size)
+    return _compare(pred, f"required={need}", "<=", f"workspace={have}", need <= p.workspace_size)
+
+
+# -------------------------------------------------------------------------------- tensilelite extras
+
+
+def _activation(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    want, have = str(_value(pred)), p.lite.activation_type
+    hipblaslt_all = ("DGelu", "Gelu", "Relu", "Silu", "Clamp")
+    passed = (
+        want == "All"
+        or have in (want, "None")
+        or (want == "Hipblaslt_all" and have in hipblaslt_all)
+    )
+    return _compare(pred, f"activation={have}", "served by", want, passed)
+
+
+def _activation_enum_white_list(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    allowed = [str(item) for item in _value(pred)]
+    if p.lite.activation_type not in ("All", "Hipblaslt_all"):
+        return _verdict(pred, True, "activation type is fixed")
+    have = p.lite.activation_enum
+    return _compare(pred, f"activationEnum={have}", "in", allowed, have in allowed)
+
+
+def _activation_compute_type(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    if p.lite.activation_type == "None":
+        return _verdict(pred, True, "no activation")
+    have = p.lite.activation_compute_type.value if p.lite.activation_compute_type else "None"
+    want = str(_value(pred))
+    return _compare(pred, f"activationComputeType={have}", "==", want, have == want)
+
+
+def _use_bias(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    value = int(_value(pred))
+    return _verdict(pred, not p.lite.use_bias or bool(value), f"problem useBias={p.lite.use_bias}, solution {value}")
+
+
+def _data_type_e(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    if not p.lite.use_e:
+        return _verdict(pred, True, "E not used")
+    have = p.lite.e_type.value if p.lite.e_type else "None"
+    want = str(_value(pred))
+    return _compare(pred, f"E type={have}", "==", want, have == want)
+
+
+def _use_scale_ab(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    have, want = p.lite.use_scale_ab, str(_value(pred))
+    return _compare(pred, f"useScaleAB={have!r}", "in", f"('', {want!r})", have in ("", want))
+
+
+def _use_scale_cd(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    want = bool(_value(pred))
+    return _verdict(pred, not p.lite.use_scale_cd or want, f"problem useScaleCD={p.lite.use_scale_cd}, solution {want}")
+
+
+def _use_scale_alpha_vec(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    value, have = int(_value(pred)), p.lite.use_scale_alpha_vec
+    return _verdict(pred, not have or bool(have & value), f"problem useScaleAlphaVec={have}, solution {value}")
+
+
+def _bias_type_white_list(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    if not p.lite.use_bias:
+        return _verdict(pred, True, "no bias")
+    allowed = [str(item) for item in _value(pred)]
+    have = p.lite.bias_type.value if p.lite.bias_type else "None"
+    return _compare(pred, f"bias type={have}", "in", allowed, have in allowed)
+
+
+_TENSOR_NUMBER = {"A": 0, "B": 1, "C": 2, "D": 3}
+
+
+def _bias_src_white_list(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    lite = p.lite
+    if not lite.use_bias:
+        return _verdict(pred, True, "no bias")
+    if lite.use_scale_alpha_vec and lite.use_bias != lite.use_scale_alpha_vec:
+        return _verdict(pred, False, "bias and scaleAlphaVec disagree on the dimension")
+    allowed = [int(item) for item in _value(pred)]
+    source = _TENSOR_NUMBER[lite.bias_src]
+    if source not in allowed:
+        return _compare(pred, f"bias source={lite.bias_src}", "in", allowed, False)
+    length = lite.bias_length
+    if length is None:
+        return _verdict(pred, True, f"bias source {lite.bias_src} allowed")
+    factor_dim = {1: 0, 2: 1, 3: lite.factor_dim}.get(lite.use_bias, 0)
+    if lite.bias_src in ("A", "D"):
+        needed = p.m if (lite.use_bias == 1 or lite.bias_src != "D") else (p.m, p.n, p.batch)[factor_dim]
+        return _compare(pred, f"bias length={length}", ">=", needed, length >= needed)
+    if lite.bias_src == "B":
+        return _compare(pred, f"bias length={length}", "==", p.n, length == p.n)
+    return _verdict(pred, True, f"bias source {lite.bias_src} allowed")
+
+
+def _amax_d(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    want, have = bool(_value(pred)), p.lite.output_amax_d
+    passed = have == want and (not want or p.lite.gsu in (0, 1))
+    return _compare(pred, f"outputAmaxD={have}", "==", want, passed)
+
+
+def _device_user_arguments(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    lite = p.lite
+    if lite.use_device_user_arguments and lite.grouped_gemm:
+        want = bool(_value(pred))
+        return _compare(pred, "useDeviceUserArguments=True", "==", want, want)
+    return _verdict(pred, True, "device user arguments not requested for grouped GEMM")
+
+
+def _synchronizer_size(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    value = [int(item) for item in _value(pred)]
+    gsu = p.lite.gsu if p.lite.gsu != 0 else value[5]
+    if gsu in (-1, 1):
+        return _verdict(pred, True, f"GSU={gsu} needs no synchronizer")
+    # float arithmetic as in the C++ (static_cast<float>, std::ceil on float)
+    tiles = np.ceil(np.float32(p.m) / np.float32(value[0])) * np.ceil(np.float32(p.n) / np.float32(value[1]))
+    total = tiles * np.float32(value[2]) * np.float32(value[4]) * np.float32(value[3]) * np.float32(p.batch)
+    passed = bool(total <= np.float32(409600)) and (not p.lite.grouped_gemm or p.lite.grouped_gemm_count <= 16)
+    return _compare(pred, f"synchronizer slots={total}", "<=", 409600, passed)
+
+
+def _workgroup_number(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    value = [int(item) for item in _value(pred)]
+    gsu = p.lite.gsu if p.lite.gsu != 0 else value[2]
+    if gsu == -1:
+        return _verdict(pred, True, "auto GSU bypasses the check")
+    gsu = max(gsu, 1)
+    tiles = np.ceil(np.float32(p.m) / np.float32(value[0])) * np.ceil(np.float32(p.n) / np.float32(value[1]))
+    groups = tiles * np.float32(gsu) * np.float32(p.batch)
+    return _compare(pred, f"workgroups={groups:.0f}", "<=", 16777216, bool(groups <= np.float32(16777216)))
+
+
+def _workgroup_mapping_xcc(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    value = [int(item) for item in _value(pred)]
+    if value[0] == -1:
+        return _verdict(pred, True, "XCC chosen at run time")
+    xcc = 1 if p.lite.fallback_status else value[0]
+    if value[1] == -1:
+        if h.cu_count is None:
+            raise SelectionError("WorkgroupMappingXCCCheck needs the device CU count")
+        group = h.cu_count
+    else:
+        group = value[1]
+    passed = xcc > 0 and (xcc & (xcc - 1)) == 0 and group % xcc == 0
+    return _compare(pred, f"WGMXCCG={group}", "% ==0 with power-of-two", f"WGMXCC={xcc}", passed)
+
+
+def _get(mapping: Any, key: str, default: Any = None) -> Any:
+    if isinstance(mapping, Mapping):
+        return mapping.get(key, default)
+    return getattr(mapping, key, default)
+
+
+HANDLERS: dict[str, _Handler] = {
+    # logic
+    "TruePred": _true,
+    "FalsePred": _false,
+    "And": _and,
+    "Or": _or,
+    "Not": _not,
+    # hardware (AMDGPUPredicates.hpp)
+    "AMDGPU": _amdgpu,
+    "Processor": _processor,
+    "TargetProcessor": _processor,
+    "CUCount": _cu_count,
+    "IsAPU": _is_apu,
+    # sizes
+    "Free0SizeMultiple": _free0_multiple,
+    "Free1SizeMultiple": _free1_multiple,
+    "BatchSizeMultiple": _batch_multiple,
+    "BatchSizeEqual": _batch_equal,
+    "BoundSizeMultiple": _bound_multiple,
+    "ProblemSizeEqual": _problem_size_equal,
+    "MaxProblemSizeGreaterThan": _max_problem_size_greater,
+    "LeadingFree0SizesGreaterOrEqual": _leading_free0,
+    "LeadingFree1SizesGreaterOrEqual": _leading_free1,
+    "SizeEqual": _size_equal,
+    "SizeGreaterThan": _size_greater,
+    "SizeLessThan": _size_less,
+    "SizeMultiple": _size_multiple,
+    "SizeInRange": _size_in_range,
+    "GlobalSplitUCheckMinK": _global_split_u_min_k,
+    # strides and buffer limits
+    "StrideAEqual": _stride_equal("a"),
+    "StrideBEqual": _stride_equal("b"),
+    "StrideCEqual": _stride_equal("c"),
+    "StrideDEqual": _stride_equal("d"),
+    "CDStridesEqual": _cd_strides_equal,
+    "LDCEqualsLDD": _ldc_equals_ldd,
+    "BufferLoadOffsetLimitCheck": _buffer_load,
+    "BufferLoadOffsetLimitCheck_Beta": _buffer_load_beta,
+    "BufferStoreOffsetLimitCheck": _buffer_store,
+    # problem type and flags
+    "OperationIdentifierEqual": _op_id,
+    "TypesEqual": _types_equal,
+    "HighPrecisionAccumulate": _flag_equal("hpa", "HPA"),
+    "StridedBatched": _flag_equal("strided_batched", "stridedBatched"),
+    "StochasticRounding": _flag_equal("stochastic_rounding", "stochasticRounding"),
+    "DeterministicMode": _flag_equal("deterministic", "deterministicMode"),
+    "F32XdlMathOp": _string_equal("f32_xdl_math_op", "f32XdlMathOp"),
+    "KernelLanguageCompatible": _compatible("kernel_language", "kernelLanguage"),
+    "ArithmeticUnitCompatible": _compatible("arithmetic_unit", "arithmeticUnit"),
+    "KernelLanguage": _string_equal("kernel_language", "kernelLanguage"),
+    "ArithmeticUnit": _string_equal("arithmetic_unit", "arithmeticUnit"),
+    "Fp16AltImpl": _problem_flag("fp16_alt_impl", "fp16AltImpl"),
+    "Fp16AltImplRound": _problem_flag("fp16_alt_impl_round", "fp16AltImplRound"),
+    "CEqualsD": _problem_flag("c_equals_d", "cEqualsD"),
+    "BetaZero": _beta_zero,
+    "BetaOne": _beta_one,
+    "AlphaValue": _scalar_value("alpha_restriction", "alphaRestriction"),
+    "BetaValue": _scalar_value("beta_restriction", "betaRestriction"),
+    "AIGreaterThanEqual": _ai_ge,
+    "AILessThanEqual": _ai_le,
+    "PersistentKernelCheck": _persistent_kernel,
+    # performance metric rows and row markers
+    "CUEfficiency": _cu_efficiency,
+    "ExperimentalDTree": _metric_equal("ExperimentalDTree"),
+    "ExperimentalGrid": _metric_equal("ExperimentalGrid"),
+    "ExperimentalStreamK": _metric_equal("ExperimentalStreamK"),
+    "ExperimentalMLP": _metric_equal("ExperimentalMLP"),
+    "EqualityMatching": _marker,
+    "FreeSizeMatching": _marker,
+    "RangeMatching": _marker,
+    # task
+    "WorkspaceCheck": _workspace,
+    # tensilelite (hipBLASLt ContractionProblemPredicates.hpp)
+    "GroupedGemm": _lite_equal("grouped_gemm", "groupedGemm"),
+    "UseGradient": _lite_equal("use_gradient", "useGradient"),
+    "UseE": _lite_equal("use_e", "useE"),
+    "Sparse": _lite_equal("sparse", "sparse"),
+    "SwizzleTensorA": _lite_equal("swizzle_tensor_a", "swizzleTensorA"),
+    "SwizzleTensorB": _lite_equal("swizzle_tensor_b", "swizzleTensorB"),
+    "ActivationNoGuard": _lite_equal("activation_no_guard", "activationNoGuard"),
+    "Activation": _activation,
+    "ActivationEnumWhiteList": _activation_enum_white_list,
+    "ActivationComputeType": _activation_compute_type,
+    "UseBias": _use_bias,
+    "DataTypeE": _data_type_e,
+    "UseScaleAB": _use_scale_ab,
+    "UseScaleCD": _use_scale_cd,
+    "UseScaleAlphaVec": _use_scale_alpha_vec,
+    "BiasDataTypeWhiteList": _bias_type_white_list,
+    "BiasSrcWhiteList": _bias_src_white_list,
+    "AmaxDCheck": _amax_d,
+    "SupportDeviceUserArguments": _device_user_arguments,
+    "SynchronizerSizeCheck": _synchronizer_size,
+    "WorkgroupNumberCheck": _workgroup_number,
+    "WorkgroupMappingXCCCheck": _workgroup_mapping_xcc,
+}
+"""Predicate ``type`` → evaluator. Anything else is an error."""
+
+#: Types whose ``value`` (or nested value) holds further predicates.
+COMPOUND_TYPES = frozenset({"And", "Or", "Not", "AMDGPU"})
+
+
+def evaluate(
+    predicate: PredicateLike | None, problem: ContractionProblem, hardware: Hardware, *, solution: Any = None
+) -> Verdict:
+    """Evaluate ``predicate`` for ``problem`` on ``hardware``.
+
+    ``solution`` is needed only for the task predicate ``WorkspaceCheck`` (it reads the solution's
+    ``sizeMapping``). ``None`` as predicate is C++'s default ``True`` predicate.
+
+    Raises:
+        SelectionError: the predicate type is unknown, or the predicate cannot be evaluated for a
+            GEMM (e.g. a size index beyond ``[M, N, batch, K]``).
+    """
+    if predicate is None:
+        return Verdict(True, "no predicate (true)", "TruePred")
+    kind = getattr(predicate, "type", None)
+    handler = HANDLERS.get(kind) if isinstance(kind, str) else None
+    if handler is None:
+        raise SelectionError(f"unknown predicate type {kind!r}: cannot decide whether it holds")
+    return handler(predicate, problem, hardware, solution)
+
+
+def evaluate_all(
+    predicates: Sequence[PredicateLike | None], problem: ContractionProblem, hardware: Hardware, *, solution: Any = None
+) -> Verdict:
+    """All of ``predicates`` in order (``canSolve`` = task ∧ problem ∧ hardware), first failure wins."""
+    for predicate in predicates:
+        verdict = evaluate(predicate, problem, hardware, solution=solution)
+        if not verdict.passed:
+            return verdict
+    return Verdict(True, "all hold", "And")
+
+
+__all__ = [
+    "AUTO_CU_EFFICIENCY_FLOPS",
+    "COMPOUND_TYPES",
+    "HANDLERS",
+    "TWO_POW_32",
+    "PredicateLike",
+    "Verdict",
+    "evaluate",
+    "evaluate_all",
+    "required_workspace",
+]

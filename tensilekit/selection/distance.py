@@ -1,0 +1,230 @@
+"""Distances between a query key and a table key, exactly as Tensile's ``Distance.hpp`` computes them.
+
+Every distance is a function ``(p, q) -> float`` where ``p`` is the problem's key (``ProblemKey``,
+e.g. ``[M, N, K]``) and ``q`` a table entry's key. Alongside each distance sits its
+``improvementPossible(p, q, best)`` bound, which the binary-search scan of
+``DistanceMatchingTable::findBestKeyMatch_BinSearch`` uses to stop early (see
+:mod:`tensilekit.selection.walk`). The arithmetic follows the C++ operand by operand so results
+are bit-identical, including the traps:
+
+* ``Euclidean`` (``EuclideanDistance``) is the **squared** L2 distance, no square root: each
+  difference is taken in int64, then squared and summed in double, left to right. Its bound is
+  ``(p0 - q0)² < best or p == q``: only the first key component is consulted.
+* ``Equality`` computes the same squared distance, but ``Matching`` tables with this distance use a
+  special exact-key probe instead of a scan (the distance is reported as ``0.0`` on a hit).
+* ``Manhattan`` (``ManhattanDistance``): sum of absolute int64 differences; bound ``|p0 - q0| < best``.
+* ``Ratio`` (``RatioDistance``): ``1 + Σ |ln(p_i / q_i)|``; never stops early. Zero sizes give
+  IEEE ``inf``/``nan`` as in C++, never a Python exception.
+* ``JSD`` (``JSDivergence``): Jensen-Shannon divergence of the first three components, each key
+  normalised to sum 1; the bound is the first component's share of the divergence.
+* ``GridBased`` (``GridBasedDistance``): the rocBLAS grid heuristic over ``q = (M, N, K)``, with
+  C ``round`` (half away from zero) and ``pow``; never stops early.
+* ``Random`` (``RandomDistance``): ``double(rand())``. C's ``rand()`` is process-global state; this
+  module keeps one glibc-compatible generator seeded with 1 (the C default), so a fresh process
+  gives glibc's sequence. Results with ``Random`` tables are reproducible only in that sense.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+
+Key = Sequence[int]
+DistanceFunction = Callable[[Key, Key], float]
+BoundFunction = Callable[[Key, Key, float], bool]
+
+_INF = math.inf
+
+
+def euclidean_distance(p: Key, q: Key) -> float:
+    """Squared Euclidean distance (``EuclideanDistance::operator()``)."""
+    distance = 0.0
+    for a, b in zip(p, q):
+        d = float(a - b)
+        distance += d * d
+    return distance
+
+
+def equality_distance(p: Key, q: Key) -> float:
+    """``Equality::operator()``: the squared Euclidean distance (used only to order candidates)."""
+    return euclidean_distance(p, q)
+
+
+def manhattan_distance(p: Key, q: Key) -> float:
+    """Sum of absolute differences (``ManhattanDistance``)."""
+    distance = 0.0
+    for a, b in zip(p, q):
+        distance += float(abs(a - b))
+    return distance
+
+
+def _divide(a: float, b: float) -> float:
+    if b == 0.0:
+        if a == 0.0 or math.isnan(a):
+            return math.nan
+        return math.copysign(_INF, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def _log(x: float) -> float:
+    if math.isnan(x) or x < 0:
+        return math.nan
+    if x == 0.0:
+        return -_INF
+    if math.isinf(x):
+        return _INF
+    return math.log(x)
+
+
+def ratio_distance(p: Key, q: Key) -> float:
+    """``1 + Σ |ln(p_i / q_i)|`` (``RatioDistance``)."""
+    distance = 1.0
+    for a, b in zip(p, q):
+        distance += abs(_log(_divide(float(a), float(b))))
+    return distance
+
+
+def _normalise3(key: Key) -> list[float]:
+    total = 0.0
+    for value in key[:3]:
+        total += value
+    return [_divide(float(value), total) for value in key[:3]]
+
+
+def _kl_term(x: float, m: float) -> float:
+    return x * _log(_divide(x, m))
+
+
+def jsd_distance(p: Key, q: Key) -> float:
+    """Jensen-Shannon divergence of the first three components (``JSDivergence``)."""
+    norm_p, norm_q = _normalise3(p), _normalise3(q)
+    m = [0.5 * (a + b) for a, b in zip(norm_p, norm_q)]
+    kl_p = 0.0
+    kl_q = 0.0
+    for i in range(3):
+        kl_p += _kl_term(norm_p[i], m[i])
+        kl_q += _kl_term(norm_q[i], m[i])
+    return 0.5 * kl_p + 0.5 * kl_q
+
+
+def _c_round(x: float) -> float:
+    # std::round: half away from zero (Python's round() is half-to-even).
+    if math.isnan(x) or math.isinf(x):
+        return x
+    magnitude = abs(x)
+    floor = math.floor(magnitude)
+    rounded = floor + 1.0 if magnitude - floor >= 0.5 else floor
+    return math.copysign(rounded, x)
+
+
+def grid_based_distance(p: Key, q: Key) -> float:
+    """rocBLAS grid heuristic (``GridBasedDistance``): favour grid points covering the problem."""
+    big_m, big_n, big_k = float(q[0]), float(q[1]), float(q[2])
+    step_m = math.ceil(_divide(float(p[0]), big_m)) if p[0] <= 32768 else 1.0
+    step_n = math.ceil(_divide(float(p[1]), big_n)) if p[1] <= 32768 else 1.0
+    if p[0] <= 32768 and p[1] <= 32768:
+        coverage = _divide(float(p[0] * p[1]), step_m * big_m * step_n * big_n)
+        distance = _c_round(_divide(100 * step_m * step_n, math.pow(coverage, 2)))
+    else:
+        spread = math.pow(math.pow(p[0] - q[0], 2) + math.pow(p[1] - q[1], 2), 0.5)
+        distance = _c_round(10000 * step_m * step_n * spread)
+    distance += _divide(abs(big_k - p[2]), big_k + p[2] * 8)
+    return distance
+
+
+class GlibcRand:
+    """glibc ``rand()`` (TYPE_3 additive feedback generator), for ``RandomDistance``."""
+
+    def __init__(self, seed: int = 1) -> None:
+        state = [0] * 344
+        state[0] = seed or 1
+        for i in range(1, 31):
+            hi, lo = divmod(state[i - 1], 127773)
+            word = 16807 * lo - 2836 * hi
+            state[i] = word + 2147483647 if word < 0 else word
+        for i in range(31, 34):
+            state[i] = state[i - 31]
+        for i in range(34, 344):
+            state[i] = (state[i - 31] + state[i - 3]) & 0xFFFFFFFF
+        self._ring = state[-34:]
+
+    def __call__(self) -> int:
+        value = (self._ring[-31] + self._ring[-3]) & 0xFFFFFFFF
+        self._ring.append(value)
+        del self._ring[0]
+        return value >> 1
+
+
+_RAND = GlibcRand(1)
+
+
+def random_distance(p: Key, q: Key) -> float:
+    """``double(rand())`` (``RandomDistance``); see the module docstring about its state."""
+    return float(_RAND())
+
+
+def euclidean_bound(p: Key, q: Key, best: float) -> bool:
+    """``EuclideanDistance::improvementPossible`` on component 0."""
+    d0 = float(p[0] - q[0])
+    return d0 * d0 < best or tuple(p) == tuple(q)
+
+
+def manhattan_bound(p: Key, q: Key, best: float) -> bool:
+    """``ManhattanDistance::improvementPossible`` on component 0."""
+    return float(abs(p[0] - q[0])) < best or tuple(p) == tuple(q)
+
+
+def jsd_bound(p: Key, q: Key, best: float) -> bool:
+    """``JSDivergence::improvementPossible``: component 0's share of the divergence."""
+    norm_p, norm_q = _normalise3(p), _normalise3(q)
+    m = 0.5 * (norm_p[0] + norm_q[0])
+    d0 = 0.5 * _kl_term(norm_p[0], m) + 0.5 * _kl_term(norm_q[0], m)
+    return d0 < best or tuple(p) == tuple(q)
+
+
+def always_possible(p: Key, q: Key, best: float) -> bool:
+    """``improvementPossible`` of distances that never stop early (Ratio, Random, GridBased)."""
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class Distance:
+    """A named distance with its early-exit bound. ``bound_on_first`` marks bounds that look only
+    at ``g(p0 - q0)`` for a ``g`` growing with ``|p0 - q0|`` (the fast path relies on that)."""
+
+    name: str
+    distance: DistanceFunction
+    improvement_possible: BoundFunction
+    bound_on_first: str | None = None
+
+
+DISTANCES: dict[str, Distance] = {
+    "Euclidean": Distance("Euclidean", euclidean_distance, euclidean_bound, "square"),
+    "Equality": Distance("Equality", equality_distance, euclidean_bound, "square"),
+    "Manhattan": Distance("Manhattan", manhattan_distance, manhattan_bound, "abs"),
+    "Ratio": Distance("Ratio", ratio_distance, always_possible),
+    "JSD": Distance("JSD", jsd_distance, jsd_bound),
+    "Random": Distance("Random", random_distance, always_possible),
+    "GridBased": Distance("GridBased", grid_based_distance, always_possible),
+}
+"""Distance name as written in ``Matching`` nodes → implementation (``Serialization/MatchingLibrary.hpp``)."""
+
+__all__ = [
+    "DISTANCES",
+    "Distance",
+    "DistanceFunction",
+    "GlibcRand",
+    "Key",
+    "always_possible",
+    "equality_distance",
+    "euclidean_bound",
+    "euclidean_distance",
+    "grid_based_distance",
+    "jsd_bound",
+    "jsd_distance",
+    "manhattan_bound",
+    "manhattan_distance",
+    "random_distance",
+    "ratio_distance",
+]

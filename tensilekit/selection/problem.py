@@ -1,0 +1,563 @@
+"""The GEMM a selection query asks about, the hardware it runs on, and Tensile's view of both.
+
+:class:`GemmProblem` is what a user states (BLAS vocabulary: M, N, K, batch, transposes, types,
+alpha/beta, leading dimensions and strides, library flags) with BLAS defaults for everything left
+out. :class:`Hardware` is the device (``AMDGPU`` in Tensile). :func:`contraction_problem` turns a
+``GemmProblem`` into a :class:`ContractionProblem`: the fields Tensile's C++
+``ContractionProblem`` exposes to predicates, distances and features (operation identifier, tensor
+element sizes and strides, scalar restrictions, ``flopCount``, arithmetic intensity), laid out the
+way rocBLAS ``ConstructTensileProblem`` builds it (``spec/selection.md`` b.9).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from tensilekit.errors import SelectionError
+from tensilekit.model.common import DataType
+
+#: ``SIZE_MAX`` of the C++ runtime: an unlimited workspace, and the modulus of ``size_t`` products.
+SIZE_MAX = (1 << 64) - 1
+_SIZE_MOD = 1 << 64
+
+Transpose = Literal["N", "T", "C"]
+
+
+class PerformanceMetric(str, enum.Enum):
+    """``PerformanceMetric`` of the problem (Tensile ``PerformanceMetricTypes.hpp``)."""
+
+    AUTO = "Auto"
+    DEVICE_EFFICIENCY = "DeviceEfficiency"
+    CU_EFFICIENCY = "CUEfficiency"
+    EXPERIMENTAL_DTREE = "ExperimentalDTree"
+    EXPERIMENTAL_GRID = "ExperimentalGrid"
+    EXPERIMENTAL_STREAMK = "ExperimentalStreamK"
+    EXPERIMENTAL_MLP = "ExperimentalMLP"
+
+
+class ScalarValue(str, enum.Enum):
+    """Alpha/beta restriction (``ScalarValueTypes.hpp``): ``One`` for 1, ``NegativeOne`` for −1."""
+
+    ANY = "Any"
+    ONE = "One"
+    NEGATIVE_ONE = "NegativeOne"
+
+    @classmethod
+    def of(cls, value: float) -> ScalarValue:
+        if value == 1.0:
+            return cls.ONE
+        if value == -1.0:
+            return cls.NEGATIVE_ONE
+        return cls.ANY
+
+
+# Tensile's abbreviations (``DataType.toChar``), longest first so "B8F8" wins over "B8".
+_TYPE_CODES: dict[str, DataType] = {
+    "4xi8": DataType.INT8X4,
+    "F8B8": DataType.FLOAT8_BFLOAT8,
+    "B8F8": DataType.BFLOAT8_FLOAT8,
+    "F8N": DataType.FLOAT8_FNUZ,
+    "B8N": DataType.BFLOAT8_FNUZ,
+    "I64": DataType.INT64,
+    "I8": DataType.INT8,
+    "F8": DataType.FLOAT8,
+    "B8": DataType.BFLOAT8,
+    "S": DataType.FLOAT,
+    "D": DataType.DOUBLE,
+    "C": DataType.COMPLEX_FLOAT,
+    "Z": DataType.COMPLEX_DOUBLE,
+    "H": DataType.HALF,
+    "B": DataType.BFLOAT16,
+    "I": DataType.INT32,
+    "X": DataType.XFLOAT32,
+}
+_CODE_PATTERN = re.compile("|".join(re.escape(code) for code in sorted(_TYPE_CODES, key=len, reverse=True)))
+
+# hipBLASLt / rocBLAS API spellings accepted as well.
+_API_NAMES: dict[str, DataType] = {
+    "f16_r": DataType.HALF,
+    "bf16_r": DataType.BFLOAT16,
+    "f32_r": DataType.FLOAT,
+    "f64_r": DataType.DOUBLE,
+    "xf32_r": DataType.XFLOAT32,
+    "i8_r": DataType.INT8,
+    "i32_r": DataType.INT32,
+    "f32_c": DataType.COMPLEX_FLOAT,
+    "f64_c": DataType.COMPLEX_DOUBLE,
+    "f8_r": DataType.FLOAT8,
+    "bf8_r": DataType.BFLOAT8,
+    "f8_fnuz_r": DataType.FLOAT8_FNUZ,
+    "bf8_fnuz_r": DataType.BFLOAT8_FNUZ,
+}
+
+
+def parse_data_type(text: str | DataType) -> DataType:
+    """One data type from a Tensile name (``Half``), abbreviation (``H``) or API name (``f16_r``)."""
+    if isinstance(text, DataType):
+        return text
+    token = text.strip()
+    for member in DataType:
+        if token == member.value or token.lower() == member.value.lower():
+            return member
+    if token in _TYPE_CODES:
+        return _TYPE_CODES[token]
+    if token.lower() in _API_NAMES:
+        return _API_NAMES[token.lower()]
+    raise SelectionError(f"unknown data type {text!r} (Tensile names such as Float/Half, or S/D/H/B/I8/4xi8…)")
+
+
+@dataclasses.dataclass(frozen=True)
+class TypeSpec:
+    """The five GEMM types: A, B, C, D and compute (alpha/beta)."""
+
+    a: DataType
+    b: DataType
+    c: DataType
+    d: DataType
+    compute: DataType
+
+
+def parse_type_spec(text: str) -> TypeSpec:
+    """Parse ``--type``: a Tensile name (``Half``), a code string (``S``, ``HHS``, ``HSS``, ``I8II``,
+    ``4xi8II``, ``B8B8S``) or a comma list of names/codes.
+
+    One type means all five. Two mean (A/B, C/D/compute). Three mean (A/B, C/D, compute), which is
+    how Tensile names its problem types (``HHS`` = half in, half out, float compute). Four mean
+    (A, B, C/D, compute) and five (A, B, C, D, compute).
+    """
+    raw = text.strip()
+    if not raw:
+        raise SelectionError("empty type specification")
+    if "," in raw:
+        parts = [parse_data_type(part) for part in raw.split(",")]
+    else:
+        try:
+            parts = [parse_data_type(raw)]
+        except SelectionError:
+            tokens = _CODE_PATTERN.findall(raw)
+            if "".join(tokens) != raw:
+                raise SelectionError(f"cannot read type specification {text!r}") from None
+            parts = [_TYPE_CODES[token] for token in tokens]
+    if len(parts) == 1:
+        (t,) = parts
+        return TypeSpec(t, t, t, t, t)
+    if len(parts) == 2:
+        ab, cd = parts
+        return TypeSpec(ab, ab, cd, cd, cd)
+    if len(parts) == 3:
+        ab, cd, compute = parts
+        return TypeSpec(ab, ab, cd, cd, compute)
+    if len(parts) == 4:
+        a, b, cd, compute = parts
+        return TypeSpec(a, b, cd, cd, compute)
+    if len(parts) == 5:
+        return TypeSpec(*parts)
+    raise SelectionError(f"type specification {text!r} names {len(parts)} types; at most 5 (a, b, c, d, compute)")
+
+
+def _input_bytes_for_hpa(data_type: DataType) -> int:
+    # rocBLAS compares sizeof(Tc) with sizeof(Ti); for int8x4 Ti is int8_t.
+    return 1 if data_type is DataType.INT8X4 else data_type.element_bytes
+
+
+class HipblasltFields(BaseModel):
+    """Problem fields only tensilelite (hipBLASLt) predicates read; defaults = feature unused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    compute_input_type: DataType | None = None
+    """``computeInputType`` (5th entry of tensilelite ``TypesEqual``); None means the A type."""
+    grouped_gemm: bool = False
+    grouped_gemm_count: int = 1
+    use_bias: int = 0
+    bias_type: DataType | None = None
+    bias_src: Literal["A", "B", "C", "D"] = "D"
+    bias_length: int | None = None
+    activation_type: str = "None"
+    activation_enum: str = "None"
+    activation_compute_type: DataType | None = None
+    activation_no_guard: bool = False
+    use_e: bool = False
+    e_type: DataType | None = None
+    use_gradient: bool = False
+    use_scale_ab: str = ""
+    use_scale_cd: bool = False
+    use_scale_alpha_vec: int = 0
+    output_amax_d: bool = False
+    sparse: int = 0
+    swizzle_tensor_a: bool = False
+    swizzle_tensor_b: bool = False
+    use_device_user_arguments: bool = False
+    gsu: int = 0
+    """``getParams().gsu()``: a GSU the caller forces (0 = the solution's own)."""
+    factor_dim: int = 0
+    fallback_status: bool = False
+
+
+class GemmProblem(BaseModel):
+    """A GEMM as a caller states it, with BLAS defaults for what is left out.
+
+    ``D = alpha · op(A) · op(B) + beta · C``, column major, ``op(A)`` is M×K, ``op(B)`` is K×N,
+    ``batch`` matrices. Leading dimensions default to the tight BLAS minimum (``lda = M`` for
+    ``trans_a="N"``, else K, at least 1) and batch strides to one matrix (``stride_a = lda · cols``).
+    ``hpa`` defaults to rocBLAS's rule ``sizeof(compute) > sizeof(input)``. ``alpha=1, beta=0`` are
+    rocblas-bench's defaults. ``workspace_size=None`` means unlimited (``SIZE_MAX``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    m: int = Field(ge=0)
+    n: int = Field(ge=0)
+    k: int = Field(ge=0)
+    batch: int = Field(default=1, ge=0)
+    trans_a: Transpose = "N"
+    trans_b: Transpose = "N"
+    a_type: DataType = DataType.FLOAT
+    b_type: DataType | None = None
+    c_type: DataType | None = None
+    d_type: DataType | None = None
+    compute_type: DataType | None = None
+    hpa: bool | None = None
+    alpha: float = 1.0
+    beta: float = 0.0
+    lda: int | None = Field(default=None, ge=0)
+    ldb: int | None = Field(default=None, ge=0)
+    ldc: int | None = Field(default=None, ge=0)
+    ldd: int | None = Field(default=None, ge=0)
+    stride_a: int | None = Field(default=None, ge=0)
+    stride_b: int | None = Field(default=None, ge=0)
+    stride_c: int | None = Field(default=None, ge=0)
+    stride_d: int | None = Field(default=None, ge=0)
+    strided_batched: bool = True
+    performance_metric: PerformanceMetric = PerformanceMetric.DEVICE_EFFICIENCY
+    fp16_alt_impl: bool = False
+    fp16_alt_impl_round: bool = False
+    stochastic_rounding: bool = False
+    deterministic: bool = False
+    c_equals_d: bool = True
+    f32_xdl_math_op: DataType = DataType.FLOAT
+    workspace_size: int | None = Field(default=None, ge=0)
+    kernel_language: Literal["Any", "Assembly", "Source"] = "Any"
+    arithmetic_unit: Literal["Any", "MFMA", "VALU"] = "Any"
+    persistent_kernel_eligible: bool = True
+    hipblaslt: HipblasltFields = HipblasltFields()
+
+    @field_validator("a_type", "b_type", "c_type", "d_type", "compute_type", "f32_xdl_math_op", mode="before")
+    @classmethod
+    def _parse_type(cls, value: Any) -> Any:
+        return parse_data_type(value) if isinstance(value, str) else value
+
+    @field_validator("trans_a", "trans_b", mode="before")
+    @classmethod
+    def _upper_transpose(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _fill_types(self) -> GemmProblem:
+        # Resolve the defaults once so every later reader sees concrete values.
+        b = self.b_type or self.a_type
+        c = self.c_type or (self.d_type or b)
+        d = self.d_type or c
+        compute = self.compute_type or d
+        hpa = self.hpa
+        if hpa is None:
+            hpa = compute.element_bytes > _input_bytes_for_hpa(self.a_type)
+        for name, value in (("b_type", b), ("c_type", c), ("d_type", d), ("compute_type", compute), ("hpa", hpa)):
+            object.__setattr__(self, name, value)
+        return self
+
+    @classmethod
+    def from_types(cls, m: int, n: int, k: int, types: str | TypeSpec, **fields: Any) -> GemmProblem:
+        """Build with a ``--type``-style specification (``"HHS"``, ``"Half,Half,Float"``…)."""
+        spec = parse_type_spec(types) if isinstance(types, str) else types
+        return cls(
+            m=m, n=n, k=k, a_type=spec.a, b_type=spec.b, c_type=spec.c, d_type=spec.d, compute_type=spec.compute, **fields
+        )
+
+
+class Hardware(BaseModel):
+    """The device (Tensile ``AMDGPU``): processor, compute-unit count, APU flag.
+
+    ``cu_count=None`` means unknown: ``CUCount`` predicates then never hold, so CU-specific library
+    rows are skipped in favour of the generic rows. ``wavefront_size``/``simd_per_cu`` feed only
+    the granularity model of ``GranularitySelection`` nodes (defaults: 32 on gfx10+, else 64; 4).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    arch: str
+    cu_count: int | None = Field(default=None, ge=0)
+    is_apu: bool = False
+    wavefront_size: int | None = None
+    simd_per_cu: int = 4
+
+    @field_validator("arch", mode="before")
+    @classmethod
+    def _normalise_arch(cls, value: Any) -> Any:
+        # "gfx90a:sramecc+:xnack-" names the same Processor as "gfx90a".
+        return value.split(":", 1)[0].strip().lower() if isinstance(value, str) else value
+
+    @field_validator("is_apu", mode="before")
+    @classmethod
+    def _int_flag(cls, value: Any) -> Any:
+        return bool(value) if isinstance(value, int) else value
+
+    @property
+    def wavefront(self) -> int:
+        if self.wavefront_size is not None:
+            return self.wavefront_size
+        match = re.match(r"gfx(\d+)", self.arch)
+        return 32 if match and len(match.group(1)) >= 4 else 64
+
+
+def operation_identifier(trans_a: str, trans_b: str, complex_types: bool) -> str:
+    """``Contraction_l_A{ilk|lik}[C]_B{ljk|jlk}[C]_Cijk_Dijk`` (ContractionProblem.cpp)."""
+    a = "Alik" if trans_a in ("T", "C") else "Ailk"
+    b = "Bjlk" if trans_b in ("T", "C") else "Bljk"
+    if complex_types and trans_a == "C":
+        a += "C"
+    if complex_types and trans_b == "C":
+        b += "C"
+    return f"Contraction_l_{a}_{b}_Cijk_Dijk"
+
+
+_PACKING = {DataType.INT8X4: 4}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ContractionProblem:
+    """Tensile's view of a GEMM: what ``ContractionProblem`` answers when predicates ask.
+
+    Sizes follow Tensile's problem-size order ``size(i) = [M, N, batch, K][i]``. Every tensor has
+    unit stride in dimension 0; ``ld*`` are the dimension-1 strides and ``stride_*`` the batch
+    strides. ``flop_count`` and ``required`` products wrap modulo 2**64 as C++ ``size_t`` does.
+    """
+
+    m: int
+    n: int
+    k: int
+    batch: int
+    trans_a: str
+    trans_b: str
+    op_id: str
+    a_type: DataType
+    b_type: DataType
+    c_type: DataType
+    d_type: DataType
+    compute_type: DataType
+    compute_input_type: DataType
+    a_bytes: int
+    b_bytes: int
+    c_bytes: int
+    d_bytes: int
+    lda: int
+    ldb: int
+    ldc: int
+    ldd: int
+    stride_a: int
+    stride_b: int
+    stride_c: int
+    stride_d: int
+    hpa: bool
+    strided_batched: bool
+    performance_metric: str
+    fp16_alt_impl: bool
+    fp16_alt_impl_round: bool
+    stochastic_rounding: bool
+    deterministic: bool
+    c_equals_d: bool
+    f32_xdl_math_op: str
+    kernel_language: str
+    arithmetic_unit: str
+    persistent_kernel_eligible: bool
+    alpha: float
+    beta: float
+    alpha_restriction: str
+    beta_restriction: str
+    workspace_size: int
+    flop_count: int
+    arithmetic_intensity: float
+    lite: HipblasltFields
+
+    def size(self, index: int) -> int:
+        """``problem.size(i)``: C sizes (M, N, batch) then bound sizes (K)."""
+        sizes = (self.m, self.n, self.batch, self.k)
+        if not 0 <= index < len(sizes):
+            raise SelectionError(f"size index {index} is out of range for a GEMM (0=M, 1=N, 2=batch, 3=K)")
+        return sizes[index]
+
+    def stride(self, tensor: str, index: int) -> int:
+        """``X.strides()[i]`` for tensor ``a``/``b``/``c``/``d``."""
+        strides = {
+            "a": (1, self.lda, self.stride_a),
+            "b": (1, self.ldb, self.stride_b),
+            "c": (1, self.ldc, self.stride_c),
+            "d": (1, self.ldd, self.stride_d),
+        }[tensor]
+        if not 0 <= index < 3:
+            raise SelectionError(f"stride index {index} is out of range for a GEMM tensor (0..2)")
+        return strides[index]
+
+    @property
+    def key_sizes(self) -> tuple[int, int, int, int]:
+        return (self.m, self.n, self.batch, self.k)
+
+
+def _arithmetic_intensity(m: int, n: int, k: int, batch: int, bytes_abc: tuple[int, int, int], beta: float) -> float:
+    # ContractionProblem::arithmeticIntensity: gflop / gbyte over the logical tensor sizes.
+    gflop = 2 * ((m * n * batch * k) % _SIZE_MOD) * 1e-9
+    a_size = (m * k * batch) % _SIZE_MOD
+    b_size = (k * n * batch) % _SIZE_MOD
+    c_size = (m * n * batch) % _SIZE_MOD
+    if beta != 0:
+        gflop += 2 * c_size * 1e-9
+        c_size *= 2
+    gbyte = (a_size * bytes_abc[0] + b_size * bytes_abc[1] + c_size * bytes_abc[2]) * 1e-9
+    if gbyte == 0:
+        return float("inf") if gflop > 0 else float("nan")
+    return gflop / gbyte
+
+
+def contraction_problem(problem: GemmProblem, *, rocblas_k0: bool = False) -> ContractionProblem:
+    """Tensile's view of ``problem`` (rocBLAS ``ConstructTensileProblem`` layout).
+
+    With ``rocblas_k0`` K becomes 0 when ``alpha == 0``, as rocBLAS does before it calls Tensile
+    (``tensile_host.cpp``); leading dimensions and strides keep their values. The default models
+    Tensile itself, which uses K as given (the golden corpus does).
+    """
+    m, n, k, batch = problem.m, problem.n, problem.k, problem.batch
+    a_rows = m if problem.trans_a == "N" else k
+    a_cols = k if problem.trans_a == "N" else m
+    b_rows = k if problem.trans_b == "N" else n
+    b_cols = n if problem.trans_b == "N" else k
+    lda = problem.lda if problem.lda is not None else max(1, a_rows)
+    ldb = problem.ldb if problem.ldb is not None else max(1, b_rows)
+    ldc = problem.ldc if problem.ldc is not None else max(1, m)
+    ldd = problem.ldd if problem.ldd is not None else ldc
+    stride_a = problem.stride_a if problem.stride_a is not None else lda * a_cols
+    stride_b = problem.stride_b if problem.stride_b is not None else ldb * b_cols
+    stride_c = problem.stride_c if problem.stride_c is not None else ldc * n
+    stride_d = problem.stride_d if problem.stride_d is not None else ldd * n
+    if rocblas_k0 and problem.alpha == 0:
+        k = 0
+    # after the model validator these are concrete
+    b_type = problem.b_type or problem.a_type
+    c_type = problem.c_type or b_type
+    d_type = problem.d_type or c_type
+    compute = problem.compute_type or d_type
+    complex_types = problem.a_type in (DataType.COMPLEX_FLOAT, DataType.COMPLEX_DOUBLE)
+    packing = _PACKING.get(problem.a_type, 1)
+    flops = (2 * packing * m * n * batch * k) % _SIZE_MOD
+    bytes_abc = (problem.a_type.element_bytes, b_type.element_bytes, c_type.element_bytes)
+    lite = problem.hipblaslt
+    return ContractionProblem(
+        m=m,
+        n=n,
+        k=k,
+        batch=batch,
+        trans_a=problem.trans_a,
+        trans_b=problem.trans_b,
+        op_id=operation_identifier(problem.trans_a, problem.trans_b, complex_types),
+        a_type=problem.a_type,
+        b_type=b_type,
+        c_type=c_type,
+        d_type=d_type,
+        compute_type=compute,
+        compute_input_type=lite.compute_input_type or problem.a_type,
+        a_bytes=problem.a_type.element_bytes,
+        b_bytes=b_type.element_bytes,
+        c_bytes=c_type.element_bytes,
+        d_bytes=d_type.element_bytes,
+        lda=lda,
+        ldb=ldb,
+        ldc=ldc,
+        ldd=ldd,
+        stride_a=stride_a,
+        stride_b=stride_b,
+        stride_c=stride_c,
+        stride_d=stride_d,
+        hpa=bool(problem.hpa),
+        strided_batched=problem.strided_batched,
+        performance_metric=problem.performance_metric.value,
+        fp16_alt_impl=problem.fp16_alt_impl,
+        fp16_alt_impl_round=problem.fp16_alt_impl_round,
+        stochastic_rounding=problem.stochastic_rounding,
+        deterministic=problem.deterministic,
+        c_equals_d=problem.c_equals_d,
+        f32_xdl_math_op=problem.f32_xdl_math_op.value,
+        kernel_language=problem.kernel_language,
+        arithmetic_unit=problem.arithmetic_unit,
+        persistent_kernel_eligible=problem.persistent_kernel_eligible,
+        alpha=problem.alpha,
+        beta=problem.beta,
+        alpha_restriction=ScalarValue.of(problem.alpha).value,
+        beta_restriction=ScalarValue.of(problem.beta).value,
+        workspace_size=SIZE_MAX if problem.workspace_size is None else problem.workspace_size,
+        flop_count=flops,
+        arithmetic_intensity=_arithmetic_intensity(m, n, k, batch, bytes_abc, problem.beta),
+        lite=lite,
+    )
+
+
+#: Query fields of ``corpus/select/*.jsonl`` lines that map 1:1 onto :class:`GemmProblem`.
+_QUERY_PROBLEM_FIELDS = (
+    "m", "n", "k", "batch", "trans_a", "trans_b", "a_type", "b_type", "c_type", "d_type", "compute_type", "hpa",
+    "alpha", "beta", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "strided_batched",
+    "performance_metric", "fp16_alt_impl", "fp16_alt_impl_round", "stochastic_rounding", "deterministic",
+    "c_equals_d", "f32_xdl_math_op", "workspace_size", "kernel_language", "arithmetic_unit",
+)  # fmt: skip
+
+
+def problem_from_query(record: dict[str, Any]) -> GemmProblem:
+    """A :class:`GemmProblem` from one query object (the ``corpus/select`` JSON-lines format).
+
+    Unknown fields (``id``, ``expected``, ``category`` …) are ignored; absent ones take defaults.
+
+    Raises:
+        SelectionError: a field has an unusable value.
+    """
+    fields = {name: record[name] for name in _QUERY_PROBLEM_FIELDS if name in record and record[name] is not None}
+    if "workspace_size" in record and record["workspace_size"] is None:
+        fields.pop("workspace_size", None)
+    try:
+        return GemmProblem(**fields)
+    except ValueError as error:
+        raise SelectionError(f"invalid query: {error}") from None
+
+
+def hardware_from_query(record: dict[str, Any], default: Hardware | None = None) -> Hardware:
+    """The query's own ``arch``/``cu_count``/``is_apu``, falling back to ``default``."""
+    base: dict[str, Any] = default.model_dump() if default is not None else {}
+    for name in ("arch", "cu_count", "is_apu"):
+        if record.get(name) is not None:
+            base[name] = record[name]
+    if "arch" not in base:
+        raise SelectionError("query names no arch and no default arch was given")
+    try:
+        return Hardware(**base)
+    except ValueError as error:
+        raise SelectionError(f"invalid hardware: {error}") from None
+
+
+__all__ = [
+    "SIZE_MAX",
+    "ContractionProblem",
+    "GemmProblem",
+    "Hardware",
+    "HipblasltFields",
+    "PerformanceMetric",
+    "ScalarValue",
+    "Transpose",
+    "TypeSpec",
+    "contraction_problem",
+    "hardware_from_query",
+    "operation_identifier",
+    "parse_data_type",
+    "parse_type_spec",
+    "problem_from_query",
+]
