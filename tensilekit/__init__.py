@@ -5,7 +5,7 @@ evaluate predicates, predict kernel selection, merge and diff libraries, drive t
 """
 
 from tensilekit._version import __version__
-from tensilekit.api import load, loads
+from tensilekit.api import build_master, build_master_files, load, loads
 from tensilekit.errors import Location, TensilekitError
 from tensilekit.io.logic_io import dump_logic, dumps_logic, load_logic, loads_logic
 from tensilekit.io.master_io import dump_master, dumps_master, load_master, loads_master
@@ -21,6 +21,8 @@ __all__ = [
     "TensilekitError",
     "YamlStyle",
     "__version__",
+    "build_master",
+    "build_master_files",
     "dump_logic",
     "dump_master",
     "dumps_logic",

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
+from tensilekit.build import build_master_libraries
+from tensilekit.errors import InputNotFound, Location, MergeError, UnsupportedFormat, error_context
 from tensilekit.io.detect import Kind, detect_kind
-from tensilekit.io.files import read_bytes
-from tensilekit.io.logic_io import logic_from_data
+from tensilekit.io.files import decode_text, read_bytes
+from tensilekit.io.logic_io import detect_dialect, logic_from_data
+from tensilekit.io.yaml_codec import parse_yaml
 from tensilekit.io.master_io import decode, master_from_data
 from tensilekit.io.yaml_codec import detect_style
 from tensilekit.model.library import MasterLibrary
@@ -15,8 +20,10 @@ from tensilekit.model.logic import LogicFile
 
 def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLibrary:
     """Decode a logic file or a master library from text or bytes, detecting kind and format."""
-    decoded, _, text = decode(data, source)
-    if detect_kind(decoded) is Kind.MASTER:
+    with error_context(source or "<input>"):
+        decoded, _, text = decode(data, source)
+        kind = detect_kind(decoded)
+    if kind is Kind.MASTER:
         return master_from_data(decoded, source=source, text=text)
     logic = logic_from_data(decoded, source=source, text=text)
     if text is not None:
@@ -29,4 +36,53 @@ def load(path: str | Path) -> LogicFile | MasterLibrary:
     return loads(read_bytes(path), str(path))
 
 
-__all__ = ["load", "loads"]
+def logic_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Logic files named directly and ``*.yaml`` files inside directories (recursive, sorted)."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*") if p.suffix.lower() in (".yaml", ".yml") and p.is_file()))
+        elif path.exists():
+            found.append(path)
+        else:
+            raise InputNotFound("no such file or directory", Location(file=str(path)))
+    if not found:
+        raise InputNotFound("no logic files found", Location(file=", ".join(str(p) for p in paths)))
+    return found
+
+
+def build_master_files(
+    paths: Iterable[str | Path], *, lazy: bool = False, separate_architectures: bool = True
+) -> dict[str, MasterLibrary]:
+    """Logic files or directories -> every master file TensileCreateLibrary would write, by base name."""
+    inputs: list[tuple[str, Any]] = []
+    dialects = set()
+    for path in logic_paths(paths):
+        with error_context(path):
+            data = parse_yaml(decode_text(read_bytes(path), str(path)), str(path))
+            if detect_kind(data) is not Kind.LOGIC:
+                raise UnsupportedFormat("not a library-logic file", Location(file=str(path)))
+            dialects.add(detect_dialect(data).value)
+        inputs.append((str(path), data))
+    if len(dialects) > 1:
+        raise MergeError("cannot build one library from both Tensile and tensilelite logic files")
+    raw = build_master_libraries(
+        inputs, dialect=dialects.pop(), lazy=lazy, separate_architectures=separate_architectures  # type: ignore[arg-type]
+    )
+    return {name: master_from_data(tree, source=name) for name, tree in raw.items()}
+
+
+def build_master(paths: Iterable[str | Path] | str | Path) -> MasterLibrary:
+    """Build the (single-architecture, non-lazy) master library of logic files or directories.
+
+    The library part of AMD's TensileCreateLibrary: no kernels are compiled, no ROCm is needed.
+    """
+    items = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    files = build_master_files(items)
+    if len(files) != 1:
+        raise MergeError(f"logic files span several architectures ({', '.join(files)}); use build_master_files")
+    return next(iter(files.values()))
+
+
+__all__ = ["build_master", "build_master_files", "load", "loads", "logic_paths"]

@@ -49,27 +49,37 @@ def _file_row(report: FileMergeReport) -> list[str]:
         str(len(report.sizes_kept)),
         str(len(report.sizes_added)),
         f"+{len(report.kernels_added)} -{len(report.kernels_removed)}",
-        f"{report.output_sizes} / {report.output_kernels}",
+        f"{report.output_sizes}/{report.output_kernels}",
         str(len(report.warnings)),
     ]
 
 
+def merge_summary_lines(file_report: FileMergeReport) -> list[str]:
+    """The plain-text block for one file (also what the CLI tests assert on)."""
+    policy = file_report.policy
+    changed = sum(1 for entry in file_report.sizes_replaced if entry.changed)
+    written = "written" if file_report.written else "not written"
+    lines = [
+        f"{file_report.name}: {policy.merge_mode} ({policy.force_merge_reason}), compat {policy.compat.value}",
+        f"  sizes: {len(file_report.sizes_replaced)} replaced ({changed} changed), {len(file_report.sizes_kept)} kept, "
+        f"{len(file_report.sizes_added)} added"
+        + (f", {len(file_report.sizes_rejected)} rejected" if file_report.sizes_rejected else "")
+        + f" -> {file_report.output_sizes} sizes",
+        f"  kernels: +{len(file_report.kernels_added)} -{len(file_report.kernels_removed)} "
+        f"-> {file_report.output_kernels} kernels",
+        f"  output: {file_report.output_path or '-'} ({written})",
+    ]
+    lines += [f"  warning: {warning}" for warning in file_report.warnings]
+    return lines
+
+
 def render_merge_report(report: MergeReport, console: Console) -> None:
-    table = Table(title="merge" + (" (dry run: nothing written)" if report.dry_run else ""), title_justify="left",
-                  box=box.SIMPLE_HEAD, caption="replaced/changed: entries overwritten / whose kernel or efficiency changed; "
-                  "out: sizes/kernels written", caption_justify="left")
-    table.add_column("file", overflow="fold")
-    table.add_column("policy")
-    for header in ("replaced/changed", "kept", "added", "kernels", "out", "warnings"):
-        table.add_column(header, justify="right")
+    if report.dry_run:
+        console.print("dry run: nothing written", style="bold")
     for file_report in report.files:
-        table.add_row(*_file_row(file_report))
-    console.print(table)
-    for file_report in report.files:
-        console.print(f"{file_report.name}: {file_report.policy.merge_mode} because {file_report.policy.force_merge_reason}; "
-                      f"compat {file_report.policy.compat.value} ({file_report.policy.compat_reason})", markup=False)
-        for warning in file_report.warnings:
-            console.print(f"  warning: {warning}", style="yellow", markup=False)
+        for number, line in enumerate(merge_summary_lines(file_report)):
+            style = "yellow" if line.startswith("  warning:") else ("bold" if number == 0 else None)
+            console.print(line, style=style, markup=False)
     if report.unpaired_incremental and not report.copied_new:
         console.print("not merged (no original): " + ", ".join(report.unpaired_incremental), markup=False)
     if report.copied_new:
@@ -181,14 +191,14 @@ def render_diff(diff: LibraryDiff, console: Console) -> None:
 
 def _group_lines(group: GroupDiff, limit: int = 20) -> list[str]:
     lines = [f"{group.name}" + (f" ({group.problem_type})" if group.problem_type else "")]
-    for change in group.header_changes:
-        lines.append(f"  header {change.field}: {change.a!r} → {change.b!r}")
+    for header in group.header_changes:
+        lines.append(f"  header {header.field}: {header.a!r} → {header.b!r}")
     for kernel in group.kernels_removed[:limit]:
         lines.append(f"  - kernel {_kernel(kernel)} {kernel.name or ''}".rstrip())
     for kernel in group.kernels_added[:limit]:
         lines.append(f"  + kernel {_kernel(kernel)} {kernel.name or ''}".rstrip())
-    for change in group.kernels_changed[:limit]:
-        lines.append(f"  ~ kernel {_kernel(change.a)} → {_kernel(change.b)}: {', '.join(change.keys)}")
+    for kernel_change in group.kernels_changed[:limit]:
+        lines.append(f"  ~ kernel {_kernel(kernel_change.a)} → {_kernel(kernel_change.b)}: {', '.join(kernel_change.keys)}")
     for size in group.sizes_removed[:limit]:
         lines.append(f"  - size {_key(size.key)} ({_kernel(size.kernel)}, {size.efficiency})")
     for size in group.sizes_added[:limit]:
@@ -196,8 +206,8 @@ def _group_lines(group: GroupDiff, limit: int = 20) -> list[str]:
     for moved in group.sizes_reassigned[:limit]:
         lines.append(f"  ~ size {_key(moved.key)}: {_kernel(moved.a)} → {_kernel(moved.b)} "
                      f"({moved.a_efficiency} → {moved.b_efficiency})")
-    for change in group.efficiency_changes[:limit]:
-        lines.append(f"  ~ efficiency {_key(change.key)}: {change.a} → {change.b}")
+    for efficiency in group.efficiency_changes[:limit]:
+        lines.append(f"  ~ efficiency {_key(efficiency.key)}: {efficiency.a} → {efficiency.b}")
     hidden = sum(max(0, len(items) - limit) for items in (
         group.kernels_removed, group.kernels_added, group.kernels_changed, group.sizes_removed,
         group.sizes_added, group.sizes_reassigned, group.efficiency_changes))
@@ -262,6 +272,7 @@ def render_prune(reports: Sequence[PruneReport], console: Console, *, dry_run: b
 __all__ = [
     "diff_markdown",
     "merge_report_markdown",
+    "merge_summary_lines",
     "render_diff",
     "render_merge_report",
     "render_prune",

@@ -7,6 +7,7 @@ data along the same tuple to recover the path inside the document, then (for YAM
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ from tensilekit.errors import (
     UnknownNodeType,
     format_path,
 )
-from tensilekit.io.yaml_codec import locate
+from tensilekit.io.yaml_codec import locate, parse_path
 
 
 def raw_path(raw: Any, loc: Sequence[int | str], aliases: Callable[[str], str] | None = None) -> list[object]:
@@ -51,6 +52,10 @@ def raw_path(raw: Any, loc: Sequence[int | str], aliases: Callable[[str], str] |
     return path
 
 
+# The custom error type of the library-node discriminator (``model.library.LibraryNode``).
+_UNKNOWN_NODE_TYPE = "unknown_node_type"
+
+
 def _message(error: dict[str, Any]) -> str:
     kind = error.get("type", "")
     if kind == "missing":
@@ -61,6 +66,12 @@ def _message(error: dict[str, Any]) -> str:
         context = error.get("ctx") or {}
         tag = context.get("tag")
         return f"unknown type {tag!r}" if tag else "missing or unknown 'type'"
+    if kind == _UNKNOWN_NODE_TYPE:
+        value = error.get("input")
+        if not isinstance(value, dict):
+            return "a library node must be a mapping with a 'type'"
+        tag = value.get("type")
+        return f"unknown library node type {tag!r}" if tag is not None else "library node without a 'type'"
     return str(error.get("msg", "invalid value"))
 
 
@@ -94,9 +105,22 @@ def to_format_error(
         cls = MissingField
     elif kind in ("union_tag_invalid", "union_tag_not_found"):
         cls = UnknownNodeType
+    elif kind == _UNKNOWN_NODE_TYPE and isinstance(value, dict):
+        cls = UnknownNodeType
     else:
         cls = InvalidValue
     return cls(message, location)
 
 
-__all__ = ["raw_path", "to_format_error"]
+def add_line(error: LibraryFormatError, text: str | None) -> LibraryFormatError:
+    """Fill in line and column of an error raised with a YAML path only (checks made before
+    validation); the path resolves as far as the document goes. Returns ``error``."""
+    location = error.location
+    if text is None or location is None or location.line is not None or location.path is None:
+        return error
+    found = locate(text, parse_path(location.path))
+    error.location = dataclasses.replace(location, line=found.line, col=found.col)
+    return error
+
+
+__all__ = ["add_line", "raw_path", "to_format_error"]

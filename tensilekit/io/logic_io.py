@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MissingField, error_context
-from tensilekit.io.locations import raw_path, to_format_error
+from tensilekit.io.locations import add_line, raw_path, to_format_error
 from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE, YamlStyle, detect_style, dump_yaml, parse_yaml
 from tensilekit.model.common import to_raw
 from tensilekit.model.logic import (
@@ -86,13 +86,24 @@ def _fields_from_dict(data: dict[str, Any], dialect: Dialect) -> dict[str, Any]:
     return fields
 
 
+# ExactLogicEntry field -> its position inside a ``[[sizes...], [solution, efficiency]]`` row.
+_ROW_POSITIONS: dict[str, tuple[int, ...]] = {"size": (0,), "solution": (1, 0), "efficiency": (1, 1)}
+
+
+def _row_loc(head: int | str, rest: Sequence[int | str]) -> Sequence[int | str]:
+    """Map ``exact_logic, row, <field>, ...`` pydantic locs onto the row's list positions."""
+    if head == "exact_logic" and len(rest) >= 2 and isinstance(rest[1], str) and rest[1] in _ROW_POSITIONS:
+        return (rest[0], *_ROW_POSITIONS[rest[1]], *rest[2:])
+    return rest
+
+
 def _list_path(dialect: Dialect) -> Any:
     layout = LIST_LAYOUTS[dialect]
 
     def path_for(loc: Sequence[int | str], raw: list[Any]) -> list[object]:
         if not loc:
             return []
-        head, rest = loc[0], loc[1:]
+        head, rest = loc[0], _row_loc(loc[0], loc[1:])
         if isinstance(head, str) and head in layout:
             position = layout.index(head)
             return [position] + raw_path(raw[position] if position < len(raw) else None, rest)
@@ -109,14 +120,18 @@ def logic_from_data(
     """Build a :class:`LogicFile` from decoded YAML data (list or dict form)."""
     chosen = Dialect(dialect) if dialect is not None else detect_dialect(data)
     with error_context(source or "<input>"):
-        if isinstance(data, list):
-            fields = _fields_from_list(data, chosen)
-        elif isinstance(data, dict):
-            fields = _fields_from_dict(data, chosen)
-        else:
-            raise LibraryFormatError(
-                f"a logic file is a YAML list or mapping, not {type(data).__name__}", Location(path="")
-            )
+        try:
+            if isinstance(data, list):
+                fields = _fields_from_list(data, chosen)
+            elif isinstance(data, dict):
+                fields = _fields_from_dict(data, chosen)
+            else:
+                raise LibraryFormatError(
+                    f"a logic file is a YAML list or mapping, not {type(data).__name__}", Location(path="")
+                )
+        except LibraryFormatError as error:
+            add_line(error, text)
+            raise
         try:
             with gc_paused():
                 return LogicFile.model_validate(fields)
@@ -130,7 +145,7 @@ def logic_from_data(
             def dict_path(loc: Sequence[int | str]) -> list[object]:
                 if loc and isinstance(loc[0], str) and loc[0] in _FIELD_TO_DICT_KEY:
                     key = _FIELD_TO_DICT_KEY[loc[0]]
-                    return [key] + raw_path(data.get(key), loc[1:])
+                    return [key] + raw_path(data.get(key), _row_loc(loc[0], loc[1:]))
                 return raw_path(data, loc)
 
             raise to_format_error(error, data, source=source, text=text, path_for=dict_path) from None

@@ -23,16 +23,17 @@ from tensilekit.model.library import MasterLibrary
 
 def decode(data: bytes | str, source: str | None = None) -> tuple[Any, Format, str | None]:
     """Decode bytes or text into plain data; returns (data, format, text-if-YAML)."""
-    if isinstance(data, str):
+    with error_context(source or "<input>"):
+        if isinstance(data, str):
+            with gc_paused():
+                return parse_yaml(data, source), Format.YAML, data
+        raw, _ = decompress(data, source)
+        fmt = detect_format(raw)
         with gc_paused():
-            return parse_yaml(data, source), Format.YAML, data
-    raw, _ = decompress(data, source)
-    fmt = detect_format(raw)
-    with gc_paused():
-        if fmt is Format.MSGPACK:
-            return parse_msgpack(raw, source), fmt, None
-        text = decode_text(raw, source)
-        return parse_yaml(text, source), fmt, text
+            if fmt is Format.MSGPACK:
+                return parse_msgpack(raw, source), fmt, None
+            text = decode_text(raw, source)
+            return parse_yaml(text, source), fmt, text
 
 
 def master_from_data(data: Any, *, source: str | None = None, text: str | None = None) -> MasterLibrary:

@@ -97,6 +97,9 @@ class MergePolicy(BaseModel):
             (AMD drops them silently).
         latch_default: with ``force_merge=None`` the first file's default decides the policy for
             the whole run, as AMD's scripts do (T:384). False decides per file.
+        problem_type_check: tensilelite's ProblemType waiving and check (step 0). None = on for
+            compat ``tensilelite`` only; ``compat=tensilelite, problem_type_check=False``
+            reproduces ROCm/Tensile's older ``Tensile/Utilities/merge.py`` (TU).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -108,6 +111,7 @@ class MergePolicy(BaseModel):
     compat: Compat | None = None
     add_new: bool = False
     latch_default: bool = True
+    problem_type_check: bool | None = None
 
 
 def default_force_merge(incremental_path: str | None) -> bool:
@@ -420,7 +424,10 @@ def merge_resolved(
 
     waived: list[str] = []
     header_changed = False
-    if compat is Compat.TENSILELITE:
+    check_problem_type = policy.problem_type_check
+    if check_problem_type is None:
+        check_problem_type = compat is Compat.TENSILELITE
+    if check_problem_type:
         waived = _waive_problem_type(orig, inc, warnings)
         header_changed = bool(waived)
 

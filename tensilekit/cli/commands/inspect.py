@@ -8,14 +8,20 @@ import click
 
 from tensilekit.cli.render import print_json, render_info, render_validation, stdout_console
 from tensilekit.inspect import describe_paths, validate_paths
+from tensilekit.data import sample_library_path
 from tensilekit.io.master_io import dump_master, load_master
 
 
 @click.command("info")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--sample", is_flag=True, help="Describe the sample master library shipped with tensilekit.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def info_command(paths: tuple[str, ...], as_json: bool) -> None:
+def info_command(paths: tuple[str, ...], sample: bool, as_json: bool) -> None:
     """Summarise logic files and master libraries (a directory file by file)."""
+    if sample:
+        paths = paths + (str(sample_library_path()),)
+    if not paths:
+        raise click.UsageError("give PATH... or --sample")
     infos = describe_paths(paths)
     if as_json:
         print_json(infos)
