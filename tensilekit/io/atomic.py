@@ -11,17 +11,18 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[str]] | Iterator[IO[bytes]]:
+def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
     """Open a temporary sibling of ``path`` for writing; rename over ``path`` on success."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(descriptor, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""})) as handle:
+        text_mode = "b" not in mode
+        with os.fdopen(descriptor, mode, encoding="utf-8" if text_mode else None, newline="" if text_mode else None) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
@@ -43,13 +44,13 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[st
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8, newlines untouched) to ``path`` atomically."""
     with atomic_open(path, "w") as handle:
-        handle.write(text)  # type: ignore[arg-type]
+        handle.write(text)
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically."""
     with atomic_open(path, "wb") as handle:
-        handle.write(data)  # type: ignore[arg-type]
+        handle.write(data)
 
 
 __all__ = ["atomic_open", "write_bytes_atomic", "write_text_atomic"]

@@ -56,7 +56,7 @@ def raw_path(raw: Any, loc: Sequence[int | str], aliases: Callable[[str], str] |
 _UNKNOWN_NODE_TYPE = "unknown_node_type"
 
 
-def _message(error: dict[str, Any]) -> str:
+def _message(error: Any) -> str:
     kind = error.get("type", "")
     if kind == "missing":
         return "missing required field"

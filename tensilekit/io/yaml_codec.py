@@ -24,6 +24,7 @@ import yaml
 from tensilekit.errors import Location, YamlSyntaxError, format_path
 from tensilekit.io import yaml_emitter
 
+_fast_yaml: Any
 try:  # pragma: no cover - exercised implicitly
     import yaml_rs as _fast_yaml
 except ImportError:  # pragma: no cover - fallback when the wheel is unavailable
@@ -305,8 +306,8 @@ def _share_containers(data: Any, pairs: Sequence[tuple[tuple[object, ...], tuple
         parent = _at(data, alias_path[:-1])
         last = alias_path[-1]
         try:
-            if parent is not _MISSING and parent[last] == anchor:  # type: ignore[index]
-                parent[last] = anchor  # type: ignore[index]
+            if parent is not _MISSING and parent[last] == anchor:
+                parent[last] = anchor
         except (KeyError, IndexError, TypeError):
             continue
 

@@ -38,7 +38,7 @@ def _string_style(text: str) -> tuple[bool, bool, bool, bool]:
     if cached is not None:
         return cached
     analysis = _ANALYZER.analyze_scalar(text)
-    implicit = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG
+    implicit = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
     simple_ok = not (analysis.empty or analysis.multiline) and len(text) < 128
     result = (
         implicit and analysis.allow_block_plain,

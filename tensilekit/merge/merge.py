@@ -457,11 +457,10 @@ def merge_resolved(
         _trim(orig, trimmed, tagged)
         _trim(inc, trimmed, tagged)
 
-    sanitized = 0
+    sanitized = sanitized_incremental = 0
     if compat is Compat.TENSILELITE:  # step 4
         sanitized = sum(sanitize_solution(solution) for solution in orig.solutions)
-        for solution in inc.solutions:
-            sanitize_solution(solution)
+        sanitized_incremental = sum(sanitize_solution(solution) for solution in inc.solutions)
 
     kept_orig, unused_orig = _drop_unused(orig.solutions, orig.rows)  # step 5
     orig.file_positions = kept_orig
@@ -633,6 +632,7 @@ def merge_resolved(
         efficiency=units,
         problem_type_waived=waived,
         sanitized_kernels=sanitized,
+        sanitized_incremental_kernels=sanitized_incremental,
         amd_statistics=AmdStatistics(
             sizes_added=len(table) - len(orig.rows),
             kernels_added=pool_size_before_sweep - len(orig.solutions),

@@ -187,7 +187,8 @@ class FileMergeReport(_ReportModel):
 
     efficiency: EfficiencyUnits
     problem_type_waived: list[str] = Field(default_factory=list, description="tensilelite ProblemType waiving")
-    sanitized_kernels: int = Field(0, description="tensilelite StaggerU sanitising rewrote this many kernels")
+    sanitized_kernels: int = Field(0, description="tensilelite StaggerU sanitising rewrote this many original kernels")
+    sanitized_incremental_kernels: int = Field(0, description="... and this many incremental kernels")
     amd_statistics: AmdStatistics
     warnings: list[str] = Field(default_factory=list)
 

@@ -166,10 +166,15 @@ def check_master(master: MasterLibrary) -> list[Finding]:
     findings: list[Finding] = []
     counts = Counter(solution.index for solution in master.solutions)
     known = set(counts)
-    for index, seen in counts.items():
+    for repeated, seen in counts.items():
         if seen > 1:
             findings.append(
-                Finding(severity="error", code="duplicate-index", message=f"solution index {index} appears {seen} times", path="solutions")
+                Finding(
+                    severity="error",
+                    code="duplicate-index",
+                    message=f"solution index {repeated} appears {seen} times",
+                    path="solutions",
+                )
             )
     for path, node in master.iter_nodes():
         if isinstance(node, MatchingNode):

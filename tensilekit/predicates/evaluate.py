@@ -47,7 +47,7 @@ class Verdict:
         return self.passed
 
 
-_Handler = Callable[[Any, ContractionProblem, Hardware, Any], Verdict]
+_Handler = Callable[[Any, "ContractionProblem", "Hardware", Any], Verdict]
 
 
 def _value(predicate: Any) -> Any:

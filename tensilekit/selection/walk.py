@@ -1,0 +1,532 @@
+"""Walk a master library the way Tensile's C++ runtime does, and say why at every step.
+
+This is the reference implementation of ``MasterSolutionLibrary::findBestSolution`` and
+``findAllSolutions`` for GEMM problems (Tensile host library, ``spec/selection.md`` section b).
+It favours clarity and a complete trace over speed; :mod:`tensilekit.selection.fast` is the
+compiled equivalent for bulk queries and is tested against this module.
+
+The algorithm, node by node (the C++ class reproduced in brackets):
+
+* ``Hardware`` / ``Problem`` rows (``ExactLogicLibrary``): rows in file order; the first row whose
+  predicate holds is searched, and **if its subtree answers nothing the next rows are tried**
+  (fall-through). ``findAllSolutions`` unions every row whose predicate holds.
+* ``ProblemMap`` (``ProblemMapLibrary``): exact lookup of the operation identifier; a miss is null.
+* ``Single`` (``SingleSolutionLibrary``): the solution if ``canSolve`` (task ∧ problem ∧ hardware
+  predicates) holds, else null; index -1 is null.
+* ``Matching`` (``ProblemMatchingLibrary`` over ``DistanceMatchingTable``): the table is sorted by
+  ``(key ascending, speed descending)``; the query key is built from ``properties``.
+
+  - Default search (``findBestKeyMatch_BinSearch``): from ``lower_bound(key)`` scan rightwards,
+    then from ``lower_bound - 1`` leftwards. An entry is considered when its distance is smaller
+    than the best so far, or equal with a strictly higher speed (``bestSpeed`` starts at 0.0); it
+    becomes the best only if its solution passes ``canSolve`` (a failing nearest entry is skipped
+    and the scan goes on). Once a best exists, each direction stops at the first entry for which
+    the distance's ``improvementPossible`` bound fails — for Euclidean that is
+    ``(p0 - q0)² >= best`` on the first key component only. Ties are therefore decided by scan
+    order, not globally, and the leftward scan meets equal keys slowest first.
+  - ``Equality``: only the first entry (highest speed) with exactly the query key is tried; a miss
+    or a failing solution is null (the parent row then falls through). Distance 0.0 on a key hit.
+  - ``GridBased``: the M/N cell walk of ``findBestKeyMatch_GridBased`` with a last-resort
+    backwards scan.
+
+  The node writes the distance it found (``DBL_MAX`` when nothing) into the caller's fitness;
+  the last value written is the one reported, as with the C++ ``double* fitness``.
+* ``DecisionTree`` (``DecisionTreeLibrary`` / ``BasicForest``): float32 feature key; trees in order;
+  a tree is evaluated only when its own solution passes ``canSolve``; the first tree predicting
+  true answers, else ``nullValue``. Writes no distance.
+* ``FreeSize`` (tensilelite ``ProblemFreeSizeLibrary``): never answers ``findBestSolution``.
+* ``GranularitySelection``: exact ``[M, N, batch, K]`` hit first, else the best projected
+  performance (strictly greater wins, in index order) among solutions passing ``canSolve``.
+* ``Placeholder`` (``PlaceholderLibrary``): loads ``<prefix>`` through the injected loader on first
+  use, merges its solutions into the master's and delegates to its ``library``.
+
+Not modelled: the ``CachingLibrary`` (its key ignores alpha/beta restrictions, beta and
+``cEqualsD``, so a cached answer can differ from the uncached one this module computes — the
+golden corpus answers are uncached), user overrides, and the environment variables
+``TENSILE_SOLUTION_INDEX``, ``TENSILE_METRIC``, ``TENSILE_NAIVE_SEARCH`` and
+``TENSILE_EXPERIMENTAL_SELECTION``. Ties between entries with identical key and speed follow file
+order (stable sort); C++ ``std::sort`` leaves their order unspecified.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tensilekit.errors import SelectionError
+from tensilekit.model.library import (
+    AnyNode,
+    DecisionTreeNode,
+    FreeSizeNode,
+    GranularitySelectionNode,
+    HardwareNode,
+    MasterLibrary,
+    MatchingNode,
+    PlaceholderNode,
+    ProblemMapNode,
+    ProblemNode,
+    SingleNode,
+)
+from tensilekit.model.solution import MasterSolution
+from tensilekit.predicates.evaluate import Verdict, evaluate
+from tensilekit.selection.distance import DISTANCES, Distance
+from tensilekit.selection.features import feature_key, predict
+from tensilekit.selection.granularity import projected_performance
+from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, contraction_problem
+
+DBL_MAX = sys.float_info.max
+Loader = Callable[[str], MasterLibrary]
+"""Loads the library a ``Placeholder`` names (its ``value``, the file prefix)."""
+
+_TRACE_ENTRY_LIMIT = 12
+
+
+class TraceEvent(BaseModel):
+    """One step of a walk: which node, how deep, whether it held, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    depth: int
+    node: str
+    path: str
+    passed: bool | None
+    message: str
+
+
+class Candidate(BaseModel):
+    """A next-best kernel: what would be chosen if every better-ranked one did not exist."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rank: int
+    index: int
+    name: str | None
+    distance: float | None
+
+
+class Selection(BaseModel):
+    """The kernel the runtime picks (``index``/``name``; None when it finds none) and the walk."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    index: int | None
+    name: str | None
+    distance: float | None
+    solution: MasterSolution | None = Field(default=None, exclude=True, repr=False)
+    trace: tuple[TraceEvent, ...] = ()
+    alternatives: tuple[Candidate, ...] = ()
+
+    @property
+    def found(self) -> bool:
+        return self.index is not None
+
+
+def property_value(prop: Any, problem: ContractionProblem) -> int:
+    """A ``Matching`` key component (``ContractionProblemProperties.hpp``) for a GEMM."""
+    kind = prop.type
+    index = prop.index if prop.index is not None else 0
+    if kind in ("FreeSizeA", "FreeSizeB", "BatchSize", "BoundSize"):
+        if index != 0:
+            raise SelectionError(f"property {kind}({index}): a GEMM has one index of each kind")
+        return {"FreeSizeA": problem.m, "FreeSizeB": problem.n, "BatchSize": problem.batch, "BoundSize": problem.k}[kind]
+    if kind in ("AStride", "BStride", "CStride", "DStride"):
+        return problem.stride(kind[0].lower(), index)
+    raise SelectionError(f"unknown matching property {kind!r}")
+
+
+@dataclasses.dataclass
+class SortedTable:
+    """A ``Matching`` table as the C++ holds it after loading: sorted by key, then speed descending."""
+
+    keys: list[tuple[int, ...]]
+    speeds: list[float]
+    indices: list[int]
+    order: list[int]
+    """Position of each sorted entry in the node's ``table`` (file order)."""
+
+    @classmethod
+    def of(cls, node: MatchingNode) -> SortedTable:
+        arity = len(node.properties)
+        rows = []
+        for position, entry in enumerate(node.table):
+            if len(entry.key) != arity:
+                raise SelectionError(f"table entry {position} has {len(entry.key)} key values, properties need {arity}")
+            speed = 0.0 if entry.speed is None else float(entry.speed)
+            rows.append((tuple(entry.key), -speed, position, entry.solution_index))
+        rows.sort(key=lambda row: (row[0], row[1]))
+        return cls([r[0] for r in rows], [-r[1] for r in rows], [r[3] for r in rows], [r[2] for r in rows])
+
+
+@dataclasses.dataclass
+class _Query:
+    problem: ContractionProblem
+    hardware: Hardware
+    trace: list[TraceEvent] | None
+    exclude: frozenset[int]
+    verdicts: dict[int, Verdict] = dataclasses.field(default_factory=dict)
+    fitness: float | None = None
+    transforms: int = 0
+
+    def note(self, depth: int, node: str, path: str, passed: bool | None, message: str) -> None:
+        if self.trace is not None:
+            self.trace.append(TraceEvent(depth=depth, node=node, path=path, passed=passed, message=message))
+
+
+class ReferenceSelector:
+    """Reference ``findBestSolution`` / ``findAllSolutions`` over one master library.
+
+    Holds per-library caches (sorted tables, the solution map, loaded placeholders) so repeated
+    queries stay cheap; it never mutates the library.
+    """
+
+    def __init__(self, library: MasterLibrary, loader: Loader | None = None) -> None:
+        self.library = library
+        self._loader = loader
+        self._solutions: dict[int, MasterSolution] = {s.index: s for s in library.solutions}
+        self._tables: dict[int, tuple[MatchingNode, SortedTable]] = {}
+        self._placeholders: dict[str, MasterLibrary] = {}
+
+    # ------------------------------------------------------------------ public
+
+    def select(
+        self,
+        problem: ContractionProblem,
+        hardware: Hardware,
+        *,
+        explain: bool = False,
+        exclude: Iterable[int] = (),
+    ) -> Selection:
+        """``findBestSolution``; with ``explain`` the trace records every decision."""
+        query = _Query(problem, hardware, [] if explain else None, frozenset(exclude))
+        solution = self._find(self.library.library, "library", 0, query)
+        if solution is None:
+            query.note(0, "result", "", False, "no solution: the runtime would return nullptr")
+            return Selection(index=None, name=None, distance=None, trace=tuple(query.trace or ()))
+        query.note(0, "result", "", True, f"selected index {solution.index} {solution.name}")
+        return Selection(
+            index=solution.index,
+            name=solution.name,
+            distance=query.fitness,
+            solution=solution,
+            trace=tuple(query.trace or ()),
+        )
+
+    def find_all(self, problem: ContractionProblem, hardware: Hardware) -> list[MasterSolution]:
+        """``findAllSolutions``: every reachable solution passing ``canSolve``, sorted by index."""
+        query = _Query(problem, hardware, None, frozenset())
+        found: dict[int, MasterSolution] = {}
+        self._find_all(self.library.library, query, found)
+        return [found[index] for index in sorted(found)]
+
+    def solution(self, index: int) -> MasterSolution:
+        if index not in self._solutions:
+            raise SelectionError(f"the library refers to solution index {index}, which it does not contain")
+        return self._solutions[index]
+
+    def can_solve(self, index: int, query: _Query) -> Verdict:
+        """``ContractionSolution::canSolve`` (task ∧ problem ∧ hardware), memoised per query."""
+        cached = query.verdicts.get(index)
+        if cached is not None:
+            return cached
+        solution = self.solution(index)
+        if index in query.exclude:
+            verdict = Verdict(False, "excluded (ranked higher by --top)", "excluded")
+        else:
+            verdict = Verdict(True, "canSolve", "And")
+            for kind, predicate in (
+                ("task", solution.task_predicate),
+                ("problem", solution.problem_predicate),
+                ("hardware", solution.hardware_predicate),
+            ):
+                outcome = evaluate(predicate, query.problem, query.hardware, solution=solution)
+                if not outcome.passed:
+                    verdict = Verdict(False, f"{kind} predicate: {outcome.reason}", outcome.type)
+                    break
+        query.verdicts[index] = verdict
+        return verdict
+
+    # ------------------------------------------------------------------ best solution
+
+    def _find(self, node: AnyNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
+        if isinstance(node, (HardwareNode, ProblemNode)):
+            return self._rows(node, path, depth, q)
+        if isinstance(node, ProblemMapNode):
+            return self._problem_map(node, path, depth, q)
+        if isinstance(node, SingleNode):
+            return self._single(node.index, path, depth, q)
+        if isinstance(node, MatchingNode):
+            return self._matching(node, path, depth, q)
+        if isinstance(node, DecisionTreeNode):
+            return self._decision_tree(node, path, depth, q)
+        if isinstance(node, FreeSizeNode):
+            q.note(depth, "FreeSize", path, False, "FreeSize pools never answer findBestSolution")
+            return None
+        if isinstance(node, GranularitySelectionNode):
+            return self._granularity(node, path, depth, q)
+        if isinstance(node, PlaceholderNode):
+            library = self._placeholder(node.value)
+            q.note(depth, "Placeholder", path, None, f"loaded {node.value} ({len(library.solutions)} solutions)")
+            return self._find(library.library, f"{node.value}:library", depth + 1, q)
+        raise SelectionError(f"cannot select through node type {getattr(node, 'type', node)!r}")
+
+    def _rows(self, node: HardwareNode | ProblemNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
+        for number, row in enumerate(node.rows):
+            row_path = f"{path}.rows[{number}]"
+            verdict = evaluate(row.predicate, q.problem, q.hardware)
+            q.note(depth, node.type, row_path, verdict.passed, f"row {number}: {verdict.reason}")
+            if not verdict.passed:
+                continue
+            solution = self._find(row.library, f"{row_path}.library", depth + 1, q)
+            if solution is not None:
+                return solution
+            q.note(depth, node.type, row_path, False, f"row {number} found nothing; trying the next row")
+        return None
+
+    def _problem_map(self, node: ProblemMapNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
+        if node.property.type != "OperationIdentifier":
+            raise SelectionError(f"ProblemMap on property {node.property.type!r} is not supported")
+        child = node.map.get(q.problem.op_id)
+        if child is None:
+            q.note(depth, "ProblemMap", path, False, f"no entry for {q.problem.op_id} (have {', '.join(node.map)})")
+            return None
+        q.note(depth, "ProblemMap", path, True, f"operation {q.problem.op_id}")
+        return self._find(child, f"{path}.map[{q.problem.op_id!r}]", depth + 1, q)
+
+    def _single(self, index: int, path: str, depth: int, q: _Query) -> MasterSolution | None:
+        if index < 0:
+            q.note(depth, "Single", path, False, "null solution (index -1)")
+            return None
+        verdict = self.can_solve(index, q)
+        q.note(depth, "Single", path, verdict.passed, f"index {index}: {verdict.reason}")
+        return self.solution(index) if verdict.passed else None
+
+    def _transform(self, index: int, q: _Query) -> MasterSolution | None:
+        q.transforms += 1
+        return self.solution(index) if self.can_solve(index, q).passed else None
+
+    def sorted_table(self, node: MatchingNode) -> SortedTable:
+        cached = self._tables.get(id(node))
+        if cached is None or cached[0] is not node:
+            cached = (node, SortedTable.of(node))
+            self._tables[id(node)] = cached
+        return cached[1]
+
+    def _matching(self, node: MatchingNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
+        distance = DISTANCES.get(node.distance)
+        if distance is None:
+            raise SelectionError(f"unknown matching distance {node.distance!r}")
+        table = self.sorted_table(node)
+        key = tuple(property_value(prop, q.problem) for prop in node.properties)
+        names = ",".join(p.type for p in node.properties)
+        q.note(depth, "Matching", path, None, f"{node.distance} table, {len(table.keys)} entries, key [{names}]={list(key)}")
+        if node.distance == "Equality":
+            solution, fitness = self._equality(table, key, path, depth, q)
+        elif node.distance == "GridBased":
+            solution, fitness = self._grid_based(table, key, distance, path, depth, q)
+        else:
+            solution, fitness = self._bin_search(table, key, distance, path, depth, q)
+        q.fitness = fitness
+        if solution is None:
+            q.note(depth, "Matching", path, False, "no usable entry")
+        else:
+            q.note(depth, "Matching", path, True, f"best index {solution.index}, distance {fitness:g}")
+        return solution
+
+    def _entry_note(self, q: _Query, depth: int, path: str, count: int, message: str, passed: bool | None) -> None:
+        if count < _TRACE_ENTRY_LIMIT:
+            q.note(depth + 1, "entry", path, passed, message)
+        elif count == _TRACE_ENTRY_LIMIT:
+            q.note(depth + 1, "entry", path, None, "… further entries not shown")
+
+    def _bin_search(
+        self, table: SortedTable, key: tuple[int, ...], dist: Distance, path: str, depth: int, q: _Query
+    ) -> tuple[MasterSolution | None, float]:
+        keys, speeds = table.keys, table.speeds
+        if not keys:
+            return None, DBL_MAX
+        start = bisect.bisect_left(keys, key)
+        q.note(depth + 1, "scan", path, None, f"lower_bound at sorted entry {start} of {len(keys)}")
+        best: MasterSolution | None = None
+        best_distance, best_speed = DBL_MAX, 0.0
+        shown = 0
+        for direction, positions in (("rightward", range(start, len(keys))), ("leftward", range(start - 1, -1, -1))):
+            for position in positions:
+                entry_key = keys[position]
+                if best is not None and not dist.improvement_possible(key, entry_key, best_distance):
+                    q.note(depth + 1, "scan", path, None, f"{direction} scan stops at {list(entry_key)}: no improvement possible")
+                    break
+                d = dist.distance(key, entry_key)
+                if d < best_distance or (d == best_distance and speeds[position] > best_speed):
+                    index = table.indices[position]
+                    solution = self._transform(index, q)
+                    if solution is not None:
+                        best, best_distance, best_speed = solution, d, speeds[position]
+                        message = f"{list(entry_key)} d={d:g} speed={speeds[position]:g} → index {index}: new best"
+                    else:
+                        message = f"{list(entry_key)} d={d:g} → index {index} rejected: {self.can_solve(index, q).reason}"
+                    self._entry_note(q, depth, path, shown, message, solution is not None)
+                    shown += 1
+        return best, best_distance
+
+    def _equality(
+        self, table: SortedTable, key: tuple[int, ...], path: str, depth: int, q: _Query
+    ) -> tuple[MasterSolution | None, float]:
+        keys = table.keys
+        position = bisect.bisect_left(keys, key)
+        if position >= len(keys) or keys[position] != key:
+            q.note(depth + 1, "entry", path, False, f"no entry with key {list(key)}")
+            return None, DBL_MAX
+        index = table.indices[position]
+        solution = self._transform(index, q)
+        reason = "accepted" if solution is not None else f"rejected: {self.can_solve(index, q).reason}"
+        q.note(depth + 1, "entry", path, solution is not None, f"exact key hit, index {index} {reason} (only this entry is tried)")
+        return solution, 0.0
+
+    def _grid_based(
+        self, table: SortedTable, key: tuple[int, ...], dist: Distance, path: str, depth: int, q: _Query
+    ) -> tuple[MasterSolution | None, float]:
+        keys = table.keys
+        n = len(keys)
+        if n == 0:
+            return None, DBL_MAX
+        column_m = [k[0] for k in keys]
+        column_n = [k[1] for k in keys]
+        best: MasterSolution | None = None
+        best_distance = DBL_MAX
+        n_lower = n_upper = 0
+        found = False
+        while n_upper != n and not found:
+            m_lower = bisect.bisect_left(column_m, min(key[0], column_m[-1]), n_upper, n)
+            m_upper = bisect.bisect_left(column_m, min(column_m[m_lower] + 1, column_m[-1] + 1), m_lower, n)
+            n_lower = bisect.bisect_left(column_n, min(key[1], column_n[m_upper - 1]), m_lower, m_upper)
+            n_upper = bisect.bisect_left(column_n, min(column_n[n_lower] + 1, column_n[m_upper - 1] + 1), n_lower, m_upper)
+            q.note(depth + 1, "scan", path, None, f"grid cell M={column_m[n_lower]} N={column_n[n_lower]}")
+            for position in range(n_lower, n_upper):
+                d = dist.distance(key, keys[position])
+                if d < best_distance:
+                    solution = self._transform(table.indices[position], q)
+                    if solution is not None:
+                        best, best_distance, found = solution, d, True
+        if not found:
+            q.note(depth + 1, "scan", path, None, "forward grid search found nothing; scanning backwards")
+            for position in range(n_lower - 1, -1, -1):
+                d = dist.distance(key, keys[position])
+                solution = self._transform(table.indices[position], q)
+                if solution is not None:
+                    best, best_distance = solution, d
+                    break
+        return best, best_distance
+
+    def _decision_tree(self, node: DecisionTreeNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
+        p = q.problem
+        key = feature_key(list(node.features), p.m, p.n, p.batch, p.k)
+        q.note(depth, "DecisionTree", path, None, f"{len(node.trees)} trees, float32 features {[float(x) for x in key]}")
+        for number, entry in enumerate(node.trees):
+            tree_path = f"{path}.trees[{number}]"
+            saved = q.fitness
+            solution = self._find(entry.value, f"{tree_path}.value", depth + 1, q)
+            q.fitness = saved  # a transform does not write the caller's fitness
+            if solution is None:
+                continue
+            if predict(entry.tree, key):
+                q.note(depth, "DecisionTree", tree_path, True, f"tree {number} predicts true → index {solution.index}")
+                return solution
+            q.note(depth, "DecisionTree", tree_path, False, f"tree {number} predicts false")
+        q.note(depth, "DecisionTree", path, None, "no tree answered; using nullValue")
+        saved = q.fitness
+        solution = self._find(node.null_value, f"{path}.nullValue", depth + 1, q)
+        q.fitness = saved
+        return solution
+
+    def _granularity(self, node: GranularitySelectionNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
+        key = list(q.problem.key_sizes)
+        for entry in node.exact:
+            if list(entry.key) == key:
+                solution = self._transform(entry.value, q)
+                if solution is not None:
+                    q.note(depth, "GranularitySelection", path, True, f"exact key hit → index {entry.value}")
+                    return solution
+        best: MasterSolution | None = None
+        best_performance = 0.0
+        for index in sorted(node.indices):
+            solution = self._transform(index, q)
+            if solution is None:
+                continue
+            performance = projected_performance(solution, q.problem, q.hardware)
+            if best is None or performance > best_performance:
+                best, best_performance = solution, performance
+        q.note(depth, "GranularitySelection", path, best is not None, f"best projected performance {best_performance:g}")
+        return best
+
+    def _placeholder(self, prefix: str) -> MasterLibrary:
+        library = self._placeholders.get(prefix)
+        if library is None:
+            if self._loader is None:
+                raise SelectionError(f"the library is lazy (Placeholder {prefix!r}) but no loader was given")
+            library = self._loader(prefix)
+            self._placeholders[prefix] = library
+            for solution in library.solutions:
+                self._solutions.setdefault(solution.index, solution)
+        return library
+
+    # ------------------------------------------------------------------ all solutions
+
+    def _find_all(self, node: AnyNode, q: _Query, found: dict[int, MasterSolution]) -> None:
+        if isinstance(node, (HardwareNode, ProblemNode)):
+            for row in node.rows:
+                if evaluate(row.predicate, q.problem, q.hardware).passed:
+                    self._find_all(row.library, q, found)
+        elif isinstance(node, ProblemMapNode):
+            child = node.map.get(q.problem.op_id)
+            if child is not None:
+                self._find_all(child, q, found)
+        elif isinstance(node, SingleNode):
+            if node.index >= 0 and self.can_solve(node.index, q).passed:
+                found[node.index] = self.solution(node.index)
+        elif isinstance(node, MatchingNode):
+            for entry in node.table:
+                index = entry.solution_index
+                if index >= 0 and self.can_solve(index, q).passed:
+                    found[index] = self.solution(index)
+        elif isinstance(node, DecisionTreeNode):
+            # matchesInOrder: transform(value) of every tree; null results are skipped, nullValue is not part
+            for entry in node.trees:
+                saved = q.fitness
+                solution = self._find(entry.value, "", 0, q)
+                q.fitness = saved
+                if solution is not None:
+                    found[solution.index] = solution
+        elif isinstance(node, GranularitySelectionNode):
+            for index in node.indices:
+                found[index] = self.solution(index)
+        elif isinstance(node, PlaceholderNode):
+            self._find_all(self._placeholder(node.value).library, q, found)
+        elif isinstance(node, FreeSizeNode):
+            return  # only non-default search types list the pool
+        else:
+            raise SelectionError(f"cannot list solutions of node type {getattr(node, 'type', node)!r}")
+
+
+def as_contraction(problem: GemmProblem | ContractionProblem, *, rocblas_k0: bool = False) -> ContractionProblem:
+    """Accept either problem form; ``rocblas_k0`` applies only to a :class:`GemmProblem`."""
+    if isinstance(problem, ContractionProblem):
+        return problem
+    return contraction_problem(problem, rocblas_k0=rocblas_k0)
+
+
+__all__ = [
+    "DBL_MAX",
+    "Candidate",
+    "Loader",
+    "ReferenceSelector",
+    "Selection",
+    "SortedTable",
+    "TraceEvent",
+    "as_contraction",
+    "property_value",
+]
