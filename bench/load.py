@@ -37,7 +37,11 @@ TARGETS = {"load": 0.2, "dump": 0.5, "msgpack": 1.5}
 
 
 def corpus_path(explicit: str | None) -> Path:
-    candidates = [explicit, os.environ.get("TENSILEKIT_CORPUS"), str(Path(__file__).resolve().parents[2] / "shared" / "corpus")]
+    candidates = [
+        explicit,
+        os.environ.get("TENSILEKIT_CORPUS"),
+        str(Path(__file__).resolve().parents[2] / "shared" / "corpus"),
+    ]
     for candidate in candidates:
         if candidate and (Path(candidate) / "logic").is_dir():
             return Path(candidate)
@@ -76,12 +80,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--skip-master-yaml", action="store_true", help="skip the ~100 s CSafeLoader run on rocBLAS_Full.yaml")
+    parser.add_argument(
+        "--skip-master-yaml", action="store_true", help="skip the ~100 s CSafeLoader run on rocBLAS_Full.yaml"
+    )
     args = parser.parse_args()
     corpus = corpus_path(args.corpus)
 
     logic_files = sorted((corpus / "logic").rglob("*.yaml"), key=lambda p: p.stat().st_size, reverse=True)[:5]
-    header = f"{'case':58s} {'MiB':>7s} {'base s':>9s} {'ours s':>9s} {'ratio':>7s} {'target':>6s} {'':>5s} {'peakMiB':>8s}"
+    header = (
+        f"{'case':58s} {'MiB':>7s} {'base s':>9s} {'ours s':>9s} {'ratio':>7s} {'target':>6s} {'':>5s} {'peakMiB':>8s}"
+    )
     print(header)
     print("-" * len(header))
     for path in logic_files:

@@ -11,9 +11,8 @@ from tensilekit.errors import InputNotFound, Location, MergeError, UnsupportedFo
 from tensilekit.io.detect import Kind, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
 from tensilekit.io.logic_io import detect_dialect, logic_from_data
-from tensilekit.io.yaml_codec import parse_yaml
 from tensilekit.io.master_io import decode, master_from_data
-from tensilekit.io.yaml_codec import detect_style
+from tensilekit.io.yaml_codec import detect_style, parse_yaml
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.logic import LogicFile
 
@@ -68,7 +67,10 @@ def build_master_files(
     if len(dialects) > 1:
         raise MergeError("cannot build one library from both Tensile and tensilelite logic files")
     raw = build_master_libraries(
-        inputs, dialect=dialects.pop(), lazy=lazy, separate_architectures=separate_architectures  # type: ignore[arg-type]
+        inputs,
+        dialect=dialects.pop(),
+        lazy=lazy,
+        separate_architectures=separate_architectures,  # type: ignore[arg-type]
     )
     return {name: master_from_data(tree, source=name) for name, tree in raw.items()}
 

@@ -207,7 +207,7 @@ def _add_lines(data: bytes, findings: list[Finding]) -> None:
 
     text = decompress(data)[0].decode("utf-8", errors="replace")
     located = locate_many(text, [finding.path for finding in findings[:200]])
-    for finding, position in zip(findings, located):
+    for finding, position in zip(findings, located, strict=False):
         if position is not None:
             finding.line, finding.col = position
 

@@ -22,7 +22,9 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
     descriptor, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         text_mode = "b" not in mode
-        with os.fdopen(descriptor, mode, encoding="utf-8" if text_mode else None, newline="" if text_mode else None) as handle:
+        with os.fdopen(
+            descriptor, mode, encoding="utf-8" if text_mode else None, newline="" if text_mode else None
+        ) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())

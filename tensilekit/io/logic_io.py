@@ -61,7 +61,7 @@ def _fields_from_list(data: list[Any], dialect: Dialect) -> dict[str, Any]:
             Location(path=f"[{len(data)}]"),
         )
     layout = LIST_LAYOUTS[dialect]
-    fields: dict[str, Any] = {name: value for name, value in zip(layout, data)}
+    fields: dict[str, Any] = dict(zip(layout, data, strict=False))
     fields.update(
         dialect=dialect,
         layout=Layout.LIST,

@@ -19,7 +19,8 @@ def parse_msgpack(data: bytes, source: str | None = None) -> Any:
     try:
         return msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=True)
     except (ValueError, msgpack.UnpackException, TypeError, UnicodeDecodeError) as error:
-        raise MsgpackDecodeError(f"malformed msgpack: {error}", Location(file=source)) from None
+        detail = str(error) or type(error).__name__  # msgpack's FormatError has no message
+        raise MsgpackDecodeError(f"malformed msgpack: {detail}", Location(file=source)) from None
     except RecursionError:
         raise MsgpackDecodeError("msgpack nesting too deep", Location(file=source)) from None
 

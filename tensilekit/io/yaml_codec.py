@@ -204,6 +204,8 @@ def _insert_comments(text: str, blocks: Sequence[tuple[str, tuple[str, ...]]]) -
         position = found
     out.extend(lines[position:])
     return "\n".join(out)
+
+
 _ANCHOR = re.compile(r"[&*]id\d{3}\b")
 
 

@@ -84,7 +84,9 @@ class _Emitter:
         self.legacy_flow_indent = style.legacy_flow_indent
 
     # -- low-level writers (same rules as PyYAML) ------------------------------------------------
-    def write_indicator(self, indicator: str, need_whitespace: bool, whitespace: bool = False, indention: bool = False) -> None:
+    def write_indicator(
+        self, indicator: str, need_whitespace: bool, whitespace: bool = False, indention: bool = False
+    ) -> None:
         data = indicator if (self.whitespace or not need_whitespace) else " " + indicator
         self.whitespace = whitespace
         self.indention = self.indention and indention

@@ -44,6 +44,14 @@ class Finding(BaseModel):
     col: int | None = None
 
 
+def _error(code: str, message: str, path: str = "") -> Finding:
+    return Finding(severity="error", code=code, message=message, path=path)
+
+
+def _warning(code: str, message: str, path: str = "") -> Finding:
+    return Finding(severity="warning", code=code, message=message, path=path)
+
+
 def _position(logic: LogicFile, field: str) -> str:
     if logic.layout is Layout.DICT:
         from tensilekit.model.logic import DICT_KEYS
@@ -65,8 +73,7 @@ def check_logic(logic: LogicFile) -> list[Finding]:
     for row_number, entry in enumerate(logic.table):
         if not 0 <= entry.solution < count:
             findings.append(
-                Finding(
-                    severity="error",
+                _error(
                     code="missing-solution",
                     message=f"table row refers to solution {entry.solution}, but the file has {count} solutions",
                     path=f"{table_at}[{row_number}][1][0]",
@@ -74,7 +81,7 @@ def check_logic(logic: LogicFile) -> list[Finding]:
             )
         if isinstance(entry.efficiency, float) and math.isnan(entry.efficiency):
             findings.append(
-                Finding(severity="warning", code="nan-efficiency", message="efficiency is NaN", path=f"{table_at}[{row_number}][1][1]")
+                _warning(code="nan-efficiency", message="efficiency is NaN", path=f"{table_at}[{row_number}][1][1]")
             )
 
     sizes = Counter(tuple(entry.size) for entry in logic.table)
@@ -83,8 +90,7 @@ def check_logic(logic: LogicFile) -> list[Finding]:
         first = duplicates[0]
         row = [n for n, e in enumerate(logic.table) if tuple(e.size) == first][1]
         findings.append(
-            Finding(
-                severity="warning",
+            _warning(
                 code="duplicate-size",
                 message=f"{len(duplicates)} size key(s) appear more than once (e.g. {list(first)}); "
                 "only one entry per key can be selected",
@@ -97,8 +103,7 @@ def check_logic(logic: LogicFile) -> list[Finding]:
         for row_number, entry in enumerate(logic.table):
             if len(entry.size) not in (width, width + 4):
                 findings.append(
-                    Finding(
-                        severity="error",
+                    _error(
                         code="key-length",
                         message=f"size key has {len(entry.size)} numbers; index order {logic.index_order} "
                         f"expects {width} (or {width + 4} with leading dimensions)",
@@ -108,8 +113,7 @@ def check_logic(logic: LogicFile) -> list[Finding]:
                 break
         if sorted(logic.index_order) != list(range(width)):
             findings.append(
-                Finding(
-                    severity="error",
+                _error(
                     code="index-order",
                     message=f"index order {logic.index_order} is not a permutation of 0..{width - 1}",
                     path=_position(logic, "index_order"),
@@ -124,8 +128,7 @@ def check_logic(logic: LogicFile) -> list[Finding]:
         differing = sorted(key for key in header.keys() & own.keys() if header[key] != own[key])
         if differing:
             findings.append(
-                Finding(
-                    severity="error",
+                _error(
                     code="problem-type-mismatch",
                     message=f"solution's ProblemType disagrees with the file's on {', '.join(differing[:5])}",
                     path=f"{solutions_at}[{number}].ProblemType.{differing[0]}",
@@ -136,8 +139,7 @@ def check_logic(logic: LogicFile) -> list[Finding]:
     repeated = sorted(index for index, seen in indices.items() if seen > 1)
     if repeated:
         findings.append(
-            Finding(
-                severity="warning",
+            _warning(
                 code="duplicate-solution-index",
                 message=f"SolutionIndex values repeat ({repeated[:5]}); tools re-number by position",
                 path=solutions_at,
@@ -147,17 +149,14 @@ def check_logic(logic: LogicFile) -> list[Finding]:
     if logic.dialect is Dialect.TENSILELITE and logic.layout is Layout.LIST:
         if logic.library_type not in TENSILELITE_LIBRARY_TYPES:
             findings.append(
-                Finding(
-                    severity="error",
+                _error(
                     code="library-type",
                     message=f"unknown tensilelite library type {logic.library_type!r}",
                     path=_position(logic, "library_type"),
                 )
             )
     if logic.layout is Layout.LIST and logic.exact_logic is None and logic.matching_distance != "FreeSize":
-        findings.append(
-            Finding(severity="error", code="missing-table", message="no exact-logic table", path=table_at)
-        )
+        findings.append(_error(code="missing-table", message="no exact-logic table", path=table_at))
     return findings
 
 
@@ -169,8 +168,7 @@ def check_master(master: MasterLibrary) -> list[Finding]:
     for repeated, seen in counts.items():
         if seen > 1:
             findings.append(
-                Finding(
-                    severity="error",
+                _error(
                     code="duplicate-index",
                     message=f"solution index {repeated} appears {seen} times",
                     path="solutions",
@@ -183,12 +181,15 @@ def check_master(master: MasterLibrary) -> list[Finding]:
                 index = entry.index if entry.index is not None else (entry.value.index if entry.value else None)
                 if index is None:
                     findings.append(
-                        Finding(severity="error", code="missing-index", message="table entry names no solution", path=f"{path}.table[{number}]")
+                        _error(
+                            code="missing-index",
+                            message="table entry names no solution",
+                            path=f"{path}.table[{number}]",
+                        )
                     )
                 elif index not in known:
                     findings.append(
-                        Finding(
-                            severity="error",
+                        _error(
                             code="missing-solution",
                             message=f"table entry refers to solution index {index}, which is not in 'solutions'",
                             path=f"{path}.table[{number}].index",
@@ -196,8 +197,7 @@ def check_master(master: MasterLibrary) -> list[Finding]:
                     )
                 if len(entry.key) != width:
                     findings.append(
-                        Finding(
-                            severity="error",
+                        _error(
                             code="key-length",
                             message=f"key has {len(entry.key)} numbers but the table has {width} properties",
                             path=f"{path}.table[{number}].key",
@@ -205,8 +205,7 @@ def check_master(master: MasterLibrary) -> list[Finding]:
                     )
                 if isinstance(entry.speed, float) and math.isinf(entry.speed):
                     findings.append(
-                        Finding(
-                            severity="warning",
+                        _warning(
                             code="infinite-speed",
                             message="speed is infinite: Tensile's C++ YAML loader rejects '.inf' (msgpack is fine)",
                             path=f"{path}.table[{number}].speed",
@@ -215,8 +214,7 @@ def check_master(master: MasterLibrary) -> list[Finding]:
         elif isinstance(node, SingleNode):
             if node.index != -1 and node.index not in known:
                 findings.append(
-                    Finding(
-                        severity="error",
+                    _error(
                         code="missing-solution",
                         message=f"refers to solution index {node.index}, which is not in 'solutions'",
                         path=f"{path}.index",
@@ -226,8 +224,7 @@ def check_master(master: MasterLibrary) -> list[Finding]:
             for number, free in enumerate(node.table):
                 if free.index not in known:
                     findings.append(
-                        Finding(
-                            severity="error",
+                        _error(
                             code="missing-solution",
                             message=f"refers to solution index {free.index}, which is not in 'solutions'",
                             path=f"{path}.table[{number}].index",
@@ -237,7 +234,9 @@ def check_master(master: MasterLibrary) -> list[Finding]:
             for index in node.indices:
                 if index not in known:
                     findings.append(
-                        Finding(severity="error", code="missing-solution", message=f"refers to solution index {index}", path=f"{path}.indices")
+                        _error(
+                            code="missing-solution", message=f"refers to solution index {index}", path=f"{path}.indices"
+                        )
                     )
         elif isinstance(node, DecisionTreeNode):
             for number, tree in enumerate(node.trees):
@@ -246,8 +245,7 @@ def check_master(master: MasterLibrary) -> list[Finding]:
                     bad = [n for n in (tree_node.next_index_lte, tree_node.next_index_gt) if not (-2 <= n < size)]
                     if bad or not 0 <= tree_node.feature_index < len(node.features):
                         findings.append(
-                            Finding(
-                                severity="error",
+                            _error(
                                 code="tree-index",
                                 message="decision-tree node points outside its tree or feature list",
                                 path=f"{path}.trees[{number}].tree[{node_number}]",

@@ -20,6 +20,7 @@ class StrictModel(_MutableStrictModel):
 
     model_config = ConfigDict(strict=True, extra="forbid", populate_by_name=True, frozen=True)
 
+
 # type name -> shape tag. Sources: Tensile ``ContractionProblemPredicates.hpp``,
 # ``AMDGPUPredicates.hpp``, ``TaskPredicates.hpp`` and the tensilelite (hipBLASLt) variants.
 PREDICATE_SHAPES: dict[str, str] = {
@@ -235,21 +236,24 @@ def predicate_shape(data: Any) -> str | None:
     return PREDICATE_SHAPES.get(name) if isinstance(name, str) else None
 
 
+PredicateModel = Union[
+    FlagPredicate,
+    BoolPredicate,
+    IntPredicate,
+    IntOrBoolPredicate,
+    NumberPredicate,
+    StringPredicate,
+    StringListPredicate,
+    IndexedPredicate,
+    SizeRangePredicate,
+    BufferLoadPredicate,
+    CompoundPredicate,
+    WrapperPredicate,
+]
+"""Any predicate model class (without the discriminator, for isinstance-style annotations)."""
+
 Predicate = Annotated[
-    Union[
-        FlagPredicate,
-        BoolPredicate,
-        IntPredicate,
-        IntOrBoolPredicate,
-        NumberPredicate,
-        StringPredicate,
-        StringListPredicate,
-        IndexedPredicate,
-        SizeRangePredicate,
-        BufferLoadPredicate,
-        CompoundPredicate,
-        WrapperPredicate,
-    ],
+    PredicateModel,
     Field(discriminator="type"),
 ]
 """Any Tensile predicate; validated against the shape its ``type`` names (discriminated in Rust)."""
@@ -309,21 +313,6 @@ InternedPredicate = Annotated[Predicate, BeforeValidator(intern_predicate)]
 """A predicate field whose repeated values share one validated (frozen) model."""
 
 TRUE_PREDICATE: dict[str, Any] = {"type": "TruePred"}
-
-PredicateModel = Union[
-    FlagPredicate,
-    BoolPredicate,
-    IntPredicate,
-    IntOrBoolPredicate,
-    NumberPredicate,
-    StringPredicate,
-    StringListPredicate,
-    IndexedPredicate,
-    SizeRangePredicate,
-    BufferLoadPredicate,
-    CompoundPredicate,
-    WrapperPredicate,
-]
 
 __all__ = [
     "PREDICATE_SHAPES",

@@ -47,7 +47,9 @@ def test_info_without_paths_is_a_usage_error(runner: CliRunner) -> None:
 
 def test_validate_ok_and_failing_files(runner: CliRunner, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    text = SAMPLE_LOGIC.read_text().replace("- - [64, 64, 1, 64]\n    - [2, 120.4]", "- - [64, 64, 1, 64]\n    - [9, 120.4]")
+    text = SAMPLE_LOGIC.read_text().replace(
+        "- - [64, 64, 1, 64]\n    - [2, 120.4]", "- - [64, 64, 1, 64]\n    - [9, 120.4]"
+    )
     assert text != SAMPLE_LOGIC.read_text()
     bad.write_text(text)
     result = runner.invoke(cli, ["validate", str(SAMPLE_LOGIC), str(bad)])

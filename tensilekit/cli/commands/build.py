@@ -12,11 +12,21 @@ from tensilekit.io.master_io import dump_master, format_for_path
 
 @click.command("build-master")
 @click.argument("logic", nargs=-1, required=True, type=click.Path())
-@click.option("-o", "--output", required=True, type=click.Path(),
-              help="TensileLibrary.yaml or .dat; with several architectures or --lazy, a directory.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(),
+    help="TensileLibrary.yaml or .dat; with several architectures or --lazy, a directory.",
+)
 @click.option("--lazy", is_flag=True, help="Lazy loading: TensileLibrary_lazy_<arch> plus one file per placeholder.")
-@click.option("--format", "fmt", type=click.Choice(["yaml", "msgpack"]), default=None,
-              help="Output format (default: from the output suffix; msgpack for directories).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["yaml", "msgpack"]),
+    default=None,
+    help="Output format (default: from the output suffix; msgpack for directories).",
+)
 def build_master_command(logic: tuple[str, ...], output: str, lazy: bool, fmt: str | None) -> None:
     """Build the master solution library of LOGIC files or directories (no kernels, no ROCm)."""
     files = build_master_files(logic, lazy=lazy)

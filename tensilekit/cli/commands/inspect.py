@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from tensilekit.cli.render import print_json, render_info, render_validation, stdout_console
-from tensilekit.inspect import describe_paths, validate_paths
 from tensilekit.data import sample_library_path
+from tensilekit.inspect import describe_paths, validate_paths
 from tensilekit.io.master_io import dump_master, load_master
 
 
@@ -47,8 +47,13 @@ def validate_command(ctx: click.Context, paths: tuple[str, ...], as_json: bool) 
 @click.command("convert")
 @click.argument("source", type=click.Path())
 @click.argument("target", type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["yaml", "msgpack"]), default=None,
-              help="Output format (default: from TARGET's suffix, .dat = msgpack).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["yaml", "msgpack"]),
+    default=None,
+    help="Output format (default: from TARGET's suffix, .dat = msgpack).",
+)
 def convert_command(source: str, target: str, fmt: str | None) -> None:
     """Convert a master library between YAML and msgpack (written atomically)."""
     master = load_master(source)
