@@ -142,12 +142,14 @@ def problem_type_name(problem_type: Mapping[str, Any]) -> str:
     pt = problem_type if isinstance(problem_type, ProblemTypeState) else problem_type_state(problem_type)
     mirror_a, mirror_b = pt.get("MirrorDimsA") or [], pt.get("MirrorDimsB") or []
     name = "C" + "".join(_INDEX_CHARS[i].lower() for i in range(pt["NumIndicesC"]))
-    name += "_A" + "".join(_INDEX_CHARS[i] if i in mirror_a else _INDEX_CHARS[i].lower()
-                           for i in pt["IndexAssignmentsA"])
+    name += "_A" + "".join(
+        _INDEX_CHARS[i] if i in mirror_a else _INDEX_CHARS[i].lower() for i in pt["IndexAssignmentsA"]
+    )
     if pt.get("ComplexConjugateA"):
         name += "C"
-    name += "_B" + "".join(_INDEX_CHARS[i] if i in mirror_b else _INDEX_CHARS[i].lower()
-                           for i in pt["IndexAssignmentsB"])
+    name += "_B" + "".join(
+        _INDEX_CHARS[i] if i in mirror_b else _INDEX_CHARS[i].lower() for i in pt["IndexAssignmentsB"]
+    )
     if pt.get("ComplexConjugateB"):
         name += "C"
     src, dst, compute = pt["DataType"], pt["DestDataType"], pt["ComputeDataType"]
@@ -189,8 +191,11 @@ def gfx_isa(architecture: str) -> Isa:
 
 
 def _as_isa(value: Any, path: str) -> Isa:
-    if (isinstance(value, (list, tuple)) and len(value) == 3
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+    if (
+        isinstance(value, (list, tuple))
+        and len(value) == 3
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
         return (int(value[0]), int(value[1]), int(value[2]))
     raise InvalidValue(f"ISA must be three integers, got {value!r}", Location(path=path))
 
@@ -208,6 +213,7 @@ def kernel_state(
     isa: Isa | None = None,
     problem_type: Mapping[str, Any] | None = None,
     kernel: bool = True,
+    force_isa: bool = False,
     path: str = "",
 ) -> KernelState:
     """The Tensile kernel state of a raw logic-file solution (see the module docstring).
@@ -218,6 +224,9 @@ def kernel_state(
             ``None`` means ``(0, 0, 0)``, Tensile's value on a machine without a GPU.
         problem_type: used when the solution has no ``ProblemType`` of its own.
         kernel: add ``Kernel: True`` (``Solution.getKernels``); False gives the solution state.
+        force_isa: ignore the solution's own ``ISA``, as ``LibraryIO.parseLibraryLogicData`` does
+            when TensileCreateLibrary reads a logic file: assembly kernels get ``isa``, source
+            kernels ``(0, 0, 0)``. Logic files copied between architectures keep a stale ISA.
         path: location prefix for error messages, e.g. ``[5][12]``.
     """
     if not isinstance(solution, Mapping):
@@ -231,7 +240,7 @@ def kernel_state(
     state["ProblemType"] = pt
     for key, default in DEFAULT_SOLUTION.items():
         state[key] = copy.deepcopy(solution[key] if key in solution else default)
-    if "ISA" in solution:
+    if "ISA" in solution and not force_isa:
         state["ISA"] = _as_isa(solution["ISA"], f"{path}.ISA")
     elif state["KernelLanguage"] == "Assembly":
         state["ISA"] = isa if isa is not None else (0, 0, 0)
@@ -253,12 +262,13 @@ def _derive(state: KernelState, raw: Mapping[str, Any], path: str) -> None:
     source = state["KernelLanguage"] == "Source"
     mi = state.get("MatrixInstruction") or []
     if not isinstance(mi, list) or not all(isinstance(v, int) for v in mi):
-        raise InvalidValue(f"MatrixInstruction must be a list of integers, got {mi!r}",
-                           Location(path=f"{path}.MatrixInstruction"))
+        raise InvalidValue(
+            f"MatrixInstruction must be a list of integers, got {mi!r}", Location(path=f"{path}.MatrixInstruction")
+        )
     enable_mi = len(mi) in (4, 9)
     state["EnableMatrixInstruction"] = enable_mi
     if enable_mi:
-        for key, value in zip(("MatrixInstM", "MatrixInstN", "MatrixInstK", "MatrixInstB"), mi):
+        for key, value in zip(("MatrixInstM", "MatrixInstN", "MatrixInstK", "MatrixInstB"), mi, strict=False):
             state.setdefault(key, value)
     else:
         for key in ("MatrixInstM", "MatrixInstN", "MatrixInstK", "MatrixInstB"):
@@ -417,9 +427,7 @@ def min_naming(solutions: Sequence[Mapping[str, Any]]) -> MinNaming:
     return MinNaming(frozenset(required))
 
 
-def _name(state: Mapping[str, Any], keys: Iterable[str]) -> str:
-    if state.get("CustomKernelName"):
-        return str(state["CustomKernelName"])
+def _name_head(state: Mapping[str, Any]) -> str:
     parts = [str(state["ProblemType"])]
     parts.append(f"MT{state['MacroTile0']}x{state['MacroTile1']}x{state['DepthU']}")
     if "MatrixInstM" in state:
@@ -427,19 +435,50 @@ def _name(state: Mapping[str, Any], keys: Iterable[str]) -> str:
     head = "_".join(parts) + "_"
     if "LdcEqualsLdd" in state:
         head += "SE_" if state["LdcEqualsLdd"] else "SN_"
+    return head
+
+
+def _name_tokens(state: Mapping[str, Any], keys: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """``(key, <abbr><value>)`` for the nameable ``keys`` of ``state``, in name (sorted key) order."""
     wanted = set(keys)
-    tail = [
-        parameter_name_abbreviation(key) + parameter_value_abbreviation(key, state[key])
-        for key in sorted(state)
-        if key in wanted and not key.startswith("_") and key != "CustomKernelName"
-    ]
-    return head + "_".join(tail)
+    for key in sorted(state):
+        if key in wanted and not key.startswith("_") and key != "CustomKernelName":
+            yield key, parameter_name_abbreviation(key) + parameter_value_abbreviation(key, state[key])
+
+
+def _name(state: Mapping[str, Any], keys: Iterable[str]) -> str:
+    if state.get("CustomKernelName"):
+        return str(state["CustomKernelName"])
+    return _name_head(state) + "_".join(token for _, token in _name_tokens(state, keys))
 
 
 def solution_name_min(solution: Mapping[str, Any], naming: MinNaming) -> str:
     """``Solution.getNameMin(kernel, naming)``: the ``name`` field of a master-library solution."""
     state = solution if isinstance(solution, KernelState) else kernel_state(solution)
     return _name(state, naming.required)
+
+
+def infer_min_naming(solution: Mapping[str, Any], name: str) -> MinNaming | None:
+    """The :class:`MinNaming` under which ``solution`` gets the min-name ``name``, or None.
+
+    A min-name depends on every kernel of the build that wrote it, so a name from another build
+    can only be checked against a kernel state through the key set it was named with. That set
+    is read off the name: after the head, the ``<abbr><value>`` tokens of the state's valid
+    parameters in sorted key order, each matched greedily. None means no key set gives ``name``
+    (a value or the head differs).
+    """
+    state = solution if isinstance(solution, KernelState) else kernel_state(solution)
+    if state.get("CustomKernelName"):
+        return MinNaming(frozenset({"Kernel"})) if name == state["CustomKernelName"] else None
+    head = _name_head(state)
+    if not name.startswith(head):
+        return None
+    tail, required = name[len(head) :], set()
+    for key, token in _name_tokens(state, VALID_PARAMETER_SET | {"Kernel"}):
+        if tail == token or tail.startswith(token + "_"):
+            required.add(key)
+            tail = tail[len(token) + 1 :]
+    return MinNaming(frozenset(required)) if not tail else None
 
 
 def solution_name_full(solution: Mapping[str, Any], *, isa: Isa | None = None) -> str:
@@ -465,6 +504,7 @@ __all__ = [
     "ProblemTypeState",
     "data_type",
     "gfx_isa",
+    "infer_min_naming",
     "kernel_state",
     "min_naming",
     "parameter_name_abbreviation",

@@ -163,8 +163,7 @@ def _name_abbreviation(name: str) -> str:
 
 
 PARAMETER_NAME_ABBREVIATIONS: Final[Mapping[str, str]] = MappingProxyType(
-    {name: _name_abbreviation(name) for name in (*VALID_PARAMETERS, "Kernel", "MacroTile",
-                                                 "MatrixInstruction")}
+    {name: _name_abbreviation(name) for name in (*VALID_PARAMETERS, "Kernel", "MacroTile", "MatrixInstruction")}
 )
 
 
@@ -196,9 +195,7 @@ DATA_TYPES: Final[tuple[DataTypeInfo, ...]] = (
     DataTypeInfo(13, "B8F8", "BFloat8Float8", 1),
 )
 
-DATA_TYPE_BY_CODE: Final[Mapping[int, DataTypeInfo]] = MappingProxyType(
-    {info.code: info for info in DATA_TYPES}
-)
+DATA_TYPE_BY_CODE: Final[Mapping[int, DataTypeInfo]] = MappingProxyType({info.code: info for info in DATA_TYPES})
 DATA_TYPE_BY_NAME: Final[Mapping[str, DataTypeInfo]] = MappingProxyType(
     {
         **{info.char.lower(): info for info in DATA_TYPES},

@@ -11,6 +11,7 @@ from tensilekit.errors import InvalidValue, MissingField
 from tensilekit.model.naming import (
     MinNaming,
     gfx_isa,
+    infer_min_naming,
     kernel_state,
     min_naming,
     parameter_name_abbreviation,
@@ -30,17 +31,46 @@ NN = {"IndexAssignmentsA": [0, 3, 2], "IndexAssignmentsB": [3, 1, 2], "NumIndice
     [
         ({**NN, "DataType": 0, "DestDataType": 0, "ComputeDataType": 0}, "Cijk_Ailk_Bljk_SB"),
         ({**NN, "DataType": 1, "StridedBatched": False}, "Cijk_Ailk_Bljk_DB_GB"),
-        ({**TT, "DataType": 4, "DestDataType": 4, "ComputeDataType": 0, "HighPrecisionAccumulate": True},
-         "Cijk_Alik_Bjlk_HHS_BH"),
-        ({**TT, "DataType": 4, "DestDataType": 4, "ComputeDataType": 0, "HighPrecisionAccumulate": True,
-          "Fp16AltImpl": True, "Fp16AltImplRound": True}, "Cijk_Alik_Bjlk_HHS_BHRZ"),
-        ({**NT, "DataType": 11, "DestDataType": 11, "ComputeDataType": 0, "HighPrecisionAccumulate": True,
-          "StochasticRounding": True}, "Cijk_Ailk_Bjlk_B8B8S_BH_SR"),
+        (
+            {**TT, "DataType": 4, "DestDataType": 4, "ComputeDataType": 0, "HighPrecisionAccumulate": True},
+            "Cijk_Alik_Bjlk_HHS_BH",
+        ),
+        (
+            {
+                **TT,
+                "DataType": 4,
+                "DestDataType": 4,
+                "ComputeDataType": 0,
+                "HighPrecisionAccumulate": True,
+                "Fp16AltImpl": True,
+                "Fp16AltImplRound": True,
+            },
+            "Cijk_Alik_Bjlk_HHS_BHRZ",
+        ),
+        (
+            {
+                **NT,
+                "DataType": 11,
+                "DestDataType": 11,
+                "ComputeDataType": 0,
+                "HighPrecisionAccumulate": True,
+                "StochasticRounding": True,
+            },
+            "Cijk_Ailk_Bjlk_B8B8S_BH_SR",
+        ),
         ({**NN, "DataType": 5, "DestDataType": 6, "HighPrecisionAccumulate": True}, "Cijk_Ailk_Bljk_4xi8II_BH"),
         ({**NN, "DataType": 4, "UseBeta": True}, "Cijk_Ailk_Bljk_HB"),
         ({**NT, "DataType": 0, "F32XdlMathOp": 9}, "Cijk_Ailk_Bjlk_S_MX_B"),
-        ({"IndexAssignmentsA": [3, 0, 2], "IndexAssignmentsB": [3, 1, 2], "NumIndicesC": 3, "DataType": 3,
-          "ComplexConjugateA": True}, "Cijk_AlikC_Bljk_ZB"),
+        (
+            {
+                "IndexAssignmentsA": [3, 0, 2],
+                "IndexAssignmentsB": [3, 1, 2],
+                "NumIndicesC": 3,
+                "DataType": 3,
+                "ComplexConjugateA": True,
+            },
+            "Cijk_AlikC_Bljk_ZB",
+        ),
     ],
 )
 def test_problem_type_name(problem_type: dict[str, Any], expected: str) -> None:
@@ -74,9 +104,13 @@ def _sol(**overrides: Any) -> dict[str, Any]:
     sol: dict[str, Any] = {
         "ProblemType": {**NN, "DataType": 0},
         "KernelLanguage": "Assembly",
-        "MacroTile0": 64, "MacroTile1": 32, "DepthU": 16,
-        "WorkGroup": [16, 8, 1], "ThreadTile": [4, 4],
-        "GlobalReadVectorWidth": 4, "VectorWidth": 4,
+        "MacroTile0": 64,
+        "MacroTile1": 32,
+        "DepthU": 16,
+        "WorkGroup": [16, 8, 1],
+        "ThreadTile": [4, 4],
+        "GlobalReadVectorWidth": 4,
+        "VectorWidth": 4,
     }
     sol.update(overrides)
     return sol
@@ -97,8 +131,9 @@ def test_min_naming_lists_only_varying_parameters() -> None:
 
 def test_min_naming_uses_python_equality_and_skips_prepended_and_omitted() -> None:
     a = kernel_state(_sol(FractionalLoad=0, Fp16AltImpl=False, MatrixInstruction=[]), isa=(9, 0, 10))
-    b = kernel_state(_sol(FractionalLoad=False, Fp16AltImpl=True, DepthU=32, MatrixInstruction=[16, 16, 4, 1]),
-                     isa=(9, 0, 10))
+    b = kernel_state(
+        _sol(FractionalLoad=False, Fp16AltImpl=True, DepthU=32, MatrixInstruction=[16, 16, 4, 1]), isa=(9, 0, 10)
+    )
     names = min_naming([a, b]).required
     assert "FractionalLoad" not in names and "DepthU" not in names
     assert "Fp16AltImpl" not in names and "MatrixInstruction" not in names
@@ -120,6 +155,28 @@ def test_derivations() -> None:
     assert source["ISA"] == (0, 0, 0) and source["WorkGroupMapping"] == 4 and source["AssertMinApproxSize"] == 2
     gsu = kernel_state(_sol(GlobalSplitU=1, GlobalSplitUAlgorithm="MultipleBuffer"))
     assert gsu["GlobalSplitUAlgorithm"] == "SingleBuffer"
+
+
+def test_force_isa_takes_the_architecture_over_the_solutions_own_isa() -> None:
+    # tile-aware gfx942 logic files copy gfx908 kernels with ISA [9, 0, 8]
+    stale = _sol(ISA=[9, 0, 8])
+    assert kernel_state(stale, isa=(9, 4, 2))["ISA"] == (9, 0, 8)
+    forced = kernel_state(stale, isa=(9, 4, 2), force_isa=True)
+    assert forced["ISA"] == (9, 4, 2) and forced["MemoryModifierFormat"] == "SC0"
+    source = kernel_state(_sol(ISA=[9, 0, 8], KernelLanguage="Source"), isa=(9, 4, 2), force_isa=True)
+    assert source["ISA"] == (0, 0, 0)
+
+
+def test_infer_min_naming_reads_the_key_set_off_a_name() -> None:
+    a = kernel_state(_sol(StaggerU=32), isa=(9, 0, 10))
+    b = kernel_state(_sol(StaggerU=0, MacroTile0=128, WorkGroupMapping=1), isa=(9, 0, 10))
+    naming = min_naming([a, b])
+    assert infer_min_naming(b, solution_name_min(b, naming)) == naming
+    wider = MinNaming(naming.required | {"ISA", "WorkGroup"})
+    assert solution_name_min(b, wider) == "Cijk_Ailk_Bljk_SB_MT128x32x16_SN_ISA90a_K1_SU0_WG16_8_1_WGM1"
+    assert infer_min_naming(b, solution_name_min(b, wider)) == wider
+    assert infer_min_naming(b, "Cijk_Ailk_Bljk_SB_MT128x32x16_SN_ISA908_K1_SU0_WGM1") is None  # a value differs
+    assert infer_min_naming(a, solution_name_min(b, naming)) is None  # the head differs
 
 
 def test_kernel_state_does_not_modify_its_input() -> None:
