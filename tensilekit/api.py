@@ -70,7 +70,7 @@ def build_master_files(
         inputs,
         dialect=dialects.pop(),
         lazy=lazy,
-        separate_architectures=separate_architectures,  # type: ignore[arg-type]
+        separate_architectures=separate_architectures,
     )
     return {name: master_from_data(tree, source=name) for name, tree in raw.items()}
 

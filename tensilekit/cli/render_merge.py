@@ -21,7 +21,11 @@ def to_json(value: Any) -> str:
     return json.dumps(value.model_dump(mode="json"), indent=2)
 
 
-def _key(key: Sequence[Any]) -> str:
+def _key(key: Sequence[Any] | dict[str, Any]) -> str:
+    if isinstance(key, dict):  # a query record: its size and whatever else identifies it
+        size = [key.get("m"), key.get("n"), key.get("batch", 1), key.get("k")]
+        label = key.get("id")
+        return "[" + ", ".join(str(value) for value in size) + "]" + (f" ({label})" if label else "")
     return "[" + ", ".join(str(value) for value in key) + "]"
 
 

@@ -47,10 +47,13 @@ def gc_paused() -> Iterator[None]:
 
 def detect_dialect(data: Any) -> Dialect:
     """tensilelite files carry a library type at position 11; Tensile files do not."""
-    if isinstance(data, list) and len(data) > 11 and data[11] in TENSILELITE_LIBRARY_TYPES:
-        return Dialect.TENSILELITE
-    if isinstance(data, dict) and data.get("LibraryType") in TENSILELITE_LIBRARY_TYPES - {"DecisionTree"}:
-        return Dialect.TENSILELITE
+    # isinstance(str) first: a damaged file may hold an unhashable list or mapping there.
+    if isinstance(data, list) and len(data) > 11 and isinstance(data[11], str):
+        if data[11] in TENSILELITE_LIBRARY_TYPES:
+            return Dialect.TENSILELITE
+    if isinstance(data, dict) and isinstance(data.get("LibraryType"), str):
+        if data["LibraryType"] in TENSILELITE_LIBRARY_TYPES - {"DecisionTree"}:
+            return Dialect.TENSILELITE
     return Dialect.TENSILE
 
 

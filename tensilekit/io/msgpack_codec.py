@@ -11,7 +11,7 @@ from typing import Any
 
 import msgpack
 
-from tensilekit.errors import Location, MsgpackDecodeError
+from tensilekit.errors import InvalidValue, Location, MsgpackDecodeError
 
 
 def parse_msgpack(data: bytes, source: str | None = None) -> Any:
@@ -27,7 +27,10 @@ def parse_msgpack(data: bytes, source: str | None = None) -> Any:
 
 def dump_msgpack(data: Any) -> bytes:
     """Encode plain data as Tensile's ``LibraryIO.writeMsgPack`` does."""
-    packed: bytes = msgpack.packb(data, use_bin_type=True)
+    try:
+        packed: bytes = msgpack.packb(data, use_bin_type=True)
+    except OverflowError as error:  # YAML holds integers msgpack cannot (beyond 64 bits)
+        raise InvalidValue(f"cannot be written as msgpack: {error}") from None
     return packed
 
 

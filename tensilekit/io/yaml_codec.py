@@ -329,7 +329,11 @@ def _at(data: Any, path: Sequence[object]) -> Any:
 
 def _sorted_keys(value: Any) -> Any:
     if isinstance(value, dict):
-        return {key: _sorted_keys(value[key]) for key in sorted(value)}
+        try:
+            keys = sorted(value)
+        except TypeError:  # mixed key types (msgpack allows integer keys): unsorted, as PyYAML does
+            keys = list(value)
+        return {key: _sorted_keys(value[key]) for key in keys}
     if isinstance(value, list):
         return [_sorted_keys(item) for item in value]
     return value

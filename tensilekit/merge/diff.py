@@ -12,9 +12,10 @@ keys added / removed / reassigned (other kernel identity) and efficiency deltas.
 are compared occurrence by occurrence, in table order.
 
 :func:`selection_changes` answers "which queries select a different kernel" through a
-*selector* callable, so it works with any selection engine: the default is
-``tensilekit.selection.select_solution`` when that module provides it, else
-:func:`exact_match_selector` (exact table lookup, what Equality libraries do).
+*selector* callable, so it works with any selection engine. Defaults: for master libraries
+:func:`master_selector`, an adapter over ``tensilekit.selection.select_solution`` (queries are
+``corpus/select``-style records); for logic files :func:`exact_match_selector` (exact table
+lookup, what Equality libraries do; queries are sizes or records).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tensilekit.errors import LibraryFormatError, UnsupportedFormat
+from tensilekit.errors import LibraryFormatError, SelectionError, UnsupportedFormat
 from tensilekit.merge.identity import Compat, dict_identity, freeze, identity_function
 from tensilekit.model.common import OpenModel, to_raw
 from tensilekit.model.library import (
@@ -45,7 +46,8 @@ from tensilekit.model.naming import problem_type_name
 
 Library = Union[LogicFile, MasterLibrary, Mapping[str, LogicFile]]
 LibraryInput = Union[Library, str, "os.PathLike[str]"]
-Query = Sequence[int]
+Query = Union[Sequence[int], Mapping[str, Any]]
+"""A size key ``[M, N, B, K, …]`` or a full query record (``corpus/select`` JSON-lines fields)."""
 Selector = Callable[[Any, Query], Any]
 """``selector(library, query) -> solution | Selection | None`` (a selection engine adapter)."""
 
@@ -142,7 +144,7 @@ class GroupDiff(_DiffModel):
 class SelectionChange(_DiffModel):
     """A query for which ``a`` and ``b`` select different kernels."""
 
-    query: list[int]
+    query: list[int] | dict[str, Any]
     group: str | None = None
     a: DiffKernel | None
     b: DiffKernel | None
@@ -243,10 +245,27 @@ def _predicate_raw(predicate: Any) -> Any:
     return predicate
 
 
+def predicate_text(value: Any) -> str:
+    """Compact spelling of a predicate: ``AMDGPU(Processor(gfx90a))``, ``And(TypesEqual(Half,…),…)``."""
+    if isinstance(value, Mapping) and "type" in value:
+        inner = value.get("value")
+        if inner is None:
+            return str(value["type"])
+        return f"{value['type']}({predicate_text(inner)})"
+    if isinstance(value, list):
+        return ",".join(predicate_text(item) for item in value)
+    if isinstance(value, Mapping):
+        return _compact(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def _master_leaves(node: AnyNode, label: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], AnyNode]]:
     if isinstance(node, (HardwareNode, ProblemNode)):
         for row in node.rows:
-            yield from _master_leaves(row.library, label + (_compact(_predicate_raw(row.predicate)),))
+            text = predicate_text(_predicate_raw(row.predicate))
+            yield from _master_leaves(row.library, label + ((text,) if text != "TruePred" else ()))
     elif isinstance(node, ProblemMapNode):
         for key, child in node.map.items():
             yield from _master_leaves(child, label + (str(key),))
@@ -453,8 +472,10 @@ def diff_libraries(
         files_removed=files_removed, groups_compared=compared, groups=result_groups, notes=notes,
     )
     if queries is not None:
-        query_list = [list(query) for query in queries]
-        chosen_selector, selector_name = (selector, getattr(selector, "__name__", "custom")) if selector else default_selector()
+        query_list = list(queries)
+        chosen_selector, selector_name = (
+            (selector, getattr(selector, "__name__", "custom")) if selector else default_selector(left)
+        )
         diff.queries = len(query_list)
         diff.selector = selector_name
         diff.selection = selection_changes(left, right, query_list, chosen_selector, compat=compat)
@@ -465,15 +486,25 @@ def diff_libraries(
 # selection diff
 
 
-def exact_match_selector(library: Any, query: Query) -> LogicSolution | None:
-    """Exact table lookup in a logic file: the first row whose key equals ``query``.
+def query_size(query: Query) -> tuple[int, ...]:
+    """The size key of a query: itself, or ``[m, n, batch, k]`` of a query record."""
+    if isinstance(query, Mapping):
+        try:
+            return (int(query["m"]), int(query["n"]), int(query.get("batch", 1) or 1), int(query["k"]))
+        except (KeyError, TypeError, ValueError):
+            raise SelectionError(f"a query record needs integer m, n and k: {dict(query)!r}") from None
+    return tuple(int(value) for value in query)
 
-    A 4-element query also matches longer keys on ``[M, N, B, K]``. This is what an ``Equality``
+
+def exact_match_selector(library: Any, query: Query) -> LogicSolution | None:
+    """Exact table lookup in a logic file: the first row whose key equals the query's size.
+
+    A 4-element size also matches longer keys on ``[M, N, B, K]``. This is what an ``Equality``
     library does; distance-based libraries would pick a nearest neighbour instead.
     """
     if not isinstance(library, LogicFile):
         raise UnsupportedFormat("exact_match_selector works on logic files only")
-    wanted = tuple(query)
+    wanted = query_size(query)
     fallback: int | None = None
     for entry in library.table:
         size = tuple(entry.size)
@@ -488,17 +519,38 @@ def _solution_at(library: LogicFile, position: int) -> LogicSolution | None:
     return library.solutions[position] if 0 <= position < len(library.solutions) else None
 
 
-def default_selector() -> tuple[Selector, str]:
-    """``tensilekit.selection.select_solution`` when available, else :func:`exact_match_selector`."""
-    try:
-        from tensilekit.selection import select_solution  # type: ignore[attr-defined]
-    except ImportError:
-        return exact_match_selector, "exact_match_selector"
+def master_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
+    """Adapter over ``tensilekit.selection.select_solution`` for master libraries.
 
-    def via_selection_engine(library: Any, query: Query) -> Any:
-        return select_solution(library, query)
+    Queries are records in the ``corpus/select`` JSON-lines form (``m``, ``n``, ``k``, types,
+    transposes, ``arch`` …); ``hardware`` supplies ``arch``/``cu_count``/``is_apu`` for records
+    without them. Each library is compiled once (``compile_library``) for fast repeated queries.
+    """
+    from tensilekit.selection import compile_library, hardware_from_query, problem_from_query, select_solution
 
-    return via_selection_engine, "tensilekit.selection.select_solution"
+    default = hardware_from_query(dict(hardware)) if hardware else None
+    compiled: dict[int, Any] = {}
+
+    def select(library: Any, query: Query) -> Any:
+        if not isinstance(query, Mapping):
+            raise SelectionError(
+                "master libraries are queried with full query records (JSON lines with m, n, k, types, "
+                f"transposes and arch, as in corpus/select), not a bare size {list(query)}"
+            )
+        engine = compiled.get(id(library))
+        if engine is None:
+            engine = compiled[id(library)] = compile_library(library)
+        record = dict(query)
+        return select_solution(engine, problem_from_query(record), hardware_from_query(record, default))
+
+    return select
+
+
+def default_selector(library: Any = None) -> tuple[Selector, str]:
+    """The selector for ``library``'s kind: the selection engine for masters, exact lookup for logic."""
+    if isinstance(library, MasterLibrary):
+        return master_selector(), "tensilekit.selection.select_solution"
+    return exact_match_selector, "exact_match_selector"
 
 
 def _selected_record(selected: Any) -> tuple[Mapping[str, Any], DiffKernel] | None:
@@ -539,7 +591,7 @@ def selection_changes(
     else:
         pairs = [(None, a, b)]
     changes: list[SelectionChange] = []
-    query_list = [list(query) for query in queries]
+    query_list = [dict(query) if isinstance(query, Mapping) else [int(v) for v in query] for query in queries]
     for group, left, right in pairs:
         identity = _selection_identity(left, compat)
         for query in query_list:
@@ -578,5 +630,8 @@ __all__ = [
     "default_selector",
     "diff_libraries",
     "exact_match_selector",
+    "master_selector",
+    "predicate_text",
+    "query_size",
     "selection_changes",
 ]

@@ -15,6 +15,7 @@ ORIGINAL directory and a killed merge never leaves a half-written file.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -114,7 +115,7 @@ def merge_directories(
         output_path = os.path.join(os.fspath(output_dir), name)
         file_report.output_path = output_path
         if not dry_run:
-            write_text_atomic(output_path, dumps_logic(merged, AMD_LOGIC_STYLE))
+            write_text_atomic(output_path, dumps_logic(merged))
             file_report.written = True
         report.files.append(file_report)
 
@@ -180,7 +181,7 @@ def merge_files(
         )
     file_report.output_path = str(target)
     if not dry_run:
-        write_text_atomic(target, dumps_logic(merged, AMD_LOGIC_STYLE))
+        write_text_atomic(target, dumps_logic(merged))
         file_report.written = True
     return MergeReport(policy=chosen.model_dump(mode="json"), files=[file_report], output=str(target), dry_run=dry_run)
 
@@ -209,34 +210,45 @@ def merge_paths(
 # loading for diff, pruning files
 
 _SIZE_SEPARATORS = re.compile(r"[\s,x×]+")
-_QUERY_FIELDS = (("m", "M"), ("n", "N"), ("batch", "b", "B", "batch_count"), ("k", "K"))
 
 
-def _query_from(value: Any, where: Location) -> list[int]:
+def _query_from(value: Any, where: Location) -> list[int] | dict[str, Any]:
     if isinstance(value, Mapping):
-        size = []
-        for names in _QUERY_FIELDS:
-            found = next((value[name] for name in names if name in value), 1 if "batch" in names else None)
-            if found is None:
-                raise InvalidValue(f"a query needs {names[0]}", where)
-            size.append(found)
-        value = size
+        record = {str(key): item for key, item in value.items()}
+        for upper in ("M", "N", "K"):  # tolerate capitalised size fields
+            if upper in record and upper.lower() not in record:
+                record[upper.lower()] = record.pop(upper)
+        for name in ("m", "n", "k"):
+            item = record.get(name)
+            if not isinstance(item, int) or isinstance(item, bool):
+                raise InvalidValue(f"a query record needs an integer {name!r}", where)
+        return record
     if isinstance(value, str):
         value = [part for part in _SIZE_SEPARATORS.split(value.strip()) if part]
     if not isinstance(value, (list, tuple)) or not value:
-        raise InvalidValue("a query is a size [M, N, B, K, ...] or {m, n, batch, k}", where)
+        raise InvalidValue("a query is a size [M, N, B, K, ...] or a record {m, n, k, ...}", where)
     try:
         return [int(item) for item in value]
     except (TypeError, ValueError):
         raise InvalidValue(f"query sizes must be integers, got {value!r}", where) from None
 
 
-def parse_queries(text: str, source: str | None = None) -> list[list[int]]:
-    """Queries for a selection diff: YAML/JSON (a list, or ``{queries: [...]}``) or one size per line.
+def parse_queries(text: str, source: str | None = None) -> list[list[int] | dict[str, Any]]:
+    """Queries for a selection diff, in any of these forms:
 
-    A size is ``[M, N, B, K, ...]``, ``"M N B K"`` / ``"M,N,B,K"`` / ``"MxNxBxK"``, or a mapping
-    with ``m``, ``n``, ``k`` and optional ``batch``. ``#`` starts a comment in the line format.
+    * JSON lines, one query record per line (the ``corpus/select`` format: ``m``, ``n``, ``k``,
+      ``batch``, types, transposes, ``arch`` …), which master-library selection needs;
+    * YAML/JSON: a list of sizes or records, or ``{queries: [...]}``;
+    * one size per line: ``M N B K`` / ``M,N,B,K`` / ``MxNxBxK`` (``#`` starts a comment).
     """
+    lines = [line for line in text.splitlines() if line.strip()]
+    if lines and all(line.lstrip().startswith("{") for line in lines):
+        try:
+            records = [json.loads(line) for line in lines]
+        except json.JSONDecodeError:
+            records = []
+        if records:
+            return [_query_from(record, Location(file=source, line=number + 1)) for number, record in enumerate(records)]
     data: Any = None
     try:
         data = parse_yaml(text, source)
@@ -248,7 +260,7 @@ def parse_queries(text: str, source: str | None = None) -> list[list[int]]:
         return [_query_from(data, Location(file=source))]
     if isinstance(data, list):
         return [_query_from(item, Location(file=source, path=f"[{number}]")) for number, item in enumerate(data)]
-    queries = []
+    queries: list[list[int] | dict[str, Any]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         content = line.split("#", 1)[0].strip().strip("[]()")
         if content:
@@ -256,7 +268,7 @@ def parse_queries(text: str, source: str | None = None) -> list[list[int]]:
     return queries
 
 
-def load_queries(path: str | os.PathLike[str]) -> list[list[int]]:
+def load_queries(path: str | os.PathLike[str]) -> list[list[int] | dict[str, Any]]:
     """:func:`parse_queries` on a file."""
     return parse_queries(read_text(os.fspath(path)), os.fspath(path))
 

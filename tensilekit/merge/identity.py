@@ -95,10 +95,25 @@ def sanitize_solution(solution: dict[str, Any]) -> bool:
     return changed
 
 
-class IdentityIndex:
-    """``addKernel``'s "first equal pool entry", with identities computed lazily in pool order.
+def kernel_bucket(solution: Mapping[str, Any]) -> Hashable:
+    """A coarse key that equal kernels always share, under both identity rules.
 
-    ``pool`` is shared with the caller, who appends through :meth:`append` only.
+    Tensile names start with ``MT<MacroTile0>x<MacroTile1>x<DepthU>`` (custom kernels are named
+    by ``CustomKernelName`` alone), and equal dicts have equal values, so kernels in different
+    buckets are never equal. Bucketing lets a lookup skip computing most identities.
+    """
+    custom = solution.get("CustomKernelName")
+    if custom:
+        return ("custom", str(custom))
+    return freeze((solution.get("MacroTile0"), solution.get("MacroTile1"), solution.get("DepthU", -1)))
+
+
+class IdentityIndex:
+    """``addKernel``'s "first equal pool entry" (T:89-102), without comparing against every entry.
+
+    Identities are computed lazily, only within the lookup's :func:`kernel_bucket`, in pool
+    order, so the first equal entry is found exactly as AMD's linear scan finds it. ``pool`` is
+    shared with the caller, who appends through :meth:`append` only.
     """
 
     def __init__(
@@ -115,43 +130,47 @@ class IdentityIndex:
         self._identity = identity
         self._side = side
         self._file = file
-        self._first: dict[KernelIdentity, int] = {}
-        self._ids: list[KernelIdentity] = []
-        self._scanned = 0
-
-    def _scan_one(self) -> None:
-        position = self._scanned
-        shown = position
-        if self._file_positions is not None and position < len(self._file_positions):
-            shown = self._file_positions[position]
-        key = _identity_or_error(self._identity, self._pool[position], self._side, shown, self._file)
-        self._first.setdefault(key, position)
-        self._ids.append(key)
-        self._scanned += 1
+        self._ids: dict[int, KernelIdentity] = {}
+        self._members: dict[Hashable, list[int]] = {}
+        self._scanned: dict[Hashable, int] = {}
+        self._first: dict[Hashable, dict[KernelIdentity, int]] = {}
+        for position, solution in enumerate(pool):
+            self._members.setdefault(kernel_bucket(solution), []).append(position)
 
     def identity_at(self, position: int) -> KernelIdentity:
-        """Identity of the pool entry at ``position`` (computing earlier ones first)."""
-        while self._scanned <= position:
-            self._scan_one()
-        return self._ids[position]
-
-    def find(self, key: KernelIdentity) -> int | None:
-        """Position of the first pool entry with identity ``key``, or None."""
-        found = self._first.get(key)
-        while found is None and self._scanned < len(self._pool):
-            self._scan_one()
-            found = self._first.get(key)
+        """Identity of the pool entry at ``position``."""
+        found = self._ids.get(position)
+        if found is None:
+            shown = position
+            if self._file_positions is not None and position < len(self._file_positions):
+                shown = self._file_positions[position]
+            found = _identity_or_error(self._identity, self._pool[position], self._side, shown, self._file)
+            self._ids[position] = found
         return found
 
-    def append(self, solution: dict[str, Any], key: KernelIdentity) -> int:
-        """Append a kernel known not to be in the pool; returns its position."""
-        while self._scanned < len(self._pool):
-            self._scan_one()
+    def find(self, key: KernelIdentity, bucket: Hashable) -> int | None:
+        """Position of the first pool entry with identity ``key`` (in ``bucket``), or None."""
+        first = self._first.setdefault(bucket, {})
+        found = first.get(key)
+        members = self._members.get(bucket, [])
+        scanned = self._scanned.get(bucket, 0)
+        while found is None and scanned < len(members):
+            position = members[scanned]
+            first.setdefault(self.identity_at(position), position)
+            scanned += 1
+            found = first.get(key)
+        self._scanned[bucket] = scanned
+        return found
+
+    def append(self, solution: dict[str, Any], key: KernelIdentity, bucket: Hashable) -> int:
+        """Append a kernel that :meth:`find` just did not find; returns its position."""
         self._pool.append(solution)
         position = len(self._pool) - 1
-        self._first.setdefault(key, position)
-        self._ids.append(key)
-        self._scanned = len(self._pool)
+        self._ids[position] = key
+        members = self._members.setdefault(bucket, [])
+        members.append(position)
+        self._first.setdefault(bucket, {}).setdefault(key, position)
+        self._scanned[bucket] = len(members)
         return position
 
 
@@ -191,6 +210,7 @@ __all__ = [
     "identities",
     "identity_function",
     "identity_of",
+    "kernel_bucket",
     "name_identity",
     "sanitize_solution",
 ]

@@ -53,6 +53,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from tensilekit.errors import Location, MergeError
+from tensilekit.merge.aliases import alias_pairs, merged_alias_pairs, with_alias_pairs
 from tensilekit.merge.efficiency import compare_units, guess_unit
 from tensilekit.merge.identity import (
     Compat,
@@ -61,6 +62,7 @@ from tensilekit.merge.identity import (
     KernelIdentity,
     identity_function,
     identity_of,
+    kernel_bucket,
     sanitize_solution,
 )
 from tensilekit.merge.report import (
@@ -175,6 +177,7 @@ class _Row:
     index: int
     efficiency: Any
     source_row: int
+    key_rebuilt: bool = False  # trimmed or tagged: the key is a new list (it loses YAML aliases)
 
 
 @dataclasses.dataclass
@@ -343,7 +346,7 @@ def _trim(side: _Side, events: list[SizeTrimmed], tagged: bool) -> None:
                 continue
             present[row.key] -= 1
             present[candidate] += 1
-            row = dataclasses.replace(row, key=candidate)
+            row = dataclasses.replace(row, key=candidate, key_rebuilt=True)
             events.append(SizeTrimmed(side=side.name, key=before, trimmed_to=after, dropped=False))
         kept.append(row)
     side.rows = kept
@@ -484,7 +487,7 @@ def merge_resolved(
         pool, original_identity, side="original", file=orig.path, file_positions=list(orig.file_positions)
     )
     incremental_ids: dict[int, KernelIdentity] = {}
-    table = [_Row(row.key, row.index, row.efficiency, row.source_row) for row in orig.rows]
+    table = [dataclasses.replace(row) for row in orig.rows]
     orig_dict: dict[tuple[Any, ...], tuple[int, Any]] = {row.key: (j, row.efficiency) for j, row in enumerate(orig.rows)}
     replaced: list[tuple[int, int, int, Any, Any, Any, Literal["faster", "forced"]]] = []
     kept_sizes: list[SizeKept] = []
@@ -494,21 +497,23 @@ def merge_resolved(
 
     def add_kernel(inc_position: int) -> int:
         nonlocal reused
+        solution = inc.solutions[inc_position]
         key = incremental_ids.get(inc_position)
         if key is None:
             key = identity_of(
-                incremental_identity, inc.solutions[inc_position], side="incremental",
+                incremental_identity, solution, side="incremental",
                 position=inc.file_positions[inc_position], file=inc.path,
             )
             incremental_ids[inc_position] = key
-        found = index.find(key)
+        bucket = kernel_bucket(solution)
+        found = index.find(key, bucket)
         if found is not None:
             reused += 1
             return found
-        solution = copy.deepcopy(inc.solutions[inc_position])
-        solution["SolutionIndex"] = len(pool)
+        copied = copy.deepcopy(solution)
+        copied["SolutionIndex"] = len(pool)
         origins.append(_PoolEntry("incremental", inc.file_positions[inc_position]))
-        return index.append(solution, key)
+        return index.append(copied, key, bucket)
 
     for row in inc.rows:
         stored = 0.0 if policy.no_eff else row.efficiency
@@ -517,7 +522,8 @@ def merge_resolved(
             j, orig_eff = existing
             faster = row.efficiency > orig_eff
             if faster or force_merge:
-                old_index, old_eff = table[j].index, table[j].efficiency
+                # old = the original row (each duplicate incremental key competes against it)
+                old_index, old_eff = orig.rows[j].index, orig.rows[j].efficiency
                 new_index = add_kernel(row.index)
                 table[j].index, table[j].efficiency = new_index, stored
                 replaced.append((j, old_index, new_index, old_eff, row.efficiency, stored, "faster" if faster else "forced"))
@@ -544,12 +550,13 @@ def merge_resolved(
                                              best_compatible_efficiency=best))
                 continue
         new_index = add_kernel(row.index)
-        table.append(_Row(row.key, new_index, stored, row.source_row))
+        table.append(dataclasses.replace(row, index=new_index, efficiency=stored))
         added.append((len(table) - 1, new_index))
 
     pool_before = list(pool)
     sizes_replaced = []
-    for j, old_index, new_index, old_eff, inc_eff, stored, why in replaced:
+    last_replacement = {entry[0]: number for number, entry in enumerate(replaced)}
+    for number, (j, old_index, new_index, old_eff, inc_eff, stored, why) in enumerate(replaced):
         plain, label = _untagged(table[j].key, tagged)
         changed = old_index != new_index and index.identity_at(old_index) != index.identity_at(new_index)
         sizes_replaced.append(
@@ -564,6 +571,7 @@ def merge_resolved(
                 new_efficiency=inc_eff,
                 written_efficiency=stored,
                 kernel_changed=changed,
+                superseded=last_replacement[j] != number,
             )
         )
     sizes_added = []
@@ -595,6 +603,22 @@ def merge_resolved(
         warnings.append(f"tensilelite StaggerU sanitising rewrote {sanitized} original kernel(s)")
 
     merged = _build_output(original, pool, table, orig.header if header_changed else None)
+    merged._source_style = with_alias_pairs(
+        getattr(original, "_source_style", None) or getattr(incremental, "_source_style", None),
+        merged_alias_pairs(
+            alias_pairs(original),
+            alias_pairs(incremental),
+            original_solutions={origins[old].file_position: new for new, old in enumerate(kept_pool)
+                                if origins[old].side == "original"},
+            incremental_solutions={origins[old].file_position: new for new, old in enumerate(kept_pool)
+                                   if origins[old].side == "incremental"},
+            original_rows={row.source_row: number for number, row in enumerate(table[: len(orig.rows)])
+                           if not (row.key_rebuilt or tagged)},
+            incremental_rows={row.source_row: number for number, row in enumerate(table[len(orig.rows):],
+                                                                                     start=len(orig.rows))
+                              if not (row.key_rebuilt or tagged)},
+        ),
+    )
     units = compare_units(
         guess_unit([entry.efficiency for entry in original.table], original.performance_metric),
         guess_unit([entry.efficiency for entry in incremental.table], incremental.performance_metric),

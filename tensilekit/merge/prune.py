@@ -5,7 +5,8 @@
    (``FreeSize`` libraries select among all their solutions) keep every kernel.
 2. Among the survivors, kernels with the same identity (:mod:`tensilekit.merge.identity`: the
    merge tools' rule for the dialect) are folded into the first one; rows are remapped.
-3. Solutions are renumbered by position (``SolutionIndex``) and every reference remapped.
+3. Solutions are renumbered by position (``SolutionIndex``) and every reference remapped; the
+   file keeps its own YAML style, with its aliases (``&id``) following the kernels that stay.
 
 The table's rows, keys and efficiencies are otherwise untouched, so selection cannot change: a
 row still names a kernel of the same identity.
@@ -14,12 +15,14 @@ row still names a kernel of the same identity.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Hashable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tensilekit.errors import Location, MergeError
+from tensilekit.merge.aliases import alias_pairs, remapped_alias_pairs
 from tensilekit.merge.identity import Compat, identities, identity_function
 from tensilekit.merge.report import KernelRef
 from tensilekit.model.logic import ExactLogicEntry, LogicFile
@@ -139,6 +142,11 @@ def prune_logic(
     for field in logic.model_fields_set - set(update):
         update[field] = copy.deepcopy(getattr(logic, field))
     pruned = logic.model_copy(update=update)
+    style: Any = getattr(logic, "_source_style", None)
+    pairs = alias_pairs(logic)
+    if pairs and dataclasses.is_dataclass(style) and not isinstance(style, type):
+        moved = {old: new for new, old in enumerate(final)}
+        pruned._source_style = dataclasses.replace(style, alias_paths=remapped_alias_pairs(pairs, moved))
     index_changes = sum(1 for new, old in enumerate(final) if logic.solutions[old].solution_index != new)
     report = PruneReport(
         name=name,

@@ -73,7 +73,11 @@ class KernelRef(_ReportModel):
 
 
 class SizeReplaced(_ReportModel):
-    """An existing size whose table entry was overwritten from the incremental file."""
+    """An existing size whose table entry was overwritten from the incremental file.
+
+    ``old_*`` describe the *original* row: with duplicate incremental keys every entry competes
+    against the original (AMD's origDict), and all but the last are ``superseded``.
+    """
 
     key: SizeKey
     tag: str | None = None
@@ -85,10 +89,12 @@ class SizeReplaced(_ReportModel):
     new_efficiency: Efficiency
     written_efficiency: Efficiency
     kernel_changed: bool = Field(description="the new kernel differs from the old one (kernel identity)")
+    superseded: bool = Field(False, description="a later incremental entry overwrote this row again")
 
     @property
     def changed(self) -> bool:
-        return self.kernel_changed or self.written_efficiency != self.old_efficiency
+        """The row ends up different from the original (kernel identity or efficiency)."""
+        return not self.superseded and (self.kernel_changed or self.written_efficiency != self.old_efficiency)
 
 
 class SizeKept(_ReportModel):

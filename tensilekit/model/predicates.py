@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 
 from tensilekit.model.common import StrictModel as _MutableStrictModel
 
@@ -270,16 +270,20 @@ def _interning_key(raw: dict[str, Any]) -> tuple[Any, ...] | None:
     """A hashable identity for a leaf predicate, or None when it is not worth caching."""
     if len(raw) != 1 + ("index" in raw) + ("value" in raw):
         return None  # unknown keys: let validation report them
+    index = raw.get("index")
+    if not isinstance(raw.get("type"), str) or not isinstance(index, (int, type(None))):
+        return None  # not hashable, and invalid anyway: let validation report it
     value = raw.get("value")
     if isinstance(value, _SCALARS):
         frozen: Any = (type(value), value)
     elif isinstance(value, list) and all(isinstance(item, str) for item in value):
         frozen = tuple(value)
-    elif isinstance(value, dict) and all(isinstance(item, (int, float)) for item in value.values()):
+    elif isinstance(value, dict) and all(
+        isinstance(key, str) and isinstance(item, (int, float)) for key, item in value.items()
+    ):
         frozen = tuple(sorted((key, type(item), item) for key, item in value.items()))
     else:
         return None
-    index = raw.get("index")
     return (raw.get("type"), type(index), index, "value" in raw, frozen)
 
 
@@ -292,8 +296,8 @@ def intern_predicate(raw: Any) -> Any:
     kind = raw.get("type")
     if kind in ("And", "Or") and len(raw) == 2 and isinstance(raw.get("value"), list):
         children = [intern_predicate(child) for child in raw["value"]]
-        if any(isinstance(child, dict) for child in children):
-            return raw
+        if not all(isinstance(child, BaseModel) for child in children):
+            return raw  # a child did not validate (or is no mapping): let validation report it
         return CompoundPredicate.model_construct(type=kind, value=children)
     key = _interning_key(raw)
     if key is None:

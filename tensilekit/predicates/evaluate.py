@@ -50,6 +50,11 @@ class Verdict:
 _Handler = Callable[[Any, "ContractionProblem", "Hardware", Any], Verdict]
 
 
+def _text(value: Any) -> str:
+    """An enum member's file spelling (``Float``), anything else as ``str``."""
+    return str(getattr(value, "value", value))
+
+
 def _value(predicate: Any) -> Any:
     value = getattr(predicate, "value", None)
     if hasattr(value, "model_dump") and not hasattr(value, "type"):
@@ -337,7 +342,7 @@ def _lite_equal(attribute: str, label: str) -> _Handler:
 
 def _string_equal(attribute: str, label: str) -> _Handler:
     def handler(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
-        have, want = str(getattr(p, attribute)), str(_value(pred))
+        have, want = _text(getattr(p, attribute)), str(_value(pred))
         return _compare(pred, f"{label}={have}", "==", want, have == want)
 
     return handler
@@ -346,7 +351,7 @@ def _string_equal(attribute: str, label: str) -> _Handler:
 def _compatible(attribute: str, label: str) -> _Handler:
     # KernelLanguageCompatible / ArithmeticUnitCompatible: a problem left at Any accepts every kernel.
     def handler(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
-        have, want = str(getattr(p, attribute)), str(_value(pred))
+        have, want = _text(getattr(p, attribute)), str(_value(pred))
         return _compare(pred, f"{label}={have}", "in", f"(Any, {want})", have in ("Any", want))
 
     return handler
@@ -387,7 +392,7 @@ def _ai_le(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
 
 
 def _cu_efficiency(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
-    metric = p.performance_metric
+    metric = _text(p.performance_metric)
     if metric == "CUEfficiency":
         return _verdict(pred, True, "metric is CUEfficiency")
     if metric == "Auto":
@@ -398,7 +403,8 @@ def _cu_efficiency(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Ver
 
 def _metric_equal(metric: str) -> _Handler:
     def handler(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
-        return _compare(pred, f"metric={p.performance_metric}", "==", metric, p.performance_metric == metric)
+        have = _text(p.performance_metric)
+        return _compare(pred, f"metric={have}", "==", metric, have == metric)
 
     return handler
 

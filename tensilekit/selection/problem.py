@@ -327,15 +327,19 @@ def operation_identifier(trans_a: str, trans_b: str, complex_types: bool) -> str
 
 
 _PACKING = {DataType.INT8X4: 4}
+_COMPLEX = (DataType.COMPLEX_FLOAT, DataType.COMPLEX_DOUBLE)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(slots=True)
 class ContractionProblem:
     """Tensile's view of a GEMM: what ``ContractionProblem`` answers when predicates ask.
 
     Sizes follow Tensile's problem-size order ``size(i) = [M, N, batch, K][i]``. Every tensor has
     unit stride in dimension 0; ``ld*`` are the dimension-1 strides and ``stride_*`` the batch
-    strides. ``flop_count`` and ``required`` products wrap modulo 2**64 as C++ ``size_t`` does.
+    strides. ``flop_count`` wraps modulo 2**64 as C++ ``size_t`` does.
+
+    Treat instances as immutable. (They are not frozen because building one sits on the hot path
+    of every query, and a frozen dataclass ``__init__`` costs several microseconds more.)
     """
 
     m: int
@@ -365,13 +369,13 @@ class ContractionProblem:
     stride_d: int
     hpa: bool
     strided_batched: bool
-    performance_metric: str
+    performance_metric: PerformanceMetric
     fp16_alt_impl: bool
     fp16_alt_impl_round: bool
     stochastic_rounding: bool
     deterministic: bool
     c_equals_d: bool
-    f32_xdl_math_op: str
+    f32_xdl_math_op: DataType
     kernel_language: str
     arithmetic_unit: str
     persistent_kernel_eligible: bool
@@ -380,9 +384,19 @@ class ContractionProblem:
     alpha_restriction: str
     beta_restriction: str
     workspace_size: int
-    flop_count: int
-    arithmetic_intensity: float
     lite: HipblasltFields
+
+    @property
+    def flop_count(self) -> int:
+        """``ContractionProblem::flopCount``: ``2·packing·M·N·batch·K`` (int8x4 packs 4), mod 2**64."""
+        return (2 * _PACKING.get(self.a_type, 1) * self.m * self.n * self.batch * self.k) % _SIZE_MOD
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        """``ContractionProblem::arithmeticIntensity``: GFLOP per GB moved (C read twice if beta≠0)."""
+        return _arithmetic_intensity(
+            self.m, self.n, self.k, self.batch, (self.a_bytes, self.b_bytes, self.c_bytes), self.beta
+        )
 
     def size(self, index: int) -> int:
         """``problem.size(i)``: C sizes (M, N, batch) then bound sizes (K)."""
@@ -409,17 +423,18 @@ class ContractionProblem:
 
 
 def _arithmetic_intensity(m: int, n: int, k: int, batch: int, bytes_abc: tuple[int, int, int], beta: float) -> float:
-    # ContractionProblem::arithmeticIntensity: gflop / gbyte over the logical tensor sizes.
-    gflop = 2 * ((m * n * batch * k) % _SIZE_MOD) * 1e-9
+    # ContractionProblem::arithmeticIntensity, operand by operand: size_t products (mod 2**64)
+    # converted to double before the 1e-9 scaling.
+    gflop = float((2 * m * n * batch * k) % _SIZE_MOD) * 1e-9
     a_size = (m * k * batch) % _SIZE_MOD
     b_size = (k * n * batch) % _SIZE_MOD
     c_size = (m * n * batch) % _SIZE_MOD
     if beta != 0:
-        gflop += 2 * c_size * 1e-9
-        c_size *= 2
-    gbyte = (a_size * bytes_abc[0] + b_size * bytes_abc[1] + c_size * bytes_abc[2]) * 1e-9
+        gflop += float((2 * c_size) % _SIZE_MOD) * 1e-9
+        c_size = (2 * c_size) % _SIZE_MOD
+    gbyte = float((a_size * bytes_abc[0] + b_size * bytes_abc[1] + c_size * bytes_abc[2]) % _SIZE_MOD) * 1e-9
     if gbyte == 0:
-        return float("inf") if gflop > 0 else float("nan")
+        return float("nan") if gflop == 0 else float("inf")
     return gflop / gbyte
 
 
@@ -430,78 +445,95 @@ def contraction_problem(problem: GemmProblem, *, rocblas_k0: bool = False) -> Co
     (``tensile_host.cpp``); leading dimensions and strides keep their values. The default models
     Tensile itself, which uses K as given (the golden corpus does).
     """
-    m, n, k, batch = problem.m, problem.n, problem.k, problem.batch
-    a_rows = m if problem.trans_a == "N" else k
-    a_cols = k if problem.trans_a == "N" else m
-    b_rows = k if problem.trans_b == "N" else n
-    b_cols = n if problem.trans_b == "N" else k
-    lda = problem.lda if problem.lda is not None else max(1, a_rows)
-    ldb = problem.ldb if problem.ldb is not None else max(1, b_rows)
-    ldc = problem.ldc if problem.ldc is not None else max(1, m)
-    ldd = problem.ldd if problem.ldd is not None else ldc
-    stride_a = problem.stride_a if problem.stride_a is not None else lda * a_cols
-    stride_b = problem.stride_b if problem.stride_b is not None else ldb * b_cols
-    stride_c = problem.stride_c if problem.stride_c is not None else ldc * n
-    stride_d = problem.stride_d if problem.stride_d is not None else ldd * n
-    if rocblas_k0 and problem.alpha == 0:
+    f = problem.__dict__  # plain field reads: this function is on every query's hot path
+    m, n, k, batch = f["m"], f["n"], f["k"], f["batch"]
+    trans_a, trans_b = f["trans_a"], f["trans_b"]
+    a_normal = trans_a == "N"
+    b_normal = trans_b == "N"
+    lda = f["lda"]
+    if lda is None:
+        lda = max(1, m if a_normal else k)
+    ldb = f["ldb"]
+    if ldb is None:
+        ldb = max(1, k if b_normal else n)
+    ldc = f["ldc"]
+    if ldc is None:
+        ldc = max(1, m)
+    ldd = f["ldd"]
+    if ldd is None:
+        ldd = ldc
+    stride_a = f["stride_a"]
+    if stride_a is None:
+        stride_a = lda * (k if a_normal else m)
+    stride_b = f["stride_b"]
+    if stride_b is None:
+        stride_b = ldb * (n if b_normal else k)
+    stride_c = f["stride_c"]
+    if stride_c is None:
+        stride_c = ldc * n
+    stride_d = f["stride_d"]
+    if stride_d is None:
+        stride_d = ldd * n
+    alpha, beta = f["alpha"], f["beta"]
+    if rocblas_k0 and alpha == 0:
         k = 0
-    # after the model validator these are concrete
-    b_type = problem.b_type or problem.a_type
-    c_type = problem.c_type or b_type
-    d_type = problem.d_type or c_type
-    compute = problem.compute_type or d_type
-    complex_types = problem.a_type in (DataType.COMPLEX_FLOAT, DataType.COMPLEX_DOUBLE)
-    packing = _PACKING.get(problem.a_type, 1)
-    flops = (2 * packing * m * n * batch * k) % _SIZE_MOD
-    bytes_abc = (problem.a_type.element_bytes, b_type.element_bytes, c_type.element_bytes)
-    lite = problem.hipblaslt
+    a_type = f["a_type"]
+    b_type, c_type, d_type = f["b_type"], f["c_type"], f["d_type"]  # concrete after validation
+    lite = f["hipblaslt"]
+    if a_type in _COMPLEX:
+        op_id = operation_identifier(trans_a, trans_b, True)
+    else:
+        op_id = _OP_IDS.get((trans_a, trans_b)) or operation_identifier(trans_a, trans_b, False)
+    workspace = f["workspace_size"]
     return ContractionProblem(
-        m=m,
-        n=n,
-        k=k,
-        batch=batch,
-        trans_a=problem.trans_a,
-        trans_b=problem.trans_b,
-        op_id=operation_identifier(problem.trans_a, problem.trans_b, complex_types),
-        a_type=problem.a_type,
-        b_type=b_type,
-        c_type=c_type,
-        d_type=d_type,
-        compute_type=compute,
-        compute_input_type=lite.compute_input_type or problem.a_type,
-        a_bytes=problem.a_type.element_bytes,
-        b_bytes=b_type.element_bytes,
-        c_bytes=c_type.element_bytes,
-        d_bytes=d_type.element_bytes,
-        lda=lda,
-        ldb=ldb,
-        ldc=ldc,
-        ldd=ldd,
-        stride_a=stride_a,
-        stride_b=stride_b,
-        stride_c=stride_c,
-        stride_d=stride_d,
-        hpa=bool(problem.hpa),
-        strided_batched=problem.strided_batched,
-        performance_metric=problem.performance_metric.value,
-        fp16_alt_impl=problem.fp16_alt_impl,
-        fp16_alt_impl_round=problem.fp16_alt_impl_round,
-        stochastic_rounding=problem.stochastic_rounding,
-        deterministic=problem.deterministic,
-        c_equals_d=problem.c_equals_d,
-        f32_xdl_math_op=problem.f32_xdl_math_op.value,
-        kernel_language=problem.kernel_language,
-        arithmetic_unit=problem.arithmetic_unit,
-        persistent_kernel_eligible=problem.persistent_kernel_eligible,
-        alpha=problem.alpha,
-        beta=problem.beta,
-        alpha_restriction=ScalarValue.of(problem.alpha).value,
-        beta_restriction=ScalarValue.of(problem.beta).value,
-        workspace_size=SIZE_MAX if problem.workspace_size is None else problem.workspace_size,
-        flop_count=flops,
-        arithmetic_intensity=_arithmetic_intensity(m, n, k, batch, bytes_abc, problem.beta),
-        lite=lite,
+        m,
+        n,
+        k,
+        batch,
+        trans_a,
+        trans_b,
+        op_id,
+        a_type,
+        b_type,
+        c_type,
+        d_type,
+        f["compute_type"],
+        lite.compute_input_type or a_type,
+        _BYTES[a_type],
+        _BYTES[b_type],
+        _BYTES[c_type],
+        _BYTES[d_type],
+        lda,
+        ldb,
+        ldc,
+        ldd,
+        stride_a,
+        stride_b,
+        stride_c,
+        stride_d,
+        f["hpa"],
+        f["strided_batched"],
+        f["performance_metric"],
+        f["fp16_alt_impl"],
+        f["fp16_alt_impl_round"],
+        f["stochastic_rounding"],
+        f["deterministic"],
+        f["c_equals_d"],
+        f["f32_xdl_math_op"],
+        f["kernel_language"],
+        f["arithmetic_unit"],
+        f["persistent_kernel_eligible"],
+        alpha,
+        beta,
+        "One" if alpha == 1.0 else ("NegativeOne" if alpha == -1.0 else "Any"),
+        "One" if beta == 1.0 else ("NegativeOne" if beta == -1.0 else "Any"),
+        SIZE_MAX if workspace is None else workspace,
+        lite,
     )
+
+
+_OP_IDS = {(a, b): operation_identifier(a, b, False) for a in ("N", "T", "C") for b in ("N", "T", "C")}
+_BYTES = {member: member.element_bytes for member in DataType}
 
 
 #: Query fields of ``corpus/select/*.jsonl`` lines that map 1:1 onto :class:`GemmProblem`.

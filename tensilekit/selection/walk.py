@@ -223,6 +223,18 @@ class ReferenceSelector:
         self._find_all(self.library.library, query, found)
         return [found[index] for index in sorted(found)]
 
+    def find_node(
+        self, node: AnyNode, problem: ContractionProblem, hardware: Hardware
+    ) -> tuple[MasterSolution | None, float | None]:
+        """``findBestSolution`` of one subtree: (solution or None, last distance written or None)."""
+        query = _Query(problem, hardware, None, frozenset())
+        solution = self._find(node, "", 0, query)
+        return solution, query.fitness
+
+    def load_placeholder(self, prefix: str) -> MasterLibrary:
+        """The library a ``Placeholder`` names, loaded once; its solutions join the master's."""
+        return self._placeholder(prefix)
+
     def solution(self, index: int) -> MasterSolution:
         if index not in self._solutions:
             raise SelectionError(f"the library refers to solution index {index}, which it does not contain")
@@ -284,7 +296,8 @@ class ReferenceSelector:
             solution = self._find(row.library, f"{row_path}.library", depth + 1, q)
             if solution is not None:
                 return solution
-            q.note(depth, node.type, row_path, False, f"row {number} found nothing; trying the next row")
+            if number + 1 < len(node.rows):
+                q.note(depth, node.type, row_path, False, f"row {number} found nothing; trying the next row")
         return None
 
     def _problem_map(self, node: ProblemMapNode, path: str, depth: int, q: _Query) -> MasterSolution | None:

@@ -311,6 +311,11 @@ def test_i1_latched_policy_and_i2_alone(corpus: Path, tmp_path: Path) -> None:
     assert (tmp_path / "i1" / name).read_bytes() != (tmp_path / "i2" / name).read_bytes()
     assert alone.files[0].output_kernels == 1  # WorkGroupMapping -4 == 4 for source kernels (T)
     assert alone.files[0].stale_duplicate_rows == [0]
+    # Winner kept every size: AMD rewrites the original unchanged, YAML anchors (&id001) included
+    arcturus = "arcturus_Cijk_Alik_Bjlk_HB.yaml"
+    original_bytes = (root / "i1_mixed_dir_sticky_default_policy" / "original" / arcturus).read_bytes()
+    assert b"&id001" in original_bytes
+    assert (tmp_path / "i1" / arcturus).read_bytes() == original_bytes
     unlatched = merge_directories(root / "i1_mixed_dir_sticky_default_policy" / "original",
                                   root / "i1_mixed_dir_sticky_default_policy" / "incremental", tmp_path / "i1u",
                                   MergePolicy(latch_default=False))
