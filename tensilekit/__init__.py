@@ -1,17 +1,63 @@
 """tensilekit: typed, fast, scriptable tooling for AMD Tensile and hipBLASLt GEMM libraries.
 
-The public API: load and write logic files and master libraries, and (see the submodules)
-evaluate predicates, predict kernel selection, merge and diff libraries, drive tuning.
+The public API: load and write logic files and master libraries, build master libraries,
+predict kernel selection, merge and diff libraries, drive tuning. Names are imported lazily
+(on first use), so ``import tensilekit`` and the CLI start quickly.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from tensilekit._version import __version__
-from tensilekit.api import build_master, build_master_files, load, loads
 from tensilekit.errors import Location, TensilekitError
-from tensilekit.io.logic_io import dump_logic, dumps_logic, load_logic, loads_logic
-from tensilekit.io.master_io import dump_master, dumps_master, load_master, loads_master
-from tensilekit.io.yaml_codec import YamlStyle
-from tensilekit.model.library import MasterLibrary
-from tensilekit.model.logic import Dialect, LogicFile
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from tensilekit.api import build_master, build_master_files, load, loads
+    from tensilekit.io.logic_io import dump_logic, dumps_logic, load_logic, loads_logic
+    from tensilekit.io.master_io import dump_master, dumps_master, load_master, loads_master
+    from tensilekit.io.yaml_codec import YamlStyle
+    from tensilekit.model.library import MasterLibrary
+    from tensilekit.model.logic import Dialect, LogicFile
+    from tensilekit.pipeline import TuneConfig, TuneReport, run_tuning
+
+# public name -> module that defines it
+_EXPORTS = {
+    "build_master": "tensilekit.api",
+    "build_master_files": "tensilekit.api",
+    "load": "tensilekit.api",
+    "loads": "tensilekit.api",
+    "dump_logic": "tensilekit.io.logic_io",
+    "dumps_logic": "tensilekit.io.logic_io",
+    "load_logic": "tensilekit.io.logic_io",
+    "loads_logic": "tensilekit.io.logic_io",
+    "dump_master": "tensilekit.io.master_io",
+    "dumps_master": "tensilekit.io.master_io",
+    "load_master": "tensilekit.io.master_io",
+    "loads_master": "tensilekit.io.master_io",
+    "YamlStyle": "tensilekit.io.yaml_codec",
+    "MasterLibrary": "tensilekit.model.library",
+    "Dialect": "tensilekit.model.logic",
+    "LogicFile": "tensilekit.model.logic",
+    "TuneConfig": "tensilekit.pipeline",
+    "TuneReport": "tensilekit.pipeline",
+    "run_tuning": "tensilekit.pipeline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tensilekit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "Dialect",
@@ -19,6 +65,8 @@ __all__ = [
     "LogicFile",
     "MasterLibrary",
     "TensilekitError",
+    "TuneConfig",
+    "TuneReport",
     "YamlStyle",
     "__version__",
     "build_master",
@@ -33,4 +81,5 @@ __all__ = [
     "loads",
     "loads_logic",
     "loads_master",
+    "run_tuning",
 ]

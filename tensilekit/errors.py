@@ -13,6 +13,7 @@ Every error tensilekit raises derives from :class:`TensilekitError`. Errors abou
     │   ├── YamlSyntaxError
     │   └── MsgpackDecodeError
     ├── InputNotFound (FileNotFoundError)    a path that does not exist
+    ├── MissingDependency (ImportError)      an optional extra is not installed (says which)
     ├── UnsupportedFormat (ValueError)       a file whose kind or format cannot be detected
     ├── ValidationFailed                     semantic checks found problems (carries the findings)
     ├── SelectionError (ValueError)          a query that cannot be answered (e.g. unparsable problem)
@@ -158,6 +159,12 @@ class InputNotFound(TensilekitError, FileNotFoundError):
     """A path that does not exist."""
 
 
+class MissingDependency(TensilekitError, ImportError):
+    """An optional extra is not installed; the message names it (``install tensilekit[ray]``)."""
+
+    exit_code = 2
+
+
 class UnsupportedFormat(TensilekitError, ValueError):
     """A file whose kind (logic / master) or format (YAML / msgpack) cannot be detected."""
 
@@ -246,6 +253,7 @@ __all__ = [
     "LibraryFormatError",
     "Location",
     "MergeError",
+    "MissingDependency",
     "MissingField",
     "MsgpackDecodeError",
     "PipelineError",

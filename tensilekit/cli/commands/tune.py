@@ -1,0 +1,253 @@
+"""``tensilekit tune``: from hipBLASLt logs to a merged tuned library and an uplift report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from tensilekit.pipeline.config import KNOWN_ARCHS, TuneConfig
+from tensilekit.pipeline.executors import Executor
+from tensilekit.pipeline.report import TuneReport
+from tensilekit.pipeline.stages import STAGE_NAMES
+
+
+def _devices(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, ...]:
+    try:
+        devices = tuple(int(item) for item in value.replace(" ", "").split(",") if item != "")
+    except ValueError:
+        raise click.BadParameter("expected a comma-separated list of GPU indices, e.g. 0,1,2,3") from None
+    if not devices or len(set(devices)) != len(devices) or min(devices) < 0:
+        raise click.BadParameter("expected distinct non-negative GPU indices, e.g. 0,1,2,3")
+    return devices
+
+
+def _stages(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    names = tuple(name for item in value for name in item.split(",") if name)
+    unknown = [name for name in names if name not in STAGE_NAMES]
+    if unknown:
+        raise click.BadParameter(f"unknown stage {unknown[0]!r}; stages: {', '.join(STAGE_NAMES)}")
+    return names
+
+
+def _mode(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if value == "ga":
+        raise click.BadParameter(
+            "the genetic kernel search (--mode ga) is not available yet; use --mode search, the dense search "
+            "over the solutions your library already has"
+        )
+    return value
+
+
+def build_executor(kind: str, config: TuneConfig, address: str | None) -> Executor | None:
+    """The executor ``--executor`` asks for (None: the API's default local pool)."""
+    if kind == "ray":
+        from tensilekit.pipeline.executors.ray import RayExecutor
+
+        return RayExecutor(
+            address, slots_per_device=config.slots_per_device, cpu_slots=config.cpu_slots,
+            retries=config.retries, timeout=config.timeout,
+        )  # fmt: skip
+    if kind == "serial":
+        from tensilekit.pipeline.executors.local import SerialExecutor
+
+        return SerialExecutor(config.devices[0], retries=config.retries, timeout=config.timeout)
+    return None
+
+
+def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
+    label = f" ({report.data})" if report.simulated else ""
+    tuned = report.tuned
+    if tuned:
+        table = Table(title=f"Tuned GEMMs{label}", title_justify="left")
+        for column in ("id", "type", "M x N x batch x K", "calls", "share", "reference us", "tuned us", "uplift"):
+            table.add_column(column, justify="left" if column in ("id", "type", "M x N x batch x K") else "right")
+        for gemm in tuned:
+            table.add_row(
+                gemm.id, gemm.gemm_type, f"{gemm.m}x{gemm.n}x{gemm.batch}x{gemm.k}", str(gemm.call_count),
+                "-" if gemm.time_share is None else f"{gemm.time_share:.1%}",
+                "-" if gemm.reference_us is None else f"{gemm.reference_us:.4g}",
+                "-" if gemm.tuned_us is None else f"{gemm.tuned_us:.4g}",
+                "-" if gemm.uplift is None else f"{gemm.uplift:+.2%}",
+            )  # fmt: skip
+        console.print(table)
+    weighted = "-" if report.weighted_uplift is None else f"{report.weighted_uplift:+.2%}"
+    average = "-" if report.average_uplift is None else f"{report.average_uplift:+.2%}"
+    console.print(
+        f"{len(tuned)} of {len(report.gemms)} GEMM(s) tuned{label}: average uplift {average}, "
+        f"time-share-weighted {weighted}, expected GEMM time saving {report.gemm_time_saving:.2%}"
+    )
+    if report.failures:
+        console.print(f"{len(report.failures)} job(s) failed; see {workdir / 'report.md'}")
+    console.print(
+        f"report: {workdir / 'report.md'}  final logic: {workdir / 'final_libs'}  merged: {workdir / 'merged'}"
+    )
+
+
+@click.command("tune")
+@click.argument("logs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--arch", required=True, type=click.Choice(KNOWN_ARCHS), help="Target GPU architecture.")
+@click.option(
+    "--workdir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run directory; rerunning with the same one resumes.",
+)
+@click.option(
+    "--simulate", is_flag=True, help="Use tensilekit's SIMULATED GPU instead of hipblaslt-bench (no ROCm needed)."
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["search", "ga"]),
+    default="search",
+    show_default=True,
+    callback=_mode,
+    help="search: dense search over existing solutions (ga: reserved for the genetic kernel search).",
+)
+@click.option("--devices", default="0", show_default=True, callback=_devices, help="GPU indices to use, e.g. 0,1,2,3.")
+@click.option(
+    "--slots-per-device",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Benchmarks that may share one GPU at a time.",
+)
+@click.option(
+    "--executor",
+    "executor_kind",
+    type=click.Choice(["local", "ray", "serial"]),
+    default="local",
+    show_default=True,
+    help="local: device-pinned pool; ray: a Ray cluster (tensilekit[ray]); serial: one job at a time.",
+)
+@click.option("--address", default=None, help="Ray cluster address (with --executor ray), e.g. auto.")
+@click.option(
+    "--retries", type=click.IntRange(min=0), default=1, show_default=True, help="Extra attempts for a failed job."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=900.0,
+    show_default=True,
+    help="Seconds one tool run may take before it is killed.",
+)
+@click.option(
+    "--keep-thr",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Tune the GEMMs that make up this fraction of the measured GEMM time, largest first.",
+)
+@click.option(
+    "--err-thr",
+    type=click.FloatRange(min=0, min_open=True),
+    default=2.0,
+    show_default=True,
+    help="Drop a tuned kernel whose error exceeds this multiple of the reference library's error.",
+)
+@click.option(
+    "--up-thr",
+    type=float,
+    default=0.01,
+    show_default=True,
+    help="Drop a tuned kernel whose uplift (reference/tuned time - 1) is below this.",
+)
+@click.option(
+    "--top-k",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="Screened solutions per GEMM that are re-timed accurately and verified.",
+)
+@click.option(
+    "--verify-ratio",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="A search candidate whose error exceeds this multiple of the reference error fails verification.",
+)
+@click.option(
+    "--from-stage", type=click.Choice(STAGE_NAMES), default=None, help="Rerun this stage and everything after it."
+)
+@click.option("--only", multiple=True, callback=_stages, help="Run only these stages (repeat or comma-separate).")
+@click.option("--no-rerun", is_flag=True, help="Fail instead of redoing a completed stage whose inputs changed.")
+@click.option(
+    "--merge-into",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Logic folder to merge the tuned files into (read only; result in WORKDIR/merged/).",
+)
+@click.option(
+    "--library-logic",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Logic files the installed hipBLASLt was built from (required without --simulate).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulated measurement noise.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+@click.option("--sim-time-scale", type=click.FloatRange(min=0), default=0.0, hidden=True)
+@click.option("--bench-executable", default="hipblaslt-bench", hidden=True)
+@click.option("--create-library-executable", default="TensileCreateLibrary", hidden=True)
+def tune_command(
+    logs: tuple[Path, ...],
+    arch: str,
+    workdir: Path,
+    simulate: bool,
+    mode: str,
+    devices: tuple[int, ...],
+    slots_per_device: int,
+    executor_kind: str,
+    address: str | None,
+    retries: int,
+    timeout: float,
+    keep_thr: float,
+    err_thr: float,
+    up_thr: float,
+    top_k: int,
+    verify_ratio: float,
+    from_stage: str | None,
+    only: tuple[str, ...],
+    no_rerun: bool,
+    merge_into: Path | None,
+    library_logic: Path | None,
+    seed: int,
+    as_json: bool,
+    sim_time_scale: float,
+    bench_executable: str,
+    create_library_executable: str,
+) -> None:
+    """Tune hipBLASLt for the GEMMs in LOG... (profile logs, GEKO lists, TunableOp/AITER CSVs).
+
+    Stages (each resumable in WORKDIR/NN_stage/): ingest, library, baseline, search, build,
+    benchmark, postprocess, final, merge, report.
+    """
+    from tensilekit.cli.tune_progress import TuneProgress
+    from tensilekit.pipeline.api import run_tuning
+
+    if from_stage and only:
+        raise click.UsageError("--from-stage and --only cannot be combined")
+    if address and executor_kind != "ray":
+        raise click.UsageError("--address is only used with --executor ray")
+    config = TuneConfig(
+        logs=logs, arch=arch, workdir=workdir, simulate=simulate, mode="search", devices=devices,
+        slots_per_device=slots_per_device, retries=retries, timeout=timeout, keep_thr=keep_thr, err_thr=err_thr,
+        up_thr=up_thr, top_k=top_k, verify_ratio=verify_ratio, from_stage=from_stage, only=only, no_rerun=no_rerun, merge_into=merge_into,
+        library_logic=library_logic, seed=seed, bench_executable=bench_executable,
+        create_library_executable=create_library_executable, sim_time_scale=sim_time_scale,
+    )  # fmt: skip
+    stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+    executor = build_executor(executor_kind, config, address)
+    try:
+        report = run_tuning(config, executor, reporter=TuneProgress(stderr))
+    finally:
+        if executor is not None:
+            executor.close()
+    if as_json:
+        click.echo(report.model_dump_json(indent=1))
+    else:
+        render_summary(report, workdir, Console(highlight=False, soft_wrap=True))
+
+
+__all__ = ["tune_command"]

@@ -1,0 +1,255 @@
+"""Local executors: the serial reference and a device-pinned pool for one machine.
+
+Scheduler (``LocalExecutor.run``), in the manner of dask's local scheduler
+--------------------------------------------------------------------------
+State, all owned by the calling thread:
+
+* two ready queues, GPU jobs and CPU jobs, each sorted **longest first** (by ``Job.cost``,
+  then input order, so the order is deterministic). Long jobs go first so the run does not end
+  with one long job on one device while the others idle;
+* per device: jobs running now and jobs dispatched so far; a CPU-slot counter;
+* a completion queue that worker threads put ``(job, attempt number, Attempt)`` on.
+
+Loop: fill every free slot from the ready queues, then block on the completion queue. A GPU
+job goes to the device with the fewest running jobs (ties: fewest dispatched so far, then the
+lower index), which spreads jobs over all devices; ``slots_per_device`` jobs may share one
+device (small GEMMs do not fill a GPU). A retried job avoids the device it just failed on when
+another one is free. A failed attempt is retried while it is retryable and attempts remain
+(``retries`` extra attempts); the last failure becomes a failed :class:`JobOutcome` -- a
+result, not an exception. Events are emitted from the loop, never from workers.
+
+Workers are daemon threads, one per running attempt. Jobs spend their time in a child process
+(the AMD tools) or asleep (the simulator), so threads suffice and avoid pickling; daemon threads
+let Ctrl-C end the run at once. Timeouts are enforced by the job's
+:class:`~tensilekit.tools.runner.CommandRunner`, which kills the tool's process group; the
+executor passes ``timeout`` on in the :class:`JobContext`.
+"""
+
+from __future__ import annotations
+
+import collections
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from tensilekit.pipeline.executors import check_unique_ids
+from tensilekit.pipeline.jobs import (
+    Attempt,
+    EventCallback,
+    Job,
+    JobContext,
+    JobEvent,
+    JobFinished,
+    JobKind,
+    JobOutcome,
+    JobRetrying,
+    JobStarted,
+    device_env,
+    run_attempt,
+)
+
+
+def _check_policy(retries: int, timeout: float | None) -> None:
+    if retries < 0:
+        raise ValueError("retries must be >= 0")
+    if timeout is not None and timeout <= 0:
+        raise ValueError("timeout must be > 0 seconds")
+
+
+def should_retry(attempt: Attempt, number: int, retries: int) -> bool:
+    """Whether attempt ``number`` (1-based) of a job is followed by another one."""
+    return not attempt.ok and attempt.retryable and number <= retries
+
+
+class SerialExecutor:
+    """Run jobs one after another in the calling thread, in input order (the reference).
+
+    GPU jobs are pinned to ``device``; CPU jobs are not pinned. Retries and timeouts follow
+    the same rules as :class:`LocalExecutor`.
+    """
+
+    def __init__(
+        self,
+        device: int = 0,
+        *,
+        retries: int = 1,
+        timeout: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        _check_policy(retries, timeout)
+        self.device = device
+        self.retries = retries
+        self.timeout = timeout
+        self._clock = clock
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        return (str(self.device),)
+
+    def describe(self) -> str:
+        return f"serial: device {self.device}"
+
+    def close(self) -> None:
+        return None
+
+    def run(self, jobs: Sequence[Job], on_event: EventCallback | None = None) -> list[JobOutcome]:
+        """Run each job to its final outcome before starting the next."""
+        check_unique_ids(jobs)
+        emit = on_event or (lambda event: None)
+        outcomes: list[JobOutcome] = []
+        for job in jobs:
+            device = self.device if job.kind is JobKind.GPU else None
+            number = 1
+            while True:
+                emit(JobStarted(job.id, number, device, job.kind))
+                context = JobContext(job.id, number, device, self.timeout, device_env(device))
+                attempt = run_attempt(job, context, self._clock)
+                if not should_retry(attempt, number, self.retries):
+                    break
+                emit(JobRetrying(job.id, number, device, attempt.error or ""))
+                number += 1
+            outcome = JobOutcome.from_attempt(job.id, attempt, number)
+            emit(JobFinished(outcome, job.kind))
+            outcomes.append(outcome)
+        return outcomes
+
+
+class LocalExecutor:
+    """A device-pinned pool on this machine; see the module docstring for the scheduler.
+
+    Args:
+        devices: GPU indices to use (``--devices 0,1,2,3``).
+        slots_per_device: jobs that may run on one device at the same time.
+        cpu_slots: CPU jobs (library builds) that may run at the same time.
+        retries: extra attempts for a failed job.
+        timeout: seconds each attempt's tool may run (enforced by the job's runner).
+    """
+
+    def __init__(
+        self,
+        devices: Sequence[int] = (0,),
+        *,
+        slots_per_device: int = 1,
+        cpu_slots: int = 1,
+        retries: int = 1,
+        timeout: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not devices:
+            raise ValueError("at least one device is needed")
+        if len(set(devices)) != len(devices) or any(device < 0 for device in devices):
+            raise ValueError(f"devices must be distinct non-negative indices, got {list(devices)}")
+        if slots_per_device < 1 or cpu_slots < 1:
+            raise ValueError("slots_per_device and cpu_slots must be >= 1")
+        _check_policy(retries, timeout)
+        self.device_ids = tuple(devices)
+        self.slots_per_device = slots_per_device
+        self.cpu_slots = cpu_slots
+        self.retries = retries
+        self.timeout = timeout
+        self._clock = clock
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        return tuple(str(device) for device in self.device_ids)
+
+    def describe(self) -> str:
+        listed = ",".join(str(device) for device in self.device_ids)
+        return f"local: devices {listed} x {self.slots_per_device} slot(s), {self.cpu_slots} CPU slot(s)"
+
+    def close(self) -> None:
+        return None
+
+    def run(self, jobs: Sequence[Job], on_event: EventCallback | None = None) -> list[JobOutcome]:
+        """Run ``jobs`` on the pool; outcomes come back in input order."""
+        check_unique_ids(jobs)
+        emit = on_event or (lambda event: None)
+        order = {job.id: position for position, job in enumerate(jobs)}
+
+        def longest_first(kind: JobKind) -> collections.deque[tuple[Job, int]]:
+            chosen = sorted((job for job in jobs if job.kind is kind), key=lambda job: (-job.cost, order[job.id]))
+            return collections.deque((job, 1) for job in chosen)
+
+        ready = {JobKind.GPU: longest_first(JobKind.GPU), JobKind.CPU: longest_first(JobKind.CPU)}
+        running_on = {device: 0 for device in self.device_ids}
+        dispatched_to = {device: 0 for device in self.device_ids}
+        last_device: dict[str, int] = {}
+        cpu_running = 0
+        in_flight = 0
+        done: queue.SimpleQueue[tuple[Job, int, Attempt]] = queue.SimpleQueue()
+        outcomes: dict[str, JobOutcome] = {}
+
+        events: list[JobEvent] = []
+
+        def start(job: Job, number: int, device: int | None) -> None:
+            context = JobContext(job.id, number, device, self.timeout, device_env(device))
+
+            def work() -> None:
+                done.put((job, number, run_attempt(job, context, self._clock)))
+
+            threading.Thread(target=work, name=f"tensilekit-job-{job.id}", daemon=True).start()
+            events.append(JobStarted(job.id, number, device, job.kind))
+
+        def finish(job: Job, number: int, attempt: Attempt) -> None:
+            nonlocal in_flight, cpu_running
+            in_flight -= 1
+            if job.kind is JobKind.GPU and attempt.device is not None:
+                running_on[attempt.device] -= 1
+                last_device[job.id] = attempt.device
+            else:
+                cpu_running -= 1
+            if should_retry(attempt, number, self.retries):
+                events.append(JobRetrying(job.id, number, attempt.device, attempt.error or ""))
+                ready[job.kind].appendleft((job, number + 1))
+                return
+            outcome = JobOutcome.from_attempt(job.id, attempt, number)
+            outcomes[job.id] = outcome
+            events.append(JobFinished(outcome, job.kind))
+
+        def pick_device(job: Job) -> int | None:
+            free = [device for device in self.device_ids if running_on[device] < self.slots_per_device]
+            if not free:
+                return None
+            avoid = last_device.get(job.id)
+            if avoid is not None and len(free) > 1 and avoid in free:
+                free.remove(avoid)
+            return min(
+                free, key=lambda device: (running_on[device], dispatched_to[device], self.device_ids.index(device))
+            )
+
+        while ready[JobKind.GPU] or ready[JobKind.CPU] or in_flight:
+            while ready[JobKind.GPU]:
+                job, number = ready[JobKind.GPU][0]
+                device = pick_device(job)
+                if device is None:
+                    break
+                ready[JobKind.GPU].popleft()
+                running_on[device] += 1
+                dispatched_to[device] += 1
+                in_flight += 1
+                start(job, number, device)
+            while ready[JobKind.CPU] and cpu_running < self.cpu_slots:
+                job, number = ready[JobKind.CPU].popleft()
+                cpu_running += 1
+                in_flight += 1
+                start(job, number, None)
+            # Events (job-cache writes, displays) are handled only once the free slots are busy
+            # again, so their cost never delays the next job.
+            for event in events:
+                emit(event)
+            events.clear()
+            if not in_flight:
+                continue
+            finish(*done.get())
+            while True:
+                try:
+                    finish(*done.get_nowait())
+                except queue.Empty:
+                    break
+        for event in events:
+            emit(event)
+        return [outcomes[job.id] for job in jobs]
+
+
+__all__ = ["LocalExecutor", "SerialExecutor", "should_retry"]

@@ -1,0 +1,295 @@
+"""Ray executor: the same jobs on every GPU of a Ray cluster (optional extra ``tensilekit[ray]``).
+
+Design
+------
+* **One actor per device slot.** For every alive node the executor reads how many units of the
+  device resource the node offers (``tensilekit_device`` by default, a *custom* resource so a
+  cluster without GPUs -- CI, laptops -- works the same; start nodes with
+  ``ray start --resources '{"tensilekit_device": 8}'``) and starts ``slots_per_device`` actors
+  per device, each holding ``1 / slots_per_device`` of one unit and pinned to its node with a
+  node-affinity strategy. An actor knows its device index and pins the tools it starts with
+  the same environment as the local pool (:func:`~tensilekit.pipeline.jobs.device_env`). With
+  ``resource="GPU"`` the actors hold Ray GPUs instead and take their index from
+  ``ray.get_gpu_ids()``.
+* **CPU jobs** (library builds) are plain tasks with ``num_cpus=1``.
+* **Scheduling** mirrors :class:`~tensilekit.pipeline.executors.local.LocalExecutor`: longest
+  job first, to the idle slot whose device runs the fewest jobs, retries while attempts remain;
+  events are emitted on the driver. A dead actor fails its attempt (which is retried elsewhere)
+  and leaves the pool.
+* **Results are identical** to the local executors because a job's value depends only on its
+  payload. Work directories must be on a filesystem every node sees (all paths in payloads
+  are absolute).
+
+Ray is imported only when an executor is created; without it :class:`MissingDependency` says
+"install tensilekit[ray]".
+"""
+
+from __future__ import annotations
+
+import collections
+import socket
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from tensilekit.errors import MissingDependency, PipelineError
+from tensilekit.pipeline.executors import check_unique_ids
+from tensilekit.pipeline.executors.local import should_retry
+from tensilekit.pipeline.jobs import (
+    Attempt,
+    EventCallback,
+    Job,
+    JobContext,
+    JobEvent,
+    JobFinished,
+    JobKind,
+    JobOutcome,
+    JobRetrying,
+    JobStarted,
+    device_env,
+    run_attempt,
+)
+
+DEVICE_RESOURCE = "tensilekit_device"
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or :class:`MissingDependency` telling how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise MissingDependency(
+            "the Ray executor needs Ray: install tensilekit[ray] (pip install 'tensilekit[ray]')"
+        ) from None
+    return ray
+
+
+class _DeviceWorker:
+    """Actor body: runs attempts pinned to one device."""
+
+    def __init__(self, device: int | None, node: str | None, use_gpu_ids: bool) -> None:
+        if use_gpu_ids:
+            import ray
+
+            ids = ray.get_gpu_ids()
+            device = int(ids[0]) if ids else device
+        self.device = device
+        self.node = node
+
+    def run(self, job: Job, attempt: int, timeout: float | None) -> Attempt:
+        context = JobContext(job.id, attempt, self.device, timeout, device_env(self.device), node=self.node)
+        return run_attempt(job, context)
+
+    def ping(self) -> int | None:
+        return self.device
+
+
+def _cpu_attempt(job: Job, attempt: int, timeout: float | None) -> Attempt:
+    context = JobContext(job.id, attempt, None, timeout, {}, node=socket.gethostname())
+    return run_attempt(job, context)
+
+
+class _Slot:
+    def __init__(self, actor: Any, device: int, node: str | None, label: str) -> None:
+        self.actor = actor
+        self.device = device
+        self.node = node
+        self.label = label
+
+
+class RayExecutor:
+    """Run jobs on a Ray cluster; see the module docstring.
+
+    Args:
+        address: ``ray.init`` address (``"auto"``, ``"ray://host:10001"``); None starts or joins
+            a local instance. An already initialised Ray is used as is.
+        slots_per_device: concurrent jobs per device.
+        cpu_slots: concurrent CPU jobs (each a ``num_cpus=1`` task).
+        retries: extra attempts for a failed job.
+        timeout: seconds each attempt's tool may run (enforced in the job by its runner).
+        resource: the per-device custom resource, or ``"GPU"`` for Ray's GPUs.
+        init_kwargs: more ``ray.init`` arguments when this executor starts Ray.
+    """
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        slots_per_device: int = 1,
+        cpu_slots: int = 1,
+        retries: int = 1,
+        timeout: float | None = None,
+        resource: str = DEVICE_RESOURCE,
+        init_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        if slots_per_device < 1 or cpu_slots < 1 or retries < 0:
+            raise ValueError("slots_per_device and cpu_slots must be >= 1, retries >= 0")
+        self._ray = import_ray()
+        self.address = address
+        self.slots_per_device = slots_per_device
+        self.cpu_slots = cpu_slots
+        self.retries = retries
+        self.timeout = timeout
+        self.resource = resource
+        self.init_kwargs = dict(init_kwargs or {})
+        self._slots: list[_Slot] = []
+        self._started_ray = False
+
+    # ------------------------------------------------------------------------- cluster
+
+    def _connect(self) -> None:
+        ray = self._ray
+        if not ray.is_initialized():
+            ray.init(address=self.address, log_to_driver=False, **self.init_kwargs)
+            self._started_ray = True
+
+    def _ensure_slots(self) -> list[_Slot]:
+        if self._slots:
+            return self._slots
+        self._connect()
+        ray = self._ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        nodes = sorted(
+            (node for node in ray.nodes() if node.get("Alive")), key=lambda node: str(node.get("NodeManagerAddress"))
+        )
+        multi_node = len(nodes) > 1
+        worker = ray.remote(_DeviceWorker)
+        share = 1.0 / self.slots_per_device
+        for node in nodes:
+            count = int(node.get("Resources", {}).get(self.resource, 0))
+            host = str(node.get("NodeManagerHostname") or node.get("NodeManagerAddress"))
+            for device in range(count):
+                for _ in range(self.slots_per_device):
+                    options: dict[str, Any] = {
+                        "num_cpus": 0,
+                        "scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False),
+                    }
+                    if self.resource == "GPU":
+                        options["num_gpus"] = share
+                    else:
+                        options["resources"] = {self.resource: share}
+                    actor = worker.options(**options).remote(
+                        device, host if multi_node else None, self.resource == "GPU"
+                    )
+                    label = f"{host}:{device}" if multi_node else str(device)
+                    self._slots.append(_Slot(actor, device, host if multi_node else None, label))
+        if not self._slots:
+            raise PipelineError(
+                f"the Ray cluster offers no {self.resource!r} resource; start each node with "
+                f"ray start --resources '{{\"{self.resource}\": <GPUs on the node>}}'"
+            )
+        ray.get([slot.actor.ping.remote() for slot in self._slots])
+        return self._slots
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        labels: list[str] = []
+        for slot in self._slots:
+            if slot.label not in labels:
+                labels.append(slot.label)
+        return tuple(labels) or ("ray",)
+
+    def describe(self) -> str:
+        where = self.address or "local Ray"
+        slots = (
+            f"{len(self.devices)} device(s) x {self.slots_per_device} slot(s)" if self._slots else "devices on demand"
+        )
+        return f"ray ({where}): {slots}, resource {self.resource}"
+
+    def close(self) -> None:
+        ray = self._ray
+        for slot in self._slots:
+            try:
+                ray.kill(slot.actor)
+            except Exception:  # noqa: BLE001 - the actor may already be gone
+                pass
+        self._slots = []
+        if self._started_ray:
+            ray.shutdown()
+            self._started_ray = False
+
+    # ------------------------------------------------------------------------- scheduling
+
+    def run(self, jobs: Sequence[Job], on_event: EventCallback | None = None) -> list[JobOutcome]:
+        """Run ``jobs`` on the cluster; outcomes come back in input order."""
+        check_unique_ids(jobs)
+        if not jobs:
+            return []
+        ray = self._ray
+        emit = on_event or (lambda event: None)
+        slots = list(self._ensure_slots()) if any(job.kind is JobKind.GPU for job in jobs) else []
+        order = {job.id: position for position, job in enumerate(jobs)}
+
+        def longest_first(kind: JobKind) -> collections.deque[tuple[Job, int]]:
+            chosen = sorted((job for job in jobs if job.kind is kind), key=lambda job: (-job.cost, order[job.id]))
+            return collections.deque((job, 1) for job in chosen)
+
+        ready = {JobKind.GPU: longest_first(JobKind.GPU), JobKind.CPU: longest_first(JobKind.CPU)}
+        idle = list(slots)
+        running_on: dict[str, int] = collections.Counter()
+        dispatched_to: dict[str, int] = collections.Counter()
+        in_flight: dict[Any, tuple[Job, int, _Slot | None]] = {}
+        cpu_running = 0
+        outcomes: dict[str, JobOutcome] = {}
+        cpu_task = ray.remote(num_cpus=1)(_cpu_attempt)
+
+        events: list[JobEvent] = []
+        while ready[JobKind.GPU] or ready[JobKind.CPU] or in_flight:
+            while ready[JobKind.GPU] and idle:
+                slot = min(
+                    idle, key=lambda item: (running_on[item.label], dispatched_to[item.label], slots.index(item))
+                )
+                idle.remove(slot)
+                job, number = ready[JobKind.GPU].popleft()
+                running_on[slot.label] += 1
+                dispatched_to[slot.label] += 1
+                in_flight[slot.actor.run.remote(job, number, self.timeout)] = (job, number, slot)
+                events.append(JobStarted(job.id, number, slot.device, job.kind, slot.node))
+            while ready[JobKind.CPU] and cpu_running < self.cpu_slots:
+                job, number = ready[JobKind.CPU].popleft()
+                cpu_running += 1
+                in_flight[cpu_task.remote(job, number, self.timeout)] = (job, number, None)
+                events.append(JobStarted(job.id, number, None, job.kind))
+            for event in events:  # after the free slots are busy again, as in the local pool
+                emit(event)
+            events.clear()
+            if not in_flight:
+                if ready[JobKind.GPU] or ready[JobKind.CPU]:
+                    raise PipelineError("every device worker of the Ray cluster has died")
+                break
+            done_refs, _ = ray.wait(list(in_flight), num_returns=1)
+            for done in done_refs:
+                job, number, owner = in_flight.pop(done)
+                try:
+                    attempt = ray.get(done)
+                    alive = True
+                except Exception as error:  # noqa: BLE001 - a dead worker or lost object fails the attempt
+                    now = time.monotonic()
+                    attempt = Attempt(
+                        ok=False, error_type=type(error).__name__, error=str(error)[:2000], started=now, finished=now,
+                        device=owner.device if owner else None, node=owner.node if owner else None,
+                    )  # fmt: skip
+                    alive = not isinstance(error, ray.exceptions.RayActorError)
+                if owner is not None:
+                    running_on[owner.label] -= 1
+                    if alive:
+                        idle.append(owner)
+                    else:
+                        slots.remove(owner)
+                        self._slots.remove(owner)
+                else:
+                    cpu_running -= 1
+                if should_retry(attempt, number, self.retries):
+                    events.append(JobRetrying(job.id, number, attempt.device, attempt.error or ""))
+                    ready[job.kind].appendleft((job, number + 1))
+                    continue
+                outcome = JobOutcome.from_attempt(job.id, attempt, number)
+                outcomes[job.id] = outcome
+                events.append(JobFinished(outcome, job.kind))
+        for event in events:
+            emit(event)
+        return [outcomes[job.id] for job in jobs]
+
+
+__all__ = ["DEVICE_RESOURCE", "RayExecutor", "import_ray"]

@@ -1,0 +1,242 @@
+"""The tuning report as data (:class:`TuneReport`) and its renderings (Markdown, CSV rows, PNG).
+
+Pure; :func:`plot_uplift` needs matplotlib (``tensilekit[plot]``) and returns None without it. Uplift is ``reference time / tuned time - 1``; the
+expected effect on the workload weighs each GEMM by its measured share of the GEMM time:
+``saving = sum(share * (1 - tuned / reference))`` over the tuned GEMMs, and an application
+spending fraction ``f`` of its time in these GEMMs speeds up by ``1 / (1 - f * saving)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tensilekit.pipeline.simulate import SIMULATED
+from tensilekit.pipeline.stage import JobFailure
+
+END_TO_END_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
+
+
+class GemmReport(BaseModel):
+    """One GEMM's line in the report."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    gemm_type: str
+    m: int
+    n: int
+    batch: int
+    k: int
+    call_count: int
+    time_share: float | None = None
+    """Measured share of the workload's GEMM time (baseline stage)."""
+    baseline_us: float | None = None
+    reference_us: float | None = None
+    tuned_us: float | None = None
+    uplift: float | None = None
+    error_ratio: float | None = None
+    winner: str | None = None
+    status: str
+
+    @property
+    def tuned(self) -> bool:
+        return self.status == "tuned"
+
+
+class StageSummary(BaseModel):
+    """A stage as the report lists it (no timings, so reports of resumed runs are identical)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    name: str
+    summary: str
+    jobs: int
+    failed: int
+
+
+class TuneReport(BaseModel):
+    """What a tuning run found; ``report.json`` holds exactly this."""
+
+    model_config = ConfigDict(frozen=True)
+
+    data: str
+    """``SIMULATED`` or ``measured``."""
+    arch: str
+    gemms: tuple[GemmReport, ...]
+    average_uplift: float | None = None
+    weighted_uplift: float | None = None
+    gemm_time_saving: float = 0.0
+    end_to_end: dict[str, float] = {}
+    """Expected end-to-end speedup keyed by the fraction of time the application spends in GEMMs."""
+    failures: tuple[JobFailure, ...] = ()
+    stages: tuple[StageSummary, ...] = ()
+    outputs: dict[str, str] = {}
+    notes: tuple[str, ...] = ()
+    runs: tuple[Any, ...] = Field(default=(), exclude=True)
+    """What happened to each stage in the run that returned this report (``StageRun``; not saved)."""
+
+    @property
+    def simulated(self) -> bool:
+        return self.data == SIMULATED
+
+    @property
+    def tuned(self) -> list[GemmReport]:
+        return [gemm for gemm in self.gemms if gemm.tuned]
+
+
+def summarize(gemms: Sequence[GemmReport]) -> dict[str, Any]:
+    """Average and share-weighted uplift, GEMM time saving and end-to-end table (pure)."""
+    tuned = [gemm for gemm in gemms if gemm.tuned and gemm.uplift is not None]
+    if not tuned:
+        return {"average_uplift": None, "weighted_uplift": None, "gemm_time_saving": 0.0,
+                "end_to_end": {f"{fraction:g}": 1.0 for fraction in END_TO_END_FRACTIONS}}  # fmt: skip
+    average = sum(gemm.uplift or 0.0 for gemm in tuned) / len(tuned)
+    weight = sum(gemm.time_share or 0.0 for gemm in tuned)
+    weighted = (
+        sum((gemm.time_share or 0.0) * (gemm.uplift or 0.0) for gemm in tuned) / weight if weight > 0 else average
+    )
+    saving = sum((gemm.time_share or 0.0) * (1.0 - 1.0 / (1.0 + (gemm.uplift or 0.0))) for gemm in tuned)
+    end_to_end = {f"{fraction:g}": 1.0 / (1.0 - fraction * saving) for fraction in END_TO_END_FRACTIONS}
+    return {
+        "average_uplift": average,
+        "weighted_uplift": weighted,
+        "gemm_time_saving": saving,
+        "end_to_end": end_to_end,
+    }
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.2%}"
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}g}"
+
+
+def render_markdown(report: TuneReport) -> str:
+    """The human report (``report.md``)."""
+    title = "# tensilekit tuning report"
+    if report.simulated:
+        title += f" -- {SIMULATED} (no GPU was used; every time comes from tensilekit's GPU model)"
+    tuned = report.tuned
+    lines = [
+        title,
+        "",
+        f"Architecture: {report.arch}. Data: {report.data}. GEMMs in the workload: {len(report.gemms)}; "
+        f"tuned: {len(tuned)}.",
+        "",
+        "## Summary" + (f" ({SIMULATED})" if report.simulated else ""),
+        "",
+        f"* Average uplift of the tuned GEMMs: {_pct(report.average_uplift)}",
+        f"* Time-share-weighted uplift: {_pct(report.weighted_uplift)}",
+        f"* Expected GEMM time saving over the whole workload: {report.gemm_time_saving:.2%}",
+        "",
+        "| share of run time spent in these GEMMs | expected end-to-end speedup |",
+        "| --- | --- |",
+    ]
+    lines += [f"| {float(fraction):.0%} | {speedup:.3f}x |" for fraction, speedup in report.end_to_end.items()]
+    lines += [
+        "",
+        "## Per GEMM" + (f" ({SIMULATED})" if report.simulated else ""),
+        "",
+        "| id | type | M | N | batch | K | calls | time share | baseline us | reference us | tuned us | uplift | error ratio | status |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for gemm in report.gemms:
+        share = "-" if gemm.time_share is None else f"{gemm.time_share:.2%}"
+        lines.append(
+            f"| {gemm.id} | {gemm.gemm_type} | {gemm.m} | {gemm.n} | {gemm.batch} | {gemm.k} | {gemm.call_count} | "
+            f"{share} | {_num(gemm.baseline_us)} | {_num(gemm.reference_us)} | {_num(gemm.tuned_us)} | "
+            f"{_pct(gemm.uplift)} | {_num(gemm.error_ratio, 3)} | {gemm.status} |"
+        )
+    lines += ["", "## Failures", ""]
+    if report.failures:
+        lines += ["| stage | phase | job | subject | attempts | error |", "| --- | --- | --- | --- | ---: | --- |"]
+        for failure in report.failures:
+            error = f"{failure.error_type}: {failure.error}".replace("|", "\\|").replace("\n", " ")
+            if failure.timed_out:
+                error = "timed out -- " + error
+            lines.append(
+                f"| {failure.stage} | {failure.phase} | {failure.job_id} | {failure.subject} | {failure.attempts} | {error[:300]} |"
+            )
+    else:
+        lines.append("No job failed.")
+    lines += ["", "## Stages", "", "| # | stage | jobs | failed | summary |", "| ---: | --- | ---: | ---: | --- |"]
+    lines += [
+        f"| {stage.number:02d} | {stage.name} | {stage.jobs} | {stage.failed} | {stage.summary} |"
+        for stage in report.stages
+    ]
+    lines += ["", "## Outputs", ""]
+    lines += [f"* {name}: `{path}`" for name, path in report.outputs.items()]
+    if report.notes:
+        lines += ["", "## Notes", ""] + [f"* {note}" for note in report.notes]
+    return "\n".join(lines) + "\n"
+
+
+CSV_HEADER = [
+    "data", "id", "gemm_type", "M", "N", "batch", "K", "call_count", "time_share", "baseline_us", "reference_us",
+    "tuned_us", "uplift", "error_ratio", "winner", "status",
+]  # fmt: skip
+
+
+def csv_rows(report: TuneReport) -> list[list[Any]]:
+    """``report.csv`` rows (see :data:`CSV_HEADER`)."""
+    return [
+        [report.data, gemm.id, gemm.gemm_type, gemm.m, gemm.n, gemm.batch, gemm.k, gemm.call_count, gemm.time_share,
+         gemm.baseline_us, gemm.reference_us, gemm.tuned_us, gemm.uplift, gemm.error_ratio, gemm.winner, gemm.status]
+        for gemm in report.gemms
+    ]  # fmt: skip
+
+
+def plot_available() -> bool:
+    """Whether matplotlib (``tensilekit[plot]``) can be imported."""
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def plot_uplift(report: TuneReport) -> bytes | None:
+    """A PNG bar chart of the tuned GEMMs' uplift; None without matplotlib (``tensilekit[plot]``)."""
+    if not plot_available():
+        return None
+    import importlib
+    import io
+
+    importlib.import_module("matplotlib").use("Agg", force=True)
+    plt: Any = importlib.import_module("matplotlib.pyplot")
+
+    tuned = report.tuned
+    labels = [f"{gemm.gemm_type} {gemm.m}x{gemm.n}x{gemm.batch}x{gemm.k}" for gemm in tuned]
+    values = [100.0 * (gemm.uplift or 0.0) for gemm in tuned]
+    figure, axes = plt.subplots(figsize=(max(6.0, 0.45 * len(labels) + 2.0), 4.5))
+    axes.bar(range(len(values)), values, color="#c0392b" if report.simulated else "#2e86c1")
+    axes.set_xticks(range(len(labels)))
+    axes.set_xticklabels(labels, rotation=60, ha="right", fontsize=7)
+    axes.set_ylabel("uplift over the reference library (%)")
+    title = f"tensilekit tuning, {report.arch}: weighted uplift {_pct(report.weighted_uplift)}"
+    if report.simulated:
+        title = f"{SIMULATED} -- " + title
+    axes.set_title(title, fontsize=9)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+__all__ = [
+    "CSV_HEADER",
+    "END_TO_END_FRACTIONS",
+    "GemmReport",
+    "StageSummary",
+    "TuneReport",
+    "csv_rows",
+    "plot_available",
+    "plot_uplift",
+    "render_markdown",
+    "summarize",
+]

@@ -1,0 +1,214 @@
+"""Stage ``build``: Equality logic files of the winners, and a tuned library built from them.
+
+Like hipBLASLt's ``find_exact.py``, each tuned logic file is the source logic file (named and
+headed like it) reduced to the winning solutions, with an exact table of
+``[M, N, batch, K, lda, ldb, ldc, ldd] -> [solution, GFlops]`` and library type ``Equality``.
+Real runs then build master libraries with TensileCreateLibrary (a CPU job, so a failure is
+retried like any other job); simulated runs write the simulated library's table instead. The
+library directory is what the ``benchmark`` stage points ``HIPBLASLT_TENSILE_LIBPATH`` at.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from tensilekit.errors import StageFailed
+from tensilekit.io.logic_io import dump_logic, load_logic
+from tensilekit.model.logic import ExactLogicEntry, LogicFile, LogicSolution
+from tensilekit.pipeline.config import TuneConfig
+from tensilekit.pipeline.jobs import JobContext, JobKind, make_job
+from tensilekit.pipeline.simulate import tuned_size_key, type_tag, write_tuned_library
+from tensilekit.pipeline.stage import StageContext, StageResult, hash_path, relative_to_root
+from tensilekit.pipeline.stages.common import (
+    BUILD,
+    INGEST,
+    LIBRARY,
+    SEARCH,
+    GemmEntry,
+    TuneStage,
+    load_gemms,
+    read_json,
+)
+from tensilekit.pipeline.stages.library import CATALOG_FILE, catalog_source, lookup
+from tensilekit.pipeline.stages.search import SEARCH_FILE
+from tensilekit.tools.create_library import CreateLibraryConfig, run_create_library
+from tensilekit.tools.runner import SubprocessRunner
+
+BUILD_FILE = "build.json"
+LOGIC_DIR = "logic"
+LIBRARY_DIR = "library"
+TCL_DIR = "tcl"
+
+
+class CreateLibraryJobSpec(BaseModel):
+    """Payload of :func:`create_library_job`; ``logic_hash`` ties a cached result to the inputs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    config: CreateLibraryConfig
+    executable: str
+    logic_hash: str
+
+
+def create_library_job(context: JobContext, spec: CreateLibraryJobSpec) -> dict[str, Any]:
+    """Run TensileCreateLibrary into a clean output directory; returns what it wrote."""
+    shutil.rmtree(spec.config.output_dir, ignore_errors=True)
+    result = run_create_library(SubprocessRunner(), spec.config, executable=spec.executable, timeout=context.timeout)
+    return {
+        "master_libraries": [str(path) for path in result.master_libraries],
+        "code_objects": len(result.code_objects),
+        "logic_files": len(result.log.logic_files),
+    }
+
+
+def equality_logic(
+    base: LogicFile, solutions: list[LogicSolution], rows: list[tuple[list[int], int, float]]
+) -> LogicFile:
+    """``base`` reduced to ``solutions`` with an exact table of ``rows`` (size, position, efficiency)."""
+    renumbered = [
+        solution.model_copy(update={"solution_index": position}) for position, solution in enumerate(solutions)
+    ]
+    table = [
+        ExactLogicEntry(size=size, solution=position, efficiency=efficiency)
+        for size, position, efficiency in sorted(rows)
+    ]
+    return base.model_copy(
+        update={
+            "solutions": renumbered,
+            "exact_logic": table,
+            "range_logic": None,
+            "library_type": "Equality",
+            "index_order": base.index_order or [2, 3, 0, 1],
+        }
+    )
+
+
+def size_key(gemm: GemmEntry) -> list[int]:
+    """The exact-table key: ``[M, N, batch, K, lda, ldb, ldc, ldd]`` (find_exact's form)."""
+    problem = gemm.problem
+    return [problem.m, problem.n, problem.batch, problem.k, problem.lda, problem.ldb, problem.ldc, problem.ldd]
+
+
+class BuildStage(TuneStage):
+    """Winners -> ``logic/*.yaml`` (Equality) -> tuned library (``library/`` or ``tcl/library/``)."""
+
+    name = BUILD
+    version = "1"
+    inputs = (INGEST, LIBRARY, SEARCH)
+    outputs = (BUILD_FILE, LOGIC_DIR)
+
+    def config_slice(self, config: TuneConfig) -> dict[str, Any]:
+        values: dict[str, Any] = {"arch": config.arch, "simulate": config.simulate}
+        if not config.simulate:
+            values["create_library_executable"] = config.create_library_executable
+        return values
+
+    def tools(self, config: TuneConfig) -> list[str]:
+        return [] if config.simulate else [config.create_library_executable]
+
+    def run(self, context: StageContext) -> StageResult:
+        config: TuneConfig = context.config
+        gemms = {gemm.id: gemm for gemm in load_gemms(context)}
+        search = read_json(context.upstream_path(SEARCH, SEARCH_FILE))["gemms"]
+        catalog = read_json(context.upstream_path(LIBRARY, CATALOG_FILE))
+        # Winners grouped by the *file name* of their source: merges pair files by name, so two
+        # sources with one name (Equality/ and GridBased/ copies) become one tuned file.
+        groups: dict[str, list[tuple[GemmEntry, dict[str, Any], Path, int]]] = defaultdict(list)
+        for gemm_id in sorted(search):
+            winner = search[gemm_id]["winner"]
+            if winner is None:
+                continue
+            found = lookup(catalog, gemms[gemm_id].problem, winner["solution_name"])
+            if found is None:
+                raise StageFailed(f"winner {winner['solution_name']} of {gemm_id} is not in {CATALOG_FILE}")
+            source_index, position = found
+            source = catalog_source(context.run_root, catalog, source_index)
+            groups[source.name].append((gemms[gemm_id], winner, source, position))
+
+        logic_dir = context.path(LOGIC_DIR)
+        logic_dir.mkdir(parents=True, exist_ok=True)
+        loaded: dict[Path, LogicFile] = {}
+        entries: dict[str, dict[str, Any]] = {}
+        sources: dict[str, str] = {}
+        for file_name, members in sorted(groups.items()):
+            for _, _, source, _ in members:
+                if source not in loaded:
+                    loaded[source] = load_logic(source)
+            base_source = min(source for _, _, source, _ in members)
+            base = loaded[base_source]
+            sources[file_name] = (
+                relative_to_root(base_source, context.run_root)
+                if base_source.is_relative_to(context.run_root)
+                else str(base_source)
+            )
+            picked: list[tuple[Path, int]] = []
+            rows: list[tuple[list[int], int, float]] = []
+            keys: set[tuple[int, ...]] = set()
+            for gemm, winner, source, position in members:
+                # Problems differing only in alpha/beta/epilogue share a size key; the table can
+                # hold one entry per key, so the first GEMM (by id) decides.
+                if tuple(size_key(gemm)) in keys:
+                    continue
+                keys.add(tuple(size_key(gemm)))
+                if (source, position) not in picked:
+                    picked.append((source, position))
+                rows.append((size_key(gemm), picked.index((source, position)), round(float(winner["gflops"]), 3)))
+                entries[gemm.id] = {"file": file_name, "solution_name": winner["solution_name"]}
+            solutions = [loaded[source].solutions[position] for source, position in picked]
+            dump_logic(equality_logic(base, solutions, rows), logic_dir / file_name)
+        for stale in logic_dir.glob("*.yaml"):
+            if stale.name not in groups:
+                stale.unlink()
+
+        library_dir: Path | None = None
+        if entries and config.simulate:
+            library_dir = context.path(LIBRARY_DIR)
+            table: dict[str, dict[str, str]] = defaultdict(dict)
+            for gemm_id, entry in entries.items():
+                problem = gemms[gemm_id].problem
+                table[type_tag(problem)][tuned_size_key(problem)] = entry["solution_name"]
+            write_tuned_library(
+                library_dir, config.arch, {tag: dict(sorted(sizes.items())) for tag, sizes in sorted(table.items())}
+            )
+        elif entries:
+            library_dir = self._create_library(context, config, logic_dir)
+        if library_dir is not None:
+            context.record(library_dir)
+        context.write_json(
+            context.path(BUILD_FILE),
+            {
+                "library_dir": None if library_dir is None else relative_to_root(library_dir, context.run_root),
+                "library_hash": None if library_dir is None else hash_path(library_dir),
+                "entries": entries,
+                "files": sorted(groups),
+                "sources": sources,
+                "data": config.data_label,
+            },
+        )
+        kind = "SIMULATED library" if config.simulate else "TensileCreateLibrary build"
+        return StageResult(summary=f"{len(entries)} tuned size(s) in {len(groups)} logic file(s); {kind}")
+
+    @staticmethod
+    def _create_library(context: StageContext, config: TuneConfig, logic_dir: Path) -> Path:
+        output = context.path(TCL_DIR)
+        spec = CreateLibraryJobSpec(
+            config=CreateLibraryConfig(
+                logic_dir=logic_dir, output_dir=output, architecture=config.arch, library_format="msgpack",
+                merge_files=True, separate_architectures=True, lazy_library_loading=True,
+            ),
+            executable=config.create_library_executable,
+            logic_hash=hash_path(logic_dir),
+        )  # fmt: skip
+        job = make_job("create-library", create_library_job, spec, kind=JobKind.CPU, cost=60.0)
+        (outcome,) = context.run_jobs([job], phase="create-library", subjects={job.id: str(logic_dir)})
+        if not outcome.ok:
+            raise StageFailed(f"TensileCreateLibrary failed after {outcome.attempts} attempt(s): {outcome.error}")
+        return output / "library"
+
+
+__all__ = ["BUILD_FILE", "BuildStage", "CreateLibraryJobSpec", "create_library_job", "equality_logic", "size_key"]

@@ -1,0 +1,242 @@
+"""What the tuning stages share: the benchmark job, the workload file, labels and tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from tensilekit.errors import StageFailed
+from tensilekit.pipeline.config import TuneConfig
+from tensilekit.pipeline.jobs import Job, JobContext, JobKind, make_job
+from tensilekit.pipeline.simulate import SIMULATOR_VERSION, SimulatedBenchRunner, SimulatorConfig
+from tensilekit.pipeline.stage import BaseStage, StageContext
+from tensilekit.tools.hipblaslt_bench import BenchOptions, BenchResult, run_bench
+from tensilekit.tools.runner import CommandRunner, SubprocessRunner
+from tensilekit.workload.problem import GemmProblem
+
+WORKLOAD_FILE = "workload.json"
+
+# Stage names, in pipeline order (the folder numbers follow from the graph).
+INGEST = "ingest"
+LIBRARY = "library"
+BASELINE = "baseline"
+SEARCH = "search"
+BUILD = "build"
+BENCHMARK = "benchmark"
+POSTPROCESS = "postprocess"
+FINAL = "final"
+MERGE = "merge"
+REPORT = "report"
+
+
+class TuneStage(BaseStage):
+    """A stage of the tuning pipeline (config is a :class:`TuneConfig`)."""
+
+    def bench_tools(self, config: TuneConfig) -> list[str]:
+        """The tool whose version matters to benchmarking stages."""
+        return [f"builtin:{SIMULATOR_VERSION}"] if config.simulate else [config.bench_executable]
+
+
+class GemmEntry(BaseModel):
+    """A GEMM of the workload with its stable id (``g0001`` …, input order)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    problem: GemmProblem
+
+    @property
+    def label(self) -> str:
+        return problem_label(self.problem)
+
+
+def problem_label(problem: GemmProblem) -> str:
+    """``BBS_TN 4096x8x1x4096`` (type, then M x N x batch x K)."""
+    return f"{problem.gemm_type} {problem.m}x{problem.n}x{problem.batch}x{problem.k}"
+
+
+def problem_columns(problem: GemmProblem) -> list[Any]:
+    """The problem columns every per-GEMM CSV starts with (after id and data label)."""
+    return [
+        problem.gemm_type, problem.m, problem.n, problem.batch, problem.k, problem.trans_a, problem.trans_b,
+        problem.a_type, problem.b_type, problem.c_type, problem.d_type, problem.compute_type,
+    ]  # fmt: skip
+
+
+PROBLEM_HEADER = [
+    "gemm_type", "M", "N", "batch", "K", "transA", "transB", "a_type", "b_type", "c_type", "d_type", "compute_type",
+]  # fmt: skip
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file an upstream stage wrote; a missing or broken file is a :class:`StageFailed`."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise StageFailed(f"cannot read {path}: {error}") from None
+
+
+def load_gemms(context: StageContext) -> list[GemmEntry]:
+    """The workload written by the ingest stage."""
+    data = read_json(context.upstream_path(INGEST, WORKLOAD_FILE))
+    return [GemmEntry.model_validate(item) for item in data["gemms"]]
+
+
+# --------------------------------------------------------------------------------------------
+# The benchmark job
+
+
+class BenchJobSpec(BaseModel):
+    """Payload of :func:`bench_job`: one hipblaslt-bench run of one problem."""
+
+    model_config = ConfigDict(frozen=True)
+
+    problem: GemmProblem
+    options: BenchOptions
+    library_dir: str | None = None
+    library_hash: str | None = None
+    """Content hash of ``library_dir``: a rebuilt library invalidates cached results."""
+    executable: str = "hipblaslt-bench"
+    simulator: SimulatorConfig | None = None
+
+
+def runner_for(spec: BenchJobSpec) -> CommandRunner:
+    """The simulated GPU when the spec says so, else real processes."""
+    if spec.simulator is not None:
+        return SimulatedBenchRunner(spec.simulator)
+    return SubprocessRunner()
+
+
+def compact_result(result: BenchResult) -> dict[str, Any]:
+    """The fields of a bench result the stages use (JSON-able, cached per job)."""
+    return {
+        "solution_index": result.solution_index,
+        "solution_name": result.solution_name or result.kernel_name,
+        "kernel_name": result.kernel_name,
+        "us": result.us,
+        "gflops": result.gflops,
+        "norm_error": result.number("norm_error"),
+    }
+
+
+def bench_job(context: JobContext, spec: BenchJobSpec) -> dict[str, Any]:
+    """Run hipblaslt-bench (or the simulator) for one problem, pinned by ``context.env``.
+
+    Raises whatever :func:`~tensilekit.tools.hipblaslt_bench.run_bench` raises (non-zero exit,
+    timeout, unparsable output); the executor records it as a failed attempt.
+    """
+    output = run_bench(
+        runner_for(spec),
+        spec.problem,
+        spec.options,
+        executable=spec.executable,
+        library_dir=spec.library_dir,
+        env=context.env,
+        timeout=context.timeout,
+    )
+    return {
+        "results": [compact_result(result) for result in output.results],
+        "winner": compact_result(output.winner) if output.winner is not None else None,
+    }
+
+
+def bench_spec(
+    config: TuneConfig,
+    problem: GemmProblem,
+    options: BenchOptions,
+    library_dir: str | None = None,
+    library_hash: str | None = None,
+) -> BenchJobSpec:
+    """A job spec for ``problem`` with the run's executable or simulator."""
+    return BenchJobSpec(
+        problem=problem.without_solution().with_call_count(1),
+        options=options,
+        library_dir=library_dir,
+        library_hash=library_hash,
+        executable=config.bench_executable,
+        simulator=config.simulator(),
+    )
+
+
+def bench_job_for(job_id: str, spec: BenchJobSpec, cost: float) -> Job:
+    return make_job(job_id, bench_job, spec, kind=JobKind.GPU, cost=cost)
+
+
+def accurate_options(config: TuneConfig, **changes: Any) -> BenchOptions:
+    """Options of an accurate, verified run (baseline, top-k, tuned-vs-reference)."""
+    values: dict[str, Any] = {
+        "verify": True,
+        "iters": config.accurate_iters,
+        "cold_iters": config.accurate_cold_iters,
+        "rotating": config.rotating_mb,
+        "print_kernel_info": True,
+    }
+    values.update(changes)
+    return BenchOptions(**values)
+
+
+def error_ratio(error: float | None, reference: float | None) -> float | None:
+    """``error / reference`` with a floor so exact results compare as equal (None if unknown)."""
+    if error is None or reference is None:
+        return None
+    floor = 1e-30
+    return (error + floor) / (reference + floor)
+
+
+def share_table(values: Mapping[str, float]) -> dict[str, float]:
+    """Each value's fraction of the total (0 when the total is 0)."""
+    total = sum(values.values())
+    return {key: (value / total if total > 0 else 0.0) for key, value in values.items()}
+
+
+def keep_by_share(shares: Mapping[str, float], threshold: float, order: Sequence[str]) -> list[str]:
+    """The ids that make up ``threshold`` of the total share, largest first (ties: ``order``).
+
+    Always keeps at least one id when any exist; ``threshold`` 1.0 keeps all.
+    """
+    position = {key: index for index, key in enumerate(order)}
+    ranked = sorted(shares, key=lambda key: (-shares[key], position.get(key, len(position))))
+    kept: list[str] = []
+    total = 0.0
+    for key in ranked:
+        if kept and total >= threshold - 1e-12:
+            break
+        kept.append(key)
+        total += shares[key]
+    return sorted(kept, key=lambda key: position.get(key, len(position)))
+
+
+__all__ = [
+    "BASELINE",
+    "BENCHMARK",
+    "BUILD",
+    "FINAL",
+    "INGEST",
+    "LIBRARY",
+    "MERGE",
+    "POSTPROCESS",
+    "PROBLEM_HEADER",
+    "REPORT",
+    "SEARCH",
+    "WORKLOAD_FILE",
+    "BenchJobSpec",
+    "GemmEntry",
+    "TuneStage",
+    "accurate_options",
+    "bench_job",
+    "bench_job_for",
+    "bench_spec",
+    "compact_result",
+    "error_ratio",
+    "keep_by_share",
+    "load_gemms",
+    "problem_columns",
+    "problem_label",
+    "read_json",
+    "runner_for",
+    "share_table",
+]

@@ -1,0 +1,74 @@
+"""Stage ``ingest``: read the workload logs into one de-duplicated list of GEMMs with call counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tensilekit.errors import StageFailed
+from tensilekit.pipeline.config import TuneConfig
+from tensilekit.pipeline.stage import StageContext, StageResult
+from tensilekit.pipeline.stages.common import INGEST, PROBLEM_HEADER, WORKLOAD_FILE, TuneStage, problem_columns
+from tensilekit.workload import load_workloads
+
+
+class IngestStage(TuneStage):
+    """Logs (hipBLASLt mask 32/64/128, GEKO lists, TunableOp/AITER CSVs) -> ``workload.json``.
+
+    Lines that cannot be read are skipped and listed (a profile log from a crashed process is
+    common); grouped GEMMs are left out because hipblaslt-bench cannot time one group alone.
+    """
+
+    name = INGEST
+    version = "1"
+    outputs = (WORKLOAD_FILE, "gemms_in.csv")
+
+    def config_slice(self, config: TuneConfig) -> dict[str, Any]:
+        return {"skip_bad_lines": True}
+
+    def input_files(self, config: TuneConfig) -> list[Path]:
+        return list(config.logs)
+
+    def run(self, context: StageContext) -> StageResult:
+        config: TuneConfig = context.config
+        workload, parsed = load_workloads(config.logs, skip_bad_lines=True)
+        problems = [problem for problem in workload.problems if not problem.grouped_gemm]
+        grouped = len(workload.problems) - len(problems)
+        if not problems:
+            raise StageFailed(f"no GEMMs found in {', '.join(str(path) for path in config.logs)}")
+        gemms = [
+            {"id": f"g{position:04d}", "problem": problem.without_solution().model_dump(mode="json")}
+            for position, problem in enumerate(problems, start=1)
+        ]
+        bad_lines = [str(bad) for item in parsed for bad in item.bad_lines]
+        notes = list(workload.warnings)
+        if grouped:
+            notes.append(f"{grouped} grouped GEMM(s) left out (hipblaslt-bench cannot time one group alone)")
+        if bad_lines:
+            notes.append(f"{len(bad_lines)} unreadable line(s) skipped; see {WORKLOAD_FILE}")
+        context.write_json(
+            context.path(WORKLOAD_FILE),
+            {
+                "gemms": gemms,
+                "records_in": workload.records_in,
+                "call_count": sum(problem.call_count for problem in problems),
+                "bad_lines": bad_lines,
+                "notes": notes,
+            },
+        )
+        context.write_csv(
+            context.path("gemms_in.csv"),
+            ["id", *PROBLEM_HEADER, "call_count", "flops"],
+            (
+                [gemm["id"], *problem_columns(problem), problem.call_count, problem.flops]
+                for gemm, problem in zip(gemms, problems, strict=True)
+            ),
+        )
+        types = {problem.gemm_type for problem in problems}
+        return StageResult(
+            summary=f"{len(problems)} GEMM(s) of {len(types)} type(s) from {workload.records_in} record(s)",
+            notes=tuple(notes),
+        )
+
+
+__all__ = ["IngestStage"]

@@ -1,0 +1,154 @@
+"""Stage ``report``: per-GEMM results, averages, expected effect and failures, as MD/CSV/JSON/PNG.
+
+Reads every earlier stage's outputs and ``failures.json``; writes ``report.md``, ``report.csv``,
+``report.json`` and (with matplotlib) ``uplift.png`` to the top of the work directory.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tensilekit.pipeline.config import TuneConfig
+from tensilekit.pipeline.engine import FAILURES_NAME
+from tensilekit.pipeline.report import (
+    CSV_HEADER,
+    GemmReport,
+    StageSummary,
+    TuneReport,
+    csv_rows,
+    plot_available,
+    plot_uplift,
+    render_markdown,
+    summarize,
+)
+from tensilekit.pipeline.stage import JobFailure, StageContext, StageResult
+from tensilekit.pipeline.stages.baseline import BASELINE_FILE
+from tensilekit.pipeline.stages.benchmark import BENCHMARK_FILE
+from tensilekit.pipeline.stages.common import (
+    BASELINE,
+    BENCHMARK,
+    BUILD,
+    FINAL,
+    INGEST,
+    LIBRARY,
+    MERGE,
+    POSTPROCESS,
+    REPORT,
+    SEARCH,
+    GemmEntry,
+    TuneStage,
+    load_gemms,
+    read_json,
+)
+from tensilekit.pipeline.stages.final import FINAL_DIR
+from tensilekit.pipeline.stages.merge import MERGED_DIR
+from tensilekit.pipeline.stages.postprocess import POSTPROCESS_FILE
+from tensilekit.pipeline.stages.search import SEARCH_FILE
+from tensilekit.pipeline.state import MARKER_NAME
+
+REPORT_FILES = ("report.md", "report.csv", "report.json")
+PLOT_FILE = "uplift.png"
+_STAGES = (INGEST, LIBRARY, BASELINE, SEARCH, BUILD, BENCHMARK, POSTPROCESS, FINAL, MERGE)
+
+
+def gemm_status(gemm_id: str, baseline: dict[str, Any], search: dict[str, Any], decisions: dict[str, str]) -> str:
+    """The report's status of one GEMM, from the first stage that stopped it (pure)."""
+    record = baseline["gemms"][gemm_id]
+    if record["measured"] is None:
+        return "baseline failed"
+    if not record["kept"]:
+        return "not tuned (below --keep-thr)"
+    found = search.get(gemm_id)
+    if found is None or found["winner"] is None:
+        return f"no winner: {found['status'] if found else 'not searched'}"
+    decision = decisions.get(gemm_id)
+    if decision is None:
+        return "not built"
+    return "tuned" if decision == "kept" else decision
+
+
+def gemm_report(
+    gemm: GemmEntry, baseline: dict[str, Any], search: dict[str, Any], bench: dict[str, Any], decisions: dict[str, str]
+) -> GemmReport:
+    record = baseline["gemms"][gemm.id]
+    compared = bench.get(gemm.id) or {}
+    winner = (search.get(gemm.id) or {}).get("winner") or {}
+    problem = gemm.problem
+    return GemmReport(
+        id=gemm.id, gemm_type=problem.gemm_type, m=problem.m, n=problem.n, batch=problem.batch, k=problem.k,
+        call_count=problem.call_count, time_share=record["measured_share"],
+        baseline_us=(record["measured"] or {}).get("us"),
+        reference_us=(compared.get("reference") or {}).get("us"), tuned_us=(compared.get("tuned") or {}).get("us"),
+        uplift=compared.get("uplift"), error_ratio=compared.get("error_ratio"), winner=winner.get("solution_name"),
+        status=gemm_status(gemm.id, baseline, search, decisions),
+    )  # fmt: skip
+
+
+class ReportStage(TuneStage):
+    """Everything together: ``report.{md,csv,json}`` (+ ``uplift.png``) in the work directory."""
+
+    name = REPORT
+    version = "1"
+    inputs = _STAGES
+
+    def config_slice(self, config: TuneConfig) -> dict[str, Any]:
+        return {"arch": config.arch, "data": config.data_label, "plot": plot_available()}
+
+    def run(self, context: StageContext) -> StageResult:
+        config: TuneConfig = context.config
+        gemms = load_gemms(context)
+        baseline = read_json(context.upstream_path(BASELINE, BASELINE_FILE))
+        search = read_json(context.upstream_path(SEARCH, SEARCH_FILE))["gemms"]
+        bench = read_json(context.upstream_path(BENCHMARK, BENCHMARK_FILE))["gemms"]
+        decisions = read_json(context.upstream_path(POSTPROCESS, POSTPROCESS_FILE))["decisions"]
+        rows = tuple(gemm_report(gemm, baseline, search, bench, decisions) for gemm in gemms)
+        failures: list[JobFailure] = []
+        stages: list[StageSummary] = []
+        for stage in _STAGES:
+            directory = context.upstream[stage]
+            failures += [JobFailure.model_validate(item) for item in read_json(directory / FAILURES_NAME)]
+            marker = json.loads((directory / MARKER_NAME).read_text(encoding="utf-8"))
+            stages.append(
+                StageSummary(
+                    number=marker["number"],
+                    name=stage,
+                    summary=marker["summary"],
+                    jobs=marker["jobs_total"],
+                    failed=marker["jobs_failed"],
+                )  # fmt: skip
+            )
+        outputs = {
+            "final logic files": f"{FINAL_DIR}/",
+            "merged logic files": f"{MERGED_DIR}/",
+            "per-GEMM summary": "gemms.csv",
+            "per-type summary": "summary.csv",
+            "results": "results/raw_results.csv, results/final_results.csv",
+        }
+        notes: list[str] = []
+        if config.simulate:
+            notes.append(f"{config.data_label}: produced by tensilekit's GPU simulator; do not ship these files.")
+        report = TuneReport(
+            data=config.data_label, arch=config.arch, gemms=rows, failures=tuple(failures), stages=tuple(stages),
+            outputs=outputs, notes=tuple(notes), **summarize(rows),
+        )  # fmt: skip
+        png = plot_uplift(report) if report.tuned else None
+        if png is not None:
+            report = report.model_copy(update={"outputs": {**outputs, "uplift chart": PLOT_FILE}})
+            context.write_bytes(context.run_root / PLOT_FILE, png)
+        else:
+            reason = "no GEMM was tuned" if not report.tuned else "install tensilekit[plot] (matplotlib) for it"
+            report = report.model_copy(update={"notes": report.notes + (f"no {PLOT_FILE}: {reason}",)})
+            (context.run_root / PLOT_FILE).unlink(missing_ok=True)
+        context.write_text(context.run_root / "report.md", render_markdown(report))
+        context.write_csv(context.run_root / "report.csv", CSV_HEADER, csv_rows(report))
+        context.write_json(context.run_root / "report.json", report.model_dump(mode="json"))
+        tuned = len(report.tuned)
+        weighted = "-" if report.weighted_uplift is None else f"{report.weighted_uplift:+.2%}"
+        return StageResult(
+            summary=f"{tuned} GEMM(s) tuned, weighted uplift {weighted}, "
+            f"GEMM time saving {report.gemm_time_saving:.2%}, {len(failures)} failure(s)"
+        )
+
+
+__all__ = ["PLOT_FILE", "REPORT_FILES", "ReportStage", "gemm_status"]

@@ -1,0 +1,255 @@
+"""Stage ``search``: dense search over the solutions that already exist, per GEMM, in two phases.
+
+1. **Screen**: one ``hipblaslt-bench --algo_method all`` run per GEMM times every solution the
+   library offers for it, with few iterations (fast, noisy).
+2. **Accurate**: the ``--top-k`` fastest screened solutions that the library logic contains are
+   re-timed one by one (``--algo_method index``), with many iterations and ``--verify``. A
+   candidate whose error exceeds ``--verify-ratio`` times the reference library's error for the
+   same GEMM fails verification. The fastest verified candidate is the GEMM's winner.
+
+Every candidate ends as a result -- timed, failed verification, not in the library logic, or
+its job failed -- and the stage fails only if no GEMM could be screened at all.
+(The genetic search over new kernels is a separate mode, not this stage.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tensilekit.errors import StageFailed
+from tensilekit.pipeline.config import TuneConfig
+from tensilekit.pipeline.simulate import estimate_time_us
+from tensilekit.pipeline.stage import StageContext, StageResult
+from tensilekit.pipeline.stages.baseline import BASELINE_FILE
+from tensilekit.pipeline.stages.common import (
+    BASELINE,
+    INGEST,
+    LIBRARY,
+    PROBLEM_HEADER,
+    SEARCH,
+    GemmEntry,
+    TuneStage,
+    accurate_options,
+    bench_job_for,
+    bench_spec,
+    error_ratio,
+    load_gemms,
+    problem_columns,
+    read_json,
+)
+from tensilekit.pipeline.stages.library import CATALOG_FILE, problem_type_key, type_key_text
+from tensilekit.tools.hipblaslt_bench import AlgoMethod, BenchOptions
+
+SEARCH_FILE = "search.json"
+
+
+def rank_candidates(
+    results: list[dict[str, Any]], names: Mapping[str, Any], top_k: int
+) -> tuple[list[dict[str, Any]], int]:
+    """The screened solutions sorted fastest first (ties: lower index), the top ``top_k`` of
+    present in ``names`` (the library logic's solutions of the GEMM's type) marked ``selected``;
+    also returns how many were absent (pure).
+    """
+    seen: set[int] = set()
+    ranked: list[dict[str, Any]] = []
+    for result in sorted(
+        results, key=lambda item: (item["us"] if item["us"] is not None else float("inf"), item["solution_index"] or 0)
+    ):
+        index = result["solution_index"]
+        if index is None or index in seen or result["us"] is None:
+            continue
+        seen.add(index)
+        ranked.append(dict(result, in_library=result["solution_name"] in names, selected=False))
+    selected = 0
+    for candidate in ranked:
+        if candidate["in_library"] and selected < top_k:
+            candidate["selected"] = True
+            selected += 1
+    return ranked, sum(1 for candidate in ranked if not candidate["in_library"])
+
+
+class SearchStage(TuneStage):
+    """Screen then accurate top-k with verification; ``search.json`` holds the winners."""
+
+    name = SEARCH
+    version = "1"
+    inputs = (INGEST, LIBRARY, BASELINE)
+    outputs = (SEARCH_FILE, "screen.csv", "accurate.csv", "winners.csv")
+
+    def config_slice(self, config: TuneConfig) -> dict[str, Any]:
+        return {
+            **config.measurement_slice(),
+            "top_k": config.top_k,
+            "screen_iters": config.screen_iters,
+            "screen_cold_iters": config.screen_cold_iters,
+            "verify_ratio": config.verify_ratio,
+        }
+
+    def tools(self, config: TuneConfig) -> list[str]:
+        return self.bench_tools(config)
+
+    def run(self, context: StageContext) -> StageResult:
+        config: TuneConfig = context.config
+        baseline = read_json(context.upstream_path(BASELINE, BASELINE_FILE))
+        catalog = read_json(context.upstream_path(LIBRARY, CATALOG_FILE))
+        gemms = [gemm for gemm in load_gemms(context) if gemm.id in set(baseline["kept"])]
+        estimates = {gemm.id: estimate_time_us(gemm.problem, config.arch) for gemm in gemms}
+        library_size = max(1, max((len(names) for names in catalog["solutions"].values()), default=1))
+
+        screen_options = BenchOptions(
+            algo_method=AlgoMethod.ALL,
+            iters=config.screen_iters,
+            cold_iters=config.screen_cold_iters,
+            print_kernel_info=True,
+        )
+        screen_iterations = config.screen_iters + config.screen_cold_iters
+        screen_jobs = [
+            bench_job_for(
+                f"screen-{gemm.id}", bench_spec(config, gemm.problem, screen_options),
+                estimates[gemm.id] * screen_iterations * library_size,
+            )
+            for gemm in gemms
+        ]  # fmt: skip
+        screened = context.run_jobs(
+            screen_jobs, phase="screen", subjects={f"screen-{gemm.id}": gemm.label for gemm in gemms}
+        )
+        if gemms and not any(outcome.ok for outcome in screened):
+            raise StageFailed("every screening benchmark failed; see failures.json")
+
+        rankings: dict[str, list[dict[str, Any]]] = {}
+        absent: dict[str, int] = {}
+        accurate_jobs = []
+        subjects: dict[str, str] = {}
+        accurate_iterations = config.accurate_iters + config.accurate_cold_iters
+        for gemm, outcome in zip(gemms, screened, strict=True):
+            if not outcome.ok:
+                continue
+            names = catalog["solutions"].get(type_key_text(problem_type_key(gemm.problem)), {})
+            ranked, missing = rank_candidates(outcome.value["results"], names, config.top_k)
+            rankings[gemm.id], absent[gemm.id] = ranked, missing
+            for candidate in ranked:
+                if not candidate["selected"]:
+                    continue
+                index = candidate["solution_index"]
+                job_id = f"acc-{gemm.id}-{index}"
+                options = accurate_options(config, algo_method=AlgoMethod.INDEX, solution_index=index)
+                accurate_jobs.append(
+                    bench_job_for(
+                        job_id, bench_spec(config, gemm.problem, options), estimates[gemm.id] * accurate_iterations
+                    )
+                )
+                subjects[job_id] = f"{gemm.label} solution {index}"
+        accurate = {
+            job.id: outcome
+            for job, outcome in zip(
+                accurate_jobs, context.run_jobs(accurate_jobs, phase="accurate", subjects=subjects), strict=True
+            )
+        }
+
+        results = {gemm.id: self._decide(config, gemm, baseline, rankings, absent, accurate) for gemm in gemms}
+        context.write_json(context.path(SEARCH_FILE), {"gemms": results, "data": config.data_label})
+        self._write_tables(context, config, gemms, baseline, rankings, results)
+        winners = sum(1 for result in results.values() if result["winner"] is not None)
+        return StageResult(
+            summary=f"winners for {winners}/{len(gemms)} GEMM(s) from {len(accurate_jobs)} accurate run(s)"
+        )
+
+    @staticmethod
+    def _decide(
+        config: TuneConfig,
+        gemm: GemmEntry,
+        baseline: dict[str, Any],
+        rankings: dict[str, list[dict[str, Any]]],
+        absent: dict[str, int],
+        accurate: dict[str, Any],
+    ) -> dict[str, Any]:
+        reference = baseline["gemms"][gemm.id]["measured"]
+        if gemm.id not in rankings:
+            return {"winner": None, "status": "screen failed", "candidates": []}
+        candidates: list[dict[str, Any]] = []
+        for candidate in rankings[gemm.id]:
+            if not candidate["selected"]:
+                continue
+            index = candidate["solution_index"]
+            outcome = accurate[f"acc-{gemm.id}-{index}"]
+            entry: dict[str, Any] = {
+                "solution_index": index, "solution_name": candidate["solution_name"], "screen_us": candidate["us"],
+            }  # fmt: skip
+            if not outcome.ok or not outcome.value["results"]:
+                entry.update(status="job failed", error=outcome.error)
+            else:
+                timed = outcome.value["results"][0]
+                ratio = error_ratio(timed["norm_error"], reference["norm_error"])
+                entry.update(us=timed["us"], gflops=timed["gflops"], norm_error=timed["norm_error"], error_ratio=ratio)
+                if timed["solution_name"] != candidate["solution_name"]:
+                    entry["status"] = f"ran another solution ({timed['solution_name']})"
+                elif ratio is None:
+                    entry["status"] = "no error reported (cannot verify)"
+                elif ratio > config.verify_ratio:
+                    entry["status"] = "failed verification"
+                else:
+                    entry["status"] = "ok"
+            candidates.append(entry)
+        verified = [entry for entry in candidates if entry["status"] == "ok"]
+        if not verified:
+            status = (
+                "no verified candidate"
+                if candidates
+                else ("no candidate in the library logic" if absent.get(gemm.id) else "no candidate")
+            )
+            return {"winner": None, "status": status, "candidates": candidates}
+        winner = min(verified, key=lambda entry: (entry["us"], entry["solution_index"]))
+        return {"winner": winner, "status": "winner", "candidates": candidates, "baseline_us": reference["us"]}
+
+    @staticmethod
+    def _write_tables(
+        context: StageContext,
+        config: TuneConfig,
+        gemms: list[GemmEntry],
+        baseline: dict[str, Any],
+        rankings: dict[str, list[dict[str, Any]]],
+        results: dict[str, dict[str, Any]],
+    ) -> None:
+        label = config.data_label
+        context.write_csv(
+            context.path("screen.csv"),
+            ["data", "id", *PROBLEM_HEADER, "rank", "solution_index", "solution_name", "us", "gflops", "in_library", "selected"],
+            (
+                [label, gemm.id, *problem_columns(gemm.problem), rank, item["solution_index"], item["solution_name"],
+                 item["us"], item["gflops"], item["in_library"], item["selected"]]
+                for gemm in gemms
+                for rank, item in enumerate(rankings.get(gemm.id, []), start=1)
+            ),
+        )  # fmt: skip
+        context.write_csv(
+            context.path("accurate.csv"),
+            ["data", "id", *PROBLEM_HEADER, "solution_index", "solution_name", "screen_us", "us", "gflops",
+             "norm_error", "error_ratio", "status"],
+            (
+                [label, gemm.id, *problem_columns(gemm.problem), entry["solution_index"], entry["solution_name"],
+                 entry["screen_us"], entry.get("us"), entry.get("gflops"), entry.get("norm_error"),
+                 entry.get("error_ratio"), entry["status"]]
+                for gemm in gemms
+                for entry in results[gemm.id]["candidates"]
+            ),
+        )  # fmt: skip
+
+        def winner_row(gemm: GemmEntry) -> list[Any]:
+            result = results[gemm.id]
+            winner = result["winner"] or {}
+            reference = baseline["gemms"][gemm.id]["measured"]["us"]
+            uplift = reference / winner["us"] - 1.0 if winner else None
+            return [label, gemm.id, *problem_columns(gemm.problem), gemm.problem.call_count,
+                    winner.get("solution_index"), winner.get("solution_name"), winner.get("us"),
+                    winner.get("gflops"), reference, uplift, result["status"]]  # fmt: skip
+
+        context.write_csv(
+            context.path("winners.csv"),
+            ["data", "id", *PROBLEM_HEADER, "call_count", "solution_index", "solution_name", "us", "gflops",
+             "baseline_us", "expected_uplift", "status"],
+            (winner_row(gemm) for gemm in gemms),
+        )  # fmt: skip
+
+
+__all__ = ["SEARCH_FILE", "SearchStage", "rank_candidates"]

@@ -1,0 +1,80 @@
+"""CLI: `tensilekit tune` options, usage errors and the error boundary."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tensilekit.cli.main import cli
+
+LOG = Path(__file__).resolve().parents[2] / "fixtures" / "logs" / "llama3_8b_bf16_mask64.log"
+
+
+def invoke(*args: str) -> object:
+    return CliRunner().invoke(cli, ["tune", *args])
+
+
+def test_help_lists_the_options() -> None:
+    result = invoke("--help")
+    assert result.exit_code == 0  # type: ignore[attr-defined]
+    for option in ("--arch", "--workdir", "--simulate", "--mode", "--devices", "--slots-per-device", "--executor",
+                   "--address", "--retries", "--timeout", "--keep-thr", "--err-thr", "--up-thr", "--from-stage",
+                   "--only", "--no-rerun", "--merge-into", "--seed", "--library-logic", "--top-k"):  # fmt: skip
+        assert option in result.output, option  # type: ignore[attr-defined]
+    assert "--sim-time-scale" not in result.output  # type: ignore[attr-defined]
+
+
+def test_mode_ga_is_not_available_yet(tmp_path: Path) -> None:
+    result = invoke("--simulate", "--mode", "ga", str(LOG), "--arch", "gfx942", "--workdir", str(tmp_path / "W"))
+    assert result.exit_code == 2  # type: ignore[attr-defined]
+    assert "the genetic kernel search (--mode ga) is not available yet; use --mode search" in result.output  # type: ignore[attr-defined]
+    assert not (tmp_path / "W").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--devices", "0,0"], "distinct non-negative GPU indices"),
+        (["--devices", "a"], "comma-separated list of GPU indices"),
+        (["--only", "ingest,nope"], "unknown stage 'nope'"),
+        (["--from-stage", "search", "--only", "report"], "--from-stage and --only cannot be combined"),
+        (["--address", "auto"], "--address is only used with --executor ray"),
+        (["--keep-thr", "0"], "--keep-thr"),
+        (["--arch", "gfx1100"], "gfx1100"),
+    ],
+)
+def test_usage_errors_exit_2(tmp_path: Path, options: list[str], message: str) -> None:
+    base = ["--simulate", str(LOG), "--workdir", str(tmp_path / "W")]
+    if "--arch" not in options:
+        base += ["--arch", "gfx942"]
+    result = invoke(*base, *options)
+    assert result.exit_code == 2 and message in result.output, result.output  # type: ignore[attr-defined]
+
+
+def test_a_real_run_needs_the_library_logic(tmp_path: Path) -> None:
+    result = invoke(str(LOG), "--arch", "gfx942", "--workdir", str(tmp_path / "W"))
+    assert result.exit_code == 3  # type: ignore[attr-defined]
+    assert "error: a real (not --simulate) run needs --library-logic DIR" in result.stderr  # type: ignore[attr-defined]
+
+
+def test_ray_without_ray_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)
+    result = invoke("--simulate", str(LOG), "--arch", "gfx942", "--workdir", str(tmp_path / "W"), "--executor", "ray")
+    assert result.exit_code == 3  # type: ignore[attr-defined]
+    assert "install tensilekit[ray]" in result.stderr  # type: ignore[attr-defined]
+
+
+def test_json_report_on_stdout_with_the_serial_executor(tmp_path: Path) -> None:
+    result = invoke("--simulate", str(LOG), "--arch", "gfx90a", "--workdir", str(tmp_path / "W"), "--executor", "serial",
+                    "--only", "ingest")  # fmt: skip
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    result = invoke(
+        "--simulate", str(LOG), "--arch", "gfx90a", "--workdir", str(tmp_path / "W"), "--executor", "serial", "--json"
+    )
+    report = json.loads(result.stdout)  # type: ignore[attr-defined]
+    assert report["data"] == "SIMULATED" and report["arch"] == "gfx90a" and len(report["gemms"]) == 14
+    assert "01_ingest skipped (up to date)" in result.stderr  # type: ignore[attr-defined]

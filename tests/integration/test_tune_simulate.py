@@ -1,0 +1,181 @@
+"""`tensilekit tune --simulate` end to end: outputs, validation, resume, devices, options."""
+
+from __future__ import annotations
+
+import collections
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tensilekit.cli.main import cli
+from tensilekit.io.logic_io import dump_logic, load_logic
+from tensilekit.pipeline import RecordingReporter, SerialExecutor, TuneConfig, run_tuning
+from tensilekit.pipeline.jobs import JobFinished, JobRetrying, JobStarted
+from tensilekit.pipeline.simulate import library_logic
+from tensilekit.workload import load_workload
+
+from .conftest import LLAMA_LOG, final_files
+
+STAGE_DIRS = ["01_ingest", "02_library", "03_baseline", "04_search", "05_build", "06_benchmark", "07_postprocess",
+              "08_final", "09_merge", "10_report"]  # fmt: skip
+
+
+def tune(workdir: Path, *options: str) -> object:
+    args = [
+        "tune",
+        "--simulate",
+        "--mode",
+        "search",
+        str(LLAMA_LOG),
+        "--arch",
+        "gfx942",
+        "--workdir",
+        str(workdir),
+        *options,
+    ]
+    return CliRunner().invoke(cli, args, catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def simulated_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    workdir = tmp_path_factory.mktemp("tune") / "W"
+    return workdir, tune(workdir, "--devices", "0,1,2,3")
+
+
+def test_every_stage_runs_and_writes_its_outputs(simulated_run: tuple[Path, object]) -> None:
+    workdir, result = simulated_run
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    assert sorted(path.name for path in workdir.iterdir() if path.name[:2].isdigit()) == STAGE_DIRS
+    assert all((workdir / name / ".done.json").is_file() for name in STAGE_DIRS)
+    for name in ("gemms.csv", "summary.csv", "report.md", "report.csv", "report.json", "results/raw_results.csv",
+                 "results/final_results.csv", "tune.log"):  # fmt: skip
+        assert (workdir / name).is_file(), name
+    assert list((workdir / "final_libs").glob("*.yaml")) and list((workdir / "merged").glob("*.yaml"))
+    stderr = result.stderr  # type: ignore[attr-defined]
+    for name in STAGE_DIRS:
+        assert f"{name} running (new: not run yet)" in stderr
+    assert "[SIMULATED]" in stderr
+
+
+def test_outputs_say_simulated(simulated_run: tuple[Path, object]) -> None:
+    workdir, _ = simulated_run
+    for name in ("gemms.csv", "summary.csv", "report.csv", "results/raw_results.csv", "results/final_results.csv",
+                 "03_baseline/baseline.csv", "04_search/screen.csv", "04_search/accurate.csv", "04_search/winners.csv"):  # fmt: skip
+        with (workdir / name).open() as stream:
+            rows = list(csv.DictReader(stream))
+        assert rows and {row["data"] for row in rows} == {"SIMULATED"}, name
+    assert (workdir / "report.md").read_text().startswith("# tensilekit tuning report -- SIMULATED")
+    assert json.loads((workdir / "report.json").read_text())["data"] == "SIMULATED"
+    assert all(line.split(" ", 1)[1].startswith("[SIMULATED]") or " stage " in f" {line.split(' ', 1)[1]}" or "job" in line
+               for line in (workdir / "tune.log").read_text().splitlines())  # fmt: skip
+
+
+def test_validate_accepts_the_final_and_merged_logic(simulated_run: tuple[Path, object]) -> None:
+    workdir, _ = simulated_run
+    result = CliRunner().invoke(cli, ["validate", str(workdir / "final_libs"), str(workdir / "merged")])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].endswith("file(s) valid")
+
+
+def test_the_report_covers_every_gemm(simulated_run: tuple[Path, object]) -> None:
+    workdir, result = simulated_run
+    report = json.loads((workdir / "report.json").read_text())
+    assert len(report["gemms"]) == len(load_workload(LLAMA_LOG).problems) - 1  # one duplicate line in the log
+    tuned = [gemm for gemm in report["gemms"] if gemm["status"] == "tuned"]
+    assert tuned and all(gemm["uplift"] >= 0.01 and gemm["error_ratio"] <= 2.0 for gemm in tuned)
+    assert any(gemm["status"].startswith("dropped: error ratio") for gemm in report["gemms"])
+    assert 0 < report["gemm_time_saving"] < 1 and report["weighted_uplift"] > 0
+    tuned_sizes = sorted((gemm["m"], gemm["n"], gemm["batch"], gemm["k"]) for gemm in tuned)
+    final_sizes = sorted(
+        tuple(entry.size[:4]) for path in (workdir / "final_libs").glob("*.yaml") for entry in load_logic(path).table
+    )
+    assert final_sizes == tuned_sizes
+    assert "GEMM(s) tuned (SIMULATED)" in result.stdout  # type: ignore[attr-defined]
+
+
+def test_jobs_were_spread_over_all_four_devices(simulated_run: tuple[Path, object]) -> None:
+    _, result = simulated_run
+    lines = [line for line in result.stderr.splitlines() if "per device" in line]  # type: ignore[attr-defined]
+    assert lines and all("0:" in line and "1:" in line and "2:" in line and "3:" in line for line in lines)
+
+
+def test_a_rerun_skips_every_stage_and_changes_nothing(simulated_run: tuple[Path, object]) -> None:
+    workdir, _ = simulated_run
+    before = final_files(workdir)
+    again = tune(workdir, "--devices", "0,1,2,3")
+    assert again.exit_code == 0  # type: ignore[attr-defined]
+    assert again.stderr.count("skipped (up to date)") == 10  # type: ignore[attr-defined]
+    assert final_files(workdir) == before
+
+
+def test_changing_a_threshold_redoes_only_the_stages_after_it(
+    simulated_run: tuple[Path, object], tmp_path: Path
+) -> None:
+    source, _ = simulated_run
+    workdir = tmp_path / "W"
+    shutil.copytree(source, workdir)
+    result = tune(workdir, "--devices", "0,1", "--up-thr", "0.05")
+    stderr = result.stderr  # type: ignore[attr-defined]
+    for name in STAGE_DIRS[:6]:
+        assert f"{name} skipped (up to date)" in stderr
+    for name in STAGE_DIRS[6:]:
+        assert f"{name} running (stale" in stderr
+    report = json.loads((workdir / "report.json").read_text())
+    assert all(gemm["uplift"] >= 0.05 for gemm in report["gemms"] if gemm["status"] == "tuned")
+    refused = tune(workdir, "--up-thr", "0.2", "--no-rerun")
+    assert refused.exit_code == 3  # type: ignore[attr-defined]
+    assert "07_postprocess" in refused.stderr and "is stale (option up_thr: 0.05 -> 0.2)" in refused.stderr  # type: ignore[attr-defined]
+
+
+def test_slots_per_device_are_honoured(tmp_path: Path) -> None:
+    reporter = RecordingReporter()
+    config = TuneConfig(logs=(LLAMA_LOG,), arch="gfx942", workdir=tmp_path / "W", simulate=True, devices=(0, 1),
+                        slots_per_device=2, sim_time_scale=0.05, only=())  # fmt: skip
+    run_tuning(config, reporter=reporter)
+    running: collections.Counter[int | None] = collections.Counter()
+    peak: collections.Counter[int | None] = collections.Counter()
+    for _, event in reporter.events:
+        if isinstance(event, JobStarted):
+            running[event.device] += 1
+            peak[event.device] = max(peak[event.device], running[event.device])
+        elif isinstance(event, JobRetrying):
+            running[event.device] -= 1
+        elif isinstance(event, JobFinished):
+            running[event.outcome.device] -= 1
+    assert peak[0] == 2 and peak[1] == 2
+
+
+def test_keep_threshold_and_merge_into(tmp_path: Path) -> None:
+    target = tmp_path / "Equality"
+    target.mkdir()
+    problem = next(problem for problem in load_workload(LLAMA_LOG).problems if problem.trans_a == "T")
+    name, existing = library_logic("gfx942", problem)
+    dump_logic(existing, target / name)
+    before = (target / name).read_bytes()
+    workdir = tmp_path / "W"
+    result = tune(workdir, "--keep-thr", "0.6", "--merge-into", str(target))
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    with (workdir / "gemms.csv").open() as stream:
+        rows = list(csv.DictReader(stream))
+    kept = [row for row in rows if row["kept"] == "1"]
+    assert 0 < len(kept) < len(rows)
+    assert sum(float(row["measured_share"]) for row in kept) >= 0.6
+    report = json.loads((workdir / "report.json").read_text())
+    assert any(gemm["status"] == "not tuned (below --keep-thr)" for gemm in report["gemms"])
+    assert (target / name).read_bytes() == before  # --merge-into is only read
+    merged = load_logic(workdir / "merged" / name)
+    merged_sizes = {tuple(entry.size[:4]) for entry in merged.table}
+    assert {tuple(entry.size[:4]) for entry in existing.table} <= merged_sizes
+    final = load_logic(workdir / "final_libs" / name)
+    assert {tuple(entry.size[:4]) for entry in final.table} <= merged_sizes
+
+
+def test_the_serial_reference_gives_the_same_files(simulated_run: tuple[Path, object], tmp_path: Path) -> None:
+    source, _ = simulated_run
+    workdir = tmp_path / "serial"
+    run_tuning(TuneConfig(logs=(LLAMA_LOG,), arch="gfx942", workdir=workdir, simulate=True), SerialExecutor())
+    assert final_files(workdir) == final_files(source)

@@ -1,0 +1,40 @@
+"""TuneConfig: validation and the slices stages fingerprint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from tensilekit.pipeline.config import TuneConfig
+
+
+def config(**changes: object) -> TuneConfig:
+    values: dict[str, object] = {"logs": (Path("a.log"),), "arch": "gfx942", "workdir": Path("w")}
+    values.update(changes)
+    return TuneConfig.model_validate(values)
+
+
+def test_defaults_and_labels() -> None:
+    made = config()
+    assert made.devices == (0,) and made.keep_thr == 1.0 and made.data_label == "measured" and made.simulator() is None
+    simulated = config(simulate=True, seed=4, sim_time_scale=2.0)
+    assert simulated.data_label == "SIMULATED"
+    assert simulated.simulator() is not None and simulated.simulator().seed == 4  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"arch": "gfx1100"}, {"devices": (0, 0)}, {"devices": ()}, {"keep_thr": 0.0}, {"keep_thr": 1.5},
+     {"slots_per_device": 0}, {"mode": "ga"}, {"logs": ()}, {"timeout": 0}],
+)  # fmt: skip
+def test_bad_values_are_rejected(changes: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        config(**changes)
+
+
+def test_measurement_slice_ignores_execution_policy() -> None:
+    assert config(devices=(0, 1), retries=3, timeout=5.0).measurement_slice() == config().measurement_slice()
+    assert "seed" in config(simulate=True).measurement_slice()
+    assert config(simulate=True, sim_time_scale=3.0).measurement_slice() == config(simulate=True).measurement_slice()

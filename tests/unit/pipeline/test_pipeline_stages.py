@@ -1,0 +1,151 @@
+"""The pure decisions inside the tuning stages."""
+
+from __future__ import annotations
+
+import pytest
+
+from tensilekit.model.logic import ProblemType
+from tensilekit.pipeline.report import GemmReport, summarize
+from tensilekit.pipeline.simulate import library_logic, problem_type_dict
+from tensilekit.pipeline.stages.benchmark import compare
+from tensilekit.pipeline.stages.build import equality_logic
+from tensilekit.pipeline.stages.common import error_ratio, keep_by_share, share_table
+from tensilekit.pipeline.stages.final import keep_sizes
+from tensilekit.pipeline.stages.library import logic_type_key, problem_type_key
+from tensilekit.pipeline.stages.postprocess import judge
+from tensilekit.pipeline.stages.report import gemm_status
+from tensilekit.pipeline.stages.search import rank_candidates
+from tensilekit.workload.problem import GemmProblem
+
+
+def test_share_table_and_keep_threshold() -> None:
+    shares = share_table({"a": 6.0, "b": 3.0, "c": 1.0})
+    assert shares == {"a": 0.6, "b": 0.3, "c": 0.1}
+    order = ["c", "b", "a"]
+    assert keep_by_share(shares, 1.0, order) == ["c", "b", "a"]
+    assert keep_by_share(shares, 0.9, order) == ["b", "a"]
+    assert keep_by_share(shares, 0.5, order) == ["a"]
+    assert keep_by_share(shares, 0.01, order) == ["a"]
+    assert share_table({"a": 0.0}) == {"a": 0.0}
+
+
+def test_error_ratio() -> None:
+    assert error_ratio(2e-3, 1e-3) == pytest.approx(2.0)
+    assert error_ratio(0.0, 0.0) == 1.0
+    assert error_ratio(None, 1.0) is None
+
+
+def result(index: int, us: float | None, name: str | None = None) -> dict[str, object]:
+    return {"solution_index": index, "solution_name": name or f"k{index}", "us": us, "gflops": None, "norm_error": None}
+
+
+def test_rank_candidates_selects_the_fastest_present_in_the_library() -> None:
+    results = [
+        result(3, 9.0),
+        result(1, 5.0),
+        result(2, 5.0),
+        result(4, 1.0, "absent"),
+        result(5, None),
+        result(1, 4.0),
+    ]
+    ranked, absent = rank_candidates(results, {"k1": 0, "k2": 0, "k3": 0}, top_k=2)
+    assert [(item["solution_index"], item["selected"]) for item in ranked] == [
+        (4, False),
+        (1, True),
+        (2, True),
+        (3, False),
+    ]
+    assert ranked[1]["us"] == 4.0  # first (fastest) row of a repeated index wins
+    assert absent == 1
+
+
+@pytest.mark.parametrize(
+    ("record", "kept", "reason"),
+    [
+        ({"status": "ok", "uplift": 0.10, "error_ratio": 1.0}, True, "kept"),
+        ({"status": "ok", "uplift": 0.10, "error_ratio": 2.5}, False, "dropped: error ratio 2.5 > 2"),
+        ({"status": "ok", "uplift": 0.005, "error_ratio": 1.0}, False, "dropped: uplift 0.50% < 1.00%"),
+        ({"status": "ok", "uplift": 0.10, "error_ratio": None}, False, "dropped: no error reported"),
+        ({"status": "benchmark failed", "uplift": None, "error_ratio": None}, False, "dropped: benchmark failed"),
+    ],
+)
+def test_judge(record: dict[str, object], kept: bool, reason: str) -> None:
+    assert judge(record, err_thr=2.0, up_thr=0.01) == (kept, reason)
+
+
+def test_compare() -> None:
+    reference = {"us": 12.0, "norm_error": 1e-3}
+    tuned = {"us": 10.0, "norm_error": 1.5e-3}
+    assert compare(reference, tuned) == {
+        "uplift": pytest.approx(0.2),
+        "error_ratio": pytest.approx(1.5),
+        "status": "ok",
+    }
+    assert compare(None, tuned)["status"] == "benchmark failed"
+
+
+PROBLEM = GemmProblem(m=512, n=512, k=512, trans_a="T", a_type="bf16_r")
+
+
+def test_equality_logic_and_keep_sizes() -> None:
+    _, base = library_logic("gfx942", PROBLEM)
+    chosen = [base.solutions[5], base.solutions[2]]
+    rows = [([2, 2, 1, 2, 2, 2, 2, 2], 1, 3.0), ([1, 1, 1, 1, 1, 1, 1, 1], 0, 7.0), ([3, 3, 1, 3, 3, 3, 3, 3], 1, 1.0)]
+    tuned = equality_logic(base, chosen, rows)
+    assert [solution.solution_index for solution in tuned.solutions] == [0, 1]
+    assert tuned.solutions[1].solution_name_min == base.solutions[2].solution_name_min
+    assert [entry.size[0] for entry in tuned.table] == [1, 2, 3]  # sorted by size
+    assert tuned.library_type == "Equality" and tuned.range_logic is None
+    assert base.solutions[5].solution_index == 5  # the base is untouched
+    reduced = keep_sizes(tuned, {(2, 2, 1, 2, 2, 2, 2, 2), (3, 3, 1, 3, 3, 3, 3, 3)})
+    assert reduced is not None
+    assert [solution.solution_name_min for solution in reduced.solutions] == [base.solutions[2].solution_name_min]
+    assert [(entry.size[0], entry.solution) for entry in reduced.table] == [(2, 0), (3, 0)]
+    assert keep_sizes(tuned, set()) is None
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        PROBLEM,
+        GemmProblem(m=1, n=1, k=1, trans_b="T", a_type="f16_r"),
+        GemmProblem(m=1, n=1, k=1, a_type="f32_r", compute_type="c_xf32_r"),
+        GemmProblem(m=1, n=1, k=1, a_type="f8_fnuz_r", b_type="f8_fnuz_r", c_type="bf16_r", d_type="bf16_r"),
+    ],
+)
+def test_logic_type_key_reads_back_the_problem_type(problem: GemmProblem) -> None:
+    expected = problem_type_key(problem)
+    if problem.compute_type == "c_xf32_r":
+        expected = expected[:-1] + ("c_f32_r",)  # the simulated dict does not set F32XdlMathOp
+    assert logic_type_key(ProblemType.model_validate(problem_type_dict(problem))) == expected
+
+
+def gemm(status: str, share: float | None, uplift: float | None) -> GemmReport:
+    return GemmReport(
+        id="g", gemm_type="BBS_TN", m=1, n=1, batch=1, k=1, call_count=1, time_share=share, uplift=uplift, status=status
+    )
+
+
+def test_summarize_weights_by_time_share() -> None:
+    gemms = [gemm("tuned", 0.5, 0.25), gemm("tuned", 0.1, 0.0), gemm("dropped", 0.4, 0.5)]
+    summary = summarize(gemms)
+    assert summary["average_uplift"] == pytest.approx(0.125)
+    assert summary["weighted_uplift"] == pytest.approx(0.5 * 0.25 / 0.6)
+    assert summary["gemm_time_saving"] == pytest.approx(0.5 * 0.2)
+    assert summary["end_to_end"]["1"] == pytest.approx(1 / 0.9)
+    assert summarize([gemm("dropped", 1.0, 0.5)])["average_uplift"] is None
+
+
+def test_gemm_status_names_the_stage_that_stopped_it() -> None:
+    baseline = {"gemms": {
+        "a": {"measured": None, "kept": False}, "b": {"measured": {"us": 1}, "kept": False},
+        "c": {"measured": {"us": 1}, "kept": True}, "d": {"measured": {"us": 1}, "kept": True},
+        "e": {"measured": {"us": 1}, "kept": True},
+    }}  # fmt: skip
+    search = {"c": {"winner": None, "status": "no verified candidate"}, "d": {"winner": {}, "status": "winner"},
+              "e": {"winner": {}, "status": "winner"}}  # fmt: skip
+    decisions = {"d": "kept", "e": "dropped: uplift 0.1% < 1.00%"}
+    assert [gemm_status(key, baseline, search, decisions) for key in "abcde"] == [
+        "baseline failed", "not tuned (below --keep-thr)", "no winner: no verified candidate", "tuned",
+        "dropped: uplift 0.1% < 1.00%",
+    ]  # fmt: skip
