@@ -76,6 +76,19 @@ def row(name: str, size: int, baseline: float, ours: float, target: float, peak:
     return f"{name:58.58s} {size / 2**20:7.2f} {baseline:9.3f} {ours:9.3f} {ratio:7.3f} {target:6.2f} {verdict:>5s} {peak_text}"
 
 
+def bench_logic_file(path: Path, repeat: int) -> None:
+    """Load and dump rows for one logic file."""
+    text = path.read_text(encoding="utf-8")
+    base_load, data = timed(lambda: yaml.load(text, Loader=yaml.CSafeLoader), repeat)
+    ours_load, model = timed(lambda: tensilekit.loads_logic(text, source=str(path)), repeat)
+    peak = peak_mib(lambda: tensilekit.loads_logic(text, source=str(path)))
+    print(row(f"load  {path.name}", len(text), base_load, ours_load, TARGETS["load"], peak))
+    base_dump, _ = timed(lambda: yaml.dump(data, Dumper=yaml.CSafeDumper, default_flow_style=None), repeat)
+    ours_dump, out = timed(lambda: dumps_logic(model), repeat)
+    assert out == text, f"dump of {path} is not byte-identical"
+    print(row(f"dump  {path.name}", len(text), base_dump, ours_dump, TARGETS["dump"], None))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus")
@@ -93,15 +106,7 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for path in logic_files:
-        text = path.read_text(encoding="utf-8")
-        base_load, data = timed(lambda: yaml.load(text, Loader=yaml.CSafeLoader), args.repeat)
-        ours_load, model = timed(lambda: tensilekit.loads_logic(text, source=str(path)), args.repeat)
-        peak = peak_mib(lambda: tensilekit.loads_logic(text, source=str(path)))
-        print(row(f"load  {path.name}", len(text), base_load, ours_load, TARGETS["load"], peak))
-        base_dump, _ = timed(lambda: yaml.dump(data, Dumper=yaml.CSafeDumper, default_flow_style=None), args.repeat)
-        ours_dump, out = timed(lambda: dumps_logic(model), args.repeat)
-        assert out == text, f"dump of {path} is not byte-identical"
-        print(row(f"dump  {path.name}", len(text), base_dump, ours_dump, TARGETS["dump"], None))
+        bench_logic_file(path, args.repeat)
 
     master_dir = corpus / "masterlib" / "tensile" / "SolutionLibraries"
     dat = gzip.decompress((master_dir / "rocBLAS_Full.dat.gz").read_bytes())

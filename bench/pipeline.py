@@ -18,26 +18,20 @@ wall time but little CPU (2 shared cores are enough).
 
 from __future__ import annotations
 
+import argparse
+import random
+import statistics
 import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
-# Running "python bench/pipeline.py" puts bench/ first on sys.path, where bench/select.py would
-# shadow the standard library's select module (imported by asyncio via pydantic).
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    del sys.path[0]
-
-import argparse  # noqa: E402
-import random  # noqa: E402
-import statistics  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections import defaultdict  # noqa: E402
-from collections.abc import Sequence  # noqa: E402
-
-from tensilekit.pipeline import TuneConfig, run_tuning  # noqa: E402
-from tensilekit.pipeline.executors.local import LocalExecutor  # noqa: E402
-from tensilekit.pipeline.jobs import Job, JobEvent, JobFinished  # noqa: E402
-from tensilekit.pipeline.progress import NullReporter  # noqa: E402
+from tensilekit.pipeline import TuneConfig, run_tuning
+from tensilekit.pipeline.executors.local import LocalExecutor
+from tensilekit.pipeline.jobs import Job, JobEvent, JobFinished
+from tensilekit.pipeline.progress import NullReporter
 
 TARGET_OVERHEAD_S = 0.050
 TARGET_RATIO = 1.3

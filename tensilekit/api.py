@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +11,9 @@ from tensilekit.errors import InputNotFound, Location, MergeError, UnsupportedFo
 from tensilekit.io.detect import Kind, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
 from tensilekit.io.logic_io import detect_dialect, logic_from_data
-from tensilekit.io.master_io import decode, master_from_data
+from tensilekit.io.master_io import decode, load_placeholder, master_from_data
 from tensilekit.io.yaml_codec import detect_style, parse_yaml
-from tensilekit.model.library import MasterLibrary
+from tensilekit.model.library import HardwareNode, MasterLibrary
 from tensilekit.model.logic import LogicFile
 
 
@@ -75,6 +75,67 @@ def build_master_files(
     return {name: master_from_data(tree, source=name) for name, tree in raw.items()}
 
 
+def load_for_selection(path: str | Path) -> tuple[MasterLibrary, Callable[[str], MasterLibrary] | None]:
+    """The library to select from, and the loader of its lazy placeholders.
+
+    ``path`` may be a master library (YAML, msgpack ``.dat``, gzip), a library-logic file, or a
+    directory of logic files; logic is built into a master on the fly (tensilekit.build, as
+    TensileCreateLibrary would, several architectures joined under one ``Hardware`` node).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputNotFound("no such file or directory", Location(file=str(path)))
+    if path.is_dir():
+        return _joined(build_master_files([path])), None
+    with error_context(path):
+        data, _, text = decode(read_bytes(path), str(path))
+        kind = detect_kind(data)
+    if kind is Kind.MASTER:
+        library = master_from_data(data, source=str(path), text=text)
+        master_path = path
+        return library, lambda prefix: load_placeholder(master_path, prefix)
+    return _joined(build_master_files([path])), None
+
+
+def _joined(files: dict[str, MasterLibrary]) -> MasterLibrary:
+    if len(files) == 1:
+        return next(iter(files.values()))
+    if any(name.startswith("TensileLibrary_lazy") for name in files):
+        raise UnsupportedFormat("lazy libraries cannot be joined; select on the master file instead")
+    rows: list[Any] = []
+    solutions: list[Any] = []
+    for library in files.values():
+        raw = library.to_raw()
+        node = raw["library"]
+        rows.extend(
+            node["rows"] if node.get("type") == "Hardware" else [{"predicate": {"type": "TruePred"}, "library": node}]
+        )
+        solutions.extend(raw["solutions"])
+    # a generic (TruePred) row must not shadow an architecture's own rows
+    rows.sort(key=lambda row: row["predicate"].get("type") == "TruePred")
+    return MasterLibrary.model_validate({"solutions": solutions, "library": {"type": "Hardware", "rows": rows}})
+
+
+def library_processors(library: MasterLibrary) -> list[str]:
+    """The gfx processors named by the library's top-level ``Hardware`` rows, in row order."""
+    found: list[str] = []
+
+    def visit(predicate: Any) -> None:
+        if isinstance(predicate, dict):
+            if predicate.get("type") == "Processor" and isinstance(predicate.get("value"), str):
+                if predicate["value"] not in found:
+                    found.append(predicate["value"])
+            value = predicate.get("value")
+            for child in value if isinstance(value, list) else [value]:
+                visit(child)
+
+    root = library.library
+    if isinstance(root, HardwareNode):
+        for row in root.rows:
+            visit(row.predicate.model_dump())
+    return found
+
+
 def build_master(paths: Iterable[str | Path] | str | Path) -> MasterLibrary:
     """Build the (single-architecture, non-lazy) master library of logic files or directories.
 
@@ -87,4 +148,12 @@ def build_master(paths: Iterable[str | Path] | str | Path) -> MasterLibrary:
     return next(iter(files.values()))
 
 
-__all__ = ["build_master", "build_master_files", "load", "loads", "logic_paths"]
+__all__ = [
+    "build_master",
+    "build_master_files",
+    "library_processors",
+    "load",
+    "load_for_selection",
+    "loads",
+    "logic_paths",
+]

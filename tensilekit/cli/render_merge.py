@@ -6,7 +6,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -100,34 +99,44 @@ def merge_report_markdown(report: MergeReport) -> str:
     lines = ["# Merge report", ""]
     if report.dry_run:
         lines += ["_Dry run: nothing was written._", ""]
-    lines += ["| file | policy | replaced/changed | kept | added | kernels | sizes/kernels out | warnings |",
-              "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines += [
+        "| file | policy | replaced/changed | kept | added | kernels | sizes/kernels out | warnings |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
     lines += ["| " + " | ".join(_file_row(file_report)) + " |" for file_report in report.files]
     lines.append("")
     for file_report in report.files:
         policy = file_report.policy
         lines += [f"## {file_report.name}", ""]
-        lines.append(f"- policy: **{policy.merge_mode}** ({policy.force_merge_reason}); compat `{policy.compat.value}` "
-                     f"({policy.compat_reason}); trim {policy.trim}; no_eff {policy.no_eff}; "
-                     f"solution tags {policy.add_solution_tags}")
+        lines.append(
+            f"- policy: **{policy.merge_mode}** ({policy.force_merge_reason}); compat `{policy.compat.value}` "
+            f"({policy.compat_reason}); trim {policy.trim}; no_eff {policy.no_eff}; "
+            f"solution tags {policy.add_solution_tags}"
+        )
         if file_report.original_path:
             lines.append(f"- original `{file_report.original_path}`, incremental `{file_report.incremental_path}`")
         if file_report.output_path:
             lines.append(f"- output `{file_report.output_path}`" + ("" if file_report.written else " (not written)"))
         stats = file_report.amd_statistics
-        lines.append(f"- AMD's summary line: {stats.sizes_added} size(s) and {stats.kernels_added} kernel(s) added, "
-                     f"{stats.kernels_removed} kernel(s) removed")
+        lines.append(
+            f"- AMD's summary line: {stats.sizes_added} size(s) and {stats.kernels_added} kernel(s) added, "
+            f"{stats.kernels_removed} kernel(s) removed"
+        )
         units = file_report.efficiency
-        lines.append(f"- efficiency units: original {units.original.unit.value} ({units.original.reason}), "
-                     f"incremental {units.incremental.unit.value} ({units.incremental.reason})")
+        lines.append(
+            f"- efficiency units: original {units.original.unit.value} ({units.original.reason}), "
+            f"incremental {units.incremental.unit.value} ({units.incremental.reason})"
+        )
         for warning in file_report.warnings:
             lines.append(f"- **warning:** {warning}")
         lines.append("")
         if file_report.sizes_replaced:
             lines += ["| size | reason | kernel | efficiency |", "|---|---|---|---|"]
             for entry in file_report.sizes_replaced:
-                lines.append(f"| {_key(entry.key)} | {entry.reason} | {_kernel(entry.old_kernel)} → "
-                             f"{_kernel(entry.new_kernel)} | {entry.old_efficiency} → {entry.written_efficiency} |")
+                lines.append(
+                    f"| {_key(entry.key)} | {entry.reason} | {_kernel(entry.old_kernel)} → "
+                    f"{_kernel(entry.new_kernel)} | {entry.old_efficiency} → {entry.written_efficiency} |"
+                )
             lines.append("")
         if file_report.sizes_added:
             lines += ["| added size | kernel | efficiency |", "|---|---|---|"]
@@ -137,11 +146,17 @@ def merge_report_markdown(report: MergeReport) -> str:
         if file_report.sizes_kept:
             lines += ["| kept size | original | incremental |", "|---|---|---|"]
             for kept in file_report.sizes_kept:
-                lines.append(f"| {_key(kept.key)} | {kept.original_efficiency} | {kept.incremental_efficiency}"
-                             + (" (tie)" if kept.tie else "") + " |")
+                lines.append(
+                    f"| {_key(kept.key)} | {kept.original_efficiency} | {kept.incremental_efficiency}"
+                    + (" (tie)" if kept.tie else "")
+                    + " |"
+                )
             lines.append("")
-    for title, names in (("Not merged (no original)", report.unpaired_incremental if not report.copied_new else []),
-                         ("Copied through", report.copied_new), ("Originals without incremental", report.unpaired_original)):
+    for title, names in (
+        ("Not merged (no original)", report.unpaired_incremental if not report.copied_new else []),
+        ("Copied through", report.copied_new),
+        ("Originals without incremental", report.unpaired_original),
+    ):
         if names:
             lines += [f"## {title}", ""] + [f"- `{name}`" for name in names] + [""]
     if report.notes:
@@ -167,8 +182,11 @@ def _group_counts(group: GroupDiff) -> list[str]:
 def render_diff(diff: LibraryDiff, console: Console) -> None:
     console.print(f"diff {diff.a} → {diff.b} ({diff.kind}, kernel identity: {diff.identity})", markup=False)
     if diff.is_empty:
-        console.print(f"no differences ({diff.groups_compared} compared"
-                      + (f", {diff.queries} queries" if diff.queries else "") + ")")
+        console.print(
+            f"no differences ({diff.groups_compared} compared"
+            + (f", {diff.queries} queries" if diff.queries else "")
+            + ")"
+        )
         return
     for name in diff.files_removed:
         console.print(f"- {name}", style="red", markup=False)
@@ -185,7 +203,9 @@ def render_diff(diff: LibraryDiff, console: Console) -> None:
             for line in _group_lines(group):
                 console.print(line, markup=False)
     if diff.queries:
-        console.print(f"selection ({diff.selector}): {len(diff.selection)} of {diff.queries} queries select differently")
+        console.print(
+            f"selection ({diff.selector}): {len(diff.selection)} of {diff.queries} queries select differently"
+        )
         for change in diff.selection:
             where = f"{change.group}: " if change.group else ""
             console.print(f"  {where}{_key(change.query)}: {_kernel(change.a)} → {_kernel(change.b)}", markup=False)
@@ -202,27 +222,44 @@ def _group_lines(group: GroupDiff, limit: int = 20) -> list[str]:
     for kernel in group.kernels_added[:limit]:
         lines.append(f"  + kernel {_kernel(kernel)} {kernel.name or ''}".rstrip())
     for kernel_change in group.kernels_changed[:limit]:
-        lines.append(f"  ~ kernel {_kernel(kernel_change.a)} → {_kernel(kernel_change.b)}: {', '.join(kernel_change.keys)}")
+        lines.append(
+            f"  ~ kernel {_kernel(kernel_change.a)} → {_kernel(kernel_change.b)}: {', '.join(kernel_change.keys)}"
+        )
     for size in group.sizes_removed[:limit]:
         lines.append(f"  - size {_key(size.key)} ({_kernel(size.kernel)}, {size.efficiency})")
     for size in group.sizes_added[:limit]:
         lines.append(f"  + size {_key(size.key)} ({_kernel(size.kernel)}, {size.efficiency})")
     for moved in group.sizes_reassigned[:limit]:
-        lines.append(f"  ~ size {_key(moved.key)}: {_kernel(moved.a)} → {_kernel(moved.b)} "
-                     f"({moved.a_efficiency} → {moved.b_efficiency})")
+        lines.append(
+            f"  ~ size {_key(moved.key)}: {_kernel(moved.a)} → {_kernel(moved.b)} "
+            f"({moved.a_efficiency} → {moved.b_efficiency})"
+        )
     for efficiency in group.efficiency_changes[:limit]:
         lines.append(f"  ~ efficiency {_key(efficiency.key)}: {efficiency.a} → {efficiency.b}")
-    hidden = sum(max(0, len(items) - limit) for items in (
-        group.kernels_removed, group.kernels_added, group.kernels_changed, group.sizes_removed,
-        group.sizes_added, group.sizes_reassigned, group.efficiency_changes))
+    hidden = sum(
+        max(0, len(items) - limit)
+        for items in (
+            group.kernels_removed,
+            group.kernels_added,
+            group.kernels_changed,
+            group.sizes_removed,
+            group.sizes_added,
+            group.sizes_reassigned,
+            group.efficiency_changes,
+        )
+    )
     if hidden:
         lines.append(f"  … {hidden} more (use --format json or markdown for everything)")
     return lines
 
 
 def diff_markdown(diff: LibraryDiff) -> str:
-    lines = [f"# Diff `{diff.a}` → `{diff.b}`", "", f"Kind: {diff.kind}; kernel identity: {diff.identity}; "
-             f"{diff.groups_compared} compared.", ""]
+    lines = [
+        f"# Diff `{diff.a}` → `{diff.b}`",
+        "",
+        f"Kind: {diff.kind}; kernel identity: {diff.identity}; {diff.groups_compared} compared.",
+        "",
+    ]
     if diff.is_empty:
         lines += ["No differences.", ""]
         return "\n".join(lines)
@@ -230,15 +267,22 @@ def diff_markdown(diff: LibraryDiff) -> str:
         lines += ["## Files", ""] + [f"- removed `{name}`" for name in diff.files_removed]
         lines += [f"- added `{name}`" for name in diff.files_added] + [""]
     if diff.groups:
-        lines += ["| problem type | kernels +/-/~ | sizes +/- | reassigned | efficiency | header |",
-                  "|---|---|---|---:|---:|---:|"]
+        lines += [
+            "| problem type | kernels +/-/~ | sizes +/- | reassigned | efficiency | header |",
+            "|---|---|---|---:|---:|---:|",
+        ]
         lines += ["| " + " | ".join(_group_counts(group)) + " |" for group in diff.groups]
         lines.append("")
         for group in diff.groups:
             body = _group_lines(group, limit=10**9)
             lines += [f"## {body[0]}", ""] + [f"- {line.strip()}" for line in body[1:]] + [""]
     if diff.queries:
-        lines += [f"## Selection ({diff.selector})", "", f"{len(diff.selection)} of {diff.queries} queries select differently.", ""]
+        lines += [
+            f"## Selection ({diff.selector})",
+            "",
+            f"{len(diff.selection)} of {diff.queries} queries select differently.",
+            "",
+        ]
         for change in diff.selection:
             where = f"{change.group}: " if change.group else ""
             lines.append(f"- {where}{_key(change.query)}: {_kernel(change.a)} → {_kernel(change.b)}")
@@ -268,7 +312,9 @@ def render_prune(reports: Sequence[PruneReport], console: Console, *, dry_run: b
     console.print(table)
     for report in reports:
         for folded in report.duplicates_folded:
-            console.print(f"{report.name}: kernel #{folded.removed.index} folded into #{folded.kept.index}", markup=False)
+            console.print(
+                f"{report.name}: kernel #{folded.removed.index} folded into #{folded.kept.index}", markup=False
+            )
         for note in report.notes:
             console.print(f"note: {report.name}: {note}", style="dim", markup=False)
 

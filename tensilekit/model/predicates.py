@@ -87,7 +87,38 @@ PREDICATE_SHAPES: dict[str, str] = {
     "BetaValue": "string",
     "BufferLoadOffsetLimitCheck": "bufferload",
     "BufferStoreOffsetLimitCheck": "int",
-    "GlobalSplitUCheckMinK": "int",
+    "GlobalSplitUCheckMinK": "generic",  # an int, or [minK, default GSU] in tensilelite
+    # older / experimental Tensile spellings
+    "RangeMatching": "flag",
+    "ExperimentalStreamK": "flag",
+    "ExperimentalMLP": "flag",
+    "TargetProcessor": "string",
+    "KernelLanguage": "string",
+    "ArithmeticUnit": "string",
+    "ProblemSizeEqual": "indexed",
+    "BufferLoadOffsetLimitCheck_Beta": "int",
+    # tensilelite (hipBLASLt ContractionProblemPredicates.hpp): flags, enums and white lists
+    "UseGradient": "generic",
+    "UseE": "generic",
+    "Sparse": "generic",
+    "SwizzleTensorA": "generic",
+    "SwizzleTensorB": "generic",
+    "ActivationNoGuard": "generic",
+    "Activation": "generic",
+    "ActivationEnumWhiteList": "generic",
+    "ActivationComputeType": "generic",
+    "UseBias": "generic",
+    "DataTypeE": "generic",
+    "UseScaleAB": "generic",
+    "UseScaleCD": "generic",
+    "UseScaleAlphaVec": "generic",
+    "BiasDataTypeWhiteList": "generic",
+    "BiasSrcWhiteList": "generic",
+    "AmaxDCheck": "generic",
+    "SupportDeviceUserArguments": "generic",
+    "SynchronizerSizeCheck": "generic",
+    "WorkgroupNumberCheck": "generic",
+    "WorkgroupMappingXCCCheck": "generic",
 }
 
 
@@ -111,6 +142,9 @@ class FlagPredicate(StrictModel):
         "BetaOne",
         "PersistentKernelCheck",
         "WorkspaceCheck",
+        "RangeMatching",
+        "ExperimentalStreamK",
+        "ExperimentalMLP",
     ]
     # Older Tensile masters write some flags with a vestigial index/value
     # (``{index: 0, type: WorkspaceCheck, value: 0}``, ``{type: CDStridesEqual, value: true}``).
@@ -136,7 +170,7 @@ class IntPredicate(StrictModel):
         "LeadingFree1SizesGreaterOrEqual",
         "MaxProblemSizeGreaterThan",
         "BufferStoreOffsetLimitCheck",
-        "GlobalSplitUCheckMinK",
+        "BufferLoadOffsetLimitCheck_Beta",
     ]
     value: int
 
@@ -162,6 +196,9 @@ class StringPredicate(StrictModel):
         "ArithmeticUnitCompatible",
         "AlphaValue",
         "BetaValue",
+        "TargetProcessor",
+        "KernelLanguage",
+        "ArithmeticUnit",
     ]
     value: str
 
@@ -188,6 +225,7 @@ class IndexedPredicate(StrictModel):
         "StrideBEqual",
         "StrideCEqual",
         "StrideDEqual",
+        "ProblemSizeEqual",
     ]
     index: int
     value: int
@@ -214,6 +252,41 @@ class BufferLoadLimits(StrictModel):
 class BufferLoadPredicate(StrictModel):
     type: Literal["BufferLoadOffsetLimitCheck"]
     value: BufferLoadLimits
+
+
+ScalarValue = Union[bool, int, float, str]
+
+
+class GenericPredicate(StrictModel):
+    """tensilelite predicates whose value is a flag, an enum name or number, or a list of them
+    (white lists, ``[minK, GSU]``, ``SynchronizerSizeCheck`` tile/CU vectors)."""
+
+    type: Literal[
+        "GlobalSplitUCheckMinK",
+        "UseGradient",
+        "UseE",
+        "Sparse",
+        "SwizzleTensorA",
+        "SwizzleTensorB",
+        "ActivationNoGuard",
+        "Activation",
+        "ActivationEnumWhiteList",
+        "ActivationComputeType",
+        "UseBias",
+        "DataTypeE",
+        "UseScaleAB",
+        "UseScaleCD",
+        "UseScaleAlphaVec",
+        "BiasDataTypeWhiteList",
+        "BiasSrcWhiteList",
+        "AmaxDCheck",
+        "SupportDeviceUserArguments",
+        "SynchronizerSizeCheck",
+        "WorkgroupNumberCheck",
+        "WorkgroupMappingXCCCheck",
+    ]
+    index: int | None = None
+    value: ScalarValue | list[ScalarValue] | None = None
 
 
 class CompoundPredicate(StrictModel):
@@ -247,6 +320,7 @@ PredicateModel = Union[
     IndexedPredicate,
     SizeRangePredicate,
     BufferLoadPredicate,
+    GenericPredicate,
     CompoundPredicate,
     WrapperPredicate,
 ]
@@ -336,6 +410,7 @@ __all__ = [
     "SizeRangePredicate",
     "StringListPredicate",
     "StringPredicate",
+    "GenericPredicate",
     "InternedPredicate",
     "WrapperPredicate",
     "intern_predicate",

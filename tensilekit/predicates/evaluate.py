@@ -32,7 +32,8 @@ AUTO_CU_EFFICIENCY_FLOPS = 1500 * 1500 * 1500 * 2
 class PredicateLike(Protocol):
     """Anything with a ``type`` (and optionally ``index``/``value``): the models, or raw shims."""
 
-    type: str
+    @property
+    def type(self) -> str: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +57,7 @@ def _text(value: Any) -> str:
 
 
 def _value(predicate: Any) -> Any:
-    value = getattr(predicate, "value", None)
+    value: Any = getattr(predicate, "value", None)
     if hasattr(value, "model_dump") and not hasattr(value, "type"):
         return value.model_dump(by_alias=True)
     return value
@@ -450,11 +451,7 @@ def _workspace(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict
 def _activation(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
     want, have = str(_value(pred)), p.lite.activation_type
     hipblaslt_all = ("DGelu", "Gelu", "Relu", "Silu", "Clamp")
-    passed = (
-        want == "All"
-        or have in (want, "None")
-        or (want == "Hipblaslt_all" and have in hipblaslt_all)
-    )
+    passed = want == "All" or have in (want, "None") or (want == "Hipblaslt_all" and have in hipblaslt_all)
     return _compare(pred, f"activation={have}", "served by", want, passed)
 
 

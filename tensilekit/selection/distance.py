@@ -40,7 +40,7 @@ _INF = math.inf
 def euclidean_distance(p: Key, q: Key) -> float:
     """Squared Euclidean distance (``EuclideanDistance::operator()``)."""
     distance = 0.0
-    for a, b in zip(p, q):
+    for a, b in zip(p, q, strict=True):
         d = float(a - b)
         distance += d * d
     return distance
@@ -54,7 +54,7 @@ def equality_distance(p: Key, q: Key) -> float:
 def manhattan_distance(p: Key, q: Key) -> float:
     """Sum of absolute differences (``ManhattanDistance``)."""
     distance = 0.0
-    for a, b in zip(p, q):
+    for a, b in zip(p, q, strict=True):
         distance += float(abs(a - b))
     return distance
 
@@ -80,7 +80,7 @@ def _log(x: float) -> float:
 def ratio_distance(p: Key, q: Key) -> float:
     """``1 + Σ |ln(p_i / q_i)|`` (``RatioDistance``)."""
     distance = 1.0
-    for a, b in zip(p, q):
+    for a, b in zip(p, q, strict=True):
         distance += abs(_log(_divide(float(a), float(b))))
     return distance
 
@@ -99,7 +99,7 @@ def _kl_term(x: float, m: float) -> float:
 def jsd_distance(p: Key, q: Key) -> float:
     """Jensen-Shannon divergence of the first three components (``JSDivergence``)."""
     norm_p, norm_q = _normalise3(p), _normalise3(q)
-    m = [0.5 * (a + b) for a, b in zip(norm_p, norm_q)]
+    m = [0.5 * (a + b) for a, b in zip(norm_p, norm_q, strict=True)]
     kl_p = 0.0
     kl_q = 0.0
     for i in range(3):

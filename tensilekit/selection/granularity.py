@@ -47,7 +47,9 @@ def total_granularity(solution: Any, problem: ContractionProblem, hardware: Hard
     with np.errstate(divide="ignore", invalid="ignore"):
         tiles_per_cu = float(np.float64(batches * math.ceil(tiles0) * math.ceil(tiles1)) / (cus / gsu / lsu))
     cu = _granularity(tiles_per_cu)
-    threads = math.floor(tiles_per_cu + 1.0) * work_group[0] * work_group[1] * (work_group[2] if len(work_group) > 2 else 1)
+    threads = (
+        math.floor(tiles_per_cu + 1.0) * work_group[0] * work_group[1] * (work_group[2] if len(work_group) > 2 else 1)
+    )
     wave = min(1.0, float(threads) / hardware.wavefront / hardware.simd_per_cu)
     return tile0 * tile1 * cu * wave
 

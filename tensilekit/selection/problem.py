@@ -276,7 +276,15 @@ class GemmProblem(BaseModel):
         """Build with a ``--type``-style specification (``"HHS"``, ``"Half,Half,Float"``…)."""
         spec = parse_type_spec(types) if isinstance(types, str) else types
         return cls(
-            m=m, n=n, k=k, a_type=spec.a, b_type=spec.b, c_type=spec.c, d_type=spec.d, compute_type=spec.compute, **fields
+            m=m,
+            n=n,
+            k=k,
+            a_type=spec.a,
+            b_type=spec.b,
+            c_type=spec.c,
+            d_type=spec.d,
+            compute_type=spec.compute,
+            **fields,
         )
 
 

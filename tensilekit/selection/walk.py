@@ -56,7 +56,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from tensilekit.errors import SelectionError
 from tensilekit.model.library import (
@@ -109,21 +109,45 @@ class Candidate(BaseModel):
     distance: float | None
 
 
-class Selection(BaseModel):
-    """The kernel the runtime picks (``index``/``name``; None when it finds none) and the walk."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Selection:
+    """The kernel the runtime picks (``index``/``name``; None when it finds none) and the walk.
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    A plain frozen dataclass rather than a pydantic model: one is built per query on the fast
+    path, where a model's construction would cost more than the selection. :meth:`to_dict` is the
+    JSON form (as ``model_dump(mode="json")`` would give).
+    """
 
     index: int | None
     name: str | None
     distance: float | None
-    solution: MasterSolution | None = Field(default=None, exclude=True, repr=False)
+    solution: MasterSolution | None = dataclasses.field(default=None, repr=False, compare=False)
     trace: tuple[TraceEvent, ...] = ()
     alternatives: tuple[Candidate, ...] = ()
+    # The table key of the chosen entry (reference walk only; None from the fast path or trees).
+    matched_key: tuple[int, ...] | None = None
 
     @property
     def found(self) -> bool:
         return self.index is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: index, name, distance, trace and alternatives (the solution is left out)."""
+        return {
+            "index": self.index,
+            "name": self.name,
+            "distance": self.distance,
+            "matched_key": None if self.matched_key is None else list(self.matched_key),
+            "trace": [event.model_dump(mode="json") for event in self.trace],
+            "alternatives": [candidate.model_dump(mode="json") for candidate in self.alternatives],
+        }
+
+
+def _show(value: float) -> str:
+    """A distance for people: exact integers stay exact (they are squared sizes), others ``%g``."""
+    if value == DBL_MAX:
+        return "DBL_MAX"
+    return f"{value:.0f}" if value.is_integer() and abs(value) < 1e16 else f"{value:g}"
 
 
 def property_value(prop: Any, problem: ContractionProblem) -> int:
@@ -133,7 +157,9 @@ def property_value(prop: Any, problem: ContractionProblem) -> int:
     if kind in ("FreeSizeA", "FreeSizeB", "BatchSize", "BoundSize"):
         if index != 0:
             raise SelectionError(f"property {kind}({index}): a GEMM has one index of each kind")
-        return {"FreeSizeA": problem.m, "FreeSizeB": problem.n, "BatchSize": problem.batch, "BoundSize": problem.k}[kind]
+        return {"FreeSizeA": problem.m, "FreeSizeB": problem.n, "BatchSize": problem.batch, "BoundSize": problem.k}[
+            kind
+        ]
     if kind in ("AStride", "BStride", "CStride", "DStride"):
         return problem.stride(kind[0].lower(), index)
     raise SelectionError(f"unknown matching property {kind!r}")
@@ -171,6 +197,7 @@ class _Query:
     verdicts: dict[int, Verdict] = dataclasses.field(default_factory=dict)
     fitness: float | None = None
     transforms: int = 0
+    matched_key: tuple[int, ...] | None = None  # table key of the current best entry
 
     def note(self, depth: int, node: str, path: str, passed: bool | None, message: str) -> None:
         if self.trace is not None:
@@ -214,6 +241,7 @@ class ReferenceSelector:
             distance=query.fitness,
             solution=solution,
             trace=tuple(query.trace or ()),
+            matched_key=query.matched_key,
         )
 
     def find_all(self, problem: ContractionProblem, hardware: Hardware) -> list[MasterSolution]:
@@ -336,7 +364,13 @@ class ReferenceSelector:
         table = self.sorted_table(node)
         key = tuple(property_value(prop, q.problem) for prop in node.properties)
         names = ",".join(p.type for p in node.properties)
-        q.note(depth, "Matching", path, None, f"{node.distance} table, {len(table.keys)} entries, key [{names}]={list(key)}")
+        q.note(
+            depth,
+            "Matching",
+            path,
+            None,
+            f"{node.distance} table, {len(table.keys)} entries, key [{names}]={list(key)}",
+        )
         if node.distance == "Equality":
             solution, fitness = self._equality(table, key, path, depth, q)
         elif node.distance == "GridBased":
@@ -347,7 +381,7 @@ class ReferenceSelector:
         if solution is None:
             q.note(depth, "Matching", path, False, "no usable entry")
         else:
-            q.note(depth, "Matching", path, True, f"best index {solution.index}, distance {fitness:g}")
+            q.note(depth, "Matching", path, True, f"best index {solution.index}, distance {_show(fitness)}")
         return solution
 
     def _entry_note(self, q: _Query, depth: int, path: str, count: int, message: str, passed: bool | None) -> None:
@@ -371,7 +405,13 @@ class ReferenceSelector:
             for position in positions:
                 entry_key = keys[position]
                 if best is not None and not dist.improvement_possible(key, entry_key, best_distance):
-                    q.note(depth + 1, "scan", path, None, f"{direction} scan stops at {list(entry_key)}: no improvement possible")
+                    q.note(
+                        depth + 1,
+                        "scan",
+                        path,
+                        None,
+                        f"{direction} scan stops at {list(entry_key)}: no improvement possible",
+                    )
                     break
                 d = dist.distance(key, entry_key)
                 if d < best_distance or (d == best_distance and speeds[position] > best_speed):
@@ -379,9 +419,10 @@ class ReferenceSelector:
                     solution = self._transform(index, q)
                     if solution is not None:
                         best, best_distance, best_speed = solution, d, speeds[position]
-                        message = f"{list(entry_key)} d={d:g} speed={speeds[position]:g} → index {index}: new best"
+                        q.matched_key = tuple(entry_key)
+                        message = f"{list(entry_key)} d={_show(d)} speed={speeds[position]:g} → index {index}: new best"
                     else:
-                        message = f"{list(entry_key)} d={d:g} → index {index} rejected: {self.can_solve(index, q).reason}"
+                        message = f"{list(entry_key)} d={_show(d)} → index {index} rejected: {self.can_solve(index, q).reason}"
                     self._entry_note(q, depth, path, shown, message, solution is not None)
                     shown += 1
         return best, best_distance
@@ -396,8 +437,16 @@ class ReferenceSelector:
             return None, DBL_MAX
         index = table.indices[position]
         solution = self._transform(index, q)
+        if solution is not None:
+            q.matched_key = tuple(key)
         reason = "accepted" if solution is not None else f"rejected: {self.can_solve(index, q).reason}"
-        q.note(depth + 1, "entry", path, solution is not None, f"exact key hit, index {index} {reason} (only this entry is tried)")
+        q.note(
+            depth + 1,
+            "entry",
+            path,
+            solution is not None,
+            f"exact key hit, index {index} {reason} (only this entry is tried)",
+        )
         return solution, 0.0
 
     def _grid_based(
@@ -417,7 +466,9 @@ class ReferenceSelector:
             m_lower = bisect.bisect_left(column_m, min(key[0], column_m[-1]), n_upper, n)
             m_upper = bisect.bisect_left(column_m, min(column_m[m_lower] + 1, column_m[-1] + 1), m_lower, n)
             n_lower = bisect.bisect_left(column_n, min(key[1], column_n[m_upper - 1]), m_lower, m_upper)
-            n_upper = bisect.bisect_left(column_n, min(column_n[n_lower] + 1, column_n[m_upper - 1] + 1), n_lower, m_upper)
+            n_upper = bisect.bisect_left(
+                column_n, min(column_n[n_lower] + 1, column_n[m_upper - 1] + 1), n_lower, m_upper
+            )
             q.note(depth + 1, "scan", path, None, f"grid cell M={column_m[n_lower]} N={column_n[n_lower]}")
             for position in range(n_lower, n_upper):
                 d = dist.distance(key, keys[position])
@@ -425,6 +476,7 @@ class ReferenceSelector:
                     solution = self._transform(table.indices[position], q)
                     if solution is not None:
                         best, best_distance, found = solution, d, True
+                        q.matched_key = tuple(keys[position])
         if not found:
             q.note(depth + 1, "scan", path, None, "forward grid search found nothing; scanning backwards")
             for position in range(n_lower - 1, -1, -1):
@@ -432,13 +484,16 @@ class ReferenceSelector:
                 solution = self._transform(table.indices[position], q)
                 if solution is not None:
                     best, best_distance = solution, d
+                    q.matched_key = tuple(keys[position])
                     break
         return best, best_distance
 
     def _decision_tree(self, node: DecisionTreeNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
         p = q.problem
         key = feature_key(list(node.features), p.m, p.n, p.batch, p.k)
-        q.note(depth, "DecisionTree", path, None, f"{len(node.trees)} trees, float32 features {[float(x) for x in key]}")
+        q.note(
+            depth, "DecisionTree", path, None, f"{len(node.trees)} trees, float32 features {[float(x) for x in key]}"
+        )
         for number, entry in enumerate(node.trees):
             tree_path = f"{path}.trees[{number}]"
             saved = q.fitness
@@ -473,7 +528,9 @@ class ReferenceSelector:
             performance = projected_performance(solution, q.problem, q.hardware)
             if best is None or performance > best_performance:
                 best, best_performance = solution, performance
-        q.note(depth, "GranularitySelection", path, best is not None, f"best projected performance {best_performance:g}")
+        q.note(
+            depth, "GranularitySelection", path, best is not None, f"best projected performance {best_performance:g}"
+        )
         return best
 
     def _placeholder(self, prefix: str) -> MasterLibrary:
@@ -508,9 +565,9 @@ class ReferenceSelector:
                     found[index] = self.solution(index)
         elif isinstance(node, DecisionTreeNode):
             # matchesInOrder: transform(value) of every tree; null results are skipped, nullValue is not part
-            for entry in node.trees:
+            for tree in node.trees:
                 saved = q.fitness
-                solution = self._find(entry.value, "", 0, q)
+                solution = self._find(tree.value, "", 0, q)
                 q.fitness = saved
                 if solution is not None:
                     found[solution.index] = solution

@@ -14,18 +14,33 @@ from tensilekit.merge.files import load_queries
 @click.command("diff")
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
-@click.option("--queries", "queries_path", type=click.Path(path_type=Path),
-              help="Sizes to select in both libraries (one 'M N B K' per line, or a YAML/JSON list).")
-@click.option("--compat", type=click.Choice([mode.value for mode in Compat]), default=None,
-              help="Kernel identity for logic files (default: by the dialect of A).")
-@click.option("--format", "output_format", type=click.Choice(["table", "json", "markdown"]), default="table",
-              show_default=True)
+@click.option(
+    "--queries",
+    "queries_path",
+    type=click.Path(path_type=Path),
+    help="Sizes to select in both libraries (one 'M N B K' per line, or a YAML/JSON list).",
+)
+@click.option(
+    "--compat",
+    type=click.Choice([mode.value for mode in Compat]),
+    default=None,
+    help="Kernel identity for logic files (default: by the dialect of A).",
+)
+@click.option(
+    "--format", "output_format", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True
+)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when there are differences.")
 @click.pass_context
 def diff_command(
-    ctx: click.Context, a: Path, b: Path, queries_path: Path | None, compat: str | None, output_format: str,
-    as_json: bool, exit_code: bool,
+    ctx: click.Context,
+    a: Path,
+    b: Path,
+    queries_path: Path | None,
+    compat: str | None,
+    output_format: str,
+    as_json: bool,
+    exit_code: bool,
 ) -> None:
     """Compare two logic files, two directories of logic files, or two master libraries."""
     from tensilekit.cli.render_merge import diff_markdown, render_diff, to_json

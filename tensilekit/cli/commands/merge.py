@@ -18,26 +18,57 @@ _FORCE_VALUES = ["true", "false", "1", "0", "none"]
 @click.argument("original", type=click.Path(path_type=Path))
 @click.argument("incremental", type=click.Path(path_type=Path))
 @click.argument("output", type=click.Path(path_type=Path))
-@click.option("--force-merge", "--force_merge", "force_merge", type=click.Choice(_FORCE_VALUES, case_sensitive=False),
-              default="none", show_default=True,
-              help="true: Forced (always take the incremental entry); false: Winner (only if faster); "
-                   "none: AMD's default (Winner iff 'arcturus' is in the incremental path).")
-@click.option("--no-eff", "--no_eff", "no_eff", is_flag=True, help="Write efficiency 0.0 for merged entries (tensilelite).")
+@click.option(
+    "--force-merge",
+    "--force_merge",
+    "force_merge",
+    type=click.Choice(_FORCE_VALUES, case_sensitive=False),
+    default="none",
+    show_default=True,
+    help="true: Forced (always take the incremental entry); false: Winner (only if faster); "
+    "none: AMD's default (Winner iff 'arcturus' is in the incremental path).",
+)
+@click.option(
+    "--no-eff", "--no_eff", "no_eff", is_flag=True, help="Write efficiency 0.0 for merged entries (tensilelite)."
+)
 @click.option("--notrim", is_flag=True, help="Keep 8-element size keys (AMD trims them to [M, N, B, K]).")
-@click.option("--add-solution-tags", "--add_solution_tags", "add_solution_tags", is_flag=True,
-              help="Tag size keys with the solution kind (AMD --add_solution_tags).")
-@click.option("--compat", type=click.Choice([mode.value for mode in Compat]), default=None,
-              help="Kernel identity: tensile (TensileMergeLibrary) or tensilelite (merge.py); default by dialect.")
+@click.option(
+    "--add-solution-tags",
+    "--add_solution_tags",
+    "add_solution_tags",
+    is_flag=True,
+    help="Tag size keys with the solution kind (AMD --add_solution_tags).",
+)
+@click.option(
+    "--compat",
+    type=click.Choice([mode.value for mode in Compat]),
+    default=None,
+    help="Kernel identity: tensile (TensileMergeLibrary) or tensilelite (merge.py); default by dialect.",
+)
 @click.option("--add-new", is_flag=True, help="Copy incremental files that have no original to OUTPUT.")
 @click.option("--no-latch", is_flag=True, help="Decide the default policy per file (AMD: the first file decides).")
 @click.option("--dry-run", is_flag=True, help="Merge and report, write nothing.")
-@click.option("--report", "report_path", type=click.Path(path_type=Path),
-              help="Also write the report: *.json (machine-readable) or *.md (Markdown).")
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(path_type=Path),
+    help="Also write the report: *.json (machine-readable) or *.md (Markdown).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of tables.")
 def merge_command(
-    original: Path, incremental: Path, output: Path, force_merge: str, no_eff: bool, notrim: bool,
-    add_solution_tags: bool, compat: str | None, add_new: bool, no_latch: bool, dry_run: bool,
-    report_path: Path | None, as_json: bool,
+    original: Path,
+    incremental: Path,
+    output: Path,
+    force_merge: str,
+    no_eff: bool,
+    notrim: bool,
+    add_solution_tags: bool,
+    compat: str | None,
+    add_new: bool,
+    no_latch: bool,
+    dry_run: bool,
+    report_path: Path | None,
+    as_json: bool,
 ) -> None:
     """Merge INCREMENTAL logic into ORIGINAL, writing OUTPUT (files, or directories paired by name)."""
     from tensilekit.cli.render_merge import merge_report_markdown, render_merge_report, to_json

@@ -13,13 +13,23 @@ from tensilekit.merge.files import prune_paths
 
 @click.command("prune")
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path),
-              help="Write here (a file, or a directory for several inputs); default: rewrite the inputs in place.")
-@click.option("--compat", type=click.Choice([mode.value for mode in Compat]), default=None,
-              help="Kernel identity used to find duplicates (default: by dialect).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="Write here (a file, or a directory for several inputs); default: rewrite the inputs in place.",
+)
+@click.option(
+    "--compat",
+    type=click.Choice([mode.value for mode in Compat]),
+    default=None,
+    help="Kernel identity used to find duplicates (default: by dialect).",
+)
 @click.option("--dry-run", is_flag=True, help="Report, write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
-def prune_command(inputs: tuple[Path, ...], output: Path | None, compat: str | None, dry_run: bool, as_json: bool) -> None:
+def prune_command(
+    inputs: tuple[Path, ...], output: Path | None, compat: str | None, dry_run: bool, as_json: bool
+) -> None:
     """Prune logic files (or every *.yaml in directories) IN..."""
     from tensilekit.cli.render_merge import render_prune, to_json
 

@@ -1,0 +1,216 @@
+"""Merge benchmark: every corpus merge case, plus a synthetic large case; prints one table.
+
+    python bench/merge.py [--corpus PATH] [--repeat N]
+
+Per corpus case: wall time of the whole directory merge (load both sides, merge, dump, atomic
+write), best of ``--repeat`` runs; target <= 0.5 s. The synthetic case is the ~4 MB k1 original
+plus an incremental file with a 767-entry table built from k1's incremental kernels (every
+original size re-tuned, plus the new ones); target <= 3 s. Peak memory is measured in a fresh
+subprocess as the growth of the resident set (VmHWM) over the interpreter after a small warm-up
+merge (so lazily imported modules are not counted); target <= 10x the input size.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# bench/ holds select.py, which would shadow the standard library's ``select`` (imported by
+# subprocess) for any script run from this folder.
+if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+    sys.path.pop(0)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import random  # noqa: E402
+import shlex  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE, dump_yaml, parse_yaml  # noqa: E402
+from tensilekit.merge import Compat, MergePolicy, merge_directories  # noqa: E402
+
+LARGE_CASE = "k1_large_original_sizes_only"
+WARM_UP_CASE = "i2_hip_file_alone_default_policy"
+
+_MEMORY_CHILD = """
+import json, sys, resource
+def status(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field):
+            return int(line.split()[1]) * 1024
+from tensilekit.merge import Compat, MergePolicy, merge_directories
+original, incremental, output, compat, warm_original, warm_incremental = sys.argv[1:7]
+# a small merge first, so lazily imported modules and caches are not counted as the merge's
+merge_directories(warm_original, warm_incremental, output, MergePolicy(compat=Compat(compat)))
+baseline = status("VmRSS:")
+merge_directories(original, incremental, output, MergePolicy(compat=Compat(compat)))
+print(json.dumps({"baseline": baseline, "peak": status("VmHWM:")}))
+"""
+
+
+def policy_for(case: Path) -> MergePolicy:
+    """The policy a case asks for: its COMMAND when present, else what its name describes."""
+    command = case / "COMMAND"
+    name = case.name
+    options: dict[str, Any] = {}
+    if command.exists():
+        text = command.read_text()
+        tool, _, rest = text.partition("(")
+        flags = shlex.split(rest.partition(")")[2])[3:]
+        if "tensilelite" in tool:
+            options["compat"] = Compat.TENSILELITE
+        for position, flag in enumerate(flags):
+            if flag == "--force_merge":
+                options["force_merge"] = flags[position + 1].lower() in ("true", "1")
+            elif flag == "--notrim":
+                options["trim"] = False
+            elif flag == "--no_eff":
+                options["no_eff"] = True
+            elif flag == "--add_solution_tags":
+                options["add_solution_tags"] = True
+        return MergePolicy(**options)
+    if "tensilelite" in name:
+        options["compat"] = Compat.TENSILELITE
+    if "no_eff" in name:
+        options["no_eff"] = True
+    if "notrim" in name:
+        options["trim"] = False
+    if "add_solution_tags" in name:
+        options["add_solution_tags"] = True
+    if "winner" in name and "by_filename" not in name:
+        options["force_merge"] = False
+    if "force_true" in name:
+        options["force_merge"] = True
+    return MergePolicy(**options)
+
+
+def input_bytes(case: Path) -> int:
+    return sum(path.stat().st_size for side in ("original", "incremental") for path in (case / side).glob("*.yaml"))
+
+
+def time_merge(original: Path, incremental: Path, policy: MergePolicy, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as output:
+            started = time.perf_counter()
+            merge_directories(original, incremental, output, policy)
+            best = min(best, time.perf_counter() - started)
+    return best
+
+
+def build_large_case(corpus: Path, folder: Path) -> tuple[Path, Path]:
+    """k1's original, and an incremental whose table has 767 entries over k1's incremental kernels."""
+    case = corpus / "merge" / LARGE_CASE
+    (name,) = [path.name for path in (case / "original").glob("*.yaml")]
+    original_text = (case / "original" / name).read_text()
+    incremental = parse_yaml((case / "incremental" / name).read_text())
+    original = parse_yaml(original_text)
+    rng = random.Random(767)
+    keys = [row[0] for row in original[7]] + [row[0] for row in incremental[7]]
+    count = len(incremental[5])
+    incremental[7] = [[list(key), [rng.randrange(count), round(rng.uniform(20.0, 95.0), 3)]] for key in keys[:767]]
+    (folder / "original").mkdir()
+    (folder / "incremental").mkdir()
+    (folder / "original" / name).write_text(original_text)
+    (folder / "incremental" / name).write_text(dump_yaml(incremental, AMD_LOGIC_STYLE))
+    return folder / "original", folder / "incremental"
+
+
+def peak_memory(original: Path, incremental: Path, compat: Compat, warm_up: Path) -> int:
+    with tempfile.TemporaryDirectory() as output:
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _MEMORY_CHILD,
+                str(original),
+                str(incremental),
+                output,
+                compat.value,
+                str(warm_up / "original"),
+                str(warm_up / "incremental"),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    numbers = json.loads(result.stdout.strip().splitlines()[-1])
+    return int(numbers["peak"] - numbers["baseline"])
+
+
+def find_corpus(explicit: str | None) -> Path:
+    candidates = [Path(explicit)] if explicit else []
+    if os.environ.get("TENSILEKIT_CORPUS"):
+        candidates.append(Path(os.environ["TENSILEKIT_CORPUS"]))
+    candidates.append(Path(__file__).resolve().parents[1].parent / "shared" / "corpus")
+    for candidate in candidates:
+        if (candidate / "merge").is_dir():
+            return candidate
+    raise SystemExit("corpus not found: pass --corpus or set TENSILEKIT_CORPUS")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    corpus = find_corpus(args.corpus)
+
+    rows: list[tuple[str, str, str, str, str, str]] = []
+    worst = 0.0
+    for case in sorted(path for path in (corpus / "merge").iterdir() if path.is_dir()):
+        policy = policy_for(case)
+        seconds = time_merge(case / "original", case / "incremental", policy, args.repeat)
+        worst = max(worst, seconds)
+        compat = (policy.compat or Compat.TENSILE).value
+        rows.append(
+            (
+                case.name,
+                compat,
+                f"{input_bytes(case) / 1e6:.2f} MB",
+                f"{seconds:.3f} s",
+                "<= 0.5 s",
+                "ok" if seconds <= 0.5 else "SLOW",
+            )
+        )
+
+    with tempfile.TemporaryDirectory() as folder:
+        original, incremental = build_large_case(corpus, Path(folder))
+        size = sum(path.stat().st_size for side in (original, incremental) for path in side.glob("*.yaml"))
+        for compat in Compat:
+            seconds = time_merge(original, incremental, MergePolicy(compat=compat), args.repeat)
+            rows.append(
+                (
+                    "synthetic 4 MB + 767 entries",
+                    compat.value,
+                    f"{size / 1e6:.2f} MB",
+                    f"{seconds:.3f} s",
+                    "<= 3 s",
+                    "ok" if seconds <= 3 else "SLOW",
+                )
+            )
+            peak = peak_memory(original, incremental, compat, corpus / "merge" / WARM_UP_CASE)
+            rows.append(
+                (
+                    "  peak memory (RSS growth)",
+                    compat.value,
+                    f"{size / 1e6:.2f} MB",
+                    f"{peak / 1e6:.1f} MB",
+                    f"<= {10 * size / 1e6:.0f} MB",
+                    "ok" if peak <= 10 * size else "HIGH",
+                )
+            )
+
+    headers = ("case", "compat", "input", "measured", "target", "")
+    widths = [max(len(str(row[column])) for row in [headers, *rows]) for column in range(len(headers))]
+    for row in [headers, tuple("-" * width for width in widths), *rows]:
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    print(f"\nslowest corpus case: {worst:.3f} s (best of {args.repeat}); Python {sys.version.split()[0]}")
+
+
+if __name__ == "__main__":
+    main()

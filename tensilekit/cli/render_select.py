@@ -1,0 +1,202 @@
+"""Rendering for ``tensilekit select``: a summary and the explained walk for people, JSON for scripts."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+from rich.text import Text
+
+from tensilekit.selection import BatchSelection, ContractionProblem, GemmProblem, Hardware, Selection
+
+
+def _number(value: float | None) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return float(value)
+
+
+def selection_record(selection: Selection, query_id: Any, *, explain: bool = False) -> dict[str, Any]:
+    """The JSON object for one answer: id, index, name, distance (+ trace, alternatives)."""
+    record: dict[str, Any] = {
+        "id": query_id,
+        "index": selection.index,
+        "name": selection.name,
+        "distance": _number(selection.distance),
+    }
+    if selection.alternatives:
+        record["alternatives"] = [candidate.model_dump(mode="json") for candidate in selection.alternatives]
+    if explain:
+        record["trace"] = [event.model_dump(mode="json") for event in selection.trace]
+    return record
+
+
+def batch_record(answers: BatchSelection, position: int, query_id: Any) -> dict[str, Any]:
+    """The JSON object for answer ``position`` of a batch."""
+    index = int(answers.indices[position])
+    if index < 0:
+        return {"id": query_id, "index": None, "name": None, "distance": None}
+    solution = answers.library.solutions[int(answers.solution_ids[position])]
+    return {
+        "id": query_id,
+        "index": index,
+        "name": solution.name,
+        "distance": _number(float(answers.distances[position])),
+    }
+
+
+@contextlib.contextmanager
+def progress(total: int) -> Iterator[Callable[[int], None]]:
+    """A rich progress bar on stderr for long batches (only on a terminal; ``total=0`` disables)."""
+    console = Console(stderr=True)
+    if total <= 0 or not console.is_terminal:
+        yield lambda step: None
+        return
+    columns = (TextColumn("selecting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("select", total=total)
+        yield lambda step: bar.advance(task, step)
+
+
+def _problem_line(problem: GemmProblem, contraction: ContractionProblem) -> str:
+    types = (
+        f"{problem.a_type.value}/{problem.b_type.value if problem.b_type else '-'} → "
+        f"{problem.d_type.value if problem.d_type else '-'}"
+    )
+    compute = problem.compute_type.value if problem.compute_type else "-"
+    flags = []
+    if contraction.hpa:
+        flags.append("HPA")
+    if not problem.strided_batched:
+        flags.append("pointer-array batched")
+    if contraction.k != problem.k:
+        flags.append(f"K passed as {contraction.k} (rocBLAS, alpha=0)")
+    suffix = f" [{', '.join(flags)}]" if flags else ""
+    return (
+        f"M={problem.m} N={problem.n} K={problem.k} batch={problem.batch} {problem.trans_a}{problem.trans_b} "
+        f"{types} compute {compute} alpha={problem.alpha:g} beta={problem.beta:g} "
+        f"metric {problem.performance_metric.value}{suffix}"
+    )
+
+
+_MI_IN_NAME = re.compile(r"_MI(\d+x\d+x\d+x\d+)_")
+
+
+def kernel_parameters(selection: Selection) -> list[tuple[str, str]]:
+    """Macro tile, depthU, GSU and matrix instruction of the chosen kernel, where known."""
+    rows: list[tuple[str, str]] = []
+    mapping = selection.solution.size_mapping if selection.solution is not None else None
+    if mapping is not None:
+        if mapping.macro_tile:
+            rows.append(("macro tile", "x".join(str(v) for v in mapping.macro_tile[:2])))
+        if mapping.depth_u is not None:
+            rows.append(("depthU", str(mapping.depth_u)))
+        if mapping.global_split_u is not None:
+            rows.append(("GSU", str(mapping.global_split_u)))
+    instruction = mapping.matrix_instruction if mapping is not None else None
+    if instruction:
+        rows.append(("MI", "x".join(str(v) for v in instruction)))
+    elif selection.name and (match := _MI_IN_NAME.search(selection.name)):
+        rows.append(("MI", match.group(1)))
+    return rows
+
+
+def render_selection(
+    selection: Selection,
+    problem: GemmProblem,
+    hardware: Hardware,
+    library: Path,
+    contraction: ContractionProblem,
+    console: Console | None = None,
+) -> None:
+    """Summary of one answer; with a trace, the walk first; with alternatives, their ranking."""
+    out = console or Console(highlight=False, soft_wrap=True)
+    summary = Table(show_header=False, box=None, pad_edge=False)
+    summary.add_column(style="bold", no_wrap=True, min_width=11)
+    summary.add_column(overflow="fold")
+    device = (
+        hardware.arch
+        + (f", {hardware.cu_count} CUs" if hardware.cu_count else "")
+        + (", APU" if hardware.is_apu else "")
+    )
+    summary.add_row("library", str(library))
+    summary.add_row("device", device)
+    summary.add_row("problem", _problem_line(problem, contraction))
+    summary.add_row("operation", contraction.op_id)
+    if selection.trace:
+        out.print(summary)
+        out.print()
+        out.print(Text("walk", style="bold"))
+        for event in selection.trace:
+            out.print(_trace_line(event))
+        out.print()
+        summary = Table(show_header=False, box=None, pad_edge=False)
+        summary.add_column(style="bold", no_wrap=True, min_width=11)
+        summary.add_column(overflow="fold")
+    if selection.index is None:
+        summary.add_row(
+            "selected", Text("none — the runtime finds no kernel (findBestSolution returns null)", style="red")
+        )
+    else:
+        summary.add_row("selected", Text(f"index {selection.index}", style="green"))
+        summary.add_row("kernel", selection.name or "-")
+        for label, value in kernel_parameters(selection):
+            summary.add_row(label, value)
+        if selection.matched_key is not None:
+            summary.add_row("table entry", str(list(selection.matched_key)))
+        summary.add_row("distance", "-" if selection.distance is None else f"{selection.distance:g}")
+    out.print(summary)
+    if selection.alternatives:
+        table = Table(title="next best (each as if the ones above did not exist)", title_justify="left")
+        table.add_column("rank", justify="right")
+        table.add_column("index", justify="right")
+        table.add_column("distance", justify="right")
+        table.add_column("kernel", overflow="fold")
+        for candidate in selection.alternatives:
+            distance = "-" if candidate.distance is None else f"{candidate.distance:g}"
+            table.add_row(str(candidate.rank), str(candidate.index), distance, candidate.name or "-")
+        out.print(table)
+
+
+def _trace_line(event: Any) -> Text:
+    mark = {True: ("✓ ", "green"), False: ("✗ ", "red"), None: ("· ", "dim")}[event.passed]
+    line = Text("  " * (event.depth + 1))
+    line.append(mark[0], style=mark[1])
+    line.append(f"{event.node} ", style="bold")
+    line.append(event.message)
+    return line
+
+
+def render_batch(results: list[dict[str, Any]], library: Path, console: Console | None = None) -> None:
+    """A table of many answers (id, index, distance, kernel) and a count of those without one."""
+    out = console or Console(highlight=False, soft_wrap=True)
+    table = Table(title=f"{library}", title_justify="left")
+    table.add_column("id", overflow="fold")
+    table.add_column("index", justify="right")
+    table.add_column("distance", justify="right")
+    table.add_column("kernel", overflow="fold")
+    none = errors = 0
+    for record in results:
+        if record.get("error"):
+            errors += 1
+            table.add_row(str(record.get("id")), "-", "-", Text(record["error"], style="red"))
+            continue
+        if record["index"] is None:
+            none += 1
+            table.add_row(str(record.get("id")), "-", "-", Text("no kernel", style="dim"))
+            continue
+        distance = "-" if record["distance"] is None else f"{record['distance']:g}"
+        table.add_row(str(record.get("id")), str(record["index"]), distance, record["name"] or "-")
+    out.print(table)
+    summary = f"{len(results)} queries, {len(results) - none - errors} with a kernel, {none} without"
+    out.print(summary + (f", {errors} not answerable" if errors else ""))
+
+
+__all__ = ["batch_record", "progress", "render_batch", "render_selection", "selection_record"]

@@ -1,0 +1,345 @@
+"""Many queries as columns: the vectorised path's view of (ContractionProblem, Hardware) pairs.
+
+:class:`ProblemColumns` stores one numpy array per field of :class:`ContractionProblem` and
+:class:`Hardware` under the same attribute names, so a compiled predicate reads ``p.m`` whether
+``p`` is one problem or a column of them. Strings (types, operation identifier, metric, arch)
+are numpy unicode arrays holding the file spellings (``"Float"``); ``cu_count`` is -1 when
+unknown; tensilelite fields are flattened as ``lite_<name>``. ``flop_count`` and
+``arithmetic_intensity`` are derived on first use with the same ``size_t`` wrap-around as C++.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from tensilekit.errors import SelectionError
+from tensilekit.model.common import DataType
+from tensilekit.selection.problem import (
+    SIZE_MAX,
+    ContractionProblem,
+    GemmProblem,
+    Hardware,
+    HipblasltFields,
+    PerformanceMetric,
+    contraction_problem,
+    operation_identifier,
+)
+
+IntArray = npt.NDArray[np.int64]
+
+# (attribute, dtype) of every ContractionProblem field held as a column.
+PROBLEM_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("m", "i8"), ("n", "i8"), ("k", "i8"), ("batch", "i8"),
+    ("trans_a", "U"), ("trans_b", "U"), ("op_id", "U"),
+    ("a_type", "U"), ("b_type", "U"), ("c_type", "U"), ("d_type", "U"),
+    ("compute_type", "U"), ("compute_input_type", "U"),
+    ("a_bytes", "i8"), ("b_bytes", "i8"), ("c_bytes", "i8"), ("d_bytes", "i8"),
+    ("lda", "i8"), ("ldb", "i8"), ("ldc", "i8"), ("ldd", "i8"),
+    ("stride_a", "i8"), ("stride_b", "i8"), ("stride_c", "i8"), ("stride_d", "i8"),
+    ("hpa", "?"), ("strided_batched", "?"), ("performance_metric", "U"),
+    ("fp16_alt_impl", "?"), ("fp16_alt_impl_round", "?"), ("stochastic_rounding", "?"),
+    ("deterministic", "?"), ("c_equals_d", "?"), ("f32_xdl_math_op", "U"),
+    ("kernel_language", "U"), ("arithmetic_unit", "U"), ("persistent_kernel_eligible", "?"),
+    ("alpha", "f8"), ("beta", "f8"), ("alpha_restriction", "U"), ("beta_restriction", "U"),
+    ("workspace_size", "u8"),
+)  # fmt: skip
+
+HARDWARE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("arch", "U"),
+    ("cu_count", "i8"),
+    ("is_apu", "?"),
+    ("wavefront", "i8"),
+    ("simd_per_cu", "i8"),
+)
+
+_LITE_TYPES = {"compute_input_type", "bias_type", "activation_compute_type", "e_type"}
+_LITE_STRINGS = _LITE_TYPES | {"bias_src", "activation_type", "activation_enum", "use_scale_ab"}
+LITE_COLUMNS: tuple[tuple[str, str], ...] = tuple(
+    (f"lite_{name}", "U" if name in _LITE_STRINGS else ("?" if info.annotation is bool else "i8"))
+    for name, info in HipblasltFields.model_fields.items()
+)
+_ALL_COLUMNS = PROBLEM_COLUMNS + HARDWARE_COLUMNS + LITE_COLUMNS
+_DTYPES = dict(_ALL_COLUMNS)
+_DEFAULT_LITE = HipblasltFields()
+_SIZE_MOD = 1 << 64
+_PACKING_TYPES = ("Int8x4",)
+
+
+def _text(value: Any) -> Any:
+    return getattr(value, "value", value)
+
+
+def _column(values: Sequence[Any], dtype: str) -> np.ndarray:
+    if dtype == "U":
+        return np.array([_text(v) if v is not None else "None" for v in values], dtype=str)
+    if dtype == "i8":
+        return np.array([-1 if v is None else v for v in values], dtype=np.int64)
+    return np.array(values, dtype=dtype)
+
+
+def _lite_value(lite: HipblasltFields, name: str) -> Any:
+    return getattr(lite, name)
+
+
+class ColumnsLike:
+    """Shared interface of :class:`ProblemColumns` and its subset views."""
+
+    size: int
+
+    def row(self, i: int) -> tuple[ContractionProblem, Hardware]:
+        raise NotImplementedError
+
+    def take(self, positions: IntArray) -> ColumnsLike:
+        return ColumnView(self, positions)
+
+    def __len__(self) -> int:
+        return self.size
+
+
+class ProblemColumns(ColumnsLike):
+    """Columns of problems and their devices (one row per query)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], rows: list[tuple[ContractionProblem, Hardware]] | None) -> None:
+        sizes = {len(a) for a in arrays.values()}
+        if len(sizes) > 1:
+            raise SelectionError("query columns differ in length")
+        self.size = sizes.pop() if sizes else 0
+        self._arrays = arrays
+        self._rows = rows
+
+    def __getattr__(self, name: str) -> Any:
+        arrays = self.__dict__.get("_arrays")
+        if arrays is None:
+            raise AttributeError(name)
+        if name in arrays:
+            return arrays[name]
+        if name == "flop_count":
+            arrays[name] = _flop_count(self)
+            return arrays[name]
+        if name == "arithmetic_intensity":
+            arrays[name] = _arithmetic_intensity(self)
+            return arrays[name]
+        raise AttributeError(name)
+
+    @classmethod
+    def from_problems(
+        cls,
+        problems: Sequence[GemmProblem | ContractionProblem],
+        hardware: Hardware | Sequence[Hardware],
+        *,
+        rocblas_k0: bool = False,
+    ) -> ProblemColumns:
+        """Columns for ``problems``, each on ``hardware`` (one device, or one per problem)."""
+        converted = [
+            p if isinstance(p, ContractionProblem) else contraction_problem(p, rocblas_k0=rocblas_k0) for p in problems
+        ]
+        devices = [hardware] * len(converted) if isinstance(hardware, Hardware) else list(hardware)
+        if len(devices) != len(converted):
+            raise SelectionError(f"{len(converted)} problems but {len(devices)} devices")
+        arrays: dict[str, np.ndarray] = {}
+        for name, dtype in PROBLEM_COLUMNS:
+            arrays[name] = _column([getattr(p, name) for p in converted], dtype)
+        arrays["arch"] = _column([h.arch for h in devices], "U")
+        arrays["cu_count"] = _column([h.cu_count for h in devices], "i8")
+        arrays["is_apu"] = _column([h.is_apu for h in devices], "?")
+        arrays["wavefront"] = _column([h.wavefront for h in devices], "i8")
+        arrays["simd_per_cu"] = _column([h.simd_per_cu for h in devices], "i8")
+        lites = [p.lite for p in converted]
+        if all(lite is _DEFAULT_LITE or lite == _DEFAULT_LITE for lite in lites):
+            for name, dtype in LITE_COLUMNS:
+                arrays[name] = _column([getattr(_DEFAULT_LITE, name[5:])] * len(lites), dtype)
+        else:
+            for name, dtype in LITE_COLUMNS:
+                arrays[name] = _column([_lite_value(lite, name[5:]) for lite in lites], dtype)
+        return cls(arrays, list(zip(converted, devices, strict=True)))
+
+    @classmethod
+    def from_arrays(
+        cls,
+        *,
+        m: Any,
+        n: Any,
+        k: Any,
+        batch: Any = 1,
+        trans_a: Any = "N",
+        trans_b: Any = "N",
+        a_type: Any = "Float",
+        b_type: Any = None,
+        c_type: Any = None,
+        d_type: Any = None,
+        compute_type: Any = None,
+        hpa: Any = None,
+        arch: Any,
+        cu_count: Any = -1,
+        is_apu: Any = False,
+        alpha: Any = 1.0,
+        beta: Any = 0.0,
+        **flags: Any,
+    ) -> ProblemColumns:
+        """Columns straight from arrays (no per-query objects): for large generated batches.
+
+        Leading dimensions and strides take the tight BLAS defaults; other problem flags
+        (``strided_batched``, ``performance_metric`` …) may be given as scalars or arrays and
+        default as in :class:`GemmProblem`. Tensilelite fields take their defaults.
+        """
+        m_, n_, k_ = (np.asarray(x, dtype=np.int64) for x in (m, n, k))
+        size = len(m_)
+
+        def full(value: Any, dtype: str) -> np.ndarray:
+            if value is None:
+                value = "None" if dtype == "U" else -1
+            array = np.asarray(_text(value) if not isinstance(value, np.ndarray) else value)
+            if array.ndim == 0:
+                array = np.full(size, array.item() if dtype != "U" else str(array.item()))
+            return array.astype(str if dtype == "U" else dtype)
+
+        batch_ = full(batch, "i8")
+        ta, tb = full(trans_a, "U"), full(trans_b, "U")
+        at = full(a_type, "U")
+        bt = full(b_type, "U") if b_type is not None else at
+        ct = full(c_type, "U") if c_type is not None else bt
+        dt = full(d_type, "U") if d_type is not None else ct
+        comp = full(compute_type, "U") if compute_type is not None else dt
+        bytes_of = {member.value: member.element_bytes for member in DataType}
+        a_bytes, b_bytes, c_bytes, d_bytes, comp_bytes = (
+            np.vectorize(bytes_of.__getitem__, otypes=[np.int64])(t) if size else np.zeros(0, np.int64)
+            for t in (at, bt, ct, dt, comp)
+        )
+        if hpa is None:
+            input_bytes = np.where(at == "Int8x4", 1, a_bytes)
+            hpa_ = comp_bytes > input_bytes
+        else:
+            hpa_ = full(hpa, "?")
+        a_normal, b_normal = ta == "N", tb == "N"
+        lda = np.maximum(1, np.where(a_normal, m_, k_))
+        ldb = np.maximum(1, np.where(b_normal, k_, n_))
+        ldc = np.maximum(1, m_)
+        complex_a = np.isin(at, ("ComplexFloat", "ComplexDouble"))
+        op_id = np.empty(size, dtype=object)
+        for t_a in ("N", "T", "C"):
+            for t_b in ("N", "T", "C"):
+                for cplx in (False, True):
+                    mask = (ta == t_a) & (tb == t_b) & (complex_a == cplx)
+                    if mask.any():
+                        op_id[mask] = operation_identifier(t_a, t_b, cplx)
+        alpha_, beta_ = full(alpha, "f8"), full(beta, "f8")
+
+        def restriction(values: np.ndarray) -> np.ndarray:
+            return np.where(values == 1.0, "One", np.where(values == -1.0, "NegativeOne", "Any"))
+
+        defaults = GemmProblem.model_fields
+        workspace = flags.pop("workspace_size", None)
+        arrays: dict[str, np.ndarray] = {
+            "m": m_, "n": n_, "k": k_, "batch": batch_, "trans_a": ta, "trans_b": tb,
+            "op_id": op_id.astype(str), "a_type": at, "b_type": bt, "c_type": ct, "d_type": dt,
+            "compute_type": comp, "compute_input_type": at,
+            "a_bytes": a_bytes, "b_bytes": b_bytes, "c_bytes": c_bytes, "d_bytes": d_bytes,
+            "lda": lda, "ldb": ldb, "ldc": ldc, "ldd": ldc,
+            "stride_a": lda * np.where(a_normal, k_, m_), "stride_b": ldb * np.where(b_normal, n_, k_),
+            "stride_c": ldc * n_, "stride_d": ldc * n_, "hpa": hpa_,
+            "alpha": alpha_, "beta": beta_,
+            "alpha_restriction": restriction(alpha_), "beta_restriction": restriction(beta_),
+            "workspace_size": np.full(size, SIZE_MAX, dtype=np.uint64) if workspace is None else full(workspace, "u8"),
+        }  # fmt: skip
+        for name, dtype in PROBLEM_COLUMNS:
+            if name in arrays:
+                continue
+            value = flags.pop(name, defaults[name].default)
+            arrays[name] = full(value, dtype)
+        if flags:
+            raise SelectionError(f"unknown query columns: {', '.join(sorted(flags))}")
+        arrays["arch"] = np.char.lower(full(arch, "U"))
+        arrays["cu_count"] = full(cu_count, "i8")
+        arrays["is_apu"] = full(is_apu, "?")
+        arrays["wavefront"] = (
+            np.array([Hardware(arch=a).wavefront for a in arrays["arch"]], dtype=np.int64)
+            if size
+            else np.zeros(0, np.int64)
+        )
+        arrays["simd_per_cu"] = np.full(size, 4, dtype=np.int64)
+        for name, dtype in LITE_COLUMNS:
+            arrays[name] = full(getattr(_DEFAULT_LITE, name[5:]), dtype)
+        return cls(arrays, None)
+
+    def row(self, i: int) -> tuple[ContractionProblem, Hardware]:
+        """Query ``i`` as objects (the scalar path's input)."""
+        if self._rows is not None:
+            return self._rows[i]
+        a = self._arrays
+        lite_fields: dict[str, Any] = {}
+        for name, dtype in LITE_COLUMNS:
+            value = a[name][i].item()
+            field = name[5:]
+            if field in _LITE_TYPES:
+                value = None if value == "None" else DataType(value)
+            elif dtype == "i8" and field == "bias_length":
+                value = None if value < 0 else value
+            lite_fields[field] = value
+        lite = HipblasltFields(**lite_fields)
+        values: dict[str, Any] = {name: a[name][i].item() for name, _ in PROBLEM_COLUMNS}
+        for name in ("a_type", "b_type", "c_type", "d_type", "compute_type", "compute_input_type", "f32_xdl_math_op"):
+            values[name] = DataType(values[name])
+        values["performance_metric"] = PerformanceMetric(values["performance_metric"])
+        problem = ContractionProblem(**values, lite=lite)
+        cu = int(a["cu_count"][i])
+        hardware = Hardware(
+            arch=str(a["arch"][i]),
+            cu_count=None if cu < 0 else cu,
+            is_apu=bool(a["is_apu"][i]),
+            wavefront_size=int(a["wavefront"][i]),
+            simd_per_cu=int(a["simd_per_cu"][i]),
+        )
+        return problem, hardware
+
+
+class ColumnView(ColumnsLike):
+    """Rows ``positions`` of a base :class:`ColumnsLike`, indexed lazily per column."""
+
+    def __init__(self, base: ColumnsLike, positions: IntArray) -> None:
+        self._base = base
+        self._positions = positions
+        self.size = len(positions)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        column = getattr(self._base, name)[self._positions]
+        self.__dict__[name] = column
+        return column
+
+    def row(self, i: int) -> tuple[ContractionProblem, Hardware]:
+        return self._base.row(int(self._positions[i]))
+
+    def take(self, positions: IntArray) -> ColumnsLike:
+        return ColumnView(self._base, self._positions[positions])
+
+
+def _flop_count(c: Any) -> np.ndarray:
+    packing = np.where(np.isin(c.a_type, _PACKING_TYPES), 4, 1).astype(np.uint64)
+    product = np.uint64(2) * packing
+    for name in ("m", "n", "batch", "k"):
+        product = product * getattr(c, name).astype(np.uint64)
+    return product
+
+
+def _arithmetic_intensity(c: Any) -> np.ndarray:
+    u = np.uint64
+    m, n, k, batch = (getattr(c, x).astype(u) for x in ("m", "n", "k", "batch"))
+    gflop = (u(2) * m * n * batch * k).astype(np.float64) * 1e-9
+    a_size, b_size, c_size = m * k * batch, k * n * batch, m * n * batch
+    beta_nonzero = c.beta != 0
+    gflop = gflop + np.where(beta_nonzero, (u(2) * c_size).astype(np.float64) * 1e-9, 0.0)
+    c_size = np.where(beta_nonzero, u(2) * c_size, c_size)
+    gbyte = (a_size * c.a_bytes.astype(u) + b_size * c.b_bytes.astype(u) + c_size * c.c_bytes.astype(u)).astype(
+        np.float64
+    ) * 1e-9
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result: np.ndarray = gflop / gbyte
+    return result
+
+
+__all__ = ["HARDWARE_COLUMNS", "LITE_COLUMNS", "PROBLEM_COLUMNS", "ColumnView", "ColumnsLike", "ProblemColumns"]

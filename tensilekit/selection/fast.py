@@ -1,0 +1,698 @@
+"""The compiled selector: the reference walk, precompiled for fast single and bulk queries.
+
+:func:`compile_library` turns a master library into a :class:`CompiledLibrary`:
+
+* every solution's ``canSolve`` becomes a list of deduplicated atoms
+  (:mod:`tensilekit.selection.kernels`);
+* every tree node becomes a small object with ``find`` (one query, plain Python) and
+  ``find_batch`` (many queries, numpy) that follow :mod:`tensilekit.selection.walk` step for step:
+  row fall-through, ``ProblemMap`` lookup, ``Single`` leaves, decision forests, lazy placeholders;
+* each ``Matching`` table is sorted once; per query the atoms its solutions use give a
+  *signature*, and each signature maps (cached) to the sub-table of entries whose solutions pass.
+  The C++ scan over that sub-table gives the C++ answer (:mod:`tensilekit.selection.scan` explains
+  why), one query at a time or in closed form for a whole group of queries.
+
+Node types and distances without a compiled form (``GranularitySelection``; ``GridBased``, ``JSD``
+and ``Random`` tables) are answered by the reference walk, so the result is always the
+reference's. The reported distance follows the C++ ``fitness`` pointer: the last value a
+``Matching`` node wrote during the walk.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from tensilekit.errors import SelectionError
+from tensilekit.model.library import (
+    AnyNode,
+    DecisionTreeNode,
+    FreeSizeNode,
+    HardwareNode,
+    MasterLibrary,
+    MatchingNode,
+    PlaceholderNode,
+    ProblemMapNode,
+    ProblemNode,
+    SingleNode,
+)
+from tensilekit.model.solution import MasterSolution
+from tensilekit.selection.columns import ColumnsLike
+from tensilekit.selection.distance import DISTANCES
+from tensilekit.selection.features import feature_key
+from tensilekit.selection.kernels import AtomTable, BoolArray, all_of, bitmask_of, compile_atom, conjuncts
+from tensilekit.selection.problem import ContractionProblem, Hardware
+from tensilekit.selection.scan import DBL_MAX, Band, Usable, have_kdtree, nearest_many, nearest_one, scan_one
+from tensilekit.selection.walk import Loader, ReferenceSelector, SortedTable
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+Found = tuple[int, float | None]
+"""(solution id or -1, last distance written in the subtree or None)."""
+BatchFound = tuple[IntArray, FloatArray]
+"""Per query: solution id or -1; last distance written (NaN = none)."""
+
+_NAN = math.nan
+_SUBTABLE_CACHE_LIMIT = 4096
+
+
+def _vector_group(usable: Usable) -> int:
+    """Smallest signature group worth the vectorised search: a k-d tree costs about as much to build
+    as a hundred one-by-one searches of its size, and nothing once built."""
+    return 2 if usable.has_tree else max(4, usable.count // 100)
+
+
+class _Node:
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+        raise NotImplementedError
+
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+        raise NotImplementedError
+
+
+def _empty(count: int) -> BatchFound:
+    return np.full(count, -1, dtype=np.int64), np.full(count, _NAN)
+
+
+class _Rows(_Node):
+    """``Hardware``/``Problem`` rows with fall-through."""
+
+    def __init__(self, rows: list[tuple[Any, _Node]]) -> None:
+        self.rows = rows
+
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+        fitness: float | None = None
+        for atom, child in self.rows:
+            if atom.constant is False or (atom.constant is None and not atom.scalar(p, h)):
+                continue
+            sid, written = child.find(lib, p, h)
+            if written is not None:
+                fitness = written
+            if sid >= 0:
+                return sid, fitness
+        return -1, fitness
+
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+        sids, fits = _empty(cols.size)
+        open_rows = np.arange(cols.size)
+        for atom, child in self.rows:
+            if open_rows.size == 0:
+                break
+            if atom.constant is False:
+                continue
+            view = cols if open_rows.size == cols.size else cols.take(open_rows)
+            mask = np.ones(open_rows.size, dtype=bool) if atom.constant else atom.vector(view)
+            hit = open_rows[mask]
+            if hit.size == 0:
+                continue
+            sub_sids, sub_fits = child.find_batch(lib, cols.take(hit) if hit.size != cols.size else cols)
+            written = ~np.isnan(sub_fits)
+            fits[hit[written]] = sub_fits[written]
+            got = sub_sids >= 0
+            sids[hit[got]] = sub_sids[got]
+            keep = np.ones(open_rows.size, dtype=bool)
+            keep[np.flatnonzero(mask)[got]] = False
+            open_rows = open_rows[keep]
+        return sids, fits
+
+
+class _Map(_Node):
+    """``ProblemMap`` on the operation identifier."""
+
+    def __init__(self, children: dict[str, _Node]) -> None:
+        self.children = children
+
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+        child = self.children.get(p.op_id)
+        return (-1, None) if child is None else child.find(lib, p, h)
+
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+        sids, fits = _empty(cols.size)
+        op_ids = cols.op_id  # type: ignore[attr-defined]
+        if cols.size and (op_ids == op_ids[0]).all():  # the usual batch: one operation
+            child = self.children.get(str(op_ids[0]))
+            return _empty(cols.size) if child is None else child.find_batch(lib, cols)
+        names, inverse = np.unique(op_ids, return_inverse=True)  # type: ignore[attr-defined, call-overload, unused-ignore]
+        for number, name in enumerate(names):
+            child = self.children.get(str(name))
+            if child is None:
+                continue
+            rows = np.flatnonzero(inverse == number)
+            sub_sids, sub_fits = child.find_batch(lib, cols.take(rows) if rows.size != cols.size else cols)
+            sids[rows], fits[rows] = sub_sids, sub_fits
+        return sids, fits
+
+
+class _Single(_Node):
+    def __init__(self, sid: int) -> None:
+        self.sid = sid
+
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+        if self.sid < 0 or not lib.can_solve(self.sid, p, h):
+            return -1, None
+        return self.sid, None
+
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+        sids, fits = _empty(cols.size)
+        if self.sid >= 0:
+            sids[lib.solution_pass(self.sid, cols, {})] = self.sid
+        return sids, fits
+
+
+class _Nothing(_Node):
+    """``FreeSize``: never answers ``findBestSolution``."""
+
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+        return -1, None
+
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+        return _empty(cols.size)
+
+
+class _Reference(_Node):
+    """A subtree the compiler does not handle: answered by the reference walk."""
+
+    def __init__(self, node: AnyNode) -> None:
+        self.node = node
+
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+        solution, fitness = lib.reference.find_node(self.node, p, h)
+        return (-1, fitness) if solution is None else (lib.sid_of(solution.index), fitness)
+
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+        sids, fits = _empty(cols.size)
+        for i in range(cols.size):
+            sid, fitness = self.find(lib, *cols.row(i))
+            sids[i] = sid
+            fits[i] = _NAN if fitness is None else fitness
+        return sids, fits
+
+
+class _Placeholder(_Node):
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+        return lib.placeholder(self.prefix).find(lib, p, h)
+
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+        return lib.placeholder(self.prefix).find_batch(lib, cols)
+
+
+class _Forest(_Node):
+    """``DecisionTree``: float32 features, trees in order, each gated by its own solution."""
+
+    def __init__(self, node: DecisionTreeNode, trees: list[tuple[list[Any], _Node]], null: _Node) -> None:
+        self.features = list(node.features)
+        self.trees = [(_tree_arrays(tree), child) for tree, child in trees]
+        self.null = null
+
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+        key = feature_key(self.features, p.m, p.n, p.batch, p.k)
+        for arrays, child in self.trees:
+            sid, _ = child.find(lib, p, h)
+            if sid >= 0 and _predict_one(arrays, key):
+                return sid, None
+        sid, _ = self.null.find(lib, p, h)
+        return sid, None
+
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+        sids, fits = _empty(cols.size)
+        keys = feature_key(self.features, cols.m, cols.n, cols.batch, cols.k)  # type: ignore[attr-defined]
+        open_rows = np.arange(cols.size)
+        # trees whose value is one kernel (the generated form): its canSolve over all queries, once,
+        # sharing atom results between the trees' kernels
+        atoms: dict[int, BoolArray] = {}
+        passes: dict[int, BoolArray] = {}
+        for arrays, child in self.trees:
+            if open_rows.size == 0:
+                break
+            if isinstance(child, _Single):
+                if child.sid < 0:
+                    continue
+                if child.sid not in passes:
+                    passes[child.sid] = lib.solution_pass(child.sid, cols, atoms)
+                tree_sids = np.where(passes[child.sid][open_rows], child.sid, -1)
+            else:
+                view = cols if open_rows.size == cols.size else cols.take(open_rows)
+                tree_sids, _ = child.find_batch(lib, view)
+            usable = tree_sids >= 0
+            if not usable.any():
+                continue
+            rows = np.flatnonzero(usable)
+            answer = _predict_many(arrays, keys[open_rows[rows]])
+            chosen = rows[answer]
+            sids[open_rows[chosen]] = tree_sids[chosen]
+            keep = np.ones(open_rows.size, dtype=bool)
+            keep[chosen] = False
+            open_rows = open_rows[keep]
+        if open_rows.size:
+            view = cols if open_rows.size == cols.size else cols.take(open_rows)
+            null_sids, _ = self.null.find_batch(lib, view)
+            sids[open_rows] = null_sids
+        return sids, fits
+
+
+def _tree_arrays(tree: list[Any]) -> tuple[IntArray, npt.NDArray[np.float32], IntArray, IntArray]:
+    return (
+        np.array([node.feature_index for node in tree], dtype=np.int64),
+        np.array([node.threshold for node in tree], dtype=np.float64).astype(np.float32),
+        np.array([node.next_index_lte for node in tree], dtype=np.int64),
+        np.array([node.next_index_gt for node in tree], dtype=np.int64),
+    )
+
+
+def _predict_one(arrays: tuple[IntArray, Any, IntArray, IntArray], key: Any) -> bool:
+    features, thresholds, lte, gt = arrays
+    node, size = 0, len(features)
+    while 0 <= node < size:
+        node = int(lte[node] if key[features[node]] <= thresholds[node] else gt[node])
+        if node == -1:
+            return False
+        if node == -2:
+            return True
+    raise SelectionError("decision tree walked out of bounds")
+
+
+def _predict_many(arrays: tuple[IntArray, Any, IntArray, IntArray], keys: Any) -> BoolArray:
+    features, thresholds, lte, gt = arrays
+    count, size = len(keys), len(features)
+    result = np.zeros(count, dtype=bool)
+    nodes = np.zeros(count, dtype=np.int64)
+    active = np.arange(count)
+    while active.size:
+        current = nodes[active]
+        if ((current < 0) | (current >= size)).any():
+            raise SelectionError("decision tree walked out of bounds")
+        go_left = keys[active, features[current]] <= thresholds[current]
+        following = np.where(go_left, lte[current], gt[current])
+        result[active[following == -2]] = True
+        finished = (following == -1) | (following == -2)
+        nodes[active] = following
+        active = active[~finished]
+    return result
+
+
+class _Table(_Node):
+    """A ``Matching`` node: Euclidean/Manhattan/Ratio scans and Equality probes."""
+
+    def __init__(self, lib: CompiledLibrary, node: MatchingNode) -> None:
+        self.node = node
+        self.distance = DISTANCES[node.distance]
+        self.attrs = [_key_attribute(prop) for prop in node.properties]
+        sorted_table = SortedTable.of(node)
+        arity = len(node.properties)
+        self.keys = np.array(sorted_table.keys, dtype=np.int64).reshape(len(sorted_table.keys), arity)
+        self.speeds = np.array(sorted_table.speeds, dtype=np.float64)
+        self.sids = np.array(
+            [lib.sid_of(index) if index >= 0 else -1 for index in sorted_table.indices], dtype=np.int64
+        )
+        self.key_list = [tuple(row) for row in sorted_table.keys]
+        unique_sids = sorted({int(s) for s in self.sids if s >= 0})
+        atom_sets = [set(lib.solution_atoms[s]) for s in unique_sids]
+        common = set.intersection(*atom_sets) if atom_sets else set()
+        varying = sorted(set().union(*atom_sets) - common) if atom_sets else []
+        self.common = [lib.atoms.atoms[a] for a in sorted(common) if lib.atoms.atoms[a].constant is not True]
+        self.varying = [lib.atoms.atoms[a] for a in varying]
+        self._common_ok = all_of(self.common, "common_ok")
+        self._bits = bitmask_of(self.varying, "signature")
+        position = {atom: number for number, atom in enumerate(varying)}
+        need = np.zeros((len(unique_sids) + 1, len(varying)), dtype=bool)
+        for row, sid in enumerate(unique_sids):
+            for atom in lib.solution_atoms[sid]:
+                if atom in position:
+                    need[row, position[atom]] = True
+        need[-1, :] = False
+        self.need = need
+        row_of = {sid: row for row, sid in enumerate(unique_sids)}
+        self.entry_rows = np.array([row_of.get(int(s), -1) for s in self.sids], dtype=np.int64)
+        self.never = self.sids < 0  # index -1 entries never answer
+        self.codes, self.code_maps = _lexicographic_codes(self.keys)
+        self.band = Band(self.keys, self.speeds)
+        self.sid_list: list[int] = self.sids.tolist()
+        self.subtables: dict[int, Usable] = {}
+        self.metric = self.distance.bound_on_first  # "square" | "abs" | None
+
+    # -- signatures
+
+    def _usable(self, signature_bits: BoolArray) -> BoolArray:
+        solution_ok: BoolArray = ~np.any(self.need & ~signature_bits, axis=1)
+        solution_ok[-1] = False
+        usable: BoolArray = solution_ok[self.entry_rows] & ~self.never
+        return usable
+
+    def subtable(self, signature: int) -> Usable:
+        sub = self.subtables.get(signature)
+        if sub is None:
+            bits = np.array([(signature >> i) & 1 for i in range(len(self.varying))], dtype=bool)
+            sub = Usable(self.band, self._usable(bits))
+            if len(self.subtables) >= _SUBTABLE_CACHE_LIMIT:
+                self.subtables.clear()
+            self.subtables[signature] = sub
+        return sub
+
+    def _signature(self, p: ContractionProblem, h: Hardware) -> int | None:
+        if not self._common_ok(p, h):
+            return None
+        return self._bits(p, h)
+
+    def key_of(self, p: ContractionProblem) -> tuple[int, ...]:
+        return tuple(1 if attr is None else getattr(p, attr) for attr in self.attrs)
+
+    # -- one query
+
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+        key = self.key_of(p)
+        if self.node.distance == "Equality":
+            return self._equality(lib, p, h, key)
+        if not self.key_list:
+            return -1, DBL_MAX
+        signature = self._signature(p, h)
+        if signature is None:
+            return -1, DBL_MAX
+        sub = self.subtable(signature)
+        if self.metric is not None:
+            position, distance = nearest_one(self.band, sub, key, self.metric == "square")
+            return (-1 if position < 0 else self.sid_list[position]), distance
+        keys, speeds = sub.arrays()[:2]
+        position, distance = scan_one(
+            [tuple(row) for row in keys.tolist()],
+            speeds.tolist(),
+            key,
+            self.distance.distance,
+            self.distance.improvement_possible,
+        )
+        return (-1 if position < 0 else int(self.sids[sub.positions[position]])), distance
+
+    def _equality(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, key: tuple[int, ...]) -> Found:
+        position = bisect.bisect_left(self.key_list, key)
+        if position >= len(self.key_list) or self.key_list[position] != key:
+            return -1, DBL_MAX
+        sid = int(self.sids[position])
+        if sid < 0 or not lib.can_solve(sid, p, h):
+            return -1, 0.0
+        return sid, 0.0
+
+    # -- many queries
+
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+        count = cols.size
+        sids = np.full(count, -1, dtype=np.int64)
+        fits = np.full(count, DBL_MAX)
+        if count == 0:
+            return sids, fits
+        queries = np.stack([np.full(count, 1, np.int64) if a is None else getattr(cols, a) for a in self.attrs], axis=1)
+        if self.node.distance == "Equality":
+            return self._equality_batch(lib, cols, queries)
+        if len(self.keys) == 0:
+            return sids, fits
+        ok = np.ones(count, dtype=bool)
+        for atom in self.common:
+            ok &= atom.vector(cols)
+        rows = np.flatnonzero(ok)
+        if rows.size == 0:
+            return sids, fits
+        view = cols if rows.size == count else cols.take(rows)
+        if self.varying:
+            bits = np.stack([atom.vector(view) for atom in self.varying], axis=1)
+            groups, inverse = _unique_rows(bits)
+        else:
+            groups, inverse = [0], np.zeros(rows.size, dtype=np.int64)
+        squared = self.metric == "square"
+        vectorised = self.metric is not None and self.codes is not None
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.searchsorted(inverse[order], np.arange(len(groups) + 1))
+        for number, signature in enumerate(groups):
+            members = rows[order[bounds[number] : bounds[number + 1]]]
+            sub = self.subtable(signature)
+            if vectorised and members.size >= _vector_group(sub):
+                member_queries = queries[members]
+
+                def starts(subset: IntArray, member_queries: IntArray = member_queries) -> IntArray:
+                    assert self.codes is not None  # vectorised only with codes
+                    codes = _query_codes(self.code_maps, member_queries[subset])
+                    found: IntArray = np.searchsorted(self.codes, codes, side="left")
+                    return found
+
+                positions, distances = nearest_many(
+                    self.band, sub, member_queries, starts, squared, use_tree=lib.use_tree
+                )
+                found = positions >= 0
+                sids[members[found]] = self.sids[positions[found]]
+                fits[members] = distances
+            else:
+                for member in members:
+                    key = tuple(queries[member].tolist())
+                    if self.metric is not None:
+                        position, distance = nearest_one(self.band, sub, key, squared)
+                    else:
+                        keys, speeds = sub.arrays()[:2]
+                        at, distance = scan_one(
+                            [tuple(row) for row in keys.tolist()], speeds.tolist(), key,
+                            self.distance.distance, self.distance.improvement_possible,
+                        )  # fmt: skip
+                        position = -1 if at < 0 else int(sub.positions[at])
+                    sids[member] = -1 if position < 0 else self.sid_list[position]
+                    fits[member] = distance
+        return sids, fits
+
+    def _equality_batch(self, lib: CompiledLibrary, cols: ColumnsLike, queries: IntArray) -> BatchFound:
+        count = cols.size
+        sids = np.full(count, -1, dtype=np.int64)
+        fits = np.full(count, DBL_MAX)
+        if len(self.keys) == 0:
+            return sids, fits
+        if self.codes is not None:
+            starts = np.searchsorted(self.codes, _query_codes(self.code_maps, queries), side="left")
+            inside = starts < len(self.keys)
+            clipped = np.minimum(starts, len(self.keys) - 1)
+            hit = inside & np.all(self.keys[clipped] == queries, axis=1)
+        else:
+            clipped = np.array([bisect.bisect_left(self.key_list, tuple(int(x) for x in row)) for row in queries])
+            inside = clipped < len(self.keys)
+            clipped = np.minimum(clipped, len(self.keys) - 1)
+            hit = inside & np.all(self.keys[clipped] == queries, axis=1)
+        fits[hit] = 0.0
+        candidate = np.where(hit, self.sids[clipped], -1)
+        for sid in np.unique(candidate[candidate >= 0]):
+            rows = np.flatnonzero(candidate == sid)
+            passed = lib.solution_pass(int(sid), cols.take(rows), {})
+            sids[rows[passed]] = sid
+        return sids, fits
+
+
+def _unique_rows(bits: BoolArray) -> tuple[list[int], IntArray]:
+    """Distinct rows of a boolean matrix as integers (bit i = column i) and each row's group."""
+    packed = np.packbits(bits, axis=1, bitorder="little")
+    width = packed.shape[1]
+    words = -(-width // 8)
+    padded = np.zeros((len(packed), words * 8), dtype=np.uint8)
+    padded[:, :width] = packed
+    as_words = padded.view("<u8")
+    if words == 1:
+        values, inverse = np.unique(as_words[:, 0], return_inverse=True)
+        return [int(v) for v in values.tolist()], inverse.reshape(-1)
+    combined = np.ascontiguousarray(padded).view(np.dtype((np.void, words * 8))).reshape(-1)
+    values, inverse = np.unique(combined, return_inverse=True)
+    signatures = [int.from_bytes(bytes(v), "little") for v in values]
+    return signatures, inverse.reshape(-1)
+
+
+def _key_attribute(prop: Any) -> str | None:
+    kind, index = prop.type, prop.index if prop.index is not None else 0
+    simple = {"FreeSizeA": "m", "FreeSizeB": "n", "BatchSize": "batch", "BoundSize": "k"}
+    if kind in simple and index == 0:
+        return simple[kind]
+    if kind in ("AStride", "BStride", "CStride", "DStride") and index in (0, 1, 2):
+        tensor = kind[0].lower()
+        return None if index == 0 else (f"ld{tensor}" if index == 1 else f"stride_{tensor}")
+    raise SelectionError(f"unsupported matching property {kind}({index})")
+
+
+def _lexicographic_codes(keys: IntArray) -> tuple[IntArray | None, list[IntArray]]:
+    """One int64 per key preserving lexicographic order, for ``searchsorted``; None if it does not fit."""
+    if keys.size == 0:
+        return np.zeros(0, dtype=np.int64), [np.zeros(0, dtype=np.int64)] * keys.shape[1]
+    uniques = [np.unique(keys[:, j]) for j in range(keys.shape[1])]
+    widths = [int(2 * len(u) + 2).bit_length() for u in uniques]
+    if sum(widths) > 62:
+        return None, uniques
+    codes = np.zeros(len(keys), dtype=np.int64)
+    for j, unique in enumerate(uniques):
+        rank = np.searchsorted(unique, keys[:, j])
+        codes = (codes << widths[j]) | (2 * rank + 1)
+    return codes, uniques
+
+
+def _query_codes(uniques: list[IntArray], queries: IntArray) -> IntArray:
+    widths = [int(2 * len(u) + 2).bit_length() for u in uniques]
+    codes = np.zeros(len(queries), dtype=np.int64)
+    for j, unique in enumerate(uniques):
+        values = queries[:, j]
+        rank = np.searchsorted(unique, values)
+        exact = (rank < len(unique)) & (unique[np.minimum(rank, len(unique) - 1)] == values)
+        code = np.where(exact, 2 * rank + 1, 2 * rank)
+        codes = (codes << widths[j]) | code
+    return codes
+
+
+class CompiledLibrary:
+    """A master library prepared for fast selection (one query or many).
+
+    Build with :func:`compile_library`. Results equal :class:`~tensilekit.selection.walk.ReferenceSelector`'s;
+    ``reference`` gives the traced walk for explanations.
+    """
+
+    def __init__(self, library: MasterLibrary, loader: Loader | None = None, *, use_tree: bool | None = None) -> None:
+        self.library = library
+        self.use_tree = have_kdtree() if use_tree is None else use_tree
+        self.reference = ReferenceSelector(library, loader)
+        self.atoms = AtomTable()
+        self.solutions: list[MasterSolution] = []
+        self.solution_atoms: list[tuple[int, ...]] = []
+        self._can_solve: dict[int, Any] = {}
+        self._sid: dict[int, int] = {}
+        self._placeholders: dict[str, _Node] = {}
+        for solution in library.solutions:
+            self._register(solution)
+        self.root = self._compile(library.library)
+
+    # -- solutions
+
+    def _register(self, solution: MasterSolution) -> int:
+        existing = self._sid.get(solution.index)
+        if existing is not None:
+            return existing
+        sid = len(self.solutions)
+        atoms: list[int] = []
+        for predicate in (solution.task_predicate, solution.problem_predicate, solution.hardware_predicate):
+            for operand in conjuncts(predicate):
+                atom_id = self.atoms.intern(operand, solution)
+                if atom_id not in atoms:
+                    atoms.append(atom_id)
+        self.solutions.append(solution)
+        self.solution_atoms.append(tuple(atoms))
+        self._sid[solution.index] = sid
+        return sid
+
+    def sid_of(self, index: int) -> int:
+        sid = self._sid.get(index)
+        if sid is None:
+            raise SelectionError(f"the library refers to solution index {index}, which it does not contain")
+        return sid
+
+    def can_solve(self, sid: int, p: ContractionProblem, h: Hardware) -> bool:
+        """``canSolve`` of solution ``sid`` for one query (generated on first use)."""
+        function = self._can_solve.get(sid)
+        if function is None:
+            function = all_of([self.atoms.atoms[a] for a in self.solution_atoms[sid]], "can_solve")
+            self._can_solve[sid] = function
+        return bool(function(p, h))
+
+    def solution_pass(self, sid: int, cols: ColumnsLike, cache: dict[int, BoolArray]) -> BoolArray:
+        out = np.ones(cols.size, dtype=bool)
+        for atom_id in self.solution_atoms[sid]:
+            atom = self.atoms.atoms[atom_id]
+            if atom.constant is True:
+                continue
+            if atom.constant is False:
+                return np.zeros(cols.size, dtype=bool)
+            vector = cache.get(atom_id)
+            if vector is None:
+                vector = atom.vector(cols)
+                cache[atom_id] = vector
+            out &= vector
+        return out
+
+    # -- compilation
+
+    def _compile(self, node: AnyNode) -> _Node:
+        if isinstance(node, (HardwareNode, ProblemNode)):
+            rows = [(self._row_atom(row.predicate), self._compile(row.library)) for row in node.rows]
+            if len(rows) == 1 and rows[0][0].constant is True:
+                return rows[0][1]  # one always-true row: the node adds nothing to the walk
+            return _Rows(rows)
+        if isinstance(node, ProblemMapNode):
+            if node.property.type != "OperationIdentifier":
+                return _Reference(node)
+            return _Map({key: self._compile(child) for key, child in node.map.items()})
+        if isinstance(node, SingleNode):
+            return _Single(self.sid_of(node.index) if node.index >= 0 else -1)
+        if isinstance(node, MatchingNode):
+            if node.distance not in ("Euclidean", "Manhattan", "Ratio", "Equality"):
+                return _Reference(node)
+            return _LazyTable(node)
+        if isinstance(node, DecisionTreeNode):
+            trees = [(list(entry.tree), self._compile(entry.value)) for entry in node.trees]
+            return _Forest(node, trees, self._compile(node.null_value))
+        if isinstance(node, FreeSizeNode):
+            return _Nothing()
+        if isinstance(node, PlaceholderNode):
+            return _Placeholder(node.value)
+        return _Reference(node)
+
+    def _row_atom(self, predicate: Any) -> Any:
+        return compile_atom(predicate)
+
+    def placeholder(self, prefix: str) -> _Node:
+        compiled = self._placeholders.get(prefix)
+        if compiled is None:
+            library = self.reference.load_placeholder(prefix)
+            for solution in library.solutions:
+                self._register(solution)
+            compiled = self._compile(library.library)
+            self._placeholders[prefix] = compiled
+        return compiled
+
+    # -- queries
+
+    def find(self, p: ContractionProblem, h: Hardware) -> tuple[MasterSolution | None, float | None]:
+        """One query: the chosen solution (or None) and the reported distance."""
+        sid, fitness = self.root.find(self, p, h)
+        if sid < 0:
+            return None, None
+        return self.solutions[sid], fitness
+
+    def find_batch(self, cols: ColumnsLike) -> tuple[IntArray, FloatArray]:
+        """Many queries: solution ids (-1 none) into :attr:`solutions` and distances (NaN none)."""
+        sids, fits = self.root.find_batch(self, cols)
+        fits = np.where(sids >= 0, fits, _NAN)
+        return sids, fits
+
+
+class _LazyTable(_Node):
+    """Sorts and indexes a ``Matching`` table on first use (large libraries compile quickly)."""
+
+    def __init__(self, node: MatchingNode) -> None:
+        self.node = node
+        self.table: _Table | None = None
+
+    def _get(self, lib: CompiledLibrary) -> _Table:
+        if self.table is None:
+            self.table = _Table(lib, self.node)
+        return self.table
+
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+        return self._get(lib).find(lib, p, h)
+
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+        return self._get(lib).find_batch(lib, cols)
+
+
+def compile_library(
+    library: MasterLibrary, *, loader: Loader | None = None, use_tree: bool | None = None
+) -> CompiledLibrary:
+    """Prepare ``library`` for fast selection.
+
+    ``loader`` resolves lazy ``Placeholder`` leaves. ``use_tree`` chooses SciPy's k-d tree for bulk
+    nearest-key search (default: when SciPy is installed); without it a windowed scan gives the
+    same answers, more slowly on large tables.
+    """
+    return CompiledLibrary(library, loader, use_tree=use_tree)
+
+
+__all__ = ["CompiledLibrary", "compile_library"]

@@ -1,0 +1,163 @@
+"""CLI: ``tensilekit select`` — exit codes, exact lines, JSON, --explain, --top, --queries, inputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tensilekit.cli.main import ExitCode, cli
+from tensilekit.data import sample_library_path
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+SAMPLE_LOGIC = FIXTURES / "logic" / "sample_aldebaran_Cijk_Ailk_Bljk_SB.yaml"
+SAMPLE = str(sample_library_path())
+MT128x64 = "Cijk_Ailk_Bljk_SB_MT128x64x16_MI32x32x2x1_SN_AF0EM4_ASEM4_GLVWA4_GLVWB4_GRVW4_GSU1_GSUASB_K1_LRVW1_WG64_2_1"
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def _select(runner: CliRunner, *args: str) -> tuple[int, str]:
+    result = runner.invoke(cli, ["select", *args], env={"COLUMNS": "200"})
+    return result.exit_code, result.output
+
+
+def test_single_query_json(runner: CliRunner) -> None:
+    code, output = _select(runner, "1024", "1024", "1024", "--library", SAMPLE, "--arch", "gfx90a", "--json")
+    assert code == 0, output
+    assert json.loads(output) == {"id": None, "index": 606601220, "name": MT128x64, "distance": 0.0}
+
+
+def test_single_query_table_lines(runner: CliRunner) -> None:
+    code, output = _select(runner, "1000", "1024", "1024", "--library", SAMPLE, "--arch", "gfx90a", "--cu-count", "104")
+    assert code == 0, output
+    lines = [line.rstrip() for line in output.splitlines()]
+    assert "device       gfx90a, 104 CUs" in lines
+    assert "operation    Contraction_l_Ailk_Bljk_Cijk_Dijk" in lines
+    assert "selected     index 606601220" in lines
+    assert "distance     576" in lines
+    assert "table entry  [1024, 1024, 1024]" in lines
+    assert "macro tile   128x64" in lines
+
+
+def test_types_transposes_and_no_kernel(runner: CliRunner) -> None:
+    args = ["2048", "2048", "2048", "--library", SAMPLE, "--arch", "gfx90a", "--json"]
+    code, output = _select(runner, *args, "--trans-a", "T", "--type", "HHS")
+    assert code == 0 and json.loads(output)["index"] == 606601222
+    code, output = _select(runner, *args, "--trans-b", "T")
+    assert code == 0 and json.loads(output) == {"id": None, "index": None, "name": None, "distance": None}
+    code, output = _select(runner, *args, "--type", "HHS", "--trans-a", "T", "--no-hpa")
+    assert code == 0 and json.loads(output)["index"] is None
+    code, output = _select(runner, "64", "64", "64", "--library", SAMPLE, "--arch", "gfx90a")
+    assert "selected     index 606601218" in output
+    code, output = _select(runner, "64", "64", "64", "--library", SAMPLE, "--arch", "gfx942")
+    assert code == 0
+    assert any(line.startswith("selected     none") for line in output.splitlines())
+
+
+def test_explain_prints_the_walk(runner: CliRunner) -> None:
+    code, output = _select(runner, "1000", "1024", "1024", "--library", SAMPLE, "--arch", "gfx90a", "--explain")
+    assert code == 0, output
+    lines = [line.rstrip() for line in output.splitlines()]
+    assert "walk" in lines
+    assert "  ✓ Hardware row 0: AMDGPU(Processor: gfx90a == gfx90a)" in lines
+    assert "    ✓ ProblemMap operation Contraction_l_Ailk_Bljk_Cijk_Dijk" in lines
+    assert any(
+        "Matching Euclidean table, 12 entries, key [FreeSizeA,FreeSizeB,BoundSize]=[1000, 1024, 1024]" in line
+        for line in lines
+    )
+    assert any("✓ entry [1024, 1024, 1024] d=576" in line for line in lines)
+
+
+def test_explain_json_has_the_trace(runner: CliRunner) -> None:
+    code, output = _select(
+        runner, "1000", "1024", "1024", "--library", SAMPLE, "--arch", "gfx90a", "--explain", "--json"
+    )
+    record = json.loads(output)
+    assert record["index"] == 606601220
+    assert record["trace"][0] == {
+        "depth": 0, "node": "Hardware", "path": "library.rows[0]", "passed": True,
+        "message": "row 0: AMDGPU(Processor: gfx90a == gfx90a)",
+    }  # fmt: skip
+
+
+def test_top_ranks_alternatives(runner: CliRunner) -> None:
+    code, output = _select(
+        runner, "1024", "1024", "1024", "--library", SAMPLE, "--arch", "gfx90a", "--top", "2", "--json"
+    )
+    record = json.loads(output)
+    assert [alt["rank"] for alt in record["alternatives"]] == [1, 2]
+    assert record["index"] not in [alt["index"] for alt in record["alternatives"]]
+    code, output = _select(runner, "1024", "1024", "1024", "--library", SAMPLE, "--arch", "gfx90a", "--top", "2")
+    assert "next best (each as if the ones above did not exist)" in output
+
+
+def test_rocblas_k0(runner: CliRunner) -> None:
+    args = ["64", "64", "1024", "--library", SAMPLE, "--arch", "gfx90a", "--alpha", "0", "--json"]
+    plain = json.loads(_select(runner, *args)[1])
+    rocblas = json.loads(_select(runner, *args, "--rocblas-k0")[1])
+    assert plain["distance"] == 663552.0  # nearest to (64, 64, 1024): (128, 128, 1024)…
+    assert rocblas["distance"] == 64**2  # K passed as 0: nearest is (64, 64, 64)
+    table = _select(runner, *args[:-1], "--rocblas-k0")[1]
+    assert "K passed as 0 (rocBLAS, alpha=0)" in table
+
+
+def test_library_from_logic_file_and_directory(runner: CliRunner) -> None:
+    code, output = _select(runner, "1024", "1024", "1024", "--library", str(SAMPLE_LOGIC), "--arch", "gfx90a", "--json")
+    assert code == 0 and json.loads(output)["index"] == 606601220
+    code, output = _select(
+        runner, "1024", "1024", "1024", "--library", str(FIXTURES / "logic"), "--arch", "gfx90a", "--json"
+    )
+    assert code == 0 and json.loads(output)["name"] == MT128x64
+
+
+def test_queries_in_input_order(runner: CliRunner, tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    lines = [
+        {"id": "a", "m": 1024, "n": 1024, "k": 1024, "expected": {"index": 0}, "category": "x"},
+        {"id": "b", "m": 64, "n": 64, "k": 64, "arch": "gfx942"},
+        {"id": "c", "m": 1024, "n": 1024, "k": 1024, "trans_a": "T", "a_type": "Half", "b_type": "Half",
+         "c_type": "Half", "d_type": "Half", "compute_type": "Float", "hpa": True},
+        {"id": "d", "m": -5, "n": 1, "k": 1},
+    ]  # fmt: skip
+    queries.write_text("\n".join(json.dumps(line) for line in lines) + "\n\n")
+    code, output = _select(runner, "--library", SAMPLE, "--arch", "gfx90a", "--queries", str(queries), "--json")
+    assert code == 0, output
+    records = [json.loads(line) for line in output.splitlines()]
+    assert [r["id"] for r in records] == ["a", "b", "c", "d"]
+    assert records[0] == {"id": "a", "index": 606601220, "name": MT128x64, "distance": 0.0}
+    assert records[1]["index"] is None  # its own arch overrides --arch
+    assert records[2]["index"] == 606601222
+    assert records[3]["index"] is None and "invalid query" in records[3]["error"]
+    code, output = _select(runner, "--library", SAMPLE, "--arch", "gfx90a", "--queries", str(queries))
+    assert code == 0
+    assert output.rstrip().splitlines()[-1] == "4 queries, 2 with a kernel, 1 without, 1 not answerable"
+
+
+def test_queries_from_stdin(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["select", "--library", SAMPLE, "--queries", "-", "--json"],
+                           input='{"id": 1, "m": 1024, "n": 1024, "k": 1024, "arch": "gfx90a"}\n')  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["index"] == 606601220
+
+
+def test_usage_errors(runner: CliRunner, tmp_path: Path) -> None:
+    assert _select(runner, "--library", SAMPLE, "--arch", "gfx90a")[0] == ExitCode.USAGE  # no M N K
+    code, output = _select(runner, "1", "2", "3", "--library", SAMPLE)  # the library's only arch
+    assert code == 0 and "note: no --arch given; using the library's only architecture, gfx90a" in output
+    code, output = _select(runner, "1024", "1024", "1024", "--arch", "gfx90a")  # the embedded sample
+    assert code == 0 and "note: no --library given; using tensilekit's sample library" in output
+    assert "selected     index 606601220" in output
+    code, output = _select(runner, "1", "2", "3", "--library", SAMPLE, "--arch", "gfx90a", "--type", "QQ")
+    assert code == ExitCode.BAD_INPUT and "cannot read type specification 'QQ'" in output
+    code, output = _select(runner, "1", "2", "3", "--library", str(tmp_path / "missing.yaml"), "--arch", "gfx90a")
+    assert code == ExitCode.BAD_INPUT and "no such file" in output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"m": 1, "n": 1, "k": 1}\nnot json\n')
+    code, output = _select(runner, "--library", SAMPLE, "--arch", "gfx90a", "--queries", str(bad))
+    assert code == ExitCode.BAD_INPUT and f"{bad}:2:" in output

@@ -1,0 +1,123 @@
+"""The compiled path: scans, columns and batches agree with the literal C++ loop and the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from selection_factory import GFX90A, gemm, master, matching, solution
+
+from tensilekit.selection import GemmProblem, Hardware, ProblemColumns, compile_library, select_batch, select_solution
+from tensilekit.selection.columns import PROBLEM_COLUMNS
+from tensilekit.selection.distance import euclidean_bound, euclidean_distance, manhattan_bound, manhattan_distance
+from tensilekit.selection.fast import _lexicographic_codes, _query_codes, _unique_rows
+from tensilekit.selection.scan import Band, Usable, nearest_many, nearest_one, scan_many, scan_one
+
+
+def _random_table(rng: np.random.Generator, size: int, spread: int) -> tuple[np.ndarray, np.ndarray]:
+    keys = rng.integers(1, spread, size=(size, 3))
+    speeds = rng.choice([0.0, 1.0, 2.0, 5.0], size=size)  # few speeds: many ties
+    order = np.lexsort((-speeds, keys[:, 2], keys[:, 1], keys[:, 0]))
+    return keys[order].astype(np.int64), speeds[order].astype(np.float64)
+
+
+@pytest.mark.parametrize("squared", [True, False])
+@pytest.mark.parametrize("seed", range(6))
+def test_closed_forms_match_the_literal_scan(seed: int, squared: bool) -> None:
+    rng = np.random.default_rng(seed)
+    keys, speeds = _random_table(rng, int(rng.integers(1, 300)), int(rng.choice([4, 12, 60])))
+    band = Band(keys, speeds)
+    usable = Usable(band, rng.random(len(keys)) < 0.7)
+    sub_keys = [tuple(row) for row in keys[usable.mask].tolist()]
+    sub_speeds = speeds[usable.mask].tolist()
+    queries = rng.integers(0, 70, size=(200, 3)).astype(np.int64)
+    table_keys = [tuple(row) for row in keys.tolist()]
+    import bisect
+
+    starts = np.array([bisect.bisect_left(table_keys, tuple(q)) for q in queries.tolist()], dtype=np.int64)
+    distance, bound = (euclidean_distance, euclidean_bound) if squared else (manhattan_distance, manhattan_bound)
+    expected = []
+    for query in queries.tolist():
+        position, best = scan_one(sub_keys, sub_speeds, tuple(query), distance, bound)
+        expected.append((-1 if position < 0 else int(usable.positions[position]), best))
+    one = [nearest_one(band, usable, tuple(q), squared) for q in queries.tolist()]
+    assert one == expected
+    for use_tree in (True, False):
+        positions, bests = nearest_many(band, usable, queries, lambda rows: starts[rows], squared, use_tree=use_tree)
+        assert list(zip(positions.tolist(), bests.tolist(), strict=True)) == expected
+    window_positions, window_bests = scan_many(
+        keys[usable.mask], speeds[usable.mask], usable.before[starts], queries, squared, window=2
+    )
+    mapped = [
+        (-1 if p < 0 else int(usable.positions[p]), b)
+        for p, b in zip(window_positions.tolist(), window_bests.tolist(), strict=True)
+    ]
+    assert mapped == expected
+
+
+def test_lexicographic_codes_order_like_tuples() -> None:
+    rng = np.random.default_rng(3)
+    keys = np.unique(rng.integers(0, 20, size=(200, 3)), axis=0)
+    codes, uniques = _lexicographic_codes(keys)
+    assert codes is not None and (np.diff(codes) > 0).all()
+    queries = rng.integers(-2, 23, size=(300, 3))
+    table = [tuple(row) for row in keys.tolist()]
+    import bisect
+
+    expected = [bisect.bisect_left(table, tuple(q)) for q in queries.tolist()]
+    assert np.searchsorted(codes, _query_codes(uniques, queries)).tolist() == expected
+
+
+def test_unique_rows_numbers_bits_like_the_scalar_signature() -> None:
+    bits = np.array([[True, False, True], [False, False, False], [True, False, True]])
+    signatures, inverse = _unique_rows(bits)
+    assert [signatures[i] for i in inverse] == [5, 0, 5]
+    wide = np.zeros((2, 70), dtype=bool)
+    wide[0, 69] = True
+    signatures, inverse = _unique_rows(wide)
+    assert sorted(signatures) == [0, 1 << 69]
+
+
+def test_columns_from_arrays_equal_columns_from_problems() -> None:
+    problems = [
+        GemmProblem(m=5, n=7, k=9, trans_a="T", a_type="Half", compute_type="Float", alpha=0.0, beta=-1.0),
+        GemmProblem(m=1, n=1, k=0, trans_b="C", a_type="ComplexFloat"),
+        GemmProblem(m=300000, n=2, k=3, batch=4, a_type="Int8x4", c_type="Int32", compute_type="Int32"),
+    ]
+    hardware = Hardware(arch="gfx90a", cu_count=104)
+    from_problems = ProblemColumns.from_problems(problems, hardware)
+    from_arrays = ProblemColumns.from_arrays(
+        m=[5, 1, 300000], n=[7, 1, 2], k=[9, 0, 3], batch=[1, 1, 4], trans_a=np.array(["T", "N", "N"]),
+        trans_b=np.array(["N", "C", "N"]), a_type=np.array(["Half", "ComplexFloat", "Int8x4"]),
+        c_type=np.array(["Half", "ComplexFloat", "Int32"]), compute_type=np.array(["Float", "ComplexFloat", "Int32"]),
+        alpha=np.array([0.0, 1.0, 1.0]), beta=np.array([-1.0, 0.0, 0.0]), arch="gfx90a", cu_count=104,
+    )  # fmt: skip
+    for name, _ in PROBLEM_COLUMNS:
+        assert getattr(from_problems, name).tolist() == getattr(from_arrays, name).tolist(), name
+    assert from_problems.flop_count.tolist() == [p.flop_count for p, _ in (from_problems.row(i) for i in range(3))]
+    assert np.allclose(
+        from_arrays.arithmetic_intensity, [from_problems.row(i)[0].arithmetic_intensity for i in range(3)]
+    )
+    assert from_arrays.row(0)[0] == from_problems.row(0)[0]
+    assert from_arrays.row(0)[1].wavefront == from_problems.row(0)[1].wavefront
+
+
+def test_batch_reports_unanswerable_queries() -> None:
+    stream_k = {"sizeMapping": {"streamK": 3, "workspaceSizePerElemC": 4, "macroTile": [64, 64, 1]}}
+    library = master([solution(1, task={"type": "WorkspaceCheck"}, **stream_k)], matching([([8, 8, 8], 1, 1.0)]))
+    problems = [gemm(8, 8, 8), gemm(9, 9, 9)]
+    answers = select_batch(library, problems, [Hardware(arch="gfx90a"), Hardware(arch="gfx90a", cu_count=104)])
+    assert 0 in answers.errors and "CU count" in answers.errors[0]
+    assert answers[1].index == 1 and answers.indices.tolist() == [-1, 1]
+
+
+def test_batch_items_and_names() -> None:
+    library = master(
+        [solution(1, name="alpha"), solution(2, name="beta")], matching([([8, 8, 8], 1, 1.0), ([50, 50, 50], 2, 1.0)])
+    )
+    compiled = compile_library(library)
+    answers = select_batch(compiled, [gemm(8, 8, 8), gemm(60, 60, 60), gemm(8, 8, 8, trans_b="T")], GFX90A)
+    assert answers.names == ["alpha", "beta", None]
+    assert [s.index for s in answers] == [1, 2, None]
+    assert answers[1].distance == 300.0
+    assert len(answers) == 3
+    assert select_solution(compiled, gemm(8, 8, 8), GFX90A).name == "alpha"
