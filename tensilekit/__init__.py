@@ -20,7 +20,18 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from tensilekit.io.yaml_codec import YamlStyle
     from tensilekit.model.library import MasterLibrary
     from tensilekit.model.logic import Dialect, LogicFile
+    from tensilekit.merge import (
+        LibraryDiff,
+        MergePolicy,
+        MergeReport,
+        diff_libraries,
+        merge_directories,
+        merge_logic,
+        merge_paths,
+        prune_logic,
+    )
     from tensilekit.pipeline import TuneConfig, TuneReport, run_tuning
+    from tensilekit.selection import GemmProblem, Hardware, Selection, find_all_solutions, select_batch, select_solution
 
 # public name -> module that defines it
 _EXPORTS = {
@@ -40,6 +51,20 @@ _EXPORTS = {
     "MasterLibrary": "tensilekit.model.library",
     "Dialect": "tensilekit.model.logic",
     "LogicFile": "tensilekit.model.logic",
+    "LibraryDiff": "tensilekit.merge",
+    "MergePolicy": "tensilekit.merge",
+    "MergeReport": "tensilekit.merge",
+    "diff_libraries": "tensilekit.merge",
+    "merge_directories": "tensilekit.merge",
+    "merge_logic": "tensilekit.merge",
+    "merge_paths": "tensilekit.merge",
+    "prune_logic": "tensilekit.merge",
+    "GemmProblem": "tensilekit.selection",
+    "Hardware": "tensilekit.selection",
+    "Selection": "tensilekit.selection",
+    "find_all_solutions": "tensilekit.selection",
+    "select_batch": "tensilekit.selection",
+    "select_solution": "tensilekit.selection",
     "TuneConfig": "tensilekit.pipeline",
     "TuneReport": "tensilekit.pipeline",
     "run_tuning": "tensilekit.pipeline",
@@ -61,9 +86,15 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Dialect",
+    "GemmProblem",
+    "Hardware",
+    "LibraryDiff",
     "Location",
     "LogicFile",
     "MasterLibrary",
+    "MergePolicy",
+    "MergeReport",
+    "Selection",
     "TensilekitError",
     "TuneConfig",
     "TuneReport",
@@ -71,15 +102,23 @@ __all__ = [
     "__version__",
     "build_master",
     "build_master_files",
+    "diff_libraries",
     "dump_logic",
     "dump_master",
     "dumps_logic",
     "dumps_master",
+    "find_all_solutions",
     "load",
     "load_logic",
     "load_master",
     "loads",
     "loads_logic",
     "loads_master",
+    "merge_directories",
+    "merge_logic",
+    "merge_paths",
+    "prune_logic",
     "run_tuning",
+    "select_batch",
+    "select_solution",
 ]

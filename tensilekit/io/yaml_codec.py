@@ -73,11 +73,34 @@ AMD_MASTER_STYLE = YamlStyle(explicit_start=True, explicit_end=True)
 """How TensileCreateLibrary writes ``TensileLibrary*.yaml``."""
 
 
+# Plain scalars that YAML 1.2 (yaml_rs) and PyYAML's YAML 1.1 resolver read differently:
+# yes/no/on/off, octal and leading-zero numbers, exponents without a dot or sign, sexagesimal
+# numbers, timestamps, underscores, tags, merge keys. AMD's tools read with PyYAML, so a text
+# with any of these is decoded by PyYAML; the scan costs about as much as the fast parse.
+_YAML11_AMBIGUOUS = re.compile(
+    r"""(?:: |- |\[|, |\{|\n *)(?:"""
+    r"""[-+]?(?:_[0-9]|0[0-9o_]|0b|[0-9][0-9_]*[eE]|[0-9]*\.[0-9_]*[eE][0-9]|[0-9][0-9_]*:[0-5]?[0-9])"""
+    r"""|[0-9]{4}-[0-9]"""
+    r"""|(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF|<<|=)(?=[ ]*(?:$|[,\]}#]|: ))"""
+    r"""|!)""",
+    re.M,
+)
+
+
+def _fast_parse_is_exact(text: str) -> bool:
+    return _YAML11_AMBIGUOUS.search(text) is None and _YAML11_AMBIGUOUS.search("\n" + text[:256]) is None
+
+
 def parse_yaml(text: str, source: str | None = None) -> Any:
-    """Decode one YAML document; raise :class:`YamlSyntaxError` with line and column."""
-    if _fast_yaml is not None:
+    """Decode one YAML document exactly as PyYAML's ``CSafeLoader`` (AMD's reader) would.
+
+    Raises :class:`YamlSyntaxError` with line and column.
+    """
+    if _fast_yaml is not None and _fast_parse_is_exact(text):
         try:
-            return _fast_yaml.loads(text)
+            return _fast_yaml.loads(
+                text, parse_datetime=False, duplicate_key_policy=_fast_yaml.DuplicateKeyPolicy.LastWins
+            )
         except Exception:  # noqa: BLE001 - yaml_rs raises its own types; PyYAML decides below
             pass
     try:
@@ -162,22 +185,37 @@ def _child(node: Any, part: object) -> Any:
 
 _EMPTY_DOUBLE = re.compile(r'(?m)(?::|^\s*-) ""$')
 _BLOCK_LIST_FORM = re.compile(r"\A(?:---\s*\n)?- (?:- |MinimumRequiredVersion:)")
-_ODD_SCALAR = re.compile(
-    r"""^ *(?:- )*([A-Za-z_][\w.]*): ('[^'\n]*(?:''[^'\n]*)*'|"[^"\\\n]*"|True|False|TRUE|FALSE|Yes|No|On|Off|"""
+# A block-mapping value spelled in a way PyYAML would not write it (found from the ": " on).
+_ODD_VALUE = re.compile(
+    r""": ('[^'\n]*(?:''[^'\n]*)*'|"[^"\\\n]*"|True|False|TRUE|FALSE|Yes|No|On|Off|"""
     r"""yes|no|on|off|Null|NULL|~) *$""",
     re.M,
 )
+_BLOCK_KEY = re.compile(r" *(?:- )*([A-Za-z_][\w.]*)$")
 _ROOT_TRAILING_BLANK = re.compile(r"^- ([^\s\[{'\"&*!|>%@`#][^\n]*?\S)( +)$", re.M)
 _UNLIMITED_WIDTH = 1 << 30
 _COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.M)
+
+
+def _lines_inside_quoted_scalars(text: str) -> set[int]:
+    """0-based numbers of continuation lines of multi-line quoted scalars (not comments)."""
+    inside: set[int] = set()
+    try:
+        for token in yaml.scan(text, Loader=_SafeLoader):
+            if isinstance(token, yaml.ScalarToken) and not token.plain:
+                inside.update(range(token.start_mark.line + 1, token.end_mark.line + 1))
+    except yaml.YAMLError:
+        pass
+    return inside
 
 
 def _comment_blocks(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Full-line comments grouped by the line they precede (PyYAML drops comments; we re-insert)."""
     blocks: list[tuple[str, tuple[str, ...]]] = []
     pending: list[str] = []
-    for line in text.split("\n"):
-        if line.lstrip().startswith("#"):
+    not_comments = _lines_inside_quoted_scalars(text)
+    for number, line in enumerate(text.split("\n")):
+        if line.lstrip().startswith("#") and number not in not_comments:
             pending.append(line)
         elif pending:
             blocks.append((line, tuple(pending)))
@@ -212,14 +250,20 @@ _ANCHOR = re.compile(r"[&*]id\d{3}\b")
 def _scalar_spellings(text: str) -> dict[tuple[Any, str, Any], str]:
     """Scalars whose spelling PyYAML would not reproduce (quotes, capitals, trailing blanks)."""
     spellings: dict[tuple[Any, str, Any], str] = {}
-    for match in _ODD_SCALAR.finditer(text):
-        key, raw = match.group(1), match.group(2)
+    for match in _ODD_VALUE.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        key_match = _BLOCK_KEY.fullmatch(text, line_start, match.start())
+        if key_match is None:
+            continue  # inside a flow collection or a complex key: not a block-mapping value
+        raw = match.group(1)
         value = yaml.load(raw, Loader=_SafeLoader)
-        spellings.setdefault((key, type(value).__name__, value), match.group(0)[match.start(2) - match.start(0) :])
-    for match in _ROOT_TRAILING_BLANK.finditer(text):
-        value = yaml.load(match.group(1), Loader=_SafeLoader)
-        if not isinstance(value, (dict, list)):
-            spellings.setdefault(("-", type(value).__name__, value), match.group(1) + match.group(2))
+        spelled = text[match.start(1) : match.end()]
+        spellings.setdefault((key_match.group(1), type(value).__name__, value), spelled)
+    if " \n" in text:
+        for match in _ROOT_TRAILING_BLANK.finditer(text):
+            value = yaml.load(match.group(1), Loader=_SafeLoader)
+            if not isinstance(value, (dict, list)):
+                spellings.setdefault(("-", type(value).__name__, value), match.group(1) + match.group(2))
     return spellings
 
 
@@ -263,7 +307,7 @@ def detect_style(text: str, data: Any = None) -> YamlStyle:
         explicit_end=text.endswith("\n...\n") or text.endswith("\n..."),
         sort_keys=False,  # loaded data keeps the file's own key order
         flow_leaves=not (_BLOCK_LIST_FORM.match(head) or ("[" not in text and "{" not in text)),
-        empty_string='""' if _EMPTY_DOUBLE.search(text) else "''",
+        empty_string='""' if ': ""\n' in text and _EMPTY_DOUBLE.search(text) else "''",
     )
     if isinstance(data, list) and len(data) >= 4:
         candidates = [base] + [
@@ -278,8 +322,8 @@ def detect_style(text: str, data: Any = None) -> YamlStyle:
                 base = candidate
                 break
     spellings = _scalar_spellings(text)
-    aliases = _alias_paths(text) if _ANCHOR.search(text) else ()
-    comments = _comment_blocks(text) if _COMMENT_LINE.search(text) else ()
+    aliases = _alias_paths(text) if "&id" in text and _ANCHOR.search(text) else ()
+    comments = _comment_blocks(text) if "#" in text and _COMMENT_LINE.search(text) else ()
     if spellings or aliases or comments:
         base = dataclasses.replace(
             base, scalar_spellings=spellings or None, alias_paths=aliases, comment_blocks=comments

@@ -123,8 +123,14 @@ class GroupDiff(_DiffModel):
     @property
     def is_empty(self) -> bool:
         return not (
-            self.header_changes or self.kernels_added or self.kernels_removed or self.kernels_changed
-            or self.sizes_added or self.sizes_removed or self.sizes_reassigned or self.efficiency_changes
+            self.header_changes
+            or self.kernels_added
+            or self.kernels_removed
+            or self.kernels_changed
+            or self.sizes_added
+            or self.sizes_removed
+            or self.sizes_reassigned
+            or self.efficiency_changes
         )
 
     @property
@@ -359,8 +365,13 @@ def _compare_tables(a: _Table, b: _Table, ignored: frozenset[str]) -> GroupDiff:
             kernel_b = _kernel_of(b, other_index)
             if kernel_a.identity != kernel_b.identity:
                 group.sizes_reassigned.append(
-                    SizeReassigned(key=list(key), a=kernel_a.ref, b=kernel_b.ref,
-                                   a_efficiency=_number(eff), b_efficiency=_number(other_eff))
+                    SizeReassigned(
+                        key=list(key),
+                        a=kernel_a.ref,
+                        b=kernel_b.ref,
+                        a_efficiency=_number(eff),
+                        b_efficiency=_number(other_eff),
+                    )
                 )
             elif eff != other_eff:
                 left, right = _number(eff), _number(other_eff)
@@ -436,8 +447,10 @@ def diff_libraries(
     if isinstance(left, LogicFile) and isinstance(right, LogicFile):
         chosen = compat or Compat.for_dialect(left.dialect)
         identity_name = chosen.value
-        group = _compare_tables(_logic_table(left, "logic", chosen), _logic_table(right, "logic", chosen),
-                                _LOGIC_IGNORED_KEYS)
+        label = Path(names[0]).name if isinstance(a, (str, os.PathLike)) else "logic"
+        group = _compare_tables(
+            _logic_table(left, label, chosen), _logic_table(right, label, chosen), _LOGIC_IGNORED_KEYS
+        )
         compared = 1
         result_groups = [] if group.is_empty else [group]
     elif isinstance(left, MasterLibrary) and isinstance(right, MasterLibrary):
@@ -462,14 +475,22 @@ def diff_libraries(
             chosen = compat or Compat.for_dialect(logic_a.dialect)
             identities.add(chosen.value)
             compared += 1
-            group = _compare_tables(_logic_table(logic_a, name, chosen), _logic_table(logic_b, name, chosen),
-                                    _LOGIC_IGNORED_KEYS)
+            group = _compare_tables(
+                _logic_table(logic_a, name, chosen), _logic_table(logic_b, name, chosen), _LOGIC_IGNORED_KEYS
+            )
             if not group.is_empty:
                 result_groups.append(group)
         identity_name = "/".join(sorted(identities)) or (compat.value if compat else "by dialect")
     diff = LibraryDiff(
-        a=names[0], b=names[1], kind=kind_a, identity=identity_name, files_added=files_added,
-        files_removed=files_removed, groups_compared=compared, groups=result_groups, notes=notes,
+        a=names[0],
+        b=names[1],
+        kind=kind_a,
+        identity=identity_name,
+        files_added=files_added,
+        files_removed=files_removed,
+        groups_compared=compared,
+        groups=result_groups,
+        notes=notes,
     )
     if queries is not None:
         query_list = list(queries)
@@ -568,8 +589,9 @@ def _selected_record(selected: Any) -> tuple[Mapping[str, Any], DiffKernel] | No
         raise UnsupportedFormat(f"selector returned a {type(candidate).__name__}, not a solution")
     index = record.get("SolutionIndex", record.get("index"))
     name = record.get("SolutionNameMin", record.get("name"))
-    return record, DiffKernel(index=index if isinstance(index, int) else None,
-                              name=name if isinstance(name, str) else None)
+    return record, DiffKernel(
+        index=index if isinstance(index, int) else None, name=name if isinstance(name, str) else None
+    )
 
 
 def selection_changes(
@@ -601,8 +623,12 @@ def selection_changes(
             id_b = None if picked_b is None else identity(picked_b[0])
             if id_a != id_b:
                 changes.append(
-                    SelectionChange(query=query, group=group, a=None if picked_a is None else picked_a[1],
-                                    b=None if picked_b is None else picked_b[1])
+                    SelectionChange(
+                        query=query,
+                        group=group,
+                        a=None if picked_a is None else picked_a[1],
+                        b=None if picked_b is None else picked_b[1],
+                    )
                 )
     return changes
 
@@ -610,7 +636,9 @@ def selection_changes(
 def _selection_identity(library: Library, compat: Compat | None) -> Callable[[Mapping[str, Any]], Hashable]:
     if isinstance(library, LogicFile):
         return _logic_identity(library, compat or Compat.for_dialect(library.dialect))
-    return lambda record: freeze({k: v for k, v in record.items() if k not in _MASTER_IGNORED_KEYS | _LOGIC_IGNORED_KEYS})
+    return lambda record: freeze(
+        {k: v for k, v in record.items() if k not in _MASTER_IGNORED_KEYS | _LOGIC_IGNORED_KEYS}
+    )
 
 
 __all__ = [

@@ -34,11 +34,11 @@ from tensilekit.errors import (
 from tensilekit.io.atomic import write_bytes_atomic, write_text_atomic
 from tensilekit.io.files import read_text
 from tensilekit.io.logic_io import dumps_logic, load_logic
-from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE, parse_yaml
+from tensilekit.io.yaml_codec import parse_yaml
+from tensilekit.merge.identity import Compat
 from tensilekit.merge.merge import MergePolicy, merge_resolved, resolve_force_merge
 from tensilekit.merge.prune import PruneReport, prune_logic
-from tensilekit.merge.identity import Compat
-from tensilekit.merge.report import MergeReport
+from tensilekit.merge.report import FileMergeReport, MergeReport
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.logic import LogicFile
 
@@ -99,24 +99,8 @@ def merge_directories(
         force, reason = resolve_force_merge(chosen, incremental_path, latched)
         if chosen.force_merge is None and latched is None and chosen.latch_default:
             latched = (force, name)
-        original = load_logic(original_path)
-        incremental = load_logic(incremental_path)
-        with error_context(incremental_path):
-            merged, file_report = merge_resolved(
-                original,
-                incremental,
-                chosen,
-                force_merge=force,
-                force_reason=reason,
-                name=name,
-                original_path=original_path,
-                incremental_path=incremental_path,
-            )
         output_path = os.path.join(os.fspath(output_dir), name)
-        file_report.output_path = output_path
-        if not dry_run:
-            write_text_atomic(output_path, dumps_logic(merged))
-            file_report.written = True
+        file_report = _merge_one(chosen, force, reason, name, original_path, incremental_path, output_path, dry_run)
         report.files.append(file_report)
 
     if latched is not None and len(paired) > 1:
@@ -145,6 +129,41 @@ def merge_directories(
     return report
 
 
+def _merge_one(
+    policy: MergePolicy,
+    force: bool,
+    reason: str,
+    name: str,
+    original_path: str,
+    incremental_path: str,
+    output_path: str,
+    dry_run: bool,
+) -> FileMergeReport:
+    """Load, merge, write one pair; the inputs are released before the output text is built,
+    which keeps the peak memory of large merges near two loaded files."""
+    original = load_logic(original_path)
+    incremental = load_logic(incremental_path)
+    with error_context(original_path):
+        merged, file_report = merge_resolved(
+            original,
+            incremental,
+            policy,
+            force_merge=force,
+            force_reason=reason,
+            name=name,
+            original_path=original_path,
+            incremental_path=incremental_path,
+        )
+    del original, incremental
+    file_report.output_path = output_path
+    if not dry_run:
+        text = dumps_logic(merged)
+        del merged
+        write_text_atomic(output_path, text)
+        file_report.written = True
+    return file_report
+
+
 def _same_file(source: Path, target: Path) -> bool:
     try:
         return target.exists() and os.path.samefile(source, target)
@@ -166,23 +185,16 @@ def merge_files(
     if target.is_dir():
         target = target / Path(original_path).name
     force, reason = resolve_force_merge(chosen, os.fspath(incremental_path))
-    original = load_logic(os.fspath(original_path))
-    incremental = load_logic(os.fspath(incremental_path))
-    with error_context(os.fspath(incremental_path)):
-        merged, file_report = merge_resolved(
-            original,
-            incremental,
-            chosen,
-            force_merge=force,
-            force_reason=reason,
-            name=Path(original_path).name,
-            original_path=os.fspath(original_path),
-            incremental_path=os.fspath(incremental_path),
-        )
-    file_report.output_path = str(target)
-    if not dry_run:
-        write_text_atomic(target, dumps_logic(merged))
-        file_report.written = True
+    file_report = _merge_one(
+        chosen,
+        force,
+        reason,
+        Path(original_path).name,
+        os.fspath(original_path),
+        os.fspath(incremental_path),
+        str(target),
+        dry_run,
+    )
     return MergeReport(policy=chosen.model_dump(mode="json"), files=[file_report], output=str(target), dry_run=dry_run)
 
 
@@ -248,7 +260,9 @@ def parse_queries(text: str, source: str | None = None) -> list[list[int] | dict
         except json.JSONDecodeError:
             records = []
         if records:
-            return [_query_from(record, Location(file=source, line=number + 1)) for number, record in enumerate(records)]
+            return [
+                _query_from(record, Location(file=source, line=number + 1)) for number, record in enumerate(records)
+            ]
     data: Any = None
     try:
         data = parse_yaml(text, source)

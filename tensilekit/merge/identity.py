@@ -18,8 +18,9 @@ to this kernel") in O(1) per lookup while computing identities lazily, in pool o
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from tensilekit.errors import LibraryFormatError, Location, MergeError
 from tensilekit.model.logic import Dialect
@@ -42,6 +43,13 @@ _DICT_IGNORED = frozenset({"SolutionIndex", "SolutionNameMin"})
 
 KernelIdentity = Hashable
 IdentityFunction = Callable[[Mapping[str, Any]], KernelIdentity]
+Entry = TypeVar("Entry")
+
+
+class SupportsGet(Protocol):
+    """Anything with a dict-like ``get`` (a solution dict, or a merge ``Kernel``)."""
+
+    def get(self, key: str, default: Any = None, /) -> Any: ...
 
 
 def freeze(value: Any) -> Hashable:
@@ -59,9 +67,43 @@ def freeze(value: Any) -> Hashable:
     return value  # type: ignore[no-any-return]
 
 
+def canonical(value: Any) -> str:
+    """A string equal for two values exactly when Python ``==`` says they are equal.
+
+    Numbers are spelled by value (``True``, ``1`` and ``1.0`` alike), dict items are sorted by
+    their canonical key, lists keep their order, strings are quoted. NaN never equals itself
+    in ``==`` and gets a unique spelling here too.
+    """
+    if isinstance(value, Mapping):
+        items = sorted((canonical(key), canonical(item)) for key, item in value.items())
+        return "{" + ",".join(f"{key}:{item}" for key, item in items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(canonical(item) for item in value) + "]"
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value:
+            return f"nan#{id(value)}"
+        if value.is_integer():
+            return str(int(value))
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value)
+    if value is None:
+        return "None"
+    return f"{type(value).__name__}:{value!r}"
+
+
 def dict_identity(solution: Mapping[str, Any]) -> KernelIdentity:
-    """tensilelite/TU ``cmpHelper`` identity: the dict without SolutionIndex and SolutionNameMin."""
-    return freeze({key: value for key, value in solution.items() if key not in _DICT_IGNORED})
+    """tensilelite/TU ``cmpHelper`` identity: the dict without SolutionIndex and SolutionNameMin.
+
+    Kept as a 128-bit digest of :func:`canonical` (a frozen copy of every kernel would cost
+    megabytes on large files); equal digests mean equal dicts barring a BLAKE2 collision.
+    """
+    text = canonical({key: value for key, value in solution.items() if key not in _DICT_IGNORED})
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
 def name_identity(solution: Mapping[str, Any], problem_type: Mapping[str, Any] | None = None) -> KernelIdentity:
@@ -95,7 +137,7 @@ def sanitize_solution(solution: dict[str, Any]) -> bool:
     return changed
 
 
-def kernel_bucket(solution: Mapping[str, Any]) -> Hashable:
+def kernel_bucket(solution: SupportsGet | Mapping[str, Any]) -> Hashable:
     """A coarse key that equal kernels always share, under both identity rules.
 
     Tensile names start with ``MT<MacroTile0>x<MacroTile1>x<DepthU>`` (custom kernels are named
@@ -108,24 +150,29 @@ def kernel_bucket(solution: Mapping[str, Any]) -> Hashable:
     return freeze((solution.get("MacroTile0"), solution.get("MacroTile1"), solution.get("DepthU", -1)))
 
 
-class IdentityIndex:
+class IdentityIndex(Generic[Entry]):
     """``addKernel``'s "first equal pool entry" (T:89-102), without comparing against every entry.
 
     Identities are computed lazily, only within the lookup's :func:`kernel_bucket`, in pool
     order, so the first equal entry is found exactly as AMD's linear scan finds it. ``pool`` is
-    shared with the caller, who appends through :meth:`append` only.
+    shared with the caller, who appends through :meth:`append` only. Entries are solution dicts,
+    or anything ``raw_of`` turns into one (``bucket_of`` must agree with :func:`kernel_bucket`).
     """
 
     def __init__(
         self,
-        pool: list[dict[str, Any]],
+        pool: list[Entry],
         identity: IdentityFunction,
         *,
+        raw_of: Callable[[Entry], Mapping[str, Any]] | None = None,
+        bucket_of: Callable[[Entry], Hashable] | None = None,
         side: str = "original",
         file: str | None = None,
         file_positions: Sequence[int] | None = None,
     ) -> None:
         self._pool = pool
+        self._raw_of: Callable[[Entry], Mapping[str, Any]] = raw_of or (lambda entry: entry)  # type: ignore[assignment,return-value]
+        bucket = bucket_of or (lambda entry: kernel_bucket(self._raw_of(entry)))
         self._file_positions = file_positions
         self._identity = identity
         self._side = side
@@ -134,8 +181,14 @@ class IdentityIndex:
         self._members: dict[Hashable, list[int]] = {}
         self._scanned: dict[Hashable, int] = {}
         self._first: dict[Hashable, dict[KernelIdentity, int]] = {}
-        for position, solution in enumerate(pool):
-            self._members.setdefault(kernel_bucket(solution), []).append(position)
+        self._buckets: list[Hashable] = []
+        for position, entry in enumerate(pool):
+            key = bucket(entry)
+            self._buckets.append(key)
+            self._members.setdefault(key, []).append(position)
+
+    def bucket_at(self, position: int) -> Hashable:
+        return self._buckets[position]
 
     def identity_at(self, position: int) -> KernelIdentity:
         """Identity of the pool entry at ``position``."""
@@ -144,7 +197,8 @@ class IdentityIndex:
             shown = position
             if self._file_positions is not None and position < len(self._file_positions):
                 shown = self._file_positions[position]
-            found = _identity_or_error(self._identity, self._pool[position], self._side, shown, self._file)
+            raw = self._raw_of(self._pool[position])
+            found = _identity_or_error(self._identity, raw, self._side, shown, self._file)
             self._ids[position] = found
         return found
 
@@ -162,11 +216,12 @@ class IdentityIndex:
         self._scanned[bucket] = scanned
         return found
 
-    def append(self, solution: dict[str, Any], key: KernelIdentity, bucket: Hashable) -> int:
+    def append(self, entry: Entry, key: KernelIdentity, bucket: Hashable) -> int:
         """Append a kernel that :meth:`find` just did not find; returns its position."""
-        self._pool.append(solution)
+        self._pool.append(entry)
         position = len(self._pool) - 1
         self._ids[position] = key
+        self._buckets.append(bucket)
         members = self._members.setdefault(bucket, [])
         members.append(position)
         self._first.setdefault(bucket, {}).setdefault(key, position)
@@ -195,16 +250,20 @@ def identity_of(
     return _identity_or_error(identity, solution, side, position, file)
 
 
-def identities(solutions: Sequence[Mapping[str, Any]], identity: IdentityFunction, *, side: str) -> list[KernelIdentity]:
+def identities(
+    solutions: Sequence[Mapping[str, Any]], identity: IdentityFunction, *, side: str
+) -> list[KernelIdentity]:
     """Identity of every solution, in order."""
     return [_identity_or_error(identity, solution, side, number) for number, solution in enumerate(solutions)]
 
 
 __all__ = [
     "Compat",
+    "canonical",
     "IdentityFunction",
     "IdentityIndex",
     "KernelIdentity",
+    "SupportsGet",
     "dict_identity",
     "freeze",
     "identities",

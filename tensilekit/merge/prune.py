@@ -106,7 +106,7 @@ def prune_logic(
         raw = [logic.solutions[position].raw() for position in survivors]
         keys = identities(raw, identity_function(chosen, logic.problem_type.raw()), side="input")
         first: dict[Hashable, int] = {}
-        for position, key in zip(survivors, keys):
+        for position, key in zip(survivors, keys, strict=True):
             kept = first.setdefault(key, position)
             if kept != position:
                 canonical[position] = kept

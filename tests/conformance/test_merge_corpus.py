@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from tensilekit.errors import MergeError
 from tensilekit.io.logic_io import dumps_logic, load_logic, loads_logic, logic_to_data
 from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE, dump_yaml
-from tensilekit.errors import MergeError
 from tensilekit.merge import Compat, MergePolicy, diff_libraries, merge_directories, merge_logic
 from tensilekit.merge.merge import validate_policy_value
 from tensilekit.model.logic import LogicFile
@@ -136,6 +136,39 @@ def _assert_untouched_sizes_unchanged(folder: Path, name: str, merged: LogicFile
 # cases without expected outputs: the behaviours the spec documents
 
 
+def policy_from_name(case: str) -> MergePolicy:
+    """The policy a case without COMMAND names (``…_tensilelite``, ``…_no_eff``, ``…_winner`` …)."""
+    options: dict[str, Any] = {}
+    if "tensilelite" in case:
+        options["compat"] = Compat.TENSILELITE
+    if "no_eff" in case:
+        options["no_eff"] = True
+    if "notrim" in case:
+        options["trim"] = False
+    if "add_solution_tags" in case:
+        options["add_solution_tags"] = True
+    if "_winner" in case and "by_filename" not in case:
+        options["force_merge"] = False
+    if "force_true" in case:
+        options["force_merge"] = True
+    return MergePolicy(**options)
+
+
+@pytest.mark.parametrize("case", _case_names(with_expected=False))
+def test_every_case_merges_to_well_formed_files(corpus: Path, case: str, tmp_path: Path) -> None:
+    folder = _merge_root(corpus) / case
+    policy = policy_from_name(case)
+    report = merge_directories(folder / "original", folder / "incremental", tmp_path, policy)
+    assert report.files, "every corpus case pairs at least one file"
+    for file_report in report.files:
+        text = (tmp_path / file_report.name).read_text()
+        merged = loads_logic(text)
+        assert dumps_logic(merged) == text  # a written file reads back and re-dumps identically
+        assert {entry.solution for entry in merged.table} == set(range(len(merged.solutions)))
+        assert (len(merged.table), len(merged.solutions)) == (file_report.output_sizes, file_report.output_kernels)
+        _assert_untouched_sizes_unchanged(folder, file_report.name, merged, policy)
+
+
 def _pair(corpus: Path, case: str, name: str | None = None) -> tuple[LogicFile, LogicFile, str]:
     folder = _merge_root(corpus) / case
     if not folder.is_dir():
@@ -159,8 +192,9 @@ def _expected_text(corpus: Path, case: str) -> str:
 def test_a2_multifile_sizes_only_all_tools_agree(corpus: Path, tmp_path: Path) -> None:
     folder = _merge_root(corpus) / "a2_vega20_hb_sizes_only_multifile"
     tensile = merge_directories(folder / "original", folder / "incremental", tmp_path / "t")
-    lite = merge_directories(folder / "original", folder / "incremental", tmp_path / "tl",
-                             MergePolicy(compat=Compat.TENSILELITE))
+    lite = merge_directories(
+        folder / "original", folder / "incremental", tmp_path / "tl", MergePolicy(compat=Compat.TENSILELITE)
+    )
     assert [report.name for report in tensile.files] == sorted(os.listdir(folder / "incremental"))
     for report in tensile.files:
         assert report.policy.force_merge  # no "arcturus" in the path: Forced
@@ -228,8 +262,9 @@ def test_d1_no_eff_writes_zero_for_merged_entries(corpus: Path) -> None:
     # the comparison still uses the real efficiencies: Winner keeps what it kept without --no_eff
     winner = MergePolicy(compat=Compat.TENSILELITE, no_eff=True, force_merge=False)
     merged_winner, winner_report = merge_logic(original, incremental, winner, incremental_path=path)
-    plain, plain_report = merge_logic(original, incremental, MergePolicy(compat=Compat.TENSILELITE, force_merge=False),
-                                      incremental_path=path)
+    plain, plain_report = merge_logic(
+        original, incremental, MergePolicy(compat=Compat.TENSILELITE, force_merge=False), incremental_path=path
+    )
     assert len(winner_report.files[0].sizes_kept) == len(plain_report.files[0].sizes_kept) > 0
     kept_keys = {tuple(entry.key) for entry in winner_report.files[0].sizes_kept}
     for entry in merged_winner.table:
@@ -270,12 +305,15 @@ def test_f2_eight_tuple_original_meets_four_tuple_incremental(corpus: Path) -> N
     assert len(tensile.solutions) == 10  # GlobalReadVectorWidthB 8 folded into 4: T is wrong here
 
 
-@pytest.mark.parametrize(("case", "trim", "length"), [("g1_gb_8tuple_trim_default", True, 4),
-                                                      ("g2_gb_8tuple_notrim", False, 8)])
+@pytest.mark.parametrize(
+    ("case", "trim", "length"), [("g1_gb_8tuple_trim_default", True, 4), ("g2_gb_8tuple_notrim", False, 8)]
+)
 def test_g_trim_and_notrim(corpus: Path, case: str, trim: bool, length: int) -> None:
     original, incremental, path = _pair(corpus, case)
     for compat, kernels in ((Compat.TENSILE, 103), (Compat.TENSILELITE, 104)):
-        merged, report = merge_logic(original, incremental, MergePolicy(trim=trim, compat=compat), incremental_path=path)
+        merged, report = merge_logic(
+            original, incremental, MergePolicy(trim=trim, compat=compat), incremental_path=path
+        )
         assert {len(entry.size) for entry in merged.table} == {length}
         assert len(merged.solutions) == kernels
         assert len(merged.table) == 498
@@ -288,9 +326,13 @@ def test_g1_tensilelite_sanitizes_untouched_original_kernels(corpus: Path) -> No
     original, incremental, path = _pair(corpus, "g1_gb_8tuple_trim_default")
     tensile, _ = merge_logic(original, incremental, MergePolicy(), incremental_path=path)
     lite, report = merge_logic(original, incremental, MergePolicy(compat=Compat.TENSILELITE), incremental_path=path)
+
     def stale(logic: LogicFile) -> list[dict[str, Any]]:
-        return [raw for raw in (s.raw() for s in logic.solutions) if raw.get("StaggerU") == 0
-                and (raw.get("StaggerUStride") != 0 or raw.get("_staggerStrideShift") != 0)]
+        return [
+            raw
+            for raw in (s.raw() for s in logic.solutions)
+            if raw.get("StaggerU") == 0 and (raw.get("StaggerUStride") != 0 or raw.get("_staggerStrideShift") != 0)
+        ]
 
     assert stale(tensile), "T leaves StaggerU == 0 kernels alone (StaggerUStride 256 stays)"
     assert not stale(lite)
@@ -299,13 +341,21 @@ def test_g1_tensilelite_sanitizes_untouched_original_kernels(corpus: Path) -> No
 
 def test_i1_latched_policy_and_i2_alone(corpus: Path, tmp_path: Path) -> None:
     root = _merge_root(corpus)
-    mixed = merge_directories(root / "i1_mixed_dir_sticky_default_policy" / "original",
-                              root / "i1_mixed_dir_sticky_default_policy" / "incremental", tmp_path / "i1")
+    mixed = merge_directories(
+        root / "i1_mixed_dir_sticky_default_policy" / "original",
+        root / "i1_mixed_dir_sticky_default_policy" / "incremental",
+        tmp_path / "i1",
+    )
     assert [(r.name, r.policy.force_merge) for r in mixed.files] == [
-        ("arcturus_Cijk_Alik_Bjlk_HB.yaml", False), ("hip_Cijk_Alik_Bjlk_SB.yaml", False)]
+        ("arcturus_Cijk_Alik_Bjlk_HB.yaml", False),
+        ("hip_Cijk_Alik_Bjlk_SB.yaml", False),
+    ]
     assert "latched" in mixed.files[1].policy.force_merge_reason
-    alone = merge_directories(root / "i2_hip_file_alone_default_policy" / "original",
-                              root / "i2_hip_file_alone_default_policy" / "incremental", tmp_path / "i2")
+    alone = merge_directories(
+        root / "i2_hip_file_alone_default_policy" / "original",
+        root / "i2_hip_file_alone_default_policy" / "incremental",
+        tmp_path / "i2",
+    )
     assert alone.files[0].policy.force_merge
     name = "hip_Cijk_Alik_Bjlk_SB.yaml"
     assert (tmp_path / "i1" / name).read_bytes() != (tmp_path / "i2" / name).read_bytes()
@@ -316,13 +366,19 @@ def test_i1_latched_policy_and_i2_alone(corpus: Path, tmp_path: Path) -> None:
     original_bytes = (root / "i1_mixed_dir_sticky_default_policy" / "original" / arcturus).read_bytes()
     assert b"&id001" in original_bytes
     assert (tmp_path / "i1" / arcturus).read_bytes() == original_bytes
-    unlatched = merge_directories(root / "i1_mixed_dir_sticky_default_policy" / "original",
-                                  root / "i1_mixed_dir_sticky_default_policy" / "incremental", tmp_path / "i1u",
-                                  MergePolicy(latch_default=False))
+    merge_directories(
+        root / "i1_mixed_dir_sticky_default_policy" / "original",
+        root / "i1_mixed_dir_sticky_default_policy" / "incremental",
+        tmp_path / "i1u",
+        MergePolicy(latch_default=False),
+    )
     assert (tmp_path / "i1u" / name).read_bytes() == (tmp_path / "i2" / name).read_bytes()
-    lite = merge_directories(root / "i2_hip_file_alone_default_policy" / "original",
-                             root / "i2_hip_file_alone_default_policy" / "incremental", tmp_path / "i2tl",
-                             MergePolicy(compat=Compat.TENSILELITE))
+    lite = merge_directories(
+        root / "i2_hip_file_alone_default_policy" / "original",
+        root / "i2_hip_file_alone_default_policy" / "incremental",
+        tmp_path / "i2tl",
+        MergePolicy(compat=Compat.TENSILELITE),
+    )
     assert lite.files[0].output_kernels == 2
 
 
@@ -331,8 +387,9 @@ def test_j1_solution_tags_write_duplicate_keys(corpus: Path) -> None:
     merged, report = merge_logic(original, incremental, MergePolicy(add_solution_tags=True), incremental_path=path)
     keys = [tuple(entry.size) for entry in merged.table]
     assert len(keys) == 147 and len(keys) - len(set(keys)) == 12
-    lite_tags, _ = merge_logic(original, incremental, MergePolicy(add_solution_tags=True, compat=Compat.TENSILELITE),
-                               incremental_path=path)
+    lite_tags, _ = merge_logic(
+        original, incremental, MergePolicy(add_solution_tags=True, compat=Compat.TENSILELITE), incremental_path=path
+    )
     b1_original, b1_incremental, b1_path = _pair(corpus, "b1_collision_104cu_into_110cu_force")
     lite, _ = merge_logic(b1_original, b1_incremental, MergePolicy(compat=Compat.TENSILELITE), incremental_path=b1_path)
     assert _text(lite_tags) == _text(lite)

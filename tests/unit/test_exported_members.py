@@ -35,6 +35,20 @@ def test_public_api_is_pinned() -> None:
             "loads_logic",
             "loads_master",
             "run_tuning",
+            "LibraryDiff",
+            "MergePolicy",
+            "MergeReport",
+            "diff_libraries",
+            "merge_directories",
+            "merge_logic",
+            "merge_paths",
+            "prune_logic",
+            "GemmProblem",
+            "Hardware",
+            "Selection",
+            "find_all_solutions",
+            "select_batch",
+            "select_solution",
         ]
     )
 

@@ -1,0 +1,196 @@
+"""CLI tests for ``tensilekit merge``, ``diff`` and ``prune`` (exit codes, exact lines, JSON)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tensilekit.cli.main import cli
+from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE, dump_yaml
+
+PROBLEM_TYPE = {
+    "OperationType": "GEMM",
+    "DataType": 0,
+    "IndexAssignmentsA": [0, 3, 2],
+    "IndexAssignmentsB": [3, 1, 2],
+    "NumIndicesC": 3,
+    "UseBeta": True,
+    "Batched": True,
+}
+
+
+def kernel(mt0: int) -> dict[str, object]:
+    return {
+        "ProblemType": copy.deepcopy(PROBLEM_TYPE),
+        "KernelLanguage": "Assembly",
+        "MacroTile0": mt0,
+        "MacroTile1": 64,
+        "DepthU": 16,
+        "WorkGroup": [16, 16, 1],
+        "ThreadTile": [4, 4],
+        "SolutionNameMin": f"MT{mt0}",
+    }
+
+
+def logic(kernels: list[dict[str, object]], rows: list[tuple[list[int], int, float]]) -> str:
+    data = [
+        {"MinimumRequiredVersion": "4.33.0"},
+        "aldebaran",
+        "gfx90a",
+        ["Device 0050"],
+        copy.deepcopy(PROBLEM_TYPE),
+        [dict(k, SolutionIndex=i) for i, k in enumerate(kernels)],
+        [2, 3, 0, 1],
+        [[size, [index, eff]] for size, index, eff in rows],
+        None,
+    ]
+    return dump_yaml(data, AMD_LOGIC_STYLE)
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "orig" / "hip_A.yaml").write_text(
+        logic([kernel(64)], [([1, 1, 1, 1], 0, 10.0), ([2, 2, 1, 2], 0, 10.0)])
+    )
+    (tmp_path / "inc" / "hip_A.yaml").write_text(logic([kernel(128)], [([1, 1, 1, 1], 0, 9.0), ([3, 3, 1, 3], 0, 5.0)]))
+    (tmp_path / "inc" / "new_B.yaml").write_text(logic([kernel(32)], [([1, 1, 1, 1], 0, 1.0)]))
+    return tmp_path / "orig", tmp_path / "inc"
+
+
+def test_merge_directories_summary(dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["merge", str(dirs[0]), str(dirs[1]), str(out)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "hip_A.yaml: Forced (default: no 'arcturus' in the incremental path), compat tensile"
+    assert lines[1] == "  sizes: 1 replaced (1 changed), 0 kept, 1 added -> 3 sizes"
+    assert lines[2] == "  kernels: +1 -0 -> 2 kernels"
+    assert lines[3] == f"  output: {out / 'hip_A.yaml'} (written)"
+    assert "not merged (no original): new_B.yaml" in lines
+    assert sorted(p.name for p in out.iterdir()) == ["hip_A.yaml"]
+
+
+def test_merge_options_json_and_reports(dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "merge",
+            str(dirs[0]),
+            str(dirs[1]),
+            str(out),
+            "--force_merge",
+            "FALSE",
+            "--add-new",
+            "--report",
+            str(tmp_path / "r.md"),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["files"][0]["policy"]["force_merge"] is False
+    assert report["files"][0]["sizes_kept"][0]["key"] == [1, 1, 1, 1]
+    assert report["copied_new"] == ["new_B.yaml"]
+    assert (tmp_path / "r.md").read_text().startswith("# Merge report")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "merge",
+            str(dirs[0]),
+            str(dirs[1]),
+            str(tmp_path / "o2"),
+            "--report",
+            str(tmp_path / "r.json"),
+            "--compat",
+            "tensilelite",
+            "--notrim",
+            "--no-eff",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    saved = json.loads((tmp_path / "r.json").read_text())
+    assert saved["policy"] == {
+        "force_merge": None,
+        "trim": False,
+        "no_eff": True,
+        "add_solution_tags": False,
+        "compat": "tensilelite",
+        "add_new": False,
+        "latch_default": True,
+        "problem_type_check": None,
+    }
+
+
+def test_merge_dry_run_writes_nothing(dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["merge", str(dirs[0]), str(dirs[1]), str(tmp_path / "out"), "--dry-run"])
+    assert result.exit_code == 0
+    assert result.output.splitlines()[0] == "dry run: nothing written"
+    assert not (tmp_path / "out").exists()
+
+
+def test_merge_single_files(dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["merge", str(dirs[0] / "hip_A.yaml"), str(dirs[1] / "hip_A.yaml"), str(tmp_path / "merged.yaml")]
+    )
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "merged.yaml").read_text().startswith("- {MinimumRequiredVersion: 4.33.0}")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--force-merge", "yes"], 2, "Invalid value"),
+        (["--report", "r.txt"], 2, "must end in .json or .md"),
+    ],
+)
+def test_merge_usage_errors(dirs: tuple[Path, Path], tmp_path: Path, args: list[str], code: int, message: str) -> None:
+    result = CliRunner().invoke(cli, ["merge", str(dirs[0]), str(dirs[1]), str(tmp_path / "o"), *args])
+    assert result.exit_code == code and message in result.output
+
+
+def test_merge_missing_input_is_exit_3(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["merge", str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "c")])
+    assert result.exit_code == 3
+    assert "no such file or directory" in result.output
+
+
+def test_diff_formats_and_exit_code(dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    a, b = dirs[0] / "hip_A.yaml", dirs[1] / "hip_A.yaml"
+    same = CliRunner().invoke(cli, ["diff", str(a), str(a), "--exit-code"])
+    assert same.exit_code == 0 and same.output.splitlines()[1] == "no differences (1 compared)"
+    differ = CliRunner().invoke(cli, ["diff", str(a), str(b), "--exit-code"])
+    assert differ.exit_code == 1
+    assert "  ~ size [1, 1, 1, 1]: #0 → #0 (10.0 → 9.0)" in differ.output.splitlines()
+    as_json = CliRunner().invoke(cli, ["diff", str(a), str(b), "--json"])
+    assert json.loads(as_json.output)["groups"][0]["sizes_added"][0]["key"] == [3, 3, 1, 3]
+    markdown = CliRunner().invoke(cli, ["diff", str(a), str(b), "--format", "markdown"])
+    assert markdown.output.startswith(f"# Diff `{a}` → `{b}`")
+
+
+def test_diff_with_queries(dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    queries = tmp_path / "q.txt"
+    queries.write_text("1 1 1 1\n2,2,1,2\n")
+    a, b = dirs[0] / "hip_A.yaml", dirs[1] / "hip_A.yaml"
+    result = CliRunner().invoke(cli, ["diff", str(a), str(b), "--queries", str(queries), "--json"])
+    data = json.loads(result.output)
+    assert data["queries"] == 2
+    assert [change["query"] for change in data["selection"]] == [[1, 1, 1, 1], [2, 2, 1, 2]]
+
+
+def test_prune(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(logic([kernel(64), kernel(128), kernel(64)], [([1, 1, 1, 1], 2, 1.0), ([2, 2, 1, 2], 0, 1.0)]))
+    result = CliRunner().invoke(cli, ["prune", str(path), "-o", str(tmp_path / "out.yaml"), "--json"])
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.output)
+    assert (report["kernels_before"], report["kernels_after"]) == (3, 1)
+    assert [item["removed"]["index"] for item in report["duplicates_folded"]] == [2]
+    table = CliRunner().invoke(cli, ["prune", str(path), "--dry-run"])
+    assert table.exit_code == 0 and "dry run" in table.output

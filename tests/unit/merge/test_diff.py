@@ -1,0 +1,199 @@
+"""Unit tests for tensilekit.merge.diff: identity-based kernel matching, size changes, selection."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from merge_factory import logic_data, make_logic, solution
+
+from tensilekit.errors import UnsupportedFormat
+from tensilekit.io.logic_io import logic_from_data
+from tensilekit.io.master_io import load_master
+from tensilekit.merge import Compat, MergePolicy, diff_libraries, exact_match_selector, merge_logic, selection_changes
+from tensilekit.merge.diff import predicate_text
+
+A, B, C = solution(64, 64), solution(128, 64), solution(128, 128)
+TABLE = [([1, 1, 1, 1], 0, 10.0), ([2, 2, 1, 2], 1, 20.0), ([3, 3, 1, 3], 1, 30.0)]
+
+
+def test_identical_is_empty() -> None:
+    logic = make_logic([A, B], TABLE)
+    diff = diff_libraries(logic, make_logic([A, B], TABLE))
+    assert diff.is_empty and diff.groups_compared == 1 and diff.identity == "tensile"
+
+
+def test_renumbering_is_not_a_difference() -> None:
+    swapped = make_logic([B, A], [([1, 1, 1, 1], 1, 10.0), ([2, 2, 1, 2], 0, 20.0), ([3, 3, 1, 3], 0, 30.0)])
+    assert diff_libraries(make_logic([A, B], TABLE), swapped).is_empty
+
+
+def test_sizes_added_removed_reassigned_and_efficiency() -> None:
+    before = make_logic([A, B], TABLE)
+    after = make_logic([A, B, C], [([1, 1, 1, 1], 2, 10.0), ([2, 2, 1, 2], 1, 25.0), ([4, 4, 1, 4], 0, 1.0)])
+    diff = diff_libraries(before, after)
+    (group,) = diff.groups
+    assert [(s.key, s.a.index, s.b.index) for s in group.sizes_reassigned] == [([1, 1, 1, 1], 0, 2)]
+    assert [(e.key, e.a, e.b, e.delta) for e in group.efficiency_changes] == [([2, 2, 1, 2], 20.0, 25.0, 5.0)]
+    assert [s.key for s in group.sizes_removed] == [[3, 3, 1, 3]]
+    assert [s.key for s in group.sizes_added] == [[4, 4, 1, 4]]
+    assert [k.index for k in group.kernels_added] == [2]
+    assert sorted(map(tuple, group.changed_keys)) == [(1, 1, 1, 1), (2, 2, 1, 2), (3, 3, 1, 3), (4, 4, 1, 4)]
+
+
+def test_kernel_changed_when_identity_equal_but_record_differs() -> None:
+    renamed = copy.deepcopy(A)
+    renamed["SolutionNameMin"] = "stale"
+    renamed["LoopTail"] = True  # default value: same Tensile name
+    diff = diff_libraries(make_logic([A], [([1, 1, 1, 1], 0, 1.0)]), make_logic([renamed], [([1, 1, 1, 1], 0, 1.0)]))
+    (group,) = diff.groups
+    assert group.kernels_changed[0].keys == ["LoopTail", "SolutionNameMin"]
+    assert not group.sizes_reassigned
+    lite = diff_libraries(
+        make_logic([A], [([1, 1, 1, 1], 0, 1.0)]),
+        make_logic([renamed], [([1, 1, 1, 1], 0, 1.0)]),
+        compat=Compat.TENSILELITE,
+    )
+    assert lite.groups[0].sizes_reassigned and lite.identity == "tensilelite"
+
+
+def test_duplicate_keys_compare_occurrence_by_occurrence() -> None:
+    a = make_logic([A, B], [([1, 1, 1, 1], 0, 1.0), ([1, 1, 1, 1], 1, 2.0)])
+    b = make_logic([A, B], [([1, 1, 1, 1], 0, 1.0)])
+    (group,) = diff_libraries(a, b).groups
+    assert [(s.key, s.kernel.index) for s in group.sizes_removed] == [([1, 1, 1, 1], 1)]
+
+
+def test_header_changes() -> None:
+    a = make_logic([A], [([1, 1, 1, 1], 0, 1.0)], version="4.6.0")
+    b = make_logic([A], [([1, 1, 1, 1], 0, 1.0)], version="4.35.0")
+    (group,) = diff_libraries(a, b).groups
+    assert [change.field for change in group.header_changes] == ["version_header"]
+
+
+def test_directories(tmp_path: Path) -> None:
+    from tensilekit.io.yaml_codec import dump_yaml
+
+    for side, files in (("a", {"x.yaml": TABLE, "gone.yaml": TABLE}), ("b", {"x.yaml": TABLE[:2], "new.yaml": TABLE})):
+        (tmp_path / side).mkdir()
+        for name, table in files.items():
+            (tmp_path / side / name).write_text(dump_yaml(logic_data([A, B], table)))
+    diff = diff_libraries(tmp_path / "a", tmp_path / "b")
+    assert diff.kind == "directory" and diff.files_added == ["new.yaml"] and diff.files_removed == ["gone.yaml"]
+    assert [group.name for group in diff.groups] == ["x.yaml"]
+    assert diff.a == str(tmp_path / "a")
+    mapping = diff_libraries({"x.yaml": make_logic([A, B], TABLE)}, {"x.yaml": make_logic([A, B], TABLE)})
+    assert mapping.is_empty
+
+
+def test_kinds_must_match() -> None:
+    with pytest.raises(UnsupportedFormat):
+        diff_libraries(make_logic([A], []), {"x.yaml": make_logic([A], [])})
+
+
+def test_diff_of_merge_lists_exactly_the_reported_changes() -> None:
+    original = make_logic([A, B], TABLE)
+    incremental = make_logic(
+        [C, A], [([1, 1, 1, 1], 0, 11.0), ([2, 2, 1, 2], 1, 21.0), ([3, 3, 1, 3], 0, 5.0), ([9, 9, 1, 9], 1, 1.0)]
+    )
+    merged, report = merge_logic(original, incremental, MergePolicy(force_merge=False))
+    (group,) = diff_libraries(original, merged).groups
+    assert sorted(map(tuple, group.changed_keys)) == sorted(map(tuple, report.files[0].changed_keys))
+
+
+def test_selection_changes_with_exact_selector() -> None:
+    a = make_logic([A, B], TABLE)
+    b = make_logic([A, B], [([1, 1, 1, 1], 1, 10.0), ([2, 2, 1, 2], 1, 20.0)])
+    changes = selection_changes(a, b, [[1, 1, 1, 1], [2, 2, 1, 2], [3, 3, 1, 3], [7, 7, 1, 7]], exact_match_selector)
+    assert [(c.query, c.a.index if c.a else None, c.b.index if c.b else None) for c in changes] == [
+        ([1, 1, 1, 1], 0, 1),
+        ([3, 3, 1, 3], 1, None),
+    ]
+    diff = diff_libraries(a, b, [[1, 1, 1, 1]])
+    assert diff.queries == 1 and len(diff.selection) == 1 and diff.selector
+
+
+def test_query_records_select_by_size_in_logic_files() -> None:
+    a = make_logic([A, B], TABLE)
+    b = make_logic([B, A], [([1, 1, 1, 1], 1, 10.0)])
+    (change,) = selection_changes(
+        a, b, [{"m": 1, "n": 1, "batch": 1, "k": 1}, {"m": 3, "n": 3, "k": 3}], exact_match_selector
+    )
+    assert change.query == {"m": 3, "n": 3, "k": 3} and change.b is None
+
+
+def test_master_selection_diff_uses_the_selection_engine(corpus: Path) -> None:
+    import json
+
+    master_path = corpus / "masters" / "aldebaran_HHS_BH_TT_fp16alt.yaml"
+    queries_path = corpus / "select" / "aldebaran_HHS_BH_TT_fp16alt.jsonl"
+    if not master_path.exists() or not queries_path.exists():
+        pytest.skip("master or its queries not in corpus")
+    queries = [json.loads(line) for line in queries_path.read_text().splitlines()[:40]]
+    master = load_master(master_path)
+    same = diff_libraries(master, master, queries)
+    assert same.selector == "tensilekit.selection.select_solution" and same.queries == 40 and not same.selection
+    changed = master.model_copy(deep=True)
+    changed.solutions = changed.solutions[1:]  # the runtime can no longer pick the first kernel
+    removed = master.solutions[0].index
+    diff = diff_libraries(master, changed, queries)
+    assert all(change.a is not None and change.a.index == removed for change in diff.selection)
+    with pytest.raises(Exception, match="query records"):
+        diff_libraries(master, master, [[1, 1, 1, 1]])
+
+
+def test_exact_selector_matches_four_tuple_queries_on_long_keys() -> None:
+    logic = make_logic([A, B], [([1, 1, 1, 1, 5, 5, 5, 5], 1, 1.0)])
+    picked = exact_match_selector(logic, [1, 1, 1, 1])
+    assert picked is not None and picked.macro_tile0 == 128
+    assert exact_match_selector(logic, [2, 2, 1, 2]) is None
+
+
+def test_custom_selector_and_selection_objects() -> None:
+    class Selection:
+        def __init__(self, solution: Any) -> None:
+            self.solution = solution
+
+    def always_first(library: Any, query: Any) -> Selection:
+        return Selection(library.solutions[0])
+
+    a = make_logic([A, B], TABLE)
+    b = make_logic([B, A], TABLE)
+    (change,) = selection_changes(a, b, [[1, 1, 1, 1]], always_first)
+    assert change.a is not None and change.b is not None
+
+
+def test_predicate_text() -> None:
+    raw = {
+        "type": "And",
+        "value": [
+            {"type": "TypesEqual", "value": ["Half", "Half"]},
+            {"type": "HighPrecisionAccumulate", "value": True},
+        ],
+    }
+    assert predicate_text(raw) == "And(TypesEqual(Half,Half),HighPrecisionAccumulate(true))"
+
+
+def test_master_libraries(corpus: Path) -> None:
+    path = corpus / "masters" / "aldebaran_HHS_BH_TT_fp16alt.yaml"
+    if not path.exists():
+        pytest.skip("master not in corpus")
+    master = load_master(path)
+    assert diff_libraries(path, path.with_suffix(".dat")).is_empty
+    changed = master.model_copy(deep=True)
+    node = next(node for _, node in changed.iter_nodes() if node.type == "Matching")
+    entry = node.table[0]
+    node.table[0] = entry.model_copy(update={"speed": (entry.speed or 0) + 1.0})
+    diff = diff_libraries(master, changed)
+    assert diff.kind == "master" and len(diff.groups) == 1
+    assert len(diff.groups[0].efficiency_changes) == 1
+    assert diff.groups[0].efficiency_changes[0].delta == pytest.approx(1.0)
+
+
+def test_unnameable_tensile_kernels_fall_back_to_dict_identity() -> None:
+    data = logic_data([A], [([1, 1, 1, 1], 0, 1.0)])
+    del data[5][0]["MacroTile0"]
+    logic = logic_from_data(data)
+    assert diff_libraries(logic, logic_from_data(copy.deepcopy(data))).is_empty
