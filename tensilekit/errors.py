@@ -18,6 +18,9 @@ Every error tensilekit raises derives from :class:`TensilekitError`. Errors abou
     ├── ValidationFailed                     semantic checks found problems (carries the findings)
     ├── SelectionError (ValueError)          a query that cannot be answered (e.g. unparsable problem)
     ├── MergeError (ValueError)              incompatible problem types, conflicting indices
+    ├── SearchError (ValueError)             the kernel search cannot run as asked
+    │   ├── InvalidKernel                    a kernel description that cannot be read or is pruned
+    │   └── SearchSpaceTooLarge              --mode grid over more kernels than --grid-limit
     ├── ToolError                            driving AMD's executables
     │   ├── ToolNotFound (FileNotFoundError)
     │   ├── ToolFailed                       non-zero exit or timeout: argv, return code, stderr tail
@@ -187,6 +190,19 @@ class MergeError(TensilekitError, ValueError):
     """Two logic files that cannot be merged (different problem types, broken indices)."""
 
 
+class SearchError(TensilekitError, ValueError):
+    """The kernel search cannot run as asked (bad search options, unusable kernels, no space)."""
+
+
+class InvalidKernel(SearchError):
+    """A kernel description that cannot be read, or a kernel the pruning rules reject where a
+    valid one is required."""
+
+
+class SearchSpaceTooLarge(SearchError):
+    """An exhaustive (grid) search over more kernels than the configured limit."""
+
+
 class ToolError(TensilekitError):
     """Failure while driving one of AMD's executables."""
 
@@ -249,6 +265,7 @@ __all__ = [
     "DecodeError",
     "DependencyCycle",
     "InputNotFound",
+    "InvalidKernel",
     "InvalidValue",
     "LibraryFormatError",
     "Location",
@@ -257,6 +274,8 @@ __all__ = [
     "MissingField",
     "MsgpackDecodeError",
     "PipelineError",
+    "SearchError",
+    "SearchSpaceTooLarge",
     "SelectionError",
     "StageFailed",
     "StaleRunDirectory",

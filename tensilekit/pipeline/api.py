@@ -104,7 +104,7 @@ def run_tuning(
                     {"tensilekit": __version__, "executor": chosen.describe(), "config": config.model_dump(mode="json")}
                 )
                 pipeline = run_pipeline(
-                    tune_stages(), config, run_dir, executor=chosen, reporter=combined, from_stage=config.from_stage,
+                    tune_stages(config.mode), config, run_dir, executor=chosen, reporter=combined, from_stage=config.from_stage,
                     only=config.only, no_rerun=config.no_rerun, tool_version=tool_version, simulated=config.simulate,
                 )  # fmt: skip
             finally:

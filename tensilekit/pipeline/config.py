@@ -23,6 +23,16 @@ class TuneConfig(BaseModel):
         up_thr: drop a tuned kernel whose uplift (reference time / tuned time - 1) is below this.
         verify_ratio: during the search, a candidate whose error exceeds ``verify_ratio`` times
             the reference error fails verification (a per-candidate result).
+
+    Modes:
+        search: dense search over the solutions the library already has.
+        ga: genetic search over new kernels (:mod:`tensilekit.search.ga`): ``population``,
+            ``generations``, ``elite``, ``tournament``, ``crossover_rate``, ``mutation_rate``,
+            ``stagnation`` and ``time_budget`` (seconds) steer it; ``seed`` makes it reproducible.
+        grid: every valid kernel over the profile's tile parameters (at most ``grid_limit``).
+        Both kernel-search modes benchmark with the Tensile driver (``tensile_executable``, or the
+        SIMULATED driver) using configs in ``search_dialect``; sizes of one GEMM type are
+        grouped when within a factor ``2**cluster_distance`` (at most ``cluster_size`` per group).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -31,7 +41,7 @@ class TuneConfig(BaseModel):
     arch: str
     workdir: Path
     simulate: bool = False
-    mode: Literal["search"] = "search"
+    mode: Literal["search", "ga", "grid"] = "search"
     devices: tuple[int, ...] = (0,)
     slots_per_device: int = Field(default=1, ge=1)
     cpu_slots: int = Field(default=1, ge=1)
@@ -59,6 +69,19 @@ class TuneConfig(BaseModel):
     sim_time_scale: float = Field(default=0.0, ge=0.0)
     """Simulated runs: wall seconds slept per simulated GPU second (benchmarks, kill tests)."""
     sim_startup_s: float = Field(default=0.0, ge=0.0)
+    population: int = Field(default=32, ge=2)
+    generations: int = Field(default=8, ge=1)
+    elite: int = Field(default=2, ge=0)
+    tournament: int = Field(default=3, ge=1)
+    crossover_rate: float = Field(default=0.9, ge=0.0, le=1.0)
+    mutation_rate: float = Field(default=0.2, ge=0.0, le=1.0)
+    stagnation: int = Field(default=4, ge=0)
+    time_budget: float | None = Field(default=None, gt=0)
+    grid_limit: int = Field(default=2048, ge=1)
+    cluster_distance: float = Field(default=2.0, gt=0.0)
+    cluster_size: int = Field(default=8, ge=1)
+    search_dialect: Literal["tensilelite", "tensile"] = "tensilelite"
+    tensile_executable: str = "Tensile"
 
     @field_validator("arch")
     @classmethod
@@ -78,6 +101,8 @@ class TuneConfig(BaseModel):
     def _check(self) -> TuneConfig:
         if self.accurate_iters < 50 <= self.screen_iters:
             raise ValueError("accurate_iters must not be smaller than screen_iters")
+        if self.elite >= self.population:
+            raise ValueError("elite must be smaller than the population")
         return self
 
     @property
@@ -106,6 +131,24 @@ class TuneConfig(BaseModel):
             values["seed"] = self.seed
         else:
             values["bench_executable"] = self.bench_executable
+        return values
+
+    def kernel_search_slice(self) -> dict[str, object]:
+        """The options the kernel search's results depend on (``--mode ga``/``grid``)."""
+        values: dict[str, object] = {
+            "mode": self.mode, "seed": self.seed, "dialect": self.search_dialect,
+            "cluster_distance": self.cluster_distance, "cluster_size": self.cluster_size,
+        }  # fmt: skip
+        if self.mode == "ga":
+            values.update(
+                population=self.population, generations=self.generations, elite=self.elite,
+                tournament=self.tournament, crossover_rate=self.crossover_rate, mutation_rate=self.mutation_rate,
+                stagnation=self.stagnation, time_budget=self.time_budget,
+            )  # fmt: skip
+        else:
+            values["grid_limit"] = self.grid_limit
+        if not self.simulate:
+            values["tensile_executable"] = self.tensile_executable
         return values
 
 

@@ -18,6 +18,11 @@ Model
 * **Time** (:func:`kernel_time_us`): waves of output tiles over the CUs, per-tile MFMA time at
   a tile-size- and MFMA-dependent efficiency, against the memory time of A/B (re)reads, C/D and
   split-K partials; the larger wins, plus launch overhead and the split-K reduction.
+* **Generated kernels** (tensilekit's kernel search, :mod:`tensilekit.pipeline.simulate_tensile`)
+  are :class:`SimKernel` values too; the parameters only they vary add small terms: stream-K
+  spreads the last wave's tiles over every CU (5 % fix-up, 1.5 us), vectors narrower than 16
+  bytes and StaggerU 0 on long K cost memory time, PrefetchGlobalRead 1 costs 4 % compute. At
+  the catalogue's values these terms are exactly 1, so catalogue kernels time as before.
 * **Reference library** (:func:`heuristic_kernel`): hipBLASLt's default choice is the best
   kernel by the same model *without* the quality factor and without split-K kernels -- good but
   not optimal, which leaves realistic room (a few percent, more for tile-starved shapes).
@@ -146,6 +151,13 @@ class SimKernel:
     mi: tuple[int, int, int, int]
     work_group: tuple[int, int, int]
     wgm: int = 8
+    # Parameters only generated kernels (tensilekit's kernel search) vary; the catalogue's
+    # kernels keep these defaults, for which the model's extra terms are exactly 1.
+    stream_k: int = 0
+    vector_bytes: int = 16
+    """The narrower of the A/B global-read vectors, in bytes."""
+    prefetch: int = 2
+    stagger_u: int = 32
 
     @property
     def area(self) -> int:
@@ -226,7 +238,10 @@ def kernel_time_us(problem: GemmProblem, kernel: SimKernel, arch: ArchSpec, *, q
     tiles_m = math.ceil(problem.m / kernel.mt0)
     tiles_n = math.ceil(problem.n / kernel.mt1)
     tiles = tiles_m * tiles_n * problem.batch * kernel.gsu
-    waves = math.ceil(tiles / arch.cu_count)
+    waves: float = math.ceil(tiles / arch.cu_count)
+    if kernel.stream_k:
+        # Stream-K spreads the last, partial wave's work over every CU; the fix-up costs 5 %.
+        waves = max(tiles / arch.cu_count, 1.0 / arch.cu_count) * 1.05
     k_per_split = math.ceil(problem.k / kernel.gsu / kernel.depth_u) * kernel.depth_u
     tile_efficiency = min(1.0, kernel.area / (256 * 256)) ** 0.25
     efficiency = (0.35 + 0.55 * tile_efficiency) * (1.0 if kernel.mi[0] == 32 else 0.95)
@@ -241,7 +256,15 @@ def kernel_time_us(problem: GemmProblem, kernel: SimKernel, arch: ArchSpec, *, q
     writes = problem.m * problem.n * problem.batch * (d_bytes + (type_bytes(problem.c_type) if problem.beta else 0))
     partials = problem.m * problem.n * problem.batch * kernel.gsu * 4 * 2 if kernel.gsu > 1 else 0
     memory_us = (reads + writes + partials) / (arch.hbm_tbps * 1e12) * 1e6
+    # Generated kernels only: narrower vector loads, no double-buffered prefetch and no
+    # stagger on long K cost a little (all 1.0 for the catalogue's defaults).
+    memory_us *= (16.0 / max(1, kernel.vector_bytes)) ** 0.1
+    if kernel.stagger_u == 0 and problem.k >= 4096:
+        memory_us *= 1.05
+    if kernel.prefetch < 2:
+        compute_us *= 1.04
     total = float(max(compute_us, memory_us)) + arch.launch_us + (2.0 if kernel.gsu > 1 else 0.0)
+    total += 1.5 if kernel.stream_k else 0.0
     return total * (kernel_quality(arch.name, kernel) if quality else 1.0)
 
 
@@ -265,6 +288,11 @@ def heuristic_kernel(problem: GemmProblem, kernels: Sequence[SimKernel], arch: A
 
 
 _BASE_ERROR = {1: 2e-2, 2: 2e-3, 4: 1e-6, 8: 1e-14}
+
+
+def kernel_is_broken(kernel: SimKernel, arch: str) -> bool:
+    """Whether the kernel is one of the 4 % that compute garbage (1000x error, fails validation)."""
+    return _unit("defect", arch, kernel.name) < 0.04
 
 
 def norm_error(problem: GemmProblem, kernel: SimKernel, arch: str) -> float:
@@ -340,10 +368,32 @@ class SimulatedGpu:
 
 
 @functools.lru_cache(maxsize=32)
-def _tuned_table(path: str, mtime_ns: int) -> dict[str, dict[str, str]]:
+def _tuned_data(path: str, mtime_ns: int) -> tuple[dict[str, dict[str, str]], dict[str, SimKernel]]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     entries = data.get("entries", {})
-    return {str(tag): {str(size): str(name) for size, name in table.items()} for tag, table in entries.items()}
+    table = {str(tag): {str(size): str(name) for size, name in sizes.items()} for tag, sizes in entries.items()}
+    kernels = {str(name): sim_kernel_from_spec(spec) for name, spec in data.get("kernels", {}).items()}
+    return table, kernels
+
+
+def _tuned_table(path: str, mtime_ns: int) -> dict[str, dict[str, str]]:
+    return _tuned_data(path, mtime_ns)[0]
+
+
+def sim_kernel_spec(kernel: SimKernel) -> dict[str, Any]:
+    """A simulated kernel as JSON (the ``kernels`` table of a simulated tuned library)."""
+    spec = dataclasses.asdict(kernel)
+    spec["mi"] = list(kernel.mi)
+    spec["work_group"] = list(kernel.work_group)
+    return spec
+
+
+def sim_kernel_from_spec(spec: Mapping[str, Any]) -> SimKernel:
+    """The inverse of :func:`sim_kernel_spec`."""
+    values = dict(spec)
+    values["mi"] = tuple(int(value) for value in values["mi"])
+    values["work_group"] = tuple(int(value) for value in values["work_group"])
+    return SimKernel(**values)
 
 
 def tuned_size_key(problem: GemmProblem) -> str:
@@ -351,16 +401,25 @@ def tuned_size_key(problem: GemmProblem) -> str:
     return ",".join(str(value) for value in problem.size)
 
 
-def write_tuned_library(directory: str | Path, arch: str, winners: Mapping[str, Mapping[str, str]]) -> Path:
+def write_tuned_library(
+    directory: str | Path,
+    arch: str,
+    winners: Mapping[str, Mapping[str, str]],
+    kernels: Mapping[str, SimKernel] | None = None,
+) -> Path:
     """Write a simulated tuned library: ``{type tag: {"M,N,B,K": kernel name}}``.
 
-    The real pipeline builds master libraries with TensileCreateLibrary instead; the simulated
-    bench reads this file from the directory ``HIPBLASLT_TENSILE_LIBPATH`` points at.
+    ``kernels`` describes winners that are not in the simulated catalogue (kernels the kernel
+    search generated), by name. The real pipeline builds master libraries with
+    TensileCreateLibrary instead; the simulated bench reads this file from the directory
+    ``HIPBLASLT_TENSILE_LIBPATH`` points at.
     """
     from tensilekit.io.atomic import write_text_atomic
 
     path = Path(directory) / TUNED_LIBRARY_FILE
-    payload = {"data": SIMULATED, "arch": arch, "simulator": SIMULATOR_VERSION, "entries": winners}
+    payload: dict[str, Any] = {"data": SIMULATED, "arch": arch, "simulator": SIMULATOR_VERSION, "entries": winners}
+    if kernels:
+        payload["kernels"] = {name: sim_kernel_spec(kernel) for name, kernel in sorted(kernels.items())}
     write_text_atomic(path, json.dumps(payload, indent=1, sort_keys=True) + "\n")
     return path
 
@@ -442,8 +501,8 @@ class SimulatedBenchRunner:
     writes (heuristic, ``all`` and ``index`` solution selection, ``--verify``, iterations) and
     prints the real output layout, under a banner that says SIMULATED. With
     ``HIPBLASLT_TENSILE_LIBPATH`` set it plays the tuned library found there
-    (:func:`write_tuned_library`); a size the tuned library lacks falls back to the reference
-    choice. ``timeout`` is honoured against the simulated wall time.
+    (:func:`write_tuned_library`), including kernels the kernel search generated (the library's
+    ``kernels`` table); a size the tuned library lacks falls back to the reference choice. ``timeout`` is honoured against the simulated wall time.
     """
 
     def __init__(self, config: SimulatorConfig, *, sleep: Any = time.sleep) -> None:
@@ -506,6 +565,9 @@ class SimulatedBenchRunner:
             name = table.get(type_tag(problem), {}).get(tuned_size_key(problem))
             if name is not None:
                 found = [kernel for kernel in supported if kernel.name == name]
+                generated = self._tuned_kernels(library).get(name)
+                if not found and generated is not None and supports(generated, problem):
+                    found = [generated]
                 if found:
                     return found
         reference = self.gpu.reference(problem)
@@ -518,12 +580,20 @@ class SimulatedBenchRunner:
 
     @staticmethod
     def _tuned(library: str) -> dict[str, dict[str, str]]:
+        return SimulatedBenchRunner._tuned_all(library)[0]
+
+    @staticmethod
+    def _tuned_kernels(library: str) -> dict[str, SimKernel]:
+        return SimulatedBenchRunner._tuned_all(library)[1]
+
+    @staticmethod
+    def _tuned_all(library: str) -> tuple[dict[str, dict[str, str]], dict[str, SimKernel]]:
         path = Path(library) / TUNED_LIBRARY_FILE
         try:
             stat = path.stat()
         except OSError:
             raise LookupError(f"rocblaslt error: cannot read the Tensile library in {library}") from None
-        return _tuned_table(str(path), stat.st_mtime_ns)
+        return _tuned_data(str(path), stat.st_mtime_ns)
 
     def _format(self, request: _BenchRequest, rows: Sequence[tuple[SimKernel, float]], *, tuned: bool) -> str:
         problem = request.problem
@@ -702,12 +772,15 @@ __all__ = [
     "estimate_time_us",
     "heuristic_kernel",
     "kernel_catalog",
+    "kernel_is_broken",
     "kernel_quality",
     "kernel_time_us",
     "library_logic",
     "norm_error",
     "problem_type_dict",
     "problem_type_name",
+    "sim_kernel_from_spec",
+    "sim_kernel_spec",
     "solution_dict",
     "supports",
     "tuned_size_key",

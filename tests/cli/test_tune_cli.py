@@ -28,10 +28,13 @@ def test_help_lists_the_options() -> None:
     assert "--sim-time-scale" not in result.output  # type: ignore[attr-defined]
 
 
-def test_mode_ga_is_not_available_yet(tmp_path: Path) -> None:
-    result = invoke("--simulate", "--mode", "ga", str(LOG), "--arch", "gfx942", "--workdir", str(tmp_path / "W"))
+def test_mode_ga_options_are_checked(tmp_path: Path) -> None:
+    base = ["--simulate", "--mode", "ga", str(LOG), "--arch", "gfx942", "--workdir", str(tmp_path / "W")]
+    result = invoke(*base, "--population", "2")
     assert result.exit_code == 2  # type: ignore[attr-defined]
-    assert "the genetic kernel search (--mode ga) is not available yet; use --mode search" in result.output  # type: ignore[attr-defined]
+    assert "--population must be larger than the 2 elite kernels" in result.output  # type: ignore[attr-defined]
+    result = invoke(*base, "--generations", "0")
+    assert result.exit_code == 2 and "--generations" in result.output  # type: ignore[attr-defined]
     assert not (tmp_path / "W").exists()
 
 

@@ -32,15 +32,6 @@ def _stages(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) 
     return names
 
 
-def _mode(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    if value == "ga":
-        raise click.BadParameter(
-            "the genetic kernel search (--mode ga) is not available yet; use --mode search, the dense search "
-            "over the solutions your library already has"
-        )
-    return value
-
-
 def build_executor(kind: str, config: TuneConfig, address: str | None) -> Executor | None:
     """The executor ``--executor`` asks for (None: the API's default local pool)."""
     if kind == "ray":
@@ -79,6 +70,9 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
         f"{len(tuned)} of {len(report.gemms)} GEMM(s) tuned{label}: average uplift {average}, "
         f"time-share-weighted {weighted}, expected GEMM time saving {report.gemm_time_saving:.2%}"
     )
+    for note in report.notes:
+        if note.startswith("kernel search"):
+            console.print(note + label)
     if report.failures:
         console.print(f"{len(report.failures)} job(s) failed; see {workdir / 'report.md'}")
     console.print(
@@ -100,11 +94,44 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
 )
 @click.option(
     "--mode",
-    type=click.Choice(["search", "ga"]),
+    type=click.Choice(["search", "ga", "grid"]),
     default="search",
     show_default=True,
-    callback=_mode,
-    help="search: dense search over existing solutions (ga: reserved for the genetic kernel search).",
+    help="search: dense search over existing solutions; ga: genetic search for new kernels with the Tensile "
+    "benchmark driver; grid: every valid kernel of the profile's tile parameters (small spaces).",
+)
+@click.option(
+    "--population", type=click.IntRange(min=2), default=32, show_default=True, help="GA: kernels per generation."
+)
+@click.option(
+    "--generations", type=click.IntRange(min=1), default=8, show_default=True, help="GA: generations at most."
+)
+@click.option(
+    "--stagnation",
+    type=click.IntRange(min=0),
+    default=4,
+    show_default=True,
+    help="GA: stop after this many generations without improvement (0: never).",
+)
+@click.option(
+    "--time-budget",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="GA: stop starting generations after this many seconds (results then depend on timing).",
+)
+@click.option(
+    "--grid-limit",
+    type=click.IntRange(min=1),
+    default=2048,
+    show_default=True,
+    help="grid: refuse to benchmark more than this many kernels per group.",
+)
+@click.option(
+    "--config-dialect",
+    type=click.Choice(["tensilelite", "tensile"]),
+    default="tensilelite",
+    show_default=True,
+    help="ga/grid: write hipBLASLt tensilelite configs or ROCm/Tensile ones.",
 )
 @click.option("--devices", default="0", show_default=True, callback=_devices, help="GPU indices to use, e.g. 0,1,2,3.")
 @click.option(
@@ -185,17 +212,35 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
     default=None,
     help="Logic files the installed hipBLASLt was built from (required without --simulate).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulated measurement noise.")
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the GA and of the simulated measurement noise (same seed, same result).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
 @click.option("--sim-time-scale", type=click.FloatRange(min=0), default=0.0, hidden=True)
 @click.option("--bench-executable", default="hipblaslt-bench", hidden=True)
 @click.option("--create-library-executable", default="TensileCreateLibrary", hidden=True)
+@click.option(
+    "--tensile-executable",
+    default="Tensile",
+    show_default=True,
+    help="ga/grid: the Tensile benchmark driver (hipBLASLt: tensilelite/Tensile/bin/Tensile).",
+)
 def tune_command(
     logs: tuple[Path, ...],
     arch: str,
     workdir: Path,
     simulate: bool,
     mode: str,
+    population: int,
+    generations: int,
+    stagnation: int,
+    time_budget: float | None,
+    grid_limit: int,
+    config_dialect: str,
     devices: tuple[int, ...],
     slots_per_device: int,
     executor_kind: str,
@@ -217,11 +262,13 @@ def tune_command(
     sim_time_scale: float,
     bench_executable: str,
     create_library_executable: str,
+    tensile_executable: str,
 ) -> None:
     """Tune hipBLASLt for the GEMMs in LOG... (profile logs, GEKO lists, TunableOp/AITER CSVs).
 
     Stages (each resumable in WORKDIR/NN_stage/): ingest, library, baseline, search, build,
-    benchmark, postprocess, final, merge, report.
+    benchmark, postprocess, final, merge, report. With --mode ga or grid the search stage
+    generates Tensile tuning configs and searches new kernels with the Tensile benchmark driver.
     """
     from tensilekit.cli.tune_progress import TuneProgress
     from tensilekit.pipeline.api import run_tuning
@@ -230,12 +277,16 @@ def tune_command(
         raise click.UsageError("--from-stage and --only cannot be combined")
     if address and executor_kind != "ray":
         raise click.UsageError("--address is only used with --executor ray")
+    if population <= 2 and mode == "ga":
+        raise click.UsageError("--population must be larger than the 2 elite kernels")
     config = TuneConfig(
-        logs=logs, arch=arch, workdir=workdir, simulate=simulate, mode="search", devices=devices,
+        logs=logs, arch=arch, workdir=workdir, simulate=simulate, mode=mode, devices=devices,
         slots_per_device=slots_per_device, retries=retries, timeout=timeout, keep_thr=keep_thr, err_thr=err_thr,
         up_thr=up_thr, top_k=top_k, verify_ratio=verify_ratio, from_stage=from_stage, only=only, no_rerun=no_rerun, merge_into=merge_into,
         library_logic=library_logic, seed=seed, bench_executable=bench_executable,
         create_library_executable=create_library_executable, sim_time_scale=sim_time_scale,
+        population=population, generations=generations, stagnation=stagnation, time_budget=time_budget,
+        grid_limit=grid_limit, search_dialect=config_dialect, tensile_executable=tensile_executable,
     )  # fmt: skip
     stderr = Console(stderr=True, highlight=False, soft_wrap=True)
     executor = build_executor(executor_kind, config, address)

@@ -22,7 +22,8 @@ from tensilekit.io.logic_io import dump_logic, load_logic
 from tensilekit.model.logic import ExactLogicEntry, LogicFile, LogicSolution
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.jobs import JobContext, JobKind, make_job
-from tensilekit.pipeline.simulate import tuned_size_key, type_tag, write_tuned_library
+from tensilekit.pipeline.simulate import SimKernel, kernel_catalog, tuned_size_key, type_tag, write_tuned_library
+from tensilekit.pipeline.simulate_tensile import tuned_kernel
 from tensilekit.pipeline.stage import StageContext, StageResult, hash_path, relative_to_root
 from tensilekit.pipeline.stages.common import (
     BUILD,
@@ -114,8 +115,15 @@ class BuildStage(TuneStage):
     def run(self, context: StageContext) -> StageResult:
         config: TuneConfig = context.config
         gemms = {gemm.id: gemm for gemm in load_gemms(context)}
-        search = read_json(context.upstream_path(SEARCH, SEARCH_FILE))["gemms"]
-        catalog = read_json(context.upstream_path(LIBRARY, CATALOG_FILE))
+        search_doc = read_json(context.upstream_path(SEARCH, SEARCH_FILE))
+        search = search_doc["gemms"]
+        # The kernel search (--mode ga/grid) indexes the new kernels in its own catalog, whose
+        # "originals" name the library files the tuned files are merged into.
+        own_catalog = search_doc.get("catalog")
+        catalog = read_json(
+            context.upstream_path(SEARCH, own_catalog) if own_catalog else context.upstream_path(LIBRARY, CATALOG_FILE)
+        )
+        originals: dict[str, str] = catalog.get("originals", {})
         # Winners grouped by the *file name* of their source: merges pair files by name, so two
         # sources with one name (Equality/ and GridBased/ copies) become one tuned file.
         groups: dict[str, list[tuple[GemmEntry, dict[str, Any], Path, int]]] = defaultdict(list)
@@ -134,6 +142,7 @@ class BuildStage(TuneStage):
         logic_dir.mkdir(parents=True, exist_ok=True)
         loaded: dict[Path, LogicFile] = {}
         entries: dict[str, dict[str, Any]] = {}
+        records: dict[str, tuple[Path, int]] = {}
         sources: dict[str, str] = {}
         for file_name, members in sorted(groups.items()):
             for _, _, source, _ in members:
@@ -141,7 +150,7 @@ class BuildStage(TuneStage):
                     loaded[source] = load_logic(source)
             base_source = min(source for _, _, source, _ in members)
             base = loaded[base_source]
-            sources[file_name] = (
+            sources[file_name] = originals.get(file_name) or (
                 relative_to_root(base_source, context.run_root)
                 if base_source.is_relative_to(context.run_root)
                 else str(base_source)
@@ -159,6 +168,7 @@ class BuildStage(TuneStage):
                     picked.append((source, position))
                 rows.append((size_key(gemm), picked.index((source, position)), round(float(winner["gflops"]), 3)))
                 entries[gemm.id] = {"file": file_name, "solution_name": winner["solution_name"]}
+                records[gemm.id] = (source, position)
             solutions = [loaded[source].solutions[position] for source, position in picked]
             dump_logic(equality_logic(base, solutions, rows), logic_dir / file_name)
         for stale in logic_dir.glob("*.yaml"):
@@ -169,11 +179,20 @@ class BuildStage(TuneStage):
         if entries and config.simulate:
             library_dir = context.path(LIBRARY_DIR)
             table: dict[str, dict[str, str]] = defaultdict(dict)
+            generated: dict[str, SimKernel] = {}
             for gemm_id, entry in entries.items():
                 problem = gemms[gemm_id].problem
                 table[type_tag(problem)][tuned_size_key(problem)] = entry["solution_name"]
+                if entry["solution_name"] not in {kernel.name for kernel in kernel_catalog(config.arch, problem)}:
+                    source, position = records[gemm_id]
+                    kernel = tuned_kernel(loaded[source].solutions[position].raw(), problem, config.arch)
+                    if kernel is not None:
+                        generated[entry["solution_name"]] = kernel
             write_tuned_library(
-                library_dir, config.arch, {tag: dict(sorted(sizes.items())) for tag, sizes in sorted(table.items())}
+                library_dir,
+                config.arch,
+                {tag: dict(sorted(sizes.items())) for tag, sizes in sorted(table.items())},
+                generated,
             )
         elif entries:
             library_dir = self._create_library(context, config, logic_dir)

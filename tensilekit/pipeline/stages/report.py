@@ -22,7 +22,7 @@ from tensilekit.pipeline.report import (
     render_markdown,
     summarize,
 )
-from tensilekit.pipeline.stage import JobFailure, StageContext, StageResult
+from tensilekit.pipeline.stage import JobFailure, StageContext, StageResult, relative_to_root
 from tensilekit.pipeline.stages.baseline import BASELINE_FILE
 from tensilekit.pipeline.stages.benchmark import BENCHMARK_FILE
 from tensilekit.pipeline.stages.common import (
@@ -99,7 +99,8 @@ class ReportStage(TuneStage):
         config: TuneConfig = context.config
         gemms = load_gemms(context)
         baseline = read_json(context.upstream_path(BASELINE, BASELINE_FILE))
-        search = read_json(context.upstream_path(SEARCH, SEARCH_FILE))["gemms"]
+        search_doc = read_json(context.upstream_path(SEARCH, SEARCH_FILE))
+        search = search_doc["gemms"]
         bench = read_json(context.upstream_path(BENCHMARK, BENCHMARK_FILE))["gemms"]
         decisions = read_json(context.upstream_path(POSTPROCESS, POSTPROCESS_FILE))["decisions"]
         rows = tuple(gemm_report(gemm, baseline, search, bench, decisions) for gemm in gemms)
@@ -126,6 +127,11 @@ class ReportStage(TuneStage):
             "results": "results/raw_results.csv, results/final_results.csv",
         }
         notes: list[str] = []
+        mode = search_doc.get("mode")
+        if mode in ("ga", "grid"):
+            folder = relative_to_root(context.upstream[SEARCH], context.run_root)
+            notes.append(f"kernel search ({mode}): {search_doc.get('summary', '')}")
+            outputs["kernel search"] = f"{folder}/generations.csv, {folder}/winners.csv, {folder}/configs/"
         if config.simulate:
             notes.append(f"{config.data_label}: produced by tensilekit's GPU simulator; do not ship these files.")
         report = TuneReport(

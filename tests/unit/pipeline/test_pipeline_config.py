@@ -27,7 +27,7 @@ def test_defaults_and_labels() -> None:
 @pytest.mark.parametrize(
     "changes",
     [{"arch": "gfx1100"}, {"devices": (0, 0)}, {"devices": ()}, {"keep_thr": 0.0}, {"keep_thr": 1.5},
-     {"slots_per_device": 0}, {"mode": "ga"}, {"logs": ()}, {"timeout": 0}],
+     {"slots_per_device": 0}, {"mode": "annealing"}, {"elite": 32}, {"logs": ()}, {"timeout": 0}],
 )  # fmt: skip
 def test_bad_values_are_rejected(changes: dict[str, object]) -> None:
     with pytest.raises(ValidationError):

@@ -1,0 +1,716 @@
+"""Stage ``search`` with ``--mode ga`` or ``--mode grid``: search new kernels with the Tensile benchmark driver.
+
+Steps:
+
+1. **Groups.** The GEMMs the baseline kept are grouped per GEMM type, similar sizes together
+   (:func:`~tensilekit.search.clusters.cluster_sizes`); each group is one search with one
+   config per benchmark run (``BBS_TN_0`` …), its sizes weighted by their call counts.
+2. **Seeds.** Each group starts from the kernels the library selects for its sizes today: the
+   solution hipblaslt-bench reported in the baseline stage (with ``--simulate``: the simulated
+   library's heuristic choice), read from the library's logic files and repaired to the nearest
+   kernel the pruning rules accept.
+3. **Search.** All groups advance in lockstep, one generation at a time: the GA proposes each
+   group's population (:func:`~tensilekit.search.ga.propose`; ``--mode grid``: every valid
+   kernel, once), one job per group benchmarks the kernels not measured yet (writes
+   ``runs/<group>_gNNN.yaml``, runs the driver, reads its CSV), and every group's state is
+   checkpointed atomically to ``ga_state.json``. Killed and restarted, the stage resumes from
+   the last completed generation; jobs of the interrupted one that had finished come from the
+   job cache, so the result is the one an uninterrupted run produces.
+4. **Winners.** Per GEMM, the fastest kernel measured on its size. The winners' solution records
+   (from the driver's ``2_BenchmarkData``) go into one logic file per GEMM type, named like the
+   library file of that type, indexed by ``catalog.json`` -- the form the ``build`` stage reads
+   for the dense search, so build, benchmark, postprocess, final and merge run unchanged.
+
+Outputs: ``search.json`` (the dense search's schema plus ``mode``, ``groups`` and ``catalog``),
+``catalog.json``, ``logic/``, ``configs/<group>.yaml`` + ``.sh`` (the first benchmark of each
+group, runnable by hand), ``winners.csv`` and ``generations.csv``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from tensilekit.errors import SearchError, StageFailed, TensilekitError
+from tensilekit.io.atomic import write_text_atomic
+from tensilekit.io.logic_io import dump_logic, load_logic, logic_from_data
+from tensilekit.model.logic import LogicFile, LogicSolution
+from tensilekit.pipeline.config import TuneConfig
+from tensilekit.pipeline.jobs import JobContext, JobKind, make_job
+from tensilekit.pipeline.simulate import (
+    SIMULATED,
+    SIMULATOR_VERSION,
+    SimulatorConfig,
+    estimate_time_us,
+    problem_type_dict,
+    problem_type_name,
+)
+from tensilekit.pipeline.simulate_tensile import SimulatedTensileRunner, letters_of
+from tensilekit.pipeline.stage import StageContext, StageResult, canonical_json, relative_to_root
+from tensilekit.pipeline.stages.baseline import BASELINE_FILE
+from tensilekit.pipeline.stages.build import equality_logic, size_key
+from tensilekit.pipeline.stages.common import (
+    BASELINE,
+    INGEST,
+    LIBRARY,
+    PROBLEM_HEADER,
+    SEARCH,
+    GemmEntry,
+    TuneStage,
+    load_gemms,
+    problem_columns,
+    read_json,
+)
+from tensilekit.pipeline.stages.library import CATALOG_FILE, catalog_source, lookup, problem_type_key, type_key_text
+from tensilekit.pipeline.stages.search import SEARCH_FILE
+from tensilekit.search.clusters import cluster_sizes
+from tensilekit.search.configs import enqueues_per_sync, problem_type_config, tuning_config, write_config
+from tensilekit.search.driver import evaluate_with_driver, load_solution_records
+from tensilekit.search.ga import (
+    GAConfig,
+    GAState,
+    Measurement,
+    SearchProblem,
+    advance,
+    best_per_size,
+    propose,
+    state_from_json,
+    state_to_json,
+    unevaluated,
+)
+from tensilekit.search.grid import enumerate_kernels
+from tensilekit.search.params import Dialect, KernelParams, ProblemShape
+from tensilekit.search.profiles import ArchProfile, gene_space, profile_for
+from tensilekit.search.pruning import make_context
+from tensilekit.search.seeds import seed_from_record, unique
+from tensilekit.tools.runner import CommandRunner, SubprocessRunner
+from tensilekit.workload.problem import COMPUTE_TYPES, tensile_type_letters
+
+STATE_FILE = "ga_state.json"
+SEARCH_CATALOG = "catalog.json"
+CONFIGS_DIR = "configs"
+RUNS_DIR = "runs"
+LOGIC_DIR = "logic"
+GENERATIONS_FILE = "generations.csv"
+WINNERS_FILE = "winners.csv"
+
+
+class SearchGroup(BaseModel):
+    """One search: a GEMM type and a cluster of its sizes, with the GEMMs that use each size."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    gemm_type: str
+    letters: str
+    type_name: str
+    problem_type: dict[str, Any]
+    shapes: tuple[tuple[int, int, int, int, str, str, int, int], ...]
+    weights: tuple[float, ...]
+    gemms: tuple[tuple[str, int], ...]
+    """``(GEMM id, position of its size in shapes)``."""
+    compute_bytes: int = 4
+    beta: bool = False
+
+    def problem_shapes(self) -> list[ProblemShape]:
+        return [ProblemShape(*shape) for shape in self.shapes]
+
+
+class DriverJobSpec(BaseModel):
+    """Payload of :func:`driver_job`: benchmark some kernels of one group with the driver."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    workdir: str
+    group: SearchGroup
+    kernels: tuple[dict[str, Any], ...]
+    arch: str
+    dialect: Dialect
+    executable: str
+    simulator: SimulatorConfig | None = None
+
+
+def driver_job(context: JobContext, spec: DriverJobSpec) -> dict[str, Any]:
+    """Write the config, run the driver (or the SIMULATED one) and return the measurements."""
+    runner: CommandRunner = SimulatedTensileRunner(spec.simulator) if spec.simulator else SubprocessRunner()
+    profile = profile_for(spec.arch)
+    group = spec.group
+    kernels = [KernelParams.from_json(item) for item in spec.kernels]
+    measurements = evaluate_with_driver(
+        runner, kernels, name=spec.name, workdir=spec.workdir, problem_type=group.problem_type,
+        sizes=group.problem_shapes(), profile=profile, defaults=profile.default_genes(group.letters),
+        type_name=group.type_name, dialect=spec.dialect, executable=spec.executable, env=context.env,
+        timeout=context.timeout, header=_header(group, spec.arch, spec.dialect, spec.simulator is not None),
+        beta=group.beta,
+    )  # fmt: skip
+    return {"measurements": [measurement.to_json() for measurement in measurements]}
+
+
+def _header(group: SearchGroup, arch: str, dialect: str, simulated: bool) -> list[str]:
+    lines = [
+        f"tensilekit kernel search: {group.gemm_type} group {group.name} for {arch} ({dialect} config)",
+        "sizes (M, N, batch, K): " + "; ".join("x".join(str(v) for v in shape[:4]) for shape in group.shapes),
+    ]
+    if simulated:
+        lines.append(f"{SIMULATED}: benchmarked by tensilekit's GPU model, not by a GPU")
+    return lines
+
+
+def _problem_type(problem: Any) -> dict[str, Any]:
+    letters = tensile_type_letters(problem.a_type)
+    dest = tensile_type_letters(problem.d_type)
+    compute = COMPUTE_TYPES.get(problem.compute_type, "S")
+    return problem_type_config(letters, dest, compute, problem.trans_a, problem.trans_b)
+
+
+def build_groups(gemms: Sequence[GemmEntry], config: TuneConfig) -> list[SearchGroup]:
+    """The searches: per GEMM type (in workload order), clusters of distinct sizes."""
+    by_type: dict[str, list[GemmEntry]] = defaultdict(list)
+    for gemm in gemms:
+        by_type[gemm.problem.gemm_type].append(gemm)
+    groups: list[SearchGroup] = []
+    for gemm_type, members in by_type.items():
+        shapes: list[tuple[int, int, int, int, str, str, int, int]] = []
+        weights: list[float] = []
+        owner: list[tuple[str, int]] = []
+        for gemm in members:
+            problem = gemm.problem
+            shape = (problem.m, problem.n, problem.batch, problem.k, problem.trans_a, problem.trans_b,
+                     problem.lda, problem.ldb)  # fmt: skip
+            if shape not in shapes:
+                shapes.append(shape)
+                weights.append(0.0)
+            position = shapes.index(shape)
+            weights[position] += float(problem.call_count)
+            owner.append((gemm.id, position))
+        clusters = cluster_sizes(
+            [ProblemShape(*shape) for shape in shapes], max_distance=config.cluster_distance,
+            max_size=config.cluster_size,
+        )  # fmt: skip
+        first = members[0].problem
+        for number, cluster in enumerate(clusters):
+            local = {position: index for index, position in enumerate(cluster)}
+            groups.append(
+                SearchGroup(
+                    name=f"{gemm_type}_{number}", gemm_type=gemm_type, letters=letters_of(first),
+                    type_name=problem_type_name(first), problem_type=_problem_type(first),
+                    shapes=tuple(shapes[position] for position in cluster),
+                    weights=tuple(weights[position] for position in cluster),
+                    gemms=tuple((gemm_id, local[position]) for gemm_id, position in owner if position in local),
+                    compute_bytes=8 if first.compute_type == "c_f64_r" else 4,
+                    beta=any(gemm.problem.beta != 0 for gemm in members),
+                )
+            )  # fmt: skip
+    return groups
+
+
+class KernelSearchStage(TuneStage):
+    """GA or grid search over new kernels; see the module docstring."""
+
+    name = SEARCH
+    version = "1"
+    inputs = (INGEST, LIBRARY, BASELINE)
+    outputs = (SEARCH_FILE, SEARCH_CATALOG, LOGIC_DIR, CONFIGS_DIR, WINNERS_FILE, GENERATIONS_FILE)
+
+    def __init__(self, mode: str = "ga") -> None:
+        self.mode = mode
+
+    def config_slice(self, config: TuneConfig) -> dict[str, Any]:
+        return {**config.measurement_slice(), **config.kernel_search_slice()}
+
+    def tools(self, config: TuneConfig) -> list[str]:
+        return [f"builtin:{SIMULATOR_VERSION}"] if config.simulate else [config.tensile_executable]
+
+    # ------------------------------------------------------------------------------ run
+
+    def run(self, context: StageContext) -> StageResult:
+        config: TuneConfig = context.config
+        if not config.simulate and shutil.which(config.tensile_executable) is None:
+            raise StageFailed(
+                f"the Tensile benchmark driver {config.tensile_executable!r} was not found; put hipBLASLt's "
+                "tensilelite/Tensile/bin (or ROCm/Tensile's Tensile/bin) on PATH or pass --tensile-executable"
+            )
+        profile = profile_for(config.arch)
+        baseline = read_json(context.upstream_path(BASELINE, BASELINE_FILE))
+        catalog = read_json(context.upstream_path(LIBRARY, CATALOG_FILE))
+        kept = set(baseline["kept"])
+        gemms = [gemm for gemm in load_gemms(context) if gemm.id in kept]
+        if config.search_dialect not in profile.dialects:
+            raise SearchError(
+                f"{config.search_dialect} configs cannot target {config.arch} "
+                f"(use --config-dialect {' or '.join(profile.dialects)})"
+            )
+        groups: list[SearchGroup] = []
+        problems: dict[str, SearchProblem] = {}
+        skipped: dict[str, str] = {}
+        for group in build_groups(gemms, config):
+            try:
+                problems[group.name] = self._problem(group, profile, config.search_dialect)
+            except SearchError as error:  # e.g. a data type the architecture has no MFMA for
+                skipped[group.name] = str(error)
+                continue
+            groups.append(group)
+        for name, reason in skipped.items():
+            context.log(f"group {name} not searched: {reason}")
+        seeds = {group.name: self._seeds(context, group, gemms, baseline, catalog, problems[group.name], profile)
+                 for group in groups}  # fmt: skip
+        ga_config = GAConfig(
+            population=config.population, generations=config.generations if self.mode == "ga" else 1,
+            elite=config.elite, tournament=config.tournament, crossover_rate=config.crossover_rate,
+            mutation_rate=config.mutation_rate, stagnation=config.stagnation if self.mode == "ga" else 0,
+            time_budget_s=config.time_budget, seed=config.seed,
+        )  # fmt: skip
+        grid: dict[str, list[KernelParams]] = {}
+        if self.mode == "grid":
+            for group in groups:
+                problem = problems[group.name]
+                grid[group.name] = unique(
+                    [*seeds[group.name], *enumerate_kernels(
+                        problem.space, problem.context, profile.default_genes(group.letters), profile.grid_genes,
+                        limit=config.grid_limit,
+                    )]
+                )  # fmt: skip
+        key = hashlib.sha256(
+            canonical_json(
+                {"slice": self.config_slice(config), "groups": [group.model_dump(mode="json") for group in groups],
+                 "seeds": {name: [kernel.to_json() for kernel in kernels] for name, kernels in seeds.items()}}
+            ).encode()
+        ).hexdigest()  # fmt: skip
+        states = self._load_states(context, key, groups)
+        history = self._search(context, config, groups, problems, seeds, grid, ga_config, states, key)
+        return self._finish(
+            context, config, profile, groups, problems, seeds, states, history, gemms, baseline, catalog, skipped
+        )
+
+    @staticmethod
+    def _problem(group: SearchGroup, profile: ArchProfile, dialect: Dialect) -> SearchProblem:
+        shapes = group.problem_shapes()
+        return SearchProblem(
+            space=gene_space(profile, group.letters, dialect),
+            context=make_context(profile, group.letters, shapes, group.compute_bytes),
+            weights=group.weights, stream=group.name,
+        )  # fmt: skip
+
+    @staticmethod
+    def _seeds(
+        context: StageContext,
+        group: SearchGroup,
+        gemms: Sequence[GemmEntry],
+        baseline: Mapping[str, Any],
+        catalog: Mapping[str, Any],
+        problem: SearchProblem,
+        profile: ArchProfile,
+    ) -> list[KernelParams]:
+        by_id = {gemm.id: gemm for gemm in gemms}
+        loaded: dict[Path, LogicFile] = {}
+        seeds: list[KernelParams | None] = []
+        for gemm_id, _ in group.gemms:
+            measured = baseline["gemms"][gemm_id]["measured"] or {}
+            found = lookup(dict(catalog), by_id[gemm_id].problem, measured.get("solution_name"))
+            if found is None:
+                continue
+            source = catalog_source(context.run_root, dict(catalog), found[0])
+            if source not in loaded:
+                loaded[source] = load_logic(source)
+            record = loaded[source].solutions[found[1]].raw()
+            seeds.append(seed_from_record(record, profile.default_genes(group.letters), problem.context, problem.space))
+        return unique(seeds)
+
+    @staticmethod
+    def _load_states(context: StageContext, key: str, groups: Sequence[SearchGroup]) -> dict[str, GAState]:
+        """The checkpointed states when the checkpoint belongs to this search, else fresh ones.
+
+        The jobs of the checkpointed generations count as cached jobs of this run, so the
+        stage's job counts do not depend on whether it was interrupted.
+        """
+        fresh = {group.name: GAState() for group in groups}
+        path = context.path(STATE_FILE)
+        if context.fresh or not path.is_file():
+            return fresh
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return fresh
+        if data.get("key") != key:
+            return fresh
+        states = dict(fresh)
+        for name, item in data.get("groups", {}).items():
+            if name in states:
+                states[name] = state_from_json(item)
+        done = int(data.get("jobs", 0))
+        context.jobs_total += done
+        context.jobs_cached += done
+        return states
+
+    def _search(
+        self,
+        context: StageContext,
+        config: TuneConfig,
+        groups: Sequence[SearchGroup],
+        problems: Mapping[str, SearchProblem],
+        seeds: Mapping[str, Sequence[KernelParams]],
+        grid: Mapping[str, Sequence[KernelParams]],
+        ga_config: GAConfig,
+        states: dict[str, GAState],
+        key: str,
+    ) -> list[list[Any]]:
+        """Advance every group to a stop condition, a generation at a time; checkpoint each."""
+        runs = context.path(RUNS_DIR)
+        runs.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        resumed_elapsed = max((state.elapsed_s for state in states.values()), default=0.0)
+        self._write_first_configs(context, config, groups, problems, seeds, grid, ga_config, states)
+        while True:
+            active = [group for group in groups if not states[group.name].finished]
+            if not active:
+                break
+            generation = min(states[group.name].generation for group in active)
+            proposals: dict[str, list[KernelParams]] = {}
+            jobs = []
+            subjects: dict[str, str] = {}
+            for group in active:
+                state = states[group.name]
+                if state.generation != generation:
+                    continue
+                population = (
+                    list(grid[group.name]) if self.mode == "grid"
+                    else propose(state, problems[group.name], ga_config, seeds[group.name])
+                )  # fmt: skip
+                proposals[group.name] = population
+                fresh = unevaluated(population, state)
+                if not fresh:
+                    continue
+                name = f"{group.name}_g{generation:03d}"
+                spec = DriverJobSpec(
+                    name=name, workdir=str(runs), group=group, kernels=tuple(kernel.to_json() for kernel in fresh),
+                    arch=config.arch, dialect=config.search_dialect, executable=config.tensile_executable,
+                    simulator=config.simulator(),
+                )  # fmt: skip
+                cost = sum(estimate_time_us(_problem_of(shape, group), config.arch) for shape in group.shapes)
+                cost *= len(fresh) * 2 * enqueues_per_sync(group.problem_shapes()) * 1e-6
+                jobs.append(make_job(f"ga-{name}", driver_job, spec, kind=JobKind.GPU, cost=cost))
+                subjects[f"ga-{name}"] = f"{group.name} generation {generation} ({len(fresh)} kernel(s))"
+            outcomes = {
+                job.id: outcome
+                for job, outcome in zip(jobs, context.run_jobs(jobs, phase=self.mode, subjects=subjects), strict=True)
+            }
+            if generation == 0 and jobs and not any(outcome.ok for outcome in outcomes.values()):
+                raise StageFailed("every kernel-search benchmark of the first generation failed; see failures.json")
+            elapsed = resumed_elapsed + time.monotonic() - started
+            for group_name, population in proposals.items():
+                group = next(item for item in groups if item.name == group_name)
+                state = states[group_name]
+                outcome = outcomes.get(f"ga-{group_name}_g{generation:03d}")
+                measurements = self._measurements(context, outcome, unevaluated(population, state), len(group.shapes))
+                states[group_name] = advance(state, population, measurements, problems[group_name], ga_config, elapsed)
+            self._checkpoint(context, key, states)
+            context.log(self._progress(generation, proposals, states, problems))
+        return self._history(groups, states, problems)
+
+    def _write_first_configs(
+        self,
+        context: StageContext,
+        config: TuneConfig,
+        groups: Sequence[SearchGroup],
+        problems: Mapping[str, SearchProblem],
+        seeds: Mapping[str, Sequence[KernelParams]],
+        grid: Mapping[str, Sequence[KernelParams]],
+        ga_config: GAConfig,
+        states: Mapping[str, GAState],
+    ) -> None:
+        """``configs/<group>.yaml`` + ``.sh``: each group's first benchmark, runnable by hand."""
+        profile = profile_for(config.arch)
+        folder = context.path(CONFIGS_DIR)
+        for group in groups:
+            kernels = (
+                list(grid[group.name]) if self.mode == "grid"
+                else propose(GAState(), problems[group.name], ga_config, seeds[group.name])
+            )  # fmt: skip
+            tuned = tuning_config(
+                group.problem_type, group.problem_shapes(), kernels, profile, config.search_dialect, beta=group.beta
+            )
+            write_config(folder, group.name, tuned, _header(group, config.arch, config.search_dialect, config.simulate))
+        context.record(folder)
+
+    @staticmethod
+    def _measurements(
+        context: StageContext, outcome: Any, kernels: Sequence[KernelParams], size_count: int
+    ) -> list[Measurement]:
+        if outcome is None:
+            return []
+        if not outcome.ok:
+            status = f"job failed: {outcome.error_type}"
+            return [Measurement(kernel, (None,) * size_count, status) for kernel in kernels]
+        measurements = []
+        for item in outcome.value["measurements"]:
+            measurement = Measurement.from_json(item)
+            if measurement.record is not None:
+                path = Path(measurement.record[0])
+                if path.is_absolute() and path.is_relative_to(context.run_root):
+                    measurement = Measurement(
+                        measurement.kernel, measurement.times_us, measurement.status,
+                        (relative_to_root(path, context.run_root), measurement.record[1]),
+                    )  # fmt: skip
+            measurements.append(measurement)
+        return measurements
+
+    @staticmethod
+    def _checkpoint(context: StageContext, key: str, states: Mapping[str, GAState]) -> None:
+        payload = {
+            "key": key, "jobs": context.jobs_total, "data": context.config.data_label,
+            "groups": {name: state_to_json(state) for name, state in states.items()},
+        }  # fmt: skip
+        write_text_atomic(context.path(STATE_FILE), json.dumps(payload, sort_keys=True) + "\n")
+
+    @staticmethod
+    def _progress(
+        generation: int,
+        proposals: Mapping[str, Sequence[KernelParams]],
+        states: Mapping[str, GAState],
+        problems: Mapping[str, SearchProblem],
+    ) -> str:
+        parts = []
+        for name in proposals:
+            state = states[name]
+            best = state.best_cost
+            first = next((value for value in state.best_history if value != float("inf")), best)
+            gain = f"{first / best - 1.0:+.1%}" if best not in (0.0, float("inf")) else "-"
+            parts.append(f"{name} {len(state.archive)} kernels, best {gain} vs generation 0"
+                         + (f" [{state.stop_reason}]" if state.stop_reason else ""))  # fmt: skip
+        return f"generation {generation}: " + "; ".join(parts)
+
+    @staticmethod
+    def _history(
+        groups: Sequence[SearchGroup], states: Mapping[str, GAState], problems: Mapping[str, SearchProblem]
+    ) -> list[list[Any]]:
+        rows: list[list[Any]] = []
+        for group in groups:
+            state = states[group.name]
+            for generation, best in enumerate(state.best_history):
+                rows.append([group.name, group.gemm_type, len(group.shapes), generation,
+                             None if best == float("inf") else best,
+                             state.stop_reason if generation == len(state.best_history) - 1 else ""])  # fmt: skip
+        return rows
+
+    # ------------------------------------------------------------------------------ results
+
+    def _finish(
+        self,
+        context: StageContext,
+        config: TuneConfig,
+        profile: ArchProfile,
+        groups: Sequence[SearchGroup],
+        problems: Mapping[str, SearchProblem],
+        seeds: Mapping[str, Sequence[KernelParams]],
+        states: Mapping[str, GAState],
+        history: list[list[Any]],
+        gemms: Sequence[GemmEntry],
+        baseline: Mapping[str, Any],
+        catalog: Mapping[str, Any],
+        skipped: Mapping[str, str],
+    ) -> StageResult:
+        by_id = {gemm.id: gemm for gemm in gemms}
+        records: dict[str, list[dict[str, Any]]] = {}
+        winners: dict[str, tuple[KernelParams, float, dict[str, Any], SearchGroup]] = {}
+        for group in groups:
+            state = states[group.name]
+            per_size = best_per_size(state, len(group.shapes))
+            for gemm_id, position in group.gemms:
+                found = per_size[position]
+                if found is None:
+                    continue
+                kernel, time_us = found
+                record = self._record(context, state.archive[kernel], records)
+                if record is None:
+                    continue
+                winners[gemm_id] = (kernel, time_us, record, group)
+
+        # One logic file per GEMM type, named like the library's file for the type.
+        logic_dir = context.path(LOGIC_DIR)
+        logic_dir.mkdir(parents=True, exist_ok=True)
+        sources: list[str] = []
+        solutions_index: dict[str, dict[str, list[int]]] = {}
+        originals: dict[str, str] = {}
+        positions: dict[str, tuple[str, int]] = {}
+        by_type: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for gemm in gemms:
+            if gemm.id in winners:
+                by_type[problem_type_key(gemm.problem)].append(gemm.id)
+        written: set[str] = set()
+        for type_key, ids in by_type.items():
+            problem = by_id[ids[0]].problem
+            base, original = self._base_logic(context, catalog, type_key, problem, profile)
+            file_name = (
+                original.name if original is not None else f"{profile.schedule}_{problem_type_name(problem)}.yaml"
+            )
+            chosen: list[dict[str, Any]] = []
+            names: list[str] = []
+            rows: list[tuple[list[int], int, float]] = []
+            seen_keys: set[tuple[int, ...]] = set()
+            for gemm_id in ids:
+                kernel, time_us, record, group = winners[gemm_id]
+                name = str(record.get("SolutionNameMin") or kernel.name(group.type_name))
+                if name not in names:
+                    names.append(name)
+                    chosen.append(dict(record, SolutionNameMin=name))
+                positions[gemm_id] = (name, names.index(name))
+                key = tuple(size_key(by_id[gemm_id]))
+                if key not in seen_keys:
+                    seen_keys.add(key)
+                    gflops = by_id[gemm_id].problem.flops / (time_us * 1e3)
+                    rows.append((list(key), names.index(name), round(gflops, 3)))
+            solutions = [LogicSolution.model_validate(record) for record in chosen]
+            dump_logic(equality_logic(base, solutions, rows), logic_dir / file_name)
+            written.add(file_name)
+            source_index = len(sources)
+            sources.append(relative_to_root(logic_dir / file_name, context.run_root))
+            solutions_index[type_key_text(type_key)] = {
+                name: [source_index, position] for position, name in enumerate(names)
+            }
+            if original is not None:
+                originals[file_name] = (
+                    relative_to_root(original, context.run_root) if original.is_relative_to(context.run_root)
+                    else str(original)
+                )  # fmt: skip
+        for stale in logic_dir.glob("*.yaml"):
+            if stale.name not in written:
+                stale.unlink()
+        context.record(logic_dir)
+        context.write_json(
+            context.path(SEARCH_CATALOG),
+            {"origin": f"kernel search ({self.mode})", "data": config.data_label, "sources": sources,
+             "solutions": solutions_index, "originals": originals, "skipped": []},
+        )  # fmt: skip
+
+        results: dict[str, dict[str, Any]] = {}
+        for gemm in gemms:
+            reference = (baseline["gemms"][gemm.id]["measured"] or {}).get("us")
+            group_name = next((group.name for group in groups if any(g == gemm.id for g, _ in group.gemms)), None)
+            if group_name is None:
+                reason = "; ".join(sorted(set(skipped.values()))) or "no search group"
+                results[gemm.id] = {
+                    "winner": None,
+                    "status": f"not searched: {reason}",
+                    "candidates": [],
+                    "group": None,
+                }
+                continue
+            if gemm.id not in winners:
+                results[gemm.id] = {"winner": None, "status": "no valid kernel", "candidates": [], "group": group_name}
+                continue
+            kernel, time_us, _, group = winners[gemm.id]
+            name, position = positions[gemm.id]
+            results[gemm.id] = {
+                "winner": {"solution_index": position, "solution_name": name, "us": time_us,
+                           "gflops": gemm.problem.flops / (time_us * 1e3), "kernel": kernel.to_json()},
+                "status": "winner", "candidates": [], "baseline_us": reference, "group": group.name,
+            }  # fmt: skip
+        summaries = {group.name: self._group_summary(group, states[group.name], seeds[group.name], problems[group.name])
+                     for group in groups}  # fmt: skip
+        evaluated = sum(len(states[group.name].archive) for group in groups)
+        failed = sum(summary["failed"] for summary in summaries.values())
+        summary = (
+            f"{self.mode}: {evaluated} kernel(s) benchmarked in {len(groups)} group(s), {failed} failed; "
+            f"winners for {len(winners)}/{len(gemms)} GEMM(s)"
+        )
+        context.write_json(
+            context.path(SEARCH_FILE),
+            {"gemms": results, "data": config.data_label, "mode": self.mode, "catalog": SEARCH_CATALOG,
+             "groups": summaries, "skipped_groups": dict(skipped), "summary": summary},
+        )  # fmt: skip
+        label = config.data_label
+        context.write_csv(
+            context.path(GENERATIONS_FILE),
+            ["data", "group", "gemm_type", "sizes", "generation", "best_weighted_us", "stop_reason"],
+            ([label, *row] for row in history),
+        )
+        context.write_csv(
+            context.path(WINNERS_FILE),
+            ["data", "id", *PROBLEM_HEADER, "call_count", "group", "solution_name", "us", "gflops", "baseline_us",
+             "expected_uplift", "status"],
+            (self._winner_row(label, gemm, results[gemm.id]) for gemm in gemms),
+        )  # fmt: skip
+        return StageResult(summary=summary)
+
+    @staticmethod
+    def _winner_row(label: str, gemm: GemmEntry, result: Mapping[str, Any]) -> list[Any]:
+        winner = result["winner"] or {}
+        reference = result.get("baseline_us")
+        uplift = reference / winner["us"] - 1.0 if winner and reference else None
+        return [label, gemm.id, *problem_columns(gemm.problem), gemm.problem.call_count, result.get("group"),
+                winner.get("solution_name"), winner.get("us"), winner.get("gflops"), reference, uplift,
+                result["status"]]  # fmt: skip
+
+    @staticmethod
+    def _group_summary(
+        group: SearchGroup, state: GAState, seeds: Sequence[KernelParams], problem: SearchProblem
+    ) -> dict[str, Any]:
+        seed_costs = [state.archive[seed].cost(problem.weights) for seed in seeds if seed in state.archive]
+        best = state.best_cost
+        return {
+            "gemm_type": group.gemm_type,
+            "sizes": [list(shape[:4]) for shape in group.shapes],
+            "generations": state.generation,
+            "evaluated": len(state.archive),
+            "failed": sum(1 for measurement in state.archive.values() if measurement.status != "ok"),
+            "seeds": len(seeds),
+            "seed_weighted_us": min(seed_costs) if seed_costs and min(seed_costs) != float("inf") else None,
+            "best_weighted_us": None if best == float("inf") else best,
+            "stop_reason": state.stop_reason,
+        }
+
+    @staticmethod
+    def _record(
+        context: StageContext, measurement: Measurement, cache: dict[str, list[dict[str, Any]]]
+    ) -> dict[str, Any] | None:
+        if measurement.record is None:
+            return None
+        file, position = measurement.record
+        path = Path(file) if Path(file).is_absolute() else context.run_root / file
+        key = str(path)
+        if key not in cache:
+            try:
+                cache[key] = load_solution_records(path)
+            except (OSError, TensilekitError):
+                cache[key] = []
+        records = cache[key]
+        return dict(records[position]) if position < len(records) else None
+
+    @staticmethod
+    def _base_logic(
+        context: StageContext,
+        catalog: Mapping[str, Any],
+        type_key: tuple[str, ...],
+        problem: Any,
+        profile: ArchProfile,
+    ) -> tuple[LogicFile, Path | None]:
+        """The library's logic file for a GEMM type (the header the tuned file keeps), if any."""
+        entries = catalog.get("solutions", {}).get(type_key_text(type_key), {})
+        indices = sorted({entry[0] for entry in entries.values()})
+        if indices:
+            source = catalog_source(context.run_root, dict(catalog), indices[0])
+            return load_logic(source), source
+        data = [
+            {"MinimumRequiredVersion": "4.33.0"}, profile.schedule,
+            {"Architecture": profile.arch, "CUCount": profile.cu_count}, list(profile.device_names),
+            problem_type_dict(problem), [], [2, 3, 0, 1], [], None, None, "DeviceEfficiency", "Equality",
+        ]  # fmt: skip
+        return logic_from_data(data, dialect="tensilelite"), None
+
+
+def _problem_of(shape: Sequence[Any], group: SearchGroup) -> Any:
+    from tensilekit.pipeline.simulate_tensile import problem_from_type
+
+    return problem_from_type(group.problem_type, shape[:4])
+
+
+__all__ = ["KernelSearchStage", "SearchGroup", "build_groups", "driver_job"]

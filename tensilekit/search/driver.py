@@ -1,0 +1,198 @@
+"""Evaluate kernels with the Tensile benchmark driver: write a config, run it, read the CSV back.
+
+The search's fitness is measured time. :func:`evaluate_with_driver` writes one config holding
+the kernels (:func:`~tensilekit.search.configs.tuning_config`), runs the driver through a
+:class:`~tensilekit.tools.runner.CommandRunner` (:func:`~tensilekit.tools.tensile_client.run_tensile`)
+and turns its outputs into one :class:`~tensilekit.search.ga.Measurement` per kernel
+(:func:`read_driver_results`):
+
+* the client CSV (``2_BenchmarkData/*.csv``) holds each solution's GFlops per size; time is
+  ``TotalFlops / (GFlops * 1e3)`` microseconds; ``-1`` means the solution failed validation;
+* the benchmarked solutions (``2_BenchmarkData/*.yaml``, same order as the CSV's solution
+  columns) tie columns to kernels when the driver's names are not tensilekit's (the real
+  driver names solutions itself): by the parameters of each record, else in order. A kernel the
+  driver did not benchmark (it rejected it) is a result too.
+
+This is the search's subprocess edge; everything else in :mod:`tensilekit.search` is pure.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tensilekit.errors import InvalidKernel, ToolOutputError
+from tensilekit.search.configs import tuning_config, write_config
+from tensilekit.search.ga import Measurement
+from tensilekit.search.params import Dialect, KernelParams, ProblemShape
+from tensilekit.search.profiles import ArchProfile
+from tensilekit.tools.runner import CommandRunner
+from tensilekit.tools.tensile_client import FAILED, ClientCsv, TensileRunConfig, TensileRunResult, run_tensile
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_solution_records(path: str | Path) -> list[dict[str, Any]]:
+    """The solution records of a driver ``2_BenchmarkData/*.yaml`` (the version header skipped).
+
+    A file whose items are one JSON object per line (YAML flow mappings, as the SIMULATED
+    driver writes them) is read line by line, much faster than a YAML parse.
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    data: Any
+    try:
+        data = [json.loads(line[2:]) for line in text.splitlines() if line.strip()]
+    except ValueError:
+        data = yaml.load(text, Loader=_LOADER)
+    if not isinstance(data, list):
+        raise ToolOutputError(f"{path}: not a list of solutions")
+    return [item for item in data if isinstance(item, dict) and "MinimumRequiredVersion" not in item]
+
+
+def _solutions_file(csv: ClientCsv) -> Path | None:
+    if csv.source is None:
+        return None
+    source = Path(csv.source)
+    stem = source.stem.removesuffix("_CSVWinner")
+    candidate = source.with_name(f"{stem}.yaml")
+    return candidate if candidate.is_file() else None
+
+
+def _match_columns(
+    csv: ClientCsv,
+    records: Callable[[], Sequence[Mapping[str, Any]]],
+    kernels: Sequence[KernelParams],
+    defaults: Mapping[str, int],
+    type_name: str,
+) -> dict[KernelParams, int]:
+    """Kernel -> solution column position: by tensilekit's name, then by the parameters of the
+    solution records (``records`` is called only if names leave kernels unmatched), then the
+    rest in order when as many kernels as columns remain."""
+    columns = list(csv.solution_names)
+    found: dict[KernelParams, int] = {}
+    taken: set[int] = set()
+    by_name = {name: position for position, name in enumerate(columns)}
+    for kernel in kernels:
+        position = by_name.get(kernel.name(type_name))
+        if position is not None and position not in taken:
+            found[kernel] = position
+            taken.add(position)
+    if len(found) < len(kernels):
+        solution_records = records()
+        if len(solution_records) == len(columns):
+            wanted = set(kernels) - set(found)
+            for position, record in enumerate(solution_records):
+                if position in taken:
+                    continue
+                try:
+                    kernel = KernelParams.from_solution(record, defaults)
+                except InvalidKernel:
+                    continue
+                if kernel in wanted:
+                    wanted.discard(kernel)
+                    found[kernel] = position
+                    taken.add(position)
+    # The driver keeps the config's solution order: what is still unmatched pairs up in order
+    # when as many kernels as columns are left (a record whose parameters the driver adjusted).
+    left_kernels = [kernel for kernel in kernels if kernel not in found]
+    left_columns = [position for position in range(len(columns)) if position not in taken]
+    if left_kernels and len(left_kernels) == len(left_columns):
+        found.update(zip(left_kernels, left_columns, strict=True))
+    return found
+
+
+def read_driver_results(
+    result: TensileRunResult,
+    kernels: Sequence[KernelParams],
+    sizes: Sequence[ProblemShape],
+    *,
+    defaults: Mapping[str, int],
+    type_name: str,
+) -> list[Measurement]:
+    """One measurement per kernel from a driver run's outputs (see the module docstring)."""
+    if not result.benchmark_data:
+        return [Measurement(kernel, (None,) * len(sizes), "no benchmark data") for kernel in kernels]
+    csv = result.benchmark_data[0]
+    solutions_file = _solutions_file(csv)
+
+    def records() -> Sequence[Mapping[str, Any]]:
+        return load_solution_records(solutions_file) if solutions_file is not None else []
+
+    columns = _match_columns(csv, records, kernels, defaults, type_name)
+    rows = {row.gemm_size: row for row in csv.rows if len(row.sizes) == 4}
+    measurements: list[Measurement] = []
+    for kernel in kernels:
+        position = columns.get(kernel)
+        if position is None:
+            measurements.append(Measurement(kernel, (None,) * len(sizes), "rejected by the driver"))
+            continue
+        name = csv.solution_names[position]
+        times: list[float | None] = []
+        failed = False
+        for shape in sizes:
+            row = rows.get(shape.size)
+            gflops = row.gflops.get(name) if row is not None else None
+            if gflops is None:
+                times.append(None)
+            elif gflops <= FAILED or gflops <= 0:
+                failed = failed or gflops <= FAILED
+                times.append(None)
+            else:
+                flops = row.total_flops if row is not None and row.total_flops else shape.flops
+                times.append(flops / (gflops * 1e3))
+        status = (
+            "failed validation" if failed else ("ok" if all(t is not None for t in times) else "not run on every size")
+        )
+        record = (str(solutions_file), position) if solutions_file is not None else None
+        measurements.append(Measurement(kernel, tuple(times), status, record))
+    return measurements
+
+
+def evaluate_with_driver(
+    runner: CommandRunner,
+    kernels: Sequence[KernelParams],
+    *,
+    name: str,
+    workdir: str | Path,
+    problem_type: Mapping[str, Any],
+    sizes: Sequence[ProblemShape],
+    profile: ArchProfile,
+    defaults: Mapping[str, int],
+    type_name: str,
+    dialect: Dialect = "tensilelite",
+    executable: str = "Tensile",
+    env: Mapping[str, str | None] | None = None,
+    timeout: float | None = None,
+    header: Sequence[str] = (),
+    beta: bool = False,
+) -> list[Measurement]:
+    """Benchmark ``kernels`` on ``sizes`` with the driver; one measurement per kernel.
+
+    Writes ``<workdir>/<name>.yaml`` (+ ``.sh``) and runs the driver into
+    ``<workdir>/build_<name>/`` (emptied first).
+
+    Raises:
+        ToolError: the driver could not be run, crashed, or wrote unreadable output (a
+            solution failing validation is a result, not an error).
+    """
+    folder = Path(workdir)
+    config = tuning_config(problem_type, sizes, kernels, profile, dialect, library_logic=False, beta=beta)
+    config_path = write_config(folder, name, config, header)
+    output = folder / f"build_{name}"
+    shutil.rmtree(output, ignore_errors=True)
+    result = run_tensile(
+        runner,
+        TensileRunConfig(config_file=config_path, output_dir=output),
+        executable=executable,
+        env=env,
+        timeout=timeout,
+    )
+    return read_driver_results(result, kernels, sizes, defaults=defaults, type_name=type_name)
+
+
+__all__ = ["evaluate_with_driver", "load_solution_records", "read_driver_results"]
