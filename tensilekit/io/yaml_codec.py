@@ -78,10 +78,11 @@ AMD_MASTER_STYLE = YamlStyle(explicit_start=True, explicit_end=True)
 # numbers, timestamps, underscores, tags, merge keys. AMD's tools read with PyYAML, so a text
 # with any of these is decoded by PyYAML; the scan costs about as much as the fast parse.
 _YAML11_AMBIGUOUS = re.compile(
-    r"""(?:: |- |\[|, |\{|\n *)(?:"""
-    r"""[-+]?(?:_[0-9]|0[0-9o_]|0b|[0-9][0-9_]*[eE]|[0-9]*\.[0-9_]*[eE][0-9]|[0-9][0-9_]*:[0-5]?[0-9])"""
+    r"""(?:[:-] |[\[,{]|\n)[ \t]*(?:"""
+    r"""[-+]\.[0-9_]|[-+]?(?:[_.]*_[_.]*[0-9]|0[0-9o_]|0b|[0-9][0-9_]*[eE]|[0-9_]*\.[0-9_]*[eE][0-9_]"""
+    r"""|[0-9][0-9_]*:[0-5]?[0-9])"""
     r"""|[0-9]{4}-[0-9]"""
-    r"""|(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF|<<|=)(?=[ ]*(?:$|[,\]}#]|: ))"""
+    r"""|(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF|<<|=)(?=[ \t]*(?:$|[,\]}#]|:(?:[ \t]|$)))"""
     r"""|!)""",
     re.M,
 )
@@ -209,6 +210,21 @@ def _lines_inside_quoted_scalars(text: str) -> set[int]:
     return inside
 
 
+def _writes_empty_double_quoted(text: str) -> bool:
+    """Whether the file spells an empty string ``""``. The regex alone would also match text
+    inside a quoted scalar (``'x: ""`` wrapped across lines), so the first hit is confirmed on
+    the scanner's tokens (they come early in files that have them)."""
+    if not _EMPTY_DOUBLE.search(text):
+        return False
+    try:
+        return any(
+            isinstance(token, yaml.ScalarToken) and token.style == '"' and not token.value
+            for token in yaml.scan(text, Loader=_SafeLoader)
+        )
+    except yaml.YAMLError:
+        return True
+
+
 def _comment_blocks(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Full-line comments grouped by the line they precede (PyYAML drops comments; we re-insert)."""
     blocks: list[tuple[str, tuple[str, ...]]] = []
@@ -307,7 +323,7 @@ def detect_style(text: str, data: Any = None) -> YamlStyle:
         explicit_end=text.endswith("\n...\n") or text.endswith("\n..."),
         sort_keys=False,  # loaded data keeps the file's own key order
         flow_leaves=not (_BLOCK_LIST_FORM.match(head) or ("[" not in text and "{" not in text)),
-        empty_string='""' if ': ""\n' in text and _EMPTY_DOUBLE.search(text) else "''",
+        empty_string='""' if ': ""\n' in text and _writes_empty_double_quoted(text) else "''",
     )
     if isinstance(data, list) and len(data) >= 4:
         candidates = [base] + [
