@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import gc
 import gzip
-import os
 import statistics
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -29,23 +27,12 @@ from typing import Any
 
 import msgpack
 import yaml
+from _corpus import corpus_path
 
 import tensilekit
 from tensilekit.io.logic_io import dumps_logic
 
 TARGETS = {"load": 0.2, "dump": 0.5, "msgpack": 1.5}
-
-
-def corpus_path(explicit: str | None) -> Path:
-    candidates = [
-        explicit,
-        os.environ.get("TENSILEKIT_CORPUS"),
-        str(Path(__file__).resolve().parents[2] / "shared" / "corpus"),
-    ]
-    for candidate in candidates:
-        if candidate and (Path(candidate) / "logic").is_dir():
-            return Path(candidate)
-    sys.exit("corpus not found: pass --corpus or set TENSILEKIT_CORPUS")
 
 
 def timed(function: Callable[[], Any], repeat: int) -> tuple[float, Any]:
@@ -97,7 +84,7 @@ def main() -> None:
         "--skip-master-yaml", action="store_true", help="skip the ~100 s CSafeLoader run on rocBLAS_Full.yaml"
     )
     args = parser.parse_args()
-    corpus = corpus_path(args.corpus)
+    corpus = corpus_path(args.corpus, "logic")
 
     logic_files = sorted((corpus / "logic").rglob("*.yaml"), key=lambda p: p.stat().st_size, reverse=True)[:5]
     header = (

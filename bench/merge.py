@@ -12,26 +12,21 @@ merge (so lazily imported modules are not counted); target <= 10x the input size
 
 from __future__ import annotations
 
-import os
+import argparse
+import json
+import random
+import shlex
+import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
 
-# bench/ holds select.py, which would shadow the standard library's ``select`` (imported by
-# subprocess) for any script run from this folder.
-if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
-    sys.path.pop(0)
+from _corpus import corpus_path
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import random  # noqa: E402
-import shlex  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE, dump_yaml, parse_yaml  # noqa: E402
-from tensilekit.merge import Compat, MergePolicy, merge_directories  # noqa: E402
+from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE, dump_yaml, parse_yaml
+from tensilekit.merge import Compat, MergePolicy, merge_directories
 
 LARGE_CASE = "k1_large_original_sizes_only"
 WARM_UP_CASE = "i2_hip_file_alone_default_policy"
@@ -142,23 +137,12 @@ def peak_memory(original: Path, incremental: Path, compat: Compat, warm_up: Path
     return int(numbers["peak"] - numbers["baseline"])
 
 
-def find_corpus(explicit: str | None) -> Path:
-    candidates = [Path(explicit)] if explicit else []
-    if os.environ.get("TENSILEKIT_CORPUS"):
-        candidates.append(Path(os.environ["TENSILEKIT_CORPUS"]))
-    candidates.append(Path(__file__).resolve().parents[1].parent / "shared" / "corpus")
-    for candidate in candidates:
-        if (candidate / "merge").is_dir():
-            return candidate
-    raise SystemExit("corpus not found: pass --corpus or set TENSILEKIT_CORPUS")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    corpus = find_corpus(args.corpus)
+    corpus = corpus_path(args.corpus, "merge")
 
     rows: list[tuple[str, str, str, str, str, str]] = []
     worst = 0.0

@@ -22,12 +22,12 @@ import argparse
 import gc
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _corpus import corpus_path
 
 import tensilekit
 from tensilekit.selection import (
@@ -43,18 +43,6 @@ from tensilekit.selection.scan import have_kdtree
 TARGET_SINGLE_US = 30.0
 TARGET_BATCH_QPS = 500_000.0
 DEFAULT_MASTERS = ("aldebaran_DB_TN_dtree", "aldebaran_SB_NN", "aldebaran_NN_mixed", "aldebaran_DB_GB_NN")
-
-
-def corpus_path(explicit: str | None) -> Path:
-    candidates = [
-        explicit,
-        os.environ.get("TENSILEKIT_CORPUS"),
-        str(Path(__file__).resolve().parents[2] / "shared" / "corpus"),
-    ]
-    for candidate in candidates:
-        if candidate and (Path(candidate) / "masters").is_dir():
-            return Path(candidate)
-    sys.exit("corpus not found: pass --corpus or set TENSILEKIT_CORPUS")
 
 
 def _walk_predicates(predicate: Any) -> list[Any]:
@@ -189,7 +177,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    corpus = corpus_path(args.corpus)
+    corpus = corpus_path(args.corpus, "masters")
     masters = args.master or list(DEFAULT_MASTERS)
     print(f"k-d tree (SciPy) for bulk search: {'yes' if have_kdtree() else 'no (windowed scan)'}")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
