@@ -79,7 +79,7 @@ AMD_MASTER_STYLE = YamlStyle(explicit_start=True, explicit_end=True)
 # with any of these is decoded by PyYAML; the scan costs about as much as the fast parse.
 _YAML11_AMBIGUOUS = re.compile(
     r"""(?:[:-] |[\[,{]|\n)[ \t]*(?:"""
-    r"""[-+]\.[0-9_]|[-+]?(?:[_.]*_[_.]*[0-9]|0[0-9o_]|0b|[0-9][0-9_]*[eE]|[0-9_]*\.[0-9_]*[eE][0-9_]"""
+    r"""[-+]\.[0-9_]|[-+]?(?:[_.]*_[_.]*[0-9]|0[0-9o_]|0b|[0-9][0-9_]*[eE]|[0-9_]*\.[0-9_]*[eE](?:[0-9_]|[-+][0-9]*_)"""
     r"""|[0-9][0-9_]*:[0-5]?[0-9])"""
     r"""|[0-9]{4}-[0-9]"""
     r"""|(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF|<<|=)(?=[ \t]*(?:$|[,\]}#]|:(?:[ \t]|$)))"""
@@ -283,8 +283,103 @@ def _scalar_spellings(text: str) -> dict[tuple[Any, str, Any], str]:
     return spellings
 
 
-def _alias_paths(text: str) -> tuple[tuple[tuple[object, ...], tuple[object, ...]], ...]:
+_ANCHOR_OR_ALIAS = re.compile(r"(?:^|(?<=[ \[{,]))([&*])(id\d+)\b")
+_BLOCK_KEY_AT_START = re.compile(r"([^\s'\"\[\]{},:#&*!|>%@`-][^:\n]*?|-[^\s:][^:\n]*?):(?: |$)")
+AliasPairs = tuple[tuple[tuple[object, ...], tuple[object, ...]], ...]
+
+
+def _scan_alias_paths(text: str) -> AliasPairs | None:
+    """(anchor path, alias path) pairs read off PyYAML's block layout line by line (anchors sit
+    on a key's or a sequence item's line); None when the layout is not one this reader follows
+    (the caller then composes the document, which is exact but several times slower)."""
+    stack: list[list[Any]] = []  # [kind, column, path, current index or key]
+    anchors: dict[str, tuple[object, ...]] = {}
+    pairs: list[tuple[tuple[object, ...], tuple[object, ...]]] = []
+    state: list[Any] = [0, ""]  # open flow brackets, open quote character
+
+    def carry(fragment: str) -> None:
+        if not state[1] and "'" not in fragment and '"' not in fragment:
+            state[0] += fragment.count("[") + fragment.count("{") - fragment.count("]") - fragment.count("}")
+            return
+        for char in fragment:
+            if state[1]:
+                if char == state[1]:
+                    state[1] = ""
+            elif char in "'\"":
+                state[1] = char
+            elif char in "[{":
+                state[0] += 1
+            elif char in "]}":
+                state[0] -= 1
+
+    def child_path(top: list[Any] | None) -> tuple[object, ...]:
+        return () if top is None else top[2] + (top[3],)
+
+    for line in text.split("\n"):
+        if state[0] or state[1]:  # continuation of a flow collection or quoted scalar
+            if _ANCHOR_OR_ALIAS.search(line):
+                return None
+            carry(line)
+            continue
+        if not line.strip() or line.startswith(("---", "...")):
+            continue
+        column = len(line) - len(line.lstrip(" "))
+        rest = line[column:]
+        while True:
+            while stack and stack[-1][1] > column:
+                stack.pop()
+            if not (rest.startswith("- ") or rest == "-"):
+                break
+            top = stack[-1] if stack else None
+            if top is not None and top[1] == column and top[0] == "seq":
+                top[3] += 1
+            elif top is not None and top[1] == column and top[0] == "map":
+                stack.append(["seq", column, child_path(top), 0])  # indentless sequence under a key
+            elif top is None or top[1] < column:
+                stack.append(["seq", column, child_path(top), 0])
+            else:
+                return None
+            rest, column = rest[2:], column + 2
+        top = stack[-1] if stack else None
+        key_match = None if rest[:1] in ("[", "{", "'", '"', "&", "*") else _BLOCK_KEY_AT_START.match(rest)
+        if key_match is not None:
+            raw_key = key_match.group(1)
+            key: object = int(raw_key) if raw_key.isdigit() else raw_key
+            if top is not None and top[0] == "map" and top[1] == column:
+                top[3] = key
+            elif top is not None and top[1] >= column:
+                return None
+            else:
+                stack.append(["map", column, child_path(top), key])
+            path = stack[-1][2] + (key,)
+            value_text = rest[key_match.end() :]
+        elif top is not None and top[0] == "seq":
+            path, value_text = top[2] + (top[3],), rest
+        else:
+            return None
+        if "&" not in value_text and "*" not in value_text:
+            carry(value_text)
+            continue
+        marker = _ANCHOR_OR_ALIAS.match(value_text.lstrip())
+        if marker is not None:
+            kind, name = marker.groups()
+            if kind == "&":
+                anchors[name] = path
+            elif name in anchors:
+                pairs.append((anchors[name], path))
+            else:
+                return None
+        elif _ANCHOR_OR_ALIAS.search(value_text):
+            return None
+        carry(value_text)
+    return tuple(pairs)
+
+
+def _alias_paths(text: str) -> AliasPairs:
     """(anchor path, alias path) pairs of a document that uses YAML aliases (rare, old files)."""
+    scanned = _scan_alias_paths(text)
+    if scanned is not None:
+        return scanned
     try:
         root = yaml.compose(text, Loader=_SafeLoader)
     except yaml.YAMLError:
