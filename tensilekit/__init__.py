@@ -18,8 +18,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from tensilekit.io.logic_io import dump_logic, dumps_logic, load_logic, loads_logic
     from tensilekit.io.master_io import dump_master, dumps_master, load_master, loads_master
     from tensilekit.io.yaml_codec import YamlStyle
-    from tensilekit.model.library import MasterLibrary
-    from tensilekit.model.logic import Dialect, LogicFile
     from tensilekit.merge import (
         LibraryDiff,
         MergePolicy,
@@ -30,6 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         merge_paths,
         prune_logic,
     )
+    from tensilekit.model.library import MasterLibrary
+    from tensilekit.model.logic import Dialect, LogicFile
     from tensilekit.pipeline import TuneConfig, TuneReport, run_tuning
     from tensilekit.selection import GemmProblem, Hardware, Selection, find_all_solutions, select_batch, select_solution
 

@@ -392,7 +392,7 @@ def parse_bench_output(text: str | Iterable[str], *, source: str | None = None) 
                 f"values row has {len(values)} fields but the header has {len(header)}",
                 Location(file=where, line=number),
             )
-        row = dict(zip(header, values))
+        row = dict(zip(header, values, strict=True))
         for column in _NUMERIC_COLUMNS & row.keys():
             try:
                 float(row[column])

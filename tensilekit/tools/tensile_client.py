@@ -215,7 +215,7 @@ def parse_client_csv(text: str, *, source: str | None = None) -> ClientCsv:
         cells = [cell.strip() for cell in next(csv.reader([line], skipinitialspace=True))]
         if len(cells) != len(header):
             raise ToolOutputError(f"row has {len(cells)} fields but the header has {len(header)}", location)
-        row = dict(zip(header, cells))
+        row = dict(zip(header, cells, strict=True))
         index = _cell_int(row[header[0]], header[0], location)
         if index is None:
             raise ToolOutputError(f"row has no problem index in column {header[0]!r}", location)

@@ -299,7 +299,7 @@ def parse_aiter_csv(
         if len(cells) != len(header):
             sink.report(number, f"expected {len(header)} columns as in the header, found {len(cells)}", line)
             continue
-        row = dict(zip(header, cells))
+        row = dict(zip(header, cells, strict=True))
         try:
             problem = _aiter_problem(row, default_dtype, default_out_dtype)
         except (ValueError, ValidationError) as error:
