@@ -21,7 +21,10 @@ from tensilekit.build.predicates import (
 from tensilekit.errors import InvalidValue, Location
 from tensilekit.model.naming import KernelState, ProblemTypeState
 
-_GLOBAL_ACCUMULATION = {None: 0, "SingleBuffer": 1, "MultipleBuffer": 2}
+#: ``SizeMapping.FromOriginalState``: a chain of ifs, so anything else (old files write ``False``)
+#: is 0. tensilelite adds the last two.
+_GLOBAL_ACCUMULATION = {None: 0, False: 0, "SingleBuffer": 1, "MultipleBuffer": 2}
+_TENSILELITE_GLOBAL_ACCUMULATION = {**_GLOBAL_ACCUMULATION, "MultipleBufferSingleKernel": 3, "PartialsBuffer": 4}
 
 
 def problem_type_summary(pt: ProblemTypeState) -> dict[str, Any]:
@@ -43,17 +46,18 @@ def problem_type_summary(pt: ProblemTypeState) -> dict[str, Any]:
     }
 
 
-def size_mapping(state: Mapping[str, Any], *, path: str = "") -> dict[str, Any]:
+def size_mapping(state: Mapping[str, Any], *, dialect: str = "tensile", path: str = "") -> dict[str, Any]:
     """``Contractions.SizeMapping.FromOriginalState``."""
     accumulation = state.get("_GlobalAccumulation")
-    if accumulation not in _GLOBAL_ACCUMULATION:
+    if accumulation is not None and not isinstance(accumulation, (str, bool)):
         raise InvalidValue(
-            f"unknown _GlobalAccumulation {accumulation!r}", Location(path=f"{path}._GlobalAccumulation")
+            f"_GlobalAccumulation must be a name, got {accumulation!r}", Location(path=f"{path}._GlobalAccumulation")
         )
+    codes = _TENSILELITE_GLOBAL_ACCUMULATION if dialect == "tensilelite" else _GLOBAL_ACCUMULATION
     preload = state.get("PreloadKernelArguments", 0)
     return {
         "depthU": state["DepthU"],
-        "globalAccumulation": _GLOBAL_ACCUMULATION[accumulation],
+        "globalAccumulation": codes.get(accumulation, 0),
         "globalSplitU": state["GlobalSplitU"],
         "macroTile": [state["MacroTile0"], state["MacroTile1"], 1],
         "magicDivAlg": state.get("MagicDivAlg", 1),
@@ -100,7 +104,7 @@ def solution_record(
             "name": name,
             "problemPredicate": solution_problem_predicate(state, path=path).state(),
             "problemType": problem_type_summary(state["ProblemType"]),
-            "sizeMapping": size_mapping(state, path=path),
+            "sizeMapping": size_mapping(state, dialect=dialect, path=path),
             "taskPredicate": solution_task_predicate(state).state(),
         }
     )

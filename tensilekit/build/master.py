@@ -444,7 +444,14 @@ def _derived(logic: LogicFile) -> list[tuple[KernelState, dict[str, Any]]]:
     out = []
     for i, solution in enumerate(logic.solutions):
         raw = solution.raw()
-        state = kernel_state(raw, isa=isa, problem_type=problem_type, force_isa=True, path=f"{solutions_path}[{i}]")
+        state = kernel_state(
+            raw,
+            isa=isa,
+            problem_type=problem_type,
+            force_isa=True,
+            dialect=logic.dialect.value,
+            path=f"{solutions_path}[{i}]",
+        )
         out.append((state, raw))
     return out
 
@@ -480,7 +487,7 @@ def _solutions(logic: LogicFile) -> list[_Solution]:
 
 
 def _from_logic(logic: LogicFile, hardware: _Hardware, *, lazy: bool) -> _Master:
-    pt = problem_type_state(logic.problem_type.raw(), path=_where(logic, "problem_type"))
+    pt = problem_type_state(logic.problem_type.raw(), path=_where(logic, "problem_type"), dialect=logic.dialect.value)
     solutions = _solutions(logic)
 
     library: _Node = _selection(logic, solutions)

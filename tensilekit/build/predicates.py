@@ -202,13 +202,18 @@ def operation_identifier(pt: ProblemTypeState) -> str:
 
 
 def tensor_types(pt: ProblemTypeState) -> tuple[str, str, str, str]:
-    """(a, b, c, d) type names. Mixed F8/B8 inputs are split into their A and B halves."""
+    """(a, b, c, d) type names. Mixed F8/B8 inputs are split into their A and B halves; tensilelite's
+    ``DataTypeA``/``DataTypeB`` (mixed-input GEMMs), when present, name A and B directly."""
     src, dst = pt["DataType"], pt["DestDataType"]
     a = b = src.enum
     if src.char == "F8B8":
         a, b = "Float8", "BFloat8"
     elif src.char == "B8F8":
         a, b = "BFloat8", "Float8"
+    if isinstance(pt.get("DataTypeA"), DataTypeInfo):
+        a = pt["DataTypeA"].enum
+    if isinstance(pt.get("DataTypeB"), DataTypeInfo):
+        b = pt["DataTypeB"].enum
     return a, b, dst.enum, dst.enum
 
 

@@ -57,6 +57,7 @@ from tensilekit.model.tensile_parameters import (
     HAS_GLC_MODIFIER,
     HPA_TYPES,
     PARAMETER_NAME_ABBREVIATIONS,
+    TENSILELITE_DATA_TYPE_BY_CODE,
     VALID_PARAMETER_SET,
     DataTypeInfo,
 )
@@ -99,38 +100,53 @@ class MinNaming:
 # data types and problem types
 
 
-def data_type(value: Any, *, path: str = "DataType") -> DataTypeInfo:
-    """Resolve a Tensile data type given as enum code (``4``), letter (``"h"``) or name."""
+def data_type(value: Any, *, path: str = "DataType", dialect: str = "tensile") -> DataTypeInfo:
+    """Resolve a Tensile data type given as enum code (``4``), letter (``"h"``) or name.
+
+    Enum codes from 9 on mean different types in rocBLAS (``tensile``) and hipBLASLt
+    (``tensilelite``) logic files, so ``dialect`` picks the table.
+    """
     if isinstance(value, DataTypeInfo):
         return value
     if isinstance(value, bool):
         raise InvalidValue(f"not a data type: {value!r}", Location(path=path))
     if isinstance(value, int):
-        info = DATA_TYPE_BY_CODE.get(value)
+        codes = TENSILELITE_DATA_TYPE_BY_CODE if dialect == "tensilelite" else DATA_TYPE_BY_CODE
+        info = codes.get(value)
     elif isinstance(value, str):
         info = DATA_TYPE_BY_NAME.get(value.lower())
     else:
         info = None
     if info is None:
-        raise InvalidValue(f"unknown data type {value!r}", Location(path=path))
+        raise InvalidValue(f"unknown {dialect} data type {value!r}", Location(path=path))
     return info
 
 
-def problem_type_state(raw: Mapping[str, Any], *, path: str = "ProblemType") -> ProblemTypeState:
-    """Fill a logic-file ``ProblemType`` dict with Tensile's defaults and resolve its data types."""
+def problem_type_state(
+    raw: Mapping[str, Any], *, path: str = "ProblemType", dialect: str = "tensile"
+) -> ProblemTypeState:
+    """Fill a logic-file ``ProblemType`` dict with Tensile's defaults and resolve its data types.
+
+    ``dialect`` selects the data-type enum (see :func:`data_type`). tensilelite's ``DataTypeA`` /
+    ``DataTypeB`` (mixed-input GEMMs such as F8 x H) are resolved too when present.
+    """
     if not isinstance(raw, Mapping):
         raise InvalidValue("ProblemType must be a mapping", Location(path=path))
     state = ProblemTypeState(copy.deepcopy(dict(DEFAULT_PROBLEM_TYPE)))
     state.update(copy.deepcopy(dict(raw)))
-    src = data_type(state["DataType"], path=f"{path}.DataType")
-    dst = data_type(raw["DestDataType"], path=f"{path}.DestDataType") if raw.get("DestDataType") is not None else src
-    if raw.get("ComputeDataType") is not None:
-        compute = data_type(raw["ComputeDataType"], path=f"{path}.ComputeDataType")
-    else:
-        compute = dst
+
+    def resolve(key: str, default: DataTypeInfo) -> DataTypeInfo:
+        value = raw.get(key)
+        return default if value is None else data_type(value, path=f"{path}.{key}", dialect=dialect)
+
+    src = data_type(state["DataType"], path=f"{path}.DataType", dialect=dialect)
+    dst = resolve("DestDataType", src)
+    compute = resolve("ComputeDataType", dst)
     state["DataType"], state["DestDataType"], state["ComputeDataType"] = src, dst, compute
-    xdl = raw.get("F32XdlMathOp")
-    state["F32XdlMathOp"] = data_type(xdl if xdl is not None else 0, path=f"{path}.F32XdlMathOp")
+    for key in ("DataTypeA", "DataTypeB"):
+        if raw.get(key) is not None:
+            state[key] = resolve(key, src)
+    state["F32XdlMathOp"] = resolve("F32XdlMathOp", data_type(0))
     for key in ("IndexAssignmentsA", "IndexAssignmentsB", "NumIndicesC"):
         if key not in state:
             raise MissingField(f"ProblemType has no {key}", Location(path=f"{path}.{key}"))
@@ -214,6 +230,7 @@ def kernel_state(
     problem_type: Mapping[str, Any] | None = None,
     kernel: bool = True,
     force_isa: bool = False,
+    dialect: str = "tensile",
     path: str = "",
 ) -> KernelState:
     """The Tensile kernel state of a raw logic-file solution (see the module docstring).
@@ -222,19 +239,23 @@ def kernel_state(
         solution: one solution dict of a logic file; not modified.
         isa: ISA for assembly kernels that carry no ``ISA`` key (the logic file's architecture);
             ``None`` means ``(0, 0, 0)``, Tensile's value on a machine without a GPU.
-        problem_type: used when the solution has no ``ProblemType`` of its own.
+        problem_type: used when the solution has no ``ProblemType`` of its own or says ``derive``.
         kernel: add ``Kernel: True`` (``Solution.getKernels``); False gives the solution state.
         force_isa: ignore the solution's own ``ISA``, as ``LibraryIO.parseLibraryLogicData`` does
             when TensileCreateLibrary reads a logic file: assembly kernels get ``isa``, source
             kernels ``(0, 0, 0)``. Logic files copied between architectures keep a stale ISA.
+        dialect: ``tensile`` or ``tensilelite``: which data-type enum the codes use.
         path: location prefix for error messages, e.g. ``[5][12]``.
     """
     if not isinstance(solution, Mapping):
         raise InvalidValue("a solution must be a mapping", Location(path=path or None))
     raw_pt = solution.get("ProblemType", problem_type)
+    if raw_pt == "derive":
+        # Newer logic files write "derive": the file's ProblemType applies (parseLibraryLogicData).
+        raw_pt = problem_type
     if raw_pt is None:
         raise MissingField("solution has no ProblemType", Location(path=f"{path}.ProblemType"))
-    pt = problem_type_state(raw_pt, path=f"{path}.ProblemType")
+    pt = problem_type_state(raw_pt, path=f"{path}.ProblemType", dialect=dialect)
 
     state = KernelState()
     state["ProblemType"] = pt
@@ -340,7 +361,7 @@ def _derive(state: KernelState, raw: Mapping[str, Any], path: str) -> None:
         if state["StaggerU"] and depth > 0 and stride > 0:
             shift = int(math.log2(max(1, -(-stride // depth))))
         state["_staggerStrideShift"] = shift
-    if "_GlobalAccumulation" not in state:
+    if "_GlobalAccumulation" not in state or "_WorkspaceSizePerElemC" not in state:
         gsu = state["GlobalSplitU"]
         compute_bytes = pt["ComputeDataType"].num_bytes
         accumulation: str | None = None
@@ -351,7 +372,7 @@ def _derive(state: KernelState, raw: Mapping[str, Any], path: str) -> None:
             elif pt.get("HighPrecisionAccumulate") and pt["DataType"].code not in (5, 8):
                 accumulation, workspace = "SingleBuffer", compute_bytes
         state["_GlobalAccumulation"] = accumulation
-        state.setdefault("_WorkspaceSizePerElemC", workspace)
+        state["_WorkspaceSizePerElemC"] = workspace
     state.setdefault("_WorkspaceSizePerElemC", 0)
 
 

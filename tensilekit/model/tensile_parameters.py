@@ -211,6 +211,22 @@ DATA_TYPE_BY_NAME: Final[Mapping[str, DataTypeInfo]] = MappingProxyType(
     }
 )
 
+#: tensilelite's (hipBLASLt logic files, 4.33) Python enum from code 9 on: Int64 first, then the
+#: same types as Tensile shifted by one (formats.md 1.4). Codes 0-8 are shared.
+TENSILELITE_DATA_TYPES: Final[tuple[DataTypeInfo, ...]] = (
+    *DATA_TYPES[:9],
+    DataTypeInfo(9, "I64", "Int64", 8),
+    DataTypeInfo(10, "X", "XFloat32", 4),
+    DataTypeInfo(11, "F8", "Float8", 1),
+    DataTypeInfo(12, "B8", "BFloat8", 1),
+    DataTypeInfo(13, "F8B8", "Float8BFloat8", 1),
+    DataTypeInfo(14, "B8F8", "BFloat8Float8", 1),
+)
+
+TENSILELITE_DATA_TYPE_BY_CODE: Final[Mapping[int, DataTypeInfo]] = MappingProxyType(
+    {info.code: info for info in TENSILELITE_DATA_TYPES}
+)
+
 #: ``Common.HPATypes``: (A/B, C/D, compute) triples whose names spell out all three types.
 HPA_TYPES: Final[frozenset[tuple[str, str, str]]] = frozenset(
     {
@@ -237,6 +253,8 @@ __all__ = [
     "DATA_TYPES",
     "DATA_TYPE_BY_CODE",
     "DATA_TYPE_BY_NAME",
+    "TENSILELITE_DATA_TYPES",
+    "TENSILELITE_DATA_TYPE_BY_CODE",
     "DEFAULT_PROBLEM_TYPE",
     "DEFAULT_SOLUTION",
     "DataTypeInfo",

@@ -221,6 +221,81 @@ def test_cu_efficiency_half(corpus: Path) -> None:
     assert _first_difference(got, want) is None
 
 
+def _table_indices(node: Any) -> list[int]:
+    """Solution indices a subtree refers to, in document order (table entries, tree leaves, nullValue)."""
+    out: list[int] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "index" and isinstance(value, int) and not isinstance(value, bool) and "type" not in node:
+                out.append(value)
+            elif key == "index" and node.get("type") == "Single":
+                out.append(value)
+            else:
+                out += _table_indices(value)
+    elif isinstance(node, list):
+        for value in node:
+            out += _table_indices(value)
+    return out
+
+
+DTREE_TWIN = "logic/rocblas/aldebaran_104cu/experimental/dtree/aldebaran_Cijk_Alik_Bljk_DB_dtree.yaml"
+
+
+@pytest.mark.corpus
+def test_decision_tree_half(corpus: Path) -> None:
+    """aldebaran_DB_TN_dtree: neither source is in the corpus, but the 104-CU twin of its dtree file is.
+
+    That twin (same kernels and forests, written for the 104-CU part; ``ProblemType: derive`` in
+    every solution) built alone must give the master's ``ExperimentalDTree`` row exactly, once
+    solution indices are renamed one-to-one, and the same solution records (``name`` and
+    ``index`` aside: min-naming covers both files of the master).
+    """
+    twin = corpus / DTREE_TWIN
+    if not twin.is_file():
+        pytest.skip(f"{DTREE_TWIN} not in the corpus")
+    tree = build_master_tree([(DTREE_TWIN, _load(twin))])
+    expected = _load(corpus / "masters" / "aldebaran_DB_TN_dtree.yaml")
+    op = "Contraction_l_Alik_Bljk_Cijk_Dijk"
+    ours = tree["library"]["rows"][0]["library"]["map"][op]["rows"][0]
+    theirs = expected["library"]["rows"][0]["library"]["map"][op]["rows"][0]
+    assert theirs["predicate"] == {"type": "ExperimentalDTree"}
+    ours_indices, their_indices = _table_indices(ours), _table_indices(theirs)
+    renaming = dict(zip(ours_indices, their_indices, strict=True))
+    assert len(set(renaming.values())) == len(renaming), "index renaming is not one-to-one"
+
+    def renamed(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: renaming.get(v, v) if k == "index" else renamed(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [renamed(v) for v in node]
+        return node
+
+    assert _first_difference(renamed(ours), theirs) is None
+    by_index = {s["index"]: s for s in expected["solutions"]}
+    for solution in tree["solutions"]:
+        match = by_index[renaming[solution["index"]]]
+        strip = ("index", "name")
+        got = {k: v for k, v in solution.items() if k not in strip}
+        assert _first_difference(got, {k: v for k, v in match.items() if k not in strip}) is None
+
+
+@pytest.mark.corpus
+def test_every_corpus_logic_file_builds(corpus: Path) -> None:
+    """Every logic file of the corpus (both dialects, all layouts and library types) builds, and every
+    index its library refers to is one of its solutions."""
+    from tensilekit.api import build_master
+    from tensilekit.model.library import MasterLibrary
+
+    paths = sorted((corpus / "logic").rglob("*.yaml"))
+    assert len(paths) >= 250
+    for path in paths:
+        master = build_master([path])
+        assert isinstance(master, MasterLibrary)
+        tree = master.model_dump(by_alias=True, exclude_none=True)
+        indices = {s["index"] for s in tree["solutions"]}
+        assert set(_indices_in_library(tree["library"])) <= indices, path
+
+
 @pytest.mark.corpus
 def test_build_is_fast(corpus: Path) -> None:
     """A build the size of aldebaran_SB_NN (300 solutions, ~5000 table rows) takes well under 1 s."""

@@ -204,6 +204,58 @@ def test_decision_tree_mapping_form() -> None:
     assert dtree["nullValue"] == {"index": -1, "type": "Single"}
 
 
+def test_solution_problem_type_derive_takes_the_files() -> None:
+    """rocBLAS dtree files write ``ProblemType: derive`` in each solution (parseLibraryLogicData)."""
+    forest = {"features": [{"index": 0, "type": "FreeSizeA"}], "region": [], "trees": []}
+    explicit = mapping_logic([solution(0)], "DecisionTree", [forest], PerfMetric="ExperimentalDTree")
+    derived = copy.deepcopy(explicit)
+    derived["Solutions"][0]["ProblemType"] = "derive"
+    assert build_master_tree([("d", derived)]) == build_master_tree([("d", explicit)])
+
+
+def test_old_global_accumulation_false_maps_to_zero() -> None:
+    """Old files store ``_GlobalAccumulation: False``; FromOriginalState's if-chain gives 0."""
+    logic = list_logic(
+        [solution(0, _GlobalAccumulation=False, _WorkspaceSizePerElemC=0)], [[[64, 64, 1, 64], [0, 1.0]]]
+    )
+    assert build_master_tree([("a", logic)])["solutions"][0]["sizeMapping"]["globalAccumulation"] == 0
+    bad = list_logic([solution(0, _GlobalAccumulation=[1], _WorkspaceSizePerElemC=0)], [[[64, 64, 1, 64], [0, 1.0]]])
+    with pytest.raises(InvalidValue, match="_GlobalAccumulation"):
+        build_master_tree([("a", bad)])
+
+
+def test_tensilelite_global_accumulation_codes() -> None:
+    sol = solution(0, GlobalSplitU=2, _GlobalAccumulation="MultipleBufferSingleKernel", _WorkspaceSizePerElemC=8)
+    lite = list_logic([sol], [[[64, 64, 1, 64], [0, 1.0]]], tail=["Equality"])
+    assert (
+        build_master_tree([("l", lite)], dialect="tensilelite")["solutions"][0]["sizeMapping"]["globalAccumulation"]
+        == 3
+    )
+    rocblas = list_logic([copy.deepcopy(sol)], [[[64, 64, 1, 64], [0, 1.0]]])
+    assert build_master_tree([("r", rocblas)])["solutions"][0]["sizeMapping"]["globalAccumulation"] == 0
+
+
+@pytest.mark.parametrize(("dialect", "code", "expected"), [("tensile", 11, "BFloat8"), ("tensilelite", 11, "Float8")])
+def test_data_type_codes_follow_the_dialect(dialect: str, code: int, expected: str) -> None:
+    """Codes from 9 on differ: hipBLASLt inserts Int64 at 9 (formats.md 1.4)."""
+    sol = solution(0)
+    for pt in (sol["ProblemType"],):
+        pt.update(DataType=code, DestDataType=code, ComputeDataType=0, HighPrecisionAccumulate=True)
+    logic = list_logic([sol], [[[64, 64, 1, 64], [0, 1.0]]], tail=["Equality"] if dialect == "tensilelite" else None)
+    logic[4] = copy.deepcopy(sol["ProblemType"])
+    record = build_master_tree([("t", logic)], dialect=dialect)["solutions"][0]
+    assert record["problemType"]["aType"] == expected and record["problemType"]["dType"] == expected
+
+
+def test_tensilelite_mixed_inputs_name_a_and_b_separately() -> None:
+    sol = solution(0)
+    sol["ProblemType"].update(DataType=4, DataTypeA=11, DataTypeB=4, DestDataType=4, ComputeDataType=0)
+    logic = list_logic([sol], [[[64, 64, 1, 64], [0, 1.0]]], tail=["Equality"])
+    logic[4] = copy.deepcopy(sol["ProblemType"])
+    pt = build_master_tree([("m", logic)], dialect="tensilelite")["solutions"][0]["problemType"]
+    assert (pt["aType"], pt["bType"], pt["cType"], pt["dType"]) == ("Float8", "Half", "Half", "Half")
+
+
 def test_two_decision_trees_on_one_row_cannot_merge() -> None:
     data = mapping_logic([solution(0)], "DecisionTree", [{"features": [], "region": [], "trees": []}])
     with pytest.raises(MergeError):

@@ -112,7 +112,7 @@ def test_non_gemm_sizes_are_kept() -> None:
     data = parse_client_csv("GFlops, SizeI, SizeJ, SizeK, s0\n3, 8, 8, 2, 1.5\n")
     assert data.rows[0].sizes == (8, 8, 2)
     with pytest.raises(ValueError, match="not a plain GEMM"):
-        data.rows[0].gemm_size
+        _ = data.rows[0].gemm_size
 
 
 @pytest.mark.parametrize(
