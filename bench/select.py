@@ -1,6 +1,6 @@
 """Selection benchmark: how fast tensilekit predicts the kernel Tensile's runtime picks.
 
-    python bench/selection.py [--corpus PATH] [--master NAME ...] [--single N] [--batch N] [--seed S]
+    python bench/select.py [--corpus PATH] [--master NAME ...] [--single N] [--batch N] [--seed S]
 
 For each master of ``corpus/masters`` (default: the largest generated master by file size, plus
 the largest-table ones) it prints one table row:
@@ -18,12 +18,20 @@ batch 1, each query using one of the problem types the library serves, on its ar
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# This script is bench/select.py (the name the selection issue gives it), which would shadow the
+# standard library's ``select`` module for everything imported later (subprocess, asyncio):
+# search bench/ last.
+_BENCH_DIR = Path(__file__).resolve().parent
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _BENCH_DIR] + [str(_BENCH_DIR)]
+
 import argparse
 import gc
 import os
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
