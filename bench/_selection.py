@@ -1,0 +1,194 @@
+"""Selection benchmark: how fast tensilekit predicts the kernel Tensile's runtime picks.
+
+    python bench/select.py [--corpus PATH] [--master NAME ...] [--single N] [--batch N] [--seed S]
+
+For each master of ``corpus/masters`` (default: the largest generated master by file size, plus
+the largest-table ones) it prints one table row:
+  * load + index: ``load_master`` of the ``.dat`` and ``compile_library``;
+  * single query: median latency of ``select_solution(compiled, problem, hardware)`` over N random
+    queries (default 10 000), warm (the same queries ran once before; caches built);
+  * batch: queries per second of ``select_batch`` over N random queries (default 100 000),
+    cold (first call: tables sorted, signature sub-tables and k-d trees built) and warm, by the
+    wall clock and per CPU second of this process (the machine may be shared).
+Targets (selection issue): single <= 30 us median, batch >= 500 000 queries/s.
+
+Random queries mirror the corpus's ``random`` category: M, N, K log-uniform in 1..70000, mostly
+batch 1, each query using one of the problem types the library serves, on its architecture.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _corpus import corpus_path
+
+import tensilekit
+from tensilekit.selection import (
+    GemmProblem,
+    Hardware,
+    ProblemColumns,
+    compile_library,
+    select_batch,
+    select_solution,
+)
+from tensilekit.selection.scan import have_kdtree
+
+TARGET_SINGLE_US = 30.0
+TARGET_BATCH_QPS = 500_000.0
+DEFAULT_MASTERS = ("aldebaran_DB_TN_dtree", "aldebaran_SB_NN", "aldebaran_NN_mixed", "aldebaran_DB_GB_NN")
+
+
+def _walk_predicates(predicate: Any) -> list[Any]:
+    if predicate is None:
+        return []
+    out = [predicate]
+    value = getattr(predicate, "value", None)
+    if isinstance(value, list):
+        for item in value:
+            if hasattr(item, "type"):
+                out.extend(_walk_predicates(item))
+    elif hasattr(value, "type"):
+        out.extend(_walk_predicates(value))
+    return out
+
+
+def problem_types(library: Any) -> list[dict[str, Any]]:
+    """The distinct (transposes, types, flags) the library's solutions serve."""
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for solution in library.solutions:
+        fields: dict[str, Any] = {}
+        for predicate in _walk_predicates(solution.problem_predicate):
+            if predicate.type == "OperationIdentifierEqual":
+                fields["trans_a"] = "T" if "_Alik" in predicate.value else "N"
+                fields["trans_b"] = "T" if "_Bjlk" in predicate.value else "N"
+            elif predicate.type == "TypesEqual":
+                fields.update(zip(("a_type", "b_type", "c_type", "d_type"), predicate.value, strict=True))
+            elif predicate.type in ("HighPrecisionAccumulate", "StridedBatched", "StochasticRounding"):
+                name = {"HighPrecisionAccumulate": "hpa", "StridedBatched": "strided_batched"}.get(
+                    predicate.type, "stochastic_rounding"
+                )
+                fields[name] = predicate.value
+        seen.setdefault(tuple(sorted(fields.items())), fields)
+    return list(seen.values())
+
+
+def architecture(library: Any) -> tuple[str, list[str]]:
+    processors: list[str] = []
+    metrics: list[str] = []
+    for _, node in library.iter_nodes():
+        for row in getattr(node, "rows", []) or []:
+            for predicate in _walk_predicates(row.predicate):
+                if predicate.type == "Processor":
+                    processors.append(predicate.value)
+                if predicate.type in ("CUEfficiency", "ExperimentalDTree", "ExperimentalGrid"):
+                    metrics.append(predicate.type)
+    return (processors[0] if processors else "gfx90a"), sorted(set(metrics))
+
+
+def random_queries(library: Any, count: int, rng: np.random.Generator) -> tuple[dict[str, Any], str]:
+    types = problem_types(library)
+    arch, metrics = architecture(library)
+    choice = rng.integers(0, len(types), size=count)
+    sizes = np.exp(rng.uniform(0.0, np.log(70000.0), size=(count, 3))).astype(np.int64).clip(1, 70000)
+    batch = np.where(rng.random(count) < 0.9, 1, rng.choice([2, 4, 8, 16, 64], size=count))
+    metric = np.array(["DeviceEfficiency"] * count, dtype=object)
+    if metrics:
+        special = rng.random(count) < 0.2
+        metric[special] = rng.choice(metrics, size=int(special.sum()))
+    columns: dict[str, Any] = {
+        "m": sizes[:, 0],
+        "n": sizes[:, 1],
+        "k": sizes[:, 2],
+        "batch": batch,
+        "performance_metric": metric.astype(str),
+    }
+    for name in ("trans_a", "trans_b", "a_type", "b_type", "c_type", "d_type"):
+        columns[name] = np.array([types[c].get(name, "N" if name.startswith("trans") else "Float") for c in choice])
+    for name, default in (("hpa", False), ("strided_batched", True), ("stochastic_rounding", False)):
+        columns[name] = np.array([bool(types[c].get(name, default)) for c in choice])
+    columns["beta"] = 1.0
+    return columns, arch
+
+
+def timed(function: Any) -> tuple[float, Any]:
+    gc.collect()
+    start = time.perf_counter()
+    result = function()
+    return time.perf_counter() - start, result
+
+
+def timed_cpu(function: Any) -> tuple[float, float, Any]:
+    """(wall seconds, CPU seconds of this process, result): on a shared machine the two differ."""
+    gc.collect()
+    start, start_cpu = time.perf_counter(), time.process_time()
+    result = function()
+    return time.perf_counter() - start, time.process_time() - start_cpu, result
+
+
+def bench_master(corpus: Path, name: str, single: int, batch: int, seed: int) -> str:
+    path = corpus / "masters" / f"{name}.dat"
+    load_s, library = timed(lambda: tensilekit.load_master(path))
+    index_s, compiled = timed(lambda: compile_library(library))
+    rng = np.random.default_rng(seed)
+    columns, arch = random_queries(library, max(single, batch), rng)
+    hardware = Hardware(arch=arch, cu_count=104)
+    problems = []
+    for i in range(single):
+        fields = {key: (value[i].item() if isinstance(value, np.ndarray) else value) for key, value in columns.items()}
+        problems.append(GemmProblem(**fields))
+    for problem in problems:  # warm: build the caches these queries need
+        select_solution(compiled, problem, hardware)
+    latencies = []
+    clock = time.perf_counter
+    for problem in problems:
+        start = clock()
+        select_solution(compiled, problem, hardware)
+        latencies.append(clock() - start)
+    median_us = statistics.median(latencies) * 1e6
+    batch_columns = {key: (value[:batch] if isinstance(value, np.ndarray) else value) for key, value in columns.items()}
+    cols = ProblemColumns.from_arrays(**batch_columns, arch=arch, cu_count=104)
+    fresh = compile_library(library)
+    cold_s, _ = timed(lambda: select_batch(fresh, cols))
+    warm_s, warm_cpu_s, result = timed_cpu(lambda: select_batch(fresh, cols))
+    found = int((result.indices >= 0).sum())
+    verdict_single = "ok" if median_us <= TARGET_SINGLE_US else "MISS"
+    warm_qps = batch / warm_s
+    verdict_batch = "ok" if warm_qps >= TARGET_BATCH_QPS else "MISS"
+    size_mib = path.with_suffix(".yaml").stat().st_size / 2**20
+    return (
+        f"{name:32s} {size_mib:6.2f} {len(library.solutions):5d} {load_s * 1e3:8.1f} {index_s * 1e3:8.1f} "
+        f"{median_us:8.1f} {verdict_single:>5s} {batch / cold_s:11.0f} {warm_qps:11.0f} {verdict_batch:>5s} "
+        f"{batch / warm_cpu_s:11.0f} {found / batch:6.1%}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus")
+    parser.add_argument("--master", action="append", help="master name (repeatable); default: a representative set")
+    parser.add_argument("--single", type=int, default=10_000)
+    parser.add_argument("--batch", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    corpus = corpus_path(args.corpus, "masters")
+    masters = args.master or list(DEFAULT_MASTERS)
+    print(f"k-d tree (SciPy) for bulk search: {'yes' if have_kdtree() else 'no (windowed scan)'}")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    print(f"targets: single <= {TARGET_SINGLE_US:.0f} us median warm; batch >= {TARGET_BATCH_QPS:,.0f} queries/s")
+    print(
+        f"{'master':32s} {'YAML MiB':>6s} {'sols':>5s} {'load ms':>8s} {'index ms':>8s} "
+        f"{'single us':>8s} {'':>5s} {'cold q/s':>11s} {'warm q/s':>11s} {'':>5s} {'warm CPU':>11s} {'found':>6s}"
+    )
+    for name in masters:
+        print(bench_master(corpus, name, args.single, args.batch, args.seed), flush=True)
+
+
+if __name__ == "__main__":
+    main()
