@@ -605,3 +605,12 @@ def test_reader_agrees_with_pyyaml_on_plain_scalars(scalar: str, context: str) -
     except yaml.YAMLError:
         return  # not YAML PyYAML accepts: nothing to agree on
     assert same(parse_yaml(text), expected)
+
+
+@given(st.text(alphabet=YAML11_ALPHABET + "[]{},#\n\t'\"", max_size=80))
+def test_per_value_guard_equals_the_whole_text_search(text: str) -> None:
+    """The guard checks each distinct value once; it must decide exactly like one search of the text."""
+    from tensilekit.io.yaml_codec import _YAML11_AMBIGUOUS, _fast_parse_is_exact
+
+    whole = _YAML11_AMBIGUOUS.search(text) is None and _YAML11_AMBIGUOUS.search("\n" + text[:256]) is None
+    assert _fast_parse_is_exact(text) == whole
