@@ -47,7 +47,8 @@ class Location:
     """Where in an input something is: file, YAML path inside the document, line and column.
 
     ``line`` and ``col`` are 1-based. ``path`` is a YAML-path string such as
-    ``[5][3].MacroTile0`` or ``library.rows[0].library.map["Contraction_l_Alik_Bljk_Cijk_Dijk"]``.
+    ``[5][3].MacroTile0`` or ``library.rows[0].library.map.Contraction_l_Alik_Bljk_Cijk_Dijk`` (keys
+    that are not identifiers in brackets: ``map['a b']``).
     """
 
     file: str | None = None
@@ -70,17 +71,21 @@ class Location:
         return dataclasses.replace(self, file=file)
 
 
+def child_path(path: str, part: object) -> str:
+    """``path`` extended by one key or index, spelled as :func:`format_path` spells it."""
+    if isinstance(part, int):
+        return f"{path}[{part}]"
+    if isinstance(part, str) and part.isidentifier():
+        return f"{path}.{part}" if path else part
+    return f"{path}[{str(part)!r}]"
+
+
 def format_path(parts: Sequence[object]) -> str:
     """Render a sequence of keys/indices as a YAML-path string (``[5][0].MacroTile0``)."""
-    out = []
+    path = ""
     for part in parts:
-        if isinstance(part, int):
-            out.append(f"[{part}]")
-        elif isinstance(part, str) and part.isidentifier():
-            out.append(f".{part}" if out else part)
-        else:
-            out.append(f"[{str(part)!r}]")
-    return "".join(out)
+        path = child_path(path, part)
+    return path
 
 
 class TensilekitError(Exception):

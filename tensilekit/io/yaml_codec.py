@@ -152,13 +152,17 @@ def parse_yaml(text: str, source: str | None = None) -> Any:
     try:
         return _share_key_strings(yaml.load(text, Loader=_SafeLoader))
     except yaml.MarkedYAMLError as error:
+        problem = error.problem or error.context or "malformed YAML"
         mark = error.problem_mark or error.context_mark
+        if error.context_mark is not None and "end of stream" in problem:
+            # An unclosed quote or bracket is only noticed at the end of the file: point at its start.
+            mark = error.context_mark
+            problem = f"{problem} {error.context}" if error.context else problem
         location = Location(
             file=source,
             line=None if mark is None else mark.line + 1,
             col=None if mark is None else mark.column + 1,
         )
-        problem = error.problem or error.context or "malformed YAML"
         raise YamlSyntaxError(f"YAML syntax error: {problem}", location) from None
     except yaml.YAMLError as error:
         raise YamlSyntaxError(f"YAML error: {error}", Location(file=source)) from None

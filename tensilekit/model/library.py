@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import ConfigDict, Discriminator, Field, Tag
 
+from tensilekit.errors import child_path
 from tensilekit.model.common import StrictModel
 from tensilekit.model.predicates import Predicate
 from tensilekit.model.solution import MasterSolution
@@ -224,7 +225,7 @@ def iter_nodes(node: AnyNode, path: str) -> Iterator[tuple[str, AnyNode]]:
             yield from iter_nodes(row.library, f"{path}.rows[{number}].library")
     elif isinstance(node, ProblemMapNode):
         for key, child in node.map.items():
-            yield from iter_nodes(child, f"{path}.map[{key!r}]")
+            yield from iter_nodes(child, child_path(f"{path}.map", key))
     elif isinstance(node, DecisionTreeNode):
         for number, tree in enumerate(node.trees):
             yield from iter_nodes(tree.value, f"{path}.trees[{number}].value")

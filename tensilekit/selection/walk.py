@@ -58,7 +58,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tensilekit.errors import SelectionError
+from tensilekit.errors import SelectionError, child_path
 from tensilekit.model.library import (
     AnyNode,
     DecisionTreeNode,
@@ -336,7 +336,7 @@ class ReferenceSelector:
             q.note(depth, "ProblemMap", path, False, f"no entry for {q.problem.op_id} (have {', '.join(node.map)})")
             return None
         q.note(depth, "ProblemMap", path, True, f"operation {q.problem.op_id}")
-        return self._find(child, f"{path}.map[{q.problem.op_id!r}]", depth + 1, q)
+        return self._find(child, child_path(f"{path}.map", q.problem.op_id), depth + 1, q)
 
     def _single(self, index: int, path: str, depth: int, q: _Query) -> MasterSolution | None:
         if index < 0:

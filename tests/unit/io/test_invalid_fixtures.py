@@ -33,7 +33,7 @@ NOT_FIXTURES = {"make_binary.py", "README.md"}
 # A master's matching node, as load errors spell its path (format_path) ...
 MATCHING = "library.rows[0].library.map.Contraction_l_Alik_Bljk_Cijk_Dijk.rows[0]"
 # ... and as semantic findings spell it (model.library.iter_nodes).
-MATCHING_FINDING = "library.rows[0].library.map['Contraction_l_Alik_Bljk_Cijk_Dijk'].rows[0]"
+MATCHING_FINDING = "library.rows[0].library.map.Contraction_l_Alik_Bljk_Cijk_Dijk.rows[0]"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +65,7 @@ LOAD_ERRORS = [
     # Cannot be decoded at all.
     LoadError("truncated_yaml.yaml", YamlSyntaxError, 16, 1),
     LoadError("tab_indentation.yaml", YamlSyntaxError, 9, 1),
-    LoadError("unterminated_quote.yaml", YamlSyntaxError, 18, 1),
+    LoadError("unterminated_quote.yaml", YamlSyntaxError, 8, 23),  # where the quote opens
     LoadError("not_utf8.yaml", DecodeError),
     LoadError("msgpack_garbage.dat", MsgpackDecodeError),
     LoadError("msgpack_truncated.dat", MsgpackDecodeError),

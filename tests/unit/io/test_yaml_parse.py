@@ -24,3 +24,12 @@ def test_equal_keys_are_one_string_and_aliases_stay_shared(text: str, pyyaml: bo
     for a, b in zip(first, other, strict=True):
         assert a is b
     assert other == {"MacroTile0": 128, "DepthU": 32}
+
+
+def test_an_unclosed_quote_is_reported_where_it_opens() -> None:
+    from tensilekit.errors import YamlSyntaxError
+
+    with pytest.raises(YamlSyntaxError) as info:
+        parse_yaml('- a\n- "unterminated\n- b\n- c\n', "f.yaml")
+    assert (info.value.location.line, info.value.location.col) == (2, 3)
+    assert "quoted scalar" in str(info.value)
