@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from tensilekit.selection import BatchSelection, ContractionProblem, GemmProblem, Hardware, Selection
+from tensilekit.selection import BatchSelection, ContractionProblem, GemmProblem, Hardware, Selection, WorkloadSelection
 
 
 def _number(value: float | None) -> float | None:
@@ -199,4 +199,61 @@ def render_batch(results: list[dict[str, Any]], library: Path, console: Console 
     out.print(summary + (f", {errors} not answerable" if errors else ""))
 
 
-__all__ = ["batch_record", "progress", "render_batch", "render_selection", "selection_record"]
+def workload_record(answer: WorkloadSelection) -> dict[str, Any]:
+    """One ``--from-log`` answer as JSON: the GEMM, its call count and the kernel it hits."""
+    gemm = answer.gemm
+    record: dict[str, Any] = {
+        "m": gemm.m, "n": gemm.n, "k": gemm.k, "batch": gemm.batch, "trans_a": gemm.trans_a,
+        "trans_b": gemm.trans_b, "a_type": gemm.a_type, "b_type": gemm.b_type, "c_type": gemm.c_type,
+        "d_type": gemm.d_type, "compute_type": gemm.compute_type, "call_count": gemm.call_count,
+    }  # fmt: skip
+    if answer.selection is None:
+        record.update(index=None, name=None, distance=None, error=answer.error)
+    else:
+        record.update(selection_record(answer.selection, None))
+        record.pop("id", None)
+    return record
+
+
+def render_workload(answers: list[WorkloadSelection], library: Path, console: Console | None = None) -> None:
+    """Every distinct GEMM of a workload with its calls and kernel, then calls per kernel."""
+    out = console or Console(highlight=False, soft_wrap=True)
+    table = Table(title=f"{library}", title_justify="left")
+    for column, justify in (("GEMM", "left"), ("calls", "right"), ("index", "right"), ("kernel", "left")):
+        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    per_kernel: dict[str, int] = {}
+    missing = 0
+    for answer in answers:
+        gemm = answer.gemm
+        shape = f"{gemm.m}x{gemm.n}x{gemm.k} batch {gemm.batch} {gemm.gemm_type}"
+        selection = answer.selection
+        if selection is None or selection.index is None:
+            missing += gemm.call_count
+            reason = answer.error or "no kernel"
+            table.add_row(shape, str(gemm.call_count), "-", Text(reason, style="red" if answer.error else "dim"))
+            continue
+        name = selection.name or str(selection.index)
+        per_kernel[name] = per_kernel.get(name, 0) + gemm.call_count
+        table.add_row(shape, str(gemm.call_count), str(selection.index), name)
+    out.print(table)
+    calls = sum(answer.call_count for answer in answers)
+    out.print(f"{len(answers)} distinct GEMMs, {calls} calls; {calls - missing} calls hit a kernel, {missing} do not")
+    if per_kernel:
+        ranking = Table(title="calls per kernel", title_justify="left")
+        ranking.add_column("calls", justify="right")
+        ranking.add_column("share", justify="right")
+        ranking.add_column("kernel", overflow="fold")
+        for name, count in sorted(per_kernel.items(), key=lambda item: (-item[1], item[0])):
+            ranking.add_row(str(count), f"{count / calls:.1%}", name)
+        out.print(ranking)
+
+
+__all__ = [
+    "batch_record",
+    "progress",
+    "render_batch",
+    "render_selection",
+    "render_workload",
+    "selection_record",
+    "workload_record",
+]

@@ -26,6 +26,7 @@ from tensilekit.selection.problem import (
     problem_from_query,
 )
 from tensilekit.selection.walk import Candidate, Selection, TraceEvent
+from tensilekit.selection.workload import WorkloadSelection, problem_from_workload, select_workload
 
 __all__ = [
     "BatchSelection",
@@ -39,12 +40,15 @@ __all__ = [
     "ProblemColumns",
     "Selection",
     "TraceEvent",
+    "WorkloadSelection",
     "compile_library",
     "contraction_problem",
     "find_all_solutions",
     "hardware_from_query",
     "parse_type_spec",
     "problem_from_query",
+    "problem_from_workload",
     "select_batch",
     "select_solution",
+    "select_workload",
 ]

@@ -161,3 +161,46 @@ def test_usage_errors(runner: CliRunner, tmp_path: Path) -> None:
     bad.write_text('{"m": 1, "n": 1, "k": 1}\nnot json\n')
     code, output = _select(runner, "--library", SAMPLE, "--arch", "gfx90a", "--queries", str(bad))
     assert code == ExitCode.BAD_INPUT and f"{bad}:2:" in output
+
+
+def _log_line(m: int, n: int, k: int, calls: int, a_type: str = "f32_r", compute: str = "c_f32_r") -> str:
+    return (
+        f"- {{ function: matmul, M: {m}, N: {n}, K: {k}, lda: {m}, ldb: {k}, ldc: {m}, ldd: {m}, "
+        f"stride_a: 0, stride_b: 0, stride_c: 0, stride_d: 0, alpha: 1.0, beta: 0.0, transA: N, transB: N, "
+        f"batch_count: 1, scaleA: 0, scaleB: 0, scaleAlpha_vector: false, gradient: false, use_e: false, "
+        f"bias_vector: false, bias_source: d, a_type: {a_type}, b_type: {a_type}, c_type: {a_type}, "
+        f"d_type: {a_type}, scale_type: f32_r, bias_type: f32_r, compute_type: {compute}, "
+        f"activation_type: none, flush: false, rotating: 0, cold_iters: 0, iters: 0, call_count: {calls} }}\n"
+    )
+
+
+def test_from_log_answers_every_distinct_gemm_with_its_calls(runner: CliRunner, tmp_path: Path) -> None:
+    log = tmp_path / "hipblaslt.log"
+    log.write_text(
+        _log_line(1024, 1024, 1024, 7)
+        + _log_line(1000, 1024, 1024, 5)
+        + _log_line(1024, 1024, 1024, 3)  # the same GEMM again: calls add up
+        + _log_line(64, 64, 64, 2, a_type="f64_r", compute="c_f64_r")  # a type the library lacks
+    )
+    code, output = _select(runner, "--from-log", str(log), "--library", SAMPLE, "--arch", "gfx90a", "--json")
+    assert code == 0, output
+    records = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert [(r["m"], r["call_count"]) for r in records] == [(1024, 10), (1000, 5), (64, 2)]
+    for record in records[:2]:
+        single = _select(runner, str(record["m"]), "1024", "1024", "--library", SAMPLE, "--arch", "gfx90a", "--json")
+        assert {k: record[k] for k in ("index", "name", "distance")} == {
+            k: v for k, v in json.loads(single[1]).items() if k != "id"
+        }
+    assert records[2]["index"] is None and records[2]["name"] is None
+    code, output = _select(runner, "--from-log", str(log), "--library", SAMPLE, "--arch", "gfx90a")
+    assert code == 0, output
+    assert "3 distinct GEMMs, 17 calls; 15 calls hit a kernel, 2 do not" in output
+    assert "1024x1024x1024 batch 1 SSS_NN" in output and "calls per kernel" in output
+
+
+def test_from_log_usage(runner: CliRunner, tmp_path: Path) -> None:
+    log = tmp_path / "hipblaslt.log"
+    log.write_text(_log_line(8, 8, 8, 1))
+    assert _select(runner, "1", "2", "3", "--from-log", str(log), "--library", SAMPLE)[0] == ExitCode.USAGE
+    code, output = _select(runner, "--from-log", str(tmp_path / "none.log"), "--library", SAMPLE)
+    assert code == ExitCode.BAD_INPUT and "none.log" in output

@@ -112,36 +112,48 @@ def _problem_from_options(
     type=click.Path(path_type=Path, allow_dash=True),
     help="JSON-lines file of queries (corpus/select format); '-' reads stdin.",
 )
+@click.option(
+    "--from-log",
+    "from_log",
+    type=click.Path(path_type=Path),
+    help="A hipBLASLt log (HIPBLASLT_LOG_MASK 32/64/128) or other workload file: every distinct GEMM "
+    "with its call count and the kernel it would hit.",
+)
 @click.option("--explain", is_flag=True, help="Show the walk: every level, predicate and table entry considered.")
 @click.option("--top", type=click.IntRange(min=0), default=0, help="Also rank the next N kernels.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (one object per query line with --queries).")
 def select_command(
     m: int | None, n: int | None, k: int | None, library_path: Path | None, arch: str | None, cu_count: int | None,
     is_apu: bool, batch: int, trans_a: str, trans_b: str, type_spec: str, hpa: bool | None, alpha: float,
-    beta: float, metric: str, rocblas_k0: bool, queries: Path | None, explain: bool, top: int, as_json: bool,
+    beta: float, metric: str, rocblas_k0: bool, queries: Path | None, from_log: Path | None, explain: bool, top: int,
+    as_json: bool,
 ) -> None:  # fmt: skip
     """Predict the kernel Tensile's runtime (findBestSolution) selects for an M×N×K GEMM.
 
-    Give M N K with options, or --queries FILE for many queries (fields as in corpus/select;
-    a line's arch/cu_count/is_apu override --arch/--cu-count/--is-apu).
+    Give M N K with options, --queries FILE for many queries (fields as in corpus/select;
+    a line's arch/cu_count/is_apu override --arch/--cu-count/--is-apu), or --from-log LOG for
+    every GEMM a hipBLASLt log recorded.
     """
     from tensilekit.cli.render_select import render_batch, render_selection, selection_record
 
-    if queries is None and (m is None or n is None or k is None):
-        raise click.UsageError("give M N K, or --queries FILE")
-    if queries is not None and m is not None:
-        raise click.UsageError("give either M N K or --queries, not both")
+    sources = sum(1 for given in (m is not None, queries is not None, from_log is not None) if given)
+    if sources != 1 or (m is not None and (n is None or k is None)):
+        raise click.UsageError("give one of: M N K, --queries FILE, --from-log LOG")
     if library_path is None:
         library_path = sample_library_path()
         click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
     library, loader = load_for_selection(library_path)
-    if arch is None and queries is None:
+    if arch is None and queries is None:  # a single query or a log: one device
         processors = library_processors(library)
         if len(processors) != 1:
             raise click.UsageError("--arch is required for a single query (the library serves several)")
         arch = processors[0]
         click.echo(f"note: no --arch given; using the library's only architecture, {arch}", err=True)
     default_hw = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu) if arch else None
+    if from_log is not None:
+        assert default_hw is not None
+        _answer_workload(library, loader, from_log, default_hw, rocblas_k0, as_json, library_path)
+        return
     if queries is None:
         assert default_hw is not None
         assert m is not None and n is not None and k is not None
@@ -172,6 +184,27 @@ def select_command(
             click.echo(json.dumps(record, separators=(",", ":")))
     else:
         render_batch(results, library_path)
+
+
+def _answer_workload(
+    library: Any, loader: Any, path: Path, hardware: Hardware, rocblas_k0: bool, as_json: bool, library_path: Path
+) -> None:
+    from tensilekit.cli.render_select import render_workload, workload_record
+    from tensilekit.selection import select_workload
+    from tensilekit.workload import load_workloads
+
+    workload, parsed = load_workloads([path])
+    for source in parsed:
+        for warning in source.warnings:
+            click.echo(f"warning: {source.source}: {warning}", err=True)
+    answers = select_workload(
+        compile_library(library, loader=loader), workload.problems, hardware, rocblas_k0=rocblas_k0
+    )
+    if as_json:
+        for answer in answers:
+            click.echo(json.dumps(workload_record(answer), separators=(",", ":")))
+    else:
+        render_workload(answers, library_path)
 
 
 def _answer(
