@@ -39,6 +39,7 @@ from tensilekit.selection import (
     select_solution,
 )
 from tensilekit.selection.scan import have_kdtree
+from tensilekit.selection.served import served_problem_types
 
 TARGET_SINGLE_US = 30.0
 TARGET_BATCH_QPS = 500_000.0
@@ -59,26 +60,6 @@ def _walk_predicates(predicate: Any) -> list[Any]:
     return out
 
 
-def problem_types(library: Any) -> list[dict[str, Any]]:
-    """The distinct (transposes, types, flags) the library's solutions serve."""
-    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for solution in library.solutions:
-        fields: dict[str, Any] = {}
-        for predicate in _walk_predicates(solution.problem_predicate):
-            if predicate.type == "OperationIdentifierEqual":
-                fields["trans_a"] = "T" if "_Alik" in predicate.value else "N"
-                fields["trans_b"] = "T" if "_Bjlk" in predicate.value else "N"
-            elif predicate.type == "TypesEqual":
-                fields.update(zip(("a_type", "b_type", "c_type", "d_type"), predicate.value, strict=True))
-            elif predicate.type in ("HighPrecisionAccumulate", "StridedBatched", "StochasticRounding"):
-                name = {"HighPrecisionAccumulate": "hpa", "StridedBatched": "strided_batched"}.get(
-                    predicate.type, "stochastic_rounding"
-                )
-                fields[name] = predicate.value
-        seen.setdefault(tuple(sorted(fields.items())), fields)
-    return list(seen.values())
-
-
 def architecture(library: Any) -> tuple[str, list[str]]:
     processors: list[str] = []
     metrics: list[str] = []
@@ -93,7 +74,7 @@ def architecture(library: Any) -> tuple[str, list[str]]:
 
 
 def random_queries(library: Any, count: int, rng: np.random.Generator) -> tuple[dict[str, Any], str]:
-    types = problem_types(library)
+    types = served_problem_types(library)
     arch, metrics = architecture(library)
     choice = rng.integers(0, len(types), size=count)
     sizes = np.exp(rng.uniform(0.0, np.log(70000.0), size=(count, 3))).astype(np.int64).clip(1, 70000)

@@ -9,6 +9,7 @@ from pydantic import TypeAdapter
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.predicates import Predicate
 from tensilekit.selection import ContractionProblem, GemmProblem, Hardware, contraction_problem
+from tensilekit.selection.served import library_devices, served_problem_types
 
 NN = "Contraction_l_Ailk_Bljk_Cijk_Dijk"
 FLOAT4 = ["Float", "Float", "Float", "Float"]
@@ -107,36 +108,10 @@ def gemm(m: int, n: int, k: int, **fields: Any) -> ContractionProblem:
 GFX90A = Hardware(arch="gfx90a", cu_count=104)
 
 
-def _walk(predicate: Any) -> list[Any]:
-    if predicate is None:
-        return []
-    out = [predicate]
-    value = getattr(predicate, "value", None)
-    for item in value if isinstance(value, list) else [value]:
-        if hasattr(item, "type"):
-            out.extend(_walk(item))
-    return out
-
-
 def served_types(library: MasterLibrary) -> tuple[list[dict[str, Any]], list[str]]:
     """The problem types the library's solutions serve, and the processors its rows name."""
-    seen: dict[str, dict[str, Any]] = {}
-    for found in library.solutions:
-        fields: dict[str, Any] = {}
-        for item in _walk(found.problem_predicate):
-            if item.type == "OperationIdentifierEqual":
-                fields["trans_a"] = "T" if "_Alik" in item.value else "N"
-                fields["trans_b"] = "T" if "_Bjlk" in item.value else "N"
-            elif item.type == "TypesEqual":
-                fields.update(zip(("a_type", "b_type", "c_type", "d_type"), item.value, strict=False))
-            elif item.type == "HighPrecisionAccumulate":
-                fields["hpa"] = item.value
-            elif item.type == "StochasticRounding":
-                fields["stochastic_rounding"] = item.value
-        seen.setdefault(repr(sorted(fields.items())), fields)
-    processors = sorted({item.value for _, node in library.iter_nodes() for row in getattr(node, "rows", None) or []
-                         for item in _walk(row.predicate) if item.type == "Processor"})  # fmt: skip
-    return list(seen.values()), processors or ["gfx90a"]
+    processors = sorted({device.arch for device in library_devices(library)})
+    return served_problem_types(library), processors or ["gfx90a"]
 
 
 def random_queries(library: MasterLibrary, count: int, seed: int) -> tuple[list[GemmProblem], list[Hardware]]:

@@ -35,6 +35,7 @@ _COMMANDS = {
     "validate": "tensilekit.cli.commands.inspect:validate_command",
     "convert": "tensilekit.cli.commands.inspect:convert_command",
     "select": "tensilekit.cli.commands.select:select_command",
+    "plot": "tensilekit.cli.commands.plot:plot_group",
     "build-master": "tensilekit.cli.commands.build:build_master_command",
     "merge": "tensilekit.cli.commands.merge:merge_command",
     "diff": "tensilekit.cli.commands.diff:diff_command",

@@ -5,7 +5,14 @@ The pure core is :mod:`~tensilekit.merge.merge`, :mod:`~tensilekit.merge.diff` a
 (directory pairing, atomic writes).
 """
 
-from tensilekit.merge.diff import LibraryDiff, diff_libraries, exact_match_selector, selection_changes
+from tensilekit.merge.diff import (
+    LibraryDiff,
+    diff_libraries,
+    exact_match_selector,
+    grid_queries,
+    runtime_selector,
+    selection_changes,
+)
 from tensilekit.merge.files import load_queries, merge_directories, merge_files, merge_paths, prune_paths
 from tensilekit.merge.identity import Compat
 from tensilekit.merge.merge import MergePolicy, merge_logic
@@ -20,6 +27,7 @@ __all__ = [
     "MergeReport",
     "PruneReport",
     "diff_libraries",
+    "grid_queries",
     "exact_match_selector",
     "load_queries",
     "merge_directories",
@@ -28,5 +36,6 @@ __all__ = [
     "merge_paths",
     "prune_logic",
     "prune_paths",
+    "runtime_selector",
     "selection_changes",
 ]

@@ -567,6 +567,57 @@ def master_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
     return select
 
 
+def runtime_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
+    """Tensile's runtime selection for any library: a logic file is built into its master first.
+
+    Queries may be full records (``corpus/select`` fields) or bare sizes ``[M, N, B, K]``; what a
+    query leaves out (transposes, types, HPA …) comes from the problem type the library serves,
+    and the device from its ``Hardware`` row, unless ``hardware`` or the query's ``arch`` says
+    otherwise. A size that fits several served problem types is an error: give records.
+    """
+    from tensilekit.build import build_master_tree
+    from tensilekit.io.master_io import master_from_data
+    from tensilekit.selection import compile_library, hardware_from_query, problem_from_query, select_solution
+    from tensilekit.selection.served import library_devices, served_problem_types
+
+    default = hardware_from_query(dict(hardware)) if hardware else None
+    prepared: dict[int, tuple[Any, Any, list[dict[str, Any]], Any]] = {}
+
+    def prepare(library: Any) -> tuple[Any, Any, list[dict[str, Any]], Any]:
+        entry = prepared.get(id(library))
+        if entry is None:
+            master = library
+            if isinstance(library, LogicFile):
+                tree = build_master_tree([("logic", library)], dialect=library.dialect)
+                master = master_from_data(tree, source="logic")
+            if not isinstance(master, MasterLibrary):
+                raise UnsupportedFormat(f"cannot select from a {type(library).__name__}")
+            devices = library_devices(master)
+            device = default or (devices[0] if devices else None)
+            # the library is kept with its entry so that its id cannot be reused meanwhile
+            entry = prepared[id(library)] = (library, compile_library(master), served_problem_types(master), device)
+        return entry
+
+    def select(library: Any, query: Query) -> Any:
+        _, compiled, served, device = prepare(library)
+        if isinstance(query, Mapping):
+            record = dict(query)
+        else:
+            size = query_size(query)
+            record = {"m": size[0], "n": size[1], "batch": size[2], "k": size[3]}
+        if "a_type" not in record:
+            if len(served) != 1:
+                raise SelectionError(
+                    f"the library serves {len(served)} problem types; give query records with types, "
+                    "not bare sizes"
+                )
+            record = {**served[0], **record}
+        return select_solution(compiled, problem_from_query(record), hardware_from_query(record, device))
+
+    select.__name__ = "runtime_selector (tensilekit.selection.select_solution)"
+    return select
+
+
 def default_selector(library: Any = None) -> tuple[Selector, str]:
     """The selector for ``library``'s kind: the selection engine for masters, exact lookup for logic."""
     if isinstance(library, MasterLibrary):
@@ -615,7 +666,12 @@ def selection_changes(
     changes: list[SelectionChange] = []
     query_list = [dict(query) if isinstance(query, Mapping) else [int(v) for v in query] for query in queries]
     for group, left, right in pairs:
-        identity = _selection_identity(left, compat)
+        logic_identity = _selection_identity(left, compat)
+
+        def identity(record: Mapping[str, Any], logic_identity: Any = logic_identity) -> Hashable:
+            # a selector over a built master returns master records even for logic files
+            return _master_identity(record) if "sizeMapping" in record else logic_identity(record)
+
         for query in query_list:
             picked_a = _selected_record(selector(left, query))
             picked_b = _selected_record(selector(right, query))
@@ -633,12 +689,33 @@ def selection_changes(
     return changes
 
 
+def _master_identity(record: Mapping[str, Any]) -> Hashable:
+    return freeze({k: v for k, v in record.items() if k not in _MASTER_IGNORED_KEYS | _LOGIC_IGNORED_KEYS})
+
+
 def _selection_identity(library: Library, compat: Compat | None) -> Callable[[Mapping[str, Any]], Hashable]:
     if isinstance(library, LogicFile):
         return _logic_identity(library, compat or Compat.for_dialect(library.dialect))
-    return lambda record: freeze(
-        {k: v for k, v in record.items() if k not in _MASTER_IGNORED_KEYS | _LOGIC_IGNORED_KEYS}
-    )
+    return _master_identity
+
+
+def grid_queries(
+    library: Library, sizes: Sequence[int] = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384),
+    depths: Sequence[int] = (256, 1024, 4096),
+) -> list[Query]:  # fmt: skip
+    """The default selection-diff queries: every M, N in ``sizes`` and K in ``depths``, batch 1.
+
+    Bare sizes for logic files (each file's own problem type applies); for a master library one
+    record per problem type it serves (see :func:`runtime_selector`).
+    """
+    grid = [[m, n, 1, k] for m in sizes for n in sizes for k in depths]
+    if not isinstance(library, MasterLibrary):
+        return list(grid)
+    from tensilekit.selection.served import served_problem_types
+
+    return [
+        {**served, "m": m, "n": n, "batch": b, "k": k} for served in served_problem_types(library) for m, n, b, k in grid
+    ]
 
 
 __all__ = [
@@ -658,8 +735,10 @@ __all__ = [
     "default_selector",
     "diff_libraries",
     "exact_match_selector",
+    "grid_queries",
     "master_selector",
     "predicate_text",
     "query_size",
+    "runtime_selector",
     "selection_changes",
 ]

@@ -194,3 +194,59 @@ def test_prune(tmp_path: Path) -> None:
     assert [item["removed"]["index"] for item in report["duplicates_folded"]] == [2]
     table = CliRunner().invoke(cli, ["prune", str(path), "--dry-run"])
     assert table.exit_code == 0 and "dry run" in table.output
+
+
+SAMPLE_LOGIC = Path(__file__).resolve().parents[2] / "fixtures" / "logic" / "sample_aldebaran_Cijk_Ailk_Bljk_SB.yaml"
+
+
+def _select_index(library: Path, m: int, n: int, k: int) -> int | None:
+    result = CliRunner().invoke(cli, ["select", str(m), str(n), str(k), "--library", str(library), "--json"])
+    assert result.exit_code == 0, result.output
+    index: int | None = json.loads(result.output[result.output.index("{") :])["index"]
+    return index
+
+
+def test_diff_grid_lists_exactly_the_gemms_whose_kernel_changes(tmp_path: Path) -> None:
+    """Dropping table entries moves the nearest entry for some grid points; the selection diff
+    must list those points, with the kernels `tensilekit select` picks on each side, and no other."""
+    from tensilekit.io.yaml_codec import parse_yaml
+
+    data = parse_yaml(SAMPLE_LOGIC.read_text())
+    data[7] = [row for row in data[7] if row[0][0] < 4096]  # forget the big sizes
+    changed = tmp_path / SAMPLE_LOGIC.name
+    changed.write_text(dump_yaml(data, AMD_LOGIC_STYLE))
+
+    same = CliRunner().invoke(cli, ["diff", str(SAMPLE_LOGIC), str(SAMPLE_LOGIC), "--grid", "--json"])
+    assert same.exit_code == 0, same.output
+    assert json.loads(same.output)["queries"] == 9 * 9 * 3 and json.loads(same.output)["selection"] == []
+
+    result = CliRunner().invoke(cli, ["diff", str(SAMPLE_LOGIC), str(changed), "--grid", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    changes = {tuple(change["query"]): change for change in report["selection"]}
+    assert changes and report["selector"].startswith("runtime_selector")
+    differing = 0
+    for m, n, batch, k in [(4096, 4096, 1, 4096), (16384, 64, 1, 256), (64, 64, 1, 256), (1024, 1024, 1, 1024)]:
+        before, after = _select_index(SAMPLE_LOGIC, m, n, k), _select_index(changed, m, n, k)
+        change = changes.get((m, n, batch, k))
+        if before == after:
+            assert change is None, (m, n, k)
+        else:
+            differing += 1
+            assert change is not None and (change["a"]["index"], change["b"]["index"]) == (before, after)
+    assert 0 < differing < 4  # the sample points cover both outcomes
+
+
+def test_diff_from_log_and_usage(tmp_path: Path) -> None:
+    log = tmp_path / "hipblaslt.log"
+    line = (
+        "- {{ function: matmul, M: {m}, N: {m}, K: {m}, alpha: 1.0, beta: 0.0, transA: N, transB: N, "
+        "batch_count: 1, a_type: f32_r, b_type: f32_r, c_type: f32_r, d_type: f32_r, scale_type: f32_r, "
+        "compute_type: c_f32_r, call_count: {calls} }}\n"
+    )
+    log.write_text(line.format(m=1024, calls=3) + line.format(m=8000, calls=2))
+    result = CliRunner().invoke(cli, ["diff", str(SAMPLE_LOGIC), str(SAMPLE_LOGIC), "--from-log", str(log), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output[result.output.index("{") :])["queries"] == 2
+    both = CliRunner().invoke(cli, ["diff", str(SAMPLE_LOGIC), str(SAMPLE_LOGIC), "--grid", "--from-log", str(log)])
+    assert both.exit_code == 2 and "at most one of" in both.output

@@ -204,3 +204,24 @@ def test_from_log_usage(runner: CliRunner, tmp_path: Path) -> None:
     assert _select(runner, "1", "2", "3", "--from-log", str(log), "--library", SAMPLE)[0] == ExitCode.USAGE
     code, output = _select(runner, "--from-log", str(tmp_path / "none.log"), "--library", SAMPLE)
     assert code == ExitCode.BAD_INPUT and "none.log" in output
+
+
+def test_plot_selection_writes_a_png(runner: CliRunner, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "map.png"
+    result = runner.invoke(cli, ["plot", "selection", "--k", "1024", "--points", "16", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert "kernels over 256 grid points (256 with a kernel)" in result.output
+
+
+def test_plot_without_matplotlib_says_which_extra(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    out = tmp_path / "map.png"
+    result = runner.invoke(cli, ["plot", "selection", "--points", "4", "-o", str(out)])
+    assert result.exit_code == ExitCode.USAGE, result.output  # MissingDependency: exit 2
+    assert "tensilekit[plot]" in result.output and not out.exists()

@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 
 from tensilekit.merge import Compat, diff_libraries
-from tensilekit.merge.files import load_queries
+from tensilekit.merge.files import load_library_input, load_queries
+
+
+def _log_queries(path: Path) -> list[dict[str, Any]]:
+    """One query record per distinct GEMM of a hipBLASLt log (or other workload file)."""
+    from tensilekit.selection import problem_from_workload
+    from tensilekit.workload import load_workloads
+
+    workload, parsed = load_workloads([path])
+    for source in parsed:
+        for warning in source.warnings:
+            click.echo(f"warning: {source.source}: {warning}", err=True)
+    records = []
+    for gemm in workload.problems:
+        problem = problem_from_workload(gemm)
+        record = problem.model_dump(mode="json", exclude={"hipblaslt"}, exclude_none=True)
+        record["id"] = f"{gemm.gemm_type}, {gemm.call_count} calls"
+        records.append(record)
+    return records
 
 
 @click.command("diff")
@@ -18,8 +37,30 @@ from tensilekit.merge.files import load_queries
     "--queries",
     "queries_path",
     type=click.Path(path_type=Path),
-    help="Sizes to select in both libraries (one 'M N B K' per line, or a YAML/JSON list).",
+    help="Queries to select in both libraries: one 'M N B K' per line, a YAML/JSON list, or corpus/select JSON lines.",
 )
+@click.option(
+    "--from-log",
+    "log_path",
+    type=click.Path(path_type=Path),
+    help="Select every distinct GEMM of a hipBLASLt log (HIPBLASLT_LOG_MASK 32/64/128) in both libraries.",
+)
+@click.option(
+    "--grid",
+    is_flag=True,
+    help="Select a default grid (M, N in 64..16384 by powers of two, K in 256/1024/4096) of every "
+    "problem type A serves.",
+)
+@click.option(
+    "--selector",
+    type=click.Choice(["runtime", "exact"]),
+    default="runtime",
+    show_default=True,
+    help="runtime: Tensile's findBestSolution (logic files are built into masters); exact: the "
+    "logic table's entry for exactly that size.",
+)
+@click.option("--arch", help="Device for queries that name none (default: the library's own architecture).")
+@click.option("--cu-count", type=click.IntRange(min=1), help="CU count of that device.")
 @click.option(
     "--compat",
     type=click.Choice([mode.value for mode in Compat]),
@@ -33,20 +74,35 @@ from tensilekit.merge.files import load_queries
 @click.option("--exit-code", is_flag=True, help="Exit 1 when there are differences.")
 @click.pass_context
 def diff_command(
-    ctx: click.Context,
-    a: Path,
-    b: Path,
-    queries_path: Path | None,
-    compat: str | None,
-    output_format: str,
-    as_json: bool,
+    ctx: click.Context, a: Path, b: Path, queries_path: Path | None, log_path: Path | None, grid: bool,
+    selector: str, arch: str | None, cu_count: int | None, compat: str | None, output_format: str, as_json: bool,
     exit_code: bool,
-) -> None:
-    """Compare two logic files, two directories of logic files, or two master libraries."""
-    from tensilekit.cli.render_merge import diff_markdown, render_diff, to_json
+) -> None:  # fmt: skip
+    """Compare two logic files, two directories of logic files, or two master libraries.
 
-    queries = load_queries(queries_path) if queries_path is not None else None
-    diff = diff_libraries(a, b, queries, compat=Compat(compat) if compat else None)
+    With --queries, --from-log or --grid the diff also lists the GEMMs whose selected kernel
+    differs between A and B.
+    """
+    from tensilekit.cli.render_merge import diff_markdown, render_diff, to_json
+    from tensilekit.merge.diff import exact_match_selector, grid_queries, runtime_selector
+
+    if sum((queries_path is not None, log_path is not None, grid)) > 1:
+        raise click.UsageError("give at most one of --queries, --from-log, --grid")
+    left, right = load_library_input(a), load_library_input(b)
+    queries: list[Any] | None = None
+    if queries_path is not None:
+        queries = list(load_queries(queries_path))
+    elif log_path is not None:
+        queries = list(_log_queries(log_path))
+    elif grid:
+        queries = list(grid_queries(left))
+    chosen = None
+    if queries is not None:
+        device = {"arch": arch, "cu_count": cu_count} if arch else None
+        chosen = exact_match_selector if selector == "exact" else runtime_selector(device)
+    diff = diff_libraries(
+        left, right, queries, selector=chosen, compat=Compat(compat) if compat else None, labels=(str(a), str(b))
+    )
     if as_json or output_format == "json":
         click.echo(to_json(diff))
     elif output_format == "markdown":

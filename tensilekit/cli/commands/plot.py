@@ -1,0 +1,79 @@
+"""``tensilekit plot selection``: which kernel the runtime picks over an M x N grid (a PNG map)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tensilekit.api import library_processors, load_for_selection
+from tensilekit.data import sample_library_path
+from tensilekit.selection import Hardware
+
+_METRICS = ["DeviceEfficiency", "CUEfficiency", "Auto", "ExperimentalDTree", "ExperimentalGrid"]
+
+
+@click.group("plot")
+def plot_group() -> None:
+    """Charts (need the plot extra: pip install 'tensilekit[plot]')."""
+
+
+@plot_group.command("selection")
+@click.option(
+    "--library",
+    "-l",
+    "library_path",
+    type=click.Path(path_type=Path),
+    help="Master library, logic file or directory (default: tensilekit's sample library).",
+)
+@click.option("--arch", help="Device processor (default: the library's only architecture).")
+@click.option("--cu-count", type=click.IntRange(min=1), help="Device compute units.")
+@click.option("--k", "k", type=click.IntRange(min=1), default=4096, show_default=True, help="K of every GEMM.")
+@click.option("--batch", "-b", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--trans-a", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
+@click.option("--trans-b", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
+@click.option("--type", "type_spec", default="S", show_default=True, help="Types, as for select (S, HHS, BBS …).")
+@click.option("--hpa/--no-hpa", default=None, help="High-precision accumulate (default: compute wider than input).")
+@click.option("--metric", type=click.Choice(_METRICS), default="DeviceEfficiency", show_default=True)
+@click.option("--min", "low", type=click.IntRange(min=1), default=16, show_default=True, help="Smallest M and N.")
+@click.option("--max", "high", type=click.IntRange(min=1), default=16384, show_default=True, help="Largest M and N.")
+@click.option(
+    "--points", type=click.IntRange(min=2, max=1024), default=128, show_default=True, help="Grid points per axis."
+)
+@click.option("--title", help="Chart title (default: the problem and device).")
+@click.option("--output", "-o", type=click.Path(path_type=Path), required=True, help="PNG file to write.")
+def plot_selection_command(
+    library_path: Path | None, arch: str | None, cu_count: int | None, k: int, batch: int, trans_a: str,
+    trans_b: str, type_spec: str, hpa: bool | None, metric: str, low: int, high: int, points: int,
+    title: str | None, output: Path,
+) -> None:  # fmt: skip
+    """Draw which kernel the runtime selects over an M x N grid (log axes) at one K.
+
+    One colour per kernel; the library's table entries for this problem type are marked
+    (filled at this K, hollow at other K).
+    """
+    from tensilekit.cli.commands.select import _problem_from_options
+    from tensilekit.plot import plot_selection_map
+    from tensilekit.selection.grid import log_grid, selection_map
+
+    if library_path is None:
+        library_path = sample_library_path()
+        click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
+    library, loader = load_for_selection(library_path)
+    if arch is None:
+        processors = library_processors(library)
+        if len(processors) != 1:
+            raise click.UsageError("--arch is required (the library serves several architectures)")
+        arch = processors[0]
+    problem = _problem_from_options(1, 1, k, batch, trans_a, trans_b, type_spec, hpa, 1.0, 0.0, metric)
+    grid = log_grid(low, high, points)
+    smap = selection_map(library, problem, Hardware(arch=arch, cu_count=cu_count), grid, grid, loader=loader)
+    plot_selection_map(smap, output, title=title)
+    covered = int((smap.winners >= 0).sum())
+    click.echo(
+        f"wrote {output}: {len(smap.kernels_by_area())} kernels over {smap.winners.size} grid points "
+        f"({covered} with a kernel), {len(smap.entries)} table entries marked"
+    )
+
+
+__all__ = ["plot_group"]

@@ -1,0 +1,84 @@
+"""What a master library serves: its devices and its problem types, read off its predicates.
+
+Used to ask a library about sizes alone (a selection diff over a grid, a logic file's own
+problem type) and by the selection benchmark to make realistic random queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from tensilekit.model.library import HardwareNode, MasterLibrary
+from tensilekit.model.solution import MasterSolution
+from tensilekit.selection.problem import Hardware
+
+_FLAG_FIELDS = {
+    "HighPrecisionAccumulate": "hpa",
+    "StridedBatched": "strided_batched",
+    "StochasticRounding": "stochastic_rounding",
+}
+
+
+def _predicates(predicate: Any) -> Iterator[Any]:
+    """``predicate`` and every predicate nested in its ``value`` (And/Or/Not and AMDGPU wrappers)."""
+    if predicate is None or not hasattr(predicate, "type"):
+        return
+    yield predicate
+    value = getattr(predicate, "value", None)
+    for item in value if isinstance(value, list) else [value]:
+        if hasattr(item, "type"):
+            yield from _predicates(item)
+
+
+def served_problem_types(library: MasterLibrary) -> list[dict[str, Any]]:
+    """The distinct problem types the library's kernels serve, as ``GemmProblem`` fields.
+
+    Each is a dict of ``trans_a``/``trans_b`` (from ``OperationIdentifierEqual``), ``a_type`` …
+    ``d_type`` (``TypesEqual``) and the ``hpa``/``strided_batched``/``stochastic_rounding``
+    flags, in the order the kernels first name them.
+    """
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for solution in library.solutions:
+        fields = solution_problem_fields(solution)
+        if fields:
+            seen.setdefault(tuple(sorted((key, str(value)) for key, value in fields.items())), fields)
+    return list(seen.values())
+
+
+def solution_problem_fields(solution: MasterSolution) -> dict[str, Any]:
+    """The problem type one kernel's predicates ask for (see :func:`served_problem_types`)."""
+    fields: dict[str, Any] = {}
+    for predicate in _predicates(solution.problem_predicate):
+        if predicate.type == "OperationIdentifierEqual":
+            operation = str(predicate.value)
+            fields["trans_a"] = ("C" if "_AlikC" in operation else "T") if "_Alik" in operation else "N"
+            fields["trans_b"] = ("C" if "_BjlkC" in operation else "T") if "_Bjlk" in operation else "N"
+        elif predicate.type == "TypesEqual":
+            fields.update(zip(("a_type", "b_type", "c_type", "d_type"), predicate.value[:4], strict=True))
+        elif predicate.type in _FLAG_FIELDS:
+            fields[_FLAG_FIELDS[predicate.type]] = bool(predicate.value)
+    return fields
+
+
+def library_devices(library: MasterLibrary) -> list[Hardware]:
+    """One device per top-level ``Hardware`` row that names a processor (with its CU count, if any)."""
+    devices: list[Hardware] = []
+    root = library.library
+    if not isinstance(root, HardwareNode):
+        return devices
+    for row in root.rows:
+        processor = cu_count = None
+        for predicate in _predicates(row.predicate):
+            if predicate.type == "Processor" and isinstance(predicate.value, str):
+                processor = predicate.value
+            elif predicate.type == "CUCount" and isinstance(predicate.value, int):
+                cu_count = predicate.value
+        if processor is not None:
+            device = Hardware(arch=processor, cu_count=cu_count)
+            if device not in devices:
+                devices.append(device)
+    return devices
+
+
+__all__ = ["library_devices", "served_problem_types", "solution_problem_fields"]
