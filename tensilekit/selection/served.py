@@ -40,9 +40,9 @@ def served_problem_types(library: MasterLibrary) -> list[dict[str, Any]]:
     """
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
     for solution in library.solutions:
+        # a kernel whose predicates name no type serves any problem: {} (all defaults) stands for it
         fields = solution_problem_fields(solution)
-        if fields:
-            seen.setdefault(tuple(sorted((key, str(value)) for key, value in fields.items())), fields)
+        seen.setdefault(tuple(sorted((key, str(value)) for key, value in fields.items())), fields)
     return list(seen.values())
 
 
