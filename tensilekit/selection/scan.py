@@ -304,7 +304,7 @@ class Usable:
         if self._tree is None:
             from scipy.spatial import cKDTree  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
-            self._tree = cKDTree(self.arrays()[2], leafsize=32, balanced_tree=True)
+            self._tree = cKDTree(self.arrays()[2], leafsize=64, balanced_tree=True)
         return self._tree
 
 
@@ -372,6 +372,7 @@ def have_kdtree() -> bool:
 
 
 _NEIGHBOURS = 6
+_PARALLEL_QUERIES = 20_000
 
 
 def nearest_many(
@@ -401,7 +402,9 @@ def nearest_many(
     tree = usable.tree()
     norm = 2 if squared else 1
     k = min(2, usable.count)
-    _, nearest = tree.query(queries.astype(np.float64), k=k, p=norm)
+    # many queries are split over every core (answers do not depend on it); few are not worth the threads
+    workers = -1 if count >= _PARALLEL_QUERIES else 1
+    _, nearest = tree.query(queries.astype(np.float64), k=k, p=norm, workers=workers)
     nearest = np.asarray(nearest, dtype=np.int64).reshape(count, k)
     distance = _distances(keys[nearest], queries, squared)
     best = distance[:, 0].copy()
