@@ -7,10 +7,9 @@ from pathlib import Path
 import click
 
 from tensilekit.api import library_processors, load_for_selection
+from tensilekit.cli.commands.select import METRICS, problem_from_options
 from tensilekit.data import sample_library_path
 from tensilekit.selection import Hardware
-
-_METRICS = ["DeviceEfficiency", "CUEfficiency", "Auto", "ExperimentalDTree", "ExperimentalGrid"]
 
 
 @click.group("plot")
@@ -34,7 +33,7 @@ def plot_group() -> None:
 @click.option("--trans-b", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
 @click.option("--type", "type_spec", default="S", show_default=True, help="Types, as for select (S, HHS, BBS …).")
 @click.option("--hpa/--no-hpa", default=None, help="High-precision accumulate (default: compute wider than input).")
-@click.option("--metric", type=click.Choice(_METRICS), default="DeviceEfficiency", show_default=True)
+@click.option("--metric", type=click.Choice(METRICS), default="DeviceEfficiency", show_default=True)
 @click.option("--min", "low", type=click.IntRange(min=1), default=16, show_default=True, help="Smallest M and N.")
 @click.option("--max", "high", type=click.IntRange(min=1), default=16384, show_default=True, help="Largest M and N.")
 @click.option(
@@ -52,7 +51,6 @@ def plot_selection_command(
     One colour per kernel; the library's table entries for this problem type are marked
     (filled at this K, hollow at other K).
     """
-    from tensilekit.cli.commands.select import _problem_from_options
     from tensilekit.plot import plot_selection_map
     from tensilekit.selection.grid import log_grid, selection_map
 
@@ -65,7 +63,7 @@ def plot_selection_command(
         if len(processors) != 1:
             raise click.UsageError("--arch is required (the library serves several architectures)")
         arch = processors[0]
-    problem = _problem_from_options(1, 1, k, batch, trans_a, trans_b, type_spec, hpa, 1.0, 0.0, metric)
+    problem = problem_from_options(1, 1, k, batch, trans_a, trans_b, type_spec, hpa, 1.0, 0.0, metric)
     grid = log_grid(low, high, points)
     smap = selection_map(library, problem, Hardware(arch=arch, cu_count=cu_count), grid, grid, loader=loader)
     plot_selection_map(smap, output, title=title)

@@ -27,7 +27,8 @@ from tensilekit.selection import (
     select_solution,
 )
 
-_METRICS = [metric.value for metric in PerformanceMetric]
+METRICS = [metric.value for metric in PerformanceMetric]
+"""The ``--metric`` choices (select and plot)."""
 _CHUNK = 4096
 _PROGRESS_THRESHOLD = 20_000
 
@@ -48,10 +49,11 @@ def _read_queries(source: TextIO, name: str) -> Iterator[tuple[int, dict[str, An
         yield number, record
 
 
-def _problem_from_options(
+def problem_from_options(
     m: int, n: int, k: int, batch: int, trans_a: str, trans_b: str, type_spec: str, hpa: bool | None,
     alpha: float, beta: float, metric: str,
 ) -> GemmProblem:  # fmt: skip
+    """The problem the shared command-line options describe (select, plot)."""
     spec = parse_type_spec(type_spec)
     try:
         return GemmProblem(
@@ -97,7 +99,7 @@ def _problem_from_options(
 @click.option("--beta", type=float, default=0.0, show_default=True)
 @click.option(
     "--metric",
-    type=click.Choice(_METRICS),
+    type=click.Choice(METRICS),
     default="DeviceEfficiency",
     show_default=True,
     help="Performance metric of the problem (selects CUEfficiency / experimental rows).",
@@ -157,7 +159,7 @@ def select_command(
     if queries is None:
         assert default_hw is not None
         assert m is not None and n is not None and k is not None
-        problem = _problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, hpa, alpha, beta, metric)
+        problem = problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, hpa, alpha, beta, metric)
         selection = select_solution(
             library, problem, default_hw, loader=loader, explain=explain, top=top, rocblas_k0=rocblas_k0
         )
