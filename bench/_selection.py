@@ -39,25 +39,11 @@ from tensilekit.selection import (
     select_solution,
 )
 from tensilekit.selection.scan import have_kdtree
-from tensilekit.selection.served import served_problem_types
+from tensilekit.selection.served import nested_predicates, served_problem_types
 
 TARGET_SINGLE_US = 30.0
 TARGET_BATCH_QPS = 500_000.0
 DEFAULT_MASTERS = ("aldebaran_DB_TN_dtree", "aldebaran_SB_NN", "aldebaran_NN_mixed", "aldebaran_DB_GB_NN")
-
-
-def _walk_predicates(predicate: Any) -> list[Any]:
-    if predicate is None:
-        return []
-    out = [predicate]
-    value = getattr(predicate, "value", None)
-    if isinstance(value, list):
-        for item in value:
-            if hasattr(item, "type"):
-                out.extend(_walk_predicates(item))
-    elif hasattr(value, "type"):
-        out.extend(_walk_predicates(value))
-    return out
 
 
 def architecture(library: Any) -> tuple[str, list[str]]:
@@ -65,7 +51,7 @@ def architecture(library: Any) -> tuple[str, list[str]]:
     metrics: list[str] = []
     for _, node in library.iter_nodes():
         for row in getattr(node, "rows", []) or []:
-            for predicate in _walk_predicates(row.predicate):
+            for predicate in nested_predicates(row.predicate):
                 if predicate.type == "Processor":
                     processors.append(predicate.value)
                 if predicate.type in ("CUEfficiency", "ExperimentalDTree", "ExperimentalGrid"):

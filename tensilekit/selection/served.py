@@ -20,7 +20,7 @@ _FLAG_FIELDS = {
 }
 
 
-def _predicates(predicate: Any) -> Iterator[Any]:
+def nested_predicates(predicate: Any) -> Iterator[Any]:
     """``predicate`` and every predicate nested in its ``value`` (And/Or/Not and AMDGPU wrappers)."""
     if predicate is None or not hasattr(predicate, "type"):
         return
@@ -28,7 +28,7 @@ def _predicates(predicate: Any) -> Iterator[Any]:
     value = getattr(predicate, "value", None)
     for item in value if isinstance(value, list) else [value]:
         if hasattr(item, "type"):
-            yield from _predicates(item)
+            yield from nested_predicates(item)
 
 
 def served_problem_types(library: MasterLibrary) -> list[dict[str, Any]]:
@@ -49,7 +49,7 @@ def served_problem_types(library: MasterLibrary) -> list[dict[str, Any]]:
 def solution_problem_fields(solution: MasterSolution) -> dict[str, Any]:
     """The problem type one kernel's predicates ask for (see :func:`served_problem_types`)."""
     fields: dict[str, Any] = {}
-    for predicate in _predicates(solution.problem_predicate):
+    for predicate in nested_predicates(solution.problem_predicate):
         if predicate.type == "OperationIdentifierEqual":
             operation = str(predicate.value)
             fields["trans_a"] = ("C" if "_AlikC" in operation else "T") if "_Alik" in operation else "N"
@@ -69,7 +69,7 @@ def library_devices(library: MasterLibrary) -> list[Hardware]:
         return devices
     for row in root.rows:
         processor = cu_count = None
-        for predicate in _predicates(row.predicate):
+        for predicate in nested_predicates(row.predicate):
             if predicate.type == "Processor" and isinstance(predicate.value, str):
                 processor = predicate.value
             elif predicate.type == "CUCount" and isinstance(predicate.value, int):
@@ -81,4 +81,4 @@ def library_devices(library: MasterLibrary) -> list[Hardware]:
     return devices
 
 
-__all__ = ["library_devices", "served_problem_types", "solution_problem_fields"]
+__all__ = ["library_devices", "nested_predicates", "served_problem_types", "solution_problem_fields"]
