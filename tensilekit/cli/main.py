@@ -41,6 +41,8 @@ _COMMANDS = {
     "diff": "tensilekit.cli.commands.diff:diff_command",
     "prune": "tensilekit.cli.commands.prune:prune_command",
     "tune": "tensilekit.cli.commands.tune:tune_command",
+    "coverage": "tensilekit.cli.commands.coverage:coverage_command",
+    "lint": "tensilekit.cli.commands.lint:lint_command",
 }
 
 
