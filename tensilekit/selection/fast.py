@@ -47,7 +47,7 @@ from tensilekit.selection.features import feature_key
 from tensilekit.selection.kernels import AtomTable, BoolArray, all_of, bitmask_of, compile_atom, conjuncts
 from tensilekit.selection.problem import ContractionProblem, Hardware
 from tensilekit.selection.scan import DBL_MAX, Band, Usable, have_kdtree, nearest_many, nearest_one, scan_one
-from tensilekit.selection.walk import Loader, ReferenceSelector, SortedTable
+from tensilekit.selection.walk import Loader, ReferenceSelector, Route, SortedTable, row_label
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -67,7 +67,7 @@ def _vector_group(usable: Usable) -> int:
 
 
 class _Node:
-    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
         raise NotImplementedError
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
@@ -81,19 +81,23 @@ def _empty(count: int) -> BatchFound:
 class _Rows(_Node):
     """``Hardware``/``Problem`` rows with fall-through."""
 
-    def __init__(self, rows: list[tuple[Any, _Node]]) -> None:
+    def __init__(self, rows: list[tuple[Any, _Node]], labels: list[str] | None = None) -> None:
         self.rows = rows
+        self.labels = labels or [f"row {number}" for number in range(len(rows))]
 
-    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
         fitness: float | None = None
-        for atom, child in self.rows:
+        last = len(self.rows) - 1
+        for number, (atom, child) in enumerate(self.rows):
             if atom.constant is False or (atom.constant is None and not atom.scalar(p, h)):
                 continue
-            sid, written = child.find(lib, p, h)
+            sid, written = child.find(lib, p, h, route)
             if written is not None:
                 fitness = written
             if sid >= 0:
                 return sid, fitness
+            if route is not None and number < last:
+                route.fell_through.append(self.labels[number])
         return -1, fitness
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
@@ -126,9 +130,9 @@ class _Map(_Node):
     def __init__(self, children: dict[str, _Node]) -> None:
         self.children = children
 
-    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
         child = self.children.get(p.op_id)
-        return (-1, None) if child is None else child.find(lib, p, h)
+        return (-1, None) if child is None else child.find(lib, p, h, route)
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
         sids, fits = _empty(cols.size)
@@ -148,12 +152,15 @@ class _Map(_Node):
 
 
 class _Single(_Node):
-    def __init__(self, sid: int) -> None:
+    def __init__(self, sid: int, node: SingleNode | None = None) -> None:
         self.sid = sid
+        self.node = node
 
-    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
         if self.sid < 0 or not lib.can_solve(self.sid, p, h):
             return -1, None
+        if route is not None and self.node is not None:
+            route.answered(self.node, "single")
         return self.sid, None
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
@@ -166,7 +173,7 @@ class _Single(_Node):
 class _Nothing(_Node):
     """``FreeSize``: never answers ``findBestSolution``."""
 
-    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
         return -1, None
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
@@ -179,8 +186,8 @@ class _Reference(_Node):
     def __init__(self, node: AnyNode) -> None:
         self.node = node
 
-    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
-        solution, fitness = lib.reference.find_node(self.node, p, h)
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
+        solution, fitness = lib.reference.find_node(self.node, p, h, route)
         return (-1, fitness) if solution is None else (lib.sid_of(solution.index), fitness)
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
@@ -196,8 +203,8 @@ class _Placeholder(_Node):
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
 
-    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
-        return lib.placeholder(self.prefix).find(lib, p, h)
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
+        return lib.placeholder(self.prefix).find(lib, p, h, route)
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
         return lib.placeholder(self.prefix).find_batch(lib, cols)
@@ -207,17 +214,22 @@ class _Forest(_Node):
     """``DecisionTree``: float32 features, trees in order, each gated by its own solution."""
 
     def __init__(self, node: DecisionTreeNode, trees: list[tuple[list[Any], _Node]], null: _Node) -> None:
+        self.node = node
         self.features = list(node.features)
         self.trees = [(_tree_arrays(tree), child) for tree, child in trees]
         self.null = null
 
-    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
         key = feature_key(self.features, p.m, p.n, p.batch, p.k)
         for arrays, child in self.trees:
             sid, _ = child.find(lib, p, h)
             if sid >= 0 and _predict_one(arrays, key):
+                if route is not None:
+                    route.answered(self.node, "tree")
                 return sid, None
         sid, _ = self.null.find(lib, p, h)
+        if route is not None and sid >= 0:
+            route.answered(self.node, "null-value")
         return sid, None
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
@@ -365,37 +377,45 @@ class _Table(_Node):
 
     # -- one query
 
-    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
         key = self.key_of(p)
         if self.node.distance == "Equality":
-            return self._equality(lib, p, h, key)
-        if not self.key_list:
+            position, sid, distance = self._equality(lib, p, h, key)
+        elif not self.key_list:
             return -1, DBL_MAX
-        signature = self._signature(p, h)
-        if signature is None:
-            return -1, DBL_MAX
-        sub = self.subtable(signature)
-        if self.metric is not None:
-            position, distance = nearest_one(self.band, sub, key, self.metric == "square")
-            return (-1 if position < 0 else self.sid_list[position]), distance
-        keys, speeds = sub.arrays()[:2]
-        position, distance = scan_one(
-            [tuple(row) for row in keys.tolist()],
-            speeds.tolist(),
-            key,
-            self.distance.distance,
-            self.distance.improvement_possible,
-        )
-        return (-1 if position < 0 else int(self.sids[sub.positions[position]])), distance
+        else:
+            signature = self._signature(p, h)
+            if signature is None:
+                return -1, DBL_MAX
+            sub = self.subtable(signature)
+            if self.metric is not None:
+                position, distance = nearest_one(self.band, sub, key, self.metric == "square")
+            else:
+                keys, speeds = sub.arrays()[:2]
+                at, distance = scan_one(
+                    [tuple(row) for row in keys.tolist()],
+                    speeds.tolist(),
+                    key,
+                    self.distance.distance,
+                    self.distance.improvement_possible,
+                )
+                position = -1 if at < 0 else int(sub.positions[at])
+            sid = -1 if position < 0 else self.sid_list[position]
+        if route is not None and sid >= 0:
+            route.answered(self.node, "table", position)
+        return sid, distance
 
-    def _equality(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, key: tuple[int, ...]) -> Found:
+    def _equality(
+        self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, key: tuple[int, ...]
+    ) -> tuple[int, int, float]:
+        """(sorted position, solution id or -1, distance) of the one entry Equality tries."""
         position = bisect.bisect_left(self.key_list, key)
         if position >= len(self.key_list) or self.key_list[position] != key:
-            return -1, DBL_MAX
+            return -1, -1, DBL_MAX
         sid = int(self.sids[position])
         if sid < 0 or not lib.can_solve(sid, p, h):
-            return -1, 0.0
-        return sid, 0.0
+            return position, -1, 0.0
+        return position, sid, 0.0
 
     # -- many queries
 
@@ -615,13 +635,14 @@ class CompiledLibrary:
             rows = [(self._row_atom(row.predicate), self._compile(row.library)) for row in node.rows]
             if len(rows) == 1 and rows[0][0].constant is True:
                 return rows[0][1]  # one always-true row: the node adds nothing to the walk
-            return _Rows(rows)
+            labels = [row_label(node.type, number, row.predicate) for number, row in enumerate(node.rows)]
+            return _Rows(rows, labels)
         if isinstance(node, ProblemMapNode):
             if node.property.type != "OperationIdentifier":
                 return _Reference(node)
             return _Map({key: self._compile(child) for key, child in node.map.items()})
         if isinstance(node, SingleNode):
-            return _Single(self.sid_of(node.index) if node.index >= 0 else -1)
+            return _Single(self.sid_of(node.index) if node.index >= 0 else -1, node)
         if isinstance(node, MatchingNode):
             if node.distance not in ("Euclidean", "Manhattan", "Ratio", "Equality"):
                 return _Reference(node)
@@ -650,9 +671,12 @@ class CompiledLibrary:
 
     # -- queries
 
-    def find(self, p: ContractionProblem, h: Hardware) -> tuple[MasterSolution | None, float | None]:
-        """One query: the chosen solution (or None) and the reported distance."""
-        sid, fitness = self.root.find(self, p, h)
+    def find(
+        self, p: ContractionProblem, h: Hardware, route: Route | None = None
+    ) -> tuple[MasterSolution | None, float | None]:
+        """One query: the chosen solution (or None) and the reported distance; a ``route`` passed
+        in is filled with how the answer was reached (as the reference walk fills it)."""
+        sid, fitness = self.root.find(self, p, h, route)
         if sid < 0:
             return None, None
         return self.solutions[sid], fitness
@@ -676,8 +700,8 @@ class _LazyTable(_Node):
             self.table = _Table(lib, self.node)
         return self.table
 
-    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware) -> Found:
-        return self._get(lib).find(lib, p, h)
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
+        return self._get(lib).find(lib, p, h, route)
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
         return self._get(lib).find_batch(lib, cols)

@@ -78,6 +78,14 @@ _TYPE_CODES: dict[str, DataType] = {
 }
 _CODE_PATTERN = re.compile("|".join(re.escape(code) for code in sorted(_TYPE_CODES, key=len, reverse=True)))
 
+_CODE_OF_TYPE: dict[DataType, str] = {data_type: code for code, data_type in _TYPE_CODES.items()}
+
+
+def type_code(data_type: DataType) -> str:
+    """Tensile's abbreviation of a data type (``H`` for Half, ``4xi8`` for Int8x4): ``parse_data_type``'s inverse."""
+    return _CODE_OF_TYPE[data_type]
+
+
 # hipBLASLt / rocBLAS API spellings accepted as well.
 _API_NAMES: dict[str, DataType] = {
     "f16_r": DataType.HALF,
@@ -600,4 +608,5 @@ __all__ = [
     "parse_data_type",
     "parse_type_spec",
     "problem_from_query",
+    "type_code",
 ]

@@ -188,6 +188,34 @@ class SortedTable:
         return cls([r[0] for r in rows], [-r[1] for r in rows], [r[3] for r in rows], [r[2] for r in rows])
 
 
+@dataclasses.dataclass(slots=True)
+class Route:
+    """How a walk reached its answer, recorded in place for a caller that passes one (``coverage``).
+
+    ``fell_through`` names the rows (``"<node> row <n> (<predicate type>)"``) whose predicate held
+    but whose subtree answered nothing while a later row of the same node remained to try: the
+    runtime's fall-through to a later, more generic row. ``leaf`` is the node that produced the
+    answer (a ``Matching`` table, a ``DecisionTree``, a ``Single`` or ``GranularitySelection``
+    node); ``via`` says how: ``table``, ``tree`` (a tree of the forest predicted true),
+    ``null-value`` (the forest's fallback), ``single``, ``granularity-exact`` or ``granularity``.
+    ``position`` is the matched entry's position in the table sorted as the runtime sorts it
+    (:class:`SortedTable`). Both the reference walk and the compiled selector fill it the same way.
+    """
+
+    fell_through: list[str] = dataclasses.field(default_factory=list)
+    leaf: AnyNode | None = None
+    via: str | None = None
+    position: int | None = None
+
+    def answered(self, leaf: AnyNode, via: str, position: int | None = None) -> None:
+        self.leaf, self.via, self.position = leaf, via, position
+
+
+def row_label(node_type: str, number: int, predicate: Any) -> str:
+    """How :class:`Route` names a row: ``Hardware row 0 (AMDGPU)``."""
+    return f"{node_type} row {number} ({getattr(predicate, 'type', predicate)})"
+
+
 @dataclasses.dataclass
 class _Query:
     problem: ContractionProblem
@@ -198,6 +226,8 @@ class _Query:
     fitness: float | None = None
     transforms: int = 0
     matched_key: tuple[int, ...] | None = None  # table key of the current best entry
+    route: Route | None = None
+    matched_position: int | None = None  # sorted-table position of the current best entry
 
     def note(self, depth: int, node: str, path: str, passed: bool | None, message: str) -> None:
         if self.trace is not None:
@@ -227,9 +257,11 @@ class ReferenceSelector:
         *,
         explain: bool = False,
         exclude: Iterable[int] = (),
+        route: Route | None = None,
     ) -> Selection:
-        """``findBestSolution``; with ``explain`` the trace records every decision."""
-        query = _Query(problem, hardware, [] if explain else None, frozenset(exclude))
+        """``findBestSolution``; with ``explain`` the trace records every decision, and a ``route``
+        passed in is filled with how the answer was reached."""
+        query = _Query(problem, hardware, [] if explain else None, frozenset(exclude), route=route)
         solution = self._find(self.library.library, "library", 0, query)
         if solution is None:
             query.note(0, "result", "", False, "no solution: the runtime would return nullptr")
@@ -252,10 +284,10 @@ class ReferenceSelector:
         return [found[index] for index in sorted(found)]
 
     def find_node(
-        self, node: AnyNode, problem: ContractionProblem, hardware: Hardware
+        self, node: AnyNode, problem: ContractionProblem, hardware: Hardware, route: Route | None = None
     ) -> tuple[MasterSolution | None, float | None]:
         """``findBestSolution`` of one subtree: (solution or None, last distance written or None)."""
-        query = _Query(problem, hardware, None, frozenset())
+        query = _Query(problem, hardware, None, frozenset(), route=route)
         solution = self._find(node, "", 0, query)
         return solution, query.fitness
 
@@ -298,7 +330,7 @@ class ReferenceSelector:
         if isinstance(node, ProblemMapNode):
             return self._problem_map(node, path, depth, q)
         if isinstance(node, SingleNode):
-            return self._single(node.index, path, depth, q)
+            return self._single(node.index, path, depth, q, node)
         if isinstance(node, MatchingNode):
             return self._matching(node, path, depth, q)
         if isinstance(node, DecisionTreeNode):
@@ -326,6 +358,8 @@ class ReferenceSelector:
                 return solution
             if number + 1 < len(node.rows):
                 q.note(depth, node.type, row_path, False, f"row {number} found nothing; trying the next row")
+                if q.route is not None:
+                    q.route.fell_through.append(row_label(node.type, number, row.predicate))
         return None
 
     def _problem_map(self, node: ProblemMapNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
@@ -338,13 +372,19 @@ class ReferenceSelector:
         q.note(depth, "ProblemMap", path, True, f"operation {q.problem.op_id}")
         return self._find(child, child_path(f"{path}.map", q.problem.op_id), depth + 1, q)
 
-    def _single(self, index: int, path: str, depth: int, q: _Query) -> MasterSolution | None:
+    def _single(
+        self, index: int, path: str, depth: int, q: _Query, node: SingleNode | None = None
+    ) -> MasterSolution | None:
         if index < 0:
             q.note(depth, "Single", path, False, "null solution (index -1)")
             return None
         verdict = self.can_solve(index, q)
         q.note(depth, "Single", path, verdict.passed, f"index {index}: {verdict.reason}")
-        return self.solution(index) if verdict.passed else None
+        if not verdict.passed:
+            return None
+        if q.route is not None and node is not None:
+            q.route.answered(node, "single")
+        return self.solution(index)
 
     def _transform(self, index: int, q: _Query) -> MasterSolution | None:
         q.transforms += 1
@@ -381,6 +421,8 @@ class ReferenceSelector:
         if solution is None:
             q.note(depth, "Matching", path, False, "no usable entry")
         else:
+            if q.route is not None:
+                q.route.answered(node, "table", q.matched_position)
             q.note(depth, "Matching", path, True, f"best index {solution.index}, distance {_show(fitness)}")
         return solution
 
@@ -420,6 +462,7 @@ class ReferenceSelector:
                     if solution is not None:
                         best, best_distance, best_speed = solution, d, speeds[position]
                         q.matched_key = tuple(entry_key)
+                        q.matched_position = position
                         message = f"{list(entry_key)} d={_show(d)} speed={speeds[position]:g} → index {index}: new best"
                     else:
                         message = f"{list(entry_key)} d={_show(d)} → index {index} rejected: {self.can_solve(index, q).reason}"
@@ -439,6 +482,7 @@ class ReferenceSelector:
         solution = self._transform(index, q)
         if solution is not None:
             q.matched_key = tuple(key)
+            q.matched_position = position
         reason = "accepted" if solution is not None else f"rejected: {self.can_solve(index, q).reason}"
         q.note(
             depth + 1,
@@ -477,6 +521,7 @@ class ReferenceSelector:
                     if solution is not None:
                         best, best_distance, found = solution, d, True
                         q.matched_key = tuple(keys[position])
+                        q.matched_position = position
         if not found:
             q.note(depth + 1, "scan", path, None, "forward grid search found nothing; scanning backwards")
             for position in range(n_lower - 1, -1, -1):
@@ -485,6 +530,7 @@ class ReferenceSelector:
                 if solution is not None:
                     best, best_distance = solution, d
                     q.matched_key = tuple(keys[position])
+                    q.matched_position = position
                     break
         return best, best_distance
 
@@ -494,22 +540,32 @@ class ReferenceSelector:
         q.note(
             depth, "DecisionTree", path, None, f"{len(node.trees)} trees, float32 features {[float(x) for x in key]}"
         )
-        for number, entry in enumerate(node.trees):
-            tree_path = f"{path}.trees[{number}]"
+        route, q.route = q.route, None  # the trees' values are transforms, not the answer's route
+        try:
+            for number, entry in enumerate(node.trees):
+                tree_path = f"{path}.trees[{number}]"
+                saved = q.fitness
+                solution = self._find(entry.value, f"{tree_path}.value", depth + 1, q)
+                q.fitness = saved  # a transform does not write the caller's fitness
+                if solution is None:
+                    continue
+                if predict(entry.tree, key):
+                    q.note(
+                        depth, "DecisionTree", tree_path, True, f"tree {number} predicts true → index {solution.index}"
+                    )
+                    if route is not None:
+                        route.answered(node, "tree")
+                    return solution
+                q.note(depth, "DecisionTree", tree_path, False, f"tree {number} predicts false")
+            q.note(depth, "DecisionTree", path, None, "no tree answered; using nullValue")
             saved = q.fitness
-            solution = self._find(entry.value, f"{tree_path}.value", depth + 1, q)
-            q.fitness = saved  # a transform does not write the caller's fitness
-            if solution is None:
-                continue
-            if predict(entry.tree, key):
-                q.note(depth, "DecisionTree", tree_path, True, f"tree {number} predicts true → index {solution.index}")
-                return solution
-            q.note(depth, "DecisionTree", tree_path, False, f"tree {number} predicts false")
-        q.note(depth, "DecisionTree", path, None, "no tree answered; using nullValue")
-        saved = q.fitness
-        solution = self._find(node.null_value, f"{path}.nullValue", depth + 1, q)
-        q.fitness = saved
-        return solution
+            solution = self._find(node.null_value, f"{path}.nullValue", depth + 1, q)
+            q.fitness = saved
+            if route is not None and solution is not None:
+                route.answered(node, "null-value")
+            return solution
+        finally:
+            q.route = route
 
     def _granularity(self, node: GranularitySelectionNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
         key = list(q.problem.key_sizes)
@@ -518,6 +574,8 @@ class ReferenceSelector:
                 solution = self._transform(entry.value, q)
                 if solution is not None:
                     q.note(depth, "GranularitySelection", path, True, f"exact key hit → index {entry.value}")
+                    if q.route is not None:
+                        q.route.answered(node, "granularity-exact")
                     return solution
         best: MasterSolution | None = None
         best_performance = 0.0
@@ -531,6 +589,8 @@ class ReferenceSelector:
         q.note(
             depth, "GranularitySelection", path, best is not None, f"best projected performance {best_performance:g}"
         )
+        if q.route is not None and best is not None:
+            q.route.answered(node, "granularity")
         return best
 
     def _placeholder(self, prefix: str) -> MasterLibrary:
@@ -594,9 +654,11 @@ __all__ = [
     "Candidate",
     "Loader",
     "ReferenceSelector",
+    "Route",
     "Selection",
     "SortedTable",
     "TraceEvent",
     "as_contraction",
     "property_value",
+    "row_label",
 ]

@@ -1,0 +1,189 @@
+"""``tensilekit coverage``: is my workload tuned? Each GEMM's kernel, how it was reached, what to tune next."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from tensilekit.api import library_processors, load_for_selection
+from tensilekit.cli.main import ExitCode
+from tensilekit.coverage import (
+    DEFAULT_NEAR,
+    DEFAULT_TUNE_NEXT,
+    CoverageGemm,
+    CoverageReport,
+    Skipped,
+    coverage_of,
+    geko_lists,
+    gemms_from_queries,
+    gemms_from_workload,
+    is_served,
+    merge_gemms,
+    query_lines,
+)
+from tensilekit.errors import InputNotFound, Location
+from tensilekit.io.atomic import write_text_atomic
+from tensilekit.selection import Hardware, compile_library
+from tensilekit.selection.served import served_problem_types
+from tensilekit.workload import WorkloadFormat, load_tunableop_csv, load_workloads
+
+
+def _is_query_lines(path: Path) -> bool:
+    with path.open(encoding="utf-8", errors="replace") as stream:
+        for line in stream:
+            text = line.strip()
+            if text and not text.startswith("#"):
+                return text.startswith("{")
+    return False
+
+
+def _measured_us(sources: Sequence[str | None]) -> dict[tuple[Any, ...], float]:
+    """Total measured time per GEMM identity from TunableOp results files (``time ms`` column)."""
+    times: dict[tuple[Any, ...], float] = {}
+    for source in sources:
+        if source is None:
+            continue
+        for entry in load_tunableop_csv(source, skip_bad_lines=True).entries:
+            if entry.time_ms is not None:
+                identity = entry.problem.identity()
+                times[identity] = times.get(identity, 0.0) + entry.time_ms * 1000.0
+    return times
+
+
+def read_gemms(paths: Sequence[Path], hardware: Hardware) -> tuple[list[CoverageGemm], list[Skipped]]:
+    """The distinct GEMMs of every workload file, and the lines or GEMMs that were skipped."""
+    for path in paths:
+        if not path.is_file():
+            raise InputNotFound("no such workload file", Location(file=str(path)))
+    gemms: list[CoverageGemm] = []
+    skipped: list[Skipped] = []
+    workload_paths = []
+    for path in paths:
+        if _is_query_lines(path):
+            found, bad = gemms_from_queries(
+                path.read_text(encoding="utf-8", errors="replace"), file=str(path), hardware=hardware
+            )
+            gemms += found
+            skipped += [Skipped(str(line.location), line.message) for line in bad]
+        else:
+            workload_paths.append(path)
+    if workload_paths:
+        workload, parsed = load_workloads(workload_paths, skip_bad_lines=True)
+        for source in parsed:
+            skipped += [Skipped(str(line.location), line.message) for line in source.bad_lines]
+        for warning in workload.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        tunableop = [item.source for item in parsed if item.format is WorkloadFormat.TUNABLEOP]
+        found, unusable = gemms_from_workload(
+            workload.problems,
+            hardware,
+            measured_us=_measured_us(tunableop) if tunableop else None,
+            origin=str(workload_paths[0]) if len(workload_paths) == 1 else None,
+        )
+        gemms += found
+        skipped += unusable
+    return merge_gemms(gemms), skipped
+
+
+def _write_outputs(report: CoverageReport, directory: Path, markdown: str) -> list[Path]:
+    written = [directory / "coverage.json", directory / "coverage.md", directory / "tune_next.jsonl"]
+    write_text_atomic(written[0], json.dumps(report.to_dict(), indent=1) + "\n")
+    write_text_atomic(written[1], markdown)
+    write_text_atomic(written[2], query_lines(report.tune_next))
+    lists, notes = geko_lists(report.tune_next)
+    for item in lists:
+        path = directory / f"{item.stem}.yaml"
+        write_text_atomic(path, item.text)
+        written.append(path)
+    for note in notes:
+        click.echo(f"note: not in a GEKO list (kept in tune_next.jsonl): {note}", err=True)
+    return written
+
+
+@click.command("coverage")
+@click.argument("workloads", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--library",
+    "-l",
+    "library_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Master library (YAML/msgpack, .gz), a logic file, or a directory of logic files.",
+)
+@click.option("--arch", help="Device processor, e.g. gfx942 (default: the library's only architecture).")
+@click.option("--cu-count", type=click.IntRange(min=1), help="Device compute units (CU-specific library rows).")
+@click.option(
+    "--near",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_NEAR,
+    show_default=True,
+    help="A matched entry within this relative distance of the GEMM in every dimension is 'near'.",
+)
+@click.option(
+    "--tune-next",
+    "tune_next",
+    type=click.IntRange(min=0),
+    default=DEFAULT_TUNE_NEXT,
+    show_default=True,
+    help="GEMMs in the 'tune next' list at most (0: every GEMM that is not exact).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Every field of every GEMM, the summary and tune next as JSON.")
+@click.option("--markdown", is_flag=True, help="The report as Markdown.")
+@click.option(
+    "--output",
+    "-o",
+    "output_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write coverage.json, coverage.md, tune_next.jsonl (select --queries) and tune_next_<TYPE>.yaml "
+    "(GEKO lists for tensilekit tune) here.",
+)
+@click.pass_context
+def coverage_command(
+    ctx: click.Context, workloads: tuple[Path, ...], library_path: Path, arch: str | None, cu_count: int | None,
+    near: float, tune_next: int, as_json: bool, markdown: bool, output_dir: Path | None,
+) -> None:  # fmt: skip
+    """Which kernel each GEMM of a workload hits, how the runtime reached it, and what to tune next.
+
+    WORKLOAD files: hipBLASLt logs (HIPBLASLT_LOG_MASK 32/64/128), TunableOp or AITER CSVs, GEKO
+    lists, or query JSON lines (as select --queries reads; 'calls' and 'time_us' optional).
+    Classes: exact, near, far, fallback (a later, generic row served it), none (no kernel).
+    """
+    from tensilekit.cli.render_coverage import coverage_markdown, render_report
+
+    if as_json and markdown:
+        raise click.UsageError("give at most one of --json and --markdown")
+    library, loader = load_for_selection(library_path)
+    if arch is None:
+        processors = library_processors(library)
+        if len(processors) != 1:
+            raise click.UsageError("--arch is required (the library serves several architectures)")
+        arch = processors[0]
+        click.echo(f"note: no --arch given; using the library's only architecture, {arch}", err=True)
+    gemms, skipped = read_gemms(workloads, Hardware(arch=arch, cu_count=cu_count))
+    for item in skipped:
+        click.echo(f"skipped: {item}", err=True)
+    served = served_problem_types(library)
+    if gemms and served and not any(is_served(gemm.problem, served) for gemm in gemms):
+        types = sorted({gemm.gemm_type for gemm in gemms})
+        click.echo(f"error: {library_path} serves none of the workload's problem types ({', '.join(types)})", err=True)
+        ctx.exit(ExitCode.DIFFERENCES)
+    compiled = compile_library(library, loader=loader)
+    report = coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped)
+    document = coverage_markdown(report, str(library_path))
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=1))
+    elif markdown:
+        click.echo(document, nl=False)
+    else:
+        render_report(report, str(library_path), Console(highlight=False, soft_wrap=True))
+    if output_dir is not None:
+        for path in _write_outputs(report, output_dir, document):
+            click.echo(f"wrote {path}", err=True)
+
+
+__all__ = ["coverage_command", "read_gemms"]

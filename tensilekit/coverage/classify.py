@@ -1,0 +1,267 @@
+"""Classify every GEMM of a workload by how the runtime reaches its kernel.
+
+Each GEMM is selected by the compiled selector ``select`` uses (:class:`CompiledLibrary`, the
+answers the reference walk gives), with a :class:`~tensilekit.selection.walk.Route` that records
+which rows fell through and which node answered, at which sorted-table position. Nothing here
+models selection a second time; the class follows from that route:
+
+* ``none``: no kernel;
+* ``fallback``: a row whose predicate held found nothing and a later row answered (the generic
+  ``TruePred``/CU-less hardware row after a CU-specific one, the Euclidean table after an
+  Equality miss, the metric-free row after an ``ExperimentalDTree`` region), or a decision
+  forest answered with its ``nullValue``;
+* ``exact``: the matched table entry has exactly the GEMM's key (an Equality hit always does),
+  or a ``GranularitySelection`` exact hit;
+* ``near``: the matched entry is within a factor ``1 + near`` of the GEMM in every size of the
+  key (M, N, K and, for Equality tables, batch); a decision tree's prediction also counts as
+  near (the forest was trained over the region that holds the GEMM);
+* ``far``: otherwise, including a lone ``Single`` kernel serving every size.
+
+Besides the matched entry, the entry of the same table nearest to the GEMM by the table's own
+distance (predicates ignored; ties to the first in sorted order) is reported with the GEMM's
+size over its size per dimension, so "matched 4096x4096x4096, you run 4096x8x4096" shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from tensilekit.coverage.model import (
+    SIZE_NAMES,
+    CoverageClass,
+    CoverageGemm,
+    CoverageReport,
+    EntryMatch,
+    GemmCoverage,
+    Skipped,
+    TypeSummary,
+    WeightBasis,
+)
+from tensilekit.errors import SelectionError
+from tensilekit.model.library import MasterLibrary, MatchingNode
+from tensilekit.selection.distance import DISTANCES
+from tensilekit.selection.fast import CompiledLibrary, compile_library
+from tensilekit.selection.problem import ContractionProblem, Hardware, contraction_problem
+from tensilekit.selection.walk import Route, SortedTable, property_value
+
+DEFAULT_NEAR = 0.10
+DEFAULT_TUNE_NEXT = 50
+
+
+class _TableView:
+    """A table as coverage reads it: sorted keys (numpy), the size columns, nearest-entry search."""
+
+    def __init__(self, node: MatchingNode, table: SortedTable) -> None:
+        self.node = node
+        self.table = table
+        self.keys = np.array(table.keys, dtype=np.float64).reshape(len(table.keys), len(node.properties))
+        self.sizes = [
+            (column, SIZE_NAMES[prop.type])
+            for column, prop in enumerate(node.properties)
+            if prop.type in SIZE_NAMES and (prop.index or 0) == 0
+        ]
+        names = ", ".join(SIZE_NAMES.get(prop.type, prop.type) for prop in node.properties)
+        self.label = f"{node.distance} table, {len(table.keys)} entries, key [{names}]"
+
+    def nearest(self, key: tuple[int, ...]) -> int:
+        """Sorted position of the entry nearest to ``key`` by the table's distance (-1: empty)."""
+        if not len(self.keys):
+            return -1
+        query = np.array(key, dtype=np.float64)
+        if self.node.distance in ("Euclidean", "Equality", "Manhattan"):
+            difference = self.keys - query
+            values: npt.NDArray[np.float64] = (
+                np.abs(difference).sum(axis=1)
+                if self.node.distance == "Manhattan"
+                else (difference * difference).sum(axis=1)
+            )
+            return int(np.argmin(values))
+        distance = DISTANCES[self.node.distance].distance
+        best, best_value = -1, float("inf")
+        for position, entry in enumerate(self.table.keys):
+            value = distance(key, entry)
+            if value < best_value:
+                best, best_value = position, value
+        return best
+
+    def entry(self, position: int, key: tuple[int, ...], usable: bool | None = None) -> EntryMatch:
+        entry_key = self.table.keys[position]
+        sizes = {name: entry_key[column] for column, name in self.sizes}
+        ratios: dict[str, float | None] = {}
+        for column, name in self.sizes:
+            ratios[name] = key[column] / entry_key[column] if entry_key[column] else None
+        return EntryMatch(
+            position=position,
+            key=tuple(entry_key),
+            index=self.table.indices[position],
+            speed=self.table.speeds[position],
+            sizes=sizes,
+            ratios=ratios,
+            usable=usable,
+        )
+
+    def within(self, key: tuple[int, ...], position: int, near: float) -> bool:
+        """Every size of the key within a factor ``1 + near`` of the entry's."""
+        entry_key = self.table.keys[position]
+        for column, _ in self.sizes:
+            low, high = sorted((key[column], entry_key[column]))
+            if low == high:
+                continue
+            if low <= 0 or high > low * (1.0 + near):
+                return False
+        return True
+
+
+class Classifier:
+    """Classifies GEMMs against one compiled library (caches each table's view between GEMMs)."""
+
+    def __init__(self, library: MasterLibrary | CompiledLibrary, *, loader: Callable[[str], MasterLibrary] | None = None,
+                 near: float = DEFAULT_NEAR, rocblas_k0: bool = False) -> None:  # fmt: skip
+        if near < 0:
+            raise SelectionError(f"--near must be at least 0, got {near}")
+        self.compiled = library if isinstance(library, CompiledLibrary) else compile_library(library, loader=loader)
+        self.near = near
+        self.rocblas_k0 = rocblas_k0
+        self._views: dict[int, _TableView] = {}
+
+    def _view(self, node: MatchingNode) -> _TableView:
+        view = self._views.get(id(node))
+        if view is None or view.node is not node:
+            view = _TableView(node, self.compiled.reference.sorted_table(node))
+            self._views[id(node)] = view
+        return view
+
+    def classify(self, gemm: CoverageGemm, weight: float = 0.0, share: float = 0.0) -> GemmCoverage:
+        """The kernel ``select`` gives ``gemm`` and how the runtime reached it.
+
+        Raises:
+            SelectionError: the GEMM cannot be evaluated against this library.
+        """
+        problem = contraction_problem(gemm.problem, rocblas_k0=self.rocblas_k0)
+        route = Route()
+        solution, fitness = self.compiled.find(problem, gemm.hardware, route)
+        table: str | None = None
+        matched = nearest = None
+        if solution is None:
+            found = CoverageClass.NONE
+        else:
+            found = CoverageClass.FAR
+            if isinstance(route.leaf, MatchingNode) and route.position is not None:
+                view = self._view(route.leaf)
+                table = view.label
+                key = _key(route.leaf, problem)
+                matched = view.entry(route.position, key)
+                closest = view.nearest(key)
+                usable = closest == route.position or self._usable(view, closest, problem, gemm.hardware)
+                nearest = view.entry(closest, key, usable) if closest >= 0 else None
+                if matched.key == key:
+                    found = CoverageClass.EXACT
+                elif view.within(key, route.position, self.near):
+                    found = CoverageClass.NEAR
+            elif route.via == "granularity-exact":
+                found = CoverageClass.EXACT
+            elif route.via == "tree":
+                found = CoverageClass.NEAR
+            if route.fell_through or route.via == "null-value":
+                found = CoverageClass.FALLBACK
+        return GemmCoverage(
+            gemm=gemm,
+            coverage_class=found,
+            index=None if solution is None else solution.index,
+            name=None if solution is None else solution.name,
+            distance=fitness if solution is not None else None,
+            via=route.via if solution is not None else None,
+            fell_through=tuple(route.fell_through),
+            table=table,
+            matched=matched,
+            nearest=nearest,
+            weight=weight,
+            share=share,
+        )
+
+    def _usable(self, view: _TableView, position: int, problem: ContractionProblem, hardware: Hardware) -> bool:
+        index = view.table.indices[position]
+        return index >= 0 and self.compiled.can_solve(self.compiled.sid_of(index), problem, hardware)
+
+
+def _key(node: MatchingNode, problem: ContractionProblem) -> tuple[int, ...]:
+    return tuple(property_value(prop, problem) for prop in node.properties)
+
+
+def weigh(gemms: Sequence[CoverageGemm]) -> tuple[WeightBasis, list[float]]:
+    """Each GEMM's weight: measured time when every GEMM has one, otherwise calls x flops."""
+    if gemms and all(gemm.measured_us is not None for gemm in gemms):
+        return WeightBasis.MEASURED_TIME, [float(gemm.measured_us or 0.0) for gemm in gemms]
+    return WeightBasis.CALLS_X_FLOPS, [float(gemm.calls * gemm.flops) for gemm in gemms]
+
+
+def coverage_of(
+    library: MasterLibrary | CompiledLibrary,
+    gemms: Sequence[CoverageGemm],
+    *,
+    loader: Callable[[str], MasterLibrary] | None = None,
+    near: float = DEFAULT_NEAR,
+    tune_next: int = DEFAULT_TUNE_NEXT,
+    rocblas_k0: bool = False,
+    skipped: Sequence[Skipped] = (),
+) -> CoverageReport:
+    """Coverage of a workload: every GEMM classified, the summary, and the "tune next" ranking.
+
+    Args:
+        library: the master library (or one compiled with :func:`~tensilekit.selection.compile_library`).
+        gemms: the distinct GEMMs (calls summed), e.g. from :func:`~tensilekit.coverage.gemms_from_workload`.
+        near: the relative distance per dimension within which a matched entry counts as near.
+        tune_next: how many GEMMs the ranking keeps at most (0: all that are not exact).
+        skipped: lines or GEMMs the caller could not read, carried into the report.
+
+    A GEMM the library cannot evaluate (a predicate tensilekit does not model …) is listed in
+    ``skipped`` rather than stopping the whole workload.
+    """
+    classifier = Classifier(library, loader=loader, near=near, rocblas_k0=rocblas_k0)
+    basis, weights = weigh(gemms)
+    total = sum(weights)
+    results: list[GemmCoverage] = []
+    problems: list[Skipped] = list(skipped)
+    for gemm, weight in zip(gemms, weights, strict=True):
+        try:
+            results.append(classifier.classify(gemm, weight, weight / total if total > 0 else 0.0))
+        except SelectionError as error:
+            problems.append(Skipped(gemm.origin, f"{gemm.gemm_type} {_size(gemm)}: {error.message}"))
+    by_class: dict[CoverageClass, float] = dict.fromkeys(CoverageClass, 0.0)
+    types: dict[str, list[GemmCoverage]] = {}
+    for item in results:
+        by_class[item.coverage_class] += item.share
+        types.setdefault(item.gemm.gemm_type, []).append(item)
+    by_type = []
+    for name in sorted(types):
+        members = types[name]
+        shares = dict.fromkeys(CoverageClass, 0.0)
+        for item in members:
+            shares[item.coverage_class] += item.share
+        by_type.append(TypeSummary(name, len(members), sum(item.share for item in members), shares))
+    ranked = sorted(
+        (item for item in results if item.coverage_class is not CoverageClass.EXACT),
+        key=lambda item: (-item.score, -item.weight),
+    )
+    if tune_next > 0:
+        ranked = ranked[:tune_next]
+    return CoverageReport(
+        gemms=tuple(results),
+        basis=basis,
+        near=near,
+        by_class=by_class,
+        by_type=tuple(by_type),
+        tune_next=tuple(ranked),
+        skipped=tuple(problems),
+    )
+
+
+def _size(gemm: CoverageGemm) -> str:
+    p = gemm.problem
+    return f"{p.m}x{p.n}x{p.k}" + (f" batch {p.batch}" if p.batch != 1 else "")
+
+
+__all__ = ["DEFAULT_NEAR", "DEFAULT_TUNE_NEXT", "Classifier", "coverage_of", "weigh"]

@@ -1,0 +1,176 @@
+"""Turn workloads into the distinct GEMMs coverage asks about (pure: text and parsed workloads in).
+
+Two sources: the workload formats :mod:`tensilekit.workload` reads (hipBLASLt logs, TunableOp and
+AITER CSVs, GEKO lists), converted with ``select --from-log``'s
+:func:`~tensilekit.selection.problem_from_workload`; and query JSON lines (``select --queries``
+records, optionally with ``calls`` and ``time_us`` per call), read with
+:func:`~tensilekit.selection.problem_from_query`. Identical GEMMs are merged with their calls and
+measured times summed; a line that cannot be read is skipped and reported with its line number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from tensilekit.coverage.model import CoverageGemm, Skipped
+from tensilekit.errors import SelectionError, TensilekitError
+from tensilekit.model.common import DataType
+from tensilekit.selection.problem import (
+    GemmProblem,
+    Hardware,
+    hardware_from_query,
+    problem_from_query,
+    type_code,
+)
+from tensilekit.selection.workload import problem_from_workload
+from tensilekit.workload.problem import GemmProblem as WorkloadGemm
+from tensilekit.workload.records import BadLine, BadLineSink
+
+
+def type_letters(problem: GemmProblem) -> tuple[str, str, str]:
+    """Tensile's data, destination and compute letters of a problem (``("B", "B", "S")``).
+
+    Data names both input types when they differ (``F8B8``); TF32 (f32 data, XFloat32 math) is
+    ``X``, as in GEKO's GEMM types.
+    """
+    a, b = type_code(problem.a_type), type_code(problem.b_type or problem.a_type)
+    data = a if a == b else a + b
+    if problem.f32_xdl_math_op is DataType.XFLOAT32 and problem.a_type is DataType.FLOAT:
+        data = "X"
+    return data, type_code(problem.d_type or problem.a_type), type_code(problem.compute_type or problem.a_type)
+
+
+def type_name(problem: GemmProblem) -> str:
+    """The GEMM type name of a selection problem (``BBS_TN``), spelled as
+    :attr:`tensilekit.workload.GemmProblem.gemm_type` spells it."""
+    data, dest, compute = type_letters(problem)
+    return f"{data}{dest}{compute}_{problem.trans_a}{problem.trans_b}"
+
+
+def gemms_from_workload(
+    problems: Iterable[WorkloadGemm],
+    hardware: Hardware,
+    *,
+    measured_us: Mapping[tuple[Any, ...], float] | None = None,
+    origin: str | None = None,
+) -> tuple[list[CoverageGemm], list[Skipped]]:
+    """One :class:`CoverageGemm` per workload GEMM (already de-duplicated by ``load_workloads``).
+
+    ``measured_us`` maps a GEMM's :meth:`~tensilekit.workload.GemmProblem.identity` to its total
+    measured time (TunableOp results carry one); GEMMs selection cannot represent are skipped.
+    """
+    gemms: list[CoverageGemm] = []
+    skipped: list[Skipped] = []
+    for gemm in problems:
+        try:
+            problem = problem_from_workload(gemm)
+        except SelectionError as error:
+            skipped.append(Skipped(origin, f"{gemm.gemm_type} {gemm.m}x{gemm.n}x{gemm.k}: {error.message}"))
+            continue
+        measured = None if measured_us is None else measured_us.get(gemm.identity())
+        gemms.append(CoverageGemm(problem, hardware, gemm.gemm_type, gemm.call_count, measured, origin, workload=gemm))
+    return gemms, skipped
+
+
+def _positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SelectionError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def _time(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise SelectionError(f"time_us must be a non-negative number, got {value!r}")
+    return float(value)
+
+
+def gemms_from_queries(
+    text: str, *, file: str | None = None, hardware: Hardware | None = None
+) -> tuple[list[CoverageGemm], list[BadLine]]:
+    """The GEMMs of a query JSON-lines text (``select --queries`` records).
+
+    A record may add ``calls`` (or ``call_count``) and ``time_us``, the measured time of one
+    call. Lines that are not a usable query are skipped and returned as :class:`BadLine`\\ s.
+    """
+    sink = BadLineSink(file, skip=True)
+    gemms: list[CoverageGemm] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        try:
+            record = json.loads(stripped)
+            if not isinstance(record, dict):
+                raise SelectionError("each line must hold one JSON object")
+            problem = problem_from_query(record)
+            device = hardware_from_query(record, hardware)
+            calls = _positive_int(record.get("calls", record.get("call_count", 1)), "calls")
+            per_call = _time(record.get("time_us"))
+        except json.JSONDecodeError as error:
+            sink.report(number, f"not a JSON object: {error.msg}", line)
+            continue
+        except TensilekitError as error:
+            sink.report(number, error.message, line)
+            continue
+        measured = None if per_call is None else per_call * calls
+        origin = f"{file or '<input>'}:{number}"
+        gemms.append(CoverageGemm(problem, device, type_name(problem), calls, measured, origin))
+    return merge_gemms(gemms), list(sink.bad_lines)
+
+
+def merge_gemms(gemms: Iterable[CoverageGemm]) -> list[CoverageGemm]:
+    """One GEMM per distinct (problem, device), calls and measured times summed, first origin kept.
+
+    A merged time is known only when every merged GEMM had one.
+    """
+    merged: dict[tuple[GemmProblem, Hardware], CoverageGemm] = {}
+    for gemm in gemms:
+        key = (gemm.problem, gemm.hardware)
+        known = merged.get(key)
+        if known is None:
+            merged[key] = gemm
+            continue
+        total = None if known.measured_us is None or gemm.measured_us is None else known.measured_us + gemm.measured_us
+        merged[key] = dataclasses.replace(known, calls=known.calls + gemm.calls, measured_us=total)
+    return list(merged.values())
+
+
+def _field(value: Any) -> Any:
+    return value.value if isinstance(value, DataType) else value
+
+
+def problem_fields(problem: GemmProblem) -> dict[str, Any]:
+    """The problem-type fields :func:`~tensilekit.selection.served.served_problem_types` lists."""
+    return {
+        "trans_a": problem.trans_a,
+        "trans_b": problem.trans_b,
+        "a_type": _field(problem.a_type),
+        "b_type": _field(problem.b_type),
+        "c_type": _field(problem.c_type),
+        "d_type": _field(problem.d_type),
+        "hpa": problem.hpa,
+        "strided_batched": problem.strided_batched,
+        "stochastic_rounding": problem.stochastic_rounding,
+    }
+
+
+def is_served(problem: GemmProblem, served: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether one of the ``served`` problem types (``served_problem_types``) covers ``problem``."""
+    fields = problem_fields(problem)
+    return any(all(fields.get(key) == _field(value) for key, value in kind.items()) for kind in served)
+
+
+__all__ = [
+    "gemms_from_queries",
+    "gemms_from_workload",
+    "is_served",
+    "merge_gemms",
+    "problem_fields",
+    "type_letters",
+    "type_name",
+]

@@ -1,0 +1,247 @@
+"""What ``coverage`` reports: the class of each GEMM, the entries it matched, and the summary.
+
+Plain frozen dataclasses (one is built per distinct GEMM of a workload that may hold tens of
+thousands); ``to_dict`` gives the JSON form ``coverage --json`` prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from typing import Any
+
+from tensilekit.selection.problem import GemmProblem, Hardware
+from tensilekit.workload.problem import GemmProblem as WorkloadGemm
+
+
+class CoverageClass(str, enum.Enum):
+    """How the runtime reached a GEMM's kernel, best first.
+
+    ``factor`` weighs a GEMM's share of the workload in the "tune next" ranking (an exactly
+    tuned GEMM has nothing to gain).
+    """
+
+    factor: float
+    description: str
+
+    def __new__(cls, value: str, factor: float, description: str) -> CoverageClass:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.factor = factor
+        member.description = description
+        return member
+
+    EXACT = ("exact", 0.0, "an Equality hit or a table entry with exactly the GEMM's key")
+    NEAR = ("near", 0.2, "the nearest usable entry is within --near of the GEMM in every dimension")
+    FAR = ("far", 0.6, "the nearest usable entry is further away (or one kernel serves every size)")
+    FALLBACK = ("fallback", 0.8, "served only by a later, generic row after a specific one found nothing")
+    NONE = ("none", 1.0, "no kernel: the runtime fails the call")
+
+
+class WeightBasis(str, enum.Enum):
+    """What a GEMM's weight is: its measured time, or calls x flops when times are missing."""
+
+    MEASURED_TIME = "measured time"
+    CALLS_X_FLOPS = "calls x flops"
+
+
+SIZE_NAMES = {"FreeSizeA": "M", "FreeSizeB": "N", "BoundSize": "K", "BatchSize": "batch"}
+"""Matching-table properties that are GEMM sizes, by the name coverage shows them with."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CoverageGemm:
+    """One distinct GEMM of a workload, as coverage asks about it.
+
+    ``measured_us`` is the total measured time of all its calls (None when the workload has no
+    times for it); ``origin`` the first ``file:line`` it came from; ``workload`` the
+    hipBLASLt-spelled GEMM when it came from a log or CSV rather than a query file.
+    """
+
+    problem: GemmProblem
+    hardware: Hardware
+    gemm_type: str
+    calls: int = 1
+    measured_us: float | None = None
+    origin: str | None = None
+    workload: WorkloadGemm | None = None
+
+    @property
+    def flops(self) -> int:
+        """Floating-point operations of one call (2 m n k per batch)."""
+        p = self.problem
+        return 2 * p.m * p.n * p.k * p.batch
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EntryMatch:
+    """A table entry next to the GEMM: its key, kernel, and the GEMM's size over the entry's.
+
+    ``sizes`` and ``ratios`` name the key's size components (``M``, ``N``, ``K``, ``batch``; a
+    Euclidean table has no batch); a ratio of 0.002 for N reads "you run N=8 where the entry
+    was tuned for 4096".
+    """
+
+    position: int
+    key: tuple[int, ...]
+    index: int
+    speed: float
+    sizes: dict[str, int]
+    ratios: dict[str, float | None]
+    usable: bool | None = None
+    """For the nearest entry: whether its kernel can run the GEMM (None: not asked)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": list(self.key),
+            "index": self.index,
+            "speed": _finite(self.speed),
+            "sizes": dict(self.sizes),
+            "ratios": {name: _finite(value) for name, value in self.ratios.items()},
+            **({} if self.usable is None else {"usable": self.usable}),
+        }
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GemmCoverage:
+    """Coverage of one GEMM: its kernel (exactly what ``select`` says) and how it was reached."""
+
+    gemm: CoverageGemm
+    coverage_class: CoverageClass
+    index: int | None
+    name: str | None
+    distance: float | None
+    via: str | None
+    """How the answering node answered (:class:`~tensilekit.selection.walk.Route` ``via``)."""
+    fell_through: tuple[str, ...]
+    table: str | None
+    """The kernel-serving table: ``<distance> table, <n> entries, key [M, N, K]``."""
+    matched: EntryMatch | None
+    nearest: EntryMatch | None
+    weight: float
+    share: float
+
+    @property
+    def score(self) -> float:
+        """The "tune next" priority: share of the workload x the class factor."""
+        return self.share * self.coverage_class.factor
+
+    def to_dict(self) -> dict[str, Any]:
+        p, gemm = self.gemm.problem, self.gemm
+        return {
+            "gemm_type": gemm.gemm_type,
+            "m": p.m,
+            "n": p.n,
+            "k": p.k,
+            "batch": p.batch,
+            "calls": gemm.calls,
+            "flops": gemm.flops,
+            "measured_us": gemm.measured_us,
+            "weight": self.weight,
+            "share": self.share,
+            "class": self.coverage_class.value,
+            "index": self.index,
+            "name": self.name,
+            "distance": _finite(self.distance),
+            "via": self.via,
+            "fell_through": list(self.fell_through),
+            "table": self.table,
+            "matched": None if self.matched is None else self.matched.to_dict(),
+            "nearest": None if self.nearest is None else self.nearest.to_dict(),
+            "score": self.score,
+            "arch": gemm.hardware.arch,
+            "cu_count": gemm.hardware.cu_count,
+            "origin": gemm.origin,
+        }
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TypeSummary:
+    """One problem type (``BBS_TN``): its share of the workload and of each class within it."""
+
+    gemm_type: str
+    gemms: int
+    share: float
+    by_class: dict[CoverageClass, float]
+    """Share of the *workload's* weight in each class (sums to ``share``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "gemm_type": self.gemm_type,
+            "gemms": self.gemms,
+            "share": self.share,
+            "by_class": {member.value: self.by_class.get(member, 0.0) for member in CoverageClass},
+        }
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Skipped:
+    """A GEMM or line coverage could not ask about, and why (``file:line: message``)."""
+
+    origin: str | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.origin}: {self.message}" if self.origin else self.message
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CoverageReport:
+    """Coverage of a whole workload: every GEMM, the summary and the "tune next" ranking."""
+
+    gemms: tuple[GemmCoverage, ...]
+    basis: WeightBasis
+    near: float
+    by_class: dict[CoverageClass, float]
+    by_type: tuple[TypeSummary, ...]
+    tune_next: tuple[GemmCoverage, ...]
+    skipped: tuple[Skipped, ...] = ()
+
+    @property
+    def call_count(self) -> int:
+        return sum(item.gemm.calls for item in self.gemms)
+
+    def count(self, coverage_class: CoverageClass) -> int:
+        """How many distinct GEMMs fall in ``coverage_class``."""
+        return sum(1 for item in self.gemms if item.coverage_class is coverage_class)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "weight_basis": self.basis.value,
+            "near": self.near,
+            "gemms": [item.to_dict() for item in self.gemms],
+            "summary": {
+                "gemms": len(self.gemms),
+                "calls": self.call_count,
+                "by_class": {
+                    member.value: {"share": self.by_class.get(member, 0.0), "gemms": self.count(member)}
+                    for member in CoverageClass
+                },
+                "by_type": [summary.to_dict() for summary in self.by_type],
+            },
+            "tune_next": [
+                {"rank": rank, "score": item.score, **item.to_dict()} for rank, item in enumerate(self.tune_next, 1)
+            ],
+            "skipped": [{"origin": item.origin, "message": item.message} for item in self.skipped],
+        }
+
+
+def _finite(value: float | None) -> float | None:
+    """JSON has no infinity or NaN: those become null."""
+    if value is None or math.isinf(value) or math.isnan(value):
+        return None
+    return value
+
+
+__all__ = [
+    "SIZE_NAMES",
+    "CoverageClass",
+    "CoverageGemm",
+    "CoverageReport",
+    "EntryMatch",
+    "GemmCoverage",
+    "Skipped",
+    "TypeSummary",
+    "WeightBasis",
+]
