@@ -1,0 +1,165 @@
+"""CLI: ``tensilekit coverage`` — classes, JSON, Markdown, skipped lines, outputs fed back to select and tune."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tensilekit.cli.main import ExitCode, cli
+from tensilekit.data import sample_library_path
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+LOG = str(FIXTURES / "logs" / "coverage_sgemm_mask64.log")
+EQUALITY = str(FIXTURES / "masters" / "coverage_equality_gfx90a.yaml")
+SAMPLE = str(sample_library_path())
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args), env={"COLUMNS": "200"})
+
+
+def _json(*args: str) -> dict[str, Any]:
+    result = invoke("coverage", *args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_every_class_from_a_hipblaslt_log_with_the_bad_line_listed() -> None:
+    data = _json(LOG, "--library", EQUALITY, "--cu-count", "104")
+    rows = [(g["gemm_type"], g["m"], g["n"], g["k"], g["calls"], g["class"]) for g in data["gemms"]]
+    assert rows == [
+        ("SSS_NN", 4096, 4096, 4096, 25, "exact"),
+        ("SSS_NN", 4000, 4096, 4096, 10, "fallback"),
+        ("SSS_NN", 4096, 8, 4096, 500, "fallback"),
+        ("SSS_NN", 1024, 1024, 1024, 40, "exact"),
+        ("BBS_TN", 4096, 4096, 4096, 3, "none"),
+    ]
+    assert data["skipped"] == [
+        {"origin": f"{LOG}:4", "message": "bad profile line: M: not an integer: 'four-thousand'"}
+    ]
+    assert data["weight_basis"] == "calls x flops"
+    fallback = data["gemms"][1]
+    assert fallback["fell_through"] == ["Hardware row 0 (AMDGPU)"]
+    assert fallback["matched"]["key"] == [4096, 4096, 4096] and fallback["table"].startswith("Euclidean")
+    shares = data["summary"]["by_class"]
+    assert sum(entry["share"] for entry in shares.values()) == pytest.approx(1.0)
+    assert [entry["gemm_type"] for entry in data["summary"]["by_type"]] == ["BBS_TN", "SSS_NN"]
+    # share x class factor: 10 calls of 4000x4096x4096 outweigh 3 of the unserved BBS GEMM
+    assert [(item["m"], item["n"], item["class"]) for item in data["tune_next"]] == [
+        (4000, 4096, "fallback"),
+        (4096, 4096, "none"),
+        (4096, 8, "fallback"),
+    ]
+
+
+def test_without_the_cu_count_the_generic_row_gives_near_and_far() -> None:
+    data = _json(LOG, "--library", EQUALITY, "--arch", "gfx90a")
+    assert [g["class"] for g in data["gemms"]] == ["exact", "near", "far", "exact", "none"]
+    far = data["gemms"][2]
+    assert far["matched"]["sizes"] == {"M": 4096, "N": 1024, "K": 4096}
+    assert far["matched"]["ratios"]["N"] == pytest.approx(8 / 1024)
+    assert _json(LOG, "--library", EQUALITY, "--near", "0.0")["gemms"][1]["class"] == "far"
+
+
+def test_the_kernel_is_what_select_from_log_says(tmp_path: Path) -> None:
+    clean = tmp_path / "clean.log"  # select --from-log stops at a bad line; coverage skips it
+    clean.write_text("".join(line for line in Path(LOG).read_text().splitlines(True) if "four-thousand" not in line))
+    coverage = _json(str(clean), "--library", SAMPLE)
+    select = invoke("select", "--from-log", str(clean), "--library", SAMPLE, "--json")
+    assert select.exit_code == 0, select.output
+    answers = [json.loads(line) for line in select.stdout.splitlines()]
+    assert [(g["m"], g["n"], g["index"], g["distance"]) for g in coverage["gemms"]] == [
+        (a["m"], a["n"], a["index"], a["distance"]) for a in answers
+    ]
+
+
+def test_terminal_table_and_summary() -> None:
+    result = invoke("coverage", LOG, "--library", EQUALITY, "--cu-count", "104")
+    assert result.exit_code == 0, result.output
+    lines = [line.rstrip() for line in result.stdout.splitlines()]
+    assert "Coverage of 5 GEMM(s) by " + EQUALITY in lines
+    assert any("4096x8x4096" in line and "fallback" in line and "4096x1024x4096" in line for line in lines)
+    assert "Share of GEMM time (calls x flops) by class" in lines
+    assert "tune next (3 GEMM(s), share x class factor):" in lines
+    assert f"skipped: {LOG}:4: bad profile line: M: not an integer: 'four-thousand'" in result.stderr
+
+
+def test_markdown_report() -> None:
+    result = invoke("coverage", LOG, "--library", SAMPLE, "--markdown")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"# Coverage of 5 GEMM(s) by {SAMPLE}\n")
+    assert "| SSS_NN | 4 | " in result.stdout and "## Tune next" in result.stdout
+    assert f"- {LOG}:4: bad profile line" in result.stdout
+
+
+def test_outputs_feed_select_queries_and_tune(tmp_path: Path) -> None:
+    out = tmp_path / "cov"
+    result = invoke("coverage", LOG, "--library", EQUALITY, "--cu-count", "104", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert sorted(path.name for path in out.iterdir()) == [
+        "coverage.json", "coverage.md", "tune_next.jsonl", "tune_next_BBS_TN.yaml", "tune_next_SSS_NN.yaml",
+    ]  # fmt: skip
+    assert json.loads((out / "coverage.json").read_text())["summary"]["gemms"] == 5
+    # select --queries reads the query lines as they are, and gives the kernels coverage reported
+    select = invoke("select", "--queries", str(out / "tune_next.jsonl"), "--library", EQUALITY, "--json")
+    assert select.exit_code == 0, select.output
+    ranked = [json.loads(line) for line in (out / "tune_next.jsonl").read_text().splitlines()]
+    answers = [json.loads(line) for line in select.stdout.splitlines()]
+    assert [a["index"] for a in answers] == [r["current_index"] for r in ranked]
+    # coverage reads them back too: the same GEMMs, calls and classes
+    again = _json(str(out / "tune_next.jsonl"), "--library", EQUALITY)
+    assert [(g["m"], g["n"], g["calls"], g["class"]) for g in again["gemms"]] == [
+        (r["m"], r["n"], r["calls"], r["coverage_class"]) for r in ranked
+    ]
+    # tune reads the GEKO lists as workloads (its ingest stage)
+    workdir = tmp_path / "W"
+    tune = invoke(
+        "tune", "--simulate", str(out / "tune_next_SSS_NN.yaml"), str(out / "tune_next_BBS_TN.yaml"),
+        "--arch", "gfx90a", "--workdir", str(workdir), "--only", "ingest", "--executor", "serial",
+    )  # fmt: skip
+    assert tune.exit_code == 0, tune.output
+    ingested = json.loads((workdir / "01_ingest" / "workload.json").read_text())
+    sizes = sorted((g["problem"]["m"], g["problem"]["n"], g["problem"]["a_type"]) for g in ingested["gemms"])
+    assert sizes == [(4000, 4096, "f32_r"), (4096, 8, "f32_r"), (4096, 4096, "bf16_r")]
+
+
+def test_a_library_serving_none_of_the_workload_types_exits_1(tmp_path: Path) -> None:
+    queries = tmp_path / "d.jsonl"
+    queries.write_text('{"m": 64, "n": 64, "k": 64, "a_type": "Double"}\n{"m": 8, "n": 8, "k": 8, "a_type": "Int32"}\n')
+    result = invoke("coverage", str(queries), "--library", SAMPLE)
+    assert result.exit_code == ExitCode.DIFFERENCES
+    assert (
+        result.stderr.splitlines()[-1]
+        == f"error: {SAMPLE} serves none of the workload's problem types (DDD_NN, III_NN)"
+    )
+    assert result.stdout == ""
+
+
+def test_usage_and_input_errors(tmp_path: Path) -> None:
+    assert invoke("coverage", LOG).exit_code == ExitCode.USAGE  # --library is required
+    assert invoke("coverage", LOG, "--library", SAMPLE, "--json", "--markdown").exit_code == ExitCode.USAGE
+    assert invoke("coverage", LOG, "--library", SAMPLE, "--near", "-1").exit_code == ExitCode.USAGE
+    missing = invoke("coverage", str(tmp_path / "none.log"), "--library", SAMPLE)
+    assert missing.exit_code == ExitCode.BAD_INPUT and "no such workload file" in missing.stderr
+    unknown = tmp_path / "notes.txt"
+    unknown.write_text("just some text\n")
+    assert invoke("coverage", str(unknown), "--library", SAMPLE).exit_code == ExitCode.BAD_INPUT
+
+
+def test_measured_times_from_tunableop_results_weigh_the_gemms(tmp_path: Path) -> None:
+    results = tmp_path / "tunableop_results0.csv"
+    results.write_text(
+        "Validator,PT_VERSION,2.6.0\n"
+        "GemmTunableOp_float_NN,nn_4096_4096_4096,Gemm_Hipblaslt_1,3.0\n"
+        "GemmTunableOp_float_NN,nn_8_4096_4096,Gemm_Hipblaslt_2,1.0\n"
+    )
+    data = _json(str(results), "--library", SAMPLE)
+    assert data["weight_basis"] == "measured time"
+    assert [(g["m"], g["n"], g["measured_us"], g["share"]) for g in data["gemms"]] == [
+        (4096, 4096, 3000.0, 0.75),
+        (8, 4096, 1000.0, 0.25),  # nn_<m>_<n>_<k>
+    ]

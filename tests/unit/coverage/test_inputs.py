@@ -1,0 +1,91 @@
+"""coverage.inputs: query lines and workloads into distinct GEMMs, bad lines kept with their number."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tensilekit.coverage import gemms_from_queries, gemms_from_workload, is_served, merge_gemms, type_name
+from tensilekit.model.common import DataType
+from tensilekit.selection import GemmProblem, Hardware
+from tensilekit.selection.served import served_problem_types
+from tensilekit.workload import load_workloads
+
+GFX942 = Hardware(arch="gfx942", cu_count=304)
+
+
+def test_query_lines_merge_identical_gemms_and_keep_bad_lines_with_their_number() -> None:
+    text = "\n".join(
+        [
+            '{"m": 64, "n": 64, "k": 64, "calls": 3, "time_us": 2.0}',
+            "",
+            "# a comment",
+            '{"m": 64, "n": 64, "k": 64, "calls": 2, "time_us": 4.0}',
+            "[1, 2, 3]",
+            '{"m": -1, "n": 4, "k": 4}',
+            '{"m": 8, "n": 8, "k": 8, "calls": 0}',
+            "{broken",
+            '{"m": 8, "n": 8, "k": 8, "arch": "gfx90a", "a_type": "Half", "trans_a": "T"}',
+        ]
+    )
+    gemms, bad = gemms_from_queries(text, file="w.jsonl", hardware=GFX942)
+    assert [line.location.line for line in bad] == [5, 6, 7, 8]
+    assert all(line.location.file == "w.jsonl" for line in bad)
+    assert "positive integer" in bad[2].message and "JSON" in bad[3].message
+    first, second = gemms
+    assert (first.calls, first.measured_us, first.origin) == (5, 14.0, "w.jsonl:1")
+    assert first.hardware == GFX942 and first.gemm_type == "SSS_NN"
+    assert second.hardware == Hardware(arch="gfx90a", cu_count=304) and second.gemm_type == "HHH_TN"
+
+
+def test_a_time_is_known_after_merging_only_when_every_merged_gemm_had_one() -> None:
+    gemms, _ = gemms_from_queries('{"m": 4, "n": 4, "k": 4, "time_us": 1.5}\n{"m": 4, "n": 4, "k": 4}', hardware=GFX942)
+    assert len(gemms) == 1 and gemms[0].calls == 2 and gemms[0].measured_us is None
+    again = merge_gemms(gemms + gemms)
+    assert len(again) == 1 and again[0].calls == 4
+
+
+def test_a_workload_log_becomes_the_gemms_select_from_log_asks_about(fixture_path: Any) -> None:
+    workload, parsed = load_workloads([fixture_path("logs", "llama_mask64_bad_lines.log")], skip_bad_lines=True)
+    gemms, skipped = gemms_from_workload(workload.problems, GFX942, origin="llama.log")
+    assert skipped == []
+    assert len(gemms) == len(workload.problems)
+    assert sum(gemm.calls for gemm in gemms) == workload.call_count
+    first = gemms[0]
+    assert first.gemm_type == workload.problems[0].gemm_type == "BBS_TN"
+    assert (first.problem.m, first.problem.a_type, first.problem.trans_a) == (6144, DataType.BFLOAT16, "T")
+    assert first.workload is workload.problems[0] and first.measured_us is None
+    assert parsed[0].bad_lines  # the readers' own bad lines are the caller's to report
+
+
+def test_measured_times_are_looked_up_by_problem_identity(fixture_path: Any) -> None:
+    workload, _ = load_workloads([fixture_path("logs", "tunableop_results_llama.csv")], skip_bad_lines=True)
+    times = {workload.problems[0].identity(): 12.5}
+    gemms, _ = gemms_from_workload(workload.problems, GFX942, measured_us=times)
+    assert gemms[0].measured_us == 12.5 and all(gemm.measured_us is None for gemm in gemms[1:])
+
+
+@pytest.mark.parametrize(
+    ("fields", "name"),
+    [
+        ({"a_type": "BFloat16", "c_type": "BFloat16", "compute_type": "Float", "trans_a": "T"}, "BBS_TN"),
+        ({"a_type": "Half", "c_type": "Half", "compute_type": "Float"}, "HHS_NN"),
+        ({"a_type": "Float", "f32_xdl_math_op": "XFloat32", "trans_b": "T"}, "XSS_NT"),
+        ({"a_type": "Float8", "b_type": "BFloat8", "c_type": "Float", "compute_type": "Float"}, "F8B8SS_NN"),
+    ],
+)
+def test_type_names_spell_like_workload_gemm_types(fields: dict[str, Any], name: str) -> None:
+    assert type_name(GemmProblem(m=1, n=1, k=1, **fields)) == name
+
+
+def test_is_served_against_a_libraries_problem_types(fixture_path: Any) -> None:
+    from tensilekit.api import load_for_selection
+
+    library, _ = load_for_selection(fixture_path("masters", "coverage_equality_gfx90a.yaml"))
+    served = served_problem_types(library)
+    assert is_served(GemmProblem(m=8, n=8, k=8), served)
+    assert is_served(GemmProblem(m=8, n=8, k=8, a_type="Half", compute_type="Float", trans_a="T"), served)
+    assert not is_served(GemmProblem(m=8, n=8, k=8, a_type="Double"), served)
+    assert not is_served(GemmProblem(m=8, n=8, k=8, trans_b="T"), served)
+    assert is_served(GemmProblem(m=8, n=8, k=8, a_type="Double"), [{}])  # a kernel naming no type serves any
