@@ -1,7 +1,8 @@
 """Classify every GEMM of a workload by how the runtime reaches its kernel.
 
 Each GEMM is selected by the compiled selector ``select`` uses (:class:`CompiledLibrary`, the
-answers the reference walk gives), with a :class:`~tensilekit.selection.walk.Route` that records
+batch path of ``select --queries``; the answers the reference walk gives), with a
+:class:`~tensilekit.selection.walk.Route` (:class:`~tensilekit.selection.fast.BatchRoute`) that records
 which rows fell through and which node answered, at which sorted-table position. Nothing here
 models selection a second time; the class follows from that route:
 
@@ -24,7 +25,10 @@ size over its size per dimension, so "matched 4096x4096x4096, you run 4096x8x409
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -42,13 +46,18 @@ from tensilekit.coverage.model import (
 )
 from tensilekit.errors import SelectionError
 from tensilekit.model.library import MasterLibrary, MatchingNode
+from tensilekit.model.solution import MasterSolution
+from tensilekit.selection.columns import ProblemColumns
 from tensilekit.selection.distance import DISTANCES
-from tensilekit.selection.fast import CompiledLibrary, compile_library
+from tensilekit.selection.fast import BatchRoute, CompiledLibrary, compile_library
 from tensilekit.selection.problem import ContractionProblem, Hardware, contraction_problem
 from tensilekit.selection.walk import Route, SortedTable, property_value
 
 DEFAULT_NEAR = 0.10
 DEFAULT_TUNE_NEXT = 50
+_CHUNK = 4096
+_NEAREST_CELLS = 1 << 20  # query x entry distances computed at once
+_ATTRIBUTES = {"FreeSizeA": "m", "FreeSizeB": "n", "BatchSize": "batch", "BoundSize": "k"}
 
 
 class _TableView:
@@ -65,20 +74,39 @@ class _TableView:
         ]
         names = ", ".join(SIZE_NAMES.get(prop.type, prop.type) for prop in node.properties)
         self.label = f"{node.distance} table, {len(table.keys)} entries, key [{names}]"
+        attributes = [_ATTRIBUTES.get(prop.type) if (prop.index or 0) == 0 else None for prop in node.properties]
+        self.attributes: list[str] | None = None if None in attributes else [a for a in attributes if a]
+
+    def key(self, problem: ContractionProblem) -> tuple[int, ...]:
+        """The GEMM's key in this table (``ProblemKey::keyForProblem``)."""
+        if self.attributes is not None:
+            return tuple(getattr(problem, name) for name in self.attributes)
+        return tuple(property_value(prop, problem) for prop in self.node.properties)
 
     def nearest(self, key: tuple[int, ...]) -> int:
         """Sorted position of the entry nearest to ``key`` by the table's distance (-1: empty)."""
+        return self.nearest_many([key])[0]
+
+    def nearest_many(self, keys: Sequence[tuple[int, ...]]) -> list[int]:
+        """:meth:`nearest` of many keys (vectorised for Euclidean, Equality and Manhattan tables)."""
         if not len(self.keys):
-            return -1
-        query = np.array(key, dtype=np.float64)
-        if self.node.distance in ("Euclidean", "Equality", "Manhattan"):
-            difference = self.keys - query
+            return [-1] * len(keys)
+        if self.node.distance not in ("Euclidean", "Equality", "Manhattan"):
+            return [self._nearest_scan(key) for key in keys]
+        queries = np.array(keys, dtype=np.float64).reshape(len(keys), self.keys.shape[1])
+        step = max(1, _NEAREST_CELLS // len(self.keys))
+        found: list[int] = []
+        for start in range(0, len(queries), step):
+            difference = queries[start : start + step, None, :] - self.keys[None, :, :]
             values: npt.NDArray[np.float64] = (
-                np.abs(difference).sum(axis=1)
+                np.abs(difference).sum(axis=2)
                 if self.node.distance == "Manhattan"
-                else (difference * difference).sum(axis=1)
+                else (difference * difference).sum(axis=2)
             )
-            return int(np.argmin(values))
+            found += np.argmin(values, axis=1).tolist()
+        return found
+
+    def _nearest_scan(self, key: tuple[int, ...]) -> int:
         distance = DISTANCES[self.node.distance].distance
         best, best_value = -1, float("inf")
         for position, entry in enumerate(self.table.keys):
@@ -143,6 +171,72 @@ class Classifier:
         problem = contraction_problem(gemm.problem, rocblas_k0=self.rocblas_k0)
         route = Route()
         solution, fitness = self.compiled.find(problem, gemm.hardware, route)
+        return self._result(gemm, problem, solution, fitness, route, weight, share)
+
+    def classify_all(
+        self, gemms: Sequence[CoverageGemm], weights: Sequence[float], total: float
+    ) -> tuple[list[GemmCoverage], list[Skipped]]:
+        """Classify many GEMMs through the batch path ``select --queries`` uses (same answers).
+
+        A chunk the batch path cannot evaluate is redone GEMM by GEMM, so one GEMM the library
+        cannot evaluate is skipped (and reported) without losing the others.
+        """
+        results: list[GemmCoverage] = []
+        skipped: list[Skipped] = []
+        for start in range(0, len(gemms), _CHUNK):
+            chunk = range(start, min(start + _CHUNK, len(gemms)))
+            try:
+                problems = [contraction_problem(gemms[i].problem, rocblas_k0=self.rocblas_k0) for i in chunk]
+                columns = ProblemColumns.from_problems(problems, [gemms[i].hardware for i in chunk])
+                route = BatchRoute(len(chunk))
+                sids, fits = self.compiled.find_batch(columns, route)
+            except SelectionError:
+                for i in chunk:
+                    share = weights[i] / total if total > 0 else 0.0
+                    try:
+                        results.append(self.classify(gemms[i], weights[i], share))
+                    except SelectionError as error:
+                        skipped.append(_skipped(gemms[i], error))
+                continue
+            routes = [route.route(offset) for offset in range(len(chunk))]
+            closest = self._nearest(routes, problems, sids)
+            for offset, i in enumerate(chunk):
+                sid, fitness = int(sids[offset]), float(fits[offset])
+                result = self._result(
+                    gemms[i],
+                    problems[offset],
+                    self.compiled.solutions[sid] if sid >= 0 else None,
+                    None if math.isnan(fitness) else fitness,
+                    routes[offset],
+                    weights[i],
+                    weights[i] / total if total > 0 else 0.0,
+                    closest.get(offset),
+                )
+                results.append(result)
+        return results, skipped
+
+    def _nearest(self, routes: list[Route], problems: list[ContractionProblem], sids: Any) -> dict[int, int]:
+        """The nearest entry of each answering table, table by table (one vectorised search each)."""
+        asked: dict[int, tuple[_TableView, list[int], list[tuple[int, ...]]]] = {}
+        for offset, route in enumerate(routes):
+            if sids[offset] < 0 or not isinstance(route.leaf, MatchingNode) or route.position is None:
+                continue
+            view = self._view(route.leaf)
+            key = view.key(problems[offset])
+            if view.table.keys[route.position] == key:
+                continue  # exact: the matched entry is the nearest
+            _, offsets, keys = asked.setdefault(id(view), (view, [], []))
+            offsets.append(offset)
+            keys.append(key)
+        closest: dict[int, int] = {}
+        for view, offsets, keys in asked.values():
+            closest.update(zip(offsets, view.nearest_many(keys), strict=True))
+        return closest
+
+    def _result(
+        self, gemm: CoverageGemm, problem: ContractionProblem, solution: MasterSolution | None,
+        fitness: float | None, route: Route, weight: float, share: float, closest: int | None = None,
+    ) -> GemmCoverage:  # fmt: skip
         table: str | None = None
         matched = nearest = None
         if solution is None:
@@ -152,11 +246,14 @@ class Classifier:
             if isinstance(route.leaf, MatchingNode) and route.position is not None:
                 view = self._view(route.leaf)
                 table = view.label
-                key = _key(route.leaf, problem)
+                key = view.key(problem)
                 matched = view.entry(route.position, key)
-                closest = view.nearest(key)
-                usable = closest == route.position or self._usable(view, closest, problem, gemm.hardware)
-                nearest = view.entry(closest, key, usable) if closest >= 0 else None
+                if closest is None:
+                    closest = route.position if matched.key == key else view.nearest(key)
+                if closest == route.position:
+                    nearest = dataclasses.replace(matched, usable=True)
+                elif closest >= 0:
+                    nearest = view.entry(closest, key, self._usable(view, closest, problem, gemm.hardware))
                 if matched.key == key:
                     found = CoverageClass.EXACT
                 elif view.within(key, route.position, self.near):
@@ -185,10 +282,6 @@ class Classifier:
     def _usable(self, view: _TableView, position: int, problem: ContractionProblem, hardware: Hardware) -> bool:
         index = view.table.indices[position]
         return index >= 0 and self.compiled.can_solve(self.compiled.sid_of(index), problem, hardware)
-
-
-def _key(node: MatchingNode, problem: ContractionProblem) -> tuple[int, ...]:
-    return tuple(property_value(prop, problem) for prop in node.properties)
 
 
 def weigh(gemms: Sequence[CoverageGemm]) -> tuple[WeightBasis, list[float]]:
@@ -223,13 +316,8 @@ def coverage_of(
     classifier = Classifier(library, loader=loader, near=near, rocblas_k0=rocblas_k0)
     basis, weights = weigh(gemms)
     total = sum(weights)
-    results: list[GemmCoverage] = []
-    problems: list[Skipped] = list(skipped)
-    for gemm, weight in zip(gemms, weights, strict=True):
-        try:
-            results.append(classifier.classify(gemm, weight, weight / total if total > 0 else 0.0))
-        except SelectionError as error:
-            problems.append(Skipped(gemm.origin, f"{gemm.gemm_type} {_size(gemm)}: {error.message}"))
+    results, unusable = classifier.classify_all(gemms, weights, total)
+    problems = [*skipped, *unusable]
     by_class: dict[CoverageClass, float] = dict.fromkeys(CoverageClass, 0.0)
     types: dict[str, list[GemmCoverage]] = {}
     for item in results:
@@ -259,9 +347,10 @@ def coverage_of(
     )
 
 
-def _size(gemm: CoverageGemm) -> str:
+def _skipped(gemm: CoverageGemm, error: SelectionError) -> Skipped:
     p = gemm.problem
-    return f"{p.m}x{p.n}x{p.k}" + (f" batch {p.batch}" if p.batch != 1 else "")
+    size = f"{p.m}x{p.n}x{p.k}" + (f" batch {p.batch}" if p.batch != 1 else "")
+    return Skipped(gemm.origin, f"{gemm.gemm_type} {size}: {error.message}")
 
 
 __all__ = ["DEFAULT_NEAR", "DEFAULT_TUNE_NEXT", "Classifier", "coverage_of", "weigh"]

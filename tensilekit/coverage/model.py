@@ -93,14 +93,16 @@ class EntryMatch:
     """For the nearest entry: whether its kernel can run the GEMM (None: not asked)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        record: dict[str, Any] = {
             "key": list(self.key),
             "index": self.index,
             "speed": _finite(self.speed),
-            "sizes": dict(self.sizes),
-            "ratios": {name: _finite(value) for name, value in self.ratios.items()},
-            **({} if self.usable is None else {"usable": self.usable}),
+            "sizes": self.sizes,
+            "ratios": self.ratios,  # finite or None by construction
         }
+        if self.usable is not None:
+            record["usable"] = self.usable
+        return record
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -70,12 +70,62 @@ class _Node:
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
         raise NotImplementedError
 
-    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         raise NotImplementedError
 
 
 def _empty(count: int) -> BatchFound:
     return np.full(count, -1, dtype=np.int64), np.full(count, _NAN)
+
+
+class BatchRoute:
+    """The :class:`~tensilekit.selection.walk.Route` of every query of a batch, filled by ``find_batch``.
+
+    ``ids`` are the batch positions of the queries a node is asked about (a node sees a subset
+    of the batch); :meth:`narrow` gives the view for a subset, :meth:`route` one query's route.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.fell_through: list[list[str]] = [[] for _ in range(size)]
+        self.leaf: list[AnyNode | None] = [None] * size
+        self.via: list[str | None] = [None] * size
+        self.position = np.full(size, -1, dtype=np.int64)
+        self.ids = np.arange(size)
+
+    def narrow(self, rows: IntArray) -> BatchRoute:
+        """The same record seen through a subset ``rows`` of the current queries."""
+        view = object.__new__(BatchRoute)
+        view.fell_through, view.leaf, view.via, view.position = self.fell_through, self.leaf, self.via, self.position
+        view.ids = self.ids[rows]
+        return view
+
+    def answered(self, rows: IntArray, leaf: AnyNode, via: str, positions: IntArray | None = None) -> None:
+        """Queries ``rows`` (of the current ones) were answered by ``leaf``."""
+        ids = self.ids[rows]
+        for query in ids.tolist():
+            self.leaf[query] = leaf
+            self.via[query] = via
+        if positions is not None:
+            self.position[ids] = positions
+
+    def fell(self, rows: IntArray, label: str) -> None:
+        for query in self.ids[rows].tolist():
+            self.fell_through[query].append(label)
+
+    def merge(self, row: int, route: Route) -> None:
+        """Copy one query's single-query route in (subtrees answered by the reference walk)."""
+        query = int(self.ids[row])
+        self.fell_through[query].extend(route.fell_through)
+        if route.leaf is not None:
+            self.leaf[query], self.via[query] = route.leaf, route.via
+            self.position[query] = -1 if route.position is None else route.position
+
+    def route(self, query: int) -> Route:
+        """The route of batch position ``query``."""
+        position = int(self.position[query])
+        return Route(
+            list(self.fell_through[query]), self.leaf[query], self.via[query], None if position < 0 else position
+        )
 
 
 class _Rows(_Node):
@@ -100,10 +150,11 @@ class _Rows(_Node):
                 route.fell_through.append(self.labels[number])
         return -1, fitness
 
-    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         sids, fits = _empty(cols.size)
         open_rows = np.arange(cols.size)
-        for atom, child in self.rows:
+        last = len(self.rows) - 1
+        for number, (atom, child) in enumerate(self.rows):
             if open_rows.size == 0:
                 break
             if atom.constant is False:
@@ -113,11 +164,14 @@ class _Rows(_Node):
             hit = open_rows[mask]
             if hit.size == 0:
                 continue
-            sub_sids, sub_fits = child.find_batch(lib, cols.take(hit) if hit.size != cols.size else cols)
+            sub_route = None if route is None else route.narrow(hit)
+            sub_sids, sub_fits = child.find_batch(lib, cols.take(hit) if hit.size != cols.size else cols, sub_route)
             written = ~np.isnan(sub_fits)
             fits[hit[written]] = sub_fits[written]
             got = sub_sids >= 0
             sids[hit[got]] = sub_sids[got]
+            if route is not None and number < last:
+                route.fell(hit[~got], self.labels[number])
             keep = np.ones(open_rows.size, dtype=bool)
             keep[np.flatnonzero(mask)[got]] = False
             open_rows = open_rows[keep]
@@ -134,19 +188,20 @@ class _Map(_Node):
         child = self.children.get(p.op_id)
         return (-1, None) if child is None else child.find(lib, p, h, route)
 
-    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         sids, fits = _empty(cols.size)
         op_ids = cols.op_id  # type: ignore[attr-defined]
         if cols.size and (op_ids == op_ids[0]).all():  # the usual batch: one operation
             child = self.children.get(str(op_ids[0]))
-            return _empty(cols.size) if child is None else child.find_batch(lib, cols)
+            return _empty(cols.size) if child is None else child.find_batch(lib, cols, route)
         names, inverse = np.unique(op_ids, return_inverse=True)  # type: ignore[attr-defined, call-overload, unused-ignore]
         for number, name in enumerate(names):
             child = self.children.get(str(name))
             if child is None:
                 continue
             rows = np.flatnonzero(inverse == number)
-            sub_sids, sub_fits = child.find_batch(lib, cols.take(rows) if rows.size != cols.size else cols)
+            sub_route = None if route is None else route.narrow(rows)
+            sub_sids, sub_fits = child.find_batch(lib, cols.take(rows) if rows.size != cols.size else cols, sub_route)
             sids[rows], fits[rows] = sub_sids, sub_fits
         return sids, fits
 
@@ -163,10 +218,13 @@ class _Single(_Node):
             route.answered(self.node, "single")
         return self.sid, None
 
-    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         sids, fits = _empty(cols.size)
         if self.sid >= 0:
-            sids[lib.solution_pass(self.sid, cols, {})] = self.sid
+            passed = lib.solution_pass(self.sid, cols, {})
+            sids[passed] = self.sid
+            if route is not None and self.node is not None:
+                route.answered(np.flatnonzero(passed), self.node, "single")
         return sids, fits
 
 
@@ -176,7 +234,7 @@ class _Nothing(_Node):
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
         return -1, None
 
-    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         return _empty(cols.size)
 
 
@@ -190,12 +248,15 @@ class _Reference(_Node):
         solution, fitness = lib.reference.find_node(self.node, p, h, route)
         return (-1, fitness) if solution is None else (lib.sid_of(solution.index), fitness)
 
-    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         sids, fits = _empty(cols.size)
         for i in range(cols.size):
-            sid, fitness = self.find(lib, *cols.row(i))
+            single = None if route is None else Route()
+            sid, fitness = self.find(lib, *cols.row(i), single)
             sids[i] = sid
             fits[i] = _NAN if fitness is None else fitness
+            if route is not None and single is not None:
+                route.merge(i, single)
         return sids, fits
 
 
@@ -206,8 +267,8 @@ class _Placeholder(_Node):
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
         return lib.placeholder(self.prefix).find(lib, p, h, route)
 
-    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
-        return lib.placeholder(self.prefix).find_batch(lib, cols)
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
+        return lib.placeholder(self.prefix).find_batch(lib, cols, route)
 
 
 class _Forest(_Node):
@@ -232,7 +293,7 @@ class _Forest(_Node):
             route.answered(self.node, "null-value")
         return sid, None
 
-    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         sids, fits = _empty(cols.size)
         keys = feature_key(self.features, cols.m, cols.n, cols.batch, cols.k)  # type: ignore[attr-defined]
         open_rows = np.arange(cols.size)
@@ -259,6 +320,8 @@ class _Forest(_Node):
             answer = _predict_many(arrays, keys[open_rows[rows]])
             chosen = rows[answer]
             sids[open_rows[chosen]] = tree_sids[chosen]
+            if route is not None:
+                route.answered(open_rows[chosen], self.node, "tree")
             keep = np.ones(open_rows.size, dtype=bool)
             keep[chosen] = False
             open_rows = open_rows[keep]
@@ -266,6 +329,8 @@ class _Forest(_Node):
             view = cols if open_rows.size == cols.size else cols.take(open_rows)
             null_sids, _ = self.null.find_batch(lib, view)
             sids[open_rows] = null_sids
+            if route is not None:
+                route.answered(open_rows[null_sids >= 0], self.node, "null-value")
         return sids, fits
 
 
@@ -419,7 +484,7 @@ class _Table(_Node):
 
     # -- many queries
 
-    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         count = cols.size
         sids = np.full(count, -1, dtype=np.int64)
         fits = np.full(count, DBL_MAX)
@@ -427,7 +492,7 @@ class _Table(_Node):
             return sids, fits
         queries = np.stack([np.full(count, 1, np.int64) if a is None else getattr(cols, a) for a in self.attrs], axis=1)
         if self.node.distance == "Equality":
-            return self._equality_batch(lib, cols, queries)
+            return self._equality_batch(lib, cols, queries, route)
         if len(self.keys) == 0:
             return sids, fits
         ok = np.ones(count, dtype=bool)
@@ -464,6 +529,8 @@ class _Table(_Node):
                 found = positions >= 0
                 sids[members[found]] = self.sids[positions[found]]
                 fits[members] = distances
+                if route is not None:
+                    route.answered(members[found], self.node, "table", positions[found])
             else:
                 for member in members:
                     key = tuple(queries[member].tolist())
@@ -478,9 +545,13 @@ class _Table(_Node):
                         position = -1 if at < 0 else int(sub.positions[at])
                     sids[member] = -1 if position < 0 else self.sid_list[position]
                     fits[member] = distance
+                    if route is not None and position >= 0 and sids[member] >= 0:
+                        route.answered(np.array([member]), self.node, "table", np.array([position]))
         return sids, fits
 
-    def _equality_batch(self, lib: CompiledLibrary, cols: ColumnsLike, queries: IntArray) -> BatchFound:
+    def _equality_batch(
+        self, lib: CompiledLibrary, cols: ColumnsLike, queries: IntArray, route: BatchRoute | None = None
+    ) -> BatchFound:
         count = cols.size
         sids = np.full(count, -1, dtype=np.int64)
         fits = np.full(count, DBL_MAX)
@@ -502,6 +573,8 @@ class _Table(_Node):
             rows = np.flatnonzero(candidate == sid)
             passed = lib.solution_pass(int(sid), cols.take(rows), {})
             sids[rows[passed]] = sid
+            if route is not None:
+                route.answered(rows[passed], self.node, "table", clipped[rows[passed]])
         return sids, fits
 
 
@@ -681,9 +754,10 @@ class CompiledLibrary:
             return None, None
         return self.solutions[sid], fitness
 
-    def find_batch(self, cols: ColumnsLike) -> tuple[IntArray, FloatArray]:
-        """Many queries: solution ids (-1 none) into :attr:`solutions` and distances (NaN none)."""
-        sids, fits = self.root.find_batch(self, cols)
+    def find_batch(self, cols: ColumnsLike, route: BatchRoute | None = None) -> tuple[IntArray, FloatArray]:
+        """Many queries: solution ids (-1 none) into :attr:`solutions` and distances (NaN none);
+        a ``route`` (``BatchRoute(cols.size)``) passed in is filled with each query's route."""
+        sids, fits = self.root.find_batch(self, cols, route)
         fits = np.where(sids >= 0, fits, _NAN)
         return sids, fits
 
@@ -703,8 +777,8 @@ class _LazyTable(_Node):
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
         return self._get(lib).find(lib, p, h, route)
 
-    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike) -> BatchFound:
-        return self._get(lib).find_batch(lib, cols)
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
+        return self._get(lib).find_batch(lib, cols, route)
 
 
 def compile_library(
@@ -719,4 +793,4 @@ def compile_library(
     return CompiledLibrary(library, loader, use_tree=use_tree)
 
 
-__all__ = ["CompiledLibrary", "compile_library"]
+__all__ = ["BatchRoute", "CompiledLibrary", "compile_library"]

@@ -87,12 +87,13 @@ def read_gemms(paths: Sequence[Path], hardware: Hardware) -> tuple[list[Coverage
         )
         gemms += found
         skipped += unusable
-    return merge_gemms(gemms), skipped
+    sources = len(paths) - len(workload_paths) + (1 if workload_paths else 0)
+    return (merge_gemms(gemms) if sources > 1 else gemms), skipped  # each source is merged already
 
 
-def _write_outputs(report: CoverageReport, directory: Path, markdown: str) -> list[Path]:
+def _write_outputs(report: CoverageReport, record: dict[str, Any], directory: Path, markdown: str) -> list[Path]:
     written = [directory / "coverage.json", directory / "coverage.md", directory / "tune_next.jsonl"]
-    write_text_atomic(written[0], json.dumps(report.to_dict(), indent=1) + "\n")
+    write_text_atomic(written[0], json.dumps(record, indent=1) + "\n")
     write_text_atomic(written[1], markdown)
     write_text_atomic(written[2], query_lines(report.tune_next))
     lists, notes = geko_lists(report.tune_next)
@@ -174,15 +175,16 @@ def coverage_command(
         ctx.exit(ExitCode.DIFFERENCES)
     compiled = compile_library(library, loader=loader)
     report = coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped)
-    document = coverage_markdown(report, str(library_path))
+    document = coverage_markdown(report, str(library_path)) if markdown or output_dir is not None else ""
+    record = report.to_dict() if as_json or output_dir is not None else {}
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=1))
+        click.echo(json.dumps(record, separators=(",", ":")))
     elif markdown:
         click.echo(document, nl=False)
     else:
         render_report(report, str(library_path), Console(highlight=False, soft_wrap=True))
     if output_dir is not None:
-        for path in _write_outputs(report, output_dir, document):
+        for path in _write_outputs(report, record, output_dir, document):
             click.echo(f"wrote {path}", err=True)
 
 
