@@ -1,4 +1,4 @@
-"""The Route both selectors record (coverage's only view of the walk) agrees between them on the corpus."""
+"""The Route the selectors record (coverage's only view of the walk): reference, compiled single and batch agree."""
 
 from __future__ import annotations
 
@@ -9,7 +9,14 @@ import pytest
 
 from tensilekit.api import load_for_selection
 from tensilekit.coverage import Classifier, CoverageClass, CoverageGemm
-from tensilekit.selection import compile_library, contraction_problem, hardware_from_query, problem_from_query
+from tensilekit.selection import (
+    ProblemColumns,
+    compile_library,
+    contraction_problem,
+    hardware_from_query,
+    problem_from_query,
+)
+from tensilekit.selection.fast import BatchRoute
 from tensilekit.selection.walk import ReferenceSelector, Route
 
 MASTERS = [
@@ -31,15 +38,21 @@ def _queries(corpus: Path, name: str, count: int) -> list[dict[str, object]]:
 def test_reference_and_compiled_routes_agree(corpus: Path, name: str) -> None:
     library, loader = load_for_selection(corpus / "masters" / f"{name}.dat")
     reference, compiled = ReferenceSelector(library, loader), compile_library(library, loader=loader)
+    records = _queries(corpus, name, 150)
+    problems = [contraction_problem(problem_from_query(record)) for record in records]
+    devices = [hardware_from_query(record) for record in records]
+    batch = BatchRoute(len(records))
+    sids, _ = compiled.find_batch(ProblemColumns.from_problems(problems, devices), batch)
     vias: set[str | None] = set()
-    for record in _queries(corpus, name, 150):
-        problem, device = contraction_problem(problem_from_query(record)), hardware_from_query(record)
-        slow, fast = Route(), Route()
+    for position, (problem, device) in enumerate(zip(problems, devices, strict=True)):
+        slow, fast, bulk = Route(), Route(), batch.route(position)
         selection = reference.select(problem, device, route=slow)
         solution, _ = compiled.find(problem, device, fast)
         assert selection.index == (None if solution is None else solution.index)
-        assert (slow.fell_through, slow.via, slow.position) == (fast.fell_through, fast.via, fast.position)
-        assert slow.leaf is fast.leaf
+        assert selection.index == (None if sids[position] < 0 else compiled.solutions[sids[position]].index)
+        for other in (fast, bulk):
+            assert (slow.fell_through, slow.via, slow.position) == (other.fell_through, other.via, other.position)
+            assert slow.leaf is other.leaf
         if slow.via == "table":
             assert selection.matched_key == reference.sorted_table(slow.leaf).keys[slow.position]  # type: ignore[arg-type]
         vias.add(slow.via)
