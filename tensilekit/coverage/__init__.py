@@ -25,6 +25,7 @@ from tensilekit.coverage.model import (
     TypeSummary,
     WeightBasis,
 )
+from tensilekit.coverage.slice import MapSlice, map_slice
 from tensilekit.coverage.tune_next import GekoList, geko_lists, query_lines, query_record
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "EntryMatch",
     "GekoList",
     "GemmCoverage",
+    "MapSlice",
     "Skipped",
     "TypeSummary",
     "WeightBasis",
@@ -45,6 +47,7 @@ __all__ = [
     "gemms_from_workload",
     "geko_lists",
     "is_served",
+    "map_slice",
     "merge_gemms",
     "query_lines",
     "query_record",

@@ -44,6 +44,16 @@ def render_selection_map(smap: SelectionMap, *, title: str | None = None, dpi: i
     Raises:
         MissingDependency: matplotlib is not installed.
     """
+    plt, figure, axes, handles, labels = draw_selection_map(smap, title=title)
+    return finish_png(plt, figure, axes, handles, labels, dpi=dpi)
+
+
+def draw_selection_map(smap: SelectionMap, *, title: str | None = None) -> tuple[Any, Any, Any, list[Any], list[str]]:
+    """Draw the map on a new figure: (pyplot, figure, axes, legend handles, legend labels).
+
+    Other charts draw over it (``plot coverage`` adds the workload's GEMMs) and finish with
+    :func:`finish_png`.
+    """
     plt = _pyplot()
     colors_module = importlib.import_module("matplotlib.colors")
     kernels = smap.kernels_by_area()
@@ -101,6 +111,11 @@ def render_selection_map(smap: SelectionMap, *, title: str | None = None, dpi: i
     if (smap.winners < 0).any():
         handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="black"))
         labels.append("no kernel")
+    return plt, figure, axes, handles, labels
+
+
+def finish_png(plt: Any, figure: Any, axes: Any, handles: list[Any], labels: list[str], *, dpi: int = 120) -> bytes:
+    """Add the legend (kernel patches, then the axes' labelled markers) and return the PNG bytes."""
     marker_handles, marker_labels = axes.get_legend_handles_labels()
     axes.legend(
         handles + marker_handles, labels + marker_labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7,

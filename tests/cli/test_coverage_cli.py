@@ -163,3 +163,18 @@ def test_measured_times_from_tunableop_results_weigh_the_gemms(tmp_path: Path) -
         (4096, 4096, 3000.0, 0.75),
         (8, 4096, 1000.0, 0.25),  # nn_<m>_<n>_<k>
     ]
+
+
+def test_plot_coverage_draws_the_heaviest_type_at_its_heaviest_k(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "coverage.png"
+    result = invoke(
+        "plot", "coverage", LOG, "--library", EQUALITY, "--cu-count", "104", "--points", "24", "-o", str(out)
+    )
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert result.stdout == f"wrote {out}: 4 SSS_NN GEMM(s) on the kernel map at K=4096 (3 at that K)\n"
+    other = invoke("plot", "coverage", LOG, "--library", EQUALITY, "--type", "BBS_TN", "--k", "64", "-o", str(out))
+    assert other.exit_code == 0 and "1 BBS_TN GEMM(s) on the kernel map at K=64 (0 at that K)" in other.stdout
+    missing = invoke("plot", "coverage", LOG, "--library", EQUALITY, "--type", "HHS_NN", "-o", str(out))
+    assert missing.exit_code == ExitCode.BAD_INPUT and "has no HHS_NN GEMM" in missing.stderr

@@ -28,7 +28,7 @@ from tensilekit.coverage import (
 )
 from tensilekit.errors import InputNotFound, Location
 from tensilekit.io.atomic import write_text_atomic
-from tensilekit.selection import Hardware, compile_library
+from tensilekit.selection import CompiledLibrary, Hardware, compile_library
 from tensilekit.selection.served import served_problem_types
 from tensilekit.workload import WorkloadFormat, load_tunableop_csv, load_workloads
 
@@ -106,6 +106,34 @@ def _write_outputs(report: CoverageReport, record: dict[str, Any], directory: Pa
     return written
 
 
+def coverage_report(
+    ctx: click.Context, workloads: Sequence[Path], library_path: Path, arch: str | None, cu_count: int | None,
+    *, near: float = DEFAULT_NEAR, tune_next: int = DEFAULT_TUNE_NEXT,
+) -> tuple[CoverageReport, CompiledLibrary]:  # fmt: skip
+    """Load the library and the workloads and classify (coverage and plot coverage).
+
+    Skipped lines go to stderr; a library serving none of the workload's problem types is
+    reported in one line and the command exits 1.
+    """
+    library, loader = load_for_selection(library_path)
+    if arch is None:
+        processors = library_processors(library)
+        if len(processors) != 1:
+            raise click.UsageError("--arch is required (the library serves several architectures)")
+        arch = processors[0]
+        click.echo(f"note: no --arch given; using the library's only architecture, {arch}", err=True)
+    gemms, skipped = read_gemms(workloads, Hardware(arch=arch, cu_count=cu_count))
+    for item in skipped:
+        click.echo(f"skipped: {item}", err=True)
+    served = served_problem_types(library)
+    if gemms and served and not any(is_served(gemm.problem, served) for gemm in gemms):
+        types = sorted({gemm.gemm_type for gemm in gemms})
+        click.echo(f"error: {library_path} serves none of the workload's problem types ({', '.join(types)})", err=True)
+        ctx.exit(ExitCode.DIFFERENCES)
+    compiled = compile_library(library, loader=loader)
+    return coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped), compiled
+
+
 @click.command("coverage")
 @click.argument("workloads", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
@@ -158,23 +186,7 @@ def coverage_command(
 
     if as_json and markdown:
         raise click.UsageError("give at most one of --json and --markdown")
-    library, loader = load_for_selection(library_path)
-    if arch is None:
-        processors = library_processors(library)
-        if len(processors) != 1:
-            raise click.UsageError("--arch is required (the library serves several architectures)")
-        arch = processors[0]
-        click.echo(f"note: no --arch given; using the library's only architecture, {arch}", err=True)
-    gemms, skipped = read_gemms(workloads, Hardware(arch=arch, cu_count=cu_count))
-    for item in skipped:
-        click.echo(f"skipped: {item}", err=True)
-    served = served_problem_types(library)
-    if gemms and served and not any(is_served(gemm.problem, served) for gemm in gemms):
-        types = sorted({gemm.gemm_type for gemm in gemms})
-        click.echo(f"error: {library_path} serves none of the workload's problem types ({', '.join(types)})", err=True)
-        ctx.exit(ExitCode.DIFFERENCES)
-    compiled = compile_library(library, loader=loader)
-    report = coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped)
+    report, _ = coverage_report(ctx, workloads, library_path, arch, cu_count, near=near, tune_next=tune_next)
     document = coverage_markdown(report, str(library_path)) if markdown or output_dir is not None else ""
     record = report.to_dict() if as_json or output_dir is not None else {}
     if as_json:
@@ -188,4 +200,4 @@ def coverage_command(
             click.echo(f"wrote {path}", err=True)
 
 
-__all__ = ["coverage_command", "read_gemms"]
+__all__ = ["coverage_command", "coverage_report", "read_gemms"]

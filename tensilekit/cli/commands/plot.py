@@ -1,4 +1,5 @@
-"""``tensilekit plot selection``: which kernel the runtime picks over an M x N grid (a PNG map)."""
+"""``tensilekit plot selection`` / ``plot coverage``: which kernel the runtime picks over an M x N grid
+(a PNG map), optionally with a workload's GEMMs drawn on it."""
 
 from __future__ import annotations
 
@@ -71,6 +72,48 @@ def plot_selection_command(
     click.echo(
         f"wrote {output}: {len(smap.kernels_by_area())} kernels over {smap.winners.size} grid points "
         f"({covered} with a kernel), {len(smap.entries)} table entries marked"
+    )
+
+
+@plot_group.command("coverage")
+@click.argument("workloads", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--library", "-l", "library_path", required=True, type=click.Path(path_type=Path),
+    help="Master library, logic file or directory.",
+)  # fmt: skip
+@click.option("--arch", help="Device processor (default: the library's only architecture).")
+@click.option("--cu-count", type=click.IntRange(min=1), help="Device compute units.")
+@click.option("--near", type=click.FloatRange(min=0), default=0.10, show_default=True, help="As for coverage.")
+@click.option("--type", "gemm_type", help="Problem type to draw, e.g. BBS_TN (default: the heaviest).")
+@click.option("--k", "k", type=click.IntRange(min=1), help="K of the map (default: the type's heaviest K).")
+@click.option(
+    "--points", type=click.IntRange(min=2, max=1024), default=128, show_default=True, help="Grid points per axis."
+)
+@click.option("--title", help="Chart title.")
+@click.option("--output", "-o", type=click.Path(path_type=Path), required=True, help="PNG file to write.")
+@click.pass_context
+def plot_coverage_command(
+    ctx: click.Context, workloads: tuple[Path, ...], library_path: Path, arch: str | None, cu_count: int | None,
+    near: float, gemm_type: str | None, k: int | None, points: int, title: str | None, output: Path,
+) -> None:  # fmt: skip
+    """Draw the selection map of one problem type with the workload's GEMMs on it.
+
+    GEMMs are coloured by coverage class (exact, near, far, fallback, none) and sized by their
+    share of the workload; filled at the map's K, hollow at other K.
+    """
+    from tensilekit.cli.commands.coverage import coverage_report
+    from tensilekit.coverage import map_slice
+    from tensilekit.plot import plot_coverage_map
+    from tensilekit.selection.grid import log_grid, selection_map
+
+    report, compiled = coverage_report(ctx, workloads, library_path, arch, cu_count, near=near)
+    cut = map_slice(report, gemm_type=gemm_type, k=k)
+    grid = log_grid(cut.low, cut.high, points)
+    smap = selection_map(compiled, cut.problem, cut.hardware, grid, grid)
+    plot_coverage_map(smap, cut, output, title=title)
+    click.echo(
+        f"wrote {output}: {len(cut.gemms)} {cut.gemm_type} GEMM(s) on the kernel map at K={cut.k} "
+        f"({sum(1 for item in cut.gemms if item.gemm.problem.k == cut.k)} at that K)"
     )
 
 
