@@ -174,40 +174,45 @@ def describe(path: str | Path) -> FileInfo:
     return describe_logic(model, str(path), fmt)
 
 
+def finding_from_error(error: TensilekitError, path: str | Path) -> Finding:
+    """An input error (a file that cannot be read or modelled) as an error finding, code = its class."""
+    location = error.location or Location(file=str(path))
+    return Finding(
+        severity="error",
+        code=type(error).__name__,
+        message=error.message,
+        path=location.path or "",
+        line=location.line,
+        col=location.col,
+    )
+
+
 def validate_file(path: str | Path) -> FileValidation:
     """Schema and semantic checks of one file; decoding/schema errors become findings."""
     try:
         data = read_bytes(path)
         model = loads(data, str(path))
     except TensilekitError as error:
-        location = error.location or Location(file=str(path))
-        return FileValidation(
-            path=str(path),
-            ok=False,
-            findings=[
-                Finding(
-                    severity="error",
-                    code=type(error).__name__,
-                    message=error.message,
-                    path=location.path or "",
-                    line=location.line,
-                    col=location.col,
-                )
-            ],
-        )
+        return FileValidation(path=str(path), ok=False, findings=[finding_from_error(error, path)])
     findings = check_master(model) if isinstance(model, MasterLibrary) else check_logic(model)
-    if findings and detect_format(decompress(data)[0]) is Format.YAML:
-        _add_lines(data, findings)
+    add_finding_lines(data, findings, limit=200)
     return FileValidation(path=str(path), ok=not has_errors(findings), findings=findings)
 
 
-def _add_lines(data: bytes, findings: list[Finding]) -> None:
-    """Line/column for findings (one compose of the text, only when there is something to say)."""
+def add_finding_lines(data: bytes, findings: list[Finding], *, limit: int | None = None) -> None:
+    """Fill in line/column of findings whose YAML path is in ``data`` (a YAML file; one compose of
+    the text, only when there is something to say). ``limit`` bounds how many are located."""
     from tensilekit.io.yaml_codec import locate_many
 
-    text = decompress(data)[0].decode("utf-8", errors="replace")
-    located = locate_many(text, [finding.path for finding in findings[:200]])
-    for finding, position in zip(findings, located, strict=False):
+    wanted = [finding for finding in findings[:limit] if finding.path]
+    if not wanted:
+        return
+    raw = decompress(data)[0]
+    if detect_format(raw) is not Format.YAML:
+        return
+    text = raw.decode("utf-8", errors="replace")
+    located = locate_many(text, [finding.path for finding in wanted])
+    for finding, position in zip(wanted, located, strict=True):
         if position is not None:
             finding.line, finding.col = position
 
@@ -224,8 +229,10 @@ def describe_paths(paths: Iterable[str | Path]) -> list[FileInfo]:
 __all__ = [
     "FileInfo",
     "FileValidation",
+    "add_finding_lines",
     "describe",
     "describe_paths",
+    "finding_from_error",
     "iter_library_files",
     "validate_file",
     "validate_paths",

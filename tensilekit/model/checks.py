@@ -2,7 +2,8 @@
 
 Pure functions over models, returning :class:`Finding` lists. Errors are things AMD's tools
 reject or silently mishandle (a table row naming a missing solution, a solution whose problem
-type disagrees with the file's); warnings are legal but suspicious (duplicate size keys).
+type disagrees with the file's); warnings are legal but suspicious (duplicate size keys); ``info``
+findings (``tensilekit lint``'s sizes) only inform.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from tensilekit.model.logic import (
     ProblemType,
 )
 
-Severity = Literal["error", "warning"]
+Severity = Literal["error", "warning", "info"]
 
 
 class Finding(BaseModel):
@@ -52,7 +53,8 @@ def _warning(code: str, message: str, path: str = "") -> Finding:
     return Finding(severity="warning", code=code, message=message, path=path)
 
 
-def _position(logic: LogicFile, field: str) -> str:
+def logic_field_path(logic: LogicFile, field: str) -> str:
+    """Where a :class:`LogicFile` field sits in the file: list position (``[5]``) or dict key."""
     if logic.layout is Layout.DICT:
         from tensilekit.model.logic import DICT_KEYS
 
@@ -66,8 +68,8 @@ def _position(logic: LogicFile, field: str) -> str:
 def check_logic(logic: LogicFile) -> list[Finding]:
     """Consistency checks for a logic file."""
     findings: list[Finding] = []
-    solutions_at = _position(logic, "solutions")
-    table_at = _position(logic, "exact_logic")
+    solutions_at = logic_field_path(logic, "solutions")
+    table_at = logic_field_path(logic, "exact_logic")
     count = len(logic.solutions)
 
     for row_number, entry in enumerate(logic.table):
@@ -116,7 +118,7 @@ def check_logic(logic: LogicFile) -> list[Finding]:
                 _error(
                     code="index-order",
                     message=f"index order {logic.index_order} is not a permutation of 0..{width - 1}",
-                    path=_position(logic, "index_order"),
+                    path=logic_field_path(logic, "index_order"),
                 )
             )
 
@@ -152,7 +154,7 @@ def check_logic(logic: LogicFile) -> list[Finding]:
                 _error(
                     code="library-type",
                     message=f"unknown tensilelite library type {logic.library_type!r}",
-                    path=_position(logic, "library_type"),
+                    path=logic_field_path(logic, "library_type"),
                 )
             )
     if logic.layout is Layout.LIST and logic.exact_logic is None and logic.matching_distance != "FreeSize":
@@ -259,4 +261,4 @@ def has_errors(findings: list[Finding]) -> bool:
     return any(finding.severity == "error" for finding in findings)
 
 
-__all__ = ["Finding", "Severity", "check_logic", "check_master", "has_errors"]
+__all__ = ["Finding", "Severity", "check_logic", "check_master", "has_errors", "logic_field_path"]

@@ -48,8 +48,13 @@ def served_problem_types(library: MasterLibrary) -> list[dict[str, Any]]:
 
 def solution_problem_fields(solution: MasterSolution) -> dict[str, Any]:
     """The problem type one kernel's predicates ask for (see :func:`served_problem_types`)."""
+    return predicate_problem_fields(solution.problem_predicate)
+
+
+def predicate_problem_fields(root: Any) -> dict[str, Any]:
+    """The problem type a predicate (a kernel's, or a library row's) asks for, as ``GemmProblem`` fields."""
     fields: dict[str, Any] = {}
-    for predicate in nested_predicates(solution.problem_predicate):
+    for predicate in nested_predicates(root):
         if predicate.type == "OperationIdentifierEqual":
             operation = str(predicate.value)
             fields["trans_a"] = ("C" if "_AlikC" in operation else "T") if "_Alik" in operation else "N"
@@ -81,4 +86,10 @@ def library_devices(library: MasterLibrary) -> list[Hardware]:
     return devices
 
 
-__all__ = ["library_devices", "nested_predicates", "served_problem_types", "solution_problem_fields"]
+__all__ = [
+    "library_devices",
+    "nested_predicates",
+    "predicate_problem_fields",
+    "served_problem_types",
+    "solution_problem_fields",
+]

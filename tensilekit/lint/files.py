@@ -1,0 +1,162 @@
+"""The file edge of ``lint``: read libraries, build logic files, and point findings at lines.
+
+A master library (YAML, msgpack ``.dat``, gzip) is linted as it is; a lazy master's placeholders
+are loaded from beside it. A logic file (either dialect and layout) is built into its master the
+way ``select`` builds one (:func:`tensilekit.build.build_master_libraries`, one file on its own),
+and findings are mapped back to the logic file's own positions: a kernel to its place in the
+solutions list, a table entry to its row of the exact-logic table. A directory is linted file by
+file, like ``validate``. A file that cannot be read or built becomes one error finding.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from tensilekit.build import build_master_libraries
+from tensilekit.errors import TensilekitError, error_context
+from tensilekit.inspect import add_finding_lines, finding_from_error, iter_library_files
+from tensilekit.io.detect import Kind, detect_kind
+from tensilekit.io.files import read_bytes
+from tensilekit.io.logic_io import logic_from_data
+from tensilekit.io.master_io import decode, load_placeholder, master_from_data
+from tensilekit.io.msgpack_codec import dump_msgpack
+from tensilekit.lint.rules import LintOptions, Locator, lint_rules
+from tensilekit.lint.tables import KEY_FIELDS
+from tensilekit.model.checks import Finding, logic_field_path
+from tensilekit.model.library import MasterLibrary, MatchingNode
+from tensilekit.model.logic import LogicFile
+from tensilekit.selection.walk import Loader
+
+#: Logic ``indexOrder`` code -> the key property it becomes (``MatchingLibrary.FromOriginalState``).
+_INDEX_CODES = {2: "FreeSizeA", 3: "FreeSizeB", 1: "BoundSize", 0: "BatchSize"}
+
+#: Path prefix of findings that could not be mapped into a logic file (they name the built master).
+BUILT_PREFIX = "built master: "
+
+
+class FileLint(BaseModel):
+    """The findings for one file (``kind``: ``master``, ``logic`` or ``unreadable``)."""
+
+    path: str
+    kind: str
+    findings: list[Finding] = []
+
+    def codes(self) -> dict[str, int]:
+        """How many findings of each code."""
+        counts: dict[str, int] = {}
+        for finding in self.findings:
+            counts[finding.code] = counts.get(finding.code, 0) + 1
+        return counts
+
+
+class LogicLocator:
+    """Findings on a master built from one logic file, pointed at the logic file's positions."""
+
+    def __init__(self, logic: LogicFile, master: MasterLibrary) -> None:
+        self._logic = logic
+        self._master = master
+        self._solutions_at = logic_field_path(logic, "solutions")
+        self._table_at = logic_field_path(logic, "exact_logic")
+        self._same_solutions = len(master.solutions) == len(logic.solutions)
+        self._rows: dict[str, list[int] | None] = {}
+
+    def table(self, table_path: str) -> str:
+        return self._table_at if self._rows_of(table_path) is not None else BUILT_PREFIX + table_path
+
+    def entry(self, table_path: str, number: int) -> str:
+        rows = self._rows_of(table_path)
+        if rows is None:
+            return f"{BUILT_PREFIX}{table_path}.table[{number}]"
+        return f"{self._table_at}[{rows[number]}]"
+
+    def solution(self, position: int) -> str:
+        if self._same_solutions:
+            return f"{self._solutions_at}[{position}]"
+        return f"{BUILT_PREFIX}solutions[{position}]"
+
+    def solutions(self) -> str:
+        return self._solutions_at
+
+    def _rows_of(self, table_path: str) -> list[int] | None:
+        if table_path not in self._rows:
+            node = dict(self._master.iter_nodes()).get(table_path)
+            self._rows[table_path] = self._row_order(node) if isinstance(node, MatchingNode) else None
+        return self._rows[table_path]
+
+    def _row_order(self, node: MatchingNode) -> list[int] | None:
+        """Logic row of each table entry: the build sorts rows stably by their key (verified)."""
+        logic = self._logic
+        if not self._same_solutions or logic.index_order is None or len(node.table) != len(logic.table):
+            return None
+        properties = {prop.type for prop in node.properties if prop.type in KEY_FIELDS}
+        columns = [pos for pos, code in enumerate(logic.index_order) if _INDEX_CODES.get(code) in properties]
+
+        def key(row: int) -> list[int]:
+            size = logic.table[row].size
+            return [size[column] for column in columns if column < len(size)]
+
+        order = sorted(range(len(logic.table)), key=key)
+        positions = {solution.index: number for number, solution in enumerate(self._master.solutions)}
+        for entry, row in zip(node.table, order, strict=True):
+            if entry.key != key(row) or positions.get(entry.solution_index) != logic.table[row].solution:
+                return None
+        return order
+
+
+def _built_master(logic: LogicFile, source: str) -> MasterLibrary:
+    trees = build_master_libraries([(source, logic)], dialect=logic.dialect.value)
+    name, tree = next(iter(trees.items()))
+    return master_from_data(tree, source=name)
+
+
+def _measure(raw: Any) -> int:
+    return len(dump_msgpack(raw))
+
+
+def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
+    """Lint one master library or logic file (see the module docstring)."""
+    source = str(path)
+    try:
+        data = read_bytes(path)
+        with error_context(source):
+            decoded, _, text = decode(data, source)
+            kind = detect_kind(decoded)
+            library: MasterLibrary
+            locator: Locator | None = None
+            loader: Loader | None = None
+            if kind is Kind.MASTER:
+                library = master_from_data(decoded, source=source, text=text)
+                loader = functools.partial(load_placeholder, Path(path))
+            else:
+                logic = logic_from_data(decoded, source=source, text=text)
+                library = _built_master(logic, source)
+                locator = LogicLocator(logic, library)
+            findings = lint_rules(
+                library,
+                options=options,
+                locator=locator,
+                loader=loader,
+                measure=_measure,
+                file_bytes=len(data),
+            )
+    except TensilekitError as error:
+        return FileLint(path=source, kind="unreadable", findings=[finding_from_error(error, path)])
+    add_finding_lines(data, [finding for finding in findings if not finding.path.startswith(BUILT_PREFIX)])
+    return FileLint(path=source, kind="master" if kind is Kind.MASTER else "logic", findings=findings)
+
+
+def lint_paths(paths: Iterable[str | Path], options: LintOptions | None = None) -> list[FileLint]:
+    """Lint files and directories (a directory file by file, as ``validate`` does).
+
+    Raises:
+        InputNotFound: a path does not exist.
+    """
+    return [lint_file(path, options) for path in iter_library_files(paths)]
+
+
+__all__ = ["BUILT_PREFIX", "FileLint", "LogicLocator", "lint_file", "lint_paths"]

@@ -1,0 +1,654 @@
+"""The lint rules over one master library: each decided by the runtime's own selection code.
+
+* ``dead-entry`` — the entry's kernel fails ``canSolve`` (task ∧ problem ∧ hardware predicates,
+  :func:`tensilekit.predicates.evaluate.evaluate_all`, as ``ReferenceSelector.can_solve`` does) for
+  every problem the entry's key stands for (:func:`tensilekit.lint.tables.entry_problems`); the
+  runtime skips it for ever.
+* ``shadowed-entry`` — an entry that can never be the answer. In an ``Equality`` table every entry
+  after the first of its key (the runtime tries only the fastest). In other tables an entry whose
+  key and predicates equal those of a faster entry: the rightward scan always meets the faster one
+  first and a tie needs a strictly higher speed. The one way such an entry still wins is the
+  leftward scan stopping on it (``spec/selection.md`` (e) 1), for queries above it in the first
+  key component only; those witness queries are walked with
+  :class:`~tensilekit.selection.walk.ReferenceSelector` and an entry that wins one is not flagged.
+  Entries of equal speed and different kernels are left alone (``std::sort`` order is unspecified).
+* ``unreachable-kernel`` — a kernel referenced by no live table entry, tree, ``Single``,
+  ``FreeSize`` or ``GranularitySelection`` node (entries of tables lint cannot model count as live).
+* ``no-fallback`` — for a device and problem type, every leaf the runtime can reach (rows whose
+  predicate holds, evaluated as the walk does, all of them as ``findAllSolutions`` unions them) is
+  an ``Equality`` table: any size not listed finds no kernel.
+* ``grid-outlier`` — a ``GridBased`` cell whose kernel's macro-tile area differs by more than a
+  factor from that of each of its (at least two) grid neighbours at the same batch and K. The grid
+  walk rounds M and N up, so the cell owns everything from the previous grid line to its own.
+* ``size`` — solutions (and bytes, when a measure is given) per library and problem type; entries
+  and kernels per table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol
+
+from tensilekit.errors import SelectionError, child_path
+from tensilekit.lint.tables import (
+    ProblemBase,
+    TableContext,
+    conjuncts,
+    entry_problems,
+    key_sizes,
+    problem_base,
+    table_contexts,
+)
+from tensilekit.model.checks import Finding, Severity
+from tensilekit.model.library import (
+    AnyNode,
+    DecisionTreeNode,
+    FreeSizeNode,
+    GranularitySelectionNode,
+    HardwareNode,
+    MasterLibrary,
+    MatchingNode,
+    PlaceholderNode,
+    ProblemMapNode,
+    ProblemNode,
+    SingleNode,
+)
+from tensilekit.model.solution import MasterSolution
+from tensilekit.predicates.evaluate import Verdict, evaluate, evaluate_all
+from tensilekit.selection.fast import compile_library
+from tensilekit.selection.problem import ContractionProblem, Hardware
+from tensilekit.selection.served import solution_problem_fields
+from tensilekit.selection.walk import Loader, SortedTable
+
+
+class LintCode(str, enum.Enum):
+    """The stable finding codes of ``tensilekit lint``, each with its severity."""
+
+    DEAD_ENTRY = "dead-entry"
+    UNREACHABLE_KERNEL = "unreachable-kernel"
+    SHADOWED_ENTRY = "shadowed-entry"
+    NO_FALLBACK = "no-fallback"
+    GRID_OUTLIER = "grid-outlier"
+    SIZE = "size"
+
+    @property
+    def severity(self) -> Severity:
+        return "info" if self is LintCode.SIZE else "warning"
+
+
+@dataclasses.dataclass(frozen=True)
+class LintOptions:
+    """Settings of the rules.
+
+    Attributes:
+        grid_factor: ``grid-outlier`` flags a cell whose macro-tile area differs from every
+            neighbour's by more than this factor.
+        witness_span: how far above a duplicate entry's first key component the leftward-scan
+            witnesses of ``shadowed-entry`` go.
+        size: emit the ``size`` information findings.
+    """
+
+    grid_factor: float = 4.0
+    witness_span: int = 64
+    size: bool = True
+
+
+class Locator(Protocol):
+    """Where a finding about a table, an entry or a kernel points in the linted file."""
+
+    def table(self, table_path: str) -> str: ...
+
+    def entry(self, table_path: str, number: int) -> str: ...
+
+    def solution(self, position: int) -> str: ...
+
+    def solutions(self) -> str: ...
+
+
+class MasterLocator:
+    """Paths inside the master library itself."""
+
+    def table(self, table_path: str) -> str:
+        return table_path
+
+    def entry(self, table_path: str, number: int) -> str:
+        return f"{table_path}.table[{number}]"
+
+    def solution(self, position: int) -> str:
+        return f"solutions[{position}]"
+
+    def solutions(self) -> str:
+        return "solutions"
+
+
+Measure = Callable[[Any], int]
+"""Serialised size in bytes of a raw (plain dict/list) object, e.g. its msgpack length."""
+
+
+def _finding(code: LintCode, message: str, path: str) -> Finding:
+    return Finding(severity=code.severity, code=code.value, message=message, path=path)
+
+
+def can_solve(solution: MasterSolution, problem: ContractionProblem, hardware: Hardware) -> Verdict:
+    """``ContractionSolution::canSolve``: task, problem, then hardware predicate."""
+    parts = (solution.task_predicate, solution.problem_predicate, solution.hardware_predicate)
+    return evaluate_all(parts, problem, hardware, solution=solution)
+
+
+@dataclasses.dataclass(frozen=True)
+class EntryVerdict:
+    """Whether a kernel can serve an entry's key: ``alive`` None when it cannot be decided."""
+
+    alive: bool | None
+    reason: str
+    problem: ContractionProblem | None = None
+
+
+#: Predicates decided by what a table entry fixes (its key and the table's problem type). A
+#: kernel is dead at an entry only when one of these fails for every problem the entry stands
+#: for; failing only on others (alpha/beta, strides, workspace, CU count, run-time flags) leaves
+#: the entry undecided, never dead.
+KEY_DECIDED = frozenset(
+    {
+        "FalsePred",
+        "Free0SizeMultiple",
+        "Free1SizeMultiple",
+        "BatchSizeMultiple",
+        "BatchSizeEqual",
+        "BoundSizeMultiple",
+        "SizeEqual",
+        "SizeGreaterThan",
+        "SizeLessThan",
+        "SizeMultiple",
+        "SizeInRange",
+        "ProblemSizeEqual",
+        "MaxProblemSizeGreaterThan",
+        "LeadingFree0SizesGreaterOrEqual",
+        "LeadingFree1SizesGreaterOrEqual",
+        "GlobalSplitUCheckMinK",
+        "OperationIdentifierEqual",
+        "TypesEqual",
+        "HighPrecisionAccumulate",
+        "StridedBatched",
+        "StochasticRounding",
+        "F32XdlMathOp",
+    }
+)
+
+
+def _failure(solution: MasterSolution, problems: list[ContractionProblem], hardware: Hardware) -> EntryVerdict:
+    """Why a kernel that fails every one of ``problems`` does: dead, or undecided (see KEY_DECIDED)."""
+    for part in (solution.task_predicate, solution.problem_predicate, solution.hardware_predicate):
+        for operand in conjuncts(part):
+            if operand.type not in KEY_DECIDED:
+                continue
+            verdicts = [evaluate(operand, problem, hardware, solution=solution) for problem in problems]
+            if not any(verdicts):
+                return EntryVerdict(False, verdicts[0].reason)
+    reason = can_solve(solution, problems[0], hardware).reason
+    return EntryVerdict(None, f"fails only on predicates the key leaves open ({reason})")
+
+
+@dataclasses.dataclass
+class _Table:
+    context: TableContext
+    sorted: SortedTable | None
+    verdicts: dict[int, EntryVerdict]  # by position in node.table
+    shadowed: set[int]
+
+
+def _kernel(solution: MasterSolution) -> str:
+    """``index 606601229 (Cijk_Ailk_Bljk_SB_MT64x16x32_MI16x16x4x1_SE…)``: names are long."""
+    name = solution.name or ""
+    parts = name.split("_")
+    short = "_".join(parts[:7]) + ("…" if len(parts) > 7 else "")
+    return f"index {solution.index} ({short})" if short else f"index {solution.index}"
+
+
+def _predicates(solution: MasterSolution) -> tuple[Any, ...]:
+    return (solution.task_predicate, solution.problem_predicate, solution.hardware_predicate)
+
+
+class Linter:
+    """Runs the rules over one library; holds per-library caches only."""
+
+    def __init__(
+        self,
+        library: MasterLibrary,
+        *,
+        options: LintOptions | None = None,
+        locator: Locator | None = None,
+        loader: Loader | None = None,
+    ) -> None:
+        self.library = library
+        self.options = options or LintOptions()
+        self.locator: Locator = locator or MasterLocator()
+        self.loader = loader
+        self.solutions = library.solutions_by_index()
+        self.positions = {solution.index: number for number, solution in enumerate(library.solutions)}
+        self.compiled = compile_library(library, loader=loader)
+        self._bases: dict[tuple[str, int], ProblemBase | SelectionError] = {}
+        self.tables = [self._table(context) for context in table_contexts(library)]
+
+    # ------------------------------------------------------------------ entries
+
+    def _base(self, context: TableContext, solution: MasterSolution) -> ProblemBase:
+        memo_key = (context.path, solution.index)
+        base = self._bases.get(memo_key)
+        if base is None:
+            try:
+                base = problem_base(context, solution)
+            except SelectionError as error:
+                base = error
+            self._bases[memo_key] = base
+        if isinstance(base, SelectionError):
+            raise base
+        return base
+
+    def decide(self, context: TableContext, solution: MasterSolution, key: Sequence[int]) -> EntryVerdict:
+        """Does ``solution`` pass ``canSolve`` for some problem the table key ``key`` stands for?
+
+        The compiled ``canSolve`` of :func:`~tensilekit.selection.compile_library` (what ``select``
+        runs) decides; the reference evaluator words the reason of a failure.
+        """
+        try:
+            base = self._base(context, solution)
+            sizes = key_sizes(context.node, key)
+            sid = self.compiled.sid_of(solution.index)
+            problems = []
+            for problem in entry_problems(base, sizes):
+                if self.compiled.can_solve(sid, problem, context.hardware):
+                    return EntryVerdict(True, "canSolve holds", problem)
+                problems.append(problem)
+            return _failure(solution, problems, context.hardware)
+        except SelectionError as error:
+            return EntryVerdict(None, str(error))
+
+    # ------------------------------------------------------------------ per table
+
+    def _table(self, context: TableContext) -> _Table:
+        try:
+            ordered: SortedTable | None = SortedTable.of(context.node)
+        except SelectionError:
+            ordered = None  # key lengths disagree with the properties: validate reports it
+        verdicts: dict[int, EntryVerdict] = {}
+        memo: dict[tuple[int, tuple[int, ...]], EntryVerdict] = {}
+        if ordered is not None:
+            for number, entry in enumerate(context.node.table):
+                solution = self.solutions.get(entry.solution_index)
+                if solution is None:
+                    continue  # a missing solution is validate's finding
+                memo_key = (solution.index, tuple(entry.key))
+                if memo_key not in memo:
+                    memo[memo_key] = self.decide(context, solution, entry.key)
+                verdicts[number] = memo[memo_key]
+        table = _Table(context, ordered, verdicts, set())
+        return table
+
+    def dead_entries(self) -> Iterator[Finding]:
+        for table in self.tables:
+            node = table.context.node
+            for number, verdict in sorted(table.verdicts.items()):
+                if verdict.alive is False:
+                    entry = node.table[number]
+                    solution = self.solutions[entry.solution_index]
+                    yield _finding(
+                        LintCode.DEAD_ENTRY,
+                        f"entry {list(entry.key)} → {_kernel(solution)} can never be used: at its own key "
+                        f"the kernel fails {verdict.reason}",
+                        self.locator.entry(table.context.path, number),
+                    )
+
+    def shadowed_entries(self) -> Iterator[Finding]:
+        for table in self.tables:
+            yield from self._shadowed(table)
+
+    def _shadowed(self, table: _Table) -> Iterator[Finding]:
+        ordered = table.sorted
+        if ordered is None:
+            return
+        node = table.context.node
+        equality = node.distance == "Equality"
+        start = 0
+        while start < len(ordered.keys):
+            end = start
+            while end < len(ordered.keys) and ordered.keys[end] == ordered.keys[start]:
+                end += 1
+            group = list(range(start, end))
+            start = end
+            if len(group) < 2:
+                continue
+            for later_rank, position in enumerate(group[1:], start=1):
+                message = self._shadowing(table, group[:later_rank], position, equality)
+                if message is not None:
+                    number = ordered.order[position]
+                    table.shadowed.add(number)
+                    yield _finding(LintCode.SHADOWED_ENTRY, message, self.locator.entry(table.context.path, number))
+
+    def _shadowing(self, table: _Table, earlier: list[int], position: int, equality: bool) -> str | None:
+        ordered = table.sorted
+        assert ordered is not None
+        key, speed, index = ordered.keys[position], ordered.speeds[position], ordered.indices[position]
+        solution = self.solutions.get(index)
+        if solution is None:
+            return None
+        first = earlier[0]
+        if equality:
+            tie = " (equal speed: which of them is tried is unspecified)" if ordered.speeds[first] == speed else ""
+            return (
+                f"entry {list(key)} → {_kernel(solution)} (speed {speed:g}) is never tried: an Equality table "
+                f"tries only the first entry of a key, index {ordered.indices[first]} (speed "
+                f"{ordered.speeds[first]:g}){tie}"
+            )
+        for other in earlier:
+            other_index = ordered.indices[other]
+            other_solution = self.solutions.get(other_index)
+            if other_solution is None:
+                continue
+            if other_index == index:
+                return (
+                    f"entry {list(key)} → {_kernel(solution)} repeats an earlier entry of the same key and kernel "
+                    f"(speed {ordered.speeds[other]:g}); it changes no answer"
+                )
+            if ordered.speeds[other] > speed and _predicates(other_solution) == _predicates(solution):
+                if self._wins_leftward(table, position, solution):
+                    return None
+                return (
+                    f"entry {list(key)} → {_kernel(solution)} (speed {speed:g}) can never win: index "
+                    f"{other_index} has the same key and predicates and a higher speed ({ordered.speeds[other]:g})"
+                )
+        return None
+
+    def _wins_leftward(self, table: _Table, position: int, solution: MasterSolution) -> bool:
+        """Whether a query above the entry in the first key component only selects its kernel."""
+        ordered = table.sorted
+        assert ordered is not None
+        context = table.context
+        key = ordered.keys[position]
+        for step in range(1, self.options.witness_span + 1):
+            witness = (key[0] + step, *key[1:])
+            verdict = self.decide(context, solution, witness)
+            if verdict.alive is None:
+                return True  # cannot model the witness: do not claim the entry never wins
+            if not verdict.alive or verdict.problem is None:
+                continue
+            try:
+                found, _ = self.compiled.find(verdict.problem, context.hardware)
+            except SelectionError:
+                return True
+            if found is not None and found.index == solution.index:
+                return True
+        return False
+
+    # ------------------------------------------------------------------ kernels
+
+    def unreachable_kernels(self) -> Iterator[Finding]:
+        live: set[int] = set()
+        dead_refs: defaultdict[int, int] = defaultdict(int)
+        for table in self.tables:
+            for number, entry in enumerate(table.context.node.table):
+                verdict = table.verdicts.get(number)
+                usable = verdict is None or verdict.alive is not False
+                if usable and number not in table.shadowed:
+                    live.add(entry.solution_index)
+                else:
+                    dead_refs[entry.solution_index] += 1
+        for _, node in self.library.iter_nodes():
+            live.update(_other_references(node))
+        for number, solution in enumerate(self.library.solutions):
+            if solution.index in live:
+                continue
+            refs = dead_refs.get(solution.index, 0)
+            why = (
+                f"referenced only by {refs} dead or shadowed entr{'y' if refs == 1 else 'ies'}"
+                if refs
+                else "referenced by no table entry or tree"
+            )
+            yield _finding(
+                LintCode.UNREACHABLE_KERNEL,
+                f"kernel {_kernel(solution)} can never be selected: {why}",
+                self.locator.solution(number),
+            )
+
+    # ------------------------------------------------------------------ fallback
+
+    def no_fallback(self) -> Iterator[Finding]:
+        if not isinstance(self.library.library, HardwareNode):
+            return  # a lazy placeholder file: its siblings (other CU rows) are not visible here
+        reported: set[tuple[Hardware, frozenset[str]]] = set()
+        for table in self.tables:
+            context = table.context
+            if context.node.distance != "Equality":
+                continue
+            probe = self._probe(table)
+            if probe is None:
+                continue
+            try:
+                leaves = list(self._leaves(self.library.library, "library", probe, context.hardware))
+            except SelectionError:
+                continue
+            if not leaves or not all(_is_equality(node) for _, node in leaves):
+                continue
+            signature = (context.hardware, frozenset(path for path, _ in leaves))
+            if signature in reported:
+                continue
+            reported.add(signature)
+            keys = sum(len(node.table) for _, node in leaves if isinstance(node, MatchingNode))
+            yield _finding(
+                LintCode.NO_FALLBACK,
+                f"{_problem_label(probe)} on {_device_label(context.hardware)} is served only by Equality "
+                f"tables ({len(leaves)} table(s), {keys} keys): any size not listed finds no kernel",
+                self.locator.table(context.path),
+            )
+
+    def _probe(self, table: _Table) -> ContractionProblem | None:
+        node = table.context.node
+        for entry in node.table:
+            solution = self.solutions.get(entry.solution_index)
+            if solution is None:
+                continue
+            try:
+                base = problem_base(table.context, solution)
+                return next(entry_problems(base, key_sizes(node, entry.key)))
+            except SelectionError:
+                return None
+        return None
+
+    def _leaves(
+        self, node: AnyNode, path: str, problem: ContractionProblem, hardware: Hardware
+    ) -> Iterator[tuple[str, AnyNode]]:
+        """Every leaf the runtime may search for ``problem``: all rows whose predicate holds."""
+        if isinstance(node, (HardwareNode, ProblemNode)):
+            for number, row in enumerate(node.rows):
+                if evaluate(row.predicate, problem, hardware).passed:
+                    yield from self._leaves(row.library, f"{path}.rows[{number}].library", problem, hardware)
+        elif isinstance(node, ProblemMapNode):
+            child = node.map.get(problem.op_id)
+            if child is not None:
+                yield from self._leaves(child, child_path(f"{path}.map", problem.op_id), problem, hardware)
+        elif isinstance(node, PlaceholderNode) and self.loader is not None:
+            loaded = self.compiled.reference.load_placeholder(node.value)
+            yield from self._leaves(loaded.library, f"{node.value}:library", problem, hardware)
+        else:
+            yield path, node
+
+    # ------------------------------------------------------------------ grids
+
+    def grid_outliers(self) -> Iterator[Finding]:
+        for table in self.tables:
+            if table.context.node.distance == "GridBased" and table.sorted is not None:
+                yield from self._grid(table)
+
+    def _grid(self, table: _Table) -> Iterator[Finding]:
+        ordered = table.sorted
+        assert ordered is not None
+        node = table.context.node
+        names = [prop.type for prop in node.properties]
+        if "FreeSizeA" not in names or "FreeSizeB" not in names:
+            return
+        m_at, n_at = names.index("FreeSizeA"), names.index("FreeSizeB")
+        # the first entry of each key is the one the grid walk meets first (strict < keeps it)
+        cells: dict[tuple[int, ...], dict[tuple[int, int], int]] = defaultdict(dict)
+        for position, key in enumerate(ordered.keys):
+            rest = tuple(value for axis, value in enumerate(key) if axis not in (m_at, n_at))
+            cells[rest].setdefault((key[m_at], key[n_at]), position)
+        factor = self.options.grid_factor
+        rest_names = [_AXIS_LABELS.get(name, name) for axis, name in enumerate(names) if axis not in (m_at, n_at)]
+        for rest, grid in cells.items():
+            ms = sorted({m for m, _ in grid})
+            ns = sorted({n for _, n in grid})
+            for (m, n), position in grid.items():
+                area = self._area(ordered.indices[position])
+                if area is None:
+                    continue
+                i, j = ms.index(m), ns.index(n)
+                around = [
+                    grid.get(cell)
+                    for cell in (
+                        (ms[i - 1], n) if i > 0 else None,
+                        (ms[i + 1], n) if i + 1 < len(ms) else None,
+                        (m, ns[j - 1]) if j > 0 else None,
+                        (m, ns[j + 1]) if j + 1 < len(ns) else None,
+                    )
+                    if cell is not None
+                ]
+                areas = [self._area(ordered.indices[p]) for p in around if p is not None]
+                known = [a for a in areas if a]
+                if len(known) < 2 or not all(max(area, a) > factor * min(area, a) for a in known):
+                    continue
+                solution = self.solutions[ordered.indices[position]]
+                low_m = ms[i - 1] if i > 0 else 0
+                low_n = ns[j - 1] if j > 0 else 0
+                yield _finding(
+                    LintCode.GRID_OUTLIER,
+                    f"grid cell M={m} N={n}{_rest_label(rest_names, rest)} → {_kernel(solution)} has macro tile "
+                    f"{_tile(solution)} (area {area}), more than {factor:g}x off each of its {len(known)} "
+                    f"neighbours (areas {sorted(known)}); it owns M in ({low_m}, {m}], N in ({low_n}, {n}]",
+                    self.locator.entry(table.context.path, ordered.order[position]),
+                )
+
+    def _area(self, index: int) -> int | None:
+        solution = self.solutions.get(index)
+        tile = solution.size_mapping.macro_tile if solution and solution.size_mapping else None
+        if not tile or len(tile) < 2:
+            return None
+        return int(tile[0]) * int(tile[1])
+
+    # ------------------------------------------------------------------ size
+
+    def sizes(self, measure: Measure | None, file_bytes: int | None) -> Iterator[Finding]:
+        entries = sum(len(table.context.node.table) for table in self.tables)
+        text = f"{len(self.library.solutions)} solutions, {len(self.tables)} tables, {entries} table entries"
+        if file_bytes is not None:
+            text += f", {file_bytes} bytes"
+        yield _finding(LintCode.SIZE, text, "")
+        by_type: dict[str, list[MasterSolution]] = defaultdict(list)
+        for solution in self.library.solutions:
+            by_type[_type_label(solution_problem_fields(solution))].append(solution)
+        for label, members in by_type.items():
+            text = f"problem type {label}: {len(members)} solutions"
+            if measure is not None:
+                raw = [solution.model_dump(by_alias=True, exclude_unset=True, mode="python") for solution in members]
+                text += f", {measure(raw)} bytes of solution records"
+            yield _finding(LintCode.SIZE, text, self.locator.solutions())
+        for table in self.tables:
+            node = table.context.node
+            kernels = len({entry.solution_index for entry in node.table})
+            yield _finding(
+                LintCode.SIZE,
+                f"{node.distance} table: {len(node.table)} entries, {kernels} kernels",
+                self.locator.table(table.context.path),
+            )
+
+
+def _other_references(node: AnyNode) -> Iterator[int]:
+    """Kernels a node other than a ``Matching`` table can return (counted as reachable)."""
+    if isinstance(node, SingleNode) and node.index >= 0:
+        yield node.index
+    elif isinstance(node, FreeSizeNode):
+        yield from (entry.index for entry in node.table)
+    elif isinstance(node, GranularitySelectionNode):
+        yield from node.indices
+        yield from (entry.value for entry in node.exact)
+    elif isinstance(node, DecisionTreeNode):
+        return  # its Single values are visited as nodes of their own
+
+
+def _is_equality(node: AnyNode) -> bool:
+    return isinstance(node, MatchingNode) and node.distance == "Equality"
+
+
+def _device_label(hardware: Hardware) -> str:
+    text = hardware.arch
+    if hardware.cu_count is not None:
+        text += f" ({hardware.cu_count} CUs)"
+    return text
+
+
+def _problem_label(problem: ContractionProblem) -> str:
+    types = "/".join(t.value for t in (problem.a_type, problem.b_type, problem.c_type, problem.d_type))
+    return f"{problem.op_id} {types}" + (" HPA" if problem.hpa else "")
+
+
+def _type_label(fields: dict[str, Any]) -> str:
+    if not fields:
+        return "(any)"
+    transposes = f"{fields.get('trans_a', '?')}{fields.get('trans_b', '?')}"
+    types = "/".join(
+        str(getattr(fields.get(name), "value", fields.get(name))) for name in ("a_type", "b_type", "c_type", "d_type")
+    )
+    label = f"{transposes} {types}"
+    if fields.get("hpa"):
+        label += " HPA"
+    if fields.get("strided_batched") is False:
+        label += " GB"
+    return label
+
+
+_AXIS_LABELS = {"BatchSize": "batch", "BoundSize": "K"}
+
+
+def _rest_label(names: list[str], rest: tuple[int, ...]) -> str:
+    return "".join(f" {name}={value}" for name, value in zip(names, rest, strict=True))
+
+
+def _tile(solution: MasterSolution) -> str:
+    tile = solution.size_mapping.macro_tile if solution.size_mapping else None
+    return "x".join(str(v) for v in (tile or [])[:2])
+
+
+def lint_rules(
+    library: MasterLibrary,
+    *,
+    options: LintOptions | None = None,
+    locator: Locator | None = None,
+    loader: Loader | None = None,
+    measure: Measure | None = None,
+    file_bytes: int | None = None,
+) -> list[Finding]:
+    """Every finding of every rule for ``library``, rule by rule (see the module docstring)."""
+    linter = Linter(library, options=options, locator=locator, loader=loader)
+    findings = list(linter.dead_entries())
+    findings += linter.shadowed_entries()  # before unreachable_kernels, which reads the shadowed set
+    findings += linter.unreachable_kernels()
+    findings += linter.no_fallback()
+    findings += linter.grid_outliers()
+    if linter.options.size:
+        findings += linter.sizes(measure, file_bytes)
+    return findings
+
+
+__all__ = [
+    "EntryVerdict",
+    "LintCode",
+    "LintOptions",
+    "Linter",
+    "Locator",
+    "MasterLocator",
+    "Measure",
+    "can_solve",
+    "lint_rules",
+]

@@ -1,0 +1,285 @@
+"""The tables of a master library with what their place in the tree fixes, and the problems an
+entry's key stands for.
+
+A ``Matching`` table sits below ``Hardware`` rows (the device), a ``ProblemMap`` (the operation)
+and ``Problem`` rows (data types, HPA, metric, fp16 flags). :func:`table_contexts` collects those
+row predicates for every table. :func:`entry_problems` turns one entry into the GEMM problems its
+key stands for, so that lint can ask the runtime's own predicate evaluator about them:
+
+* sizes from the key (``FreeSizeA`` = M, ``FreeSizeB`` = N, ``BatchSize`` = batch, ``BoundSize`` =
+  K; batch 1 when the key has none);
+* the problem type from the rows above the table; what they leave open (``StridedBatched`` in a
+  table shared by ``X.yaml`` and ``X_GB.yaml``, the fp16 flags under a ``TruePred`` row, the
+  tensilelite feature flags) from the kernel's own predicates, i.e. the most favourable choice;
+* what a key never fixes is chosen in the kernel's favour too: packed (BLAS-minimal) leading
+  dimensions and batch strides unless the kernel asks for a stride, unlimited workspace, metric
+  and CU count from the rows, and alpha/beta tried over a few values (beta 0 first, or what the
+  kernel's ``BetaZero``/``BetaOne`` asks for).
+
+So a kernel "fails at its entry" only when it fails for every one of these problems.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from tensilekit.errors import SelectionError, child_path
+from tensilekit.model.library import (
+    AnyNode,
+    DecisionTreeNode,
+    HardwareNode,
+    MasterLibrary,
+    MatchingNode,
+    ProblemMapNode,
+    ProblemNode,
+)
+from tensilekit.model.predicates import Predicate
+from tensilekit.model.solution import MasterSolution
+from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, contraction_problem
+from tensilekit.selection.served import nested_predicates, predicate_problem_fields
+
+#: Key property -> ``GemmProblem`` size field (``ProblemKey::keyForProblem`` for a GEMM).
+KEY_FIELDS = {"FreeSizeA": "m", "FreeSizeB": "n", "BatchSize": "batch", "BoundSize": "k"}
+
+#: (alpha, beta) pairs tried, in order, when a kernel fails with the first.
+_SCALARS = ((1.0, 0.0), (1.0, 1.0), (-1.0, 0.0), (-1.0, 1.0), (2.0, 0.5), (1.0, 0.5))
+
+_METRICS = {"CUEfficiency", "ExperimentalDTree", "ExperimentalGrid", "ExperimentalStreamK", "ExperimentalMLP"}
+_LITE_FLAGS = {
+    "GroupedGemm": "grouped_gemm",
+    "UseGradient": "use_gradient",
+    "UseE": "use_e",
+    "Sparse": "sparse",
+    "SwizzleTensorA": "swizzle_tensor_a",
+    "SwizzleTensorB": "swizzle_tensor_b",
+    "ActivationNoGuard": "activation_no_guard",
+    "AmaxDCheck": "output_amax_d",
+}
+_STRIDE_FIELDS = {
+    "StrideAEqual": ("lda", "stride_a"),
+    "StrideBEqual": ("ldb", "stride_b"),
+    "StrideCEqual": ("ldc", "stride_c"),
+    "StrideDEqual": ("ldd", "stride_d"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class TableContext:
+    """One ``Matching`` table and what the rows above it fix."""
+
+    path: str
+    node: MatchingNode
+    hardware: Hardware
+    operation: str | None
+    row_predicates: tuple[Predicate, ...]
+    """``Problem`` row predicates on the way down, outermost first."""
+
+
+def table_contexts(library: MasterLibrary) -> list[TableContext]:
+    """Every ``Matching`` table of ``library`` (placeholders are not followed), in file order."""
+    found: list[TableContext] = []
+    _walk(library.library, "library", (), None, (), found)
+    return found
+
+
+def _walk(
+    node: AnyNode,
+    path: str,
+    hardware_rows: tuple[Predicate, ...],
+    operation: str | None,
+    rows: tuple[Predicate, ...],
+    found: list[TableContext],
+) -> None:
+    if isinstance(node, HardwareNode):
+        for number, row in enumerate(node.rows):
+            _walk(
+                row.library, f"{path}.rows[{number}].library", (*hardware_rows, row.predicate), operation, rows, found
+            )
+    elif isinstance(node, ProblemNode):
+        for number, row in enumerate(node.rows):
+            _walk(
+                row.library, f"{path}.rows[{number}].library", hardware_rows, operation, (*rows, row.predicate), found
+            )
+    elif isinstance(node, ProblemMapNode):
+        for key, child in node.map.items():
+            _walk(child, child_path(f"{path}.map", key), hardware_rows, key, rows, found)
+    elif isinstance(node, MatchingNode):
+        found.append(TableContext(path, node, device_of(hardware_rows), operation, rows))
+    elif isinstance(node, DecisionTreeNode):
+        return  # forests are not tables; their kernels count as referenced (see rules)
+
+
+def device_of(hardware_rows: Sequence[Any]) -> Hardware:
+    """The device ``Hardware`` rows describe: processor, CU count, APU flag (``unknown`` if none)."""
+    arch, cu_count, is_apu = "unknown", None, False
+    for row in hardware_rows:
+        for predicate in conjuncts(row):
+            inner = list(nested_predicates(predicate)) if predicate.type == "AMDGPU" else [predicate]
+            for item in inner:
+                if item.type == "Processor" and isinstance(item.value, str):
+                    arch = item.value
+                elif item.type == "CUCount" and isinstance(item.value, int):
+                    cu_count = item.value
+                elif item.type == "IsAPU" and item.value is not None:
+                    is_apu = bool(item.value)
+    return Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu)
+
+
+def conjuncts(predicate: Any) -> Iterator[Any]:
+    """The operands of nested ``And`` predicates (a predicate that is not an ``And`` is its own)."""
+    if predicate is None:
+        return
+    if predicate.type == "And":
+        for item in predicate.value or []:
+            yield from conjuncts(item)
+    else:
+        yield predicate
+
+
+def _fields(predicate: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``GemmProblem`` fields and tensilelite fields that satisfy the conjuncts of ``predicate``."""
+    fields = predicate_problem_fields(predicate)
+    lite: dict[str, Any] = {}
+    for item in conjuncts(predicate):
+        kind = item.type
+        if kind == "TypesEqual" and len(item.value) == 5:
+            lite["compute_input_type"] = item.value[4]
+        elif kind == "F32XdlMathOp":
+            fields["f32_xdl_math_op"] = item.value
+        elif kind == "DeterministicMode":
+            fields["deterministic"] = bool(item.value)
+        elif kind == "Fp16AltImpl":
+            fields["fp16_alt_impl"] = True
+        elif kind == "Fp16AltImplRound":
+            fields["fp16_alt_impl_round"] = True
+        elif kind in _METRICS:
+            fields["performance_metric"] = kind
+        elif kind == "BetaZero":
+            fields["beta"] = 0.0
+        elif kind == "BetaOne":
+            fields["beta"] = 1.0
+        elif kind == "KernelLanguage":
+            fields["kernel_language"] = item.value
+        elif kind == "ArithmeticUnit":
+            fields["arithmetic_unit"] = item.value
+        elif kind in _STRIDE_FIELDS and item.index in (1, 2):
+            fields[_STRIDE_FIELDS[kind][item.index - 1]] = int(item.value)
+        elif kind in _STRIDE_FIELDS and item.index == 0 and int(item.value) != 1:
+            # the GEMM model (like rocBLAS) has unit stride in dimension 0: undecidable, not dead
+            raise SelectionError(f"{kind}(0, {item.value}): a stride the GEMM model cannot have")
+        elif kind in _LITE_FLAGS:
+            lite[_LITE_FLAGS[kind]] = item.value if kind == "Sparse" else bool(item.value)
+    return fields, lite
+
+
+@dataclasses.dataclass(frozen=True)
+class ProblemBase:
+    """A table's problems for one kernel before the key's sizes: one template per (alpha, beta)."""
+
+    templates: tuple[GemmProblem, ...]
+    operation: str | None
+    batches: tuple[int, ...] = (1,)
+    """Batch counts tried when the key has no ``BatchSize``: 1, and the smallest the kernel accepts."""
+
+
+def problem_base(context: TableContext, solution: MasterSolution) -> ProblemBase:
+    """Problem type from the table's rows, completed from the kernel's own predicates.
+
+    Raises:
+        SelectionError: the table is not a GEMM tensilekit can model (an operation identifier
+            no GEMM problem has, an unknown data type, a stride the model cannot have …).
+    """
+    fields, lite = _fields(solution.problem_predicate)
+    for row in context.row_predicates:
+        row_fields, row_lite = _fields(row)
+        fields.update(row_fields)
+        lite.update(row_lite)
+    operation = context.operation
+    if operation is None:
+        operation = next(
+            (str(p.value) for p in conjuncts(solution.problem_predicate) if p.type == "OperationIdentifierEqual"), None
+        )
+    if operation is not None:
+        fields.update(predicate_problem_fields(_Operation(operation)))
+    fixed_beta = fields.pop("beta", None)
+    templates: list[GemmProblem] = []
+    seen: set[tuple[float, float]] = set()
+    for alpha, beta in _SCALARS:
+        if fixed_beta is not None:
+            beta = fixed_beta
+        if (alpha, beta) in seen:
+            continue
+        seen.add((alpha, beta))
+        values = {"m": 1, "n": 1, "k": 1, **fields, "alpha": alpha, "beta": beta}
+        try:
+            gemm = GemmProblem(**values, hipblaslt=lite) if lite else GemmProblem(**values)
+        except ValueError as error:
+            raise SelectionError(f"cannot model the table's problem as a GEMM: {error}") from None
+        if operation is not None and contraction_problem(gemm).op_id != operation:
+            raise SelectionError(f"operation {operation} is not a GEMM tensilekit models")
+        templates.append(gemm)
+    return ProblemBase(tuple(templates), operation, _batches(solution.problem_predicate))
+
+
+def _batches(predicate: Any) -> tuple[int, ...]:
+    """1, and the smallest batch the kernel's own batch predicates accept (the key leaves it open)."""
+    low, multiple = 1, 1
+    for item in conjuncts(predicate):
+        kind, index = item.type, getattr(item, "index", None)
+        on_batch = (kind.startswith("Size") and index == 2) or (kind.startswith("BatchSize") and index == 0)
+        if not on_batch:
+            continue
+        if kind == "SizeGreaterThan":
+            low = max(low, int(item.value) + 1)
+        elif kind in ("SizeEqual", "BatchSizeEqual"):
+            low = max(low, int(item.value))
+        elif kind in ("SizeMultiple", "BatchSizeMultiple") and int(item.value) > 0:
+            multiple = int(item.value)
+        elif kind == "SizeInRange":
+            low = max(low, int(getattr(item.value, "min", 1) or 1))
+    favoured = -(-low // multiple) * multiple
+    return (1,) if favoured == 1 else (1, favoured)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Operation:
+    """An ``OperationIdentifierEqual`` stand-in for the ProblemMap key above a table."""
+
+    value: str
+    type: str = "OperationIdentifierEqual"
+
+
+def key_sizes(node: MatchingNode, key: Sequence[int]) -> dict[str, int]:
+    """``{m, n, batch, k}`` a table key fixes (raises for a key property that is not a size)."""
+    if len(key) != len(node.properties):
+        raise SelectionError(f"key {list(key)} has {len(key)} values, the table has {len(node.properties)} properties")
+    sizes: dict[str, int] = {}
+    for prop, value in zip(node.properties, key, strict=True):
+        name = KEY_FIELDS.get(prop.type)
+        if name is None or (prop.index or 0) != 0:
+            raise SelectionError(f"key property {prop.type}({prop.index}) is not a GEMM size")
+        sizes[name] = int(value)
+    return sizes
+
+
+def entry_problems(base: ProblemBase, sizes: dict[str, int]) -> Iterator[ContractionProblem]:
+    """The problems an entry of ``sizes`` stands for, the default (batch 1, alpha 1, beta 0) first."""
+    batches = (sizes["batch"],) if "batch" in sizes else base.batches
+    for batch in batches:
+        for template in base.templates:
+            yield contraction_problem(template.model_copy(update={**sizes, "batch": batch}))
+
+
+__all__ = [
+    "KEY_FIELDS",
+    "ProblemBase",
+    "TableContext",
+    "conjuncts",
+    "device_of",
+    "entry_problems",
+    "key_sizes",
+    "problem_base",
+    "table_contexts",
+]

@@ -1,0 +1,74 @@
+"""`tensilekit lint` on AMD's files: one real case of each finding, clean files stay clean, and
+the whole corpus lints without an error."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tensilekit.io.master_io import load_master
+from tensilekit.lint import lint_file, lint_paths
+from tensilekit.selection import GemmProblem, Hardware, select_solution
+
+
+def _codes(path: Path) -> Counter[str]:
+    return Counter(finding.code for finding in lint_file(path).findings)
+
+
+def test_dead_entry_rocblas_gsu_kernel_below_its_min_k(corpus: Path) -> None:
+    # hipBLASLt navi31: two GridBased rows whose GSU kernel needs K >= 256 at K = 64 and 128
+    path = corpus / "logic/hipblaslt/navi31/GridBased/navi31_Cijk_Alik_Bljk_HSS_BH_Bias_HAS_SAV_UserArgs.yaml"
+    dead = [f for f in lint_file(path).findings if f.code == "dead-entry"]
+    assert [f.path for f in dead] == ["[7][0]", "[7][1]"]
+    assert "GlobalSplitUCheckMinK: not (K=64 >= 256)" in dead[0].message
+    assert dead[0].line is not None
+
+
+def test_dead_entry_clean_when_only_open_fields_fail(corpus: Path) -> None:
+    # kernels asserting a beta value / a batch > 152: the key leaves beta and batch open
+    for name in (
+        "rocblas/nonMFMA_legacy/aldebaran_Cijk_Ailk_Bjlk_DB.yaml",
+        "rocblas/aquavanjaram942X/aquavanjaram942_Cijk_Ailk_Bjlk_BBS_BH.yaml",
+    ):
+        assert "dead-entry" not in _codes(corpus / "logic" / name), name
+
+
+def test_shadowed_and_unreachable_in_generated_master(corpus: Path) -> None:
+    path = corpus / "masters/aldebaran_NN_mixed.yaml"
+    findings = lint_file(path).findings
+    shadowed = [f for f in findings if f.code == "shadowed-entry"]
+    assert shadowed and all(f.line is not None for f in shadowed)
+    unreachable = {f.path: f for f in findings if f.code == "unreachable-kernel"}
+    assert "referenced by no table entry" in unreachable["solutions[61]"].message
+    # the runtime agrees: the kernel no entry names is selected for no table key
+    library = load_master(path)
+    never = library.solutions[61].index
+    hardware = Hardware(arch="gfx90a")
+    for entry_key in ([784, 128, 512], [1024, 1024, 1024]):
+        problem = GemmProblem(m=entry_key[0], n=entry_key[1], k=entry_key[2], a_type="Half", hpa=False)
+        assert select_solution(library, problem, hardware).index != never
+
+
+def test_no_fallback_equality_logic_and_clean_master(corpus: Path) -> None:
+    equality = corpus / "logic/rocblas/aquavanjaram942X/equality/aquavanjaram942_Cijk_Alik_Bljk_HHS_BH.yaml"
+    assert _codes(equality)["no-fallback"] == 1
+    # the generated master joins that kind of table with a Euclidean one: not flagged
+    assert "no-fallback" not in _codes(corpus / "masters/aldebaran_SB_NN_equality.dat")
+
+
+def test_clean_master(corpus: Path) -> None:
+    codes = _codes(corpus / "masters/aquavanjaram942_B8B8S_BH_SR_NT.dat")
+    assert set(codes) == {"size"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folder", ["logic", "masters", "masterlib"])
+def test_corpus_lints_without_error(corpus: Path, folder: str) -> None:
+    results = lint_paths([corpus / folder])
+    assert results
+    unreadable = [result.path for result in results if result.kind == "unreadable"]
+    assert not unreadable
+    for result in results:
+        assert any(f.code == "size" for f in result.findings), result.path

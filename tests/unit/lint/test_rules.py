@@ -1,0 +1,153 @@
+"""lint rules on fixtures/lint/lint_cases_gfx90a.yaml: each code flags its case and passes its twin."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tensilekit.io.master_io import load_master
+from tensilekit.lint import LintCode, LintOptions, lint_library
+from tensilekit.model.checks import Finding
+from tensilekit.model.library import MasterLibrary
+from tensilekit.selection import GemmProblem, Hardware, select_solution
+
+CASES = Path(__file__).resolve().parents[3] / "fixtures" / "lint" / "lint_cases_gfx90a.yaml"
+BASE = 606601216
+NN = "library.rows[0].library.map.Contraction_l_Ailk_Bljk_Cijk_Dijk" + ".rows[0].library" * 5
+TN = "library.rows[0].library.map.Contraction_l_Alik_Bljk_Cijk_Dijk" + ".rows[0].library" * 5
+NT = "library.rows[0].library.map.Contraction_l_Ailk_Bjlk_Cijk_Dijk" + ".rows[0].library" * 4
+TT = "library.rows[0].library.map.Contraction_l_Alik_Bjlk_Cijk_Dijk" + ".rows[0].library" * 5
+
+
+@pytest.fixture(scope="module")
+def cases() -> MasterLibrary:
+    return load_master(CASES)
+
+
+def _by_code(findings: list[Finding], code: LintCode) -> dict[str, Finding]:
+    return {finding.path: finding for finding in findings if finding.code == code.value}
+
+
+def _edited(library: MasterLibrary, edit: Any) -> MasterLibrary:
+    raw = copy.deepcopy(library.to_raw())
+    edit(raw)
+    return MasterLibrary.model_validate(raw)
+
+
+def _table(raw: dict[str, Any], op: str) -> dict[str, Any]:
+    node = raw["library"]["rows"][0]["library"]["map"][op]
+    while node["type"] != "Matching":
+        node = node["rows"][0]["library"]
+    return node
+
+
+def test_dead_entry_flags_a_kernel_failing_at_its_own_key(cases: MasterLibrary) -> None:
+    dead = _by_code(lint_library(cases), LintCode.DEAD_ENTRY)
+    assert list(dead) == [f"{NN}.table[0]"]
+    finding = dead[f"{NN}.table[0]"]
+    assert finding.severity == "warning"
+    assert "[100, 64, 64]" in finding.message
+    assert "Free0SizeMultiple: not (M=100 % ==0 8)" in finding.message
+
+
+def test_dead_entry_passes_what_the_key_leaves_open(cases: MasterLibrary) -> None:
+    # [256,256,256] -> the same M%8 kernel (clean); the GB kernel (StridedBatched false) and the
+    # kernel wanting batch > 100 at a key without batch are not dead either.
+    dead = _by_code(lint_library(cases), LintCode.DEAD_ENTRY)
+    for number in (4, 5, 6):
+        assert f"{NN}.table[{number}]" not in dead
+
+
+def test_dead_entry_ignores_scalar_and_stride_predicates(cases: MasterLibrary) -> None:
+    def add_predicates(raw: dict[str, Any]) -> None:
+        solution = next(s for s in raw["solutions"] if s["index"] == BASE + 5)
+        solution["problemPredicate"]["value"] += [
+            {"type": "BetaOne"},
+            {"type": "AlphaValue", "value": "NegativeOne"},
+            {"index": 1, "type": "StrideCEqual", "value": 0},
+        ]
+
+    dead = _by_code(lint_library(_edited(cases, add_predicates)), LintCode.DEAD_ENTRY)
+    assert f"{NN}.table[6]" not in dead
+
+
+def test_shadowed_entry_same_key_same_predicates_slower(cases: MasterLibrary) -> None:
+    shadowed = _by_code(lint_library(cases), LintCode.SHADOWED_ENTRY)
+    finding = shadowed[f"{NN}.table[2]"]
+    assert f"index {BASE + 2}" in finding.message and f"index {BASE} has the same key and predicates" in finding.message
+    # different predicates (the GB kernel under a faster one) is not shadowing
+    assert f"{NN}.table[5]" not in shadowed
+
+
+def test_shadowed_entry_respects_the_leftward_scan(cases: MasterLibrary) -> None:
+    # Without the [129,128,128] entry, a query just above [128,128,128] in M meets the slower
+    # duplicate first in the leftward scan and stops there (spec (e) 1): it can win, so no finding.
+    def drop_129(raw: dict[str, Any]) -> None:
+        table = _table(raw, "Contraction_l_Ailk_Bljk_Cijk_Dijk")
+        table["table"] = [entry for entry in table["table"] if entry["key"] != [129, 128, 128]]
+
+    library = _edited(cases, drop_129)
+    gfx90a = Hardware(arch="gfx90a")
+    assert select_solution(library, GemmProblem(m=130, n=128, k=128), gfx90a).index == BASE + 2
+    assert select_solution(cases, GemmProblem(m=130, n=128, k=128), gfx90a).index == BASE
+    shadowed = _by_code(lint_library(library), LintCode.SHADOWED_ENTRY)
+    assert not any(path.startswith(NN) for path in shadowed)
+
+
+def test_shadowed_entry_in_equality_table_is_never_tried(cases: MasterLibrary) -> None:
+    shadowed = _by_code(lint_library(cases), LintCode.SHADOWED_ENTRY)
+    assert "tries only the first entry of a key" in shadowed[f"{TN}.table[1]"].message
+    assert f"{TN}.table[2]" not in shadowed  # the same kernel alone at its own key
+    assert not any(path.startswith(NT) for path in shadowed)
+
+
+def test_unreachable_kernel(cases: MasterLibrary) -> None:
+    unreachable = _by_code(lint_library(cases), LintCode.UNREACHABLE_KERNEL)
+    assert sorted(unreachable) == ["solutions[2]", "solutions[3]"]
+    assert "referenced only by 1 dead or shadowed entry" in unreachable["solutions[2]"].message
+    assert "referenced by no table entry" in unreachable["solutions[3]"].message
+    # kernel 1 is dead at [100,64,64] but alive at [256,256,256]; kernel 11 is shadowed at one key
+    # but alone at another: both reachable
+    assert "solutions[1]" not in unreachable and "solutions[7]" not in unreachable
+
+
+def test_no_fallback_only_for_equality_only_problem_types(cases: MasterLibrary) -> None:
+    no_fallback = _by_code(lint_library(cases), LintCode.NO_FALLBACK)
+    assert list(no_fallback) == [TN]
+    assert "Contraction_l_Alik_Bljk_Cijk_Dijk Float/Float/Float/Float on gfx90a" in no_fallback[TN].message
+    assert "1 table(s), 3 keys" in no_fallback[TN].message
+    # and the runtime agrees: an unlisted TN size finds nothing, an unlisted NT size finds a kernel
+    gfx90a = Hardware(arch="gfx90a")
+    assert select_solution(cases, GemmProblem(m=100, n=100, k=100, trans_a="T"), gfx90a).index is None
+    assert select_solution(cases, GemmProblem(m=100, n=100, k=100, trans_b="T"), gfx90a).index == BASE + 20
+
+
+def test_grid_outlier(cases: MasterLibrary) -> None:
+    outliers = _by_code(lint_library(cases), LintCode.GRID_OUTLIER)
+    assert len(outliers) == 1
+    (finding,) = outliers.values()
+    assert finding.path.startswith(f"{TT}.table[")
+    assert "grid cell M=128 N=128 batch=1 K=64" in finding.message
+    assert "macro tile 256x256 (area 65536)" in finding.message
+    assert "owns M in (64, 128], N in (64, 128]" in finding.message
+    assert not _by_code(lint_library(cases, options=LintOptions(grid_factor=100.0)), LintCode.GRID_OUTLIER)
+
+
+def test_size_information(cases: MasterLibrary) -> None:
+    sizes = [f for f in lint_library(cases, measure=lambda raw: 7, file_bytes=1234) if f.code == "size"]
+    assert all(f.severity == "info" for f in sizes)
+    assert sizes[0].message == "12 solutions, 5 tables, 31 table entries, 1234 bytes"
+    assert "problem type NN Float/Float/Float/Float: 5 solutions, 7 bytes of solution records" in [
+        f.message for f in sizes
+    ]
+    assert "Equality table: 3 entries, 2 kernels" in [f.message for f in sizes if f.path == TN]
+    assert not [f for f in lint_library(cases, options=LintOptions(size=False)) if f.code == "size"]
+
+
+def test_lint_does_not_modify_the_library(cases: MasterLibrary) -> None:
+    before = cases.to_raw()
+    lint_library(cases)
+    assert cases.to_raw() == before

@@ -1,0 +1,77 @@
+"""The problems a table entry stands for: key sizes, the table's problem type, open fields in the
+kernel's favour."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tensilekit.errors import SelectionError
+from tensilekit.io.master_io import load_master
+from tensilekit.lint.tables import TableContext, entry_problems, key_sizes, problem_base, table_contexts
+from tensilekit.model.common import DataType
+from tensilekit.model.library import MasterLibrary
+
+CASES = Path(__file__).resolve().parents[3] / "fixtures" / "lint" / "lint_cases_gfx90a.yaml"
+NN = "Contraction_l_Ailk_Bljk_Cijk_Dijk"
+
+
+@pytest.fixture(scope="module")
+def cases() -> MasterLibrary:
+    return load_master(CASES)
+
+
+def _context(library: MasterLibrary, operation: str, distance: str) -> TableContext:
+    (context,) = [c for c in table_contexts(library) if c.operation == operation and c.node.distance == distance]
+    return context
+
+
+def test_contexts_carry_device_operation_and_rows(cases: MasterLibrary) -> None:
+    contexts = table_contexts(cases)
+    assert [(c.operation[14:23], c.node.distance) for c in contexts if c.operation] == [
+        ("Ailk_Bjlk", "Equality"),
+        ("Ailk_Bjlk", "Euclidean"),
+        ("Ailk_Bljk", "Euclidean"),
+        ("Alik_Bjlk", "GridBased"),
+        ("Alik_Bljk", "Equality"),
+    ]
+    assert {c.hardware.arch for c in contexts} == {"gfx90a"}
+    assert [p.type for p in contexts[0].row_predicates][-1] == "EqualityMatching"
+    assert [p.type for p in contexts[1].row_predicates][-1] == "TruePred"
+
+
+def test_entry_problem_from_key_and_table_type(cases: MasterLibrary) -> None:
+    context = _context(cases, NN, "Euclidean")
+    solutions = cases.solutions_by_index()
+    gb_kernel = solutions[606601216 + 4]
+    base = problem_base(context, gb_kernel)
+    first, *others = list(entry_problems(base, key_sizes(context.node, [256, 256, 64])))
+    assert (first.m, first.n, first.k, first.batch) == (256, 256, 64, 1)
+    assert first.op_id == "Contraction_l_Ailk_Bljk_Cijk_Dijk"
+    assert first.a_type is DataType.FLOAT and not first.hpa
+    assert first.strided_batched is False  # open in the table, taken from the kernel
+    assert (first.alpha, first.beta) == (1.0, 0.0)
+    assert (first.lda, first.ldb, first.ldc) == (256, 64, 256)  # packed
+    assert {(p.alpha, p.beta) for p in others} >= {(1.0, 1.0), (-1.0, 0.0)}
+
+
+def test_batch_left_open_by_the_key_is_tried_as_the_kernel_wants(cases: MasterLibrary) -> None:
+    context = _context(cases, NN, "Euclidean")
+    wants_batch = cases.solutions_by_index()[606601216 + 5]  # SizeGreaterThan(2, 100)
+    base = problem_base(context, wants_batch)
+    assert base.batches == (1, 101)
+    equality = _context(cases, "Contraction_l_Alik_Bljk_Cijk_Dijk", "Equality")
+    sizes = key_sizes(equality.node, [64, 64, 3, 64])
+    assert sizes == {"m": 64, "n": 64, "batch": 3, "k": 64}
+    with pytest.raises(SelectionError):
+        key_sizes(equality.node, [64, 64, 64])
+    assert {p.batch for p in entry_problems(base, sizes)} == {3}
+
+
+def test_a_table_outside_the_gemm_model_is_undecidable(cases: MasterLibrary) -> None:
+    context = _context(cases, NN, "Euclidean")
+    kernel = cases.solutions_by_index()[606601216]
+    odd = TableContext(context.path, context.node, context.hardware, "Contraction_k_Aik_Bkj_Cij_Dij", ())
+    with pytest.raises(SelectionError):
+        problem_base(odd, kernel)
