@@ -15,6 +15,7 @@ from tensilekit.errors import Location, TensilekitError
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from tensilekit.api import build_master, build_master_files, load, loads
+    from tensilekit.coverage import CoverageReport, coverage_of
     from tensilekit.io.logic_io import dump_logic, dumps_logic, load_logic, loads_logic
     from tensilekit.io.master_io import dump_master, dumps_master, load_master, loads_master
     from tensilekit.io.yaml_codec import YamlStyle
@@ -39,6 +40,8 @@ _EXPORTS = {
     "build_master_files": "tensilekit.api",
     "load": "tensilekit.api",
     "loads": "tensilekit.api",
+    "CoverageReport": "tensilekit.coverage",
+    "coverage_of": "tensilekit.coverage",
     "dump_logic": "tensilekit.io.logic_io",
     "dumps_logic": "tensilekit.io.logic_io",
     "load_logic": "tensilekit.io.logic_io",
@@ -85,6 +88,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "CoverageReport",
     "Dialect",
     "GemmProblem",
     "Hardware",
@@ -102,6 +106,7 @@ __all__ = [
     "__version__",
     "build_master",
     "build_master_files",
+    "coverage_of",
     "diff_libraries",
     "dump_logic",
     "dump_master",

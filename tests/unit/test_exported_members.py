@@ -49,6 +49,8 @@ def test_public_api_is_pinned() -> None:
             "find_all_solutions",
             "select_batch",
             "select_solution",
+            "CoverageReport",
+            "coverage_of",
         ]
     )
 
