@@ -10,7 +10,8 @@ from typing import Any
 import click
 from rich.console import Console
 
-from tensilekit.api import library_processors, load_for_selection
+from tensilekit.api import load_for_selection
+from tensilekit.cli.commands.select import library_arch
 from tensilekit.cli.main import ExitCode
 from tensilekit.coverage import (
     DEFAULT_NEAR,
@@ -116,13 +117,8 @@ def coverage_report(
     reported in one line and the command exits 1.
     """
     library, loader = load_for_selection(library_path)
-    if arch is None:
-        processors = library_processors(library)
-        if len(processors) != 1:
-            raise click.UsageError("--arch is required (the library serves several architectures)")
-        arch = processors[0]
-        click.echo(f"note: no --arch given; using the library's only architecture, {arch}", err=True)
-    gemms, skipped = read_gemms(workloads, Hardware(arch=arch, cu_count=cu_count))
+    device = Hardware(arch=library_arch(library, arch), cu_count=cu_count)
+    gemms, skipped = read_gemms(workloads, device)
     for item in skipped:
         click.echo(f"skipped: {item}", err=True)
     served = served_problem_types(library)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from tensilekit.api import library_processors, load_for_selection
-from tensilekit.cli.commands.select import METRICS, problem_from_options
+from tensilekit.api import load_for_selection
+from tensilekit.cli.commands.select import METRICS, library_arch, problem_from_options
 from tensilekit.data import sample_library_path
 from tensilekit.selection import Hardware
 
@@ -59,11 +59,7 @@ def plot_selection_command(
         library_path = sample_library_path()
         click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
     library, loader = load_for_selection(library_path)
-    if arch is None:
-        processors = library_processors(library)
-        if len(processors) != 1:
-            raise click.UsageError("--arch is required (the library serves several architectures)")
-        arch = processors[0]
+    arch = library_arch(library, arch, note=False)
     problem = problem_from_options(1, 1, k, batch, trans_a, trans_b, type_spec, hpa, 1.0, 0.0, metric)
     grid = log_grid(low, high, points)
     smap = selection_map(library, problem, Hardware(arch=arch, cu_count=cu_count), grid, grid, loader=loader)

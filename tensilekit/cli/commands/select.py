@@ -65,6 +65,22 @@ def problem_from_options(
         raise SelectionError(f"invalid problem: {error}") from None
 
 
+def library_arch(library: Any, arch: str | None, *, required_for: str = "", note: bool = True) -> str:
+    """``--arch`` as given, else the library's only architecture (said on stderr when ``note``).
+
+    Raises:
+        click.UsageError: no ``--arch`` and the library serves several architectures.
+    """
+    if arch is not None:
+        return arch
+    processors = library_processors(library)
+    if len(processors) != 1:
+        raise click.UsageError(f"--arch is required{required_for} (the library serves several architectures)")
+    if note:
+        click.echo(f"note: no --arch given; using the library's only architecture, {processors[0]}", err=True)
+    return processors[0]
+
+
 @click.command("select")
 @click.argument("m", type=click.IntRange(min=0), required=False)
 @click.argument("n", type=click.IntRange(min=0), required=False)
@@ -145,12 +161,8 @@ def select_command(
         library_path = sample_library_path()
         click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
     library, loader = load_for_selection(library_path)
-    if arch is None and queries is None:  # a single query or a log: one device
-        processors = library_processors(library)
-        if len(processors) != 1:
-            raise click.UsageError("--arch is required for a single query (the library serves several)")
-        arch = processors[0]
-        click.echo(f"note: no --arch given; using the library's only architecture, {arch}", err=True)
+    if queries is None:  # a single query or a log: one device
+        arch = library_arch(library, arch, required_for=" for a single query")
     default_hw = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu) if arch else None
     if from_log is not None:
         assert default_hw is not None
@@ -253,4 +265,4 @@ def _error_record(record: dict[str, Any], message: str) -> dict[str, Any]:
     return {"id": record.get("id"), "index": None, "name": None, "distance": None, "error": message}
 
 
-__all__ = ["select_command"]
+__all__ = ["library_arch", "problem_from_options", "select_command"]
