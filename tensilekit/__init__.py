@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from tensilekit.io.logic_io import dump_logic, dumps_logic, load_logic, loads_logic
     from tensilekit.io.master_io import dump_master, dumps_master, load_master, loads_master
     from tensilekit.io.yaml_codec import YamlStyle
+    from tensilekit.lint import lint_library, lint_paths
     from tensilekit.merge import (
         LibraryDiff,
         MergePolicy,
@@ -51,6 +52,8 @@ _EXPORTS = {
     "load_master": "tensilekit.io.master_io",
     "loads_master": "tensilekit.io.master_io",
     "YamlStyle": "tensilekit.io.yaml_codec",
+    "lint_library": "tensilekit.lint",
+    "lint_paths": "tensilekit.lint",
     "MasterLibrary": "tensilekit.model.library",
     "Dialect": "tensilekit.model.logic",
     "LogicFile": "tensilekit.model.logic",
@@ -113,6 +116,8 @@ __all__ = [
     "dumps_logic",
     "dumps_master",
     "find_all_solutions",
+    "lint_library",
+    "lint_paths",
     "load",
     "load_logic",
     "load_master",

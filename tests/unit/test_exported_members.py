@@ -51,6 +51,8 @@ def test_public_api_is_pinned() -> None:
             "select_solution",
             "CoverageReport",
             "coverage_of",
+            "lint_library",
+            "lint_paths",
         ]
     )
 
