@@ -627,7 +627,8 @@ def _build(logic_files: Sequence[LogicInput], options: BuildOptions) -> tuple[li
         tops.append(base)
         out[base] = _tree(master, names, options.version)
         for name, lib in master.lazy.items():
-            out[name] = _tree(lib, names, options.version)
+            # writeMasterFile sets the version on the master only, not on its placeholder files
+            out[name] = _tree(lib, names, None)
     return tops, out
 
 

@@ -111,7 +111,7 @@ def name_identity(solution: Mapping[str, Any], problem_type: Mapping[str, Any] |
 
     ``problem_type`` is used for solutions without their own ``ProblemType`` (the file header's).
     """
-    state = kernel_state(solution, isa=None, problem_type=problem_type, kernel=False)
+    state = kernel_state(solution, isa=None, problem_type=problem_type, kernel=False, strict=False)
     return solution_name_full(state)
 
 

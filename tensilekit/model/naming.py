@@ -18,43 +18,29 @@ Algorithm
 3. :func:`solution_name_min` writes ``<ProblemType>_MT<MT0>x<MT1>x<DU>_[MI<M>x<N>x<K>x<B>_]SN_`` (``SE_``
    when LdcEqualsLdd) followed by ``<abbr><value>`` for the required keys in sorted key order.
 
-Re-derived parameters (the rest are taken verbatim from the logic file, which already holds the
-values the tuning-time Tensile derived): ``ISA`` (file arch for assembly kernels without one,
-``(0,0,0)`` for source kernels), ``MatrixInstM/N/K/B`` and ``EnableMatrixInstruction``,
-``VectorWidth`` (1 for MFMA kernels without SourceSwap), ``VectorWidthB``,
-``GlobalLoadVectorWidthA/B`` (``min(GlobalReadVectorWidth, MT*DepthU/threads)``),
-``LocalReadVectorWidth``, ``StoreVectorWidth`` (``-1`` → 4),
-``AssertMinApproxSize``, ``MemoryModifierFormat`` (``GLC``/``SC0`` from the assembler-capability
-cache), ``LdsBlockSizePerPadA/B`` (legacy ``LdsBlockSizePerPad``; ``-1`` → 0 where no unroll-major
-LDS is used), ``AssertStride{A,B,C,D}Equal`` (``{0: 1}`` unless initial strides are used),
-``OptPreLoopVmcnt`` (only with PrefetchAcrossPersistent), ``GlobalSplitUAlgorithm``
-(SingleBuffer when GSU is 1), ``WorkGroupMapping`` (absolute value for
-source kernels), ``_staggerStrideShift``, ``_GlobalAccumulation`` and ``_WorkspaceSizePerElemC``
-when absent.
+The state is re-derived as TensileCreateLibrary does (``LibraryIO`` clears
+``AssignedDerivedParameters``): :mod:`tensilekit.model.derive` ports ``assignDerivedParameters``
+for Tensile files; tensilelite files keep their stored values (see that module).
 
-Limits (documented in ``docs/build-master.md``): the rest of ``assignDerivedParameters`` (LDS
-sizing, load shapes, rejection checks, the ``-1`` "auto" values other than those above) is not
-re-derived. ``MatrixInstruction``, ``Fp16AltImpl`` and ``Fp16AltImplRound`` never appear in the
-min-names of AMD's generated masters even where they vary (MI is prepended, R/RZ live in the
-problem-type name), so :func:`min_naming` leaves them out; the Tensile 4.44 source of that rule was
-not available.
+``getMinNaming`` never names ``MatrixInstruction`` (MI is prepended), ``Fp16AltImpl`` and
+``Fp16AltImplRound`` (part of the problem-type name), ``CustomKernelName``, nor the prepended
+fields, and it leaves custom kernels (a non-empty ``CustomKernelName``) out of the comparison.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from tensilekit.errors import InvalidValue, Location, MissingField
+from tensilekit.model.derive import assign_derived_parameters
 from tensilekit.model.tensile_parameters import (
     DATA_TYPE_BY_CODE,
     DATA_TYPE_BY_NAME,
     DEFAULT_PROBLEM_TYPE,
     DEFAULT_SOLUTION,
-    HAS_GLC_MODIFIER,
     HPA_TYPES,
     PARAMETER_NAME_ABBREVIATIONS,
     TENSILELITE_DATA_TYPE_BY_CODE,
@@ -230,6 +216,7 @@ def kernel_state(
     problem_type: Mapping[str, Any] | None = None,
     kernel: bool = True,
     force_isa: bool = False,
+    strict: bool = True,
     dialect: str = "tensile",
     path: str = "",
 ) -> KernelState:
@@ -244,6 +231,10 @@ def kernel_state(
         force_isa: ignore the solution's own ``ISA``, as ``LibraryIO.parseLibraryLogicData`` does
             when TensileCreateLibrary reads a logic file: assembly kernels get ``isa``, source
             kernels ``(0, 0, 0)``. Logic files copied between architectures keep a stale ISA.
+        strict: a stored ``MacroTile0/1`` that its ``WorkGroup``, ``ThreadTile`` and
+            ``MatrixInstruction`` contradict raises :class:`InvalidValue` (the file does not
+            describe the kernel a build would make). False overwrites it, as Tensile's
+            ``Solution()`` does; TensileMergeLibrary's kernel identity compares such states.
         dialect: ``tensile`` or ``tensilelite``: which data-type enum the codes use.
         path: location prefix for error messages, e.g. ``[5][12]``.
     """
@@ -272,108 +263,14 @@ def kernel_state(
             state[key] = copy.deepcopy(value)
     for key in ("MacroTile0", "MacroTile1", "DepthU"):
         _require_int(state, key, path)
-    _derive(state, solution, path)
+    if "MatrixInstM" in solution and not (solution.get("MatrixInstruction") or []):
+        # old non-MFMA dumps carry MI fields; Tensile's state has none for a non-MFMA kernel
+        for key in ("MatrixInstM", "MatrixInstN", "MatrixInstK", "MatrixInstB"):
+            state.pop(key, None)
+    assign_derived_parameters(state, solution, path=path, dialect=dialect, strict=strict)
     if kernel:
         state["Kernel"] = True
     return state
-
-
-def _derive(state: KernelState, raw: Mapping[str, Any], path: str) -> None:
-    pt: ProblemTypeState = state["ProblemType"]
-    source = state["KernelLanguage"] == "Source"
-    mi = state.get("MatrixInstruction") or []
-    if not isinstance(mi, list) or not all(isinstance(v, int) for v in mi):
-        raise InvalidValue(
-            f"MatrixInstruction must be a list of integers, got {mi!r}", Location(path=f"{path}.MatrixInstruction")
-        )
-    enable_mi = len(mi) in (4, 9)
-    state["EnableMatrixInstruction"] = enable_mi
-    if enable_mi:
-        for key, value in zip(("MatrixInstM", "MatrixInstN", "MatrixInstK", "MatrixInstB"), mi, strict=False):
-            state.setdefault(key, value)
-    else:
-        for key in ("MatrixInstM", "MatrixInstN", "MatrixInstK", "MatrixInstB"):
-            state.pop(key, None)
-
-    for tc in "AB":
-        key = f"LdsBlockSizePerPad{tc}"
-        if key not in raw and "LdsBlockSizePerPad" in raw:
-            state[key] = raw["LdsBlockSizePerPad"]
-        if state[key] == -1 and (source or not (enable_mi and state[f"UnrollMajorLDS{tc}"])):
-            state[key] = 0
-
-    if enable_mi and not state["SourceSwap"]:
-        # MFMA kernels without SourceSwap ignore VectorWidth; Tensile 4.44 normalises it to 1.
-        state["VectorWidth"] = 1
-    if state["VectorWidth"] == -1:
-        state["VectorWidth"] = 1
-    if state["VectorWidthB"] == -1:
-        state["VectorWidthB"] = state["VectorWidth"]
-    grvw = state["GlobalReadVectorWidth"]
-    work_group = state["WorkGroup"]
-    threads = math.prod(work_group) if isinstance(work_group, list) and work_group else 0
-    for tc, tile in (("A", state["MacroTile0"]), ("B", state["MacroTile1"])):
-        key = f"GlobalLoadVectorWidth{tc}"
-        if isinstance(grvw, int) and grvw > 0 and threads > 0:
-            # Legacy GlobalReadVectorWidth sets both widths, capped by the elements each thread
-            # loads per tile (verified against every GLVW in the corpus masters with sources).
-            state[key] = min(grvw, max(1, tile * state["DepthU"] // threads))
-        elif state[key] == -1:
-            state[key] = state["VectorWidth"]
-    if state["LocalReadVectorWidth"] == -1:
-        if enable_mi:
-            state["LocalReadVectorWidth"] = max(1, mi[0] * mi[2] * mi[3] // 64)
-        else:
-            state["LocalReadVectorWidth"] = state["VectorWidth"]
-    if state["StoreVectorWidth"] == -1:
-        state["StoreVectorWidth"] = 4
-
-    amas = 0
-    if state["KernelLanguage"] == "Assembly":
-        if state["VectorWidth"] > 1:
-            amas = 3
-    elif state["VectorWidth"] > 1:
-        amas = 2
-    state["AssertMinApproxSize"] = amas
-
-    if not state["MemoryModifierFormat"]:
-        state["MemoryModifierFormat"] = "GLC" if HAS_GLC_MODIFIER.get(state["ISA"], True) else "SC0"
-
-    for tensors, initial in (("AB", pt.get("UseInitialStridesAB")), ("CD", pt.get("UseInitialStridesCD"))):
-        for tc in tensors:
-            key = f"AssertStride{tc}Equal"
-            if key not in raw and not initial:
-                state[key] = {0: 1}
-
-    if state["GlobalSplitU"] == 1 and state["GlobalSplitUAlgorithm"] == "MultipleBuffer":
-        # Common.py: with GSU=1 the algorithm is ignored and normalised to SingleBuffer.
-        state["GlobalSplitUAlgorithm"] = "SingleBuffer"
-    if not state["PrefetchAcrossPersistent"]:
-        state["OptPreLoopVmcnt"] = False
-    if source and isinstance(state["WorkGroupMapping"], int):
-        state["WorkGroupMapping"] = abs(state["WorkGroupMapping"])
-
-    bpe = pt["DataType"].num_bytes
-    if "_staggerStrideShift" not in state:
-        depth = state["DepthU"] * bpe
-        stride = state["StaggerUStride"]
-        shift = 0
-        if state["StaggerU"] and depth > 0 and stride > 0:
-            shift = int(math.log2(max(1, -(-stride // depth))))
-        state["_staggerStrideShift"] = shift
-    if "_GlobalAccumulation" not in state or "_WorkspaceSizePerElemC" not in state:
-        gsu = state["GlobalSplitU"]
-        compute_bytes = pt["ComputeDataType"].num_bytes
-        accumulation: str | None = None
-        workspace = 0
-        if gsu > 1:
-            if state["GlobalSplitUAlgorithm"] == "MultipleBuffer":
-                accumulation, workspace = "MultipleBuffer", compute_bytes * gsu
-            elif pt.get("HighPrecisionAccumulate") and pt["DataType"].code not in (5, 8):
-                accumulation, workspace = "SingleBuffer", compute_bytes
-        state["_GlobalAccumulation"] = accumulation
-        state["_WorkspaceSizePerElemC"] = workspace
-    state.setdefault("_WorkspaceSizePerElemC", 0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -429,7 +326,7 @@ def min_naming(solutions: Sequence[Mapping[str, Any]]) -> MinNaming:
     Elements may be :class:`KernelState` objects (from :func:`kernel_state`, with the logic file's
     ISA) or raw solution dicts, which are derived with ``isa=None``.
     """
-    kernels = list(_as_kernel_states(solutions))
+    kernels = [k for k in _as_kernel_states(solutions) if not k.get("CustomKernelName")]
     if not kernels:
         return MinNaming(frozenset({"Kernel"}))
     first = kernels[0]

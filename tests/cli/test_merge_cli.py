@@ -31,7 +31,7 @@ def kernel(mt0: int) -> dict[str, object]:
         "MacroTile1": 64,
         "DepthU": 16,
         "WorkGroup": [16, 16, 1],
-        "ThreadTile": [4, 4],
+        "ThreadTile": [mt0 // 16, 4],  # MacroTile = WorkGroup x ThreadTile
         "SolutionNameMin": f"MT{mt0}",
     }
 
@@ -176,12 +176,13 @@ def test_diff_formats_and_exit_code(dirs: tuple[Path, Path], tmp_path: Path) -> 
 
 def test_diff_with_queries(dirs: tuple[Path, Path], tmp_path: Path) -> None:
     queries = tmp_path / "q.txt"
-    queries.write_text("1 1 1 1\n2,2,1,2\n")
+    # M >= 4: the kernels load 4-wide (VALU SGEMM VectorWidth 4), so smaller M has no kernel on either side
+    queries.write_text("4 4 1 4\n8,8,1,8\n2 2 1 2\n")
     a, b = dirs[0] / "hip_A.yaml", dirs[1] / "hip_A.yaml"
     result = CliRunner().invoke(cli, ["diff", str(a), str(b), "--queries", str(queries), "--json"])
     data = json.loads(result.output)
-    assert data["queries"] == 2
-    assert [change["query"] for change in data["selection"]] == [[1, 1, 1, 1], [2, 2, 1, 2]]
+    assert data["queries"] == 3
+    assert [change["query"] for change in data["selection"]] == [[4, 4, 1, 4], [8, 8, 1, 8]]
 
 
 def test_prune(tmp_path: Path) -> None:

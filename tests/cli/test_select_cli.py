@@ -14,7 +14,10 @@ from tensilekit.data import sample_library_path
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SAMPLE_LOGIC = FIXTURES / "logic" / "sample_aldebaran_Cijk_Ailk_Bljk_SB.yaml"
 SAMPLE = str(sample_library_path())
-MT128x64 = "Cijk_Ailk_Bljk_SB_MT128x64x16_MI32x32x2x1_SN_AF0EM4_ASEM4_GLVWA4_GLVWB4_GRVW4_GSU1_GSUASB_K1_LRVW1_WG64_2_1"
+MT128x64 = (
+    "Cijk_Ailk_Bljk_SB_MT128x64x16_MI32x32x2x1_SN_AF0EM4_AMAS0_ASEM4_GLVWA4_GLVWB4_GRVW4_GSU1_GSUASB_K1_"
+    "LBSPPA0_LBSPPB0_LPA0_LPB1_LRVW1_TT2_64_VW1_VWB1_WG64_2_1"
+)
 
 
 @pytest.fixture

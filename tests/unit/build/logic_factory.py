@@ -48,6 +48,9 @@ def solution(index: int, **overrides: Any) -> dict[str, Any]:
         "ProblemType": copy.deepcopy(NN_SGEMM_PROBLEM_TYPE),
     }
     sol.update(overrides)
+    if "ThreadTile" not in overrides:
+        # keep the file self-consistent: Tensile derives MacroTile = WorkGroup x ThreadTile (VALU)
+        sol["ThreadTile"] = [sol["MacroTile0"] // sol["WorkGroup"][0], sol["MacroTile1"] // sol["WorkGroup"][1]]
     return sol
 
 

@@ -66,9 +66,11 @@ def test_single_file_levels_and_indices() -> None:
     assert [s["index"] for s in tree["solutions"]] == [GFX90A, GFX90A + 1]
     assert [s["libraryLogicIndex"] for s in tree["solutions"]] == [0, 1]
     assert tree["version"] == "4.44.0"
-    # the two kernels differ only in MacroTile0, which is always prepended
-    assert tree["solutions"][1]["name"].startswith("Cijk_Ailk_Bljk_SB_MT128x64x16_SN_")
-    assert tree["solutions"][1]["name"].endswith("_SN_K1")
+    # the two kernels differ in MacroTile0 (always prepended) and the ThreadTile that makes it
+    assert [s["name"] for s in tree["solutions"]] == [
+        "Cijk_Ailk_Bljk_SB_MT64x64x16_SN_K1_TT4_4",
+        "Cijk_Ailk_Bljk_SB_MT128x64x16_SN_K1_TT8_4",
+    ]
 
 
 def test_inputs_are_not_modified() -> None:

@@ -116,40 +116,48 @@ def _sol(**overrides: Any) -> dict[str, Any]:
     return sol
 
 
+#: A 16x16x4 MFMA kernel with the same 64x32 macro tile as _sol(): 4 waves as MIWaveGroup [2, 2].
+MFMA_16x16 = {"MatrixInstruction": [16, 16, 4, 1], "WorkGroup": [32, 8, 1], "ThreadTile": [2, 16]}
+
+
 def test_single_kernel_name_has_only_the_prefix_and_k1() -> None:
-    state = kernel_state(_sol(MatrixInstruction=[16, 16, 4, 1]), isa=(9, 0, 10))
+    state = kernel_state(_sol(**MFMA_16x16), isa=(9, 0, 10))
     assert solution_name_min(state, min_naming([state])) == "Cijk_Ailk_Bljk_SB_MT64x32x16_MI16x16x4x1_SN_K1"
 
 
 def test_min_naming_lists_only_varying_parameters() -> None:
     a = kernel_state(_sol(StaggerU=32), isa=(9, 0, 10))
-    b = kernel_state(_sol(StaggerU=0, MacroTile0=128), isa=(9, 0, 10))
+    b = kernel_state(_sol(StaggerU=0, MacroTile0=128, ThreadTile=[8, 4]), isa=(9, 0, 10))
     naming = min_naming([a, b])
-    assert naming == MinNaming(frozenset({"Kernel", "StaggerU"}))
-    assert solution_name_min(b, naming) == "Cijk_Ailk_Bljk_SB_MT128x32x16_SN_K1_SU0"
+    # StaggerU 0 also zeroes StaggerUStride (assignDerivedParameters)
+    assert naming == MinNaming(frozenset({"Kernel", "StaggerU", "StaggerUStride", "ThreadTile"}))
+    assert solution_name_min(b, naming) == "Cijk_Ailk_Bljk_SB_MT128x32x16_SN_K1_SU0_SUS0_TT8_4"
 
 
 def test_min_naming_uses_python_equality_and_skips_prepended_and_omitted() -> None:
     a = kernel_state(_sol(FractionalLoad=0, Fp16AltImpl=False, MatrixInstruction=[]), isa=(9, 0, 10))
     b = kernel_state(
-        _sol(FractionalLoad=False, Fp16AltImpl=True, DepthU=32, MatrixInstruction=[16, 16, 4, 1]), isa=(9, 0, 10)
+        _sol(FractionalLoad=False, Fp16AltImpl=True, DepthU=32, **MFMA_16x16), isa=(9, 0, 10)
     )
     names = min_naming([a, b]).required
     assert "FractionalLoad" not in names and "DepthU" not in names
     assert "Fp16AltImpl" not in names and "MatrixInstruction" not in names
-    assert "VectorWidth" in names  # MFMA normalises VectorWidth to 1
+    assert "VectorWidth" in names  # VW 4 does not divide MIWaveTile0 2: Tensile falls back to 1
 
 
 def test_derivations() -> None:
-    mfma = kernel_state(_sol(MatrixInstruction=[32, 32, 8, 1], VectorWidth=2), isa=(9, 4, 2))
+    mfma = kernel_state(
+        _sol(MatrixInstruction=[32, 32, 8, 1], WorkGroup=[64, 4, 1], ThreadTile=[1, 32], MacroTile1=64, VectorWidth=2),
+        isa=(9, 4, 2),
+    )
     assert mfma["VectorWidth"] == 1 and mfma["VectorWidthB"] == 1
     assert mfma["AssertMinApproxSize"] == 0
     assert mfma["MemoryModifierFormat"] == "SC0"
     assert mfma["MatrixInstM"] == 32 and mfma["LocalReadVectorWidth"] == 4
     valu = kernel_state(_sol(), isa=(9, 0, 10))
     assert valu["AssertMinApproxSize"] == 3 and valu["MemoryModifierFormat"] == "GLC"
-    assert valu["GlobalLoadVectorWidthA"] == 4  # min(GRVW 4, 64*16/128 = 8)
-    assert valu["GlobalLoadVectorWidthB"] == 4  # min(4, 32*16/128 = 4)
+    assert valu["GlobalLoadVectorWidthA"] == 4  # 64*16 elements >= 128 threads x GRVW 4
+    assert valu["GlobalLoadVectorWidthB"] == 4  # 32*16 elements = 128 x 4
     assert valu["AssertStrideAEqual"] == {0: 1} and valu["StoreVectorWidth"] == 4
     source = kernel_state(_sol(KernelLanguage="Source", WorkGroupMapping=-4, VectorWidth=2), isa=(9, 0, 10))
     assert source["ISA"] == (0, 0, 0) and source["WorkGroupMapping"] == 4 and source["AssertMinApproxSize"] == 2
@@ -169,13 +177,13 @@ def test_force_isa_takes_the_architecture_over_the_solutions_own_isa() -> None:
 
 def test_infer_min_naming_reads_the_key_set_off_a_name() -> None:
     a = kernel_state(_sol(StaggerU=32), isa=(9, 0, 10))
-    b = kernel_state(_sol(StaggerU=0, MacroTile0=128, WorkGroupMapping=1), isa=(9, 0, 10))
+    b = kernel_state(_sol(StaggerU=0, MacroTile0=128, ThreadTile=[8, 4], WorkGroupMapping=1), isa=(9, 0, 10))
     naming = min_naming([a, b])
     assert infer_min_naming(b, solution_name_min(b, naming)) == naming
     wider = MinNaming(naming.required | {"ISA", "WorkGroup"})
-    assert solution_name_min(b, wider) == "Cijk_Ailk_Bljk_SB_MT128x32x16_SN_ISA90a_K1_SU0_WG16_8_1_WGM1"
+    assert solution_name_min(b, wider) == "Cijk_Ailk_Bljk_SB_MT128x32x16_SN_ISA90a_K1_SU0_SUS0_TT8_4_WG16_8_1_WGM1"
     assert infer_min_naming(b, solution_name_min(b, wider)) == wider
-    assert infer_min_naming(b, "Cijk_Ailk_Bljk_SB_MT128x32x16_SN_ISA908_K1_SU0_WGM1") is None  # a value differs
+    assert infer_min_naming(b, "Cijk_Ailk_Bljk_SB_MT128x32x16_SN_ISA908_K1_SU0_SUS0_TT8_4_WGM1") is None  # a value differs
     assert infer_min_naming(a, solution_name_min(b, naming)) is None  # the head differs
 
 
@@ -203,3 +211,12 @@ def test_errors_carry_locations() -> None:
     with pytest.raises(InvalidValue) as info2:
         kernel_state(_sol(DepthU="16"), path="[5][0]")
     assert info2.value.location is not None and info2.value.location.path == "[5][0].DepthU"
+
+
+def test_custom_kernels_do_not_enter_min_naming() -> None:
+    plain = kernel_state(_sol(StaggerU=32), isa=(9, 0, 10))
+    custom = kernel_state(_sol(StaggerU=0, CustomKernelName="my_kernel"), isa=(9, 0, 10))
+    naming = min_naming([plain, custom])
+    assert naming == MinNaming(frozenset({"Kernel"}))
+    assert solution_name_min(custom, naming) == "my_kernel"
+    assert "StaggerU" in min_naming([plain, kernel_state(_sol(StaggerU=0), isa=(9, 0, 10))])
