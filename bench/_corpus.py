@@ -18,3 +18,27 @@ def corpus_path(explicit: str | None, required: str = "logic") -> Path:
         if candidate and (Path(candidate) / required).is_dir():
             return Path(candidate)
     sys.exit("corpus not found: pass --corpus or set TENSILEKIT_CORPUS")
+
+
+def master_sources(corpus: Path) -> dict[str, list[Path]]:
+    """Each generated master of ``masters/`` and its source logic files, in merge order.
+
+    ``masters/SOURCES.md`` lists every file of a master with the first 8 hex digits of its blob
+    sha, in merge order; ``masters-sources/MANIFEST.csv`` maps each path to its full sha.
+    """
+    import csv
+    import re
+
+    with (corpus / "masters-sources" / "MANIFEST.csv").open() as fh:
+        by_sha = {row["git_blob_sha"]: row["path"] for row in csv.DictReader(fh)}
+    out: dict[str, list[Path]] = {}
+    for line in (corpus / "masters" / "SOURCES.md").read_text().splitlines():
+        if not line.startswith("| `"):
+            continue
+        master = line.split("`")[1]
+        files = []
+        for prefix in re.findall(r"\(([0-9a-f]{8})…\)", line):
+            (path,) = [p for sha, p in by_sha.items() if sha.startswith(prefix)]
+            files.append(corpus / "masters-sources" / path)
+        out[master] = files
+    return out
