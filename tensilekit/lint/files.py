@@ -25,7 +25,7 @@ from tensilekit.io.files import read_bytes
 from tensilekit.io.logic_io import logic_from_data
 from tensilekit.io.master_io import decode, load_placeholder, master_from_data
 from tensilekit.io.msgpack_codec import dump_msgpack
-from tensilekit.lint.rules import LintOptions, Locator, lint_rules
+from tensilekit.lint.rules import LintOptions, Locator, lint_library
 from tensilekit.lint.tables import KEY_FIELDS
 from tensilekit.model.checks import Finding, logic_field_path
 from tensilekit.model.library import MasterLibrary, MatchingNode
@@ -136,7 +136,7 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
                 logic = logic_from_data(decoded, source=source, text=text)
                 library = _built_master(logic, source)
                 locator = LogicLocator(logic, library)
-            findings = lint_rules(
+            findings = lint_library(
                 library,
                 options=options,
                 locator=locator,

@@ -620,7 +620,7 @@ def _tile(solution: MasterSolution) -> str:
     return "x".join(str(v) for v in (tile or [])[:2])
 
 
-def lint_rules(
+def lint_library(
     library: MasterLibrary,
     *,
     options: LintOptions | None = None,
@@ -629,7 +629,15 @@ def lint_rules(
     measure: Measure | None = None,
     file_bytes: int | None = None,
 ) -> list[Finding]:
-    """Every finding of every rule for ``library``, rule by rule (see the module docstring)."""
+    """Semantic findings for one master library, rule by rule (see the module docstring).
+
+    Args:
+        options: rule settings (grid-outlier factor, …).
+        locator: how findings name tables, entries and kernels (default: paths in the master).
+        loader: resolves ``Placeholder`` leaves of a lazy library (used by ``no-fallback``).
+        measure: serialised size of raw objects, for the ``size`` findings' byte counts.
+        file_bytes: the library file's size, for the ``size`` summary.
+    """
     linter = Linter(library, options=options, locator=locator, loader=loader)
     findings = list(linter.dead_entries())
     findings += linter.shadowed_entries()  # before unreachable_kernels, which reads the shadowed set
@@ -650,5 +658,5 @@ __all__ = [
     "MasterLocator",
     "Measure",
     "can_solve",
-    "lint_rules",
+    "lint_library",
 ]

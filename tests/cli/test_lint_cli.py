@@ -13,7 +13,7 @@ from tensilekit.cli.main import ExitCode, cli
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 CASES = FIXTURES / "lint" / "lint_cases_gfx90a.yaml"
 DEAD_ROW = FIXTURES / "lint" / "aldebaran_SB_dead_row.yaml"
-SAMPLE_LOGIC = FIXTURES / "logic" / "sample_aldebaran_Cijk_Ailk_Bljk_SB.yaml"
+SAMPLE_LOGIC = FIXTURES / "lint" / "aldebaran_SB_clean.yaml"
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from tensilekit.model.library import MatchingNode
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 DEAD_ROW = FIXTURES / "lint" / "aldebaran_SB_dead_row.yaml"
-SAMPLE_LOGIC = FIXTURES / "logic" / "sample_aldebaran_Cijk_Ailk_Bljk_SB.yaml"
+SAMPLE_LOGIC = FIXTURES / "lint" / "aldebaran_SB_clean.yaml"
 
 
 def test_logic_file_finding_points_at_its_row_and_line() -> None:
