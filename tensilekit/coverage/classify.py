@@ -25,8 +25,8 @@ size over its size per dimension, so "matched 4096x4096x4096, you run 4096x8x409
 
 from __future__ import annotations
 
-import dataclasses
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,6 +51,7 @@ from tensilekit.selection.columns import ProblemColumns
 from tensilekit.selection.distance import DISTANCES
 from tensilekit.selection.fast import BatchRoute, CompiledLibrary, compile_library
 from tensilekit.selection.problem import ContractionProblem, Hardware, contraction_problem
+from tensilekit.selection.scan import have_kdtree
 from tensilekit.selection.walk import Route, SortedTable, property_value
 
 DEFAULT_NEAR = 0.10
@@ -75,36 +76,52 @@ class _TableView:
         names = ", ".join(SIZE_NAMES.get(prop.type, prop.type) for prop in node.properties)
         self.label = f"{node.distance} table, {len(table.keys)} entries, key [{names}]"
         attributes = [_ATTRIBUTES.get(prop.type) if (prop.index or 0) == 0 else None for prop in node.properties]
-        self.attributes: list[str] | None = None if None in attributes else [a for a in attributes if a]
+        names_of_key = [name for name in attributes if name]
+        self._key_of: Callable[[ContractionProblem], Any] | None = None
+        if len(names_of_key) == len(attributes):
+            self._key_of = operator.attrgetter(*names_of_key)
+        self._tree: Any = None
 
     def key(self, problem: ContractionProblem) -> tuple[int, ...]:
         """The GEMM's key in this table (``ProblemKey::keyForProblem``)."""
-        if self.attributes is not None:
-            return tuple(getattr(problem, name) for name in self.attributes)
-        return tuple(property_value(prop, problem) for prop in self.node.properties)
+        if self._key_of is None:
+            return tuple(property_value(prop, problem) for prop in self.node.properties)
+        key = self._key_of(problem)
+        return key if isinstance(key, tuple) else (key,)
 
     def nearest(self, key: tuple[int, ...]) -> int:
         """Sorted position of the entry nearest to ``key`` by the table's distance (-1: empty)."""
         return self.nearest_many([key])[0]
 
     def nearest_many(self, keys: Sequence[tuple[int, ...]]) -> list[int]:
-        """:meth:`nearest` of many keys (vectorised for Euclidean, Equality and Manhattan tables)."""
+        """:meth:`nearest` of many keys (vectorised for Euclidean, Equality and Manhattan tables).
+
+        With SciPy a k-d tree answers (equal distances: whichever entry the tree returns);
+        without it a brute-force search (equal distances: the first entry in sorted order).
+        """
         if not len(self.keys):
             return [-1] * len(keys)
         if self.node.distance not in ("Euclidean", "Equality", "Manhattan"):
             return [self._nearest_scan(key) for key in keys]
         queries = np.array(keys, dtype=np.float64).reshape(len(keys), self.keys.shape[1])
+        manhattan = self.node.distance == "Manhattan"
+        if len(keys) * len(self.keys) > _NEAREST_CELLS and have_kdtree():
+            if self._tree is None:
+                from scipy.spatial import cKDTree  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+                self._tree = cKDTree(self.keys, leafsize=32)
+            _, found = self._tree.query(queries, k=1, p=1 if manhattan else 2)
+            listed: list[int] = np.asarray(found, dtype=np.int64).tolist()
+            return listed
         step = max(1, _NEAREST_CELLS // len(self.keys))
-        found: list[int] = []
+        positions: list[int] = []
         for start in range(0, len(queries), step):
             difference = queries[start : start + step, None, :] - self.keys[None, :, :]
             values: npt.NDArray[np.float64] = (
-                np.abs(difference).sum(axis=2)
-                if self.node.distance == "Manhattan"
-                else (difference * difference).sum(axis=2)
+                np.abs(difference).sum(axis=2) if manhattan else (difference * difference).sum(axis=2)
             )
-            found += np.argmin(values, axis=1).tolist()
-        return found
+            positions += np.argmin(values, axis=1).tolist()
+        return positions
 
     def _nearest_scan(self, key: tuple[int, ...]) -> int:
         distance = DISTANCES[self.node.distance].distance
@@ -199,7 +216,7 @@ class Classifier:
                         skipped.append(_skipped(gemms[i], error))
                 continue
             routes = [route.route(offset) for offset in range(len(chunk))]
-            closest = self._nearest(routes, problems, sids)
+            closest = self._nearest(routes, problems, sids, columns)
             for offset, i in enumerate(chunk):
                 sid, fitness = int(sids[offset]), float(fits[offset])
                 result = self._result(
@@ -210,13 +227,19 @@ class Classifier:
                     routes[offset],
                     weights[i],
                     weights[i] / total if total > 0 else 0.0,
-                    closest.get(offset),
+                    *closest.get(offset, (None, None)),
                 )
                 results.append(result)
         return results, skipped
 
-    def _nearest(self, routes: list[Route], problems: list[ContractionProblem], sids: Any) -> dict[int, int]:
-        """The nearest entry of each answering table, table by table (one vectorised search each)."""
+    def _nearest(
+        self, routes: list[Route], problems: list[ContractionProblem], sids: Any, columns: ProblemColumns
+    ) -> dict[int, tuple[int, bool]]:
+        """The nearest entry of each answering table and whether its kernel can run the GEMM.
+
+        One vectorised search per table; usability per nearest kernel over all its GEMMs at once
+        (the compiled predicates ``select --queries`` evaluates).
+        """
         asked: dict[int, tuple[_TableView, list[int], list[tuple[int, ...]]]] = {}
         for offset, route in enumerate(routes):
             if sids[offset] < 0 or not isinstance(route.leaf, MatchingNode) or route.position is None:
@@ -228,14 +251,29 @@ class Classifier:
             _, offsets, keys = asked.setdefault(id(view), (view, [], []))
             offsets.append(offset)
             keys.append(key)
-        closest: dict[int, int] = {}
+        closest: dict[int, tuple[int, bool]] = {}
+        by_kernel: dict[int, list[int]] = {}
         for view, offsets, keys in asked.values():
-            closest.update(zip(offsets, view.nearest_many(keys), strict=True))
+            for offset, position in zip(offsets, view.nearest_many(keys), strict=True):
+                if position == routes[offset].position:
+                    closest[offset] = (position, True)
+                    continue
+                index = view.table.indices[position] if position >= 0 else -1
+                closest[offset] = (position, False)
+                if index >= 0:
+                    by_kernel.setdefault(self.compiled.sid_of(index), []).append(offset)
+        atoms: dict[int, Any] = {}
+        for sid, offsets in by_kernel.items():
+            rows = np.array(offsets, dtype=np.int64)
+            passed = self.compiled.solution_pass(sid, columns.take(rows), atoms if len(rows) == columns.size else {})
+            for offset, usable in zip(offsets, passed.tolist(), strict=True):
+                closest[offset] = (closest[offset][0], bool(usable))
         return closest
 
     def _result(
         self, gemm: CoverageGemm, problem: ContractionProblem, solution: MasterSolution | None,
         fitness: float | None, route: Route, weight: float, share: float, closest: int | None = None,
+        usable: bool | None = None,
     ) -> GemmCoverage:  # fmt: skip
         table: str | None = None
         matched = nearest = None
@@ -247,13 +285,15 @@ class Classifier:
                 view = self._view(route.leaf)
                 table = view.label
                 key = view.key(problem)
-                matched = view.entry(route.position, key)
+                matched = view.entry(route.position, key, usable=True)  # the runtime ran its kernel
                 if closest is None:
                     closest = route.position if matched.key == key else view.nearest(key)
                 if closest == route.position:
-                    nearest = dataclasses.replace(matched, usable=True)
+                    nearest = matched
                 elif closest >= 0:
-                    nearest = view.entry(closest, key, self._usable(view, closest, problem, gemm.hardware))
+                    if usable is None:
+                        usable = self._usable(view, closest, problem, gemm.hardware)
+                    nearest = view.entry(closest, key, usable)
                 if matched.key == key:
                     found = CoverageClass.EXACT
                 elif view.within(key, route.position, self.near):

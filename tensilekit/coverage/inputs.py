@@ -75,6 +75,9 @@ def gemms_from_workload(
     return gemms, skipped
 
 
+_DEVICE_FIELDS = ("arch", "cu_count", "is_apu")
+
+
 def _positive_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise SelectionError(f"{name} must be a positive integer, got {value!r}")
@@ -108,7 +111,10 @@ def gemms_from_queries(
             if not isinstance(record, dict):
                 raise SelectionError("each line must hold one JSON object")
             problem = problem_from_query(record)
-            device = hardware_from_query(record, hardware)
+            if hardware is not None and all(record.get(name) is None for name in _DEVICE_FIELDS):
+                device = hardware  # the default device: no need to build it again
+            else:
+                device = hardware_from_query(record, hardware)
             calls = _positive_int(record.get("calls", record.get("call_count", 1)), "calls")
             per_call = _time(record.get("time_us"))
         except json.JSONDecodeError as error:

@@ -130,7 +130,10 @@ class GemmCoverage:
         return self.share * self.coverage_class.factor
 
     def to_dict(self) -> dict[str, Any]:
-        p, gemm = self.gemm.problem, self.gemm
+        gemm = self.gemm
+        p, hardware = gemm.problem, gemm.hardware
+        distance = self.distance
+        matched = _entry(self.matched)
         return {
             "gemm_type": gemm.gemm_type,
             "m": p.m,
@@ -138,22 +141,22 @@ class GemmCoverage:
             "k": p.k,
             "batch": p.batch,
             "calls": gemm.calls,
-            "flops": gemm.flops,
+            "flops": 2 * p.m * p.n * p.k * p.batch,
             "measured_us": gemm.measured_us,
             "weight": self.weight,
             "share": self.share,
             "class": self.coverage_class.value,
             "index": self.index,
             "name": self.name,
-            "distance": _finite(self.distance),
+            "distance": distance if distance is None or math.isfinite(distance) else None,
             "via": self.via,
             "fell_through": list(self.fell_through),
             "table": self.table,
-            "matched": None if self.matched is None else self.matched.to_dict(),
-            "nearest": None if self.nearest is None else self.nearest.to_dict(),
-            "score": self.score,
-            "arch": gemm.hardware.arch,
-            "cu_count": gemm.hardware.cu_count,
+            "matched": matched,
+            "nearest": matched if self.nearest is self.matched else _entry(self.nearest),
+            "score": self.share * self.coverage_class.factor,
+            "arch": hardware.arch,
+            "cu_count": hardware.cu_count,
             "origin": gemm.origin,
         }
 
@@ -227,6 +230,10 @@ class CoverageReport:
             ],
             "skipped": [{"origin": item.origin, "message": item.message} for item in self.skipped],
         }
+
+
+def _entry(entry: EntryMatch | None) -> dict[str, Any] | None:
+    return None if entry is None else entry.to_dict()
 
 
 def _finite(value: float | None) -> float | None:
