@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tensilekit.api import load_for_selection
-from tensilekit.coverage import Classifier, CoverageClass, CoverageGemm
+from tensilekit.coverage import Classifier, CoverageClass, CoverageGemm, coverage_of
 from tensilekit.selection import (
     ProblemColumns,
     compile_library,
@@ -85,3 +85,15 @@ def test_decision_forest_answers_are_near_and_its_null_value_a_fallback(corpus: 
         seen.setdefault(item.via, set()).add(item.coverage_class)
     assert seen["tree"] == {CoverageClass.NEAR}
     assert seen["null-value"] == {CoverageClass.FALLBACK}
+
+
+def test_a_lazy_master_gives_the_classes_of_its_eager_twin(corpus: Path) -> None:
+    (lazy,) = (corpus / "masters" / "lazy").glob("*/TensileLibrary_lazy_gfx90a.yaml")
+    records = [record for record in _queries(corpus, "aldebaran_NN_mixed", 300) if record["a_type"] == "Half"][:60]
+    gemms = [CoverageGemm(problem_from_query(r), hardware_from_query(r), "HH") for r in records]
+    answers = []
+    for path in (lazy, corpus / "masters" / "aldebaran_NN_mixed.dat"):
+        library, loader = load_for_selection(path)
+        report = coverage_of(library, gemms, loader=loader)
+        answers.append([(item.index, item.coverage_class, item.matched and item.matched.key) for item in report.gemms])
+    assert answers[0] == answers[1] and len(answers[0]) == len(gemms) > 0
