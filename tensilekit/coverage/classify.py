@@ -19,8 +19,11 @@ models selection a second time; the class follows from that route:
 * ``far``: otherwise, including a lone ``Single`` kernel serving every size.
 
 Besides the matched entry, the entry of the same table nearest to the GEMM by the table's own
-distance (predicates ignored; ties to the first in sorted order) is reported with the GEMM's
-size over its size per dimension, so "matched 4096x4096x4096, you run 4096x8x4096" shows.
+distance (predicates ignored, so it may be an entry whose kernel cannot run the GEMM: ``usable``
+says) is reported with the GEMM's size over its size per dimension, so "matched
+4096x4096x4096, you run 4096x8x4096" shows. The runtime's own scan can stop before the global
+nearest entry (its bound looks at the first key component only), so matched and nearest may
+differ even when the nearest kernel is usable.
 """
 
 from __future__ import annotations
