@@ -21,9 +21,9 @@ models selection a second time; the class follows from that route:
 Besides the matched entry, the entry of the same table nearest to the GEMM by the table's own
 distance (predicates ignored, so it may be an entry whose kernel cannot run the GEMM: ``usable``
 says) is reported with the GEMM's size over its size per dimension, so "matched
-4096x4096x4096, you run 4096x8x4096" shows. The runtime's own scan can stop before the global
-nearest entry (its bound looks at the first key component only), so matched and nearest may
-differ even when the nearest kernel is usable.
+4096x4096x4096, you run 4096x8x4096" shows. For Euclidean tables the runtime's scan finds the
+nearest usable entry, so the two differ when the nearest kernel is unusable, or between entries
+at equal distance (the runtime prefers the faster; the nearest search takes any).
 """
 
 from __future__ import annotations
