@@ -1,9 +1,12 @@
 """The lint rules over one master library: each decided by the runtime's own selection code.
 
 * ``dead-entry`` — the entry's kernel fails ``canSolve`` (task ∧ problem ∧ hardware predicates,
-  :func:`tensilekit.predicates.evaluate.evaluate_all`, as ``ReferenceSelector.can_solve`` does) for
-  every problem the entry's key stands for (:func:`tensilekit.lint.tables.entry_problems`); the
-  runtime skips it for ever.
+  compiled as ``select`` runs them) for every problem the entry's key stands for
+  (:func:`tensilekit.lint.tables.entry_problems`), on a predicate the key decides. The runtime
+  never answers the entry's own size with it. In an Equality table that is the entry's only use;
+  a nearest-key table can still hand it sizes nearer to it than to any usable entry, where the
+  kernel may pass (AMD's runtime does: rocBLAS_Full's GSU=3 entries at K=63 answer K=2493), so
+  such entries still count as references for ``unreachable-kernel``.
 * ``shadowed-entry`` — an entry that can never be the answer. In an ``Equality`` table every entry
   after the first of its key (the runtime tries only the fastest). In other tables an entry whose
   key and predicates equal those of a faster entry: the rightward scan always meets the faster one
@@ -13,7 +16,8 @@
   :class:`~tensilekit.selection.walk.ReferenceSelector` and an entry that wins one is not flagged.
   Entries of equal speed and different kernels are left alone (``std::sort`` order is unspecified).
 * ``unreachable-kernel`` — a kernel referenced by no live table entry, tree, ``Single``,
-  ``FreeSize`` or ``GranularitySelection`` node (entries of tables lint cannot model count as live).
+  ``FreeSize`` or ``GranularitySelection`` node: shadowed entries and dead entries of Equality
+  tables are not live; entries of tables lint cannot model are.
 * ``no-fallback`` — for a device and problem type, every leaf the runtime can reach (rows whose
   predicate holds, evaluated as the walk does, all of them as ``findAllSolutions`` unions them) is
   an ``Equality`` table: any size not listed finds no kernel.
@@ -295,10 +299,17 @@ class Linter:
                 if verdict.alive is False:
                     entry = node.table[number]
                     solution = self.solutions[entry.solution_index]
+                    if node.distance == "Equality":
+                        effect = "the entry is never used (an Equality table answers only its exact key)"
+                    else:
+                        effect = (
+                            "the entry never answers its own size (it can still answer other sizes that are "
+                            "nearer to it than to any usable entry)"
+                        )
                     yield _finding(
                         LintCode.DEAD_ENTRY,
-                        f"entry {list(entry.key)} → {_kernel(solution)} can never be used: at its own key "
-                        f"the kernel fails {verdict.reason}",
+                        f"entry {list(entry.key)} → {_kernel(solution)}: at the entry's key the kernel fails "
+                        f"{verdict.reason}; {effect}",
                         self.locator.entry(table.context.path, number),
                     )
 
@@ -389,9 +400,12 @@ class Linter:
         live: set[int] = set()
         dead_refs: defaultdict[int, int] = defaultdict(int)
         for table in self.tables:
+            # a dead entry of a nearest-key table still answers the sizes nearer to it than to any
+            # usable entry (where its kernel may pass): only an Equality table's dead entry is inert
+            exact = table.context.node.distance == "Equality"
             for number, entry in enumerate(table.context.node.table):
                 verdict = table.verdicts.get(number)
-                usable = verdict is None or verdict.alive is not False
+                usable = verdict is None or verdict.alive is not False or not exact
                 if usable and number not in table.shadowed:
                     live.add(entry.solution_index)
                 else:

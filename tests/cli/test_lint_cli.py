@@ -28,8 +28,9 @@ def test_findings_exit_zero_with_exact_lines(runner: CliRunner) -> None:
     assert lines[0] == f"{DEAD_ROW} (logic): 1 dead-entry"
     assert lines[1].startswith(f"  warning {DEAD_ROW}:262:5: entry [1001, 1024, 1024] → index 606601220 (")
     assert lines[1].endswith(
-        "can never be used: at its own key the kernel fails Free0SizeMultiple: not (M=1001 % ==0 4) "
-        "(at [7][0]) [dead-entry]"
+        ": at the entry's key the kernel fails Free0SizeMultiple: not (M=1001 % ==0 4); the entry never "
+        "answers its own size (it can still answer other sizes that are nearer to it than to any usable "
+        "entry) (at [7][0]) [dead-entry]"
     )
     assert lines[-1] == "1 file(s): 1 dead-entry, 3 size"
 

@@ -114,6 +114,34 @@ def test_unreachable_kernel(cases: MasterLibrary) -> None:
     assert "solutions[1]" not in unreachable and "solutions[7]" not in unreachable
 
 
+def test_a_dead_entry_of_a_nearest_key_table_still_reaches_its_kernel(cases: MasterLibrary) -> None:
+    # Without [256,256,256] -> kernel 1, kernel 1 is named only by the entry dead at [100,64,64];
+    # the runtime still hands it M=104 (its nearest entry; 104 % 8 == 0): reachable.
+    def drop_256(raw: dict[str, Any]) -> None:
+        table = _table(raw, "Contraction_l_Ailk_Bljk_Cijk_Dijk")
+        table["table"] = [e for e in table["table"] if not (e["key"] == [256, 256, 256] and e["index"] == BASE + 1)]
+
+    library = _edited(cases, drop_256)
+    assert select_solution(library, GemmProblem(m=104, n=64, k=64), Hardware(arch="gfx90a")).index == BASE + 1
+    findings = lint_library(library)
+    assert f"{NN}.table[0]" in _by_code(findings, LintCode.DEAD_ENTRY)
+    assert "solutions[1]" not in _by_code(findings, LintCode.UNREACHABLE_KERNEL)
+
+
+def test_a_dead_entry_of_an_equality_table_does_not(cases: MasterLibrary) -> None:
+    # kernel 11 asserting M % 8 == 0 at [100,100,1,100] (dead) and behind kernel 10 at [64,64,1,64]
+    def m8_at_100(raw: dict[str, Any]) -> None:
+        solution = next(s for s in raw["solutions"] if s["index"] == BASE + 11)
+        solution["problemPredicate"]["value"].append({"index": 0, "type": "Free0SizeMultiple", "value": 8})
+        _table(raw, "Contraction_l_Alik_Bljk_Cijk_Dijk")["table"][2]["key"] = [100, 100, 1, 100]
+
+    findings = lint_library(_edited(cases, m8_at_100))
+    dead = _by_code(findings, LintCode.DEAD_ENTRY)
+    assert "an Equality table answers only its exact key" in dead[f"{TN}.table[2]"].message
+    unreachable = _by_code(findings, LintCode.UNREACHABLE_KERNEL)
+    assert "referenced only by 2 dead or shadowed entries" in unreachable["solutions[7]"].message
+
+
 def test_no_fallback_only_for_equality_only_problem_types(cases: MasterLibrary) -> None:
     no_fallback = _by_code(lint_library(cases), LintCode.NO_FALLBACK)
     assert list(no_fallback) == [TN]
