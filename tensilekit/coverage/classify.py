@@ -218,7 +218,7 @@ class Classifier:
                     except SelectionError as error:
                         skipped.append(_skipped(gemms[i], error))
                 continue
-            routes = [route.route(offset) for offset in range(len(chunk))]
+            routes = route.routes()
             closest = self._nearest(routes, problems, sids, columns)
             for offset, i in enumerate(chunk):
                 sid, fitness = int(sids[offset]), float(fits[offset])
@@ -267,8 +267,8 @@ class Classifier:
                     by_kernel.setdefault(self.compiled.sid_of(index), []).append(offset)
         atoms: dict[int, Any] = {}
         for sid, offsets in by_kernel.items():
-            rows = np.array(offsets, dtype=np.int64)
-            passed = self.compiled.solution_pass(sid, columns.take(rows), atoms if len(rows) == columns.size else {})
+            # each atom once over the whole chunk, shared between the kernels
+            passed = self.compiled.solution_pass(sid, columns, atoms)[np.array(offsets, dtype=np.int64)]
             for offset, usable in zip(offsets, passed.tolist(), strict=True):
                 closest[offset] = (closest[offset][0], bool(usable))
         return closest
@@ -320,6 +320,7 @@ class Classifier:
             nearest=nearest,
             weight=weight,
             share=share,
+            score=share * found.factor,
         )
 
     def _usable(self, view: _TableView, position: int, problem: ContractionProblem, hardware: Hardware) -> bool:

@@ -123,11 +123,8 @@ class GemmCoverage:
     nearest: EntryMatch | None
     weight: float
     share: float
-
-    @property
-    def score(self) -> float:
-        """The "tune next" priority: share of the workload x the class factor."""
-        return self.share * self.coverage_class.factor
+    score: float = 0.0
+    """The "tune next" priority: share of the workload x the class factor."""
 
     def to_dict(self) -> dict[str, Any]:
         gemm = self.gemm
@@ -154,7 +151,7 @@ class GemmCoverage:
             "table": self.table,
             "matched": matched,
             "nearest": matched if self.nearest is self.matched else _entry(self.nearest),
-            "score": self.share * self.coverage_class.factor,
+            "score": self.score,
             "arch": hardware.arch,
             "cu_count": hardware.cu_count,
             "origin": gemm.origin,

@@ -47,7 +47,7 @@ from tensilekit.selection.features import feature_key
 from tensilekit.selection.kernels import AtomTable, BoolArray, all_of, bitmask_of, compile_atom, conjuncts
 from tensilekit.selection.problem import ContractionProblem, Hardware
 from tensilekit.selection.scan import DBL_MAX, Band, Usable, have_kdtree, nearest_many, nearest_one, scan_one
-from tensilekit.selection.walk import Loader, ReferenceSelector, Route, SortedTable, row_label
+from tensilekit.selection.walk import Loader, ReferenceSelector, Route, row_label
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -126,6 +126,15 @@ class BatchRoute:
         return Route(
             list(self.fell_through[query]), self.leaf[query], self.via[query], None if position < 0 else position
         )
+
+    def routes(self) -> list[Route]:
+        """Every query's route, in batch order."""
+        return [
+            Route(list(fell), leaf, via, None if position < 0 else position)
+            for fell, leaf, via, position in zip(
+                self.fell_through, self.leaf, self.via, self.position.tolist(), strict=True
+            )
+        ]
 
 
 class _Rows(_Node):
@@ -381,7 +390,7 @@ class _Table(_Node):
         self.node = node
         self.distance = DISTANCES[node.distance]
         self.attrs = [_key_attribute(prop) for prop in node.properties]
-        sorted_table = SortedTable.of(node)
+        sorted_table = lib.reference.sorted_table(node)  # shared with the reference walk (and coverage)
         arity = len(node.properties)
         self.keys = np.array(sorted_table.keys, dtype=np.int64).reshape(len(sorted_table.keys), arity)
         self.speeds = np.array(sorted_table.speeds, dtype=np.float64)
