@@ -44,7 +44,9 @@ def main() -> None:
     args = parser.parse_args()
     corpus = corpus_path(args.corpus, "masters-sources")
 
-    header = f"{'master':34s} {'files':>5s} {'MiB':>6s} {'CSafeLoader s':>13s} {'build s':>8s} {'ratio':>6s} {'bytes':>9s}"
+    header = (
+        f"{'master':34s} {'files':>5s} {'MiB':>6s} {'CSafeLoader s':>13s} {'build s':>8s} {'ratio':>6s} {'bytes':>9s}"
+    )
     print(header)
     print("-" * len(header))
     ratios = []

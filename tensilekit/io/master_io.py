@@ -64,11 +64,118 @@ def master_to_data(master: MasterLibrary) -> dict[str, Any]:
         return master.to_raw()
 
 
+# Key order of TensileCreateLibrary's msgpack output: Python's state() dicts are written in
+# insertion order (the YAML writer sorts instead). Read off the corpus masters AMD generated.
+_ROOT_KEYS = ("solutions", "library", "version")
+_SOLUTION_KEYS = (
+    "name", "problemType", "hardwarePredicate", "problemPredicate", "taskPredicate", "sizeMapping",
+    "debugKernel", "libraryLogicIndex", "index", "ideals", "linearModel",
+)  # fmt: skip
+_PROBLEM_TYPE_KEYS = (
+    "operationIdentifier", "aType", "bType", "cType", "dType", "useBeta", "highPrecisionAccumulate",
+    "useInitialStridesAB", "useInitialStridesCD", "stridedBatched", "f32XdlMathOp", "stochasticRounding",
+)  # fmt: skip
+_SIZE_MAPPING_KEYS = (
+    "workGroup", "macroTile", "threadTile", "depthU", "staggerU", "globalSplitU", "staggerStrideShift",
+    "workGroupMapping", "packSummationDims", "packBatchDims", "magicDivAlg", "streamK", "streamKAtomic",
+    "persistentKernel", "persistentKernelAlongBatch", "sourceKernel", "globalAccumulation",
+    "workspaceSizePerElemC", "preloadKernargs",
+)  # fmt: skip
+_NODE_KEYS = {
+    "Matching": ("type", "properties", "table", "distance"),
+    "ProblemMap": ("type", "property", "map"),
+    "DecisionTree": ("type", "features", "trees", "nullValue"),
+}
+_PREDICATE_KEYS = ("type", "index", "value")
+_BUFFER_LOAD_CHECK_KEYS = ("ShiftPtrElemB", "ShiftPtrElemA", "DUorMT1", "DUorMT0")
+
+
+def _ordered(node: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """``node`` with ``keys`` first, in that order; any other key after them, as it was."""
+    out = {key: node[key] for key in keys if key in node}
+    out.update((key, value) for key, value in node.items() if key not in out)
+    return out
+
+
+def _predicate_order(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_predicate_order(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "type" not in node:  # a plain value mapping (SizeInRange bounds, granularity factors)
+        return dict(sorted(node.items(), key=lambda item: str(item[0])))
+    ordered = _ordered(node, _PREDICATE_KEYS)
+    value = ordered.get("value")
+    if node["type"] == "BufferLoadOffsetLimitCheck" and isinstance(value, dict):
+        ordered["value"] = _ordered(value, _BUFFER_LOAD_CHECK_KEYS)
+    elif "value" in ordered:
+        ordered["value"] = _predicate_order(value)
+    return ordered
+
+
+def _library_order(node: Any) -> Any:
+    if not isinstance(node, dict):
+        return node
+    kind = node.get("type")
+    ordered = _ordered(node, _NODE_KEYS.get(kind, ("type", "rows", "value", "index")) if isinstance(kind, str) else ())
+    if "rows" in ordered:
+        ordered["rows"] = [
+            _ordered(
+                {
+                    **row,
+                    "predicate": _predicate_order(row.get("predicate")),
+                    "library": _library_order(row.get("library")),
+                },
+                ("predicate", "library"),
+            )
+            for row in ordered["rows"]
+        ]
+    if kind == "ProblemMap":
+        ordered["map"] = {op: _library_order(child) for op, child in ordered["map"].items()}
+    if kind == "Matching":
+        ordered["properties"] = [_ordered(p, ("type", "index")) for p in ordered["properties"]]
+        ordered["table"] = [_ordered(entry, ("key", "index", "value", "speed")) for entry in ordered["table"]]
+    if kind == "DecisionTree":
+        ordered["features"] = [
+            _ordered(f, ("index", "type") if "index" in f else ("type", "value")) for f in ordered["features"]
+        ]
+        ordered["trees"] = [
+            _ordered(
+                {**t, "tree": [dict(sorted(n.items())) for n in t["tree"]], "value": _library_order(t["value"])},
+                ("tree", "value"),
+            )
+            for t in ordered["trees"]
+        ]
+        ordered["nullValue"] = _library_order(ordered["nullValue"])
+    return ordered
+
+
+def _solution_order(record: dict[str, Any]) -> dict[str, Any]:
+    ordered = _ordered(record, _SOLUTION_KEYS)
+    for key in ("hardwarePredicate", "problemPredicate", "taskPredicate"):
+        if key in ordered:
+            ordered[key] = _predicate_order(ordered[key])
+    if isinstance(ordered.get("problemType"), dict):
+        ordered["problemType"] = _ordered(ordered["problemType"], _PROBLEM_TYPE_KEYS)
+    if isinstance(ordered.get("sizeMapping"), dict):
+        ordered["sizeMapping"] = _ordered(ordered["sizeMapping"], _SIZE_MAPPING_KEYS)
+    return ordered
+
+
+def tensile_msgpack_order(data: dict[str, Any]) -> dict[str, Any]:
+    """The master tree with every map in the key order TensileCreateLibrary's msgpack writer uses."""
+    ordered = _ordered(data, _ROOT_KEYS)
+    ordered["solutions"] = [_solution_order(s) if isinstance(s, dict) else s for s in ordered.get("solutions", [])]
+    ordered["library"] = _library_order(ordered.get("library"))
+    return ordered
+
+
 def dumps_master(master: MasterLibrary, fmt: Format | str = Format.YAML, style: YamlStyle = AMD_MASTER_STYLE) -> bytes:
-    """Serialise as TensileCreateLibrary does: YAML (sorted keys, ``---``/``...``) or msgpack."""
+    """Serialise as TensileCreateLibrary does: YAML (sorted keys, ``---``/``...``) or msgpack (keys
+    in the writer's object order)."""
     data = master_to_data(master)
     if Format(fmt) is Format.MSGPACK:
-        return dump_msgpack(data)
+        return dump_msgpack(tensile_msgpack_order(data))
     with gc_paused():
         return dump_yaml(data, style).encode("utf-8")
 

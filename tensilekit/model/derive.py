@@ -513,8 +513,7 @@ def _matrix_instruction_support(st: _State, isa: Isa, pt: Mapping[str, Any], reg
     if state["EnableMatrixInstruction"]:
         _reject_if(not (has_mfma(isa) or has_wmma(isa)))
         _reject_if(
-            pt["DataType"].enum
-            not in ("Float", "Double", "BFloat16", "Half", "ComplexFloat", "ComplexDouble", "Int8")
+            pt["DataType"].enum not in ("Float", "Double", "BFloat16", "Half", "ComplexFloat", "ComplexDouble", "Int8")
             and not pt["DataType"].enum.startswith(("Float8", "BFloat8"))
         )
         _reject_if(not has_mfma(isa) and has_wmma(isa) and state["WavefrontSize"] == 64)
@@ -712,7 +711,12 @@ def _vector_widths(st: _State, indices: Mapping[str, Any], regs: float) -> None:
             state["VectorWidth"] = default
         if state["VectorWidthB"] < 1:
             state["VectorWidthB"] = default
-            if indices["TLUB"] and not state["UnrollMajorLDSB"] and state["MIInputPerThread"] == 1 and state["SourceSwap"]:
+            if (
+                indices["TLUB"]
+                and not state["UnrollMajorLDSB"]
+                and state["MIInputPerThread"] == 1
+                and state["SourceSwap"]
+            ):
                 if state["DirectToVgprB"] and state["GlobalLoadVectorWidthB"] != -1:
                     state["VectorWidthB"] = state["GlobalLoadVectorWidthB"]
                 elif state["DirectToVgprA"] and indices["TLUA"] and state["LocalReadVectorWidth"] != -1:
