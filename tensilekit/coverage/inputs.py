@@ -78,6 +78,12 @@ def gemms_from_workload(
 _DEVICE_FIELDS = ("arch", "cu_count", "is_apu")
 
 
+def _one_line(message: str) -> str:
+    """A validation message on one line (pydantic spreads one error over several, with a URL)."""
+    lines = [line.strip() for line in message.splitlines() if not line.strip().startswith("For further information")]
+    return " ".join(line for line in lines if line)
+
+
 def _positive_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise SelectionError(f"{name} must be a positive integer, got {value!r}")
@@ -121,7 +127,7 @@ def gemms_from_queries(
             sink.report(number, f"not a JSON object: {error.msg}", line)
             continue
         except TensilekitError as error:
-            sink.report(number, error.message, line)
+            sink.report(number, _one_line(error.message), line)
             continue
         measured = None if per_call is None else per_call * calls
         origin = f"{file or '<input>'}:{number}"

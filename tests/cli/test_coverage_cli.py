@@ -178,3 +178,15 @@ def test_plot_coverage_draws_the_heaviest_type_at_its_heaviest_k(tmp_path: Path)
     assert other.exit_code == 0 and "1 BBS_TN GEMM(s) on the kernel map at K=64 (0 at that K)" in other.stdout
     missing = invoke("plot", "coverage", LOG, "--library", EQUALITY, "--type", "HHS_NN", "-o", str(out))
     assert missing.exit_code == ExitCode.BAD_INPUT and "has no HHS_NN GEMM" in missing.stderr
+
+
+def test_a_workload_with_no_readable_gemm_is_bad_input(tmp_path: Path) -> None:
+    queries = tmp_path / "broken.jsonl"
+    queries.write_text('{"m": 1}\nnot json\n')
+    result = invoke("coverage", str(queries), "--library", SAMPLE)
+    assert result.exit_code == ExitCode.BAD_INPUT
+    lines = result.stderr.splitlines()
+    assert lines[-1] == "error: no GEMM could be read from the workload"
+    first = next(line for line in lines if line.startswith(f"skipped: {queries}:1: "))
+    assert "Field required" in first and "errors.pydantic.dev" not in result.stderr  # one line per skipped line
+    assert f"skipped: {queries}:2: not a JSON object: Expecting value" in lines

@@ -121,8 +121,11 @@ def coverage_report(
     gemms, skipped = read_gemms(workloads, device)
     for item in skipped:
         click.echo(f"skipped: {item}", err=True)
+    if not gemms:
+        click.echo("error: no GEMM could be read from the workload", err=True)
+        ctx.exit(ExitCode.BAD_INPUT)
     served = served_problem_types(library)
-    if gemms and served and not any(is_served(gemm.problem, served) for gemm in gemms):
+    if served and not any(is_served(gemm.problem, served) for gemm in gemms):
         types = sorted({gemm.gemm_type for gemm in gemms})
         click.echo(f"error: {library_path} serves none of the workload's problem types ({', '.join(types)})", err=True)
         ctx.exit(ExitCode.DIFFERENCES)
