@@ -58,6 +58,20 @@ def test_no_fallback_equality_logic_and_clean_master(corpus: Path) -> None:
     assert "no-fallback" not in _codes(corpus / "masters/aldebaran_SB_NN_equality.dat")
 
 
+def test_grid_outlier_hipblaslt_gridbased(corpus: Path) -> None:
+    path = (
+        corpus
+        / "logic/hipblaslt/aquavanjaram/gfx942/GridBased/aquavanjaram_Cijk_Ailk_Bljk_HF8_HHS_BH_Bias_HAS_SAB_SAV_UserArgs.yaml"
+    )
+    (outlier,) = [f for f in lint_file(path).findings if f.code == "grid-outlier"]
+    assert outlier.path.startswith("[7][") and outlier.line is not None
+    assert "grid cell M=512 N=64 batch=1 K=1536" in outlier.message
+    assert "macro tile 256x64" in outlier.message
+    # the other GridBased files of that folder have none
+    others = sorted(path.parent.glob("*.yaml"))[:6]
+    assert not [f for other in others if other != path for f in lint_file(other).findings if f.code == "grid-outlier"]
+
+
 def test_clean_master(corpus: Path) -> None:
     codes = _codes(corpus / "masters/aquavanjaram942_B8B8S_BH_SR_NT.dat")
     assert set(codes) == {"size"}
