@@ -136,10 +136,14 @@ def _finding(code: LintCode, message: str, path: str) -> Finding:
     return Finding(severity=code.severity, code=code.value, message=message, path=path)
 
 
+def _predicates(solution: MasterSolution) -> tuple[Any, ...]:
+    """The predicates ``canSolve`` evaluates, in its order: task, problem, hardware."""
+    return (solution.task_predicate, solution.problem_predicate, solution.hardware_predicate)
+
+
 def can_solve(solution: MasterSolution, problem: ContractionProblem, hardware: Hardware) -> Verdict:
-    """``ContractionSolution::canSolve``: task, problem, then hardware predicate."""
-    parts = (solution.task_predicate, solution.problem_predicate, solution.hardware_predicate)
-    return evaluate_all(parts, problem, hardware, solution=solution)
+    """``ContractionSolution::canSolve`` with the reference evaluator (it words the reason)."""
+    return evaluate_all(_predicates(solution), problem, hardware, solution=solution)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,7 +189,7 @@ KEY_DECIDED = frozenset(
 
 def _failure(solution: MasterSolution, problems: list[ContractionProblem], hardware: Hardware) -> EntryVerdict:
     """Why a kernel that fails every one of ``problems`` does: dead, or undecided (see KEY_DECIDED)."""
-    for part in (solution.task_predicate, solution.problem_predicate, solution.hardware_predicate):
+    for part in _predicates(solution):
         for operand in conjuncts(part):
             if operand.type not in KEY_DECIDED:
                 continue
@@ -201,7 +205,7 @@ class _Table:
     context: TableContext
     sorted: SortedTable | None
     verdicts: dict[int, EntryVerdict]  # by position in node.table
-    shadowed: set[int]
+    shadowed: dict[int, str]  # position in node.table -> why it can never win
 
 
 def _kernel(solution: MasterSolution) -> str:
@@ -210,10 +214,6 @@ def _kernel(solution: MasterSolution) -> str:
     parts = name.split("_")
     short = "_".join(parts[:7]) + ("…" if len(parts) > 7 else "")
     return f"index {solution.index} ({short})" if short else f"index {solution.index}"
-
-
-def _predicates(solution: MasterSolution) -> tuple[Any, ...]:
-    return (solution.task_predicate, solution.problem_predicate, solution.hardware_predicate)
 
 
 class Linter:
@@ -232,10 +232,11 @@ class Linter:
         self.locator: Locator = locator or MasterLocator()
         self.loader = loader
         self.solutions = library.solutions_by_index()
-        self.positions = {solution.index: number for number, solution in enumerate(library.solutions)}
         self.compiled = compile_library(library, loader=loader)
         self._bases: dict[tuple[str, int], ProblemBase | SelectionError] = {}
         self.tables = [self._table(context) for context in table_contexts(library)]
+        for table in self.tables:
+            table.shadowed.update(self._shadowed(table))
 
     # ------------------------------------------------------------------ entries
 
@@ -289,10 +290,10 @@ class Linter:
                 if memo_key not in memo:
                     memo[memo_key] = self.decide(context, solution, entry.key)
                 verdicts[number] = memo[memo_key]
-        table = _Table(context, ordered, verdicts, set())
-        return table
+        return _Table(context, ordered, verdicts, {})
 
     def dead_entries(self) -> Iterator[Finding]:
+        """``dead-entry`` findings, table by table in file order."""
         for table in self.tables:
             node = table.context.node
             for number, verdict in sorted(table.verdicts.items()):
@@ -314,10 +315,13 @@ class Linter:
                     )
 
     def shadowed_entries(self) -> Iterator[Finding]:
+        """``shadowed-entry`` findings, table by table in sorted-table order."""
         for table in self.tables:
-            yield from self._shadowed(table)
+            for number, message in table.shadowed.items():
+                yield _finding(LintCode.SHADOWED_ENTRY, message, self.locator.entry(table.context.path, number))
 
-    def _shadowed(self, table: _Table) -> Iterator[Finding]:
+    def _shadowed(self, table: _Table) -> Iterator[tuple[int, str]]:
+        """(position in the table, why) of every entry that can never win."""
         ordered = table.sorted
         if ordered is None:
             return
@@ -335,9 +339,7 @@ class Linter:
             for later_rank, position in enumerate(group[1:], start=1):
                 message = self._shadowing(table, group[:later_rank], position, equality)
                 if message is not None:
-                    number = ordered.order[position]
-                    table.shadowed.add(number)
-                    yield _finding(LintCode.SHADOWED_ENTRY, message, self.locator.entry(table.context.path, number))
+                    yield ordered.order[position], message
 
     def _shadowing(self, table: _Table, earlier: list[int], position: int, equality: bool) -> str | None:
         ordered = table.sorted
@@ -397,6 +399,7 @@ class Linter:
     # ------------------------------------------------------------------ kernels
 
     def unreachable_kernels(self) -> Iterator[Finding]:
+        """``unreachable-kernel`` findings."""
         live: set[int] = set()
         dead_refs: defaultdict[int, int] = defaultdict(int)
         for table in self.tables:
@@ -430,6 +433,7 @@ class Linter:
     # ------------------------------------------------------------------ fallback
 
     def no_fallback(self) -> Iterator[Finding]:
+        """``no-fallback`` findings, one per device and set of reachable Equality tables."""
         if not isinstance(self.library.library, HardwareNode):
             return  # a lazy placeholder file: its siblings (other CU rows) are not visible here
         reported: set[tuple[Hardware, frozenset[str]]] = set()
@@ -492,6 +496,7 @@ class Linter:
     # ------------------------------------------------------------------ grids
 
     def grid_outliers(self) -> Iterator[Finding]:
+        """``grid-outlier`` findings of every GridBased table."""
         for table in self.tables:
             if table.context.node.distance == "GridBased" and table.sorted is not None:
                 yield from self._grid(table)
@@ -554,6 +559,7 @@ class Linter:
     # ------------------------------------------------------------------ size
 
     def sizes(self, measure: Measure | None, file_bytes: int | None) -> Iterator[Finding]:
+        """``size`` findings: the library, each problem type, each table."""
         entries = sum(len(table.context.node.table) for table in self.tables)
         text = f"{len(self.library.solutions)} solutions, {len(self.tables)} tables, {entries} table entries"
         if file_bytes is not None:
@@ -654,7 +660,7 @@ def lint_library(
     """
     linter = Linter(library, options=options, locator=locator, loader=loader)
     findings = list(linter.dead_entries())
-    findings += linter.shadowed_entries()  # before unreachable_kernels, which reads the shadowed set
+    findings += linter.shadowed_entries()
     findings += linter.unreachable_kernels()
     findings += linter.no_fallback()
     findings += linter.grid_outliers()
