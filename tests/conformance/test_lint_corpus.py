@@ -12,6 +12,8 @@ from tensilekit.io.master_io import load_master
 from tensilekit.lint import lint_file, lint_paths
 from tensilekit.selection import GemmProblem, Hardware, select_solution
 
+pytestmark = pytest.mark.corpus
+
 
 def _codes(path: Path) -> Counter[str]:
     return Counter(finding.code for finding in lint_file(path).findings)

@@ -28,6 +28,8 @@ GOLDEN = [
     pytest.param("rocBLAS_Full", marks=pytest.mark.slow),
 ]
 
+pytestmark = pytest.mark.corpus
+
 
 @pytest.mark.parametrize("name", GOLDEN)
 def test_lint_agrees_with_the_runtime(corpus: Path, name: str) -> None:
