@@ -577,11 +577,12 @@ class Linter:
         for table in self.tables:
             node = table.context.node
             kernels = len({entry.solution_index for entry in node.table})
-            yield _finding(
-                LintCode.SIZE,
-                f"{node.distance} table: {len(node.table)} entries, {kernels} kernels",
-                self.locator.table(table.context.path),
-            )
+            text = f"{node.distance} table: {len(node.table)} entries, {kernels} kernels"
+            undecided = sum(verdict.alive is None for verdict in table.verdicts.values())
+            if undecided or table.sorted is None:
+                # entries lint could not judge (outside the GEMM model, or failing only on open predicates)
+                text += f", {undecided if table.sorted is not None else len(node.table)} entries not judged"
+            yield _finding(LintCode.SIZE, text, self.locator.table(table.context.path))
 
 
 def _other_references(node: AnyNode) -> Iterator[int]:
