@@ -46,7 +46,7 @@ def _render(results: list[FileLint], console: Console, show_size: bool) -> None:
 
 
 @click.command("lint")
-@click.argument("libraries", nargs=-1, required=True, type=click.Path())
+@click.argument("libraries", nargs=-1, required=True, type=click.Path(), metavar="LIBRARY...")
 @click.option("--json", "as_json", is_flag=True, help="Print every finding as JSON (one object per file).")
 @click.option(
     "--error-on",
