@@ -45,24 +45,29 @@ def _share(value: float) -> str:
 def render_report(report: CoverageReport, library: str, console: Console, *, rows: int = 30) -> None:
     """The GEMM table (heaviest first, ``rows`` of them), the class and type summary, tune next."""
     table = Table(title=f"Coverage of {len(report.gemms)} GEMM(s) by {library}", title_justify="left")
-    for column in ("type", "M x N x K", "calls", "share", "class", "kernel", "matched", "ratio", "nearest"):
-        table.add_column(
-            column,
-            justify="right" if column in ("calls", "share") else "left",
-            no_wrap=column not in ("matched", "ratio", "nearest"),
-        )
+    wide = console.width >= 120  # narrower terminals lose the calls, kernel and nearest-entry columns
+    columns = ["type", "M x N x K", "calls", "share", "class", "kernel", "matched", "ratio", "nearest"]
+    if not wide:
+        columns = [column for column in columns if column not in ("calls", "kernel", "nearest")]
+    for column in columns:
+        table.add_column(column, justify="right" if column in ("calls", "share") else "left", no_wrap=column != "ratio")
     heaviest = sorted(report.gemms, key=lambda item: -item.weight)
     for item in heaviest[:rows]:
         style = _STYLES[item.coverage_class]
-        same = item.nearest is None or (item.matched is not None and item.nearest.position == item.matched.position)
-        nearest = "" if same else entry_text(item.nearest)
-        if item.nearest is not None and item.nearest.usable is False:
-            nearest += " (kernel can't run it)"
-        table.add_row(
-            item.gemm.gemm_type, gemm_size(item), str(item.gemm.calls), _share(item.share),
-            f"[{style}]{item.coverage_class.value}[/{style}]", "-" if item.index is None else str(item.index), entry_text(item.matched),
-            ratio_text(item.matched), nearest,
-        )  # fmt: skip
+        cells = [item.gemm.gemm_type, gemm_size(item)]
+        if wide:
+            cells.append(str(item.gemm.calls))
+        cells += [_share(item.share), f"[{style}]{item.coverage_class.value}[/{style}]"]
+        if wide:
+            cells.append("-" if item.index is None else str(item.index))
+        cells += [entry_text(item.matched), ratio_text(item.matched)]
+        if wide:
+            same = item.nearest is None or (item.matched is not None and item.nearest.position == item.matched.position)
+            nearest = "" if same else entry_text(item.nearest)
+            if item.nearest is not None and item.nearest.usable is False:
+                nearest += " (kernel can't run it)"
+            cells.append(nearest)
+        table.add_row(*cells)
     console.print(table)
     if len(heaviest) > rows:
         console.print(f"… {len(heaviest) - rows} lighter GEMM(s) not shown (--json lists every GEMM)")

@@ -86,6 +86,12 @@ def test_terminal_table_and_summary() -> None:
     assert "Share of GEMM time (calls x flops) by class" in lines
     assert "tune next (3 GEMM(s), share x class factor):" in lines
     assert f"skipped: {LOG}:4: bad profile line: M: not an integer: 'four-thousand'" in result.stderr
+    narrow = CliRunner().invoke(
+        cli, ["coverage", LOG, "--library", EQUALITY, "--cu-count", "104"], env={"COLUMNS": "80"}
+    )
+    rows = [line for line in narrow.stdout.splitlines() if "4096x8x4096" in line]
+    assert len(rows) == 1 and "fallback" in rows[0] and "4096x1024x4096" in rows[0] and "N 0.00781" in rows[0]
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 80
 
 
 def test_markdown_report() -> None:
