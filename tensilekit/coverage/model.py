@@ -94,7 +94,7 @@ class EntryMatch:
 
     def to_dict(self) -> dict[str, Any]:
         record: dict[str, Any] = {
-            "key": list(self.key),
+            "key": self.key,  # a tuple: JSON writes it as a list
             "index": self.index,
             "speed": _finite(self.speed),
             "sizes": self.sizes,
@@ -121,6 +121,8 @@ class GemmCoverage:
     """The kernel-serving table: ``<distance> table, <n> entries, key [M, N, K]``."""
     matched: EntryMatch | None
     nearest: EntryMatch | None
+    """The table's entry nearest to the GEMM; the ``matched`` object itself when that is it (the
+    JSON form then writes ``null``: "the matched entry is the nearest")."""
     weight: float
     share: float
     score: float = 0.0
@@ -147,10 +149,10 @@ class GemmCoverage:
             "name": self.name,
             "distance": distance if distance is None or math.isfinite(distance) else None,
             "via": self.via,
-            "fell_through": list(self.fell_through),
+            "fell_through": self.fell_through,
             "table": self.table,
             "matched": matched,
-            "nearest": matched if self.nearest is self.matched else _entry(self.nearest),
+            "nearest": None if self.nearest is self.matched else _entry(self.nearest),
             "score": self.score,
             "arch": hardware.arch,
             "cu_count": hardware.cu_count,

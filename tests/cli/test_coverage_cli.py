@@ -196,3 +196,12 @@ def test_a_workload_with_no_readable_gemm_is_bad_input(tmp_path: Path) -> None:
     first = next(line for line in lines if line.startswith(f"skipped: {queries}:1: "))
     assert "Field required" in first and "errors.pydantic.dev" not in result.stderr  # one line per skipped line
     assert f"skipped: {queries}:2: not a JSON object: Expecting value" in lines
+
+
+def test_json_nearest_is_null_when_the_matched_entry_is_the_nearest() -> None:
+    data = _json(LOG, "--library", EQUALITY, "--arch", "gfx90a")
+    assert [g["nearest"] for g in data["gemms"]] == [None] * 5
+    assert data["gemms"][1]["matched"] == {
+        "key": [4096, 4096, 4096], "index": 606601216, "speed": 36210.7, "sizes": {"M": 4096, "N": 4096, "K": 4096},
+        "ratios": {"M": pytest.approx(4000 / 4096), "N": 1.0, "K": 1.0}, "usable": True,
+    }  # fmt: skip
