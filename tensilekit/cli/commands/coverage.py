@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +109,21 @@ def _write_outputs(report: CoverageReport, record: dict[str, Any], directory: Pa
     return written
 
 
+@contextlib.contextmanager
+def _frozen() -> Iterator[None]:
+    """Keep the cyclic garbage collector off every object alive now (the library, the workload).
+
+    Coverage allocates a few objects per GEMM; each full collection would otherwise walk the
+    whole library model again. Frozen objects are still freed by reference counting, and
+    everything is unfrozen on the way out.
+    """
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def coverage_report(
     ctx: click.Context, workloads: Sequence[Path], library_path: Path, arch: str | None, cu_count: int | None,
     *, near: float = DEFAULT_NEAR, tune_next: int = DEFAULT_TUNE_NEXT,
@@ -118,7 +135,8 @@ def coverage_report(
     """
     library, loader = load_for_selection(library_path)
     device = Hardware(arch=library_arch(library, arch), cu_count=cu_count)
-    gemms, skipped = read_gemms(workloads, device)
+    with _frozen():
+        gemms, skipped = read_gemms(workloads, device)
     for item in skipped:
         click.echo(f"skipped: {item}", err=True)
     if not gemms:
@@ -130,7 +148,8 @@ def coverage_report(
         click.echo(f"error: {library_path} serves none of the workload's problem types ({', '.join(types)})", err=True)
         ctx.exit(ExitCode.DIFFERENCES)
     compiled = compile_library(library, loader=loader)
-    return coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped), compiled
+    with _frozen():
+        return coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped), compiled
 
 
 @click.command("coverage")
@@ -181,11 +200,18 @@ def coverage_command(
     lists, or query JSON lines (as select --queries reads; 'calls' and 'time_us' optional).
     Classes: exact, near, far, fallback (a later, generic row served it), none (no kernel).
     """
-    from tensilekit.cli.render_coverage import coverage_markdown, render_report
-
     if as_json and markdown:
         raise click.UsageError("give at most one of --json and --markdown")
     report, _ = coverage_report(ctx, workloads, library_path, arch, cu_count, near=near, tune_next=tune_next)
+    with _frozen():  # the report lives until the end
+        _print_and_write(report, library_path, as_json, markdown, output_dir)
+
+
+def _print_and_write(
+    report: CoverageReport, library_path: Path, as_json: bool, markdown: bool, output_dir: Path | None
+) -> None:
+    from tensilekit.cli.render_coverage import coverage_markdown, render_report
+
     document = coverage_markdown(report, str(library_path)) if markdown or output_dir is not None else ""
     record = report.to_dict() if as_json or output_dir is not None else {}
     if as_json:
