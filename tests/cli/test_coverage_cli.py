@@ -205,3 +205,12 @@ def test_json_nearest_is_null_when_the_matched_entry_is_the_nearest() -> None:
         "key": [4096, 4096, 4096], "index": 606601216, "speed": 36210.7, "sizes": {"M": 4096, "N": 4096, "K": 4096},
         "ratios": {"M": pytest.approx(4000 / 4096), "N": 1.0, "K": 1.0}, "usable": True,
     }  # fmt: skip
+
+
+def test_the_garbage_collector_is_left_as_it_was() -> None:
+    import gc
+
+    before = gc.get_freeze_count()
+    assert invoke("coverage", LOG, "--library", SAMPLE, "--json").exit_code == 0
+    assert invoke("coverage", str(FIXTURES / "logs" / "none.log"), "--library", SAMPLE).exit_code != 0
+    assert gc.get_freeze_count() == before and gc.isenabled()

@@ -117,6 +117,9 @@ def _frozen() -> Iterator[None]:
     whole library model again. Frozen objects are still freed by reference counting, and
     everything is unfrozen on the way out.
     """
+    if gc.get_freeze_count():  # someone else froze objects: unfreezing would undo that too
+        yield
+        return
     gc.freeze()
     try:
         yield
