@@ -54,13 +54,14 @@ def gemms_from_workload(
     problems: Iterable[WorkloadGemm],
     hardware: Hardware,
     *,
-    measured_us: Mapping[tuple[Any, ...], float] | None = None,
+    time_us: Mapping[tuple[Any, ...], float] | None = None,
     origin: str | None = None,
 ) -> tuple[list[CoverageGemm], list[Skipped]]:
     """One :class:`CoverageGemm` per workload GEMM (already de-duplicated by ``load_workloads``).
 
-    ``measured_us`` maps a GEMM's :meth:`~tensilekit.workload.GemmProblem.identity` to its total
-    measured time (TunableOp results carry one); GEMMs selection cannot represent are skipped.
+    ``time_us`` maps a GEMM's :meth:`~tensilekit.workload.GemmProblem.identity` to the measured
+    time of one call (TunableOp results and AITER tuned files carry one); the GEMM's measured
+    time is that times its calls. GEMMs selection cannot represent are skipped.
     """
     gemms: list[CoverageGemm] = []
     skipped: list[Skipped] = []
@@ -70,7 +71,8 @@ def gemms_from_workload(
         except SelectionError as error:
             skipped.append(Skipped(origin, f"{gemm.gemm_type} {gemm.m}x{gemm.n}x{gemm.k}: {error.message}"))
             continue
-        measured = None if measured_us is None else measured_us.get(gemm.identity())
+        per_call = None if time_us is None else time_us.get(gemm.identity())
+        measured = None if per_call is None else per_call * gemm.call_count
         gemms.append(CoverageGemm(problem, hardware, gemm.gemm_type, gemm.call_count, measured, origin, workload=gemm))
     return gemms, skipped
 

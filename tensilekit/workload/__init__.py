@@ -15,6 +15,7 @@ from tensilekit.workload.aggregate import (
 from tensilekit.workload.csv_workloads import (
     TunableOpEntry,
     TunableOpFile,
+    aiter_times,
     load_aiter_csv,
     load_tunableop_csv,
     parse_aiter_csv,
@@ -48,6 +49,7 @@ __all__ = [
     "Workload",
     "WorkloadFormat",
     "aggregate_problems",
+    "aiter_times",
     "deduplicate_problems",
     "detect_workload_format",
     "group_by_gemm_type",

@@ -19,7 +19,8 @@ PyTorch shapes of ``y[M, N] = x[M, K] @ W[N, K]^T``; hipBLASLt sees that call co
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -280,6 +281,48 @@ def parse_aiter_csv(
     ``cu_num`` in tuned files) are kept once, with a warning.
     """
     sink = BadLineSink(file, skip_bad_lines)
+    problems: list[GemmProblem] = []
+    seen: set[tuple[Any, ...]] = set()
+    duplicates = 0
+    for _, problem in _aiter_rows(text, file, sink, default_dtype, default_out_dtype):
+        identity = problem.identity()
+        if identity in seen:
+            duplicates += 1
+            continue
+        seen.add(identity)
+        problems.append(problem)
+    warnings = (f"{duplicates} row(s) repeat an earlier GEMM and were dropped",) if duplicates else ()
+    return ParsedWorkload(
+        format=WorkloadFormat.AITER, source=file, problems=tuple(problems), bad_lines=tuple(sink.bad_lines), warnings=warnings
+    )
+
+
+def aiter_times(
+    text: str, *, file: str | None = None, default_dtype: str = "bf16_r", default_out_dtype: str | None = None
+) -> dict[tuple[Any, ...], float]:
+    """The measured time of one call (``us`` column of tuned files) per problem identity.
+
+    The first row of a problem counts, as :func:`parse_aiter_csv` keeps it; rows without a
+    usable time (untuned files) and unreadable rows are left out.
+    """
+    times: dict[tuple[Any, ...], float] = {}
+    for row, problem in _aiter_rows(text, file, BadLineSink(file, True), default_dtype, default_out_dtype):
+        identity = problem.identity()
+        if identity in times:
+            continue
+        try:
+            value = float(row.get("us", ""))
+        except ValueError:
+            continue
+        if value >= 0 and not math.isinf(value) and not math.isnan(value):
+            times[identity] = value
+    return times
+
+
+def _aiter_rows(
+    text: str, file: str | None, sink: BadLineSink, default_dtype: str, default_out_dtype: str | None
+) -> Iterator[tuple[dict[str, str], GemmProblem]]:
+    """Each readable row of an AITER CSV with its problem; bad rows go to ``sink``."""
     rows = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip() and not line.lstrip().startswith("#")]
     if not rows:
         raise ToolOutputError("empty AITER CSV: no header line", Location(file=file, line=1))
@@ -291,9 +334,6 @@ def parse_aiter_csv(
             f"AITER CSV header lacks column(s) {', '.join(missing)}: {header_text.strip()!r}",
             Location(file=file, line=header_line),
         )
-    problems: list[GemmProblem] = []
-    seen: set[tuple[Any, ...]] = set()
-    duplicates = 0
     for number, line in rows[1:]:
         cells = [cell.strip() for cell in next(csv.reader([line], skipinitialspace=True))]
         if len(cells) != len(header):
@@ -305,16 +345,7 @@ def parse_aiter_csv(
         except (ValueError, ValidationError) as error:
             sink.report(number, f"bad AITER row: {error}", line)
             continue
-        identity = problem.identity()
-        if identity in seen:
-            duplicates += 1
-            continue
-        seen.add(identity)
-        problems.append(problem)
-    warnings = (f"{duplicates} row(s) repeat an earlier GEMM and were dropped",) if duplicates else ()
-    return ParsedWorkload(
-        format=WorkloadFormat.AITER, source=file, problems=tuple(problems), bad_lines=tuple(sink.bad_lines), warnings=warnings
-    )
+        yield row, problem
 
 
 def _aiter_problem(row: dict[str, str], default_dtype: str, default_out_dtype: str | None) -> GemmProblem:
@@ -373,6 +404,7 @@ def load_aiter_csv(
 __all__ = [
     "TunableOpEntry",
     "TunableOpFile",
+    "aiter_times",
     "load_aiter_csv",
     "load_tunableop_csv",
     "parse_aiter_csv",

@@ -214,3 +214,18 @@ def test_the_garbage_collector_is_left_as_it_was() -> None:
     assert invoke("coverage", LOG, "--library", SAMPLE, "--json").exit_code == 0
     assert invoke("coverage", str(FIXTURES / "logs" / "none.log"), "--library", SAMPLE).exit_code != 0
     assert gc.get_freeze_count() == before and gc.isenabled()
+
+
+def test_read_gemms_takes_times_from_aiter_and_tunableop_files(tmp_path: Path) -> None:
+    from tensilekit.cli.commands.coverage import read_gemms
+    from tensilekit.selection import Hardware
+
+    results = tmp_path / "tunableop_results0.csv"
+    results.write_text("GemmTunableOp_float_NN,nn_64_64_64,Gemm_Hipblaslt_1,0.5\n")
+    gemms, skipped = read_gemms([FIXTURES / "logs" / "aiter_bf16_tuned.csv", results], Hardware(arch="gfx942"))
+    assert skipped == []
+    assert [(g.gemm_type, g.problem.m, g.measured_us) for g in gemms] == [
+        ("BBS_TN", 6144, 21.4),
+        ("BBS_TN", 4096, 16.9),
+        ("SSS_NN", 64, 500.0),
+    ]

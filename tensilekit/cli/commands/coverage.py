@@ -33,7 +33,7 @@ from tensilekit.errors import InputNotFound, Location
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.selection import CompiledLibrary, Hardware, compile_library
 from tensilekit.selection.served import served_problem_types
-from tensilekit.workload import WorkloadFormat, load_tunableop_csv, load_workloads
+from tensilekit.workload import ParsedWorkload, WorkloadFormat, aiter_times, load_tunableop_csv, load_workloads
 
 
 def _is_query_lines(path: Path) -> bool:
@@ -45,17 +45,24 @@ def _is_query_lines(path: Path) -> bool:
     return False
 
 
-def _measured_us(sources: Sequence[str | None]) -> dict[tuple[Any, ...], float]:
-    """Total measured time per GEMM identity from TunableOp results files (``time ms`` column)."""
-    times: dict[tuple[Any, ...], float] = {}
-    for source in sources:
-        if source is None:
+def _time_us(parsed: Sequence[ParsedWorkload]) -> dict[tuple[Any, ...], float] | None:
+    """Measured time of one call per GEMM identity, from TunableOp results (mean of a GEMM's lines)
+    and AITER tuned files (``us``); None when no file carries times."""
+    totals: dict[tuple[Any, ...], tuple[float, int]] = {}
+    for item in parsed:
+        if item.source is None:
             continue
-        for entry in load_tunableop_csv(source, skip_bad_lines=True).entries:
-            if entry.time_ms is not None:
-                identity = entry.problem.identity()
-                times[identity] = times.get(identity, 0.0) + entry.time_ms * 1000.0
-    return times
+        if item.format is WorkloadFormat.TUNABLEOP:
+            for entry in load_tunableop_csv(item.source, skip_bad_lines=True).entries:
+                if entry.time_ms is not None:
+                    identity = entry.problem.identity()
+                    total, lines = totals.get(identity, (0.0, 0))
+                    totals[identity] = (total + entry.time_ms * 1000.0, lines + 1)
+        elif item.format is WorkloadFormat.AITER:
+            text = Path(item.source).read_text(encoding="utf-8", errors="replace")
+            for identity, value in aiter_times(text, file=item.source).items():
+                totals.setdefault(identity, (value, 1))
+    return {identity: total / lines for identity, (total, lines) in totals.items()} or None
 
 
 def read_gemms(paths: Sequence[Path], hardware: Hardware) -> tuple[list[CoverageGemm], list[Skipped]]:
@@ -81,11 +88,10 @@ def read_gemms(paths: Sequence[Path], hardware: Hardware) -> tuple[list[Coverage
             skipped += [Skipped(str(line.location), line.message) for line in source.bad_lines]
         for warning in workload.warnings:
             click.echo(f"warning: {warning}", err=True)
-        tunableop = [item.source for item in parsed if item.format is WorkloadFormat.TUNABLEOP]
         found, unusable = gemms_from_workload(
             workload.problems,
             hardware,
-            measured_us=_measured_us(tunableop) if tunableop else None,
+            time_us=_time_us(parsed),
             origin=str(workload_paths[0]) if len(workload_paths) == 1 else None,
         )
         gemms += found

@@ -62,8 +62,9 @@ def test_a_workload_log_becomes_the_gemms_select_from_log_asks_about(fixture_pat
 def test_measured_times_are_looked_up_by_problem_identity(fixture_path: Any) -> None:
     workload, _ = load_workloads([fixture_path("logs", "tunableop_results_llama.csv")], skip_bad_lines=True)
     times = {workload.problems[0].identity(): 12.5}
-    gemms, _ = gemms_from_workload(workload.problems, GFX942, measured_us=times)
-    assert gemms[0].measured_us == 12.5 and all(gemm.measured_us is None for gemm in gemms[1:])
+    gemms, _ = gemms_from_workload(workload.problems, GFX942, time_us=times)
+    expected = 12.5 * workload.problems[0].call_count
+    assert gemms[0].measured_us == expected and all(gemm.measured_us is None for gemm in gemms[1:])
 
 
 @pytest.mark.parametrize(
@@ -89,3 +90,18 @@ def test_is_served_against_a_libraries_problem_types(fixture_path: Any) -> None:
     assert not is_served(GemmProblem(m=8, n=8, k=8, a_type="Double"), served)
     assert not is_served(GemmProblem(m=8, n=8, k=8, trans_b="T"), served)
     assert is_served(GemmProblem(m=8, n=8, k=8, a_type="Double"), [{}])  # a kernel naming no type serves any
+
+
+def test_aiter_tuned_files_carry_the_time_of_one_call(fixture_path: Any) -> None:
+    from tensilekit.workload import aiter_times
+
+    path = fixture_path("logs", "aiter_bf16_tuned.csv")
+    workload, _ = load_workloads([path])
+    times = aiter_times(path.read_text(), file=str(path))
+    gemms, _ = gemms_from_workload(workload.problems, GFX942, time_us=times)
+    assert [(gemm.problem.m, gemm.problem.n, gemm.measured_us) for gemm in gemms] == [
+        (6144, 8, 21.4),  # AITER's M, N are hipBLASLt's N, M
+        (4096, 8, 16.9),
+    ]
+    untuned = fixture_path("logs", "aiter_bf16_untuned_extra_cols.csv")
+    assert aiter_times(untuned.read_text()) == {}
