@@ -102,7 +102,7 @@ def solution_record(
             "libraryLogicIndex": library_logic_index,
             "linearModel": dict(raw.get("LinearModel") or {}),
             "name": name,
-            "problemPredicate": solution_problem_predicate(state, path=path).state(),
+            "problemPredicate": solution_problem_predicate(state, path=path, dialect=dialect).state(),
             "problemType": problem_type_summary(state["ProblemType"]),
             "sizeMapping": size_mapping(state, dialect=dialect, path=path),
             "taskPredicate": solution_task_predicate(state).state(),

@@ -20,12 +20,19 @@ def _codes(path: Path) -> Counter[str]:
 
 
 def test_dead_entry_rocblas_gsu_kernel_below_its_min_k(corpus: Path) -> None:
-    # hipBLASLt navi31: two GridBased rows whose GSU kernel needs K >= 256 at K = 64 and 128
-    path = corpus / "logic/hipblaslt/navi31/GridBased/navi31_Cijk_Alik_Bljk_HSS_BH_Bias_HAS_SAV_UserArgs.yaml"
+    # a MIOpen arcturus exact-logic file: GSU kernels tuned at K = 4 and 128 need K >= 256
+    path = corpus / "logic/tensile/miopen/archives/dlrm/2020-08-27/exact/arcturus_Cijk_Ailk_Bljk_SB.yaml"
     dead = [f for f in lint_file(path).findings if f.code == "dead-entry"]
-    assert [f.path for f in dead] == ["[7][0]", "[7][1]"]
-    assert "GlobalSplitUCheckMinK: not (K=64 >= 256)" in dead[0].message
+    assert [f.path for f in dead] == ["[7][0]", "[7][1]", "[7][6]", "[7][12]"]
+    assert "GlobalSplitUCheckMinK: not (K=4 >= 256)" in dead[0].message
     assert dead[0].line is not None
+
+
+def test_hipblaslt_gsu_1_kernels_are_not_dead(corpus: Path) -> None:
+    # hipBLASLt writes GlobalSplitUCheckMinK as [minK, GSU] and the runtime skips it for GSU 1:
+    # its GSU-1 kernels tuned at K = 64 and 128 answer their own sizes
+    path = corpus / "logic/hipblaslt/navi31/GridBased/navi31_Cijk_Alik_Bljk_HSS_BH_Bias_HAS_SAV_UserArgs.yaml"
+    assert "dead-entry" not in _codes(path)
 
 
 def test_dead_entry_clean_when_only_open_fields_fail(corpus: Path) -> None:

@@ -237,6 +237,20 @@ def test_tensilelite_global_accumulation_codes() -> None:
     assert build_master_tree([("r", rocblas)])["solutions"][0]["sizeMapping"]["globalAccumulation"] == 0
 
 
+def _min_k_predicates(tree: dict[str, Any]) -> list[Any]:
+    return [p["value"] for p in tree["solutions"][0]["problemPredicate"]["value"] if p["type"] == "GlobalSplitUCheckMinK"]
+
+
+@pytest.mark.parametrize("gsu", [1, 4])
+def test_global_split_u_min_k_per_dialect(gsu: int) -> None:
+    """tensilelite writes [minK, GSU] (the runtime skips it for GSU 1); Tensile writes MinKForGSU x GSU."""
+    sol = solution(0, GlobalSplitU=gsu, _GlobalAccumulation="MultipleBuffer", _WorkspaceSizePerElemC=4 * gsu)
+    lite = list_logic([sol], [[[64, 64, 1, 64], [0, 1.0]]], tail=["Equality"])
+    assert _min_k_predicates(build_master_tree([("l", lite)], dialect="tensilelite")) == [[32, gsu]]
+    rocblas = list_logic([copy.deepcopy(sol)], [[[64, 64, 1, 64], [0, 1.0]]])
+    assert _min_k_predicates(build_master_tree([("r", rocblas)])) == [256 * gsu]
+
+
 @pytest.mark.parametrize(("dialect", "code", "expected"), [("tensile", 11, "BFloat8"), ("tensilelite", 11, "Float8")])
 def test_data_type_codes_follow_the_dialect(dialect: str, code: int, expected: str) -> None:
     """Codes from 9 on differ: hipBLASLt inserts Int64 at 9 (formats.md 1.4)."""
