@@ -238,7 +238,9 @@ def test_tensilelite_global_accumulation_codes() -> None:
 
 
 def _min_k_predicates(tree: dict[str, Any]) -> list[Any]:
-    return [p["value"] for p in tree["solutions"][0]["problemPredicate"]["value"] if p["type"] == "GlobalSplitUCheckMinK"]
+    return [
+        p["value"] for p in tree["solutions"][0]["problemPredicate"]["value"] if p["type"] == "GlobalSplitUCheckMinK"
+    ]
 
 
 @pytest.mark.parametrize("gsu", [1, 4])
