@@ -263,10 +263,6 @@ def kernel_state(
             state[key] = copy.deepcopy(value)
     for key in ("MacroTile0", "MacroTile1", "DepthU"):
         _require_int(state, key, path)
-    if "MatrixInstM" in solution and not (solution.get("MatrixInstruction") or []):
-        # old non-MFMA dumps carry MI fields; Tensile's state has none for a non-MFMA kernel
-        for key in ("MatrixInstM", "MatrixInstN", "MatrixInstK", "MatrixInstB"):
-            state.pop(key, None)
     assign_derived_parameters(state, solution, path=path, dialect=dialect, strict=strict)
     if kernel:
         state["Kernel"] = True
