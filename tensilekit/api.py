@@ -6,7 +6,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from tensilekit.build import build_master_libraries
 from tensilekit.errors import InputNotFound, Location, MergeError, UnsupportedFormat, error_context
 from tensilekit.io.detect import Kind, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
@@ -66,6 +65,8 @@ def build_master_files(
         inputs.append((str(path), data))
     if len(dialects) > 1:
         raise MergeError("cannot build one library from both Tensile and tensilelite logic files")
+    from tensilekit.build import build_master_libraries  # lazy: `select` on a master never builds
+
     raw = build_master_libraries(
         inputs,
         dialect=dialects.pop(),

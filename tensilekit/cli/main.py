@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import enum
 import importlib
+import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
 from tensilekit._version import __version__
 from tensilekit.errors import TensilekitError
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 
 class ExitCode(enum.IntEnum):
@@ -28,43 +31,59 @@ class ExitCode(enum.IntEnum):
     BUG = 70
 
 
-# command name -> "module:function"; commands whose module is missing (optional extras,
-# features not installed) are simply not offered.
-_COMMANDS = {
-    "info": "tensilekit.cli.commands.inspect:info_command",
-    "validate": "tensilekit.cli.commands.inspect:validate_command",
-    "convert": "tensilekit.cli.commands.inspect:convert_command",
-    "select": "tensilekit.cli.commands.select:select_command",
-    "plot": "tensilekit.cli.commands.plot:plot_group",
-    "build-master": "tensilekit.cli.commands.build:build_master_command",
-    "merge": "tensilekit.cli.commands.merge:merge_command",
-    "diff": "tensilekit.cli.commands.diff:diff_command",
-    "prune": "tensilekit.cli.commands.prune:prune_command",
-    "tune": "tensilekit.cli.commands.tune:tune_command",
-    "coverage": "tensilekit.cli.commands.coverage:coverage_command",
-    "lint": "tensilekit.cli.commands.lint:lint_command",
+# command name -> ("module:function", one-line help). The help is kept here so that `--help` and
+# shell completion list the commands without importing them (each pulls numpy, pydantic, ...).
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "info": ("tensilekit.cli.commands.inspect:info_command", "Summarise logic files and master libraries."),
+    "validate": ("tensilekit.cli.commands.inspect:validate_command", "Schema and semantic checks; exit 1 on an error."),
+    "lint": (
+        "tensilekit.cli.commands.lint:lint_command",
+        "Dead, shadowed and unreachable entries, fallbacks, outliers.",
+    ),
+    "convert": (
+        "tensilekit.cli.commands.inspect:convert_command",
+        "Convert a master library between YAML and msgpack.",
+    ),
+    "build-master": ("tensilekit.cli.commands.build:build_master_command", "Build master libraries from logic files."),
+    "select": ("tensilekit.cli.commands.select:select_command", "Which kernel the runtime picks for a GEMM, and why."),
+    "coverage": (
+        "tensilekit.cli.commands.coverage:coverage_command",
+        "Is a workload tuned? Kernel and class per GEMM.",
+    ),
+    "plot": ("tensilekit.cli.commands.plot:plot_group", "Charts: selection and coverage maps (needs [plot])."),
+    "merge": ("tensilekit.cli.commands.merge:merge_command", "Merge tuned logic like TensileMergeLibrary."),
+    "diff": ("tensilekit.cli.commands.diff:diff_command", "Structural and selection diff of two libraries."),
+    "prune": ("tensilekit.cli.commands.prune:prune_command", "Drop unused and duplicate kernels from logic files."),
+    "tune": ("tensilekit.cli.commands.tune:tune_command", "The tuning pipeline: log -> tuned, merged library."),
 }
 
 
 class _LazyGroup(click.Group):
-    """Imports a command's module only when that command runs (fast start-up)."""
+    """Imports a command's module only when that command runs (fast start-up and completion)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [name for name in _COMMANDS if self.get_command(ctx, name) is not None]
+        return list(_COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = _COMMANDS.get(cmd_name)
         if target is None:
             return None
-        module_name, _, attribute = target.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            if error.name and error.name.startswith("tensilekit"):
-                return None
-            raise
-        command = getattr(module, attribute, None)
+        module_name, _, attribute = target[0].partition(":")
+        command = getattr(importlib.import_module(module_name), attribute, None)
         return command if isinstance(command, click.Command) else None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, short_help) for name, (_, short_help) in _COMMANDS.items()])
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        from click.shell_completion import CompletionItem
+
+        if incomplete and not incomplete[0].isalnum():
+            return click.Command.shell_complete(self, ctx, incomplete)
+        return [
+            CompletionItem(name, help=help_) for name, (_, help_) in _COMMANDS.items() if name.startswith(incomplete)
+        ]
 
     def invoke(self, ctx: click.Context) -> Any:
         return _run_guarded(ctx, super().invoke)
@@ -72,10 +91,13 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tensilekit")
-@click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors (accepted anywhere on the line).")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
-    """Typed, fast, scriptable tooling for AMD Tensile / hipBLASLt GEMM libraries."""
+    """Typed, fast, scriptable tooling for AMD Tensile / hipBLASLt GEMM libraries.
+
+    Shell completion: eval "$(_TENSILEKIT_COMPLETE=bash_source tensilekit)" (zsh_source, fish_source).
+    """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
 
@@ -84,15 +106,34 @@ def exit_code_for(error: TensilekitError) -> int:
     return int(getattr(error, "exit_code", ExitCode.BAD_INPUT))
 
 
+def json_requested(args: list[str]) -> bool:
+    """``--json`` among the options (not after ``--``): errors then go to stdout as JSON too."""
+    return "--json" in args[: args.index("--")] if "--" in args else "--json" in args
+
+
+def print_json_error(message: str, location: str | None, code: int) -> None:
+    click.echo(json.dumps({"error": message, "location": location, "exit_code": code}))
+
+
 def _run_guarded(ctx: click.Context, invoke: Any) -> Any:
     """The single error boundary: tensilekit errors become one line and an exit code."""
+    from rich.console import Console
+
     stderr = Console(stderr=True, highlight=False, soft_wrap=True)
     debug = bool((ctx.obj or {}).get("debug")) or "--debug" in sys.argv[1:]
+    as_json = json_requested(sys.argv[1:]) or bool((ctx.obj or {}).get("json"))
     try:
         return invoke(ctx)
     except TensilekitError as error:
         stderr.print(f"error: {error}", markup=False)
-        ctx.exit(exit_code_for(error))
+        code = exit_code_for(error)
+        if as_json:
+            print_json_error(error.message, str(error.location) if error.location else None, code)
+        ctx.exit(code)
+    except click.UsageError as error:
+        if as_json:
+            print_json_error(error.format_message(), None, ExitCode.USAGE)
+        raise
     except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
         raise
     except KeyboardInterrupt:
@@ -111,9 +152,18 @@ def _run_guarded(ctx: click.Context, invoke: Any) -> Any:
         ctx.exit(ExitCode.BUG)
 
 
+def hoist_debug(args: list[str]) -> list[str]:
+    """``--debug`` anywhere on the line (before ``--``) becomes the group's option."""
+    end = args.index("--") if "--" in args else len(args)
+    if "--debug" not in args[:end]:
+        return args
+    return ["--debug", *[arg for arg in args[:end] if arg != "--debug"], *args[end:]]
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point."""
-    return cli.main(args=argv, prog_name="tensilekit")
+    args = hoist_debug(list(sys.argv[1:] if argv is None else argv))
+    return cli.main(args=args, prog_name="tensilekit")
 
 
 __all__ = ["ExitCode", "cli", "main"]

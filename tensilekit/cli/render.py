@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
+from tensilekit.cli.output import print_table
 from tensilekit.inspect import FileInfo, FileValidation
 
 
@@ -53,7 +54,7 @@ def render_info(infos: list[FileInfo], console: Console) -> None:
             rows.append(("nodes", ", ".join(f"{k} {v}" for k, v in info.node_counts.items())))
         for key, value in rows:
             table.add_row(key, value)
-        console.print(table)
+        print_table(console, table)
         return
     table = Table(title=f"{len(infos)} files")
     for column in ("file", "kind", "format", "arch", "type", "solutions", "entries"):
@@ -68,7 +69,7 @@ def render_info(infos: list[FileInfo], console: Console) -> None:
             str(info.solutions),
             str(info.table_entries),
         )
-    console.print(table)
+    print_table(console, table)
 
 
 def render_validation(results: list[FileValidation], console: Console) -> None:

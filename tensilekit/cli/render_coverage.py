@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from tensilekit.cli.output import print_table
 from tensilekit.coverage import CoverageClass, CoverageReport, EntryMatch, GemmCoverage
 
 _STYLES = {
@@ -68,7 +69,7 @@ def render_report(report: CoverageReport, library: str, console: Console, *, row
                 nearest += " (kernel can't run it)"
             cells.append(nearest)
         table.add_row(*cells)
-    console.print(table)
+    print_table(console, table)
     if len(heaviest) > rows:
         console.print(f"… {len(heaviest) - rows} lighter GEMM(s) not shown (--json lists every GEMM)")
     summary = Table(title=f"Share of GEMM time ({report.basis.value}) by class", title_justify="left")
@@ -85,7 +86,7 @@ def render_report(report: CoverageReport, library: str, console: Console, *, row
         "all", str(len(report.gemms)), _share(sum(report.by_class.values())),
         *(_share(report.by_class[m]) for m in CoverageClass), style="bold",
     )  # fmt: skip
-    console.print(summary)
+    print_table(console, summary)
     console.print(f"near: every size within a factor of {1 + report.near:g} of the matched entry")
     if report.tune_next:
         console.print(f"tune next ({len(report.tune_next)} GEMM(s), share x class factor):")

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from tensilekit.cli.output import print_table
 from tensilekit.merge.diff import DiffKernel, GroupDiff, LibraryDiff
 from tensilekit.merge.prune import PruneReport
 from tensilekit.merge.report import FileMergeReport, KernelRef, MergeReport
@@ -198,7 +199,7 @@ def render_diff(diff: LibraryDiff, console: Console) -> None:
             table.add_column(header)
         for group in diff.groups:
             table.add_row(*_group_counts(group))
-        console.print(table)
+        print_table(console, table)
         for group in diff.groups:
             for line in _group_lines(group):
                 console.print(line, markup=False)
@@ -309,7 +310,7 @@ def render_prune(reports: Sequence[PruneReport], console: Console, *, dry_run: b
             str(report.rows_remapped),
             report.output_path if report.written else "no",
         )
-    console.print(table)
+    print_table(console, table)
     for report in reports:
         for folded in report.duplicates_folded:
             console.print(

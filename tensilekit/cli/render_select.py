@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from tensilekit.cli.output import print_table
 from tensilekit.selection import BatchSelection, ContractionProblem, GemmProblem, Hardware, Selection, WorkloadSelection
 
 
@@ -131,7 +132,7 @@ def render_selection(
     summary.add_row("problem", _problem_line(problem, contraction))
     summary.add_row("operation", contraction.op_id)
     if selection.trace:
-        out.print(summary)
+        print_table(out, summary)
         out.print()
         out.print(Text("walk", style="bold"))
         for event in selection.trace:
@@ -152,7 +153,7 @@ def render_selection(
         if selection.matched_key is not None:
             summary.add_row("table entry", str(list(selection.matched_key)))
         summary.add_row("distance", "-" if selection.distance is None else f"{selection.distance:g}")
-    out.print(summary)
+    print_table(out, summary)
     if selection.alternatives:
         table = Table(title="next best (each as if the ones above did not exist)", title_justify="left")
         table.add_column("rank", justify="right")
@@ -162,7 +163,7 @@ def render_selection(
         for candidate in selection.alternatives:
             distance = "-" if candidate.distance is None else f"{candidate.distance:g}"
             table.add_row(str(candidate.rank), str(candidate.index), distance, candidate.name or "-")
-        out.print(table)
+        print_table(out, table)
 
 
 def _trace_line(event: Any) -> Text:
@@ -194,7 +195,7 @@ def render_batch(results: list[dict[str, Any]], library: Path, console: Console 
             continue
         distance = "-" if record["distance"] is None else f"{record['distance']:g}"
         table.add_row(str(record.get("id")), str(record["index"]), distance, record["name"] or "-")
-    out.print(table)
+    print_table(out, table)
     summary = f"{len(results)} queries, {len(results) - none - errors} with a kernel, {none} without"
     out.print(summary + (f", {errors} not answerable" if errors else ""))
 
@@ -235,7 +236,7 @@ def render_workload(answers: list[WorkloadSelection], library: Path, console: Co
         name = selection.name or str(selection.index)
         per_kernel[name] = per_kernel.get(name, 0) + gemm.call_count
         table.add_row(shape, str(gemm.call_count), str(selection.index), name)
-    out.print(table)
+    print_table(out, table)
     calls = sum(answer.call_count for answer in answers)
     out.print(f"{len(answers)} distinct GEMMs, {calls} calls; {calls - missing} calls hit a kernel, {missing} do not")
     if per_kernel:
@@ -245,7 +246,7 @@ def render_workload(answers: list[WorkloadSelection], library: Path, console: Co
         ranking.add_column("kernel", overflow="fold")
         for name, count in sorted(per_kernel.items(), key=lambda item: (-item[1], item[0])):
             ranking.add_row(str(count), f"{count / calls:.1%}", name)
-        out.print(ranking)
+        print_table(out, ranking)
 
 
 __all__ = [

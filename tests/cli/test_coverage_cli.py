@@ -19,7 +19,7 @@ SAMPLE = str(sample_library_path())
 
 
 def invoke(*args: str) -> Any:
-    return CliRunner().invoke(cli, list(args), env={"COLUMNS": "200"})
+    return CliRunner().invoke(cli, list(args), env={"COLUMNS": "200", "TENSILEKIT_TERMINAL": "1"})
 
 
 def _json(*args: str) -> dict[str, Any]:
@@ -87,7 +87,9 @@ def test_terminal_table_and_summary() -> None:
     assert "tune next (3 GEMM(s), share x class factor):" in lines
     assert f"skipped: {LOG}:4: bad profile line: M: not an integer: 'four-thousand'" in result.stderr
     narrow = CliRunner().invoke(
-        cli, ["coverage", LOG, "--library", EQUALITY, "--cu-count", "104"], env={"COLUMNS": "80"}
+        cli,
+        ["coverage", LOG, "--library", EQUALITY, "--cu-count", "104"],
+        env={"COLUMNS": "80", "TENSILEKIT_TERMINAL": "1"},
     )
     rows = [line for line in narrow.stdout.splitlines() if "4096x8x4096" in line and line.startswith("│")]
     assert len(rows) == 1 and "fallback" in rows[0] and "4096x1024x4096" in rows[0] and "N 0.00781" in rows[0]

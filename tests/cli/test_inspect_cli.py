@@ -21,6 +21,12 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
+@pytest.fixture(autouse=True)
+def terminal_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests read the tables a terminal shows (piped output is covered in test_output_cli)."""
+    monkeypatch.setenv("TENSILEKIT_TERMINAL", "1")
+
+
 def test_info_sample_json(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["info", "--sample", "--json"])
     assert result.exit_code == 0, result.output

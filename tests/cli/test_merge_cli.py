@@ -23,6 +23,12 @@ PROBLEM_TYPE = {
 }
 
 
+@pytest.fixture(autouse=True)
+def terminal_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests read the tables a terminal shows (piped output is covered in test_output_cli)."""
+    monkeypatch.setenv("TENSILEKIT_TERMINAL", "1")
+
+
 def kernel(mt0: int) -> dict[str, object]:
     return {
         "ProblemType": copy.deepcopy(PROBLEM_TYPE),

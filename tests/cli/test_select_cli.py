@@ -26,7 +26,7 @@ def runner() -> CliRunner:
 
 
 def _select(runner: CliRunner, *args: str) -> tuple[int, str]:
-    result = runner.invoke(cli, ["select", *args], env={"COLUMNS": "200"})
+    result = runner.invoke(cli, ["select", *args], env={"COLUMNS": "200", "TENSILEKIT_TERMINAL": "1"})
     return result.exit_code, result.output
 
 

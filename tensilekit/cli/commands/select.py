@@ -6,28 +6,18 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from tensilekit.api import library_processors, load_for_selection
-from tensilekit.data import sample_library_path
 from tensilekit.errors import InputNotFound, Location, SelectionError, TensilekitError
-from tensilekit.selection import (
-    GemmProblem,
-    Hardware,
-    PerformanceMetric,
-    ProblemColumns,
-    compile_library,
-    contraction_problem,
-    hardware_from_query,
-    parse_type_spec,
-    problem_from_query,
-    select_batch,
-    select_solution,
-)
 
-METRICS = [metric.value for metric in PerformanceMetric]
+if TYPE_CHECKING:
+    from tensilekit.selection import GemmProblem, Hardware
+
+# PerformanceMetric's values, spelled out so that `select --help` needs no import of the selection core
+METRICS = ["Auto", "DeviceEfficiency", "CUEfficiency", "ExperimentalDTree", "ExperimentalGrid",
+           "ExperimentalStreamK", "ExperimentalMLP"]  # fmt: skip
 """The ``--metric`` choices (select and plot)."""
 _CHUNK = 4096
 _PROGRESS_THRESHOLD = 20_000
@@ -54,6 +44,8 @@ def problem_from_options(
     alpha: float, beta: float, metric: str,
 ) -> GemmProblem:  # fmt: skip
     """The problem the shared command-line options describe (select, plot)."""
+    from tensilekit.selection import GemmProblem, PerformanceMetric, parse_type_spec
+
     spec = parse_type_spec(type_spec)
     try:
         return GemmProblem(
@@ -71,6 +63,8 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
     Raises:
         click.UsageError: no ``--arch`` and the library serves several architectures.
     """
+    from tensilekit.api import library_processors
+
     if arch is not None:
         return arch
     processors = library_processors(library)
@@ -152,7 +146,10 @@ def select_command(
     a line's arch/cu_count/is_apu override --arch/--cu-count/--is-apu), or --from-log LOG for
     every GEMM a hipBLASLt log recorded.
     """
+    from tensilekit.api import load_for_selection
     from tensilekit.cli.render_select import render_batch, render_selection, selection_record
+    from tensilekit.data import sample_library_path
+    from tensilekit.selection import Hardware, compile_library, contraction_problem, select_solution
 
     sources = sum(1 for given in (m is not None, queries is not None, from_log is not None) if given)
     if sources != 1 or (m is not None and (n is None or k is None)):
@@ -204,7 +201,7 @@ def _answer_workload(
     library: Any, loader: Any, path: Path, hardware: Hardware, rocblas_k0: bool, as_json: bool, library_path: Path
 ) -> None:
     from tensilekit.cli.render_select import render_workload, workload_record
-    from tensilekit.selection import select_workload
+    from tensilekit.selection import compile_library, select_workload
     from tensilekit.workload import load_workloads
 
     workload, parsed = load_workloads([path])
@@ -226,6 +223,14 @@ def _answer(
     explain: bool, top: int, name: str,
 ) -> list[dict[str, Any]]:  # fmt: skip
     from tensilekit.cli.render_select import batch_record, progress, selection_record
+    from tensilekit.selection import (
+        ProblemColumns,
+        contraction_problem,
+        hardware_from_query,
+        problem_from_query,
+        select_batch,
+        select_solution,
+    )
 
     results: list[dict[str, Any] | None] = [None] * len(records)
     parsed: list[tuple[int, Any, Hardware]] = []

@@ -8,6 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from tensilekit.cli.output import print_table
 from tensilekit.pipeline.config import KNOWN_ARCHS, TuneConfig
 from tensilekit.pipeline.executors import Executor
 from tensilekit.pipeline.report import TuneReport
@@ -63,7 +64,7 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
                 "-" if gemm.tuned_us is None else f"{gemm.tuned_us:.4g}",
                 "-" if gemm.uplift is None else f"{gemm.uplift:+.2%}",
             )  # fmt: skip
-        console.print(table)
+        print_table(console, table)
     weighted = "-" if report.weighted_uplift is None else f"{report.weighted_uplift:+.2%}"
     average = "-" if report.average_uplift is None else f"{report.average_uplift:+.2%}"
     console.print(
