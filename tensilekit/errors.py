@@ -11,12 +11,14 @@ Every error tensilekit raises derives from :class:`TensilekitError`. Errors abou
     │   └── VersionMismatch                  an unsupported format version
     ├── DecodeError (ValueError)             bytes that cannot be decoded at all
     │   ├── YamlSyntaxError
-    │   └── MsgpackDecodeError
+    │   ├── MsgpackDecodeError
+    │   └── WorkloadLineError                a workload file line that cannot be read (--strict)
     ├── InputNotFound (FileNotFoundError)    a path that does not exist
     ├── MissingDependency (ImportError)      an optional extra is not installed (says which)
     ├── UnsupportedFormat (ValueError)       a file whose kind or format cannot be detected
     ├── ValidationFailed                     semantic checks found problems (carries the findings)
     ├── SelectionError (ValueError)          a query that cannot be answered (e.g. unparsable problem)
+    │   └── NoKernel                         no kernel is the whole answer (no row for the device / type)
     ├── MergeError (ValueError)              incompatible problem types, conflicting indices
     ├── SearchError (ValueError)             the kernel search cannot run as asked
     │   ├── InvalidKernel                    a kernel description that cannot be read or is pruned
@@ -163,6 +165,10 @@ class MsgpackDecodeError(DecodeError):
     """Malformed MessagePack (or a damaged zlib/gzip wrapper around it)."""
 
 
+class WorkloadLineError(DecodeError):
+    """A line of a workload file (hipBLASLt log, TunableOp / AITER CSV, query lines) that cannot be read."""
+
+
 class InputNotFound(TensilekitError, FileNotFoundError):
     """A path that does not exist."""
 
@@ -189,6 +195,12 @@ class ValidationFailed(TensilekitError):
 
 class SelectionError(TensilekitError, ValueError):
     """A selection query that cannot be answered (bad problem description, bad library)."""
+
+
+class NoKernel(SelectionError):
+    """The runtime finds no kernel and that is the whole answer (the message says why); exit 1."""
+
+    exit_code = 1
 
 
 class MergeError(TensilekitError, ValueError):
@@ -278,6 +290,7 @@ __all__ = [
     "MissingDependency",
     "MissingField",
     "MsgpackDecodeError",
+    "NoKernel",
     "PipelineError",
     "SearchError",
     "SearchSpaceTooLarge",
@@ -293,6 +306,7 @@ __all__ = [
     "UnsupportedFormat",
     "ValidationFailed",
     "VersionMismatch",
+    "WorkloadLineError",
     "YamlSyntaxError",
     "error_context",
     "format_path",

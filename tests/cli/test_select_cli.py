@@ -52,15 +52,23 @@ def test_types_transposes_and_no_kernel(runner: CliRunner) -> None:
     args = ["2048", "2048", "2048", "--library", SAMPLE, "--arch", "gfx90a", "--json"]
     code, output = _select(runner, *args, "--trans-a", "T", "--type", "HHS")
     assert code == 0 and json.loads(output)["index"] == 606601222
+    # no kernel is the whole answer: exit 1, and the reason names what the library has
     code, output = _select(runner, *args, "--trans-b", "T")
-    assert code == 0 and json.loads(output) == {"id": None, "index": None, "name": None, "distance": None}
+    record = json.loads(output[: output.rindex("}") + 1])
+    assert code == ExitCode.DIFFERENCES and record["index"] is None
+    assert record["reason"] == (
+        "the library has no kernel for NT Float (these transposes); it has: NN Float; TN Half HPA"
+    )
     code, output = _select(runner, *args, "--type", "HHS", "--trans-a", "T", "--no-hpa")
-    assert code == 0 and json.loads(output)["index"] is None
+    record = json.loads(output[: output.rindex("}") + 1])
+    assert code == ExitCode.DIFFERENCES and record["index"] is None
+    assert "(this HPA / batching / rounding variant)" in record["reason"]
     code, output = _select(runner, "64", "64", "64", "--library", SAMPLE, "--arch", "gfx90a")
     assert "selected     index 606601218" in output
     code, output = _select(runner, "64", "64", "64", "--library", SAMPLE, "--arch", "gfx942")
-    assert code == 0
+    assert code == ExitCode.DIFFERENCES
     assert any(line.startswith("selected     none") for line in output.splitlines())
+    assert "no kernel: the library serves gfx90a only; it has no row for gfx942" in output
 
 
 def test_explain_prints_the_walk(runner: CliRunner) -> None:
@@ -130,16 +138,17 @@ def test_queries_in_input_order(runner: CliRunner, tmp_path: Path) -> None:
     ]  # fmt: skip
     queries.write_text("\n".join(json.dumps(line) for line in lines) + "\n\n")
     code, output = _select(runner, "--library", SAMPLE, "--arch", "gfx90a", "--queries", str(queries), "--json")
-    assert code == 0, output
-    records = [json.loads(line) for line in output.splitlines()]
+    assert code == ExitCode.BAD_INPUT, output  # an errored line makes the exit code non-zero
+    records = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     assert [r["id"] for r in records] == ["a", "b", "c", "d"]
     assert records[0] == {"id": "a", "index": 606601220, "name": MT128x64, "distance": 0.0}
     assert records[1]["index"] is None  # its own arch overrides --arch
+    assert records[1]["reason"] == "the library serves gfx90a only; it has no row for gfx942"
     assert records[2]["index"] == 606601222
     assert records[3]["index"] is None and "invalid query" in records[3]["error"]
     code, output = _select(runner, "--library", SAMPLE, "--arch", "gfx90a", "--queries", str(queries))
-    assert code == 0
-    assert output.rstrip().splitlines()[-1] == "4 queries, 2 with a kernel, 1 without, 1 not answerable"
+    assert code == ExitCode.BAD_INPUT
+    assert "4 queries, 2 with a kernel, 1 without, 1 not answerable" in output.splitlines()
 
 
 def test_queries_from_stdin(runner: CliRunner) -> None:
@@ -152,12 +161,13 @@ def test_queries_from_stdin(runner: CliRunner) -> None:
 def test_usage_errors(runner: CliRunner, tmp_path: Path) -> None:
     assert _select(runner, "--library", SAMPLE, "--arch", "gfx90a")[0] == ExitCode.USAGE  # no M N K
     code, output = _select(runner, "1", "2", "3", "--library", SAMPLE)  # the library's only arch
-    assert code == 0 and "note: no --arch given; using the library's only architecture, gfx90a" in output
+    assert code == ExitCode.DIFFERENCES and "no kernel: kernels for this device and problem type exist" in output
+    assert "note: no --arch given; using the library's only architecture, gfx90a" in output
     code, output = _select(runner, "1024", "1024", "1024", "--arch", "gfx90a")  # the embedded sample
     assert code == 0 and "note: no --library given; using tensilekit's sample library" in output
     assert "selected     index 606601220" in output
     code, output = _select(runner, "1", "2", "3", "--library", SAMPLE, "--arch", "gfx90a", "--type", "QQ")
-    assert code == ExitCode.BAD_INPUT and "cannot read type specification 'QQ'" in output
+    assert code == ExitCode.USAGE and "cannot read type specification 'QQ'" in output and "bf16_r" in output
     code, output = _select(runner, "1", "2", "3", "--library", str(tmp_path / "missing.yaml"), "--arch", "gfx90a")
     assert code == ExitCode.BAD_INPUT and "no such file" in output
     bad = tmp_path / "bad.jsonl"

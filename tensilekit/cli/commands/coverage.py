@@ -14,7 +14,7 @@ from rich.console import Console
 
 from tensilekit.api import load_for_selection
 from tensilekit.cli.commands.select import library_arch
-from tensilekit.cli.main import ExitCode
+from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.coverage import (
     DEFAULT_NEAR,
     DEFAULT_TUNE_NEXT,
@@ -29,10 +29,11 @@ from tensilekit.coverage import (
     merge_gemms,
     query_lines,
 )
-from tensilekit.errors import InputNotFound, Location
+from tensilekit.errors import InputNotFound, Location, NoKernel, ToolOutputError, WorkloadLineError
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.selection import CompiledLibrary, Hardware, compile_library
 from tensilekit.selection.served import served_problem_types
+from tensilekit.selection.unserved import device_reason, problem_type_label
 from tensilekit.workload import ParsedWorkload, WorkloadFormat, aiter_times, load_tunableop_csv, load_workloads
 
 
@@ -65,7 +66,9 @@ def _time_us(parsed: Sequence[ParsedWorkload]) -> dict[tuple[Any, ...], float] |
     return {identity: total / lines for identity, (total, lines) in totals.items()} or None
 
 
-def read_gemms(paths: Sequence[Path], hardware: Hardware) -> tuple[list[CoverageGemm], list[Skipped]]:
+def read_gemms(
+    paths: Sequence[Path], hardware: Hardware, *, strict: bool = False
+) -> tuple[list[CoverageGemm], list[Skipped]]:
     """The distinct GEMMs of every workload file, and the lines or GEMMs that were skipped."""
     for path in paths:
         if not path.is_file():
@@ -78,12 +81,17 @@ def read_gemms(paths: Sequence[Path], hardware: Hardware) -> tuple[list[Coverage
             found, bad = gemms_from_queries(
                 path.read_text(encoding="utf-8", errors="replace"), file=str(path), hardware=hardware
             )
+            if bad and strict:
+                raise WorkloadLineError(bad[0].message, bad[0].location)
             gemms += found
             skipped += [Skipped(str(line.location), line.message) for line in bad]
         else:
             workload_paths.append(path)
     if workload_paths:
-        workload, parsed = load_workloads(workload_paths, skip_bad_lines=True)
+        try:
+            workload, parsed = load_workloads(workload_paths, skip_bad_lines=not strict)
+        except ToolOutputError as error:  # --strict: the first bad line
+            raise WorkloadLineError(error.message, error.location) from None
         for source in parsed:
             skipped += [Skipped(str(line.location), line.message) for line in source.bad_lines]
         for warning in workload.warnings:
@@ -135,7 +143,7 @@ def _frozen() -> Iterator[None]:
 
 def coverage_report(
     ctx: click.Context, workloads: Sequence[Path], library_path: Path, arch: str | None, cu_count: int | None,
-    *, near: float = DEFAULT_NEAR, tune_next: int = DEFAULT_TUNE_NEXT,
+    *, near: float = DEFAULT_NEAR, tune_next: int = DEFAULT_TUNE_NEXT, strict: bool = False,
 ) -> tuple[CoverageReport, CompiledLibrary]:  # fmt: skip
     """Load the library and the workloads and classify (coverage and plot coverage).
 
@@ -144,18 +152,25 @@ def coverage_report(
     """
     library, loader = load_for_selection(library_path)
     device = Hardware(arch=library_arch(library, arch), cu_count=cu_count)
+    unserved_device = device_reason(library, device)
+    if unserved_device is not None:  # every GEMM would be "none": that is the whole answer
+        raise NoKernel(unserved_device, Location(file=str(library_path)))
     with _frozen():
-        gemms, skipped = read_gemms(workloads, device)
+        gemms, skipped = read_gemms(workloads, device, strict=strict)
     for item in skipped:
-        click.echo(f"skipped: {item}", err=True)
+        click.echo(f"warning: {item} (skipped)", err=True)
     if not gemms:
-        click.echo("error: no GEMM could be read from the workload", err=True)
-        ctx.exit(ExitCode.BAD_INPUT)
+        raise WorkloadLineError(
+            "no GEMM could be read from the workload", Location(file=", ".join(str(path) for path in workloads))
+        )
     served = served_problem_types(library)
     if served and not any(is_served(gemm.problem, served) for gemm in gemms):
         types = sorted({gemm.gemm_type for gemm in gemms})
-        click.echo(f"error: {library_path} serves none of the workload's problem types ({', '.join(types)})", err=True)
-        ctx.exit(ExitCode.DIFFERENCES)
+        has = "; ".join(dict.fromkeys(problem_type_label(fields) for fields in served))
+        raise NoKernel(
+            f"serves none of the workload's problem types ({', '.join(types)}); it has: {has}",
+            Location(file=str(library_path)),
+        )
     compiled = compile_library(library, loader=loader)
     with _frozen():
         return coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped), compiled
@@ -190,6 +205,7 @@ def coverage_report(
 )
 @click.option("--json", "as_json", is_flag=True, help="Every field of every GEMM, the summary and tune next as JSON.")
 @click.option("--markdown", is_flag=True, help="The report as Markdown.")
+@click.option("--strict", is_flag=True, help=STRICT_HELP)
 @click.option(
     "--output",
     "-o",
@@ -201,7 +217,7 @@ def coverage_report(
 @click.pass_context
 def coverage_command(
     ctx: click.Context, workloads: tuple[Path, ...], library_path: Path, arch: str | None, cu_count: int | None,
-    near: float, tune_next: int, as_json: bool, markdown: bool, output_dir: Path | None,
+    near: float, tune_next: int, as_json: bool, markdown: bool, strict: bool, output_dir: Path | None,
 ) -> None:  # fmt: skip
     """Which kernel each GEMM of a workload hits, how the runtime reached it, and what to tune next.
 
@@ -211,7 +227,9 @@ def coverage_command(
     """
     if as_json and markdown:
         raise click.UsageError("give at most one of --json and --markdown")
-    report, _ = coverage_report(ctx, workloads, library_path, arch, cu_count, near=near, tune_next=tune_next)
+    report, _ = coverage_report(
+        ctx, workloads, library_path, arch, cu_count, near=near, tune_next=tune_next, strict=strict
+    )
     with _frozen():  # the report lives until the end
         _print_and_write(report, library_path, as_json, markdown, output_dir)
 

@@ -8,19 +8,18 @@ from typing import Any
 import click
 from rich.console import Console
 
+from tensilekit.cli.options import check_arch
+from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.merge import Compat, diff_libraries
 from tensilekit.merge.files import load_library_input, load_queries
 
 
-def _log_queries(path: Path) -> list[dict[str, Any]]:
+def _log_queries(path: Path, strict: bool) -> list[dict[str, Any]]:
     """One query record per distinct GEMM of a hipBLASLt log (or other workload file)."""
+    from tensilekit.cli.workloads import read_workloads
     from tensilekit.selection import problem_from_workload
-    from tensilekit.workload import load_workloads
 
-    workload, parsed = load_workloads([path])
-    for source in parsed:
-        for warning in source.warnings:
-            click.echo(f"warning: {source.source}: {warning}", err=True)
+    workload, _ = read_workloads([path], strict=strict)
     records = []
     for gemm in workload.problems:
         problem = problem_from_workload(gemm)
@@ -72,11 +71,12 @@ def _log_queries(path: Path) -> list[dict[str, Any]]:
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when there are differences.")
+@click.option("--strict", is_flag=True, help=STRICT_HELP)
 @click.pass_context
 def diff_command(
     ctx: click.Context, a: Path, b: Path, queries_path: Path | None, log_path: Path | None, grid: bool,
     selector: str, arch: str | None, cu_count: int | None, compat: str | None, output_format: str, as_json: bool,
-    exit_code: bool,
+    exit_code: bool, strict: bool,
 ) -> None:  # fmt: skip
     """Compare two logic files, two directories of logic files, or two master libraries.
 
@@ -93,12 +93,12 @@ def diff_command(
     if queries_path is not None:
         queries = list(load_queries(queries_path))
     elif log_path is not None:
-        queries = list(_log_queries(log_path))
+        queries = list(_log_queries(log_path, strict))
     elif grid:
         queries = list(grid_queries(left))
     chosen = None
     if queries is not None:
-        device = {"arch": arch, "cu_count": cu_count} if arch else None
+        device = {"arch": check_arch(arch), "cu_count": cu_count} if arch else None
         chosen = exact_match_selector if selector == "exact" else runtime_selector(device)
     diff = diff_libraries(
         left, right, queries, selector=chosen, compat=Compat(compat) if compat else None, labels=(str(a), str(b))

@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
 from tensilekit.api import load_for_selection
 from tensilekit.cli.commands.select import METRICS, library_arch, problem_from_options
+from tensilekit.cli.options import TYPE_HELP, check_output_path, type_spec_callback
 from tensilekit.data import sample_library_path
+from tensilekit.errors import Location, NoKernel
 from tensilekit.selection import Hardware
 
 
@@ -32,7 +35,7 @@ def plot_group() -> None:
 @click.option("--batch", "-b", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--trans-a", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
 @click.option("--trans-b", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
-@click.option("--type", "type_spec", default="S", show_default=True, help="Types, as for select (S, HHS, BBS …).")
+@click.option("--type", "type_spec", default="S", show_default=True, callback=type_spec_callback, help=TYPE_HELP)
 @click.option("--hpa/--no-hpa", default=None, help="High-precision accumulate (default: compute wider than input).")
 @click.option("--metric", type=click.Choice(METRICS), default="DeviceEfficiency", show_default=True)
 @click.option("--min", "low", type=click.IntRange(min=1), default=16, show_default=True, help="Smallest M and N.")
@@ -42,10 +45,11 @@ def plot_group() -> None:
 )
 @click.option("--title", help="Chart title (default: the problem and device).")
 @click.option("--output", "-o", type=click.Path(path_type=Path), required=True, help="PNG file to write.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was drawn as JSON.")
 def plot_selection_command(
     library_path: Path | None, arch: str | None, cu_count: int | None, k: int, batch: int, trans_a: str,
     trans_b: str, type_spec: str, hpa: bool | None, metric: str, low: int, high: int, points: int,
-    title: str | None, output: Path,
+    title: str | None, output: Path, as_json: bool,
 ) -> None:  # fmt: skip
     """Draw which kernel the runtime selects over an M x N grid (log axes) at one K.
 
@@ -58,15 +62,27 @@ def plot_selection_command(
     if library_path is None:
         library_path = sample_library_path()
         click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
+    check_output_path(output, suffixes={".png": "PNG"})
     library, loader = load_for_selection(library_path)
     arch = library_arch(library, arch, note=False)
     problem = problem_from_options(1, 1, k, batch, trans_a, trans_b, type_spec, hpa, 1.0, 0.0, metric)
+    hardware = Hardware(arch=arch, cu_count=cu_count)
     grid = log_grid(low, high, points)
-    smap = selection_map(library, problem, Hardware(arch=arch, cu_count=cu_count), grid, grid, loader=loader)
-    plot_selection_map(smap, output, title=title)
+    smap = selection_map(library, problem, hardware, grid, grid, loader=loader)
     covered = int((smap.winners >= 0).sum())
+    if covered == 0:  # an empty map is a wrong answer, not a chart
+        from tensilekit.selection.unserved import no_kernel_reason
+
+        reason = no_kernel_reason(library, problem.model_copy(update={"m": low, "n": low}), hardware)
+        raise NoKernel(f"nothing to draw, no grid point has a kernel: {reason}", Location(file=str(library_path)))
+    plot_selection_map(smap, output, title=title)
+    kernels = len(smap.kernels_by_area())
+    if as_json:
+        click.echo(json.dumps({"output": str(output), "kernels": kernels, "grid_points": int(smap.winners.size),
+                               "with_kernel": covered, "table_entries": len(smap.entries)}))  # fmt: skip
+        return
     click.echo(
-        f"wrote {output}: {len(smap.kernels_by_area())} kernels over {smap.winners.size} grid points "
+        f"wrote {output}: {kernels} kernels over {smap.winners.size} grid points "
         f"({covered} with a kernel), {len(smap.entries)} table entries marked"
     )
 
@@ -87,10 +103,11 @@ def plot_selection_command(
 )
 @click.option("--title", help="Chart title.")
 @click.option("--output", "-o", type=click.Path(path_type=Path), required=True, help="PNG file to write.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was drawn as JSON.")
 @click.pass_context
 def plot_coverage_command(
     ctx: click.Context, workloads: tuple[Path, ...], library_path: Path, arch: str | None, cu_count: int | None,
-    near: float, gemm_type: str | None, k: int | None, points: int, title: str | None, output: Path,
+    near: float, gemm_type: str | None, k: int | None, points: int, title: str | None, output: Path, as_json: bool,
 ) -> None:  # fmt: skip
     """Draw the selection map of one problem type with the workload's GEMMs on it.
 
@@ -102,11 +119,17 @@ def plot_coverage_command(
     from tensilekit.plot import plot_coverage_map
     from tensilekit.selection.grid import log_grid, selection_map
 
+    check_output_path(output, suffixes={".png": "PNG"})
     report, compiled = coverage_report(ctx, workloads, library_path, arch, cu_count, near=near)
     cut = map_slice(report, gemm_type=gemm_type, k=k)
     grid = log_grid(cut.low, cut.high, points)
     smap = selection_map(compiled, cut.problem, cut.hardware, grid, grid)
     plot_coverage_map(smap, cut, output, title=title)
+    at_k = sum(1 for item in cut.gemms if item.gemm.problem.k == cut.k)
+    if as_json:
+        click.echo(json.dumps({"output": str(output), "gemm_type": cut.gemm_type, "k": cut.k,
+                               "gemms": len(cut.gemms), "gemms_at_k": at_k}))  # fmt: skip
+        return
     click.echo(
         f"wrote {output}: {len(cut.gemms)} {cut.gemm_type} GEMM(s) on the kernel map at K={cut.k} "
         f"({sum(1 for item in cut.gemms if item.gemm.problem.k == cut.k)} at that K)"

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from tensilekit.errors import InputNotFound, Location, SelectionError, TensilekitError
+from tensilekit.cli.options import TYPE_HELP, check_arch, type_spec_callback
+from tensilekit.cli.workloads import STRICT_HELP
+from tensilekit.errors import InputNotFound, Location, NoKernel, SelectionError, TensilekitError
 
 if TYPE_CHECKING:
     from tensilekit.selection import GemmProblem, Hardware
@@ -23,20 +24,66 @@ _CHUNK = 4096
 _PROGRESS_THRESHOLD = 20_000
 
 
-def _read_queries(source: TextIO, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def _read_queries(
+    source: TextIO, name: str, *, strict: bool
+) -> tuple[list[tuple[int, dict[str, Any]]], list[dict[str, Any]]]:
+    """The query records of a JSON-lines stream, and an error record per unreadable line.
+
+    Raises:
+        SelectionError: with ``strict``, at the first unreadable line.
+    """
+    records: list[tuple[int, dict[str, Any]]] = []
+    unreadable: list[dict[str, Any]] = []
     for number, line in enumerate(source, start=1):
         text = line.strip()
         if not text:
             continue
         try:
             record = json.loads(text)
+            problem = None if isinstance(record, dict) else "each line must hold one JSON object"
         except json.JSONDecodeError as error:
-            raise SelectionError(
-                f"not a JSON object: {error.msg}", Location(file=name, line=number, col=error.colno)
-            ) from None
-        if not isinstance(record, dict):
-            raise SelectionError("each line must hold one JSON object", Location(file=name, line=number))
-        yield number, record
+            record, problem = None, f"not a JSON object: {error.msg}"
+        if problem is None:
+            records.append((number, record))
+            continue
+        location = Location(file=name, line=number)
+        if strict:
+            raise SelectionError(problem, location)
+        click.echo(f"warning: {location}: {problem} (line skipped)", err=True)
+        unreadable.append({**_error_record({}, f"{location}: {problem}"), "_line": number})
+    return records, unreadable
+
+
+def _queries_arch(library: Any, arch: str | None) -> str | None:
+    from tensilekit.api import library_processors
+
+    processors = library_processors(library)
+    if arch is not None:
+        return check_arch(arch, processors) or arch
+    return processors[0] if len(processors) == 1 else None
+
+
+def _no_kernel_reason(library: Any, problem: GemmProblem, hardware: Hardware) -> str:
+    from tensilekit.selection.unserved import no_kernel_reason
+
+    return no_kernel_reason(library, problem, hardware)
+
+
+def _add_no_kernel_reasons(library: Any, results: list[dict[str, Any]], default_hw: Hardware | None) -> None:
+    """A ``reason`` on each answer without a kernel (computed once per device and problem type)."""
+    from tensilekit.selection import hardware_from_query, problem_from_query
+
+    cache: dict[str, str] = {}
+    for result in results:
+        query = result.pop("_query", None)
+        if query is None or result.get("error") or result.get("index") is not None:
+            continue
+        problem = problem_from_query(query)
+        device = hardware_from_query(query, default_hw)
+        key = repr((device, problem.model_copy(update={"m": 0, "n": 0, "k": 0, "batch": 0})))
+        if key not in cache:
+            cache[key] = _no_kernel_reason(library, problem, device)
+        result["reason"] = cache[key]
 
 
 def problem_from_options(
@@ -65,11 +112,13 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
     """
     from tensilekit.api import library_processors
 
-    if arch is not None:
-        return arch
     processors = library_processors(library)
+    if arch is not None:
+        return check_arch(arch, processors) or arch
     if len(processors) != 1:
-        raise click.UsageError(f"--arch is required{required_for} (the library serves several architectures)")
+        raise click.UsageError(
+            f"--arch is required{required_for} (the library serves {', '.join(processors) or 'no named processor'})"
+        )
     if note:
         click.echo(f"note: no --arch given; using the library's only architecture, {processors[0]}", err=True)
     return processors[0]
@@ -94,14 +143,7 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
 @click.option("--batch", "-b", type=click.IntRange(min=0), default=1, show_default=True)
 @click.option("--trans-a", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
 @click.option("--trans-b", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
-@click.option(
-    "--type",
-    "type_spec",
-    default="S",
-    show_default=True,
-    help="Types: a Tensile name (Half), a code string (S, D, H, B, HHS, HSS, I8II, 4xi8II, B8B8S), "
-    "or a comma list a,b,c,d,compute.",
-)
+@click.option("--type", "type_spec", default="S", show_default=True, callback=type_spec_callback, help=TYPE_HELP)
 @click.option(
     "--hpa/--no-hpa", default=None, help="High-precision accumulate (default: compute type wider than input)."
 )
@@ -134,11 +176,12 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
 @click.option("--explain", is_flag=True, help="Show the walk: every level, predicate and table entry considered.")
 @click.option("--top", type=click.IntRange(min=0), default=0, help="Also rank the next N kernels.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (one object per query line with --queries).")
+@click.option("--strict", is_flag=True, help=STRICT_HELP)
 def select_command(
     m: int | None, n: int | None, k: int | None, library_path: Path | None, arch: str | None, cu_count: int | None,
     is_apu: bool, batch: int, trans_a: str, trans_b: str, type_spec: str, hpa: bool | None, alpha: float,
     beta: float, metric: str, rocblas_k0: bool, queries: Path | None, from_log: Path | None, explain: bool, top: int,
-    as_json: bool,
+    as_json: bool, strict: bool,
 ) -> None:  # fmt: skip
     """Predict the kernel Tensile's runtime (findBestSolution) selects for an M×N×K GEMM.
 
@@ -160,10 +203,12 @@ def select_command(
     library, loader = load_for_selection(library_path)
     if queries is None:  # a single query or a log: one device
         arch = library_arch(library, arch, required_for=" for a single query")
+    else:  # the same default as M N K when the library serves one processor; lines may name their own
+        arch = _queries_arch(library, arch)
     default_hw = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu) if arch else None
     if from_log is not None:
         assert default_hw is not None
-        _answer_workload(library, loader, from_log, default_hw, rocblas_k0, as_json, library_path)
+        _answer_workload(library, loader, from_log, default_hw, rocblas_k0, as_json, library_path, strict)
         return
     if queries is None:
         assert default_hw is not None
@@ -172,42 +217,53 @@ def select_command(
         selection = select_solution(
             library, problem, default_hw, loader=loader, explain=explain, top=top, rocblas_k0=rocblas_k0
         )
+        reason = None if selection.index is not None else _no_kernel_reason(library, problem, default_hw)
         if as_json:
-            click.echo(json.dumps(selection_record(selection, None, explain=explain), indent=2))
+            record = selection_record(selection, None, explain=explain)
+            if reason is not None:
+                record["reason"] = reason
+            click.echo(json.dumps(record, indent=2))
         else:
             render_selection(
                 selection, problem, default_hw, library_path, contraction_problem(problem, rocblas_k0=rocblas_k0)
             )
+        if reason is not None:
+            click.echo(f"no kernel: {reason}", err=True)
+            raise SystemExit(NoKernel.exit_code)
         return
     name = "<stdin>" if str(queries) == "-" else str(queries)
     if name != "<stdin>" and not queries.exists():
         raise InputNotFound("no such file", Location(file=name))
     stream = sys.stdin if name == "<stdin>" else queries.open(encoding="utf-8")
     try:
-        records = list(_read_queries(stream, name))
+        records, unreadable = _read_queries(stream, name, strict=strict)
     finally:
         if stream is not sys.stdin:
             stream.close()
     compiled = compile_library(library, loader=loader)
-    results = _answer(compiled, records, default_hw, rocblas_k0, explain, top, name)
+    results = _answer(compiled, records, default_hw, rocblas_k0, explain, top, name, strict=strict)
+    results = sorted(unreadable + results, key=lambda record: int(record.pop("_line")))
+    _add_no_kernel_reasons(library, results, default_hw)
     if as_json:
         for record in results:
             click.echo(json.dumps(record, separators=(",", ":")))
     else:
         render_batch(results, library_path)
+    errored = sum(1 for record in results if record.get("error"))
+    if errored:
+        click.echo(f"error: {errored} of {len(results)} query line(s) could not be answered", err=True)
+        raise SystemExit(3)
 
 
 def _answer_workload(
-    library: Any, loader: Any, path: Path, hardware: Hardware, rocblas_k0: bool, as_json: bool, library_path: Path
-) -> None:
+    library: Any, loader: Any, path: Path, hardware: Hardware, rocblas_k0: bool, as_json: bool, library_path: Path,
+    strict: bool,
+) -> None:  # fmt: skip
     from tensilekit.cli.render_select import render_workload, workload_record
+    from tensilekit.cli.workloads import read_workloads
     from tensilekit.selection import compile_library, select_workload
-    from tensilekit.workload import load_workloads
 
-    workload, parsed = load_workloads([path])
-    for source in parsed:
-        for warning in source.warnings:
-            click.echo(f"warning: {source.source}: {warning}", err=True)
+    workload, _ = read_workloads([path], strict=strict)
     answers = select_workload(
         compile_library(library, loader=loader), workload.problems, hardware, rocblas_k0=rocblas_k0
     )
@@ -220,8 +276,9 @@ def _answer_workload(
 
 def _answer(
     compiled: Any, records: list[tuple[int, dict[str, Any]]], default_hw: Hardware | None, rocblas_k0: bool,
-    explain: bool, top: int, name: str,
+    explain: bool, top: int, name: str, *, strict: bool = False,
 ) -> list[dict[str, Any]]:  # fmt: skip
+    """One answer per query record, in order, each with its line (``_line``) and query (``_query``)."""
     from tensilekit.cli.render_select import batch_record, progress, selection_record
     from tensilekit.selection import (
         ProblemColumns,
@@ -240,6 +297,8 @@ def _answer(
             device = hardware_from_query(record, default_hw)
             parsed.append((position, contraction_problem(problem, rocblas_k0=rocblas_k0), device))
         except TensilekitError as error:
+            if strict:
+                raise error.with_file(name) if error.location is None else error from None
             results[position] = _error_record(record, f"{name}:{number}: {error}")
     with progress(len(parsed) if len(parsed) >= _PROGRESS_THRESHOLD else 0) as advance:
         if explain or top:
@@ -263,7 +322,11 @@ def _answer(
                     else:
                         results[position] = batch_record(answers, offset, record.get("id"))
                 advance(len(chunk))
-    return [record for record in results if record is not None]
+    answered = []
+    for (number, record), result in zip(records, results, strict=True):
+        if result is not None:
+            answered.append({**result, "_line": number, "_query": record})
+    return answered
 
 
 def _error_record(record: dict[str, Any], message: str) -> dict[str, Any]:

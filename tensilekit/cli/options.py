@@ -1,0 +1,123 @@
+"""Checks shared by the commands' options: ``--arch``, ``--type`` and output paths (usage errors, exit 2).
+
+Nothing here imports the core: option checks run before a library is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import click
+
+# gfx processors Tensile / tensilelite name in their architecture maps (Tensile ``Common.py``
+# ``architectureMap``, hipBLASLt ``tensilelite/Tensile/Common/Architectures.py``).
+KNOWN_ARCHS = (
+    "gfx803", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950",
+    "gfx1010", "gfx1011", "gfx1012", "gfx1030", "gfx1031", "gfx1032", "gfx1034", "gfx1035",
+    "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1200", "gfx1201",
+)  # fmt: skip
+
+# product names people type instead of the processor
+_PRODUCT_ARCHS = {
+    "mi50": "gfx906", "mi60": "gfx906", "mi100": "gfx908", "mi200": "gfx90a", "mi210": "gfx90a",
+    "mi250": "gfx90a", "mi250x": "gfx90a", "mi300": "gfx942", "mi300x": "gfx942", "mi300a": "gfx942",
+    "mi325x": "gfx942", "mi350": "gfx950", "mi350x": "gfx950", "mi355x": "gfx950",
+}  # fmt: skip
+
+
+def check_arch(arch: str | None, library_archs: Iterable[str] = ()) -> str | None:
+    """``arch`` if tensilekit or the library knows it (``gfx90a:xnack-`` feature suffixes allowed).
+
+    Raises:
+        click.BadParameter: an unknown processor (exit 2), listing the known ones.
+    """
+    if arch is None:
+        return None
+    known = tuple(dict.fromkeys((*library_archs, *KNOWN_ARCHS)))
+    if arch.split(":")[0] in known:
+        return arch
+    hint = _PRODUCT_ARCHS.get(arch.lower().replace("instinct", "").replace("-", "").strip())
+    suggestion = f" ({arch} is {hint})" if hint else ""
+    raise click.BadParameter(f"unknown processor {arch!r}{suggestion}; known: {', '.join(known)}", param_hint="--arch")
+
+
+# short names people use -> the Tensile data-type name tensilekit's type parser reads
+SHORT_TYPE_NAMES = {
+    "fp64": "Double", "f64": "Double", "double": "Double",
+    "fp32": "Float", "f32": "Float", "float": "Float", "single": "Float",
+    "tf32": "XFloat32", "xf32": "XFloat32",
+    "fp16": "Half", "f16": "Half", "half": "Half",
+    "bf16": "BFloat16", "bfloat16": "BFloat16",
+    "fp8": "Float8", "f8": "Float8", "bf8": "BFloat8",
+    "fp8_fnuz": "Float8_fnuz", "bf8_fnuz": "BFloat8_fnuz",
+    "int8": "Int8", "i8": "Int8", "int32": "Int32", "i32": "Int32", "int64": "Int64",
+    "c32": "ComplexFloat", "complex64": "ComplexFloat", "c64": "ComplexDouble", "complex128": "ComplexDouble",
+}  # fmt: skip
+
+TYPE_HELP = (
+    "Types: one name for all (bf16, fp16, fp8, f32, tf32/xf32, int8, a hipBLASLt name such as bf16_r, "
+    "a Tensile name such as Half), a Tensile code string (S, D, H, B, HHS, BBS, I8II, 4xi8II, B8B8S), "
+    "or a comma list a,b,c,d,compute."
+)
+
+
+def _normalised_type_token(token: str) -> str:
+    return SHORT_TYPE_NAMES.get(token.strip().lower(), token.strip())
+
+
+def check_type_spec(text: str) -> str:
+    """``--type`` in a spelling the type parser reads (short names mapped), checked now.
+
+    Raises:
+        click.BadParameter: an unreadable type (exit 2), listing the accepted spellings.
+    """
+    from tensilekit.errors import SelectionError
+    from tensilekit.selection import parse_type_spec
+
+    spec = ",".join(_normalised_type_token(part) for part in text.split(",")) if text.strip() else text
+    try:
+        parse_type_spec(spec)
+    except SelectionError as error:
+        shorts = ", ".join(sorted(SHORT_TYPE_NAMES))
+        raise click.BadParameter(
+            f"{error}. Accepted: short names ({shorts}); hipBLASLt names (f16_r, bf16_r, f32_r, xf32_r, f8_r, "
+            "bf8_r, i8_r, i32_r, f64_r, f32_c, f64_c); Tensile names (Float, Half, BFloat16, ...) and codes "
+            "(S, D, H, B, X, I, I8, 4xi8, F8, B8, HHS, BBS, I8II, B8B8S); or a comma list a,b,c,d,compute",
+            param_hint="--type",
+        ) from None
+    return spec
+
+
+def type_spec_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    return None if value is None else check_type_spec(value)
+
+
+def check_output_path(path: Path, *, suffixes: dict[str, str] | None = None, option: str = "-o") -> None:
+    """An output path whose parent folder exists and, with ``suffixes``, whose suffix names a format.
+
+    Raises:
+        click.BadParameter: a missing parent folder or an unknown suffix (exit 2).
+    """
+    parent = path.expanduser().parent
+    if not parent.is_dir():
+        raise click.BadParameter(f"{path}: folder {parent} does not exist", param_hint=option)
+    if suffixes is not None:
+        suffix = "".join(path.suffixes[-2:]).lower() if path.suffix.lower() == ".gz" else path.suffix.lower()
+        if suffix not in suffixes:
+            accepted = ", ".join(f"{key} ({value})" for key, value in suffixes.items())
+            raise click.BadParameter(
+                f"{path}: cannot tell the output format from {suffix or 'no suffix'!r}; use {accepted}",
+                param_hint=option,
+            )
+
+
+__all__ = [
+    "KNOWN_ARCHS",
+    "SHORT_TYPE_NAMES",
+    "TYPE_HELP",
+    "check_arch",
+    "check_output_path",
+    "check_type_spec",
+    "type_spec_callback",
+]

@@ -1,0 +1,54 @@
+"""One rule for workload files in every command: bad lines are skipped with a ``file:line`` warning.
+
+``--strict`` stops at the first bad line instead (exit 3); a workload with no readable GEMM at all
+is exit 3 too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from tensilekit.errors import InputNotFound, Location, ToolOutputError, WorkloadLineError
+
+if TYPE_CHECKING:
+    from tensilekit.workload import ParsedWorkload, Workload
+
+
+def warn_skipped(location: object, message: str) -> None:
+    click.echo(f"warning: {location}: {message} (line skipped)", err=True)
+
+
+def read_workloads(paths: Sequence[Path], *, strict: bool = False) -> tuple[Workload, list[ParsedWorkload]]:
+    """The merged workload of ``paths``; each skipped line said on stderr.
+
+    Raises:
+        WorkloadLineError: with ``strict``, the first bad line; and when no GEMM could be read.
+    """
+    from tensilekit.workload import load_workloads
+
+    for path in paths:
+        if not Path(path).is_file():
+            raise InputNotFound("no such workload file", Location(file=str(path)))
+    try:
+        workload, parsed = load_workloads(paths, skip_bad_lines=not strict)
+    except ToolOutputError as error:  # the parsers' own error, raised for a bad line when not skipping
+        raise WorkloadLineError(error.message, error.location) from None
+    for source in parsed:
+        for bad in source.bad_lines:
+            warn_skipped(bad.location, bad.message)
+        for warning in source.warnings:
+            click.echo(f"warning: {source.source}: {warning}", err=True)
+    if not workload.problems:
+        raise WorkloadLineError(
+            "no GEMM could be read from the workload", Location(file=", ".join(str(path) for path in paths))
+        )
+    return workload, parsed
+
+
+STRICT_HELP = "Stop at the first workload line that cannot be read (exit 3) instead of skipping it with a warning."
+
+__all__ = ["STRICT_HELP", "read_workloads", "warn_skipped"]

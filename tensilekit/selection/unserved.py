@@ -1,0 +1,112 @@
+"""Why a library has no kernel for a query: the device, problem type or transposes it lacks.
+
+When the runtime finds no kernel the answer alone ("null") does not say whether the library
+simply has no row for this device or problem type — a mistyped ``--arch``, single precision asked
+of a half-precision library — or whether its kernels exist but reject this size. This module
+reads the library's rows and kernel predicates (:mod:`.served`) and says which, in one line
+that names what the library does have.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensilekit.model.library import HardwareNode, MasterLibrary
+from tensilekit.selection.problem import GemmProblem, Hardware, contraction_problem
+from tensilekit.selection.served import library_devices, nested_predicates, served_problem_types
+
+
+def _has_generic_device_row(library: MasterLibrary) -> bool:
+    """A top-level row that names no processor serves every device."""
+    root = library.library
+    if not isinstance(root, HardwareNode):
+        return True
+    return any(
+        not any(predicate.type == "Processor" for predicate in nested_predicates(row.predicate)) for row in root.rows
+    )
+
+
+def device_reason(library: MasterLibrary, hardware: Hardware) -> str | None:
+    """Why no device row of ``library`` accepts ``hardware`` (processor, CU count), or None if one may."""
+    if _has_generic_device_row(library):
+        return None
+    devices = library_devices(library)
+    same_arch = [device for device in devices if device.arch == hardware.arch]
+    if not same_arch:
+        served = ", ".join(sorted({device.arch for device in devices})) or "no processor"
+        return f"the library serves {served} only; it has no row for {hardware.arch}"
+    if all(device.cu_count is not None for device in same_arch) and hardware.cu_count not in {
+        device.cu_count for device in same_arch
+    }:
+        counts = ", ".join(str(device.cu_count) for device in same_arch)
+        given = "no --cu-count" if hardware.cu_count is None else f"{hardware.cu_count} CUs"
+        return f"the library's {hardware.arch} rows are for {counts} CUs only ({given} given)"
+    return None
+
+
+def problem_type_label(fields: dict[str, Any]) -> str:
+    """``NN Half→Half HPA``: transposes, A type (→ D type when it differs) and the flags that matter."""
+    a_type = str(fields.get("a_type", "any type"))
+    d_type = str(fields.get("d_type", a_type))
+    types = a_type if d_type == a_type else f"{a_type}→{d_type}"
+    transposes = f"{fields.get('trans_a', '?')}{fields.get('trans_b', '?')}"
+    flags = []
+    if fields.get("hpa"):
+        flags.append("HPA")
+    if fields.get("strided_batched") is False:
+        flags.append("general batched")
+    if fields.get("stochastic_rounding"):
+        flags.append("stochastic rounding")
+    return " ".join([transposes, types, *flags])
+
+
+def _value(value: Any) -> str:
+    return str(getattr(value, "value", value))
+
+
+def problem_type_reason(library: MasterLibrary, problem: GemmProblem) -> str | None:
+    """Why no kernel of ``library`` serves ``problem``'s types / transposes / flags, or None if one may."""
+    served = served_problem_types(library)
+    if not served or any(not fields for fields in served):
+        return None
+    resolved = contraction_problem(problem)
+    wanted = {
+        "trans_a": problem.trans_a,
+        "trans_b": problem.trans_b,
+        "a_type": _value(resolved.a_type),
+        "b_type": _value(resolved.b_type),
+        "c_type": _value(resolved.c_type),
+        "d_type": _value(resolved.d_type),
+        "hpa": bool(resolved.hpa),
+        "strided_batched": problem.strided_batched,
+        "stochastic_rounding": problem.stochastic_rounding,
+    }
+
+    def matches(fields: dict[str, Any], keys: tuple[str, ...]) -> bool:
+        return all(key not in fields or _value(fields[key]) == _value(wanted[key]) for key in keys)
+
+    if any(matches(fields, tuple(wanted)) for fields in served):
+        return None
+    has = "; ".join(dict.fromkeys(problem_type_label(fields) for fields in served))
+    asked = problem_type_label(wanted)
+    type_keys = ("a_type", "b_type", "c_type", "d_type")
+    if not any(matches(fields, type_keys) for fields in served):
+        what = "these types"
+    elif not any(matches(fields, (*type_keys, "trans_a", "trans_b")) for fields in served):
+        what = "these transposes"
+    else:
+        what = "this HPA / batching / rounding variant"
+    return f"the library has no kernel for {asked} ({what}); it has: {has}"
+
+
+def no_kernel_reason(library: MasterLibrary, problem: GemmProblem, hardware: Hardware) -> str:
+    """One line saying why the runtime finds no kernel for ``problem`` on ``hardware``."""
+    return (
+        device_reason(library, hardware)
+        or problem_type_reason(library, problem)
+        or "kernels for this device and problem type exist, but none accepts this problem "
+        "(size or alignment predicates fail; --explain shows each)"
+    )
+
+
+__all__ = ["device_reason", "no_kernel_reason", "problem_type_label", "problem_type_reason"]
