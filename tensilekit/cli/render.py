@@ -13,10 +13,6 @@ from tensilekit.cli.output import print_table
 from tensilekit.inspect import FileInfo, FileValidation
 
 
-def stdout_console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
-
-
 def print_json(data: Any) -> None:
     """JSON on stdout (models via ``model_dump(mode="json")``)."""
     if isinstance(data, BaseModel):
@@ -57,43 +53,57 @@ def render_info(infos: list[FileInfo], console: Console) -> None:
         print_table(console, table)
         return
     table = Table(title=f"{len(infos)} files")
-    for column in ("file", "kind", "format", "arch", "type", "solutions", "entries"):
+    for column in INFO_COLUMNS:
         table.add_column(column, overflow="fold")
     for info in infos:
-        table.add_row(
-            info.path,
-            info.kind,
-            info.format,
-            ",".join(info.architectures),
-            info.library_type or ",".join(info.problem_types[:2]),
-            str(info.solutions),
-            str(info.table_entries),
-        )
+        table.add_row(*info_row(info))
     print_table(console, table)
 
 
-def render_validation(results: list[FileValidation], console: Console) -> None:
-    failed = 0
-    for result in results:
-        if not result.ok:
-            failed += 1
-        errors = [f for f in result.findings if f.severity == "error"]
-        warnings = [f for f in result.findings if f.severity == "warning"]
-        status = "[green]ok[/green]" if result.ok else "[red]FAILED[/red]"
-        summary = f"{status} {result.path}"
-        if errors or warnings:
-            summary += f" ({len(errors)} error(s), {len(warnings)} warning(s))"
-        console.print(summary)
-        for finding in result.findings:
-            where = result.path
-            if finding.line is not None:
-                where += f":{finding.line}"
-                if finding.col is not None:
-                    where += f":{finding.col}"
-            color = "red" if finding.severity == "error" else "yellow"
-            console.print(
-                f"  [{color}]{finding.severity}[/{color}] {where}: {finding.message}"
-                + (f" (at {finding.path})" if finding.path else "")
-                + f" \\[{finding.code}]"
-            )
+def render_validation_file(result: FileValidation, console: Console) -> None:
+    """One file's verdict and findings (printed as soon as the file is checked)."""
+    errors = [f for f in result.findings if f.severity == "error"]
+    warnings = [f for f in result.findings if f.severity == "warning"]
+    status = "[green]ok[/green]" if result.ok else "[red]FAILED[/red]"
+    summary = f"{status} {result.path}"
+    if errors or warnings:
+        summary += f" ({len(errors)} error(s), {len(warnings)} warning(s))"
+    console.print(summary)
+    for finding in result.findings:
+        where = result.path
+        if finding.line is not None:
+            where += f":{finding.line}"
+            if finding.col is not None:
+                where += f":{finding.col}"
+        color = "red" if finding.severity == "error" else "yellow"
+        console.print(
+            f"  [{color}]{finding.severity}[/{color}] {where}: {finding.message}"
+            + (f" (at {finding.path})" if finding.path else "")
+            + f" \\[{finding.code}]"
+        )
+
+
+def render_validation_total(results: list[FileValidation], console: Console) -> None:
+    failed = sum(1 for result in results if not result.ok)
     console.print(f"{len(results) - failed} of {len(results)} file(s) valid")
+
+
+def render_validation(results: list[FileValidation], console: Console) -> None:
+    for result in results:
+        render_validation_file(result, console)
+    render_validation_total(results, console)
+
+
+def info_row(info: FileInfo) -> list[str]:
+    return [
+        info.path,
+        info.kind,
+        info.format,
+        ",".join(info.architectures),
+        info.library_type or ",".join(info.problem_types[:2]),
+        str(info.solutions),
+        str(info.table_entries),
+    ]
+
+
+INFO_COLUMNS = ["file", "kind", "format", "arch", "type", "solutions", "entries"]

@@ -108,12 +108,12 @@ def test_build_master_from_fixture_directory(runner: CliRunner, tmp_path: Path) 
 
 
 def test_unexpected_exception_is_reported_as_bug(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tensilekit.cli.commands.inspect as inspect_commands
+    import tensilekit.inspect
 
-    def explode(paths: object) -> None:
+    def explode(path: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(inspect_commands, "describe_paths", explode)
+    monkeypatch.setattr(tensilekit.inspect, "describe", explode)
     result = runner.invoke(cli, ["info", "--sample"])
     assert result.exit_code == ExitCode.BUG
     assert "internal error: RuntimeError: boom" in result.output

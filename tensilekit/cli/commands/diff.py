@@ -8,6 +8,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from tensilekit.cli.inputs import require_readable_folder
 from tensilekit.cli.options import check_arch
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.merge import Compat, diff_libraries
@@ -88,6 +89,8 @@ def diff_command(
 
     if sum((queries_path is not None, log_path is not None, grid)) > 1:
         raise click.UsageError("give at most one of --queries, --from-log, --grid")
+    for path in (a, b):
+        require_readable_folder(path)
     left, right = load_library_input(a), load_library_input(b)
     queries: list[Any] | None = None
     if queries_path is not None:

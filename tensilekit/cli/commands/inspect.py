@@ -1,15 +1,24 @@
-"""``info``, ``validate`` and ``convert``: thin commands over tensilekit.inspect and the io API."""
+"""``info``, ``validate`` and ``convert``: thin commands over tensilekit.inspect and the io API.
+
+Folders are read file by file: each file's result is printed as soon as it is read (on a
+terminal a progress bar runs on stderr meanwhile; ``info`` draws its table at the end there).
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
-from tensilekit.cli.render import print_json, render_info, render_validation, stdout_console
-from tensilekit.data import sample_library_path
-from tensilekit.inspect import describe_paths, validate_paths
-from tensilekit.io.master_io import dump_master, load_master
+from tensilekit.cli.inputs import MASTER, library_files, require_kind
+from tensilekit.cli.options import check_output_path
+from tensilekit.cli.output import progress_bar, stdout_console, stdout_is_terminal
+
+_MASTER_SUFFIXES = {
+    ".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpack": "msgpack",
+    ".yaml.gz": "gzip YAML", ".yml.gz": "gzip YAML", ".dat.gz": "gzip msgpack",
+}  # fmt: skip
 
 
 @click.command("info")
@@ -18,14 +27,29 @@ from tensilekit.io.master_io import dump_master, load_master
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def info_command(paths: tuple[str, ...], sample: bool, as_json: bool) -> None:
     """Summarise logic files and master libraries (a directory file by file)."""
+    from tensilekit.cli.render import INFO_COLUMNS, info_row, print_json, render_info
+    from tensilekit.data import sample_library_path
+    from tensilekit.inspect import describe
+
     if sample:
         paths = paths + (str(sample_library_path()),)
     if not paths:
         raise click.UsageError("give PATH... or --sample")
-    infos = describe_paths(paths)
+    files = library_files(paths)
+    stream_rows = len(files) > 1 and not as_json and not stdout_is_terminal()
+    if stream_rows:
+        click.echo("\t".join(INFO_COLUMNS))
+    infos = []
+    with progress_bar("reading", len(files) if len(files) > 1 else None) as advance:
+        for path in files:
+            info = describe(path)
+            infos.append(info)
+            if stream_rows:  # a pipe gets each file's row as soon as it is read
+                click.echo("\t".join(info_row(info)))
+            advance(1)
     if as_json:
         print_json(infos)
-    else:
+    elif not stream_rows:
         render_info(infos, stdout_console())
 
 
@@ -35,11 +59,23 @@ def info_command(paths: tuple[str, ...], sample: bool, as_json: bool) -> None:
 @click.pass_context
 def validate_command(ctx: click.Context, paths: tuple[str, ...], as_json: bool) -> None:
     """Schema and semantic checks; exits 1 when any file has an error."""
-    results = validate_paths(paths)
+    from tensilekit.cli.render import print_json, render_validation_file, render_validation_total
+    from tensilekit.inspect import validate_file
+
+    files = library_files(paths)
+    console = stdout_console()
+    results = []
+    with progress_bar("validating", len(files) if len(files) > 1 else None) as advance:
+        for path in files:
+            result = validate_file(path)
+            results.append(result)
+            if not as_json:
+                render_validation_file(result, console)
+            advance(1)
     if as_json:
         print_json(results)
     else:
-        render_validation(results, stdout_console())
+        render_validation_total(results, console)
     if not all(result.ok for result in results):
         ctx.exit(1)
 
@@ -52,10 +88,25 @@ def validate_command(ctx: click.Context, paths: tuple[str, ...], as_json: bool) 
     "fmt",
     type=click.Choice(["yaml", "msgpack"]),
     default=None,
-    help="Output format (default: from TARGET's suffix, .dat = msgpack).",
+    help="Output format (default: from TARGET's suffix: .yaml/.yml YAML, .dat/.msgpack msgpack, +.gz).",
 )
-def convert_command(source: str, target: str, fmt: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+def convert_command(source: str, target: str, fmt: str | None, as_json: bool) -> None:
     """Convert a master library between YAML and msgpack (written atomically)."""
-    master = load_master(source)
-    dump_master(master, Path(target), fmt)
-    click.echo(f"wrote {target} ({len(master.solutions)} solutions)")
+    from tensilekit.io.master_io import dump_master, format_for_path, load_master
+
+    target_path = Path(target)
+    check_output_path(target_path, suffixes=_MASTER_SUFFIXES, option="TARGET")
+    by_suffix = format_for_path(target_path).value
+    if fmt is not None and fmt != by_suffix:
+        raise click.BadParameter(
+            f"--format {fmt} contradicts the suffix of {target} ({by_suffix})", param_hint="--format"
+        )
+    require_kind([source], MASTER, "convert")
+    with progress_bar("converting", None):
+        master = load_master(source)
+        dump_master(master, target_path, fmt)
+    if as_json:
+        click.echo(json.dumps({"output": target, "format": by_suffix, "solutions": len(master.solutions)}))
+    else:
+        click.echo(f"wrote {target} ({len(master.solutions)} solutions)")

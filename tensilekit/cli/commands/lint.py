@@ -5,9 +5,12 @@ from __future__ import annotations
 import click
 from rich.console import Console
 
+from tensilekit.cli.inputs import library_files
 from tensilekit.cli.main import ExitCode
-from tensilekit.cli.render import print_json, stdout_console
-from tensilekit.lint import FileLint, LintCode, LintOptions, lint_paths
+from tensilekit.cli.output import progress_bar, stdout_console
+from tensilekit.cli.render import print_json
+from tensilekit.lint import FileLint, LintCode, LintOptions
+from tensilekit.lint.files import lint_file
 
 _CODES = [code.value for code in LintCode]
 
@@ -22,24 +25,27 @@ def _codes(text: str) -> set[str]:
     return chosen
 
 
-def _render(results: list[FileLint], console: Console, show_size: bool) -> None:
+def _render_file(result: FileLint, console: Console, show_size: bool) -> None:
+    counts = result.codes()
+    summary = ", ".join(f"{count} {code}" for code, count in counts.items() if code != LintCode.SIZE.value)
+    console.print(f"{result.path} ({result.kind}): {summary or 'no findings'}", markup=False)
+    for finding in result.findings:
+        if finding.code == LintCode.SIZE.value and not show_size:
+            continue
+        where = result.path
+        if finding.line is not None:
+            where += f":{finding.line}"
+            if finding.col is not None:
+                where += f":{finding.col}"
+        at = f" (at {finding.path})" if finding.path else ""
+        console.print(f"  {finding.severity} {where}: {finding.message}{at} [{finding.code}]", markup=False)
+
+
+def _render_total(results: list[FileLint], console: Console) -> None:
     totals: dict[str, int] = {}
     for result in results:
-        counts = result.codes()
-        for code, count in counts.items():
+        for code, count in result.codes().items():
             totals[code] = totals.get(code, 0) + count
-        summary = ", ".join(f"{count} {code}" for code, count in counts.items() if code != LintCode.SIZE.value)
-        console.print(f"{result.path} ({result.kind}): {summary or 'no findings'}", markup=False)
-        for finding in result.findings:
-            if finding.code == LintCode.SIZE.value and not show_size:
-                continue
-            where = result.path
-            if finding.line is not None:
-                where += f":{finding.line}"
-                if finding.col is not None:
-                    where += f":{finding.col}"
-            at = f" (at {finding.path})" if finding.path else ""
-            console.print(f"  {finding.severity} {where}: {finding.message}{at} [{finding.code}]", markup=False)
     ordered = [code for code in (*_CODES, *sorted(totals)) if code in totals]
     line = ", ".join(f"{totals[code]} {code}" for code in dict.fromkeys(ordered))
     console.print(f"{len(results)} file(s): {line or 'no findings'}", markup=False)
@@ -75,11 +81,21 @@ def lint_command(
     3 when a file cannot be read.
     """
     failing = _codes(error_on)
-    results = lint_paths(libraries, LintOptions(grid_factor=grid_factor))
+    files = library_files(libraries)
+    options = LintOptions(grid_factor=grid_factor)
+    console = stdout_console()
+    results: list[FileLint] = []
+    with progress_bar("linting", len(files) if len(files) > 1 else None) as advance:
+        for path in files:  # each file's findings as soon as it is linted
+            result = lint_file(path, options)
+            results.append(result)
+            if not as_json:
+                _render_file(result, console, show_size)
+            advance(1)
     if as_json:
         print_json(results)
     else:
-        _render(results, stdout_console(), show_size)
+        _render_total(results, console)
     if any(result.kind == "unreadable" for result in results):
         ctx.exit(ExitCode.BAD_INPUT)
     if any(finding.code in failing for result in results for finding in result.findings):

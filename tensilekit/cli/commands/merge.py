@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from tensilekit.cli.inputs import LOGIC, require_kind, require_readable_folder
+from tensilekit.cli.options import check_output_path
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.merge import Compat, MergePolicy, merge_paths
 from tensilekit.merge.merge import validate_policy_value
@@ -75,6 +77,13 @@ def merge_command(
 
     if report_path is not None and report_path.suffix.lower() not in (".json", ".md"):
         raise click.BadParameter("the report file must end in .json or .md", param_hint="--report")
+    for path in (original, incremental):
+        require_readable_folder(path, suffixes=(".yaml", ".yml"))
+    require_kind([original, incremental], LOGIC, "merge")
+    if not dry_run:
+        check_output_path(output, option="OUTPUT")
+    if report_path is not None:
+        check_output_path(report_path, option="--report")
     policy = MergePolicy(
         force_merge=validate_policy_value(force_merge),
         trim=not notrim,

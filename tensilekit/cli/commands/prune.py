@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from tensilekit.cli.inputs import LOGIC, require_kind, require_readable_folder
+from tensilekit.cli.options import check_output_path
 from tensilekit.merge import Compat
 from tensilekit.merge.files import prune_paths
 
@@ -33,6 +35,11 @@ def prune_command(
     """Prune logic files (or every *.yaml in directories) IN..."""
     from tensilekit.cli.render_merge import render_prune, to_json
 
+    for path in inputs:
+        require_readable_folder(path, suffixes=(".yaml", ".yml"))
+    require_kind(inputs, LOGIC, "prune")
+    if output is not None and not dry_run:
+        check_output_path(output)
     reports = prune_paths(list(inputs), output, compat=Compat(compat) if compat else None, dry_run=dry_run)
     if as_json:
         click.echo(to_json(reports))

@@ -1,0 +1,131 @@
+"""One rule per input kind for every command: folders with nothing readable, and wrong-kind files.
+
+* A folder (or list of paths) with no library file tensilekit can read is exit 3 for every
+  command, with what the folder does hold.
+* A file of the wrong kind names the kind found and the kind the command expects
+  (``prune`` on a master ``.dat``, ``merge`` on a master, ``convert`` on a logic file).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from tensilekit.errors import InputNotFound, Location, UnsupportedFormat
+
+LIBRARY_SUFFIXES = (".yaml", ".yml", ".dat", ".yaml.gz", ".yml.gz", ".dat.gz", ".dat.zlib")
+"""What ``validate``/``info``/``lint`` read inside folders (tensilekit.inspect's list)."""
+
+_SNIFF_BYTES = 1 << 16
+_MASTER_KEY = re.compile(rb"^(library|solutions):", re.MULTILINE)
+_LOGIC_START = re.compile(rb"^(- |-\n|Solutions:|MinimumRequiredVersion:)", re.MULTILINE)
+
+MASTER = "a master solution library"
+LOGIC = "a library-logic file"
+
+
+def _is_library_name(path: Path) -> bool:
+    return path.name.lower().endswith(LIBRARY_SUFFIXES)
+
+
+def library_files(paths: Iterable[str | Path], *, suffixes: tuple[str, ...] = LIBRARY_SUFFIXES) -> list[Path]:
+    """Files named directly and library files inside folders (recursive, sorted).
+
+    Raises:
+        InputNotFound: a path does not exist, or nothing readable was found (exit 3), saying what
+            the folders hold instead.
+    """
+    found: list[Path] = []
+    others = 0
+    given = [Path(raw) for raw in paths]
+    for path in given:
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                if child.is_file():
+                    if child.name.lower().endswith(suffixes):
+                        found.append(child)
+                    else:
+                        others += 1
+        elif path.exists():
+            found.append(path)
+        else:
+            raise InputNotFound("no such file or directory", Location(file=str(path)))
+    if not found:
+        held = f"{others} other file(s)" if others else "nothing"
+        raise InputNotFound(
+            f"no library file ({', '.join(suffixes)}) here; the folder holds {held}",
+            Location(file=", ".join(str(path) for path in given)),
+        )
+    return found
+
+
+def sniff_kind(path: Path) -> str | None:
+    """``MASTER`` or ``LOGIC`` from the first bytes of a file (None when it cannot tell)."""
+    with path.open("rb") as stream:
+        head = stream.read(_SNIFF_BYTES)
+    if head[:2] == b"\x1f\x8b":
+        try:
+            head = gzip.GzipFile(fileobj=__import__("io").BytesIO(head)).read(_SNIFF_BYTES)
+        except (OSError, EOFError):
+            return None
+    if not head:
+        return None
+    first = head[0]
+    if (
+        0x80 <= first <= 0x8F
+        or first in (0xDE, 0xDF)
+        or (len(head) > 1 and first == 0x78 and head[1] in (0x01, 0x5E, 0x9C, 0xDA))
+    ):
+        return MASTER  # msgpack map (or zlib-wrapped msgpack): only masters are written as msgpack
+    if _MASTER_KEY.search(head):
+        return MASTER
+    if _LOGIC_START.search(head):
+        return LOGIC
+    return None
+
+
+def _format_label(path: Path, kind: str) -> str:
+    if kind == MASTER and not path.name.lower().endswith((".yaml", ".yml", ".yaml.gz", ".yml.gz")):
+        return f"{kind} (msgpack)"
+    return kind
+
+
+def require_kind(paths: Iterable[str | Path], expected: str, command: str) -> None:
+    """Each file among ``paths`` (folders are left to the command) is of the ``expected`` kind.
+
+    Raises:
+        UnsupportedFormat: a file of the other kind (exit 3), naming both kinds.
+    """
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_file():
+            continue
+        found = sniff_kind(path)
+        if found is not None and found != expected:
+            reads = "library-logic files (.yaml)" if expected == LOGIC else "master solution libraries"
+            raise UnsupportedFormat(
+                f"this is {_format_label(path, found)}; {command} reads {reads}", Location(file=str(path))
+            )
+
+
+def require_readable_folder(path: str | Path, *, suffixes: tuple[str, ...] = LIBRARY_SUFFIXES) -> None:
+    """A folder argument holds at least one library file (files pass through).
+
+    Raises:
+        InputNotFound: as :func:`library_files`.
+    """
+    if Path(path).is_dir():
+        library_files([path], suffixes=suffixes)
+
+
+__all__ = [
+    "LIBRARY_SUFFIXES",
+    "LOGIC",
+    "MASTER",
+    "library_files",
+    "require_kind",
+    "require_readable_folder",
+    "sniff_kind",
+]
