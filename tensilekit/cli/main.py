@@ -85,6 +85,12 @@ class _LazyGroup(click.Group):
             CompletionItem(name, help=help_) for name, (_, help_) in _COMMANDS.items() if name.startswith(incomplete)
         ]
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.ensure_object(dict)
+        ctx.obj["json"] = json_requested(args)  # errors then go to stdout as JSON as well
+        ctx.obj["debug_anywhere"] = "--debug" in args
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         return _run_guarded(ctx, super().invoke)
 
@@ -99,7 +105,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     Shell completion: eval "$(_TENSILEKIT_COMPLETE=bash_source tensilekit)" (zsh_source, fish_source).
     """
     ctx.ensure_object(dict)
-    ctx.obj["debug"] = debug
+    ctx.obj["debug"] = debug or ctx.obj.get("debug_anywhere", False)
 
 
 def exit_code_for(error: TensilekitError) -> int:
@@ -120,8 +126,9 @@ def _run_guarded(ctx: click.Context, invoke: Any) -> Any:
     from rich.console import Console
 
     stderr = Console(stderr=True, highlight=False, soft_wrap=True)
-    debug = bool((ctx.obj or {}).get("debug")) or "--debug" in sys.argv[1:]
-    as_json = json_requested(sys.argv[1:]) or bool((ctx.obj or {}).get("json"))
+    options = ctx.obj or {}
+    debug = bool(options.get("debug") or options.get("debug_anywhere"))
+    as_json = bool(options.get("json"))
     try:
         return invoke(ctx)
     except TensilekitError as error:

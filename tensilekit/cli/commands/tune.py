@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -289,6 +290,10 @@ def tune_command(
         population=population, generations=generations, stagnation=stagnation, time_budget=time_budget,
         grid_limit=grid_limit, search_dialect=config_dialect, tensile_executable=tensile_executable,
     )  # fmt: skip
+    if not simulate and library_logic is not None and executor_kind != "ray":  # Ray workers have their own PATH
+        _require_tool(bench_executable, "hipBLASLt's hipblaslt-bench client")
+        if mode in ("ga", "grid"):
+            _require_tool(tensile_executable, "the Tensile benchmark driver")
     stderr = Console(stderr=True, highlight=False, soft_wrap=True)
     executor = build_executor(executor_kind, config, address)
     try:
@@ -303,3 +308,14 @@ def tune_command(
 
 
 __all__ = ["tune_command"]
+
+
+def _require_tool(program: str, what: str) -> None:
+    """A missing benchmark tool is exit 4 before any stage runs, not one failure per job."""
+    import shutil
+
+    from tensilekit.errors import ToolNotFound
+
+    found = Path(program).exists() if os.sep in program else shutil.which(program) is not None
+    if not found:
+        raise ToolNotFound(f"{program} ({what}) is not on PATH; install it, or use --simulate")
