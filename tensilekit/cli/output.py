@@ -2,8 +2,8 @@
 
 When stdout is not a terminal (a pipe, a file, ``grep``/``awk``), a table is printed as plain
 tab-separated lines — a header line, then one line per row — never wrapped or cut, so a kernel
-name or a GEMM size stays whole. ``TENSILEKIT_TERMINAL=1`` forces the terminal rendering (the docs
-harness uses it to check the tables the guides show), ``TENSILEKIT_TERMINAL=0`` the plain one.
+name or a GEMM size stays whole. ``TENSILEKIT_TERMINAL=1`` forces the terminal rendering of tables (the
+docs harness uses it to check the tables the guides show), ``TENSILEKIT_TERMINAL=0`` the plain one.
 """
 
 from __future__ import annotations
@@ -27,9 +27,7 @@ def stdout_is_terminal() -> bool:
 
 
 def stderr_is_terminal() -> bool:
-    forced = os.environ.get("TENSILEKIT_TERMINAL")
-    if forced in ("0", "1"):
-        return forced == "1"
+    """Progress bars only on a real terminal (``TENSILEKIT_TERMINAL`` is about tables)."""
     return sys.stderr.isatty()
 
 
@@ -91,7 +89,11 @@ def progress_bar(label: str, total: int | None) -> Iterator[Callable[[int], None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+    # results printed meanwhile: above the bar on a terminal, straight into a pipe otherwise
+    same_screen = sys.stdout.isatty()
+    with Progress(
+        *columns, console=Console(stderr=True), transient=True, redirect_stdout=same_screen, redirect_stderr=True
+    ) as bar:
         task = bar.add_task(label, total=total)
         yield lambda step: bar.advance(task, step)
 

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from tensilekit.api import load_for_selection
 from tensilekit.cli.commands.select import library_arch
+from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.coverage import (
     DEFAULT_NEAR,
@@ -150,7 +151,8 @@ def coverage_report(
     Skipped lines go to stderr; a library serving none of the workload's problem types is
     reported in one line and the command exits 1.
     """
-    library, loader = load_for_selection(library_path)
+    with progress_bar(f"reading {library_path.name}", None):
+        library, loader = load_for_selection(library_path)
     device = Hardware(arch=library_arch(library, arch), cu_count=cu_count)
     unserved_device = device_reason(library, device)
     if unserved_device is not None:  # every GEMM would be "none": that is the whole answer

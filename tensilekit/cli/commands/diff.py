@@ -10,6 +10,7 @@ from rich.console import Console
 
 from tensilekit.cli.inputs import require_readable_folder
 from tensilekit.cli.options import check_arch
+from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.merge import Compat, diff_libraries
 from tensilekit.merge.files import load_library_input, load_queries
@@ -91,7 +92,8 @@ def diff_command(
         raise click.UsageError("give at most one of --queries, --from-log, --grid")
     for path in (a, b):
         require_readable_folder(path)
-    left, right = load_library_input(a), load_library_input(b)
+    with progress_bar("reading", None):
+        left, right = load_library_input(a), load_library_input(b)
     queries: list[Any] | None = None
     if queries_path is not None:
         queries = list(load_queries(queries_path))
@@ -103,9 +105,10 @@ def diff_command(
     if queries is not None:
         device = {"arch": check_arch(arch), "cu_count": cu_count} if arch else None
         chosen = exact_match_selector if selector == "exact" else runtime_selector(device)
-    diff = diff_libraries(
-        left, right, queries, selector=chosen, compat=Compat(compat) if compat else None, labels=(str(a), str(b))
-    )
+    with progress_bar("comparing", None):
+        diff = diff_libraries(
+            left, right, queries, selector=chosen, compat=Compat(compat) if compat else None, labels=(str(a), str(b))
+        )
     if as_json or output_format == "json":
         click.echo(to_json(diff))
     elif output_format == "markdown":

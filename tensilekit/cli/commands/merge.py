@@ -9,6 +9,7 @@ from rich.console import Console
 
 from tensilekit.cli.inputs import LOGIC, require_kind, require_readable_folder
 from tensilekit.cli.options import check_output_path
+from tensilekit.cli.output import progress_bar
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.merge import Compat, MergePolicy, merge_paths
 from tensilekit.merge.merge import validate_policy_value
@@ -93,7 +94,8 @@ def merge_command(
         add_new=add_new,
         latch_default=not no_latch,
     )
-    report = merge_paths(original, incremental, output, policy, dry_run=dry_run)
+    with progress_bar("merging", None):
+        report = merge_paths(original, incremental, output, policy, dry_run=dry_run)
     if report_path is not None:
         text = to_json(report) if report_path.suffix.lower() == ".json" else merge_report_markdown(report)
         write_text_atomic(report_path, text + ("" if text.endswith("\n") else "\n"))

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from tensilekit.cli.inputs import LOGIC, require_kind, require_readable_folder
 from tensilekit.cli.options import check_output_path
+from tensilekit.cli.output import progress_bar
 from tensilekit.merge import Compat
 from tensilekit.merge.files import prune_paths
 
@@ -40,7 +41,8 @@ def prune_command(
     require_kind(inputs, LOGIC, "prune")
     if output is not None and not dry_run:
         check_output_path(output)
-    reports = prune_paths(list(inputs), output, compat=Compat(compat) if compat else None, dry_run=dry_run)
+    with progress_bar("pruning", None):
+        reports = prune_paths(list(inputs), output, compat=Compat(compat) if compat else None, dry_run=dry_run)
     if as_json:
         click.echo(to_json(reports))
     else:

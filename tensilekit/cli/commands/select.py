@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 from tensilekit.cli.options import TYPE_HELP, check_arch, type_spec_callback
+from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.errors import InputNotFound, Location, NoKernel, SelectionError, TensilekitError
 
@@ -200,7 +201,8 @@ def select_command(
     if library_path is None:
         library_path = sample_library_path()
         click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
-    library, loader = load_for_selection(library_path)
+    with progress_bar(f"reading {library_path.name}", None):
+        library, loader = load_for_selection(library_path)
     if queries is None:  # a single query or a log: one device
         arch = library_arch(library, arch, required_for=" for a single query")
     else:  # the same default as M N K when the library serves one processor; lines may name their own
