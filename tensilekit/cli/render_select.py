@@ -216,21 +216,26 @@ def workload_record(answer: WorkloadSelection) -> dict[str, Any]:
     return record
 
 
-def render_workload(answers: list[WorkloadSelection], library: Path, console: Console | None = None) -> None:
-    """Every distinct GEMM of a workload with its calls and kernel, then calls per kernel."""
+def render_workload(
+    answers: list[WorkloadSelection],
+    library: Path,
+    console: Console | None = None,
+    reasons: dict[int, str] | None = None,
+) -> None:
+    """Every distinct GEMM of a workload with its calls and kernel (or why none), then calls per kernel."""
     out = console or Console(highlight=False, soft_wrap=True)
     table = Table(title=f"{library}", title_justify="left")
     for column, justify in (("GEMM", "left"), ("calls", "right"), ("index", "right"), ("kernel", "left")):
         table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
     per_kernel: dict[str, int] = {}
     missing = 0
-    for answer in answers:
+    for position, answer in enumerate(answers):
         gemm = answer.gemm
         shape = f"{gemm.m}x{gemm.n}x{gemm.k} batch {gemm.batch} {gemm.gemm_type}"
         selection = answer.selection
         if selection is None or selection.index is None:
             missing += gemm.call_count
-            reason = answer.error or "no kernel"
+            reason = answer.error or "no kernel" + (f": {reasons[position]}" if reasons and position in reasons else "")
             table.add_row(shape, str(gemm.call_count), "-", Text(reason, style="red" if answer.error else "dim"))
             continue
         name = selection.name or str(selection.index)

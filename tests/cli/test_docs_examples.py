@@ -154,6 +154,9 @@ def _run_console(example: Example, work: Path) -> None:
         if re.fullmatch(r"[A-Za-z_]+=\S+", command.strip()):
             shell_state += command.strip() + "; "
             continue
+        shown_file = re.fullmatch(r"cat (\S+)", command.strip())
+        if shown_file and not (work / shown_file.group(1)).exists():  # `$ cat F` shows the input it uses
+            (work / shown_file.group(1)).write_text("".join(line + "\n" for line in shown), encoding="utf-8")
         completed = subprocess.run(
             ["bash", "-c", shell_state + command], cwd=work, env=env, capture_output=True, text=True, timeout=300,
             check=False,

@@ -269,11 +269,22 @@ def _answer_workload(
     answers = select_workload(
         compile_library(library, loader=loader), workload.problems, hardware, rocblas_k0=rocblas_k0
     )
+    reasons: dict[int, str] = {}
+    for position, answer in enumerate(answers):  # why each GEMM without a kernel has none
+        if (
+            answer.error is None
+            and answer.problem is not None
+            and (answer.selection is None or answer.selection.index is None)
+        ):
+            reasons[position] = _no_kernel_reason(library, answer.problem, hardware)
     if as_json:
-        for answer in answers:
-            click.echo(json.dumps(workload_record(answer), separators=(",", ":")))
+        for position, answer in enumerate(answers):
+            record = workload_record(answer)
+            if position in reasons:
+                record["reason"] = reasons[position]
+            click.echo(json.dumps(record, separators=(",", ":")))
     else:
-        render_workload(answers, library_path)
+        render_workload(answers, library_path, reasons=reasons)
 
 
 def _answer(
