@@ -150,7 +150,11 @@ def _split_console(body: str) -> list[tuple[str, list[str]]]:
 def _run_console(example: Example, work: Path) -> None:
     env = _env(work.parent / "bin")
     shell_state = ""  # variables set by earlier lines (S=...) carry over
+    last_code = 0
     for command, shown in _split_console(example.body):
+        if command.strip() == "echo $?":  # the previous command's exit code, as shown
+            assert [str(last_code)] == [line.strip() for line in shown], f"{example.id}: exit code {last_code}"
+            continue
         if re.fullmatch(r"[A-Za-z_]+=\S+", command.strip()):
             shell_state += command.strip() + "; "
             continue
@@ -161,6 +165,7 @@ def _run_console(example: Example, work: Path) -> None:
             ["bash", "-c", shell_state + command], cwd=work, env=env, capture_output=True, text=True, timeout=300,
             check=False,
         )  # fmt: skip
+        last_code = completed.returncode
         expected = _normal_lines("\n".join(shown), work)
         if not expected:
             assert completed.returncode in (0, 1), f"{example.id}: $ {command}\n{completed.stderr}"
