@@ -123,16 +123,13 @@ def print_json_error(message: str, location: str | None, code: int) -> None:
 
 def _run_guarded(ctx: click.Context, invoke: Any) -> Any:
     """The single error boundary: tensilekit errors become one line and an exit code."""
-    from rich.console import Console
-
-    stderr = Console(stderr=True, highlight=False, soft_wrap=True)
     options = ctx.obj or {}
     debug = bool(options.get("debug") or options.get("debug_anywhere"))
     as_json = bool(options.get("json"))
     try:
         return invoke(ctx)
     except TensilekitError as error:
-        stderr.print(f"error: {error}", markup=False)
+        click.echo(f"error: {error}", err=True)
         code = exit_code_for(error)
         if as_json:
             print_json_error(error.message, str(error.location) if error.location else None, code)
@@ -144,17 +141,17 @@ def _run_guarded(ctx: click.Context, invoke: Any) -> Any:
     except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
         raise
     except KeyboardInterrupt:
-        stderr.print("interrupted")
+        click.echo("interrupted", err=True)
         ctx.exit(130)
     except BrokenPipeError:
         ctx.exit(0)
     except Exception as error:  # noqa: BLE001 - anything else is a bug
         if debug:
             raise
-        stderr.print(
+        click.echo(
             f"internal error: {type(error).__name__}: {error} -- this is a bug in tensilekit; "
             "rerun with --debug and report the traceback",
-            markup=False,
+            err=True,
         )
         ctx.exit(ExitCode.BUG)
 

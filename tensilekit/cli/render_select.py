@@ -7,15 +7,18 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
-from rich.text import Text
+from tensilekit.cli.output import print_table, stdout_is_terminal
+from tensilekit.selection import BatchSelection, ContractionProblem, GemmProblem, Hardware, Selection
 
-from tensilekit.cli.output import print_table
-from tensilekit.selection import BatchSelection, ContractionProblem, GemmProblem, Hardware, Selection, WorkloadSelection
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
+    from tensilekit.selection import WorkloadSelection
+
+# rich (~50 ms to import) is loaded only where a terminal shows its tables
 
 
 def _number(value: float | None) -> float | None:
@@ -56,6 +59,14 @@ def batch_record(answers: BatchSelection, position: int, query_id: Any) -> dict[
 @contextlib.contextmanager
 def progress(total: int) -> Iterator[Callable[[int], None]]:
     """A rich progress bar on stderr for long batches (only on a terminal; ``total=0`` disables)."""
+    import sys
+
+    if total <= 0 or not sys.stderr.isatty():
+        yield lambda step: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
     console = Console(stderr=True)
     if total <= 0 or not console.is_terminal:
         yield lambda step: None
@@ -118,6 +129,13 @@ def render_selection(
     console: Console | None = None,
 ) -> None:
     """Summary of one answer; with a trace, the walk first; with alternatives, their ranking."""
+    if console is None and not stdout_is_terminal():
+        _print_selection_plain(selection, problem, hardware, library, contraction)
+        return
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     out = console or Console(highlight=False, soft_wrap=True)
     summary = Table(show_header=False, box=None, pad_edge=False)
     summary.add_column(style="bold", no_wrap=True, min_width=11)
@@ -166,8 +184,57 @@ def render_selection(
         print_table(out, table)
 
 
+def _device(hardware: Hardware) -> str:
+    return (
+        hardware.arch
+        + (f", {hardware.cu_count} CUs" if hardware.cu_count else "")
+        + (", APU" if hardware.is_apu else "")
+    )
+
+
+def _print_selection_plain(
+    selection: Selection, problem: GemmProblem, hardware: Hardware, library: Path, contraction: ContractionProblem
+) -> None:
+    """``render_selection`` for a pipe: ``key<TAB>value`` lines, the walk as plain lines."""
+    import sys
+
+    lines = [
+        f"library\t{library}",
+        f"device\t{_device(hardware)}",
+        f"problem\t{_problem_line(problem, contraction)}",
+        f"operation\t{contraction.op_id}",
+    ]
+    if selection.trace:
+        lines += ["walk", *(_trace_text(event) for event in selection.trace)]
+    if selection.index is None:
+        lines.append("selected\tnone — the runtime finds no kernel (findBestSolution returns null)")
+    else:
+        lines += [f"selected\tindex {selection.index}", f"kernel\t{selection.name or '-'}"]
+        lines += [f"{label}\t{value}" for label, value in kernel_parameters(selection)]
+        if selection.matched_key is not None:
+            lines.append(f"table entry\t{list(selection.matched_key)}")
+        lines.append(f"distance\t{'-' if selection.distance is None else f'{selection.distance:g}'}")
+    if selection.alternatives:
+        lines.append("rank\tindex\tdistance\tkernel")
+        for candidate in selection.alternatives:
+            distance = "-" if candidate.distance is None else f"{candidate.distance:g}"
+            lines.append(f"{candidate.rank}\t{candidate.index}\t{distance}\t{candidate.name or '-'}")
+    sys.stdout.write("".join(line + "\n" for line in lines))
+
+
+_MARKS = {True: ("✓ ", "green"), False: ("✗ ", "red"), None: ("· ", "dim")}
+
+
+def _trace_text(event: Any) -> str:
+    mark: str = _MARKS[event.passed][0]
+    indent: int = event.depth + 1
+    return "  " * indent + mark + f"{event.node} {event.message}"
+
+
 def _trace_line(event: Any) -> Text:
-    mark = {True: ("✓ ", "green"), False: ("✗ ", "red"), None: ("· ", "dim")}[event.passed]
+    from rich.text import Text
+
+    mark = _MARKS[event.passed]
     line = Text("  " * (event.depth + 1))
     line.append(mark[0], style=mark[1])
     line.append(f"{event.node} ", style="bold")
@@ -177,6 +244,10 @@ def _trace_line(event: Any) -> Text:
 
 def render_batch(results: list[dict[str, Any]], library: Path, console: Console | None = None) -> None:
     """A table of many answers (id, index, distance, kernel) and a count of those without one."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     out = console or Console(highlight=False, soft_wrap=True)
     table = Table(title=f"{library}", title_justify="left")
     table.add_column("id", overflow="fold")
@@ -223,6 +294,10 @@ def render_workload(
     reasons: dict[int, str] | None = None,
 ) -> None:
     """Every distinct GEMM of a workload with its calls and kernel (or why none), then calls per kernel."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     out = console or Console(highlight=False, soft_wrap=True)
     table = Table(title=f"{library}", title_justify="left")
     for column, justify in (("GEMM", "left"), ("calls", "right"), ("index", "right"), ("kernel", "left")):

@@ -5,6 +5,8 @@ trace (:mod:`.walk`) and the compiled fast path (:mod:`.fast`, :mod:`.kernels`, 
 :mod:`.columns`) behind the public functions of :mod:`.api`.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from tensilekit.selection.api import (
     BatchSelection,
     CompiledLibrary,
@@ -26,7 +28,21 @@ from tensilekit.selection.problem import (
     problem_from_query,
 )
 from tensilekit.selection.walk import Candidate, Selection, TraceEvent
-from tensilekit.selection.workload import WorkloadSelection, problem_from_workload, select_workload
+
+if TYPE_CHECKING:
+    from tensilekit.selection.workload import WorkloadSelection, problem_from_workload, select_workload
+
+# The workload bridge pulls in every workload parser (~40-100 ms); `select M N K` never needs it.
+_LAZY = {"WorkloadSelection", "problem_from_workload", "select_workload"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from tensilekit.selection import workload
+
+        return getattr(workload, name)
+    raise AttributeError(f"module 'tensilekit.selection' has no attribute {name!r}")
+
 
 __all__ = [
     "BatchSelection",
