@@ -101,6 +101,10 @@ def problem_type_reason(library: MasterLibrary, problem: GemmProblem) -> str | N
 
 def no_kernel_reason(library: MasterLibrary, problem: GemmProblem, hardware: Hardware) -> str:
     """One line saying why the runtime finds no kernel for ``problem`` on ``hardware``."""
+    if not library.solutions:  # a lazy master: its kernels (and their types) are in placeholder files
+        return device_reason(library, hardware) or (
+            "no kernel of this lazy library's placeholder files accepts this problem (--explain shows where the walk stops)"
+        )
     return (
         device_reason(library, hardware)
         or problem_type_reason(library, problem)

@@ -242,7 +242,8 @@ def select_command(
     finally:
         if stream is not sys.stdin:
             stream.close()
-    compiled = compile_library(library, loader=loader)
+    with progress_bar("indexing the library", None):
+        compiled = compile_library(library, loader=loader)
     results = _answer(compiled, records, default_hw, rocblas_k0, explain, top, name, strict=strict)
     results = sorted(unreadable + results, key=lambda record: int(record.pop("_line")))
     _add_no_kernel_reasons(library, results, default_hw)
