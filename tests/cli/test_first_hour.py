@@ -188,6 +188,7 @@ def test_output_into_a_missing_folder_is_an_error(tmp_path: Path) -> None:
         ["convert", SAMPLE, str(missing / "x.yaml")],
         ["build-master", str(FIXTURES / "logic"), "-o", str(missing / "x.yaml")],
         ["plot", "selection", "-o", str(missing / "map.png")],
+        ["coverage", SGEMM_LOG, "--library", SAMPLE, "-o", str(missing / "coverage")],
     ):
         result = run(*command)
         assert result.exit_code == ExitCode.USAGE, command

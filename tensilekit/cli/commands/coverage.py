@@ -14,6 +14,7 @@ from rich.console import Console
 
 from tensilekit.api import load_for_selection
 from tensilekit.cli.commands.select import library_arch
+from tensilekit.cli.options import check_output_path
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.coverage import (
@@ -229,6 +230,8 @@ def coverage_command(
     """
     if as_json and markdown:
         raise click.UsageError("give at most one of --json and --markdown")
+    if output_dir is not None:
+        check_output_path(output_dir, option="-o")
     report, _ = coverage_report(
         ctx, workloads, library_path, arch, cu_count, near=near, tune_next=tune_next, strict=strict
     )
