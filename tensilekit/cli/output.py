@@ -39,6 +39,10 @@ def stdout_console() -> Console:
 
 
 def _plain(cell: Any) -> str:
+    if isinstance(cell, str):  # a str cell is rich markup, as the terminal table reads it
+        from rich.markup import render
+
+        cell = render(cell)
     text = getattr(cell, "plain", None)
     return str(text if text is not None else cell).replace("\t", " ").replace("\n", " ")
 

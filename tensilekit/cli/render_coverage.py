@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from tensilekit.cli.output import print_table
+from tensilekit.cli.output import print_table, stdout_is_terminal
 from tensilekit.coverage import CoverageClass, CoverageReport, EntryMatch, GemmCoverage
 
 _STYLES = {
@@ -46,7 +46,9 @@ def _share(value: float) -> str:
 def render_report(report: CoverageReport, library: str, console: Console, *, rows: int = 30) -> None:
     """The GEMM table (heaviest first, ``rows`` of them), the class and type summary, tune next."""
     table = Table(title=f"Coverage of {len(report.gemms)} GEMM(s) by {library}", title_justify="left")
-    wide = console.width >= 120  # narrower terminals lose the calls, kernel and nearest-entry columns
+    piped = not stdout_is_terminal()  # a pipe gets every column and every GEMM
+    wide = piped or console.width >= 120  # narrower terminals lose the calls, kernel and nearest-entry columns
+    rows = len(report.gemms) if piped else rows
     columns = ["type", "M x N x K", "calls", "share", "class", "kernel", "matched", "ratio", "nearest"]
     if not wide:
         columns = [column for column in columns if column not in ("calls", "kernel", "nearest")]

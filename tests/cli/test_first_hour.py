@@ -226,6 +226,11 @@ def test_piped_tables_are_tab_separated_and_never_cut() -> None:
     assert "selected\tindex 606601220" in lines
     assert f"kernel\t{MT128x64}" in lines
     assert "rank\tindex\tdistance\tkernel" in lines
+    coverage = run("coverage", SGEMM_LOG, "--library", str(FIXTURES / "masters" / "coverage_equality_gfx90a.yaml"),
+                   "--cu-count", "104", env={"COLUMNS": "40"})  # fmt: skip
+    lines = coverage.stdout.splitlines()
+    assert lines[0] == "type\tM x N x K\tcalls\tshare\tclass\tkernel\tmatched\tratio\tnearest"  # every column
+    assert lines[1].split("\t")[:6] == ["SSS_NN", "4096x4096x4096", "25", "63.5%", "exact", "606601216"]  # no markup
     info = run("info", str(FIXTURES / "logic"))
     assert info.stdout.splitlines()[0] == "file\tkind\tformat\tarch\ttype\tsolutions\tentries"
     assert all(line.count("\t") == 6 for line in info.stdout.splitlines())
