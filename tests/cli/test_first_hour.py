@@ -118,11 +118,15 @@ def test_plot_refuses_an_empty_map(tmp_path: Path) -> None:
 # --- one rule per input kind ---------------------------------------------------------------------
 
 
-def test_bad_workload_lines_are_skipped_with_file_line_warnings_in_every_command() -> None:
+def test_bad_workload_lines_are_skipped_with_file_line_warnings_in_every_command(tmp_path: Path) -> None:
     select = run("select", "--from-log", BAD_LINES_LOG, "--library", SAMPLE, "--type", "S")
     diff = run("diff", SAMPLE, SAMPLE, "--from-log", BAD_LINES_LOG)
     coverage = run("coverage", BAD_LINES_LOG, "--library", SAMPLE)
-    for result in (select, diff, coverage):
+    tune = ["tune", BAD_LINES_LOG, "--arch", "gfx942", "--simulate", "--only", "ingest"]
+    tuned = run(*tune, "--workdir", str(tmp_path / "W"))
+    assert tuned.exit_code == ExitCode.OK
+    assert run(*tune, "--workdir", str(tmp_path / "W2"), "--strict").exit_code == ExitCode.BAD_INPUT
+    for result in (select, diff, coverage, tuned):
         assert f"warning: {BAD_LINES_LOG}:3: bad profile line: not a single-line flow mapping" in result.stderr
         assert f"warning: {BAD_LINES_LOG}:6: bad profile line: M: not an integer" in result.stderr
     assert select.exit_code == diff.exit_code == ExitCode.OK

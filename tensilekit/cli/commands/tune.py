@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tensilekit.cli.output import print_table
+from tensilekit.cli.workloads import STRICT_HELP, read_workloads
 from tensilekit.pipeline.config import KNOWN_ARCHS, TuneConfig
 from tensilekit.pipeline.executors import Executor
 from tensilekit.pipeline.report import TuneReport
@@ -222,6 +223,7 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
     help="Seed of the GA and of the simulated measurement noise (same seed, same result).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+@click.option("--strict", is_flag=True, help=STRICT_HELP)
 @click.option("--sim-time-scale", type=click.FloatRange(min=0), default=0.0, hidden=True)
 @click.option("--bench-executable", default="hipblaslt-bench", hidden=True)
 @click.option("--create-library-executable", default="TensileCreateLibrary", hidden=True)
@@ -265,6 +267,7 @@ def tune_command(
     bench_executable: str,
     create_library_executable: str,
     tensile_executable: str,
+    strict: bool,
 ) -> None:
     """Tune hipBLASLt for the GEMMs in LOG... (profile logs, GEKO lists, TunableOp/AITER CSVs).
 
@@ -281,6 +284,7 @@ def tune_command(
         raise click.UsageError("--address is only used with --executor ray")
     if population <= 2 and mode == "ga":
         raise click.UsageError("--population must be larger than the 2 elite kernels")
+    read_workloads(list(logs), strict=strict)  # bad lines: file:line warnings (or exit 3), as every command
     config = TuneConfig(
         logs=logs, arch=arch, workdir=workdir, simulate=simulate, mode=mode, devices=devices,
         slots_per_device=slots_per_device, retries=retries, timeout=timeout, keep_thr=keep_thr, err_thr=err_thr,
