@@ -92,7 +92,8 @@ def progress_bar(label: str, total: int | None) -> Iterator[Callable[[int], None
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    counted = (MofNCompleteColumn(),) if total is not None else ()  # an indeterminate bar has no count
+    columns = (TextColumn(label), BarColumn(), *counted, TimeElapsedColumn())
     # results printed meanwhile: above the bar on a terminal, straight into a pipe otherwise
     same_screen = sys.stdout.isatty()
     with Progress(
