@@ -77,6 +77,10 @@ class Runtime:
         """The problem this runtime builds from one query line (``corpus/select`` format)."""
         raise NotImplementedError
 
+    def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
+        """The problem this runtime builds for one workload GEMM (a hipBLASLt log line …)."""
+        raise NotImplementedError
+
     def attempts(self, problem: ContractionProblem) -> list[ContractionProblem]:
         """The problems the runtime tries in turn until one finds a kernel (usually just one)."""
         return [problem]
@@ -119,6 +123,11 @@ class TensileRuntime(Runtime):
 
     def problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
         return problem_from_query(record)
+
+    def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
+        from tensilekit.selection.workload import tensile_problem_from_workload
+
+        return tensile_problem_from_workload(gemm, workspace_size)
 
     def top(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware, count: int
@@ -168,6 +177,11 @@ class HipblasltRuntime(Runtime):
         from tensilekit.selection.hipblaslt import problem_from_hipblaslt_query
 
         return problem_from_hipblaslt_query(record)
+
+    def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
+        from tensilekit.selection.hipblaslt import hipblaslt_problem_from_workload
+
+        return hipblaslt_problem_from_workload(gemm, workspace_size)
 
     def attempts(self, problem: ContractionProblem) -> list[ContractionProblem]:
         # tensile_host.cpp getBestSolutions: nothing found for f32_fast_xf32 -> retry as plain Float.

@@ -206,13 +206,16 @@ def select_command(
     default_hw = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu) if arch else None
     if from_log is not None:
         assert default_hw is not None
-        _answer_workload(library, loader, from_log, default_hw, rocblas_k0, as_json, library_path, runtime)
+        _answer_workload(
+            library, loader, from_log, default_hw, rocblas_k0, as_json, library_path, runtime, workspace_size
+        )
         return
     if queries is None:
         assert default_hw is not None
         assert m is not None and n is not None and k is not None
         if runtime.name == "hipblaslt":
-            problem = hipblaslt_problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, alpha, beta)
+            # the heuristic path sets alpha = beta = 1 (assignAlphaBeta1), whatever the call will use
+            problem = hipblaslt_problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, 1.0, 1.0)
             problem = problem.model_copy(update={"workspace_size": workspace_size or 0})
         else:
             problem = problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, hpa, alpha, beta, metric)
@@ -225,9 +228,8 @@ def select_command(
         if as_json:
             click.echo(json.dumps(selection_record(selection, None, explain=explain), indent=2))
         else:
-            render_selection(
-                selection, problem, default_hw, library_path, contraction_problem(problem, rocblas_k0=rocblas_k0)
-            )
+            contraction = contraction_problem(problem, rocblas_k0=rocblas_k0)
+            render_selection(selection, problem, default_hw, library_path, contraction, runtime=runtime.name)
         return
     name = "<stdin>" if str(queries) == "-" else str(queries)
     if name != "<stdin>" and not queries.exists():
@@ -249,7 +251,7 @@ def select_command(
 
 def _answer_workload(
     library: Any, loader: Any, path: Path, hardware: Hardware, rocblas_k0: bool, as_json: bool, library_path: Path,
-    runtime: Runtime,
+    runtime: Runtime, workspace_size: int | None,
 ) -> None:  # fmt: skip
     from tensilekit.cli.render_select import render_workload, workload_record
     from tensilekit.selection import select_workload
@@ -260,8 +262,9 @@ def _answer_workload(
         for warning in source.warnings:
             click.echo(f"warning: {source.source}: {warning}", err=True)
     answers = select_workload(
-        compile_library(library, loader=loader, runtime=runtime), workload.problems, hardware, rocblas_k0=rocblas_k0
-    )
+        compile_library(library, loader=loader, runtime=runtime), workload.problems, hardware, rocblas_k0=rocblas_k0,
+        workspace_size=workspace_size,
+    )  # fmt: skip
     if as_json:
         for answer in answers:
             click.echo(json.dumps(workload_record(answer), separators=(",", ":")))
