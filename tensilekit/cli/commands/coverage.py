@@ -32,6 +32,7 @@ from tensilekit.coverage import (
 from tensilekit.errors import InputNotFound, Location
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.selection import CompiledLibrary, Hardware, compile_library
+from tensilekit.selection.runtime import Runtime, detect_runtime
 from tensilekit.selection.served import served_problem_types
 from tensilekit.workload import ParsedWorkload, WorkloadFormat, aiter_times, load_tunableop_csv, load_workloads
 
@@ -65,8 +66,11 @@ def _time_us(parsed: Sequence[ParsedWorkload]) -> dict[tuple[Any, ...], float] |
     return {identity: total / lines for identity, (total, lines) in totals.items()} or None
 
 
-def read_gemms(paths: Sequence[Path], hardware: Hardware) -> tuple[list[CoverageGemm], list[Skipped]]:
-    """The distinct GEMMs of every workload file, and the lines or GEMMs that were skipped."""
+def read_gemms(
+    paths: Sequence[Path], hardware: Hardware, runtime: Runtime | None = None
+) -> tuple[list[CoverageGemm], list[Skipped]]:
+    """The distinct GEMMs of every workload file (problems as ``runtime`` builds them), and the
+    lines or GEMMs that were skipped."""
     for path in paths:
         if not path.is_file():
             raise InputNotFound("no such workload file", Location(file=str(path)))
@@ -76,7 +80,7 @@ def read_gemms(paths: Sequence[Path], hardware: Hardware) -> tuple[list[Coverage
     for path in paths:
         if _is_query_lines(path):
             found, bad = gemms_from_queries(
-                path.read_text(encoding="utf-8", errors="replace"), file=str(path), hardware=hardware
+                path.read_text(encoding="utf-8", errors="replace"), file=str(path), hardware=hardware, runtime=runtime
             )
             gemms += found
             skipped += [Skipped(str(line.location), line.message) for line in bad]
@@ -93,6 +97,7 @@ def read_gemms(paths: Sequence[Path], hardware: Hardware) -> tuple[list[Coverage
             hardware,
             time_us=_time_us(parsed),
             origin=str(workload_paths[0]) if len(workload_paths) == 1 else None,
+            runtime=runtime,
         )
         gemms += found
         skipped += unusable
@@ -145,7 +150,7 @@ def coverage_report(
     library, loader = load_for_selection(library_path)
     device = Hardware(arch=library_arch(library, arch), cu_count=cu_count)
     with _frozen():
-        gemms, skipped = read_gemms(workloads, device)
+        gemms, skipped = read_gemms(workloads, device, detect_runtime(library))
     for item in skipped:
         click.echo(f"skipped: {item}", err=True)
     if not gemms:
