@@ -247,7 +247,7 @@ def _retry_unanswered(
     """The runtime's further attempts (hipBLASLt's XF32 → Float retry) for unanswered queries;
     returns the positions they answered."""
     answered: list[int] = []
-    for position in np.flatnonzero(sids < 0).tolist():
+    for position in np.flatnonzero((sids < 0) & compiled.runtime.retried(columns)).tolist():
         if position in errors:
             continue
         problem, device = columns.row(position)

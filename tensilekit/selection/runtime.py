@@ -36,6 +36,9 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+import numpy.typing as npt
+
 from tensilekit.errors import SelectionError
 from tensilekit.model.common import DataType
 from tensilekit.model.library import MasterLibrary
@@ -85,9 +88,18 @@ class Runtime:
         """The problems the runtime tries in turn until one finds a kernel (usually just one)."""
         return [problem]
 
+    def retried(self, columns: Any) -> npt.NDArray[np.bool_]:
+        """Which queries of a batch (:class:`~tensilekit.selection.columns.ProblemColumns`) have
+        further :meth:`attempts` (none here)."""
+        return np.zeros(columns.size, dtype=bool)
+
     def grid_key(self, key: tuple[int, ...]) -> tuple[int, ...]:
         """The key a ``GridBased`` table is walked with (the query key, possibly adjusted)."""
         return key
+
+    def grid_keys(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """:meth:`grid_key` for many query keys (rows) at once."""
+        return keys
 
     def top(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware, count: int
@@ -189,6 +201,9 @@ class HipblasltRuntime(Runtime):
             return [problem, dataclasses.replace(problem, f32_xdl_math_op=DataType.FLOAT)]
         return [problem]
 
+    def retried(self, columns: Any) -> npt.NDArray[np.bool_]:
+        return np.asarray(columns.f32_xdl_math_op == DataType.XFLOAT32.value, dtype=bool)
+
     def grid_key(self, key: tuple[int, ...]) -> tuple[int, ...]:
         # PropertyMatching.hpp findBestKeyMatch_GridBased (hipBLASLt 7d9fb683), unless
         # TENSILE_GRIDBASED_BATCH_EXP is set: batch folds into the larger of M and N, then 1.
@@ -200,6 +215,17 @@ class HipblasltRuntime(Runtime):
         else:
             n *= batch
         return (m, n, 1, *key[3:])
+
+    def grid_keys(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        if keys.shape[1] < 4:
+            return keys
+        folded = keys.copy()
+        batch = keys[:, 2]
+        m_larger = keys[:, 0] > keys[:, 1]
+        folded[:, 0] = np.where(m_larger, keys[:, 0] * batch, keys[:, 0])
+        folded[:, 1] = np.where(m_larger, keys[:, 1], keys[:, 1] * batch)
+        folded[:, 2] = 1
+        return folded
 
     def top(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware, count: int
