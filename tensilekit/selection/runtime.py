@@ -43,6 +43,7 @@ from tensilekit.errors import SelectionError
 from tensilekit.model.common import DataType
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
+from tensilekit.predicates.evaluate import lite_required_workspace
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, problem_from_query
 from tensilekit.selection.walk import Candidate, Selection
 
@@ -265,10 +266,15 @@ class HipblasltRuntime(Runtime):
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware
     ) -> list[MasterSolution]:
         # getAllSolutions (tensile_host.cpp): GEMM_TYPE_ONLY, XF32 -> Float retry when empty; the
-        # caller keeps what isSolutionSupported accepts (hardware and problem predicates; the
-        # workspace is one of the problem predicates in tensilelite).
+        # caller keeps what isSolutionSupported accepts: hardware and problem predicates, and the
+        # solution's requiredWorkspaceSize within the workspace (stricter than WorkspaceCheck).
         attempt, candidates = self.gemm_type_solutions(selector, problem, hardware)
-        return [s for s in candidates if selector.supports(s, attempt, hardware)]
+        return [
+            s
+            for s in candidates
+            if selector.supports(s, attempt, hardware)
+            and lite_required_workspace(attempt, hardware, s) <= attempt.workspace_size
+        ]
 
     def gemm_type_solutions(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware
