@@ -69,13 +69,15 @@ _HIPBLASLT_COMPUTE = {"Float": "f32", "Double": "f64", "Int32": "i32", "Half": "
 
 
 def hipblaslt_problem_from_options(
-    m: int, n: int, k: int, batch: int, trans_a: str, trans_b: str, type_spec: str, alpha: float, beta: float
-) -> GemmProblem:
-    """The problem hipBLASLt's heuristic builds for the shared command-line options."""
+    m: int, n: int, k: int, batch: int, trans_a: str, trans_b: str, type_spec: str, alpha: float, beta: float,
+    compute_name: str | None = None,
+) -> GemmProblem:  # fmt: skip
+    """The problem hipBLASLt's heuristic builds for the shared command-line options
+    (``compute_name``, a hipBLASLt compute type, overrides the compute type of ``type_spec``)."""
     from tensilekit.selection.hipblaslt import hipblaslt_problem
 
     spec = parse_type_spec(type_spec)
-    compute = _HIPBLASLT_COMPUTE.get(spec.compute.value)
+    compute = compute_name or _HIPBLASLT_COMPUTE.get(spec.compute.value)
     if compute is None:
         raise SelectionError(f"hipBLASLt has no compute type for {spec.compute.value}")
     return hipblaslt_problem(
@@ -164,6 +166,12 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
     help="Answer as rocBLAS's Tensile or hipBLASLt's tensilelite does (default: detected from the library).",
 )
 @click.option(
+    "--compute-type",
+    "compute_name",
+    default=None,
+    help="hipBLASLt compute type (f32, f32_fast_f16, f32_fast_bf16, f32_fast_xf32, f64, i32 …; hipBLASLt runtime).",
+)
+@click.option(
     "--workspace",
     "workspace_size",
     type=click.IntRange(min=0),
@@ -182,7 +190,7 @@ def select_command(
     m: int | None, n: int | None, k: int | None, library_path: Path | None, arch: str | None, cu_count: int | None,
     is_apu: bool, batch: int, trans_a: str, trans_b: str, type_spec: str, hpa: bool | None, alpha: float,
     beta: float, metric: str, rocblas_k0: bool, queries: Path | None, from_log: Path | None, runtime_name: str | None,
-    workspace_size: int | None, explain: bool, top: int, as_json: bool,
+    compute_name: str | None, workspace_size: int | None, explain: bool, top: int, as_json: bool,
 ) -> None:  # fmt: skip
     """Predict the kernel the runtime selects for an M×N×K GEMM: rocBLAS's Tensile
     (findBestSolution) or hipBLASLt's heuristic (findTopSolutions(.., 1)), detected from the library.
@@ -215,7 +223,9 @@ def select_command(
         assert m is not None and n is not None and k is not None
         if runtime.name == "hipblaslt":
             # the heuristic path sets alpha = beta = 1 (assignAlphaBeta1), whatever the call will use
-            problem = hipblaslt_problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, 1.0, 1.0)
+            problem = hipblaslt_problem_from_options(
+                m, n, k, batch, trans_a, trans_b, type_spec, 1.0, 1.0, compute_name
+            )  # fmt: skip
             problem = problem.model_copy(update={"workspace_size": workspace_size or 0})
         else:
             problem = problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, hpa, alpha, beta, metric)
