@@ -664,7 +664,8 @@ class _GridTable(_Table):
         n_lower = np.zeros(count, dtype=np.int64)
         start = np.zeros(count, dtype=np.int64)
         m_first = np.searchsorted(column_m, np.minimum(keys[:, 0], column_m[-1]), side="left")
-        active = np.flatnonzero(usable.any(axis=1)[group])  # a group without usable entries finds nothing
+        group_has_usable: BoolArray = np.asarray(usable.any(axis=1), dtype=bool)
+        active = np.flatnonzero(group_has_usable[group])  # a group without usable entries finds nothing
         while active.size:
             m_lower = np.maximum(start[active], m_first[active])
             m_value = column_m[m_lower]
