@@ -310,11 +310,29 @@ def is_tensilelite_solution(solution: MasterSolution) -> bool:
     return isinstance(problem_type, dict) and "computeInputType" in problem_type
 
 
+def _five_types(predicate: Any) -> bool:
+    if predicate is None:
+        return False
+    if predicate.type == "TypesEqual":
+        return len(predicate.value) == 5
+    value = getattr(predicate, "value", None)
+    if isinstance(value, list):
+        return any(_five_types(item) for item in value if hasattr(item, "type"))
+    return _five_types(value) if hasattr(value, "type") else False
+
+
 def detect_runtime(library: MasterLibrary | Sequence[MasterSolution]) -> Runtime:
-    """The runtime a master was written for: hipBLASLt when its solutions are tensilelite's."""
+    """The runtime a master was written for: hipBLASLt when its solutions are tensilelite's.
+
+    A lazy master without solutions of its own is tensilelite's when its problem rows test five
+    types (``TypesEqual`` with the compute input type)."""
     solutions = library.solutions if isinstance(library, MasterLibrary) else library
     for solution in solutions:
         return HIPBLASLT if is_tensilelite_solution(solution) else TENSILE
+    if isinstance(library, MasterLibrary):
+        for _, node in library.iter_nodes():
+            if any(_five_types(row.predicate) for row in getattr(node, "rows", None) or []):
+                return HIPBLASLT
     return TENSILE
 
 

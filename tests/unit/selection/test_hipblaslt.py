@@ -39,6 +39,12 @@ def test_runtime_is_detected_from_the_master(corpus: Path) -> None:
     assert detect_runtime(lite) is HIPBLASLT
     assert detect_runtime(tensilekit.load_master(sample_library_path())) is TENSILE
     assert runtime_named("HipBLASLt") is HIPBLASLT
+    # a lazy tensilelite master without solutions of its own: its problem rows test five types
+    rows = {"type": "Problem", "rows": [{"predicate": {"type": "TypesEqual", "value": ["Half"] * 5},
+                                         "library": {"type": "Placeholder", "value": "lib_gfx942"}}]}  # fmt: skip
+    assert detect_runtime(_master([], rows)) is HIPBLASLT
+    rows["rows"][0]["predicate"]["value"] = ["Half"] * 4
+    assert detect_runtime(_master([], rows)) is TENSILE
     with pytest.raises(SelectionError, match="unknown runtime"):
         runtime_named("cublas")
 
