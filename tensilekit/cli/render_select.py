@@ -27,16 +27,30 @@ def _number(value: float | None) -> float | None:
     return float(value)
 
 
-def selection_record(selection: Selection, query_id: Any, *, explain: bool = False) -> dict[str, Any]:
-    """The JSON object for one answer: id, index, name, distance (+ trace, alternatives)."""
+def selection_record(
+    selection: Selection, query_id: Any, *, explain: bool = False, listing: bool = False
+) -> dict[str, Any]:
+    """The JSON object for one answer: id, index, name, distance (+ trace, alternatives).
+
+    ``listing`` (hipBLASLt ``--top``) always writes ``top`` (findTopSolutions, in order) and
+    ``fallback`` (getAllSolutions appended when short), empty lists included."""
     record: dict[str, Any] = {
         "id": query_id,
         "index": selection.index,
         "name": selection.name,
         "distance": _number(selection.distance),
     }
+    if selection.retried:
+        record["retried"] = True  # hipBLASLt's XF32 -> Float retry answered
     if selection.alternatives:
         record["alternatives"] = [candidate.model_dump(mode="json") for candidate in selection.alternatives]
+        if any(
+            c.source != "reselect" for c in selection.alternatives
+        ):  # hipBLASLt: its own ranking, then the unordered fallback
+            listing = True
+    if listing:
+        record["top"] = [c.index for c in selection.alternatives if c.source == "findTopSolutions"]
+        record["fallback"] = [c.index for c in selection.alternatives if c.source == "getAllSolutions"]
     if explain:
         record["trace"] = [event.model_dump(mode="json") for event in selection.trace]
     return record
@@ -48,12 +62,15 @@ def batch_record(answers: BatchSelection, position: int, query_id: Any) -> dict[
     if index < 0:
         return {"id": query_id, "index": None, "name": None, "distance": None}
     solution = answers.library.solutions[int(answers.solution_ids[position])]
-    return {
+    record = {
         "id": query_id,
         "index": index,
         "name": solution.name,
         "distance": _number(float(answers.distances[position])),
     }
+    if position in answers.retried:
+        record["retried"] = True  # hipBLASLt's XF32 -> Float retry answered
+    return record
 
 
 @contextlib.contextmanager
@@ -127,10 +144,12 @@ def render_selection(
     library: Path,
     contraction: ContractionProblem,
     console: Console | None = None,
+    runtime: str = "tensile",
 ) -> None:
     """Summary of one answer; with a trace, the walk first; with alternatives, their ranking."""
+    hipblaslt = runtime == "hipblaslt"
     if console is None and not stdout_is_terminal():
-        _print_selection_plain(selection, problem, hardware, library, contraction)
+        _print_selection_plain(selection, problem, hardware, library, contraction, hipblaslt)
         return
     from rich.console import Console
     from rich.table import Table
@@ -140,14 +159,12 @@ def render_selection(
     summary = Table(show_header=False, box=None, pad_edge=False)
     summary.add_column(style="bold", no_wrap=True, min_width=11)
     summary.add_column(overflow="fold")
-    device = (
-        hardware.arch
-        + (f", {hardware.cu_count} CUs" if hardware.cu_count else "")
-        + (", APU" if hardware.is_apu else "")
-    )
     summary.add_row("library", str(library))
-    summary.add_row("device", device)
+    summary.add_row("device", _device(hardware))
+    summary.add_row("runtime", _runtime_line(hipblaslt))
     summary.add_row("problem", _problem_line(problem, contraction))
+    if hipblaslt:
+        summary.add_row("tensilelite", _tensilelite_line(problem, contraction))
     summary.add_row("operation", contraction.op_id)
     if selection.trace:
         print_table(out, summary)
@@ -160,11 +177,11 @@ def render_selection(
         summary.add_column(style="bold", no_wrap=True, min_width=11)
         summary.add_column(overflow="fold")
     if selection.index is None:
-        summary.add_row(
-            "selected", Text("none — the runtime finds no kernel (findBestSolution returns null)", style="red")
-        )
+        call = "findTopSolutions returns nothing" if hipblaslt else "findBestSolution returns null"
+        summary.add_row("selected", Text(f"none — the runtime finds no kernel ({call})", style="red"))
     else:
-        summary.add_row("selected", Text(f"index {selection.index}", style="green"))
+        retried = " (after hipBLASLt's XF32 → Float retry)" if selection.retried else ""
+        summary.add_row("selected", Text(f"index {selection.index}{retried}", style="green"))
         summary.add_row("kernel", selection.name or "-")
         for label, value in kernel_parameters(selection):
             summary.add_row(label, value)
@@ -173,14 +190,20 @@ def render_selection(
         summary.add_row("distance", "-" if selection.distance is None else f"{selection.distance:g}")
     print_table(out, summary)
     if selection.alternatives:
-        table = Table(title="next best (each as if the ones above did not exist)", title_justify="left")
+        title = (
+            "findTopSolutions order (rows concatenated), then getAllSolutions fallback (unordered in hipBLASLt)"
+            if hipblaslt
+            else "next best (each as if the ones above did not exist)"
+        )
+        table = Table(title=title, title_justify="left")
         table.add_column("rank", justify="right")
         table.add_column("index", justify="right")
-        table.add_column("distance", justify="right")
+        table.add_column("source" if hipblaslt else "distance", justify="right")
         table.add_column("kernel", overflow="fold")
         for candidate in selection.alternatives:
             distance = "-" if candidate.distance is None else f"{candidate.distance:g}"
-            table.add_row(str(candidate.rank), str(candidate.index), distance, candidate.name or "-")
+            third = candidate.source if hipblaslt else distance
+            table.add_row(str(candidate.rank), str(candidate.index), third, candidate.name or "-")
         print_table(out, table)
 
 
@@ -192,8 +215,25 @@ def _device(hardware: Hardware) -> str:
     )
 
 
+def _runtime_line(hipblaslt: bool) -> str:
+    return "hipBLASLt (tensilelite heuristic: findTopSolutions(1))" if hipblaslt else "rocBLAS Tensile (findBestSolution)"
+
+
+def _tensilelite_line(problem: GemmProblem, contraction: ContractionProblem) -> str:
+    workspace = "unlimited" if problem.workspace_size is None else f"{problem.workspace_size} bytes"
+    return (
+        f"computeInputType {contraction.compute_input_type.value}, F32XdlMathOp "
+        f"{contraction.f32_xdl_math_op.value}, workspace {workspace}"
+    )
+
+
 def _print_selection_plain(
-    selection: Selection, problem: GemmProblem, hardware: Hardware, library: Path, contraction: ContractionProblem
+    selection: Selection,
+    problem: GemmProblem,
+    hardware: Hardware,
+    library: Path,
+    contraction: ContractionProblem,
+    hipblaslt: bool = False,
 ) -> None:
     """``render_selection`` for a pipe: ``key<TAB>value`` lines, the walk as plain lines."""
     import sys
@@ -201,24 +241,30 @@ def _print_selection_plain(
     lines = [
         f"library\t{library}",
         f"device\t{_device(hardware)}",
+        f"runtime\t{_runtime_line(hipblaslt)}",
         f"problem\t{_problem_line(problem, contraction)}",
-        f"operation\t{contraction.op_id}",
     ]
+    if hipblaslt:
+        lines.append(f"tensilelite\t{_tensilelite_line(problem, contraction)}")
+    lines.append(f"operation\t{contraction.op_id}")
     if selection.trace:
         lines += ["walk", *(_trace_text(event) for event in selection.trace)]
     if selection.index is None:
-        lines.append("selected\tnone — the runtime finds no kernel (findBestSolution returns null)")
+        call = "findTopSolutions returns nothing" if hipblaslt else "findBestSolution returns null"
+        lines.append(f"selected\tnone — the runtime finds no kernel ({call})")
     else:
-        lines += [f"selected\tindex {selection.index}", f"kernel\t{selection.name or '-'}"]
+        retried = " (after hipBLASLt's XF32 → Float retry)" if selection.retried else ""
+        lines += [f"selected\tindex {selection.index}{retried}", f"kernel\t{selection.name or '-'}"]
         lines += [f"{label}\t{value}" for label, value in kernel_parameters(selection)]
         if selection.matched_key is not None:
             lines.append(f"table entry\t{list(selection.matched_key)}")
         lines.append(f"distance\t{'-' if selection.distance is None else f'{selection.distance:g}'}")
     if selection.alternatives:
-        lines.append("rank\tindex\tdistance\tkernel")
+        lines.append(f"rank\tindex\t{'source' if hipblaslt else 'distance'}\tkernel")
         for candidate in selection.alternatives:
             distance = "-" if candidate.distance is None else f"{candidate.distance:g}"
-            lines.append(f"{candidate.rank}\t{candidate.index}\t{distance}\t{candidate.name or '-'}")
+            third = candidate.source if hipblaslt else distance
+            lines.append(f"{candidate.rank}\t{candidate.index}\t{third}\t{candidate.name or '-'}")
     sys.stdout.write("".join(line + "\n" for line in lines))
 
 

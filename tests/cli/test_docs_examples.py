@@ -91,9 +91,10 @@ def workspace(tmp_path: Path, corpus: Path, sample_dat: Path) -> Path:
     work = tmp_path / "work"
     work.mkdir()
     (work / "fixtures").symlink_to(ROOT / "fixtures", target_is_directory=True)
-    for master in sorted((corpus / "masters").iterdir()):
-        if master.is_file() and master.suffix in (".yaml", ".dat"):
-            (work / master.name).symlink_to(master)
+    for folder in ("masters", "masters-hipblaslt"):
+        for master in sorted((corpus / folder).iterdir()):
+            if master.is_file() and master.suffix in (".yaml", ".dat"):
+                (work / master.name).symlink_to(master)
     shutil.copy(sample_library_path(), work / "sample_library.yaml")
     shutil.copy(ROOT / "fixtures" / "logic" / "sample_aldebaran_Cijk_Ailk_Bljk_SB.yaml",
                 work / "aldebaran_Cijk_Ailk_Bljk_SB.yaml")  # fmt: skip

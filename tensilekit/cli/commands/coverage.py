@@ -34,6 +34,7 @@ from tensilekit.coverage import (
 from tensilekit.errors import InputNotFound, Location, NoKernel, ToolOutputError, WorkloadLineError
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.selection import CompiledLibrary, Hardware, compile_library
+from tensilekit.selection.runtime import Runtime, detect_runtime
 from tensilekit.selection.served import served_problem_types
 from tensilekit.selection.unserved import device_reason, problem_type_label
 from tensilekit.workload import ParsedWorkload, WorkloadFormat, aiter_times, load_tunableop_csv, load_workloads
@@ -69,9 +70,10 @@ def _time_us(parsed: Sequence[ParsedWorkload]) -> dict[tuple[Any, ...], float] |
 
 
 def read_gemms(
-    paths: Sequence[Path], hardware: Hardware, *, strict: bool = False
+    paths: Sequence[Path], hardware: Hardware, runtime: Runtime | None = None, *, strict: bool = False
 ) -> tuple[list[CoverageGemm], list[Skipped]]:
-    """The distinct GEMMs of every workload file, and the lines or GEMMs that were skipped."""
+    """The distinct GEMMs of every workload file (problems as ``runtime`` builds them), and the
+    lines or GEMMs that were skipped (``strict``: the first bad line is an error)."""
     for path in paths:
         if not path.is_file():
             raise InputNotFound("no such workload file", Location(file=str(path)))
@@ -81,7 +83,7 @@ def read_gemms(
     for path in paths:
         if _is_query_lines(path):
             found, bad = gemms_from_queries(
-                path.read_text(encoding="utf-8", errors="replace"), file=str(path), hardware=hardware
+                path.read_text(encoding="utf-8", errors="replace"), file=str(path), hardware=hardware, runtime=runtime
             )
             if bad and strict:
                 raise WorkloadLineError(bad[0].message, bad[0].location)
@@ -103,6 +105,7 @@ def read_gemms(
             hardware,
             time_us=_time_us(parsed),
             origin=str(workload_paths[0]) if len(workload_paths) == 1 else None,
+            runtime=runtime,
         )
         gemms += found
         skipped += unusable
@@ -159,7 +162,7 @@ def coverage_report(
     if unserved_device is not None:  # every GEMM would be "none": that is the whole answer
         raise NoKernel(unserved_device, Location(file=str(library_path)))
     with _frozen():
-        gemms, skipped = read_gemms(workloads, device, strict=strict)
+        gemms, skipped = read_gemms(workloads, device, detect_runtime(library), strict=strict)
     for item in skipped:
         click.echo(f"warning: {item} (skipped)", err=True)
     if not gemms:

@@ -16,6 +16,10 @@ from tensilekit.errors import InputNotFound, Location, NoKernel, SelectionError,
 
 if TYPE_CHECKING:
     from tensilekit.selection import GemmProblem, Hardware
+    from tensilekit.selection.runtime import Runtime
+
+# selection.runtime.RUNTIME_NAMES, spelled out so that `select --help` needs no import of the selection core
+RUNTIME_NAMES = ("tensile", "hipblaslt")
 
 # PerformanceMetric's values, spelled out so that `select --help` needs no import of the selection core
 METRICS = ["Auto", "DeviceEfficiency", "CUEfficiency", "ExperimentalDTree", "ExperimentalGrid",
@@ -70,16 +74,18 @@ def _no_kernel_reason(library: Any, problem: GemmProblem, hardware: Hardware) ->
     return no_kernel_reason(library, problem, hardware)
 
 
-def _add_no_kernel_reasons(library: Any, results: list[dict[str, Any]], default_hw: Hardware | None) -> None:
+def _add_no_kernel_reasons(
+    library: Any, results: list[dict[str, Any]], default_hw: Hardware | None, runtime: Runtime
+) -> None:
     """A ``reason`` on each answer without a kernel (computed once per device and problem type)."""
-    from tensilekit.selection import hardware_from_query, problem_from_query
+    from tensilekit.selection import hardware_from_query
 
     cache: dict[str, str] = {}
     for result in results:
         query = result.pop("_query", None)
         if query is None or result.get("error") or result.get("index") is not None:
             continue
-        problem = problem_from_query(query)
+        problem = runtime.problem_from_query(query)
         device = hardware_from_query(query, default_hw)
         key = repr((device, problem.model_copy(update={"m": 0, "n": 0, "k": 0, "batch": 0})))
         if key not in cache:
@@ -103,6 +109,28 @@ def problem_from_options(
         )  # fmt: skip
     except ValueError as error:
         raise SelectionError(f"invalid problem: {error}") from None
+
+
+_HIPBLASLT_COMPUTE = {"Float": "f32", "Double": "f64", "Int32": "i32", "Half": "f16", "XFloat32": "f32_fast_xf32"}
+
+
+def hipblaslt_problem_from_options(
+    m: int, n: int, k: int, batch: int, trans_a: str, trans_b: str, type_spec: str, alpha: float, beta: float,
+    compute_name: str | None = None,
+) -> GemmProblem:  # fmt: skip
+    """The problem hipBLASLt's heuristic builds for the shared command-line options
+    (``compute_name``, a hipBLASLt compute type, overrides the compute type of ``type_spec``)."""
+    from tensilekit.selection import parse_type_spec
+    from tensilekit.selection.hipblaslt import hipblaslt_problem
+
+    spec = parse_type_spec(type_spec)
+    compute = compute_name or _HIPBLASLT_COMPUTE.get(spec.compute.value)
+    if compute is None:
+        raise SelectionError(f"hipBLASLt has no compute type for {spec.compute.value}")
+    return hipblaslt_problem(
+        m, n, k, batch=batch, trans_a=trans_a.upper(), trans_b=trans_b.upper(), a_type=spec.a, b_type=spec.b,
+        c_type=spec.c, d_type=spec.d, compute_type=compute, alpha=alpha, beta=beta,
+    )  # fmt: skip
 
 
 def library_arch(library: Any, arch: str | None, *, required_for: str = "", note: bool = True) -> str:
@@ -174,26 +202,53 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
     help="A hipBLASLt log (HIPBLASLT_LOG_MASK 32/64/128) or other workload file: every distinct GEMM "
     "with its call count and the kernel it would hit.",
 )
+@click.option(
+    "--runtime",
+    "runtime_name",
+    type=click.Choice(RUNTIME_NAMES, case_sensitive=False),
+    default=None,
+    help="Answer as rocBLAS's Tensile or hipBLASLt's tensilelite does (default: detected from the library).",
+)
+@click.option(
+    "--compute-type",
+    "compute_name",
+    default=None,
+    help="hipBLASLt compute type (f32, f32_fast_f16, f32_fast_bf16, f32_fast_xf32, f64, i32 …; hipBLASLt runtime).",
+)
+@click.option(
+    "--workspace",
+    "workspace_size",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Workspace bytes the caller allows (hipBLASLt default: 0, no preference set; Tensile: unlimited).",
+)
 @click.option("--explain", is_flag=True, help="Show the walk: every level, predicate and table entry considered.")
-@click.option("--top", type=click.IntRange(min=0), default=0, help="Also rank the next N kernels.")
+@click.option(
+    "--top",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Also rank N kernels (Tensile: the next N; hipBLASLt: findTopSolutions(N), then its getAllSolutions fallback).",
+)
 @click.option("--json", "as_json", is_flag=True, help="JSON output (one object per query line with --queries).")
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
 def select_command(
     m: int | None, n: int | None, k: int | None, library_path: Path | None, arch: str | None, cu_count: int | None,
     is_apu: bool, batch: int, trans_a: str, trans_b: str, type_spec: str, hpa: bool | None, alpha: float,
-    beta: float, metric: str, rocblas_k0: bool, queries: Path | None, from_log: Path | None, explain: bool, top: int,
-    as_json: bool, strict: bool,
+    beta: float, metric: str, rocblas_k0: bool, queries: Path | None, from_log: Path | None, runtime_name: str | None,
+    compute_name: str | None, workspace_size: int | None, explain: bool, top: int, as_json: bool, strict: bool,
 ) -> None:  # fmt: skip
-    """Predict the kernel Tensile's runtime (findBestSolution) selects for an M×N×K GEMM.
+    """Predict the kernel the runtime selects for an M×N×K GEMM: rocBLAS's Tensile
+    (findBestSolution) or hipBLASLt's heuristic (findTopSolutions(.., 1)), detected from the library.
 
-    Give M N K with options, --queries FILE for many queries (fields as in corpus/select;
-    a line's arch/cu_count/is_apu override --arch/--cu-count/--is-apu), or --from-log LOG for
-    every GEMM a hipBLASLt log recorded.
+    Give M N K with options, --queries FILE for many queries (fields as in corpus/select or
+    corpus/select-hipblaslt; a line's arch/cu_count/is_apu override --arch/--cu-count/--is-apu),
+    or --from-log LOG for every GEMM a hipBLASLt log recorded.
     """
     from tensilekit.api import load_for_selection
     from tensilekit.cli.render_select import render_batch, render_selection, selection_record
     from tensilekit.data import sample_library_path
     from tensilekit.selection import Hardware, compile_library, contraction_problem, select_solution
+    from tensilekit.selection.runtime import detect_runtime, runtime_named
 
     sources = sum(1 for given in (m is not None, queries is not None, from_log is not None) if given)
     if sources != 1 or (m is not None and (n is None or k is None)):
@@ -203,6 +258,7 @@ def select_command(
         click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
     with progress_bar(f"reading {library_path.name}", None):
         library, loader = load_for_selection(library_path)
+    runtime = runtime_named(runtime_name) if runtime_name else detect_runtime(library)
     if queries is None:  # a single query or a log: one device
         arch = library_arch(library, arch, required_for=" for a single query")
     else:  # the same default as M N K when the library serves one processor; lines may name their own
@@ -210,15 +266,27 @@ def select_command(
     default_hw = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu) if arch else None
     if from_log is not None:
         assert default_hw is not None
-        _answer_workload(library, loader, from_log, default_hw, rocblas_k0, as_json, library_path, strict)
+        _answer_workload(
+            library, loader, from_log, default_hw, rocblas_k0, as_json, library_path, runtime, workspace_size, strict
+        )
         return
     if queries is None:
         assert default_hw is not None
         assert m is not None and n is not None and k is not None
-        problem = problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, hpa, alpha, beta, metric)
+        if runtime.name == "hipblaslt":
+            # the heuristic path sets alpha = beta = 1 (assignAlphaBeta1), whatever the call will use
+            problem = hipblaslt_problem_from_options(
+                m, n, k, batch, trans_a, trans_b, type_spec, 1.0, 1.0, compute_name
+            )  # fmt: skip
+            problem = problem.model_copy(update={"workspace_size": workspace_size or 0})
+        else:
+            problem = problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, hpa, alpha, beta, metric)
+            if workspace_size is not None:
+                problem = problem.model_copy(update={"workspace_size": workspace_size})
         selection = select_solution(
-            library, problem, default_hw, loader=loader, explain=explain, top=top, rocblas_k0=rocblas_k0
-        )
+            library, problem, default_hw, loader=loader, explain=explain, top=top, rocblas_k0=rocblas_k0,
+            runtime=runtime,
+        )  # fmt: skip
         reason = None if selection.index is not None else _no_kernel_reason(library, problem, default_hw)
         if as_json:
             record = selection_record(selection, None, explain=explain)
@@ -226,9 +294,8 @@ def select_command(
                 record["reason"] = reason
             click.echo(json.dumps(record, indent=2))
         else:
-            render_selection(
-                selection, problem, default_hw, library_path, contraction_problem(problem, rocblas_k0=rocblas_k0)
-            )
+            contraction = contraction_problem(problem, rocblas_k0=rocblas_k0)
+            render_selection(selection, problem, default_hw, library_path, contraction, runtime=runtime.name)
         if reason is not None:
             click.echo(f"no kernel: {reason}", err=True)
             raise SystemExit(NoKernel.exit_code)
@@ -243,10 +310,10 @@ def select_command(
         if stream is not sys.stdin:
             stream.close()
     with progress_bar("indexing the library", None):
-        compiled = compile_library(library, loader=loader)
+        compiled = compile_library(library, loader=loader, runtime=runtime)
     results = _answer(compiled, records, default_hw, rocblas_k0, explain, top, name, strict=strict)
     results = sorted(unreadable + results, key=lambda record: int(record.pop("_line")))
-    _add_no_kernel_reasons(library, results, default_hw)
+    _add_no_kernel_reasons(library, results, default_hw, runtime)
     if as_json:
         for record in results:
             click.echo(json.dumps(record, separators=(",", ":")))
@@ -260,7 +327,7 @@ def select_command(
 
 def _answer_workload(
     library: Any, loader: Any, path: Path, hardware: Hardware, rocblas_k0: bool, as_json: bool, library_path: Path,
-    strict: bool,
+    runtime: Runtime, workspace_size: int | None, strict: bool,
 ) -> None:  # fmt: skip
     from tensilekit.cli.render_select import render_workload, workload_record
     from tensilekit.cli.workloads import read_workloads
@@ -268,8 +335,9 @@ def _answer_workload(
 
     workload, _ = read_workloads([path], strict=strict)
     answers = select_workload(
-        compile_library(library, loader=loader), workload.problems, hardware, rocblas_k0=rocblas_k0
-    )
+        compile_library(library, loader=loader, runtime=runtime), workload.problems, hardware, rocblas_k0=rocblas_k0,
+        workspace_size=workspace_size,
+    )  # fmt: skip
     reasons: dict[int, str] = {}
     for position, answer in enumerate(answers):  # why each GEMM without a kernel has none
         if (
@@ -298,7 +366,6 @@ def _answer(
         ProblemColumns,
         contraction_problem,
         hardware_from_query,
-        problem_from_query,
         select_batch,
         select_solution,
     )
@@ -307,7 +374,7 @@ def _answer(
     parsed: list[tuple[int, Any, Hardware]] = []
     for position, (number, record) in enumerate(records):
         try:
-            problem = problem_from_query(record)
+            problem = compiled.runtime.problem_from_query(record)
             device = hardware_from_query(record, default_hw)
             parsed.append((position, contraction_problem(problem, rocblas_k0=rocblas_k0), device))
         except TensilekitError as error:
@@ -320,7 +387,8 @@ def _answer(
                 number, record = records[position]
                 try:
                     selection = select_solution(compiled, problem, device, explain=explain, top=top)
-                    results[position] = selection_record(selection, record.get("id"), explain=explain)
+                    listing = bool(top) and compiled.runtime.name == "hipblaslt"
+                    results[position] = selection_record(selection, record.get("id"), explain=explain, listing=listing)
                 except TensilekitError as error:
                     results[position] = _error_record(record, f"{name}:{number}: {error}")
                 advance(1)
@@ -347,4 +415,4 @@ def _error_record(record: dict[str, Any], message: str) -> dict[str, Any]:
     return {"id": record.get("id"), "index": None, "name": None, "distance": None, "error": message}
 
 
-__all__ = ["library_arch", "problem_from_options", "select_command"]
+__all__ = ["hipblaslt_problem_from_options", "library_arch", "problem_from_options", "select_command"]
