@@ -25,6 +25,7 @@ unset for hipBLASLt's installed (reference) library, a directory for a tuned bui
 from __future__ import annotations
 
 import enum
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -239,6 +240,15 @@ _RANK = re.compile(r"^\[(\d+)\]:(.*)$")
 _NUMERIC_COLUMNS = frozenset(
     {"hipblaslt-Gflops", "hipblaslt-GB/s", "us", "CPU-Gflops", "CPU-us", "norm_error", "atol", "rtol"}
 )
+VERIFY_FAILED = "failed"
+"""What ``--verify`` prints in ``atol``/``rtol`` when no tolerance <= 0.1 passes the allclose check
+(``argument_model.hpp:128-145``, ``allclose.hpp:102-121`` @7d9fb68): that kernel failed verification."""
+_TOLERANCE_COLUMNS = frozenset({"atol", "rtol"})
+
+
+class InvalidMeasurement(ToolOutputError):
+    """A timing no benchmark can produce (NaN, infinite, zero or negative): a measurement error of
+    the job that printed it, never a result."""
 _SOLUTION_LINES = {"--Solution index:": "solution_index", "--Solution name:": "solution_name", "--kernel name:": "kernel_name"}
 
 
@@ -259,9 +269,9 @@ class BenchResult(BaseModel):
     """True for the block printed after ``Winner:``."""
 
     def number(self, column: str) -> float | None:
-        """A numeric column, or None when the output has no such column."""
+        """A numeric column, or None when the output has no such column (or ``failed`` in a tolerance)."""
         raw = self.values.get(column)
-        return None if raw is None or raw == "" else float(raw)
+        return None if raw is None or raw == "" or raw == VERIFY_FAILED else float(raw)
 
     @property
     def gflops(self) -> float | None:
@@ -277,6 +287,22 @@ class BenchResult(BaseModel):
     def gbps(self) -> float | None:
         """``hipblaslt-GB/s``."""
         return self.number("hipblaslt-GB/s")
+
+    @property
+    def verification_failed(self) -> bool:
+        """True when ``--verify`` printed ``failed`` in ``atol`` or ``rtol`` for this kernel."""
+        return any(self.values.get(column) == VERIFY_FAILED for column in _TOLERANCE_COLUMNS)
+
+    def measurement_error(self) -> str | None:
+        """Why this row's timing is not a measurement (NaN, infinite, zero or negative ``us``;
+        non-finite GFlops), or None when it is one."""
+        us = self.us
+        if us is not None and (not math.isfinite(us) or us <= 0):
+            return f"time {self.values['us']!r} us"
+        gflops = self.gflops
+        if gflops is not None and (not math.isfinite(gflops) or gflops < 0):
+            return f"{self.values['hipblaslt-Gflops']!r} GFlops"
+        return None
 
     def to_problem(self) -> GemmProblem:
         """The problem this row describes (raises ``ValueError`` for grouped-GEMM rows)."""
@@ -394,6 +420,8 @@ def parse_bench_output(text: str | Iterable[str], *, source: str | None = None) 
             )
         row = dict(zip(header, values, strict=True))
         for column in _NUMERIC_COLUMNS & row.keys():
+            if column in _TOLERANCE_COLUMNS and row[column] == VERIFY_FAILED:
+                continue  # that kernel failed verification: a result (BenchResult.verification_failed)
             try:
                 float(row[column])
             except ValueError:
@@ -523,10 +551,12 @@ def compare_libraries(
 __all__ = [
     "DEFAULT_EXECUTABLE",
     "LIBRARY_PATH_ENV",
+    "VERIFY_FAILED",
     "AlgoMethod",
     "BenchOptions",
     "BenchOutput",
     "BenchResult",
+    "InvalidMeasurement",
     "LibraryComparison",
     "bench_yaml_record",
     "build_bench_argv",

@@ -54,6 +54,12 @@ RULES = [
     # the tuned-library run of the batched 2048x2048x128 GEMM always prints no result
     {"tool": "hipblaslt-bench", "words": ["-m 2048 -n 2048 -k 128 ", "--algo_method heuristic"], "times": -1,
      "tuned": True, "env": {"TENSILEKIT_FAKE_GARBAGE": "junk"}},
+    # candidate 1001 of 28672x2048x4096 fails --verify: `failed` in atol/rtol (a result, not an error)
+    {"tool": "hipblaslt-bench", "words": ["-m 28672 -n 2048 -k 4096 ", "--solution_index 1001"], "times": -1,
+     "env": {"TENSILEKIT_FAKE_VERIFY_FAIL": "1001"}},
+    # the first heuristic run of 4096x2048x14336 (its baseline) reports a NaN time: a measurement error
+    {"tool": "hipblaslt-bench", "words": ["-m 4096 -n 2048 -k 14336 ", "--algo_method heuristic"], "times": 1,
+     "env": {"TENSILEKIT_FAKE_BAD_US": "nan"}},
     # TensileCreateLibrary fails once, then works
     {"tool": "TensileCreateLibrary", "words": [], "times": 1, "env": {"TENSILEKIT_FAKE_EXIT": "1"}},
 ]  # fmt: skip
@@ -136,6 +142,17 @@ def test_hangs_and_tool_failures_are_retried(real_run: dict[str, Any]) -> None:
     assert "retrying create-library (attempt 1 failed: TensileCreateLibrary exited with status 1" in stderr
     baseline = json.loads((real_run["workdir"] / "03_baseline" / "baseline.json").read_text())
     assert baseline["gemms"]["g0010"]["measured"]["us"] > 0
+
+
+def test_measurement_errors_are_retried_and_failed_verification_is_a_result(real_run: dict[str, Any]) -> None:
+    stderr = real_run["result"].stderr
+    assert "retrying base-g0006 (attempt 1 failed: hipblaslt-bench reported time 'nan' us" in stderr
+    baseline = json.loads((real_run["workdir"] / "03_baseline" / "baseline.json").read_text())
+    assert baseline["gemms"]["g0006"]["measured"]["us"] > 0  # the retry measured it
+    search = json.loads((real_run["workdir"] / "04_search" / "search.json").read_text())["gemms"]
+    statuses = {entry["solution_index"]: entry["status"] for entry in search["g0002"]["candidates"]}
+    assert statuses[1001] == "failed verification"
+    assert search["g0002"]["winner"] is None or search["g0002"]["winner"]["solution_index"] != 1001
 
 
 def test_real_command_lines_reach_the_tools(real_run: dict[str, Any]) -> None:

@@ -117,7 +117,7 @@ class BaselineStage(TuneStage):
                         result["solution_index"],
                         result["solution_name"],
                         result["norm_error"],
-                        "ok",
+                        "failed verification" if result.get("verify_failed") else "ok",
                     ]
                     if (result := measured.get(gemm.id)) is not None
                     else [None, None, None, None, None, "failed"]

@@ -43,6 +43,8 @@ def compare(reference: dict[str, Any] | None, tuned: dict[str, Any] | None) -> d
     """Uplift (reference time / tuned time - 1) and error ratio of one GEMM's two runs (pure)."""
     if reference is None or tuned is None:
         return {"uplift": None, "error_ratio": None, "status": "benchmark failed"}
+    if tuned.get("verify_failed"):  # hipblaslt-bench printed "failed" in atol/rtol
+        return {"uplift": None, "error_ratio": None, "status": "tuned kernel failed verification"}
     uplift = reference["us"] / tuned["us"] - 1.0 if reference["us"] and tuned["us"] else None
     return {"uplift": uplift, "error_ratio": error_ratio(tuned["norm_error"], reference["norm_error"]), "status": "ok"}
 

@@ -184,6 +184,8 @@ class SearchStage(TuneStage):
                 entry.update(us=timed["us"], gflops=timed["gflops"], norm_error=timed["norm_error"], error_ratio=ratio)
                 if timed["solution_name"] != candidate["solution_name"]:
                     entry["status"] = f"ran another solution ({timed['solution_name']})"
+                elif timed.get("verify_failed"):
+                    entry["status"] = "failed verification"
                 elif ratio is None:
                     entry["status"] = "no error reported (cannot verify)"
                 elif ratio > config.verify_ratio:

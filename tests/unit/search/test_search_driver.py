@@ -107,3 +107,62 @@ def test_runner_reports_bad_command_lines(tmp_path: Path) -> None:
     runner = SimulatedTensileRunner(SimulatorConfig(arch="gfx942"))
     assert isinstance(runner.run(["Tensile"]), CompletedCommand) and runner.run(["Tensile"]).returncode == 2
     assert runner.run(["Tensile", str(tmp_path / "none.yaml"), str(tmp_path / "out")]).returncode == 255
+
+
+def _record(kernel: KernelParams, name: str) -> str:
+    # A block-style record as LibraryIO.writeSolutions (yaml.dump) writes it.
+    return (
+        f"- 1LDSBuffer: {kernel.lds_buffer}\n  DepthU: {kernel.depth_u}\n"
+        f"  GlobalReadVectorWidthA: {kernel.grvw_a}\n  GlobalReadVectorWidthB: {kernel.grvw_b}\n"
+        f"  GlobalSplitU: {kernel.gsu}\n  MIWaveGroup: {list(kernel.wave_group)}\n  MacroTile0: {kernel.mt0}\n"
+        f"  MacroTile1: {kernel.mt1}\n  MatrixInstruction: {list(kernel.mi)}\n"
+        f"  PrefetchGlobalRead: {kernel.prefetch_global_read}\n  SolutionNameMin: {name}\n"
+        f"  StaggerU: {kernel.stagger_u}\n  StreamK: {kernel.stream_k}\n  WorkGroupMapping: {kernel.wgm}\n"
+        f"  WorkGroupMappingXCC: {kernel.wgm_xcc}\n"
+    )
+
+
+def _real_output(tmp_path: Path, kernels: list[KernelParams], cells: list[str]) -> None:
+    """A driver output dir shaped as tensilelite @7d9fb68 writes it: <PT>_00_CSVWinner.{csv,yaml},
+    TilesPerCu/TotalGranularity and Winner* columns, solutions named by the driver (not tensilekit)."""
+    data = tmp_path / "2_BenchmarkData"
+    data.mkdir(parents=True)
+    names = [f"{TYPE_NAME}_MT{k.mt0}x{k.mt1}x{k.depth_u}_MI16x16x1_SN_X{i}" for i, k in enumerate(kernels)]
+    header = ("GFlops, SizeI, SizeJ, SizeK, SizeL, LDD, LDC, LDA, LDB, TotalFlops, TilesPerCu, TotalGranularity, "
+              "WinnerGFlops, WinnerTimeUS, WinnerIdx, WinnerName, " + ", ".join(names))  # fmt: skip
+    row = f"0, 6144, 8, 1, 4096, 6144, 6144, 4096, 4096, 402653184, 0.25, 0.5, 2000, 201.3, 0, {names[0]}, "
+    (data / f"{TYPE_NAME}_00_CSVWinner.csv").write_text(f"{header}\n{row}{', '.join(cells)}\n")
+    solutions = "- MinimumRequiredVersion: 4.33.0\n- ProblemSizes:\n  - Exact: [6144, 8, 1, 4096]\n"
+    solutions += "".join(_record(kernel, name) for kernel, name in zip(kernels, names, strict=True))
+    (data / f"{TYPE_NAME}_00_CSVWinner.yaml").write_text(solutions)
+
+
+def test_real_driver_output_is_matched_through_the_solution_records(tmp_path: Path) -> None:
+    # The driver rejected `rejected` (no column); the others are matched by their records'
+    # parameters, in a different order from the config, never paired with TilesPerCu & co.
+    first, second, third = BASE, BASE.replace(depth_u=32), BASE.replace(gsu=2)
+    rejected = BASE.replace(wgm=4)
+    _real_output(tmp_path, [third, first, second], ["2000", "1000", "-1"])
+    result = collect_tensile_outputs(tmp_path)
+    assert len(result.benchmark_data[0].solution_names) == 3
+    measured = read_driver_results(result, [first, second, rejected, third], [DECODE], defaults=DEFAULTS,
+                                   type_name=TYPE_NAME)  # fmt: skip
+    assert [m.status for m in measured] == ["ok", "failed validation", "rejected by the driver", "ok"]
+    assert measured[0].times_us[0] == pytest.approx(402653184 / 1e6)
+    assert measured[3].times_us[0] == pytest.approx(402653184 / 2e6)
+    assert measured[0].record is not None and measured[0].record[1] == 1
+    assert measured[0].record[0].endswith(f"{TYPE_NAME}_00_CSVWinner.yaml")
+    records = load_solution_records(measured[0].record[0])
+    assert len(records) == 3 and KernelParams.from_solution(records[1], DEFAULTS) == first
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "0", "-5", "-inf"])
+def test_impossible_gflops_are_measurement_errors_of_that_kernel_only(tmp_path: Path, bad: str) -> None:
+    first, second = BASE, BASE.replace(depth_u=32)
+    _real_output(tmp_path, [first, second], [bad, "1000"])
+    [broken, fine] = read_driver_results(
+        collect_tensile_outputs(tmp_path), [first, second], [DECODE], defaults=DEFAULTS, type_name=TYPE_NAME
+    )
+    assert broken.status.startswith("measurement error") and broken.times_us == (None,)
+    assert broken.cost((1.0,)) == float("inf")
+    assert fine.status == "ok" and fine.times_us[0] == pytest.approx(402653184 / 1e6)

@@ -316,3 +316,21 @@ def test_newer_column_set_maps_back_to_the_problem() -> None:
     assert (problem.gemm_type, problem.scale_a, problem.swizzle_b, problem.swizzle_a) == ("F8BS_TN", 1, True, False)
     assert (problem.bias, problem.bias_type, problem.aux_type) == (True, "bf16_r", None)  # aux only with use_e
     assert result.values["rotating_buffer"] == "512" and result.us == 64.35
+
+
+def test_failed_tolerances_mean_that_kernel_failed_verification(fake_bin: Path) -> None:
+    # argument_model.hpp:128-145 @7d9fb68 prints `failed` when no tolerance <= 0.1 passes.
+    options = BenchOptions(algo_method="all", verify=True)
+    output = run_bench(SubprocessRunner(), QKV, options, env={"TENSILEKIT_FAKE_VERIFY_FAIL": "1001"})
+    failed = [result.solution_index for result in output.results if result.verification_failed]
+    assert failed == [1001]
+    broken = next(result for result in output.results if result.solution_index == 1001)
+    assert broken.number("atol") is None and broken.number("norm_error") is not None
+    assert broken.measurement_error() is None
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "0", "-2.5"])
+def test_impossible_times_are_measurement_errors(fake_bin: Path, bad: str) -> None:
+    output = run_bench(SubprocessRunner(), QKV, env={"TENSILEKIT_FAKE_BAD_US": bad})
+    [result] = output.results
+    assert result.measurement_error() is not None and bad in (result.measurement_error() or "")
