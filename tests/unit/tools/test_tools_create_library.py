@@ -194,7 +194,7 @@ def test_fake_corpus_logic_file(fake_bin: Path, tmp_path: Path, corpus: Path) ->
 @pytest.mark.parametrize(
     ("garbage", "error", "message"),
     [
-        ("count", ToolOutputError, "announced 4 logic files but listed 2"),
+        ("count", ToolOutputError, "announced 5 logic files but listed 3"),
         ("manifest", ToolOutputError, "manifest lists"),
         ("nolib", ToolOutputError, "wrote no TensileLibrary"),
     ],
