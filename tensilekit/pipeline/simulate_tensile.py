@@ -238,9 +238,11 @@ def run_simulated_driver(
                 continue
             type_name = problem_type_name(problems[0])
             letters = _letters(problem_type.get("DataType", "S"))
-            context = make_context(profile, letters, [], 8 if letters == "D" else 4)
-            defaults = profile.default_genes(letters)
+            if letters == "S" and str(problem_type.get("F32XdlMathOp", "S")) == "X":
+                letters = "X"  # xf32: the X instructions (F32XdlMathOp)
             flavour = driver_flavour(benchmark)
+            context = make_context(profile, letters, [], 8 if letters == "D" else 4, "tensile" if flavour == "tensile" else "tensilelite")
+            defaults = profile.default_genes(letters)
             accepted: list[KernelParams] = []
             for values in expand_forks(benchmark):
                 try:

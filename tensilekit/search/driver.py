@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 from tensilekit.errors import InvalidKernel, ToolOutputError
-from tensilekit.search.configs import tuning_config, write_config
+from tensilekit.search.configs import MINIMUM_REQUIRED_VERSION, tuning_config, write_config
 from tensilekit.search.ga import Measurement
 from tensilekit.search.params import Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import ArchProfile
@@ -196,6 +196,9 @@ def evaluate_with_driver(
     timeout: float | None = None,
     header: Sequence[str] = (),
     beta: bool = False,
+    minimum_required_version: str = MINIMUM_REQUIRED_VERSION,
+    bias_type: str | None = None,
+    activation: str | None = None,
 ) -> list[Measurement]:
     """Benchmark ``kernels`` on ``sizes`` with the driver; one measurement per kernel.
 
@@ -207,7 +210,10 @@ def evaluate_with_driver(
             solution failing validation is a result, not an error).
     """
     folder = Path(workdir)
-    config = tuning_config(problem_type, sizes, kernels, profile, dialect, library_logic=False, beta=beta)
+    config = tuning_config(
+        problem_type, sizes, kernels, profile, dialect, library_logic=False, beta=beta,
+        minimum_required_version=minimum_required_version, bias_type=bias_type, activation=activation,
+    )  # fmt: skip
     config_path = write_config(folder, name, config, header)
     output = folder / f"build_{name}"
     shutil.rmtree(output, ignore_errors=True)

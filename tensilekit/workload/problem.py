@@ -233,6 +233,9 @@ class GemmProblem(BaseModel):
     swizzle_a: bool = False
     swizzle_b: bool = False
     grouped_gemm: bool = False
+    batch_mode: int = Field(default=0, ge=0)
+    """hipBLASLt's ``--batch_mode``: 0 strided batched; others (general / pointer-array batched,
+    newer hipBLASLt only) are other problems, never replayed as strided."""
     call_count: int = Field(default=1, ge=1)
     solution_index: int | None = None
     solution_name: str | None = None

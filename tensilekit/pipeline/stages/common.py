@@ -15,6 +15,7 @@ from tensilekit.pipeline.jobs import Job, JobContext, JobKind, make_job
 from tensilekit.pipeline.simulate import SIMULATOR_VERSION, SimulatedBenchRunner, SimulatorConfig
 from tensilekit.pipeline.stage import BaseStage, StageContext
 from tensilekit.tools.hipblaslt_bench import BenchOptions, BenchResult, InvalidMeasurement, run_bench
+from tensilekit.tools.profiles import tool_profile
 from tensilekit.tools.runner import CommandRunner, SubprocessRunner
 from tensilekit.workload.problem import GemmProblem
 
@@ -102,6 +103,8 @@ class BenchJobSpec(BaseModel):
     """Content hash of ``library_dir``: a rebuilt library invalidates cached results."""
     executable: str = "hipblaslt-bench"
     simulator: SimulatorConfig | None = None
+    tool_profile: str | None = None
+    """The hipBLASLt release whose command line the job speaks (:mod:`tensilekit.tools.profiles`)."""
 
 
 def runner_for(spec: BenchJobSpec) -> CommandRunner:
@@ -141,6 +144,7 @@ def bench_job(context: JobContext, spec: BenchJobSpec) -> dict[str, Any]:
         library_dir=spec.library_dir,
         env=context.env,
         timeout=context.timeout,
+        profile=tool_profile(spec.tool_profile) if spec.tool_profile else None,
     )
     for result in (*output.results, *((output.winner,) if output.winner is not None else ())):
         problem = result.measurement_error()
@@ -168,6 +172,7 @@ def bench_spec(
         library_hash=library_hash,
         executable=config.bench_executable,
         simulator=config.simulator(),
+        tool_profile=config.hipblaslt_profile().name,
     )
 
 

@@ -72,7 +72,13 @@ from tensilekit.pipeline.stages.common import (
 from tensilekit.pipeline.stages.library import CATALOG_FILE, catalog_source, lookup, problem_type_key, type_key_text
 from tensilekit.pipeline.stages.search import SEARCH_FILE
 from tensilekit.search.clusters import cluster_sizes
-from tensilekit.search.configs import enqueues_per_sync, problem_type_config, tuning_config, write_config
+from tensilekit.search.configs import (
+    enqueues_per_sync,
+    library_epilogue,
+    problem_type_config,
+    tuning_config,
+    write_config,
+)
 from tensilekit.search.driver import evaluate_with_driver, load_solution_records
 from tensilekit.search.ga import (
     GAConfig,
@@ -91,6 +97,7 @@ from tensilekit.search.params import Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import ArchProfile, gene_space, profile_for
 from tensilekit.search.pruning import make_context
 from tensilekit.search.seeds import seed_from_record, unique
+from tensilekit.tools.profiles import ToolProfile
 from tensilekit.tools.runner import CommandRunner, SubprocessRunner
 from tensilekit.workload.problem import COMPUTE_TYPES, tensile_type_letters
 
@@ -119,6 +126,12 @@ class SearchGroup(BaseModel):
     """``(GEMM id, position of its size in shapes)``."""
     compute_bytes: int = 4
     beta: bool = False
+    type_letters: tuple[str, str, str] = ("S", "S", "S")
+    """``(DataType, DestDataType, ComputeDataType)`` in tensilekit's letters (before the tool
+    profile maps them)."""
+    bias_type: str | None = None
+    """The GEMMs' bias type letter (benchmarked when the ProblemType has a bias epilogue)."""
+    activation: str | None = None
 
     def problem_shapes(self) -> list[ProblemShape]:
         return [ProblemShape(*shape) for shape in self.shapes]
@@ -137,6 +150,7 @@ class DriverJobSpec(BaseModel):
     dialect: Dialect
     executable: str
     simulator: SimulatorConfig | None = None
+    minimum_required_version: str = "4.33.0"
 
 
 def driver_job(context: JobContext, spec: DriverJobSpec) -> dict[str, Any]:
@@ -150,7 +164,8 @@ def driver_job(context: JobContext, spec: DriverJobSpec) -> dict[str, Any]:
         sizes=group.problem_shapes(), profile=profile, defaults=profile.default_genes(group.letters),
         type_name=group.type_name, dialect=spec.dialect, executable=spec.executable, env=context.env,
         timeout=context.timeout, header=_header(group, spec.arch, spec.dialect, spec.simulator is not None),
-        beta=group.beta,
+        beta=group.beta, minimum_required_version=spec.minimum_required_version, bias_type=group.bias_type,
+        activation=group.activation,
     )  # fmt: skip
     return {"measurements": [measurement.to_json() for measurement in measurements]}
 
@@ -165,15 +180,40 @@ def _header(group: SearchGroup, arch: str, dialect: str, simulated: bool) -> lis
     return lines
 
 
-def _problem_type(problem: Any) -> dict[str, Any]:
-    letters = tensile_type_letters(problem.a_type)
-    dest = tensile_type_letters(problem.d_type)
-    compute = COMPUTE_TYPES.get(problem.compute_type, "S")
-    return problem_type_config(letters, dest, compute, problem.trans_a, problem.trans_b)
+def type_letters(problem: Any) -> tuple[str, str, str]:
+    """``(DataType, DestDataType, ComputeDataType)`` of a GEMM in tensilekit's letters."""
+    return (
+        tensile_type_letters(problem.a_type),
+        tensile_type_letters(problem.d_type),
+        COMPUTE_TYPES.get(problem.compute_type, "S"),
+    )
 
 
-def build_groups(gemms: Sequence[GemmEntry], config: TuneConfig) -> list[SearchGroup]:
-    """The searches: per GEMM type (in workload order), clusters of distinct sizes."""
+def is_xf32(problem: Any) -> bool:
+    """An fp32 GEMM computed with xf32 MFMAs (``c_xf32_r``): tensilelite's ``F32XdlMathOp: X``."""
+    return bool(problem.compute_type == "c_xf32_r" and problem.a_type == "f32_r")
+
+
+def _problem_type(problem: Any, tool: ToolProfile | None = None, arch: str = "") -> dict[str, Any]:
+    letters, dest, compute = type_letters(problem)
+    if tool is not None:  # e.g. F8N is F8 to a release without FNUZ letters, on gfx942
+        letters = tool.config_letters(letters, arch) or letters
+        dest = tool.config_letters(dest, arch) or dest
+    config = problem_type_config(letters, dest, compute, problem.trans_a, problem.trans_b)
+    if is_xf32(problem):
+        # GEKO writes F32XdlMathOp: X for xf32 (config_sections_generator.py _build_problem_type);
+        # without it the kernel is plain fp32 and serves another ProblemType (..._SB vs ..._SB_X...).
+        config["F32XdlMathOp"] = "X"
+    return config
+
+
+def build_groups(
+    gemms: Sequence[GemmEntry], config: TuneConfig, tool: ToolProfile | None = None
+) -> list[SearchGroup]:
+    """The searches: per GEMM type (in workload order), clusters of distinct sizes.
+
+    ``tool`` (the driver's profile) maps type letters to the ones its release uses.
+    """
     by_type: dict[str, list[GemmEntry]] = defaultdict(list)
     for gemm in gemms:
         by_type[gemm.problem.gemm_type].append(gemm)
@@ -201,13 +241,16 @@ def build_groups(gemms: Sequence[GemmEntry], config: TuneConfig) -> list[SearchG
             local = {position: index for index, position in enumerate(cluster)}
             groups.append(
                 SearchGroup(
-                    name=f"{gemm_type}_{number}", gemm_type=gemm_type, letters=letters_of(first),
-                    type_name=problem_type_name(first), problem_type=_problem_type(first),
+                    name=f"{gemm_type}_{number}", gemm_type=gemm_type,
+                    letters="X" if is_xf32(first) else letters_of(first), type_letters=type_letters(first),
+                    type_name=problem_type_name(first), problem_type=_problem_type(first, tool, config.arch),
                     shapes=tuple(shapes[position] for position in cluster),
                     weights=tuple(weights[position] for position in cluster),
                     gemms=tuple((gemm_id, local[position]) for gemm_id, position in owner if position in local),
                     compute_bytes=8 if first.compute_type == "c_f64_r" else 4,
                     beta=any(gemm.problem.beta != 0 for gemm in members),
+                    bias_type=tensile_type_letters(first.bias_type) if first.bias and first.bias_type else None,
+                    activation=None if first.activation == "none" else first.activation,
                 )
             )  # fmt: skip
     return groups
@@ -252,7 +295,14 @@ class KernelSearchStage(TuneStage):
         groups: list[SearchGroup] = []
         problems: dict[str, SearchProblem] = {}
         skipped: dict[str, str] = {}
-        for group in build_groups(gemms, config):
+        tool = config.driver_profile()
+        context.log(f"kernel search configs for {tool.description} (tool profile {tool.name})")
+        for group in build_groups(gemms, config, tool):
+            issue = tool.config_type_issue(group.type_letters, config.arch)
+            if issue is not None:  # reported, never tuned as another problem
+                skipped[group.name] = f"cannot be expressed: {issue}"
+                continue
+            group = self._with_library_epilogue(context, group, gemms, baseline, catalog, config.search_dialect)
             try:
                 problems[group.name] = self._problem(group, profile, config.search_dialect)
             except SearchError as error:  # e.g. a data type the architecture has no MFMA for
@@ -292,11 +342,39 @@ class KernelSearchStage(TuneStage):
         )
 
     @staticmethod
+    def _with_library_epilogue(
+        context: StageContext,
+        group: SearchGroup,
+        gemms: Sequence[GemmEntry],
+        baseline: Mapping[str, Any],
+        catalog: Mapping[str, Any],
+        dialect: Dialect,
+    ) -> SearchGroup:
+        """The group with the epilogue keys of the library row that serves its GEMMs today
+        (the logic file holding the baseline's solution), so the tuned kernel lands there."""
+        by_id = {gemm.id: gemm for gemm in gemms}
+        for gemm_id, _ in group.gemms:
+            measured = baseline["gemms"][gemm_id]["measured"] or {}
+            found = lookup(dict(catalog), by_id[gemm_id].problem, measured.get("solution_name"))
+            if found is None:
+                continue
+            try:
+                logic = load_logic(catalog_source(context.run_root, dict(catalog), found[0]))
+            except TensilekitError:
+                continue
+            raw = logic.problem_type.model_dump(by_alias=True)
+            epilogue = library_epilogue(raw, dialect)
+            if not epilogue:
+                return group
+            return group.model_copy(update={"problem_type": {**group.problem_type, **epilogue}})
+        return group
+
+    @staticmethod
     def _problem(group: SearchGroup, profile: ArchProfile, dialect: Dialect) -> SearchProblem:
         shapes = group.problem_shapes()
         return SearchProblem(
             space=gene_space(profile, group.letters, dialect),
-            context=make_context(profile, group.letters, shapes, group.compute_bytes),
+            context=make_context(profile, group.letters, shapes, group.compute_bytes, dialect),
             weights=group.weights, stream=group.name,
         )  # fmt: skip
 
@@ -393,7 +471,7 @@ class KernelSearchStage(TuneStage):
                 spec = DriverJobSpec(
                     name=name, workdir=str(runs), group=group, kernels=tuple(kernel.to_json() for kernel in fresh),
                     arch=config.arch, dialect=config.search_dialect, executable=config.tensile_executable,
-                    simulator=config.simulator(),
+                    simulator=config.simulator(), minimum_required_version=config.driver_profile().minimum_required_version,
                 )  # fmt: skip
                 cost = sum(estimate_time_us(_problem_of(shape, group), config.arch) for shape in group.shapes)
                 cost *= len(fresh) * 2 * enqueues_per_sync(group.problem_shapes()) * 1e-6
@@ -436,7 +514,9 @@ class KernelSearchStage(TuneStage):
                 else propose(GAState(), problems[group.name], ga_config, seeds[group.name])
             )  # fmt: skip
             tuned = tuning_config(
-                group.problem_type, group.problem_shapes(), kernels, profile, config.search_dialect, beta=group.beta
+                group.problem_type, group.problem_shapes(), kernels, profile, config.search_dialect, beta=group.beta,
+                minimum_required_version=config.driver_profile().minimum_required_version, bias_type=group.bias_type,
+                activation=group.activation,
             )
             write_config(folder, group.name, tuned, _header(group, config.arch, config.search_dialect, config.simulate))
         context.record(folder)
