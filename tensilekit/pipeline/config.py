@@ -113,10 +113,15 @@ class TuneConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> TuneConfig:
-        if self.accurate_iters < 50 <= self.screen_iters:
-            raise ValueError("accurate_iters must not be smaller than screen_iters")
-        if self.elite >= self.population:
-            raise ValueError("elite must be smaller than the population")
+        # The accurate phase re-times the screen's best candidates: fewer iterations than the
+        # screen would make it the noisier of the two.
+        if self.accurate_iters < self.screen_iters:
+            raise ValueError(
+                f"accurate_iters ({self.accurate_iters}) must not be smaller than screen_iters ({self.screen_iters})"
+            )
+        # Elitism is the GA's; grid and search modes do not breed, so the population size is moot.
+        if self.mode == "ga" and self.elite >= self.population:
+            raise ValueError(f"elite ({self.elite}) must be smaller than the population ({self.population})")
         return self
 
     def hipblaslt_profile(self) -> ToolProfile:

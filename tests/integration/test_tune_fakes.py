@@ -157,7 +157,7 @@ def test_measurement_errors_are_retried_and_failed_verification_is_a_result(real
 
 def test_real_command_lines_reach_the_tools(real_run: dict[str, Any]) -> None:
     calls = real_run["fake_calls"]
-    bench = [call for call in calls if call["tool"] == "hipblaslt-bench"]
+    bench = [call for call in calls if call["tool"] == "hipblaslt-bench" and call["argv"] != ["--version"]]
     screens = [call for call in bench if "all" in call["argv"]]  # 14 GEMMs, g0003 twice
     accurate = [call for call in bench if "index" in call["argv"]]
     assert len(screens) == 15 and all("--print_kernel_info" in call["argv"] for call in screens)
@@ -178,8 +178,20 @@ def test_real_command_lines_reach_the_tools(real_run: dict[str, Any]) -> None:
 
 
 def test_jobs_are_pinned_to_their_device(real_run: dict[str, Any]) -> None:
-    bench = [call for call in real_run["calls"] if call["tool"] == "hipblaslt-bench"]
+    calls = [call for call in real_run["calls"] if call["tool"] == "hipblaslt-bench"]
+    # preflight asks the bench its version once, before any job and on no device
+    assert calls[0]["argv"] == ["--version"] and calls[0]["rocr"] is None
+    bench = calls[1:]
+    assert all("--version" not in call["argv"] for call in bench)
     assert {call["rocr"] for call in bench} == {"0", "1", "2", "3"}
     assert {call["hip"] for call in bench} == {"0"}
     builds = [call for call in real_run["calls"] if call["tool"] == "TensileCreateLibrary"]
     assert builds and all(call["rocr"] is None and call["hip"] is None for call in builds)  # CPU jobs are not pinned
+
+
+def test_preflight_says_which_tool_profile(real_run: dict[str, Any]) -> None:
+    # the fake bench plays hipBLASLt develop by default (version 100200 = 1.2.0)
+    log = (real_run["workdir"] / "tune.log").read_text()
+    assert "tool profile hipblaslt-develop" in log and "detected: hipBLASLt 1.2.0" in log
+    run = json.loads((real_run["workdir"] / "run.json").read_text())
+    assert run["config"]["tool_profile"] == "hipblaslt-develop"
