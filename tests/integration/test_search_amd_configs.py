@@ -169,11 +169,8 @@ def epilogue_configs(folder: Path, corpus: Path, arch: str, dialect: str, tool: 
         config = tuning_config(problem_type, shapes, kernels, profile, "tensilelite",
                                minimum_required_version=tool.minimum_required_version)  # fmt: skip
         written = write_config(folder, f"epilogue_{path.stem}", config)
-        # the row's ProblemType name: its solutions' names up to the macro tile
-        name = str(logic.solutions[0].raw().get("SolutionNameMin", "")) if logic.solutions else ""
-        if "_MT" not in name:
-            continue
-        chosen[written] = name.split("_MT")[0]
+        # the row's file is named <schedule>_<ProblemType name>[_<variant>]
+        chosen[written] = path.stem.split("_", 1)[1]
         if len(chosen) >= 8:
             break
     return chosen
@@ -242,7 +239,9 @@ def test_tuned_kernels_get_the_library_rows_problem_type(batches: dict[tuple[str
         if expected is None:
             continue
         [group] = result["groups"]
-        assert group["problemType"] == expected, (result["file"], group["problemType"])
+        name = group["problemType"]
+        assert expected == name or expected.startswith(name + "_"), (result["file"], name)
+        assert "_Bias" in name  # the epilogue reached AMD's ProblemType
         checked += 1
     assert checked >= 3
 

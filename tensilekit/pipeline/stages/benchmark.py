@@ -100,7 +100,8 @@ class BenchmarkStage(TuneStage):
         )
         rows = [results_row(config.data_label, gemm.id, gemm.problem, records[gemm.id]) for gemm in gemms]
         context.write_csv(context.path(RAW_RESULTS), RESULTS_HEADER, rows)
-        context.write_csv(Path(context.run_root) / "results" / RAW_RESULTS, RESULTS_HEADER, rows)
+        results = context.own_dir(Path(context.run_root) / "results")
+        context.write_csv(results / RAW_RESULTS, RESULTS_HEADER, rows)
         judged = sum(1 for record in records.values() if record["status"] == "ok")
         return StageResult(summary=f"{judged}/{len(gemms)} GEMM(s) compared, reference vs tuned library")
 

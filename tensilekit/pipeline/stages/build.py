@@ -138,8 +138,7 @@ class BuildStage(TuneStage):
             source = catalog_source(context.run_root, catalog, source_index)
             groups[source.name].append((gemms[gemm_id], winner, source, position))
 
-        logic_dir = context.path(LOGIC_DIR)
-        logic_dir.mkdir(parents=True, exist_ok=True)
+        logic_dir = context.own_dir(context.path(LOGIC_DIR))
         loaded: dict[Path, LogicFile] = {}
         entries: dict[str, dict[str, Any]] = {}
         records: dict[str, tuple[Path, int]] = {}
@@ -214,7 +213,7 @@ class BuildStage(TuneStage):
 
     @staticmethod
     def _create_library(context: StageContext, config: TuneConfig, logic_dir: Path) -> Path:
-        output = context.path(TCL_DIR)
+        output = context.own_dir(context.path(TCL_DIR))  # the job empties it: it must be ours
         spec = CreateLibraryJobSpec(
             config=CreateLibraryConfig(
                 logic_dir=logic_dir, output_dir=output, architecture=config.arch, library_format="msgpack",

@@ -442,8 +442,7 @@ class KernelSearchStage(TuneStage):
         key: str,
     ) -> list[list[Any]]:
         """Advance every group to a stop condition, a generation at a time; checkpoint each."""
-        runs = context.path(RUNS_DIR)
-        runs.mkdir(parents=True, exist_ok=True)
+        runs = context.own_dir(context.path(RUNS_DIR))
         started = time.monotonic()
         resumed_elapsed = max((state.elapsed_s for state in states.values()), default=0.0)
         self._write_first_configs(context, config, groups, problems, seeds, grid, ga_config, states)
@@ -615,8 +614,7 @@ class KernelSearchStage(TuneStage):
                 winners[gemm_id] = (kernel, time_us, record, group)
 
         # One logic file per GEMM type, named like the library's file for the type.
-        logic_dir = context.path(LOGIC_DIR)
-        logic_dir.mkdir(parents=True, exist_ok=True)
+        logic_dir = context.own_dir(context.path(LOGIC_DIR))
         sources: list[str] = []
         solutions_index: dict[str, dict[str, list[int]]] = {}
         originals: dict[str, str] = {}

@@ -65,7 +65,7 @@ class PostprocessStage(TuneStage):
             for gemm in gemms
         ]
         context.write_csv(context.path(FINAL_RESULTS), RESULTS_HEADER, rows)
-        context.write_csv(Path(context.run_root) / "results" / FINAL_RESULTS, RESULTS_HEADER, rows)
+        context.write_csv(context.own_dir(Path(context.run_root) / "results") / FINAL_RESULTS, RESULTS_HEADER, rows)
         return StageResult(summary=f"kept {len(kept)} of {len(gemms)} tuned GEMM(s)")
 
 
