@@ -39,7 +39,7 @@ def build_executor(kind: str, config: TuneConfig, address: str | None) -> Execut
 
         return RayExecutor(
             address, slots_per_device=config.slots_per_device, cpu_slots=config.cpu_slots,
-            retries=config.retries, timeout=config.timeout,
+            retries=config.retries, timeout=config.timeout, local_devices=len(config.devices),
         )  # fmt: skip
     if kind == "serial":
         from tensilekit.pipeline.executors.local import SerialExecutor

@@ -32,7 +32,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from tensilekit.errors import MissingDependency, PipelineError
+from tensilekit.errors import MissingDependency, PipelineError, ToolError
 from tensilekit.pipeline.executors import check_unique_ids
 from tensilekit.pipeline.executors.local import should_retry
 from tensilekit.pipeline.jobs import (
@@ -51,6 +51,35 @@ from tensilekit.pipeline.jobs import (
 )
 
 DEVICE_RESOURCE = "tensilekit_device"
+CONNECT_TIMEOUT_S = 10.0
+"""How long a Ray head may take to accept a TCP connection before the address counts as unreachable."""
+DEFAULT_RAY_PORT = 6379
+CLIENT_RAY_PORT = 10001
+
+
+def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise :class:`~tensilekit.errors.ToolError` unless ``address``'s host:port accepts a
+    TCP connection within ``timeout`` seconds (``ray.init`` itself retries for minutes).
+
+    ``auto`` and ``local`` are left to Ray (they name no host).
+    """
+    if address in ("auto", "local"):
+        return
+    text = address.removeprefix("ray://")
+    default_port = CLIENT_RAY_PORT if address.startswith("ray://") else DEFAULT_RAY_PORT
+    host, _, port = text.rpartition(":") if ":" in text else (text, "", str(default_port))
+    try:
+        number = int(port)
+    except ValueError:
+        raise ToolError(f"--address {address!r}: expected host:port or ray://host:port") from None
+    try:
+        with socket.create_connection((host, number), timeout=timeout):
+            pass
+    except OSError as error:
+        raise ToolError(
+            f"cannot reach the Ray cluster at {address} ({host}:{number}: {error}); is the head node up "
+            "(ray start --head) and the address right?"
+        ) from None
 
 
 def import_ray() -> Any:
@@ -101,8 +130,11 @@ class RayExecutor:
     """Run jobs on a Ray cluster; see the module docstring.
 
     Args:
-        address: ``ray.init`` address (``"auto"``, ``"ray://host:10001"``); None starts or joins
-            a local instance. An already initialised Ray is used as is.
+        address: ``ray.init`` address (``"auto"``, ``"host:6379"``, ``"ray://host:10001"``); None
+            starts a private local instance with ``local_devices`` device units. An address
+            whose host:port does not answer within ``connect_timeout`` seconds fails at once
+            (:func:`check_reachable`) instead of hanging in ``ray.init``. An already initialised
+            Ray is used as is.
         slots_per_device: concurrent jobs per device.
         cpu_slots: concurrent CPU jobs (each a ``num_cpus=1`` task).
         retries: extra attempts for a failed job.
@@ -121,6 +153,8 @@ class RayExecutor:
         timeout: float | None = None,
         resource: str = DEVICE_RESOURCE,
         init_kwargs: dict[str, Any] | None = None,
+        local_devices: int = 1,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
     ) -> None:
         if slots_per_device < 1 or cpu_slots < 1 or retries < 0:
             raise ValueError("slots_per_device and cpu_slots must be >= 1, retries >= 0")
@@ -132,6 +166,8 @@ class RayExecutor:
         self.timeout = timeout
         self.resource = resource
         self.init_kwargs = dict(init_kwargs or {})
+        self.local_devices = max(1, local_devices)
+        self.connect_timeout = connect_timeout
         self._slots: list[_Slot] = []
         self._started_ray = False
 
@@ -139,9 +175,23 @@ class RayExecutor:
 
     def _connect(self) -> None:
         ray = self._ray
-        if not ray.is_initialized():
-            ray.init(address=self.address, log_to_driver=False, **self.init_kwargs)
-            self._started_ray = True
+        if ray.is_initialized():
+            return
+        kwargs = dict(self.init_kwargs)
+        if self.address is None:
+            # A private local instance ("local" never joins a cluster RAY_ADDRESS or a running
+            # `ray start` points at), offering one device unit per --devices entry.
+            address = "local"
+            kwargs.setdefault("include_dashboard", False)
+            if self.resource != "GPU":
+                resources = dict(kwargs.get("resources") or {})
+                resources.setdefault(self.resource, self.local_devices)
+                kwargs["resources"] = resources
+        else:
+            address = self.address
+            check_reachable(address, self.connect_timeout)
+        ray.init(address=address, log_to_driver=False, **kwargs)
+        self._started_ray = True
 
     def _ensure_slots(self) -> list[_Slot]:
         if self._slots:
@@ -292,4 +342,4 @@ class RayExecutor:
         return [outcomes[job.id] for job in jobs]
 
 
-__all__ = ["DEVICE_RESOURCE", "RayExecutor", "import_ray"]
+__all__ = ["CONNECT_TIMEOUT_S", "DEVICE_RESOURCE", "RayExecutor", "check_reachable", "import_ray"]
