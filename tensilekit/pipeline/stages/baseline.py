@@ -14,7 +14,7 @@ from typing import Any
 
 from tensilekit.errors import StageFailed
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.simulate import estimate_time_us
+from tensilekit.pipeline.costs import estimate_time_us
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.common import (
     BASELINE,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.simulate import estimate_time_us
+from tensilekit.pipeline.costs import estimate_time_us
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.build import BUILD_FILE
 from tensilekit.pipeline.stages.common import (

@@ -44,12 +44,12 @@ from tensilekit.io.atomic import write_text_atomic
 from tensilekit.io.logic_io import dump_logic, load_logic, logic_from_data
 from tensilekit.model.logic import LogicFile, LogicSolution
 from tensilekit.pipeline.config import TuneConfig
+from tensilekit.pipeline.costs import estimate_time_us
 from tensilekit.pipeline.jobs import JobContext, JobKind, make_job
 from tensilekit.pipeline.simulate import (
     SIMULATED,
     SIMULATOR_VERSION,
     SimulatorConfig,
-    estimate_time_us,
     problem_type_dict,
     problem_type_name,
 )
