@@ -42,6 +42,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from tensilekit.errors import InputNotFound, Location, ToolOutputError
+from tensilekit.tools.profiles import ToolProfile
 from tensilekit.tools.runner import CommandRunner
 
 DEFAULT_EXECUTABLE = "Tensile"
@@ -95,11 +96,20 @@ class TensileRunConfig(BaseModel):
         return self
 
 
-def build_tensile_argv(config: TensileRunConfig, *, executable: str = DEFAULT_EXECUTABLE) -> list[str]:
+def build_tensile_argv(
+    config: TensileRunConfig, *, executable: str = DEFAULT_EXECUTABLE, profile: ToolProfile | None = None
+) -> list[str]:
     """``Tensile <config> [<sizes>] <output> [options]`` as ``Tensile.py``'s argparse expects.
 
-    ``--global-parameters`` takes any number of values, so it comes last.
+    ``--global-parameters`` takes any number of values, so it comes last. With a ``profile``,
+    options its release does not define raise ``ValueError`` instead of an argparse exit:
+    ROCm/Tensile has no ``--use-cache`` (it has ``--no-cache``) and no ``--logic-format``
+    (Tensile.py:110-216 @09ec347; tensilelite's Tensile.py:107-213 @7d9fb68 has both).
     """
+    if profile is not None:
+        for flag, used in (("--use-cache", config.use_cache), ("--logic-format", config.logic_format is not None)):
+            if used and flag not in profile.driver_flags:
+                raise ValueError(f"{profile.description}'s Tensile driver has no {flag}")
     argv = [executable, str(config.config_file)]
     if config.size_file is not None:
         argv.append(str(config.size_file))

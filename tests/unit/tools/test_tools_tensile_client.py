@@ -270,3 +270,14 @@ def test_extra_columns_anywhere_in_the_header_are_not_solutions() -> None:
     )
     assert lite.solution_names == ("KernelA",)
     assert not NON_SOLUTION_COLUMNS & set(data.solution_names)
+
+
+def test_driver_flags_follow_the_release(config: TensileRunConfig) -> None:
+    from tensilekit.tools.profiles import tool_profile
+
+    cached = config.model_copy(update={"use_cache": True, "logic_format": "json"})
+    argv = build_tensile_argv(cached, profile=tool_profile("hipblaslt-7d9fb68"))
+    assert "--use-cache" in argv and "--logic-format" in argv
+    with pytest.raises(ValueError, match="has no --use-cache"):  # ROCm/Tensile: --no-cache only
+        build_tensile_argv(cached, profile=tool_profile("tensile-09ec347"))
+    assert build_tensile_argv(config, profile=tool_profile("tensile-a164ed70")) == build_tensile_argv(config)
