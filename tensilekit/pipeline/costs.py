@@ -89,5 +89,4 @@ def estimate_time_us(problem: GemmProblem, arch: str) -> float:
     return max(compute_us, memory_us) + spec.launch_us
 
 
-
 __all__ = ["ARCHS", "ArchSpec", "arch_spec", "estimate_time_us", "input_letters", "type_bytes"]
