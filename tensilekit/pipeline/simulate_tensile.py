@@ -207,14 +207,22 @@ def _format(value: float) -> str:
 
 
 def run_simulated_driver(
-    config_path: str | Path, output_dir: str | Path, simulator: SimulatorConfig
+    config_path: str | Path,
+    output_dir: str | Path,
+    simulator: SimulatorConfig,
+    amd_valid: Mapping[int, Sequence[bool]] | None = None,
 ) -> tuple[int, str, float]:
     """Benchmark a config's solutions on the SIMULATED GPU and write the driver's outputs.
+
+    ``amd_valid`` (per ``BenchmarkProblems`` group, in order: one flag per forked solution) is the
+    verdict of AMD's own ``Solution`` when the caller has it (the fake driver asks
+    ``../shared/amd/check-configs``); without it the hardware rules decide which kernels exist.
 
     Returns ``(exit status, stdout, simulated busy seconds)``: status 1 when a solution failed
     validation and ``ExitOnFails`` is not 0 (the logic step is then skipped, as the real driver
     does), else 0.
     """
+    group_number = -1
     with open(config_path, encoding="utf-8") as stream:
         config = yaml.load(stream, Loader=_LOADER)
     gpu = SimulatedGpu(simulator)
@@ -244,12 +252,15 @@ def run_simulated_driver(
             context = make_context(profile, letters, [], 8 if letters == "D" else 4, "tensile" if flavour == "tensile" else "tensilelite")
             defaults = profile.default_genes(letters)
             accepted: list[KernelParams] = []
-            for values in expand_forks(benchmark):
+            group_number += 1
+            verdicts = amd_valid.get(group_number) if amd_valid is not None else None
+            for position, values in enumerate(expand_forks(benchmark)):
                 try:
                     params = KernelParams.from_fork_values(values, defaults)
                 except InvalidKernel:
                     continue
-                if is_valid(params, context, HARDWARE_RULES):
+                exists = verdicts[position] if verdicts is not None else is_valid(params, context, HARDWARE_RULES)
+                if exists:
                     accepted.append(params)
             names = min_names(accepted, type_name)
             kernels = list(zip(accepted, names, strict=True))

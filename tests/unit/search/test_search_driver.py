@@ -14,7 +14,7 @@ from tensilekit.pipeline.simulate_tensile import SimulatedTensileRunner, problem
 from tensilekit.search.configs import problem_type_config
 from tensilekit.search.driver import evaluate_with_driver, load_solution_records, read_driver_results
 from tensilekit.search.ga import SearchProblem, random_kernel
-from tensilekit.search.params import KernelParams
+from tensilekit.search.params import KernelParams, ProblemShape
 from tensilekit.search.profiles import gene_space, profile_for
 from tensilekit.search.pruning import make_context
 from tensilekit.tools.runner import CompletedCommand, SubprocessRunner
@@ -166,3 +166,53 @@ def test_impossible_gflops_are_measurement_errors_of_that_kernel_only(tmp_path: 
     assert broken.status.startswith("measurement error") and broken.times_us == (None,)
     assert broken.cost((1.0,)) == float("inf")
     assert fine.status == "ok" and fine.times_us[0] == pytest.approx(402653184 / 1e6)
+
+
+def _amd() -> Path | None:
+    env = os.environ.get("TENSILEKIT_AMD")
+    for candidate in [*([Path(env)] if env else []), Path(__file__).resolve().parents[3].parent / "shared" / "amd"]:
+        if (candidate / "check-configs").is_file():
+            return candidate
+    return None
+
+
+def test_the_fake_driver_lets_amds_reader_decide_which_kernels_exist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    amd = _amd()
+    if amd is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide AMD's tools (TENSILEKIT_AMD or ../shared/amd)")
+        pytest.skip("AMD's tools not found")
+    from tensilekit.errors import ToolFailed
+
+    monkeypatch.setenv("PATH", f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("TENSILEKIT_FAKE_MODEL", "gfx942")
+    # 256x256x32 bf16 with two LDS buffers: tensilekit's LDS bound (padding upper bound) rejects
+    # it, ROCm/Tensile @09ec347 accepts it (checked with check-configs).
+    wide = KernelParams(mi=(16, 16, 16, 1), mt0=256, mt1=256, wave_group=(1, 4), depth_u=32, wgm=1, grvw_a=8,
+                        grvw_b=8, prefetch_global_read=1, lds_buffer=0, stagger_u=32)  # fmt: skip
+    kernels_nn = [BASE, wide]
+    shape = [ProblemShape(8192, 8192, 1, 8192, "N", "N", 8192, 8192)]
+    problem_type = problem_type_config("B", "B", "S", "N", "N")
+
+    def run(folder: str) -> list[object]:
+        return evaluate_with_driver(
+            SubprocessRunner(), kernels_nn, name="BBS_NN_0_g000", workdir=tmp_path / folder, problem_type=problem_type,
+            sizes=shape, profile=PROFILE, defaults=DEFAULTS, type_name="Cijk_Ailk_Bljk_BBS_BH", dialect="tensile",
+        )  # fmt: skip
+
+    ours = run("ours")
+    assert [m.status for m in ours] == ["ok", "rejected by the driver"]  # type: ignore[attr-defined]
+    monkeypatch.setenv("TENSILEKIT_FAKE_AMD", str(amd))
+    monkeypatch.setenv("TENSILEKIT_FAKE_AMD_READER", "tensile-09ec347")
+    theirs = run("amd")
+    assert [m.status for m in theirs] == ["ok", "ok"]  # type: ignore[attr-defined]
+    # a GEMM type ROCm/Tensile refuses ends the driver run, as its printExit does
+    with pytest.raises(ToolFailed) as refused:
+        evaluate_with_driver(
+            SubprocessRunner(), [BASE], name="F8BS", workdir=tmp_path / "f8", sizes=shape, profile=PROFILE,
+            problem_type=problem_type_config("F8", "B", "S", "N", "N"), defaults=DEFAULTS, type_name="x",
+            dialect="tensile",
+        )  # fmt: skip
+    assert refused.value.returncode == 255
