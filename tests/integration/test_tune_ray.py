@@ -47,23 +47,6 @@ def test_ray_results_are_identical_to_local_ones(tmp_path: Path, local_cluster: 
     assert devices == {0, 1}
 
 
-def test_without_address_a_private_local_instance_is_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tensilekit.pipeline.executors.ray import RayExecutor
-
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:9")  # a cluster it must not try to join
-    assert not ray.is_initialized()
-    executor = RayExecutor(local_devices=2, init_kwargs={"num_cpus": 2})
-    try:
-        config = TuneConfig(logs=(LLAMA_LOG,), arch="gfx942", workdir=tmp_path / "W", simulate=True, devices=(0, 1),
-                            only=("ingest", "library", "baseline"))  # fmt: skip
-        run_tuning(config, executor)
-        assert executor.devices == ("0", "1")  # one device unit per --devices entry
-    finally:
-        executor.close()
-        ray.shutdown()
-
-
 def test_unreachable_address_fails_clearly_and_fast(tmp_path: Path) -> None:
     import time
 
