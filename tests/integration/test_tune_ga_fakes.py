@@ -42,6 +42,7 @@ def fake_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         script.chmod(0o755)
     env = {
         "PATH": f"{wrappers}{os.pathsep}{os.environ.get('PATH', '')}", "TENSILEKIT_FAKE_MODEL": "gfx942",
+        "TENSILEKIT_FAKE_PROFILE": "hipblaslt-develop",
         "TENSILEKIT_FAKE_ARGV_LOG": str(root / "calls.jsonl"),
     }  # fmt: skip
     saved = {name: os.environ.get(name) for name in env}

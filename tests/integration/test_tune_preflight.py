@@ -98,3 +98,18 @@ def test_the_pipeline_speaks_the_7d9fb68_command_line(fake_tools: Path, tmp_path
     fp8 = [argv for argv in bench if "f8_r" in argv]
     assert fp8 and all(argv[argv.index("--scaleA") + 1] == "s" for argv in fp8)  # 7d9fb68's spelling
     assert os.path.isfile(workdir / "report.md")
+
+
+def test_each_release_gets_its_own_create_library_command_line(fake_tools: Path, tmp_path: Path) -> None:
+    for profile, lazy_flag in (("hipblaslt-7d9fb68", True), ("hipblaslt-develop", False)):
+        calls = tmp_path / f"{profile}.jsonl"
+        workdir = tmp_path / profile
+        args = ["tune", str(LLAMA_LOG), "--arch", "gfx942", "--workdir", str(workdir), "--library-logic",
+                str(write_fake_library_logic(tmp_path / f"logic-{profile}")), "--top-k", "1"]  # fmt: skip
+        code, output, _ = run(args, {"TENSILEKIT_FAKE_PROFILE": profile, "TENSILEKIT_FAKE_ARGV_LOG": str(calls)})
+        assert code == 0, output
+        [build] = [json.loads(line)["argv"] for line in calls.read_text().splitlines()
+                   if json.loads(line)["tool"] == "TensileCreateLibrary"]  # fmt: skip
+        # 7d9fb68 needs --merge-files --separate-architectures for lazy loading; rocm-libraries has none
+        assert ("--lazy-library-loading" in build and "--merge-files" in build) is lazy_flag
+        assert (workdir / "05_build" / "tcl" / "library" / "TensileLibrary_lazy_gfx942.dat").is_file()
