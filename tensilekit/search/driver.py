@@ -77,6 +77,10 @@ def _solutions_file(csv: ClientCsv) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
+MEASUREMENT_ERROR = "measurement error"
+"""Status prefix of a kernel whose reported GFlops no timing can produce."""
+
+
 def _bad_gflops(value: float) -> bool:
     """A GFlops no timing can produce: NaN, infinite, zero, or negative other than -1."""
     return not math.isfinite(value) or value == 0 or (value < 0 and value != FAILED)
@@ -169,7 +173,7 @@ def read_driver_results(
                 flops = row.total_flops if row is not None and row.total_flops else shape.flops
                 times.append(flops / (gflops * 1e3))
         if bad:
-            status = "measurement error: " + ", ".join(bad)
+            status = f"{MEASUREMENT_ERROR}: " + ", ".join(bad)
         elif failed:
             status = "failed validation"
         else:
@@ -227,4 +231,4 @@ def evaluate_with_driver(
     return read_driver_results(result, kernels, sizes, defaults=defaults, type_name=type_name)
 
 
-__all__ = ["evaluate_with_driver", "load_solution_records", "read_driver_results"]
+__all__ = ["MEASUREMENT_ERROR", "evaluate_with_driver", "load_solution_records", "read_driver_results"]

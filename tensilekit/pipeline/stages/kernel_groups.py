@@ -27,9 +27,10 @@ from tensilekit.search.clusters import cluster_sizes
 from tensilekit.search.configs import (
     problem_type_config,
 )
-from tensilekit.search.driver import evaluate_with_driver
+from tensilekit.search.driver import MEASUREMENT_ERROR, evaluate_with_driver
 from tensilekit.search.params import Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import profile_for
+from tensilekit.tools.hipblaslt_bench import InvalidMeasurement
 from tensilekit.tools.profiles import ToolProfile
 from tensilekit.tools.runner import CommandRunner, SubprocessRunner
 from tensilekit.workload.problem import COMPUTE_TYPES, tensile_type_letters
@@ -79,7 +80,13 @@ class DriverJobSpec(BaseModel):
 
 
 def driver_job(context: JobContext, spec: DriverJobSpec) -> dict[str, Any]:
-    """Write the config, run the driver (or the SIMULATED one) and return the measurements."""
+    """Write the config, run the driver (or the SIMULATED one) and return the measurements.
+
+    A kernel with an impossible GFlops value is a ``measurement error`` of that kernel; when every
+    benchmarked kernel has one, the run itself measured nothing and the job fails with
+    :class:`~tensilekit.tools.hipblaslt_bench.InvalidMeasurement`, so it is retried per
+    ``--retries`` and then reported, like any failed job.
+    """
     runner: CommandRunner = SimulatedTensileRunner(spec.simulator) if spec.simulator else SubprocessRunner()
     profile = profile_for(spec.arch)
     group = spec.group
@@ -92,6 +99,9 @@ def driver_job(context: JobContext, spec: DriverJobSpec) -> dict[str, Any]:
         beta=group.beta, minimum_required_version=spec.minimum_required_version, bias_type=group.bias_type,
         activation=group.activation,
     )  # fmt: skip
+    benchmarked = [m for m in measurements if m.status == "ok" or m.status.startswith(MEASUREMENT_ERROR)]
+    if benchmarked and all(m.status.startswith(MEASUREMENT_ERROR) for m in benchmarked):
+        raise InvalidMeasurement(f"{spec.name}: every kernel's time is invalid ({benchmarked[0].status})")
     return {"measurements": [measurement.to_json() for measurement in measurements]}
 
 

@@ -216,3 +216,26 @@ def test_the_fake_driver_lets_amds_reader_decide_which_kernels_exist(
             dialect="tensile",
         )  # fmt: skip
     assert refused.value.returncode == 255
+
+
+def test_a_driver_run_that_measured_nothing_is_a_failed_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tensilekit.pipeline.config import TuneConfig
+    from tensilekit.pipeline.jobs import JobContext
+    from tensilekit.pipeline.stages.common import GemmEntry
+    from tensilekit.pipeline.stages.kernel_groups import DriverJobSpec, build_groups, driver_job
+    from tensilekit.tools.hipblaslt_bench import InvalidMeasurement
+    from tensilekit.workload.problem import GemmProblem
+
+    monkeypatch.setenv("PATH", f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("TENSILEKIT_FAKE_SOLUTIONS", "1")
+    gemm = GemmEntry(id="g0001", problem=GemmProblem(m=6144, n=8, k=4096, trans_a="T", a_type="bf16_r"))
+    config = TuneConfig(logs=(tmp_path / "x.log",), arch="gfx942", workdir=tmp_path, mode="ga")
+    [group] = build_groups([gemm], config)
+    spec = DriverJobSpec(name="BBS_TN_0_g000", workdir=str(tmp_path / "runs"), group=group,
+                         kernels=(BASE.replace(mt1=16, wave_group=(4, 1), grvw_b=2).to_json(),), arch="gfx942",
+                         dialect="tensilelite", executable="Tensile")  # fmt: skip
+    context = JobContext("ga-BBS_TN_0_g000", 1, 0, None, {})
+    assert driver_job(context, spec)["measurements"][0]["status"] == "ok"
+    monkeypatch.setenv("TENSILEKIT_FAKE_BAD_GFLOPS", "nan")  # the only kernel: nothing was measured
+    with pytest.raises(InvalidMeasurement, match="every kernel's time is invalid"):
+        driver_job(context, spec)
