@@ -12,11 +12,13 @@ from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.engine import PipelineRun, ToolVersion, executable_version, run_pipeline
 from tensilekit.pipeline.executors import Executor
 from tensilekit.pipeline.executors.local import LocalExecutor
+from tensilekit.pipeline.preflight import preflight
 from tensilekit.pipeline.progress import LabelledReporter, LogFileReporter, NullReporter, Reporter, TeeReporter
 from tensilekit.pipeline.report import TuneReport
 from tensilekit.pipeline.simulate import SIMULATED
 from tensilekit.pipeline.stages import STAGE_NAMES, tune_stages
 from tensilekit.pipeline.state import RunDirectory
+from tensilekit.tools.runner import CommandRunner
 
 LOG_NAME = "tune.log"
 
@@ -71,6 +73,7 @@ def run_tuning(
     *,
     reporter: Reporter | None = None,
     tool_version: ToolVersion = executable_version,
+    preflight_runner: CommandRunner | None = None,
 ) -> TuneReport:
     """Run (or resume) the tuning pipeline described by ``config`` and return its report.
 
@@ -81,14 +84,21 @@ def run_tuning(
         reporter: receives progress (the CLI's rich display); a plain log is always appended
             to ``<workdir>/tune.log``.
         tool_version: resolves a tool name to a version string for fingerprints.
+        preflight_runner: runs ``hipblaslt-bench --version`` at preflight (tests pass a fake).
+
+    Before any work, :func:`~tensilekit.pipeline.preflight.preflight` checks the tools, the
+    ``--library-logic`` folder and the architecture, and decides the tool profile.
 
     Raises:
         PipelineError: bad options, a cycle, a stale work directory under ``no_rerun``, or a
             stage that could not produce its outputs (:class:`~tensilekit.errors.StageFailed`).
+        ToolError: preflight found a missing or unrunnable tool, or an architecture the tools
+            do not know (exit 4); InputNotFound: an unreadable ``--library-logic`` (exit 3).
         ToolError, LibraryFormatError…: input that cannot be read at all.
     """
     config = _absolute(config)
     _check(config)
+    config, preflight_messages = preflight(config, preflight_runner)
     run_dir = RunDirectory(config.workdir)
     own_executor = executor is None
     chosen = executor or default_executor(config)
@@ -100,6 +110,8 @@ def run_tuning(
                 combined = LabelledReporter(combined, f"[{SIMULATED}]")
             try:
                 combined.message(f"tensilekit {__version__} tune in {config.workdir} on {chosen.describe()}")
+                for message in preflight_messages:
+                    combined.message(message)
                 run_dir.write_run_info(
                     {"tensilekit": __version__, "executor": chosen.describe(), "config": config.model_dump(mode="json")}
                 )

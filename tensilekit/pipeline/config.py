@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tensilekit.pipeline.simulate import SIMULATED, SimulatorConfig
+from tensilekit.tools.profiles import DEFAULT_PROFILE, DEFAULT_TENSILE_PROFILE, PROFILES, ToolProfile, tool_profile
 
 KNOWN_ARCHS = ("gfx90a", "gfx942", "gfx950")
 
@@ -82,12 +83,25 @@ class TuneConfig(BaseModel):
     cluster_size: int = Field(default=8, ge=1)
     search_dialect: Literal["tensilelite", "tensile"] = "tensilelite"
     tensile_executable: str = "Tensile"
+    tool_profile: str | None = None
+    """The hipBLASLt release the tools belong to (:mod:`tensilekit.tools.profiles`); None until
+    preflight detects it (simulated runs: the newest release that knows ``arch`` among the
+    runnable ones, see :meth:`hipblaslt_profile`)."""
+    tensile_profile: str = DEFAULT_TENSILE_PROFILE
+    """The ROCm/Tensile release of ``--config-dialect tensile``."""
 
     @field_validator("arch")
     @classmethod
     def _known_arch(cls, value: str) -> str:
         if value not in KNOWN_ARCHS:
             raise ValueError(f"unsupported architecture {value!r} (supported: {', '.join(KNOWN_ARCHS)})")
+        return value
+
+    @field_validator("tool_profile", "tensile_profile")
+    @classmethod
+    def _known_profile(cls, value: str | None) -> str | None:
+        if value is not None and value not in PROFILES:
+            raise ValueError(f"unknown tool profile {value!r} (profiles: {', '.join(sorted(PROFILES))})")
         return value
 
     @field_validator("devices")
@@ -99,11 +113,30 @@ class TuneConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> TuneConfig:
-        if self.accurate_iters < 50 <= self.screen_iters:
-            raise ValueError("accurate_iters must not be smaller than screen_iters")
-        if self.elite >= self.population:
-            raise ValueError("elite must be smaller than the population")
+        # The accurate phase re-times the screen's best candidates: fewer iterations than the
+        # screen would make it the noisier of the two.
+        if self.accurate_iters < self.screen_iters:
+            raise ValueError(
+                f"accurate_iters ({self.accurate_iters}) must not be smaller than screen_iters ({self.screen_iters})"
+            )
+        # Elitism is the GA's; grid and search modes do not breed, so the population size is moot.
+        if self.mode == "ga" and self.elite >= self.population:
+            raise ValueError(f"elite ({self.elite}) must be smaller than the population ({self.population})")
         return self
+
+    def hipblaslt_profile(self) -> ToolProfile:
+        """The hipBLASLt release's profile: ``tool_profile``, else 7d9fb68 where it knows the
+        architecture and the develop profile (gfx950) elsewhere."""
+        if self.tool_profile is not None:
+            return tool_profile(self.tool_profile)
+        default = tool_profile(DEFAULT_PROFILE)
+        return default if self.arch in default.archs else tool_profile("hipblaslt-develop")
+
+    def driver_profile(self) -> ToolProfile:
+        """The profile of the benchmark driver the kernel search writes configs for."""
+        if self.search_dialect == "tensile":
+            return tool_profile(self.tensile_profile)
+        return self.hipblaslt_profile()
 
     @property
     def data_label(self) -> str:
@@ -126,6 +159,7 @@ class TuneConfig(BaseModel):
             "accurate_iters": self.accurate_iters,
             "accurate_cold_iters": self.accurate_cold_iters,
             "rotating_mb": self.rotating_mb,
+            "tool_profile": self.hipblaslt_profile().name,
         }
         if self.simulate:
             values["seed"] = self.seed
@@ -137,6 +171,7 @@ class TuneConfig(BaseModel):
         """The options the kernel search's results depend on (``--mode ga``/``grid``)."""
         values: dict[str, object] = {
             "mode": self.mode, "seed": self.seed, "dialect": self.search_dialect,
+            "driver_profile": self.driver_profile().name,
             "cluster_distance": self.cluster_distance, "cluster_size": self.cluster_size,
         }  # fmt: skip
         if self.mode == "ga":

@@ -1,6 +1,10 @@
 """A deterministic SIMULATED GPU that stands in for hipblaslt-bench and hipBLASLt's library.
 
-Nothing here touches a GPU. ``tensilekit tune --simulate`` replaces the real tools with
+Nothing here touches a GPU. Parts: this module (architectures' model, kernel catalogue, timing,
+errors, :class:`SimulatedGpu`), :mod:`~tensilekit.pipeline.simulate_bench` (the bench runner),
+:mod:`~tensilekit.pipeline.simulate_library` (the library's logic files) and
+:mod:`~tensilekit.pipeline.simulate_tensile` (the Tensile driver); scheduling cost estimates are
+:mod:`~tensilekit.pipeline.costs`, which the real pipeline uses without the simulator. ``tensilekit tune --simulate`` replaces the real tools with
 :class:`SimulatedBenchRunner`, a :class:`~tensilekit.tools.runner.CommandRunner` that answers
 ``hipblaslt-bench`` command lines with output in the real format, so the whole pipeline (argv
 building, output parsing, library switching through ``HIPBLASLT_TENSILE_LIBPATH``) runs
@@ -40,86 +44,19 @@ import functools
 import hashlib
 import json
 import math
-import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tensilekit.errors import PipelineError, ToolFailed, ToolNotFound
-from tensilekit.io.logic_io import logic_from_data
-from tensilekit.model.logic import LogicFile
-from tensilekit.tools.hipblaslt_bench import LIBRARY_PATH_ENV
-from tensilekit.tools.runner import CompletedCommand, EnvOverrides
-from tensilekit.workload.hipblaslt_log import parse_bench_line
-from tensilekit.workload.problem import GemmProblem, compute_type_for_bench
+from tensilekit.pipeline.costs import ARCHS, ArchSpec, arch_spec, estimate_time_us, input_letters, type_bytes
+from tensilekit.workload.problem import GemmProblem
 
 SIMULATED = "SIMULATED"
 SIMULATOR_VERSION = "tensilekit-gpu-simulator/1"
 TUNED_LIBRARY_FILE = "SIMULATED_library.json"
 """What a simulated tuned-library build writes; the simulated bench reads it via the libpath."""
-
-# ---------------------------------------------------------------------------------------------
-# Architectures
-
-
-@dataclasses.dataclass(frozen=True)
-class ArchSpec:
-    """Published figures of one GPU (one GCD for gfx90a)."""
-
-    name: str
-    product: str
-    schedule: str
-    """Tensile schedule name used in logic files (``aquavanjaram`` for gfx942)."""
-    cu_count: int
-    clock_mhz: int
-    peak_tflops: Mapping[str, float]
-    """Dense matrix peak by Tensile input-type letter (``B`` bf16, ``H`` f16, ``S`` f32, ``F8`` …)."""
-    hbm_tbps: float
-    launch_us: float
-    isa: tuple[int, int, int]
-
-    def peak(self, letters: str) -> float:
-        """Peak TFLOP/s for an input type (unknown types run at the f32 rate)."""
-        return self.peak_tflops.get(letters, self.peak_tflops["S"])
-
-
-ARCHS: dict[str, ArchSpec] = {
-    spec.name: spec
-    for spec in (
-        ArchSpec("gfx90a", "MI250X (one GCD)", "aldebaran", 110, 1700,
-                 {"H": 191.5, "B": 191.5, "S": 47.9, "X": 47.9, "D": 47.9, "I8": 191.5}, 1.6, 4.0, (9, 0, 10)),
-        ArchSpec("gfx942", "MI300X", "aquavanjaram", 304, 2100,
-                 {"H": 1307.4, "B": 1307.4, "S": 163.4, "X": 653.7, "D": 163.4, "I8": 2614.9, "F8": 2614.9,
-                  "B8": 2614.9, "F8N": 2614.9, "B8N": 2614.9}, 5.3, 3.0, (9, 4, 2)),
-        ArchSpec("gfx950", "MI355X", "gfx950", 256, 2400,
-                 {"H": 2516.6, "B": 2516.6, "S": 157.3, "X": 157.3, "D": 78.6, "I8": 5033.2, "F8": 5033.2,
-                  "B8": 5033.2, "F4": 10066.3}, 8.0, 2.5, (9, 5, 0)),
-    )
-}  # fmt: skip
-
-
-def arch_spec(name: str) -> ArchSpec:
-    """The figures of a known architecture; raises :class:`PipelineError` for others."""
-    spec = ARCHS.get(name)
-    if spec is None:
-        raise PipelineError(f"the simulator does not know architecture {name!r} (known: {', '.join(sorted(ARCHS))})")
-    return spec
-
-
-_BYTES = {"f64_r": 8, "f32_r": 4, "xf32_r": 4, "i32_r": 4, "f16_r": 2, "bf16_r": 2, "i8_r": 1, "f8_r": 1,
-          "bf8_r": 1, "f8_fnuz_r": 1, "bf8_fnuz_r": 1, "f8_ocp_r": 1, "bf8_ocp_r": 1, "f4_r": 1}  # fmt: skip
-
-
-def type_bytes(name: str) -> int:
-    """Bytes per element of a hipBLASLt data type (unknown: 2)."""
-    return _BYTES.get(name, 2)
-
-
-def _input_letters(problem: GemmProblem) -> str:
-    return problem.gemm_type.split("_", 1)[0][:-2] or "S"
-
 
 def _unit(*parts: object) -> float:
     """A deterministic number in [0, 1) from ``parts`` (sha256, not Python's salted hash)."""
@@ -245,7 +182,7 @@ def kernel_time_us(problem: GemmProblem, kernel: SimKernel, arch: ArchSpec, *, q
     k_per_split = math.ceil(problem.k / kernel.gsu / kernel.depth_u) * kernel.depth_u
     tile_efficiency = min(1.0, kernel.area / (256 * 256)) ** 0.25
     efficiency = (0.35 + 0.55 * tile_efficiency) * (1.0 if kernel.mi[0] == 32 else 0.95)
-    per_cu_flops = arch.peak(_input_letters(problem)) * 1e12 / arch.cu_count
+    per_cu_flops = arch.peak(input_letters(problem)) * 1e12 / arch.cu_count
     compute_us = waves * (2.0 * kernel.mt0 * kernel.mt1 * k_per_split) / (per_cu_flops * efficiency) * 1e6
     a_bytes, b_bytes = type_bytes(problem.a_type), type_bytes(problem.b_type)
     d_bytes = type_bytes(problem.d_type)
@@ -266,19 +203,6 @@ def kernel_time_us(problem: GemmProblem, kernel: SimKernel, arch: ArchSpec, *, q
     total = float(max(compute_us, memory_us)) + arch.launch_us + (2.0 if kernel.gsu > 1 else 0.0)
     total += 1.5 if kernel.stream_k else 0.0
     return total * (kernel_quality(arch.name, kernel) if quality else 1.0)
-
-
-def estimate_time_us(problem: GemmProblem, arch: str) -> float:
-    """An analytic estimate of one call (roofline at 70 % of peak), for *estimated* time shares."""
-    spec = arch_spec(arch)
-    compute_us = problem.flops / (spec.peak(_input_letters(problem)) * 1e12 * 0.7) * 1e6
-    data = problem.batch * (
-        problem.m * problem.k * type_bytes(problem.a_type)
-        + problem.k * problem.n * type_bytes(problem.b_type)
-        + problem.m * problem.n * type_bytes(problem.d_type)
-    )
-    memory_us = data / (spec.hbm_tbps * 1e12 * 0.8) * 1e6
-    return max(compute_us, memory_us) + spec.launch_us
 
 
 def heuristic_kernel(problem: GemmProblem, kernels: Sequence[SimKernel], arch: ArchSpec) -> SimKernel:
@@ -429,332 +353,15 @@ def type_tag(problem: GemmProblem) -> str:
     return _type_tag(problem)
 
 
-_HEADER = (
-    "transA,transB,grouped_gemm,batch_count,m,n,k,alpha,lda,stride_a,beta,ldb,stride_b,ldc,stride_c,"
-    "ldd,stride_d,a_type,b_type,c_type,d_type,compute_type,scaleA,scaleB,scaleC,scaleD,amaxD,"
-    "activation_type,bias_vector,bias_type,hipblaslt-Gflops,hipblaslt-GB/s,us"
+# The bench runner and the library files are parts of the simulator, in their own modules.
+from tensilekit.pipeline.simulate_bench import SimulatedBenchRunner  # noqa: E402
+from tensilekit.pipeline.simulate_library import (  # noqa: E402
+    COMPUTE_TYPE_CODES,
+    TENSILELITE_TYPE_CODES,
+    library_logic,
+    problem_type_dict,
+    solution_dict,
 )
-_VERIFY_HEADER = ",CPU-Gflops,CPU-us,norm_error,atol,rtol"
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
-
-
-def _problem_values(problem: GemmProblem) -> list[str]:
-    return [
-        problem.trans_a, problem.trans_b, "0", str(problem.batch), str(problem.m), str(problem.n), str(problem.k),
-        _number(problem.alpha), str(problem.lda), str(problem.stride_a), _number(problem.beta), str(problem.ldb),
-        str(problem.stride_b), str(problem.ldc), str(problem.stride_c), str(problem.ldd), str(problem.stride_d),
-        problem.a_type, problem.b_type, problem.c_type, problem.d_type, compute_type_for_bench(problem.compute_type),
-        str(problem.scale_a), str(problem.scale_b), str(problem.scale_c), str(problem.scale_d), "0",
-        problem.activation, "1" if problem.bias else "0", problem.bias_type or "non-supported type",
-    ]  # fmt: skip
-
-
-@dataclasses.dataclass(frozen=True)
-class _BenchRequest:
-    problem: GemmProblem
-    algo_method: str
-    solution_index: int | None
-    requested: int
-    iters: int
-    cold_iters: int
-    verify: bool
-    kernel_info: bool
-
-
-def _parse_request(argv: Sequence[str]) -> _BenchRequest:
-    tokens = ["hipblaslt-bench", *[str(arg) for arg in argv[1:]]]
-    (problem,) = parse_bench_line(" ".join(tokens))
-    settings: dict[str, str] = {}
-    switches: set[str] = set()
-    position = 1
-    while position < len(tokens):
-        token = tokens[position]
-        following = tokens[position + 1] if position + 1 < len(tokens) else None
-        if following is not None and (
-            not following.startswith("-") or following.lstrip("-").replace(".", "").isdigit()
-        ):
-            settings[token] = following
-            position += 2
-        else:
-            switches.add(token)
-            position += 1
-    index = settings.get("--solution_index")
-    return _BenchRequest(
-        problem=problem.without_solution(),
-        algo_method=settings.get("--algo_method", "heuristic"),
-        solution_index=int(index) if index is not None else None,
-        requested=int(settings.get("--requested_solution", "1")),
-        iters=int(settings.get("--iters", "10")),
-        cold_iters=int(settings.get("--cold_iters", "2")),
-        verify="--verify" in switches or "-v" in switches,
-        kernel_info="--print_kernel_info" in switches,
-    )
-
-
-class SimulatedBenchRunner:
-    """A :class:`~tensilekit.tools.runner.CommandRunner` that plays ``hipblaslt-bench`` on a :class:`SimulatedGpu`.
-
-    It understands the command lines :func:`~tensilekit.tools.hipblaslt_bench.build_bench_argv`
-    writes (heuristic, ``all`` and ``index`` solution selection, ``--verify``, iterations) and
-    prints the real output layout, under a banner that says SIMULATED. With
-    ``HIPBLASLT_TENSILE_LIBPATH`` set it plays the tuned library found there
-    (:func:`write_tuned_library`), including kernels the kernel search generated (the library's
-    ``kernels`` table); a size the tuned library lacks falls back to the reference choice. ``timeout`` is honoured against the simulated wall time.
-    """
-
-    def __init__(self, config: SimulatorConfig, *, sleep: Any = time.sleep) -> None:
-        self.gpu = SimulatedGpu(config)
-        self._sleep = sleep
-
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: str | Path | None = None,
-        env: EnvOverrides | None = None,
-        timeout: float | None = None,
-    ) -> CompletedCommand:
-        """Answer one hipblaslt-bench command line (see the class docstring)."""
-        if not argv or Path(str(argv[0])).name != "hipblaslt-bench":
-            raise ToolNotFound(f"the simulator only plays hipblaslt-bench, not {argv[0] if argv else '<empty>'}")
-        args = tuple(str(arg) for arg in argv)
-        try:
-            request = _parse_request(args)
-        except ValueError as error:
-            return CompletedCommand(
-                args, 1, "", f"hipblaslt-bench: error: {error}\n", cwd=None if cwd is None else str(cwd)
-            )
-        library = (env or {}).get(LIBRARY_PATH_ENV)
-        try:
-            chosen = self._select(request, library)
-        except LookupError as error:
-            return CompletedCommand(args, 1, "", f"hipblaslt-bench: {error}\n", cwd=None if cwd is None else str(cwd))
-        # Few iterations make a noisy screen; the seed context keeps differently configured
-        # runs (reference vs tuned library, all vs index) independent samples.
-        phase = "accurate" if request.iters >= 50 else "screen"
-        context = f"{request.algo_method}|{request.iters}|{request.cold_iters}|{'tuned' if library else 'reference'}"
-        rows = [(kernel, self.gpu.measure_us(request.problem, kernel, phase, context)) for kernel in chosen]
-        busy = sum((request.iters + request.cold_iters) * us * 1e-6 for _, us in rows)
-        wall = self.gpu.config.startup_s + self.gpu.config.time_scale * busy
-        if timeout is not None and wall > timeout:
-            self._sleep(timeout)
-            raise ToolFailed(
-                f"hipblaslt-bench (SIMULATED) timed out after {timeout:g} s and was killed",
-                argv=args, returncode=-15, timed_out=True,
-            )  # fmt: skip
-        if wall > 0:
-            self._sleep(wall)
-        stdout = self._format(request, rows, tuned=library is not None)
-        return CompletedCommand(args, 0, stdout, "", duration=wall, cwd=None if cwd is None else str(cwd))
-
-    def _select(self, request: _BenchRequest, library: str | None) -> list[SimKernel]:
-        problem = request.problem
-        supported = self.gpu.supported(problem)
-        if request.algo_method in ("index", "2"):
-            match = [kernel for kernel in supported if kernel.index == request.solution_index]
-            if not match:
-                raise LookupError(f"solution index {request.solution_index} is not supported for this problem")
-            return match
-        if request.algo_method in ("all", "1"):
-            return supported
-        if library is not None:
-            table = self._tuned(library)
-            name = table.get(type_tag(problem), {}).get(tuned_size_key(problem))
-            if name is not None:
-                found = [kernel for kernel in supported if kernel.name == name]
-                generated = self._tuned_kernels(library).get(name)
-                if not found and generated is not None and supports(generated, problem):
-                    found = [generated]
-                if found:
-                    return found
-        reference = self.gpu.reference(problem)
-        if request.requested <= 1:
-            return [reference]
-        ranked = sorted(
-            supported, key=lambda kernel: (kernel_time_us(problem, kernel, self.gpu.arch, quality=False), kernel.index)
-        )
-        return ranked[: request.requested if request.requested > 0 else len(ranked)]
-
-    @staticmethod
-    def _tuned(library: str) -> dict[str, dict[str, str]]:
-        return SimulatedBenchRunner._tuned_all(library)[0]
-
-    @staticmethod
-    def _tuned_kernels(library: str) -> dict[str, SimKernel]:
-        return SimulatedBenchRunner._tuned_all(library)[1]
-
-    @staticmethod
-    def _tuned_all(library: str) -> tuple[dict[str, dict[str, str]], dict[str, SimKernel]]:
-        path = Path(library) / TUNED_LIBRARY_FILE
-        try:
-            stat = path.stat()
-        except OSError:
-            raise LookupError(f"rocblaslt error: cannot read the Tensile library in {library}") from None
-        return _tuned_data(str(path), stat.st_mtime_ns)
-
-    def _format(self, request: _BenchRequest, rows: Sequence[tuple[SimKernel, float]], *, tuned: bool) -> str:
-        problem = request.problem
-        arch = self.gpu.arch
-        lines = [
-            f"hipBLASLt version: {SIMULATED} ({SIMULATOR_VERSION}, no GPU was used)",
-            f"Device ID 0 : {SIMULATED} AMD Instinct {arch.product} {arch.name}"
-            + (" (tuned library)" if tuned else ""),
-            "",
-            f"Is supported {len(rows)} / Total solutions: {len(self.gpu.catalog(problem))}",
-        ]
-        header = _HEADER + (_VERIFY_HEADER if request.verify else "")
-        values = _problem_values(problem)
-        data = problem.batch * (
-            problem.m * problem.k * type_bytes(problem.a_type) + problem.k * problem.n * type_bytes(problem.b_type)
-            + problem.m * problem.n * type_bytes(problem.d_type)
-        )  # fmt: skip
-        blocks: list[list[str]] = []
-        for rank, (kernel, us) in enumerate(rows):
-            gflops = problem.flops / (us * 1e3)
-            row = values + [f"{gflops:.6g}", f"{data / (us * 1e3):.6g}", f"{us:.6g}"]
-            if request.verify:
-                row += [
-                    f"{gflops / 50:.6g}",
-                    f"{us * 50:.6g}",
-                    f"{self.gpu.error(problem, kernel):.6g}",
-                    "1e-05",
-                    "1e-05",
-                ]
-            block = [f"[{rank}]:{header}", "    " + ",".join(row)]
-            if request.kernel_info:
-                block += [
-                    f"    --Solution index: {kernel.index}",
-                    f"    --Solution name:  {kernel.name}",
-                    f"    --kernel name:    {kernel.name}",
-                ]
-            blocks.append(block)
-        for block in blocks:
-            lines += block
-        if request.algo_method in ("all", "1") and len(rows) > 1:
-            best = min(range(len(rows)), key=lambda position: (rows[position][1], rows[position][0].index))
-            lines.append("Winner: ")
-            lines += blocks[best]
-        return "\n".join(lines) + "\n"
-
-
-# ---------------------------------------------------------------------------------------------
-# The simulated installed library (logic files)
-
-TENSILELITE_TYPE_CODES: dict[str, int] = {
-    "f32_r": 0, "f64_r": 1, "f16_r": 4, "i32_r": 6, "bf16_r": 7, "i8_r": 8, "xf32_r": 10, "f8_r": 11, "bf8_r": 12,
-    "f8_fnuz_r": 11, "bf8_fnuz_r": 12, "f8_ocp_r": 11, "bf8_ocp_r": 12,
-}  # fmt: skip
-"""hipBLASLt data-type name -> tensilelite ``DataType`` code (formats.md 1.4; the first name of a code is canonical)."""
-
-COMPUTE_TYPE_CODES: dict[str, int] = {"c_f32_r": 0, "c_f64_r": 1, "c_f16_r": 4, "c_i32_r": 6}
-"""Compute type -> tensilelite ``ComputeDataType`` code (``c_xf32_r`` is 0 plus ``F32XdlMathOp``)."""
-
-
-def problem_type_dict(problem: GemmProblem) -> dict[str, Any]:
-    """A tensilelite ``ProblemType`` dict for a plain GEMM (tensilelite type codes)."""
-    trans_a, trans_b = problem.trans_a == "T", problem.trans_b == "T"
-    a_code = TENSILELITE_TYPE_CODES.get(problem.a_type, 0)
-    return {
-        "Activation": False,
-        "Batched": True,
-        "ComplexConjugateA": False,
-        "ComplexConjugateB": False,
-        "ComputeDataType": COMPUTE_TYPE_CODES.get(problem.compute_type, 0),
-        "DataType": a_code,
-        "DataTypeA": a_code,
-        "DataTypeB": TENSILELITE_TYPE_CODES.get(problem.b_type, 0),
-        "DestDataType": TENSILELITE_TYPE_CODES.get(problem.d_type, 0),
-        "HighPrecisionAccumulate": type_bytes(problem.a_type) <= 2,
-        "IndexAssignmentsA": [3, 0, 2] if trans_a else [0, 3, 2],
-        "IndexAssignmentsB": [1, 3, 2] if trans_b else [3, 1, 2],
-        "IndicesBatch": [2],
-        "IndicesFree": [0, 1],
-        "IndicesSummation": [3],
-        "NumIndicesC": 3,
-        "OperationType": "GEMM",
-        "StridedBatched": True,
-        "TransposeA": trans_a,
-        "TransposeB": trans_b,
-        "UseBeta": True,
-        "UseBias": False,
-    }
-
-
-def solution_dict(kernel: SimKernel, position: int, problem_type: Mapping[str, Any], arch: ArchSpec) -> dict[str, Any]:
-    """A tensilelite solution dict for a simulated kernel (``SolutionIndex`` = list position)."""
-    return {
-        "DepthU": kernel.depth_u,
-        "EnableMatrixInstruction": True,
-        "GlobalSplitU": kernel.gsu,
-        "GlobalSplitUAlgorithm": "MultipleBuffer" if kernel.gsu > 1 else "SingleBuffer",
-        "ISA": list(arch.isa),
-        "KernelLanguage": "Assembly",
-        "KernelNameMin": kernel.name,
-        "MacroTile0": kernel.mt0,
-        "MacroTile1": kernel.mt1,
-        "MatrixInstruction": list(kernel.mi),
-        "ProblemType": dict(problem_type),
-        "SolutionIndex": position,
-        "SolutionNameMin": kernel.name,
-        "StaggerU": 32,
-        "ThreadTile": [1, 1],
-        "Valid": True,
-        "WorkGroup": list(kernel.work_group),
-        "WorkGroupMapping": kernel.wgm,
-    }
-
-
-_STANDARD_SIZES = ((1024, 1024, 1, 1024), (2048, 2048, 1, 2048), (4096, 4096, 1, 4096), (8192, 8192, 1, 8192))
-
-
-def library_logic(
-    arch: str,
-    problem: GemmProblem,
-    kernels: Sequence[SimKernel] | None = None,
-    table: Iterable[tuple[Sequence[int], int, float]] | None = None,
-    *,
-    label: str = SIMULATED,
-) -> tuple[str, LogicFile]:
-    """A tensilelite Equality logic file holding ``kernels`` (default: the whole catalogue).
-
-    ``table`` rows are ``(size, kernel position, efficiency)``; by default the reference
-    choice for a few square sizes. Returns ``(file name, logic)``; the file name follows
-    hipBLASLt's ``<schedule>_<ProblemType>.yaml``. ``label`` goes into the device-name list so
-    simulated files say so.
-    """
-    spec = arch_spec(arch)
-    chosen = list(kernels) if kernels is not None else list(kernel_catalog(arch, problem))
-    problem_type = problem_type_dict(problem)
-    solutions = [solution_dict(kernel, position, problem_type, spec) for position, kernel in enumerate(chosen)]
-    if table is None:
-        rows: list[list[Any]] = []
-        for m, n, batch, k in _STANDARD_SIZES:
-            sized = problem.model_copy(update={"m": m, "n": n, "k": k, "batch": batch})
-            choice = heuristic_kernel(sized, [kernel for kernel in chosen if supports(kernel, sized)] or chosen, spec)
-            efficiency = sized.flops / (kernel_time_us(sized, choice, spec) * 1e3)
-            rows.append([[m, n, batch, k], [chosen.index(choice), round(efficiency, 1)]])
-    else:
-        rows = [[list(size), [position, efficiency]] for size, position, efficiency in table]
-    data = [
-        {"MinimumRequiredVersion": "4.33.0"},
-        spec.schedule,
-        {"Architecture": spec.name, "CUCount": spec.cu_count},
-        [f"{label} {spec.product}"],
-        problem_type,
-        solutions,
-        [2, 3, 0, 1],
-        rows,
-        None,
-        None,
-        "DeviceEfficiency",
-        "Equality",
-    ]
-    name = f"{spec.schedule}_{problem_type_name(problem)}.yaml"
-    return name, logic_from_data(data, dialect="tensilelite", source=name)
-
 
 __all__ = [
     "ARCHS",

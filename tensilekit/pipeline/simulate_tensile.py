@@ -59,8 +59,40 @@ LETTER_TYPES: dict[str, str] = {
 COMPUTE_LETTERS: dict[str, str] = {"S": "c_f32_r", "D": "c_f64_r", "H": "c_f16_r", "I": "c_i32_r"}
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_CSV_FIXED = ["GFlops", "SizeI", "SizeJ", "SizeK", "SizeL", "LDD", "LDC", "LDA", "LDB", "TotalFlops",
-              "WinnerGFlops", "WinnerTimeUS", "WinnerIdx", "WinnerName"]  # fmt: skip
+# Client CSV header before the solution columns, per driver flavour (ResultFileReporter.cpp
+# setHeaderForKey order with CSVExportWinner): tensilelite @7d9fb68 and ROCm/Tensile @09ec347.
+_CSV_FIXED: dict[str, list[str]] = {
+    "tensilelite": ["GFlops", "SizeI", "SizeJ", "SizeK", "SizeL", "LDD", "LDC", "LDA", "LDB", "TotalFlops",
+                    "TilesPerCu", "TotalGranularity", "WinnerGFlops", "WinnerTimeUS", "WinnerIdx", "WinnerName"],
+    "tensile": ["GFlops", "SizeI", "SizeJ", "SizeK", "SizeL", "LDD", "LDC", "LDA", "LDB", "WinnerFreq",
+                "WinnerGFlops", "WinnerTimeUS", "WinnerIdx", "WinnerName", "TotalFlops", "WinnerPower",
+                "WinnerTemperature"],
+}  # fmt: skip
+_MIN_NAME_KEYS = (
+    ("lds_buffer", "1LDSB"), ("grvw_a", "GRVWA"), ("grvw_b", "GRVWB"), ("gsu", "GSU"), ("wave_group", "MIWG"),
+    ("prefetch_global_read", "PGR"), ("stream_k", "SK"), ("stagger_u", "SU"), ("wgm", "WGM"), ("wgm_xcc", "WGMXCC"),
+)  # fmt: skip
+
+
+def driver_flavour(benchmark: Mapping[str, Any]) -> str:
+    """``tensile`` when a config's kernels use ROCm/Tensile's key names, else ``tensilelite``."""
+    text = json.dumps(benchmark.get("ForkParameters") or [])
+    return "tensile" if "GlobalLoadVectorWidth" in text else "tensilelite"
+
+
+def min_names(kernels: Sequence[KernelParams], type_name: str) -> list[str]:
+    """Driver-style solution names: the tile and MI, then only the parameters that differ within
+    the set (as Tensile's min-naming does), so they are unique but not tensilekit's names."""
+    varying = [(gene, key) for gene, key in _MIN_NAME_KEYS if len({getattr(k, gene) for k in kernels}) > 1]
+    names = []
+    for kernel in kernels:
+        mi = "x".join(str(value) for value in kernel.mi)
+        parts = [f"{type_name}_MT{kernel.mt0}x{kernel.mt1}x{kernel.depth_u}_MI{mi}_SN"]
+        for gene, key in varying:
+            value = getattr(kernel, gene)
+            parts.append(f"{key}{'_'.join(map(str, value)) if isinstance(value, tuple) else value}")
+        names.append("_".join(parts))
+    return names
 
 
 def _letters(value: Any) -> str:
@@ -163,9 +195,9 @@ def tuned_kernel(record: Mapping[str, Any], problem: GemmProblem, arch: str) -> 
     return sim_kernel(params, problem)
 
 
-def _csv_text(rows: list[list[Any]], names: list[str]) -> str:
+def _csv_text(rows: list[list[Any]], names: list[str], flavour: str) -> str:
     # The client separates cells with ", " and quotes none (solution names have no commas).
-    lines = [", ".join([*_CSV_FIXED, *names])]
+    lines = [", ".join([*_CSV_FIXED[flavour], *names])]
     lines += [", ".join(str(cell) for cell in row) for row in rows]
     return "\n".join(lines) + "\n"
 
@@ -175,14 +207,22 @@ def _format(value: float) -> str:
 
 
 def run_simulated_driver(
-    config_path: str | Path, output_dir: str | Path, simulator: SimulatorConfig
+    config_path: str | Path,
+    output_dir: str | Path,
+    simulator: SimulatorConfig,
+    amd_valid: Mapping[int, Sequence[bool]] | None = None,
 ) -> tuple[int, str, float]:
     """Benchmark a config's solutions on the SIMULATED GPU and write the driver's outputs.
+
+    ``amd_valid`` (per ``BenchmarkProblems`` group, in order: one flag per forked solution) is the
+    verdict of AMD's own ``Solution`` when the caller has it (the fake driver asks
+    ``../shared/amd/check-configs``); without it the hardware rules decide which kernels exist.
 
     Returns ``(exit status, stdout, simulated busy seconds)``: status 1 when a solution failed
     validation and ``ExitOnFails`` is not 0 (the logic step is then skipped, as the real driver
     does), else 0.
     """
+    group_number = -1
     with open(config_path, encoding="utf-8") as stream:
         config = yaml.load(stream, Loader=_LOADER)
     gpu = SimulatedGpu(simulator)
@@ -206,17 +246,24 @@ def run_simulated_driver(
                 continue
             type_name = problem_type_name(problems[0])
             letters = _letters(problem_type.get("DataType", "S"))
-            context = make_context(profile, letters, [], 8 if letters == "D" else 4)
+            if letters == "S" and str(problem_type.get("F32XdlMathOp", "S")) == "X":
+                letters = "X"  # xf32: the X instructions (F32XdlMathOp)
+            flavour = driver_flavour(benchmark)
+            context = make_context(profile, letters, [], 8 if letters == "D" else 4, "tensile" if flavour == "tensile" else "tensilelite")
             defaults = profile.default_genes(letters)
-            kernels: list[tuple[KernelParams, str]] = []
-            for values in expand_forks(benchmark):
+            accepted: list[KernelParams] = []
+            group_number += 1
+            verdicts = amd_valid.get(group_number) if amd_valid is not None else None
+            for position, values in enumerate(expand_forks(benchmark)):
                 try:
                     params = KernelParams.from_fork_values(values, defaults)
                 except InvalidKernel:
                     continue
-                if is_valid(params, context, HARDWARE_RULES):
-                    kernels.append((params, params.name(type_name)))
-            names = [name for _, name in kernels]
+                exists = verdicts[position] if verdicts is not None else is_valid(params, context, HARDWARE_RULES)
+                if exists:
+                    accepted.append(params)
+            names = min_names(accepted, type_name)
+            kernels = list(zip(accepted, names, strict=True))
             rows: list[list[Any]] = []
             table: list[tuple[list[int], int, float]] = []
             for index, problem in enumerate(problems):
@@ -234,22 +281,36 @@ def run_simulated_driver(
                 valid = [(value, position) for position, value in enumerate(gflops) if value is not None and value > 0]
                 winner = max(valid, key=lambda item: (item[0], -item[1])) if valid else None
                 size = [problem.m, problem.n, problem.batch, problem.k]
-                row: list[Any] = [index, *size, problem.ldd, problem.ldc, problem.lda, problem.ldb, problem.flops]
-                if winner is None:
-                    row += ["", "", "", ""]
-                else:
-                    row += [_format(winner[0]), _format(problem.flops / (winner[0] * 1e3)), winner[1], names[winner[1]]]
+                cells: dict[str, Any] = {
+                    "GFlops": index, "SizeI": problem.m, "SizeJ": problem.n, "SizeK": problem.batch,
+                    "SizeL": problem.k, "LDD": problem.ldd, "LDC": problem.ldc, "LDA": problem.lda,
+                    "LDB": problem.ldb, "TotalFlops": problem.flops, "TilesPerCu": _format(_tiles_per_cu(problem, arch)),
+                    "TotalGranularity": "", "WinnerFreq": 0, "WinnerPower": 0, "WinnerTemperature": 0,
+                    "WinnerGFlops": "", "WinnerTimeUS": "", "WinnerIdx": "", "WinnerName": "",
+                }  # fmt: skip
+                if winner is not None:
+                    cells.update(
+                        WinnerGFlops=_format(winner[0]), WinnerTimeUS=_format(problem.flops / (winner[0] * 1e3)),
+                        WinnerIdx=winner[1], WinnerName=names[winner[1]],
+                    )  # fmt: skip
                     table.append((size, winner[1], round(winner[0], 3)))
+                row: list[Any] = [cells[column] for column in _CSV_FIXED[flavour]]
                 row += ["" if value is None else _format(value) for value in gflops]
                 rows.append(row)
-            stem = f"{type_name}_{number:02d}"
-            write_text_atomic(data_dir / f"{stem}_CSVWinner.csv", _csv_text(rows, names))
+            # CSVExportWinner (always set by tensilekit) names both files with "_CSVWinner".
+            stem = f"{type_name}_{number:02d}_CSVWinner"
+            write_text_atomic(data_dir / f"{stem}.csv", _csv_text(rows, names, flavour))
             records = [
                 solution_record(params, name, position, problems[0], arch)
                 for position, (params, name) in enumerate(kernels)
             ]
-            # One flow mapping (JSON) per line: valid YAML, and fast to write and to read back.
-            lines_out = [json.dumps(item, sort_keys=True) for item in [{"MinimumRequiredVersion": "4.33.0"}, *records]]
+            # LibraryIO.writeSolutions' header items (version, sizes), then the solutions; one flow
+            # mapping (JSON) per line: valid YAML, and fast to write and to read back.
+            header_items: list[dict[str, Any]] = [
+                {"MinimumRequiredVersion": str(global_parameters.get("MinimumRequiredVersion", "4.33.0"))},
+                {"ProblemSizes": [{"Exact": list(size)} for size in sizes]},
+            ]
+            lines_out = [json.dumps(item, sort_keys=True) for item in [*header_items, *records]]
             write_text_atomic(data_dir / f"{stem}.yaml", "".join(f"- {line}\n" for line in lines_out))
             lines.append(f"# Benchmark Step: {stem} - {len(kernels)} solution(s) x {len(problems)} size(s)")
             logic_inputs.append((problems[0], records, table))
@@ -265,6 +326,12 @@ def run_simulated_driver(
         lines.append(f"# LibraryLogic: wrote {len(logic_inputs)} file(s)")
     lines.append("# Tensile DONE")
     return 0, "\n".join(lines) + "\n", busy
+
+
+def _tiles_per_cu(problem: GemmProblem, arch: str) -> float:
+    # Informational only (no reader may use it): output tiles of a 256x256 tile per CU.
+    tiles = -(-problem.m // 256) * -(-problem.n // 256) * problem.batch
+    return tiles / arch_spec(arch).cu_count
 
 
 def _write_logic(
@@ -346,7 +413,9 @@ __all__ = [
     "COMPUTE_LETTERS",
     "LETTER_TYPES",
     "SimulatedTensileRunner",
+    "driver_flavour",
     "letters_of",
+    "min_names",
     "problem_from_type",
     "run_simulated_driver",
     "sim_kernel",

@@ -19,6 +19,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from tensilekit.errors import StageFailed
 from tensilekit.io.atomic import write_bytes_atomic, write_text_atomic
 from tensilekit.pipeline.executors import Executor
 from tensilekit.pipeline.jobs import Job, JobEvent, JobFinished, JobOutcome
@@ -212,6 +214,38 @@ def _write_cache_entry(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
+def finite_json(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by None (JSON ``null``)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(item) for item in value]
+    return value
+
+
+def contained_dir(root: Path, path: Path) -> Path:
+    """Create ``path`` under ``root`` and return it; :class:`StageFailed` when it (or a folder on
+    the way) is a symlink or its real path is not inside ``root`` (see :meth:`StageContext.own_dir`)."""
+    root_real = Path(root).resolve()
+    target = Path(path) if Path(path).is_absolute() else Path(root) / path
+    try:
+        relative = target.relative_to(root)
+    except ValueError:
+        raise StageFailed(f"refusing to write {target}: it is outside the work directory {root}") from None
+    current = Path(root)
+    for part in relative.parts:
+        current = current / part
+        if current.is_symlink() or (current.exists() and not current.resolve().is_relative_to(root_real)):
+            raise StageFailed(
+                f"refusing to write into {current}: it is a link to {current.resolve()}, outside the work directory "
+                f"{root}; tensilekit writes and deletes only inside it (remove the link)"
+            )
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
 def _safe_name(job_id: str) -> str:
     return "".join(char if char.isalnum() or char in "-_." else "_" for char in job_id)
 
@@ -257,6 +291,15 @@ class StageContext:
         """A path inside the stage's directory."""
         return self.directory / relative
 
+    def own_dir(self, path: Path) -> Path:
+        """``path`` (a folder under the work directory) created and checked to be really inside it.
+
+        The pipeline writes and deletes only inside its work directory: a folder that is a
+        symlink, or whose real path leads elsewhere (``W/merged -> ~/hipBLASLt/Logic``), is refused
+        with :class:`~tensilekit.errors.StageFailed` before anything in it is touched.
+        """
+        return contained_dir(self.run_root, path)
+
     def upstream_path(self, stage: str, relative: str | Path) -> Path:
         """A path inside an upstream stage's directory."""
         return self.upstream[stage] / relative
@@ -277,8 +320,13 @@ class StageContext:
         return self.record(path)
 
     def write_json(self, path: Path, value: Any) -> Path:
-        """Write indented, sorted-key JSON atomically (deterministic bytes)."""
-        return self.write_text(path, json.dumps(value, indent=1, sort_keys=True, default=str) + "\n")
+        """Write indented, sorted-key JSON atomically (deterministic bytes).
+
+        Always valid JSON: a NaN or infinite number (an uplift over a zero time) is written as
+        ``null``, never as the ``NaN``/``Infinity`` tokens no JSON reader accepts.
+        """
+        text = json.dumps(finite_json(value), indent=1, sort_keys=True, default=str, allow_nan=False)
+        return self.write_text(path, text + "\n")
 
     def write_csv(self, path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
         """Write a CSV atomically (``\\n`` line ends, values via :func:`format_cell`)."""

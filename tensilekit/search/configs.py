@@ -52,11 +52,21 @@ def enqueues_per_sync(sizes: Sequence[ProblemShape]) -> int:
     return max(values, default=ENQUEUE_STEPS[-1][1])
 
 
-def global_parameters(sizes: Sequence[ProblemShape], *, beta: bool = False, validate: int = 128) -> dict[str, Any]:
-    """``GlobalParameters``: keys both dialects define (``Common.py``/``GlobalParameters.py``)."""
+def global_parameters(
+    sizes: Sequence[ProblemShape],
+    *,
+    beta: bool = False,
+    validate: int = 128,
+    minimum_required_version: str = MINIMUM_REQUIRED_VERSION,
+) -> dict[str, Any]:
+    """``GlobalParameters``: keys both dialects define (``Common.py``/``GlobalParameters.py``).
+
+    ``minimum_required_version`` comes from the tool profile: tensilelite refuses a config whose
+    major version differs from its own (``versionIsCompatible``, Common.py:1821-1835 @7d9fb68).
+    """
     enqueues = enqueues_per_sync(sizes)
     return {
-        "MinimumRequiredVersion": MINIMUM_REQUIRED_VERSION,
+        "MinimumRequiredVersion": minimum_required_version,
         "ForceRedoBenchmarkProblems": True,
         "ForceRedoLibraryLogic": True,
         "ForceRedoLibraryClient": True,
@@ -93,6 +103,50 @@ def problem_type_config(
     }
 
 
+# ProblemType keys a tensilelite library row carries beyond the plain GEMM (its "epilogue"): a
+# tuned kernel must have the same ones, or it lands in another ProblemType than the rows it
+# should serve (``..._BH_UserArgs`` instead of ``..._BH_Bias_..._SAV_UserArgs``). All are
+# ProblemType config keys of tensilelite (defaultProblemType, Common.py:1290-1364 @7d9fb68, and
+# ProblemType.__init__'s BiasDataTypeList / ActivationType / ActivationComputeDataType,
+# SolutionStructs.py:190-220 @7d9fb68); ROCm/Tensile has none of them but F32XdlMathOp.
+EPILOGUE_KEYS: tuple[str, ...] = (
+    "UseBias", "BiasDataTypeList", "BiasSrc", "Activation", "ActivationType", "ActivationComputeDataType",
+    "ActivationNoGuard", "UseE", "DataTypeE", "Gradient", "UseScaleAB", "UseScaleCD", "UseScaleAlphaVec",
+    "OutputAmaxD", "DataTypeAmaxD", "StochasticRounding", "SupportUserArgs", "F32XdlMathOp",
+)  # fmt: skip
+_TYPE_KEYS = frozenset({"BiasDataTypeList", "ActivationComputeDataType", "DataTypeE", "DataTypeAmaxD", "F32XdlMathOp"})
+
+
+def _type_letter(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return value
+    from tensilekit.model.tensile_parameters import DATA_TYPE_BY_CODE
+
+    info = DATA_TYPE_BY_CODE.get(value)
+    return info.char if info is not None else value
+
+
+def library_epilogue(problem_type: Mapping[str, Any], dialect: Dialect = "tensilelite") -> dict[str, Any]:
+    """The epilogue keys of a library row's ``ProblemType``, as a config writes them.
+
+    Type codes become letters (``BiasDataTypeList: [0, 4, 7]`` -> ``[S, H, B]``); keys that only
+    restate a default a config gets anyway are kept, so the kernel's ProblemType name is the
+    row's. ROCm/Tensile (``tensile``) reads only ``F32XdlMathOp`` of these.
+    """
+    keys = EPILOGUE_KEYS if dialect == "tensilelite" else ("F32XdlMathOp",)
+    found: dict[str, Any] = {}
+    for key in keys:
+        if key not in problem_type:
+            continue
+        value = problem_type[key]
+        if key in _TYPE_KEYS:
+            value = [_type_letter(item) for item in value] if isinstance(value, list) else _type_letter(value)
+        if key == "F32XdlMathOp" and value in ("S", 0):
+            continue  # plain fp32 math: the default, and not a letter ROCm/Tensile's configs need
+        found[key] = value
+    return found
+
+
 def exact_size(shape: ProblemShape) -> list[int]:
     """An ``Exact`` entry: ``[M, N, batch, K]``, or with ``[LDD, LDC, LDA, LDB]`` appended when
     A's or B's leading dimension is not the packed one (``ExactList``: 4 or 4 + 4 numbers)."""
@@ -118,6 +172,46 @@ def library_logic_section(profile: ArchProfile) -> dict[str, Any]:
     }
 
 
+def common_parameters(problem_type: Mapping[str, Any], dialect: Dialect) -> list[dict[str, Any]]:
+    """``BenchmarkCommonParameters``: assembly kernels, plus what AMD's ``Solution`` needs to accept them.
+
+    * ROCm/Tensile defaults to ``ScheduleIterAlg: 1`` (Common.py:1572 @09ec347), with which every
+      ``1LDSBuffer: 1`` kernel is rejected ("1LDSBuffer only support SIA2 or SIA3",
+      SolutionStructs.py:4139-4143 @09ec347); AMD's own tuning template writes
+      ``ScheduleIterAlg: [3]`` (rocm-libraries tensilelite/Tensile/Utilities/tensile_generator/
+      tuning_template.yaml), tensilelite's default (Common.py:1179 @7d9fb68).
+    * DGEMM MFMA kernels need ``SourceSwap`` ("MFMA non-SourceSwap mode doesn't support miovw(1)
+      with svw(2)", both dialects); GEKO forks ``SourceSwap: True`` for every type.
+    """
+    common: list[dict[str, Any]] = [{"KernelLanguage": ["Assembly"]}]
+    if dialect == "tensile":
+        common.append({"ScheduleIterAlg": [3]})
+    if problem_type.get("DataType") == "D":
+        common.append({"SourceSwap": [True]})
+    return common
+
+
+def epilogue_arguments(
+    problem_type: Mapping[str, Any], bias_type: str | None = None, activation: str | None = None
+) -> list[dict[str, Any]]:
+    """``BenchmarkFinalParameters`` entries an epilogue ProblemType needs besides ``ProblemSizes``.
+
+    tensilelite refuses a ``UseBias`` config without ``BiasTypeArgs`` ("Must provide a bias type in
+    benchmark parameters if UseBias is set to True.", SolutionStructs.py:972-988 @7d9fb68) and an
+    ``ActivationType: all`` one without ``ActivationArgs`` (:1001-1024); GEKO writes both. The
+    GEMM's own bias type and activation are benchmarked (the row's first bias type when the GEMM
+    has none; activation ``none``).
+    """
+    entries: list[dict[str, Any]] = []
+    if problem_type.get("UseBias"):
+        listed = [str(item) for item in problem_type.get("BiasDataTypeList") or []]
+        chosen = bias_type if bias_type is not None and (not listed or bias_type in listed) else None
+        entries.append({"BiasTypeArgs": [chosen or (listed[0] if listed else "S")]})
+    if problem_type.get("Activation") and problem_type.get("ActivationType") in ("all", "hipblaslt_all"):
+        entries.append({"ActivationArgs": [[{"Enum": activation or "none"}]]})
+    return entries
+
+
 def tuning_config(
     problem_type: Mapping[str, Any],
     sizes: Sequence[ProblemShape],
@@ -128,6 +222,9 @@ def tuning_config(
     ranges: Sequence[list[list[int]]] = (),
     library_logic: bool = True,
     beta: bool = False,
+    minimum_required_version: str = MINIMUM_REQUIRED_VERSION,
+    bias_type: str | None = None,
+    activation: str | None = None,
 ) -> dict[str, Any]:
     """A complete config benchmarking ``kernels`` on ``sizes`` (and ``ranges``).
 
@@ -141,17 +238,20 @@ def tuning_config(
         library_logic: include the ``LibraryLogic`` section (the driver then also writes
             ``3_LibraryLogic``; the search itself only needs ``2_BenchmarkData``).
         beta: initialise beta to 1 (C is read) instead of 0.
+        minimum_required_version: the tool profile's (:mod:`tensilekit.tools.profiles`).
+        bias_type, activation: the GEMMs' bias type letter and activation, benchmarked when the
+            ProblemType has a bias / activation epilogue (:func:`epilogue_arguments`).
     """
     problem_sizes: list[dict[str, Any]] = [{"Exact": exact_size(shape)} for shape in sizes]
     problem_sizes += [{"Range": entry} for entry in ranges]
     group = [Flow(kernel.fork_values(dialect)) for kernel in kernels]
     benchmark = {
-        "BenchmarkCommonParameters": [{"KernelLanguage": ["Assembly"]}],
+        "BenchmarkCommonParameters": common_parameters(problem_type, dialect),
         "ForkParameters": [{"Groups": [group]}],
-        "BenchmarkFinalParameters": [{"ProblemSizes": problem_sizes}],
+        "BenchmarkFinalParameters": [{"ProblemSizes": problem_sizes}, *epilogue_arguments(problem_type, bias_type, activation)],
     }
     config: dict[str, Any] = {
-        "GlobalParameters": global_parameters(sizes, beta=beta),
+        "GlobalParameters": global_parameters(sizes, beta=beta, minimum_required_version=minimum_required_version),
         "BenchmarkProblems": [[dict(problem_type), benchmark]],
     }
     if library_logic:
@@ -341,12 +441,16 @@ __all__ = [
     "MAX_WORKSPACE_BYTES",
     "MINIMUM_REQUIRED_VERSION",
     "Flow",
+    "common_parameters",
     "config_sizes",
     "dumps_config",
+    "EPILOGUE_KEYS",
     "enqueues_per_sync",
+    "epilogue_arguments",
     "exact_size",
     "expand_forks",
     "global_parameters",
+    "library_epilogue",
     "library_logic_section",
     "problem_type_config",
     "range_size",

@@ -6,12 +6,16 @@ the kernels (:func:`~tensilekit.search.configs.tuning_config`), runs the driver 
 and turns its outputs into one :class:`~tensilekit.search.ga.Measurement` per kernel
 (:func:`read_driver_results`):
 
-* the client CSV (``2_BenchmarkData/*.csv``) holds each solution's GFlops per size; time is
-  ``TotalFlops / (GFlops * 1e3)`` microseconds; ``-1`` means the solution failed validation;
-* the benchmarked solutions (``2_BenchmarkData/*.yaml``, same order as the CSV's solution
-  columns) tie columns to kernels when the driver's names are not tensilekit's (the real
-  driver names solutions itself): by the parameters of each record, else in order. A kernel the
-  driver did not benchmark (it rejected it) is a result too.
+* the client CSV (``2_BenchmarkData/<PT>_00_CSVWinner.csv``) holds each solution's GFlops per
+  size; time is ``TotalFlops / (GFlops * 1e3)`` microseconds; ``-1`` means the solution failed
+  validation; a GFlops that is NaN, infinite, zero or another negative number is a
+  **measurement error** of that kernel (status ``measurement error``), never a time. Columns
+  that are not solutions (``TilesPerCu``, ``WinnerFreq`` …) are recognised by name
+  (:data:`~tensilekit.tools.tensile_client.NON_SOLUTION_COLUMNS`);
+* the benchmarked solutions (``2_BenchmarkData/<PT>_00_CSVWinner.yaml``, the CSV's stem, same
+  order as its solution columns) tie columns to kernels when the driver's names are not
+  tensilekit's (the real driver names solutions itself): by the parameters of each record, else
+  in order. A kernel the driver did not benchmark (it rejected it) is a result too.
 
 This is the search's subprocess edge; everything else in :mod:`tensilekit.search` is pure.
 """
@@ -19,6 +23,7 @@ This is the search's subprocess edge; everything else in :mod:`tensilekit.search
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -27,12 +32,19 @@ from typing import Any
 import yaml
 
 from tensilekit.errors import InvalidKernel, ToolOutputError
-from tensilekit.search.configs import tuning_config, write_config
+from tensilekit.search.configs import MINIMUM_REQUIRED_VERSION, tuning_config, write_config
 from tensilekit.search.ga import Measurement
 from tensilekit.search.params import Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import ArchProfile
 from tensilekit.tools.runner import CommandRunner
-from tensilekit.tools.tensile_client import FAILED, ClientCsv, TensileRunConfig, TensileRunResult, run_tensile
+from tensilekit.tools.tensile_client import (
+    FAILED,
+    ClientCsv,
+    TensileRunConfig,
+    TensileRunResult,
+    run_tensile,
+    solutions_file_for,
+)
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -51,16 +63,27 @@ def load_solution_records(path: str | Path) -> list[dict[str, Any]]:
         data = yaml.load(text, Loader=_LOADER)
     if not isinstance(data, list):
         raise ToolOutputError(f"{path}: not a list of solutions")
-    return [item for item in data if isinstance(item, dict) and "MinimumRequiredVersion" not in item]
+    return [item for item in data if isinstance(item, dict) and not set(item) <= _HEADER_KEYS]
+
+
+# The items LibraryIO.writeSolutions puts before the solutions (LibraryIO.py:153-167 @7d9fb68).
+_HEADER_KEYS = frozenset({"MinimumRequiredVersion", "ProblemSizes", "BiasTypeArgs", "ActivationArgs"})
 
 
 def _solutions_file(csv: ClientCsv) -> Path | None:
     if csv.source is None:
         return None
-    source = Path(csv.source)
-    stem = source.stem.removesuffix("_CSVWinner")
-    candidate = source.with_name(f"{stem}.yaml")
+    candidate = solutions_file_for(csv.source)
     return candidate if candidate.is_file() else None
+
+
+MEASUREMENT_ERROR = "measurement error"
+"""Status prefix of a kernel whose reported GFlops no timing can produce."""
+
+
+def _bad_gflops(value: float) -> bool:
+    """A GFlops no timing can produce: NaN, infinite, zero, or negative other than -1."""
+    return not math.isfinite(value) or value == 0 or (value < 0 and value != FAILED)
 
 
 def _match_columns(
@@ -134,20 +157,27 @@ def read_driver_results(
         name = csv.solution_names[position]
         times: list[float | None] = []
         failed = False
+        bad: list[str] = []
         for shape in sizes:
             row = rows.get(shape.size)
             gflops = row.gflops.get(name) if row is not None else None
             if gflops is None:
                 times.append(None)
-            elif gflops <= FAILED or gflops <= 0:
-                failed = failed or gflops <= FAILED
+            elif _bad_gflops(gflops):
+                bad.append(f"{gflops!r} GFlops at {'x'.join(map(str, shape.size))}")
+                times.append(None)
+            elif gflops == FAILED:
+                failed = True
                 times.append(None)
             else:
                 flops = row.total_flops if row is not None and row.total_flops else shape.flops
                 times.append(flops / (gflops * 1e3))
-        status = (
-            "failed validation" if failed else ("ok" if all(t is not None for t in times) else "not run on every size")
-        )
+        if bad:
+            status = f"{MEASUREMENT_ERROR}: " + ", ".join(bad)
+        elif failed:
+            status = "failed validation"
+        else:
+            status = "ok" if all(t is not None for t in times) else "not run on every size"
         record = (str(solutions_file), position) if solutions_file is not None else None
         measurements.append(Measurement(kernel, tuple(times), status, record))
     return measurements
@@ -170,6 +200,9 @@ def evaluate_with_driver(
     timeout: float | None = None,
     header: Sequence[str] = (),
     beta: bool = False,
+    minimum_required_version: str = MINIMUM_REQUIRED_VERSION,
+    bias_type: str | None = None,
+    activation: str | None = None,
 ) -> list[Measurement]:
     """Benchmark ``kernels`` on ``sizes`` with the driver; one measurement per kernel.
 
@@ -181,7 +214,10 @@ def evaluate_with_driver(
             solution failing validation is a result, not an error).
     """
     folder = Path(workdir)
-    config = tuning_config(problem_type, sizes, kernels, profile, dialect, library_logic=False, beta=beta)
+    config = tuning_config(
+        problem_type, sizes, kernels, profile, dialect, library_logic=False, beta=beta,
+        minimum_required_version=minimum_required_version, bias_type=bias_type, activation=activation,
+    )  # fmt: skip
     config_path = write_config(folder, name, config, header)
     output = folder / f"build_{name}"
     shutil.rmtree(output, ignore_errors=True)
@@ -195,4 +231,4 @@ def evaluate_with_driver(
     return read_driver_results(result, kernels, sizes, defaults=defaults, type_name=type_name)
 
 
-__all__ = ["evaluate_with_driver", "load_solution_records", "read_driver_results"]
+__all__ = ["MEASUREMENT_ERROR", "evaluate_with_driver", "load_solution_records", "read_driver_results"]

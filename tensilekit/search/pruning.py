@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
 
-from tensilekit.search.params import WAVEFRONT, KernelParams, ProblemShape
+from tensilekit.search.params import WAVEFRONT, Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import TYPE_BYTES, ArchProfile, GeneSpace
 
 VALID_WAVES = (1, 2, 4)
@@ -25,6 +25,10 @@ MAX_WAVE_TILE = 32
 """``WaveTileM``/``WaveTileN`` range 1..32 in tensilelite's ``_format9`` (``validTT = 32``)."""
 MAX_VECTOR_BYTES = 16
 MIN_VECTOR_BYTES = 4
+DEFAULT_STAGGER_U_STRIDE = 256
+"""``StaggerUStride``'s default in both dialects (``Common.py`` defaultBenchmarkCommonParameters);
+tensilekit's configs never set it."""
+STREAM_K_WAVES = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +42,7 @@ class PruneContext:
         compute_bytes: bytes of one accumulator element (4 for f32 accumulation, 8 for f64).
         min_depth_u: the smallest DepthU the profile offers for the type (a K below it cannot
             be helped, so it does not reject every kernel).
+        dialect: the config dialect (whose AMD ``Solution`` will judge the kernel).
     """
 
     profile: ArchProfile
@@ -45,6 +50,7 @@ class PruneContext:
     sizes: tuple[ProblemShape, ...]
     compute_bytes: int = 4
     min_depth_u: int = 16
+    dialect: Dialect = "tensilelite"
 
     @property
     def element_bytes(self) -> int:
@@ -93,20 +99,99 @@ def depth_u_fits_mfma(kernel: KernelParams, context: PruneContext) -> str | None
     return None
 
 
-def lds_fits(kernel: KernelParams, context: PruneContext) -> str | None:
-    """The A and B tiles staged in LDS must fit the architecture's LDS.
+LDS_PAD_FRACTION = 0.25
+"""Upper bound of the padding AMD adds to each LDS tile row (``calcLdsPad``: up to
+``max(GRVW, 2*LRVW)`` elements per 128-byte block, SolutionStructs.py:2526-2605 @7d9fb68)."""
+LDS_ALIGN_BYTES = 256
+"""``ldsAlign`` = 64 / numRegisters elements (SolutionStructs.py:2650 @7d9fb68): 256 bytes."""
 
-    Bytes = ``(MT0 + MT1) * DepthU * element bytes``, doubled when global reads are prefetched
-    into a second buffer (``PrefetchGlobalRead >= 1`` without ``1LDSBuffer``). Tensile rejects
-    kernels over ``MaxLDS`` (64 KiB; 160 KiB on gfx950) after generating them, which costs a
-    compile; padding is ignored here, so a kernel at the limit may still be rejected later.
+
+def lds_bytes(kernel: KernelParams, element_bytes: int) -> int:
+    """The LDS the A and B tiles take, as AMD lays them out (an upper bound of the padding).
+
+    Each tile is ``MT * DepthU * bpe`` plus padding, aligned (``calcLdsNumBytes``); with a
+    second buffer (``PrefetchGlobalRead`` and not ``1LDSBuffer``) B's second copy starts at the
+    next power of two after both first copies: ``nextpow2(A + B) + A + B``
+    (``LdsOffsetA_Blk``, SolutionStructs.py:3432-3445 @7d9fb68; :4085-4091 @09ec347).
     """
-    buffers = 2 if kernel.prefetch_global_read >= 1 and kernel.lds_buffer == 0 else 1
-    need = (kernel.mt0 + kernel.mt1) * kernel.depth_u * context.element_bytes * buffers
+
+    def tile(macro_tile: int) -> int:
+        raw = macro_tile * kernel.depth_u * element_bytes
+        padded = int(raw * (1 + LDS_PAD_FRACTION))
+        return -(-padded // LDS_ALIGN_BYTES) * LDS_ALIGN_BYTES
+
+    both = tile(kernel.mt0) + tile(kernel.mt1)
+    if kernel.prefetch_global_read >= 1 and kernel.lds_buffer == 0:
+        return _next_power_of_two(both) + both
+    return both
+
+
+def lds_fits(kernel: KernelParams, context: PruneContext) -> str | None:
+    """The A and B tiles staged in LDS must fit the architecture's LDS (:func:`lds_bytes`).
+
+    AMD's ``Solution`` rejects "Kernel Uses N > 65536 bytes of LDS" (SolutionStructs.py:3714-3716
+    @7d9fb68, :4327 @09ec347; ``MaxLDS`` 64 KiB, 160 KiB on gfx950), counting padding and the
+    second buffer's power-of-two offset; the padding here is an upper bound, so a kernel this
+    rule accepts is not rejected for its LDS.
+    """
+    need = lds_bytes(kernel, context.element_bytes)
     if need > context.profile.lds_bytes:
+        buffers = 2 if kernel.prefetch_global_read >= 1 and kernel.lds_buffer == 0 else 1
         return (
             f"needs {need} bytes of LDS ({buffers} buffer(s)), {context.profile.arch} has {context.profile.lds_bytes}"
         )
+    return None
+
+
+def stream_k_needs_four_waves(kernel: KernelParams, context: PruneContext) -> str | None:
+    """Stream-K kernels need exactly four waves: ``MIWaveGroup0 * MIWaveGroup1 == 4``.
+
+    "Stream-K requries MIWaveGroup0*MIWaveGroup1=4" (SolutionStructs.py:2971-2973 @09ec347,
+    :2146 @7d9fb68).
+    """
+    if kernel.stream_k and kernel.waves != STREAM_K_WAVES:
+        return f"StreamK {kernel.stream_k} needs {STREAM_K_WAVES} waves, not {kernel.waves}"
+    return None
+
+
+def stagger_u_stride_covers_depth_u(kernel: KernelParams, context: PruneContext) -> str | None:
+    """With StaggerU on, ``DepthU * bytes per element`` must not exceed ``StaggerUStride`` (256).
+
+    "StaggerUStride=256 is less than size of DepthU=N * BytesPerElement=M"
+    (SolutionStructs.py:3326-3341 @09ec347, :2441 @7d9fb68); tensilekit writes no
+    ``StaggerUStride``, so AMD's default applies.
+    """
+    if kernel.stagger_u and kernel.depth_u * context.element_bytes > DEFAULT_STAGGER_U_STRIDE:
+        return (
+            f"StaggerU {kernel.stagger_u} with DepthU {kernel.depth_u} x {context.element_bytes} bytes exceeds "
+            f"StaggerUStride {DEFAULT_STAGGER_U_STRIDE}"
+        )
+    return None
+
+
+def global_reads_divide_threads(kernel: KernelParams, context: PruneContext) -> str | None:
+    """tensilelite: every thread loads the same number of vectors of each tile.
+
+    ``MT * DepthU / GlobalReadVectorWidth`` must be a multiple of the workgroup's threads,
+    "totalVectorsA N % NumThreads M != 0" then "No valid DepthU found"
+    (``setGlobalReadVectorWidth``, SolutionStructs.py:1394-1402 and :3060 @7d9fb68). ROCm/Tensile
+    narrows the vector itself instead (``setGlobalLoadVectorWidth``, SolutionStructs.py:2010
+    @09ec347) when each thread would load less than one vector, which works only when the
+    shrink factor divides the width ("GlobalLoadVectorWidthB 2 % pv 4 != 0").
+    """
+    for name, tile, width in (("A", kernel.mt0, kernel.grvw_a), ("B", kernel.mt1, kernel.grvw_b)):
+        elements = tile * kernel.depth_u
+        if context.dialect == "tensilelite":
+            if (elements // width) % kernel.threads:
+                return f"{elements // width} global-read vectors of {name} do not divide over {kernel.threads} threads"
+            continue
+        # ROCm/Tensile: with fewer elements than threads x width, the width shrinks by
+        # pv = threads * width / elements, which must divide it evenly (SolutionStructs.py:2010-2030 @09ec347).
+        wanted = kernel.threads * width
+        if elements < wanted:
+            shrink = wanted // elements
+            if wanted % elements or width % shrink:
+                return f"GlobalLoadVectorWidth{name} {width} cannot shrink for {elements} elements over {kernel.threads} threads"
     return None
 
 
@@ -232,7 +317,10 @@ RULES: tuple[Rule, ...] = (
     depth_u_fits_mfma,
     workgroup_size,
     stream_k_excludes_split_k,
+    stream_k_needs_four_waves,
+    stagger_u_stride_covers_depth_u,
     vector_width_fits_type,
+    global_reads_divide_threads,
     lds_fits,
     accumulators_fit,
     tile_within_problem,
@@ -248,7 +336,10 @@ HARDWARE_RULES: tuple[Rule, ...] = (
     depth_u_fits_mfma,
     workgroup_size,
     stream_k_excludes_split_k,
+    stream_k_needs_four_waves,
+    stagger_u_stride_covers_depth_u,
     vector_width_fits_type,
+    global_reads_divide_threads,
     lds_fits,
     accumulators_fit,
 )
@@ -313,13 +404,17 @@ def narrow_space(space: GeneSpace, context: PruneContext) -> GeneSpace:
 
 
 def make_context(
-    profile: ArchProfile, letters: str, sizes: Sequence[ProblemShape], compute_bytes: int = 4
+    profile: ArchProfile,
+    letters: str,
+    sizes: Sequence[ProblemShape],
+    compute_bytes: int = 4,
+    dialect: Dialect = "tensilelite",
 ) -> PruneContext:
     """A :class:`PruneContext` with ``min_depth_u`` taken from the profile."""
     depth_options = profile.depth_u.get(TYPE_BYTES.get(letters, 2), (16,))
     return PruneContext(
         profile=profile, letters=letters, sizes=tuple(sizes), compute_bytes=compute_bytes,
-        min_depth_u=min(depth_options),
+        min_depth_u=min(depth_options), dialect=dialect,
     )  # fmt: skip
 
 
@@ -333,7 +428,9 @@ __all__ = [
     "Rule",
     "accumulators_fit",
     "depth_u_fits_mfma",
+    "global_reads_divide_threads",
     "is_valid",
+    "lds_bytes",
     "lds_fits",
     "macro_tile_fits_mfma",
     "make_context",
@@ -342,7 +439,9 @@ __all__ = [
     "prune_reasons",
     "split_depth_fits_k",
     "split_k_workspace_fits",
+    "stagger_u_stride_covers_depth_u",
     "stream_k_excludes_split_k",
+    "stream_k_needs_four_waves",
     "tile_within_problem",
     "vector_width_alignment",
     "vector_width_fits_type",

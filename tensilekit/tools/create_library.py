@@ -22,6 +22,7 @@ index -> logic file, read by ``find_exact.py``) is written to the *working direc
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
@@ -88,6 +89,9 @@ class CreateLibraryConfig(BaseModel):
         if self.flavor is CreateLibraryFlavor.HIPBLASLT_2024:
             if self.library_format == "msgpack-indexed":
                 raise ValueError("library_format 'msgpack-indexed' needs flavor 'rocm-libraries'")
+            if self.experimental:
+                # TensileCreateLibrary.py:1251-1309 @7d9fb68 defines no such option.
+                raise ValueError("flavor 'hipblaslt-2024' has no --experimental option")
             if self.lazy_library_loading and not (self.merge_files and self.separate_architectures):
                 # The tool itself exits with this complaint; fail before starting it.
                 raise ValueError("lazy_library_loading requires merge_files=True and separate_architectures=True")
@@ -157,9 +161,18 @@ class CreateLibraryLog(BaseModel):
     architecture: str | None = None
     library_format: str | None = None
     logic_files: tuple[str, ...] = ()
-    """The logic files it read, as printed under ``# LibraryLogicFiles: N``."""
+    """The logic files it read, as printed under ``# LibraryLogicFiles(N):``."""
     done: bool = False
     """True when ``# Tensile Library Writer DONE`` was printed."""
+
+
+# What TensileCreateLibrary.py:1364-1365,1404 @7d9fb68 prints (print1):
+#   "# Architecture      from TensileCreateLibrary: gfx942"
+#   "# LibraryFormat     from TensileCreateLibrary: msgpack"
+#   "# LibraryLogicFiles(3):" then one "#   <path>" line per file.
+# The older "# Architecture: X" / "# LibraryLogicFiles: N" spellings are read too.
+_SETTING = re.compile(r"^# (Architecture|LibraryFormat)\s*(?:from TensileCreateLibrary)?:\s*(.*)$")
+_LOGIC_COUNT = re.compile(r"^# LibraryLogicFiles(?:\((?P<paren>[^)]*)\):|:\s*(?P<colon>.*))\s*$")
 
 
 def parse_create_library_output(text: str, *, source: str | None = None) -> CreateLibraryLog:
@@ -182,12 +195,15 @@ def parse_create_library_output(text: str, *, source: str | None = None) -> Crea
             logic_files.append(line[4:].strip())
             continue
         collecting = False
-        if line.startswith("# Architecture:"):
-            architecture = line.split(":", 1)[1].strip()
-        elif line.startswith("# LibraryFormat:"):
-            library_format = line.split(":", 1)[1].strip()
-        elif line.startswith("# LibraryLogicFiles:"):
-            count = line.split(":", 1)[1].strip()
+        setting = _SETTING.match(line)
+        counted = _LOGIC_COUNT.match(line)
+        if setting is not None:
+            if setting.group(1) == "Architecture":
+                architecture = setting.group(2).strip()
+            else:
+                library_format = setting.group(2).strip()
+        elif counted is not None:
+            count = (counted.group("paren") if counted.group("paren") is not None else counted.group("colon")).strip()
             if not count.isdigit():
                 raise ToolOutputError(f"logic file count is not a number: {count!r}", Location(file=where, line=number))
             expected, expected_line, collecting = int(count), number, True

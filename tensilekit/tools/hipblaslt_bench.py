@@ -25,6 +25,7 @@ unset for hipBLASLt's installed (reference) library, a directory for a tuned bui
 from __future__ import annotations
 
 import enum
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -32,7 +33,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tensilekit.errors import Location, ToolOutputError
+from tensilekit.errors import Location, ToolError, ToolOutputError
+from tensilekit.tools.profiles import ToolProfile
 from tensilekit.tools.runner import CommandRunner, EnvOverrides
 from tensilekit.workload.hipblaslt_log import problem_from_fields
 from tensilekit.workload.problem import GemmProblem, compute_type_for_bench
@@ -94,21 +96,68 @@ class BenchOptions(BaseModel):
         return self
 
 
+class NotExpressible(ToolError):
+    """The installed hipblaslt-bench cannot express this GEMM (it would run another problem)."""
+
+
+def bench_problem_issue(problem: GemmProblem, profile: ToolProfile | None) -> str | None:
+    """Why ``profile``'s hipblaslt-bench cannot replay ``problem`` as logged (None: it can).
+
+    hipBLASLt 7d9fb68 has no ``--scaleC``/``--scaleD``/``--swizzleA``/``--swizzleB``/
+    ``--aux_type``/``--batch_mode`` ("Option --scaleC is not defined.", client.cpp:313-575), and
+    takes ``--scaleA``/``--scaleB`` only as ``s``/``v``: anything else silently means *no
+    scaling* (client.cpp:484-490, 826-834), so an MX scale mode would be measured unscaled.
+    """
+    if profile is None:
+        return None
+    if problem.grouped_gemm:
+        return "grouped GEMMs need all their groups on one command line"
+    wanted = [
+        ("--scaleC", problem.scale_c != 0), ("--scaleD", problem.scale_d != 0), ("--swizzleA", problem.swizzle_a),
+        ("--swizzleB", problem.swizzle_b), ("--aux_type", bool(problem.aux_type)),
+        ("--batch_mode", problem.batch_mode != 0),
+    ]  # fmt: skip
+    missing = [flag for flag, used in wanted if used and not profile.has_bench_flag(flag)]
+    if missing:
+        return f"{profile.description}'s hipblaslt-bench has no {', '.join(missing)}"
+    for flag, mode in (("--scaleA", problem.scale_a), ("--scaleB", problem.scale_b)):
+        if mode and profile.scale_value(mode) is None:
+            return f"{profile.description}'s hipblaslt-bench cannot take scale mode {mode} ({flag} s|v only)"
+    return None
+
+
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def build_bench_argv(
-    problem: GemmProblem, options: BenchOptions | None = None, *, executable: str = DEFAULT_EXECUTABLE
+    problem: GemmProblem,
+    options: BenchOptions | None = None,
+    *,
+    executable: str = DEFAULT_EXECUTABLE,
+    profile: ToolProfile | None = None,
 ) -> list[str]:
-    """The hipblaslt-bench command line for one problem (newer hipBLASLt flag spellings).
+    """The hipblaslt-bench command line for one problem, in ``profile``'s spellings.
 
-    Scale modes are passed as ``--scaleA <n>`` (0 none, 1 scalar, 2 vector, as newer hipBLASLt
-    logs them). Grouped GEMMs cannot be expressed as one problem and raise ``ValueError``.
+    Without a profile: newer hipBLASLt's (``--scaleA <n>``: 0 none, 1 scalar, 2 vector, 3.. MX).
+    With one: its scale values (7d9fb68: ``s``/``v``) and type names (7d9fb68: ``f8_r`` for
+    gfx942's FNUZ fp8). Grouped GEMMs raise ``ValueError``; a GEMM the profile's bench cannot
+    express raises :class:`NotExpressible` (:func:`bench_problem_issue`).
     """
     if problem.grouped_gemm:
         raise ValueError("grouped GEMMs need all their groups on one command line; not supported")
+    issue = bench_problem_issue(problem, profile)
+    if issue is not None:
+        raise NotExpressible(issue)
     opts = options or BenchOptions()
+
+    def type_name(name: str) -> str:
+        return profile.bench_type_name(name) if profile is not None else name
+
+    def scale(mode: int) -> str:
+        value = profile.scale_value(mode) if profile is not None else str(mode)
+        return str(value)
+
     argv = [
         executable,
         "-m", str(problem.m), "-n", str(problem.n), "-k", str(problem.k),
@@ -118,14 +167,16 @@ def build_bench_argv(
         "--alpha", _number(problem.alpha), "--beta", _number(problem.beta),
         "--transA", problem.trans_a, "--transB", problem.trans_b,
         "--batch_count", str(problem.batch),
-        "--a_type", problem.a_type, "--b_type", problem.b_type,
-        "--c_type", problem.c_type, "--d_type", problem.d_type,
+        "--a_type", type_name(problem.a_type), "--b_type", type_name(problem.b_type),
+        "--c_type", type_name(problem.c_type), "--d_type", type_name(problem.d_type),
         "--compute_type", compute_type_for_bench(problem.compute_type),
         "--scale_type", problem.scale_type,
     ]  # fmt: skip
     for flag, mode in (("--scaleA", problem.scale_a), ("--scaleB", problem.scale_b), ("--scaleC", problem.scale_c), ("--scaleD", problem.scale_d)):
         if mode:
-            argv += [flag, str(mode)]
+            argv += [flag, scale(mode)]
+    if problem.batch_mode:
+        argv += ["--batch_mode", str(problem.batch_mode)]
     switches = (
         ("--scaleAlpha_vector", problem.scale_alpha_vector),
         ("--use_e", problem.use_e),
@@ -137,9 +188,9 @@ def build_bench_argv(
     if problem.bias:
         argv += ["--bias_vector", "--bias_source", problem.bias_source]
         if problem.bias_type:
-            argv += ["--bias_type", problem.bias_type]
+            argv += ["--bias_type", type_name(problem.bias_type)]
     if problem.aux_type:
-        argv += ["--aux_type", problem.aux_type]
+        argv += ["--aux_type", type_name(problem.aux_type)]
     if problem.activation != "none":
         argv += ["--activation_type", problem.activation]
     argv += _option_args(opts)
@@ -239,6 +290,15 @@ _RANK = re.compile(r"^\[(\d+)\]:(.*)$")
 _NUMERIC_COLUMNS = frozenset(
     {"hipblaslt-Gflops", "hipblaslt-GB/s", "us", "CPU-Gflops", "CPU-us", "norm_error", "atol", "rtol"}
 )
+VERIFY_FAILED = "failed"
+"""What ``--verify`` prints in ``atol``/``rtol`` when no tolerance <= 0.1 passes the allclose check
+(``argument_model.hpp:128-145``, ``allclose.hpp:102-121`` @7d9fb68): that kernel failed verification."""
+_TOLERANCE_COLUMNS = frozenset({"atol", "rtol"})
+
+
+class InvalidMeasurement(ToolOutputError):
+    """A timing no benchmark can produce (NaN, infinite, zero or negative): a measurement error of
+    the job that printed it, never a result."""
 _SOLUTION_LINES = {"--Solution index:": "solution_index", "--Solution name:": "solution_name", "--kernel name:": "kernel_name"}
 
 
@@ -259,9 +319,9 @@ class BenchResult(BaseModel):
     """True for the block printed after ``Winner:``."""
 
     def number(self, column: str) -> float | None:
-        """A numeric column, or None when the output has no such column."""
+        """A numeric column, or None when the output has no such column (or ``failed`` in a tolerance)."""
         raw = self.values.get(column)
-        return None if raw is None or raw == "" else float(raw)
+        return None if raw is None or raw == "" or raw == VERIFY_FAILED else float(raw)
 
     @property
     def gflops(self) -> float | None:
@@ -277,6 +337,22 @@ class BenchResult(BaseModel):
     def gbps(self) -> float | None:
         """``hipblaslt-GB/s``."""
         return self.number("hipblaslt-GB/s")
+
+    @property
+    def verification_failed(self) -> bool:
+        """True when ``--verify`` printed ``failed`` in ``atol`` or ``rtol`` for this kernel."""
+        return any(self.values.get(column) == VERIFY_FAILED for column in _TOLERANCE_COLUMNS)
+
+    def measurement_error(self) -> str | None:
+        """Why this row's timing is not a measurement (NaN, infinite, zero or negative ``us``;
+        non-finite GFlops), or None when it is one."""
+        us = self.us
+        if us is not None and (not math.isfinite(us) or us <= 0):
+            return f"time {self.values['us']!r} us"
+        gflops = self.gflops
+        if gflops is not None and (not math.isfinite(gflops) or gflops < 0):
+            return f"{self.values['hipblaslt-Gflops']!r} GFlops"
+        return None
 
     def to_problem(self) -> GemmProblem:
         """The problem this row describes (raises ``ValueError`` for grouped-GEMM rows)."""
@@ -394,6 +470,8 @@ def parse_bench_output(text: str | Iterable[str], *, source: str | None = None) 
             )
         row = dict(zip(header, values, strict=True))
         for column in _NUMERIC_COLUMNS & row.keys():
+            if column in _TOLERANCE_COLUMNS and row[column] == VERIFY_FAILED:
+                continue  # that kernel failed verification: a result (BenchResult.verification_failed)
             try:
                 float(row[column])
             except ValueError:
@@ -456,13 +534,15 @@ def run_bench(
     env: Mapping[str, str | None] | None = None,
     cwd: str | Path | None = None,
     timeout: float | None = None,
+    profile: ToolProfile | None = None,
 ) -> BenchOutput:
     """Benchmark one problem; ``library_dir`` None means hipBLASLt's installed library.
 
-    Raises :class:`~tensilekit.errors.ToolFailed` for a non-zero exit or a timeout and
-    :class:`~tensilekit.errors.ToolOutputError` for output without results or with bad rows.
+    Raises :class:`~tensilekit.errors.ToolFailed` for a non-zero exit or a timeout,
+    :class:`~tensilekit.errors.ToolOutputError` for output without results or with bad rows and
+    :class:`NotExpressible` when ``profile``'s bench cannot express the problem.
     """
-    argv = build_bench_argv(problem, options, executable=executable)
+    argv = build_bench_argv(problem, options, executable=executable, profile=profile)
     return _run(runner, argv, library_dir=library_dir, env=env, cwd=cwd, timeout=timeout)
 
 
@@ -523,11 +603,15 @@ def compare_libraries(
 __all__ = [
     "DEFAULT_EXECUTABLE",
     "LIBRARY_PATH_ENV",
+    "VERIFY_FAILED",
     "AlgoMethod",
     "BenchOptions",
     "BenchOutput",
     "BenchResult",
+    "InvalidMeasurement",
     "LibraryComparison",
+    "NotExpressible",
+    "bench_problem_issue",
     "bench_yaml_record",
     "build_bench_argv",
     "build_bench_yaml_argv",

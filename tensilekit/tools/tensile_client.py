@@ -18,7 +18,17 @@ CU-efficiency metric), ``SizeI``, ``SizeJ``, ``SizeK``, ``SizeL``… (``I``=M, `
 ``L``=K for a GEMM), ``LDD``, ``LDC``, ``LDA``, ``LDB``, ``TotalFlops``, with
 ``--csv-export-extra-cols`` ``WinnerGFlops``, ``WinnerTimeUS``, ``WinnerIdx``, ``WinnerName``, then
 one column per solution (named by the solution) holding its GFlops: ``-1`` when the solution
-failed validation, empty when it was not run for that problem. Columns are read by name.
+failed validation, empty when it was not run for that problem. Columns are read by name, never
+by position, because each AMD version adds its own: tensilelite (hipBLASLt 7d9fb68) writes
+``TilesPerCu`` and ``TotalGranularity`` after ``TotalFlops`` with the extra columns; ROCm/Tensile
+(09ec347, a164ed70) always writes ``WinnerFreq``, ``WinnerPower`` and ``WinnerTemperature``
+(``ResultFileReporter.cpp`` ``setHeaderForKey`` in each). Those are per-problem facts, not
+solutions: :data:`NON_SOLUTION_COLUMNS` names every column that is not a solution.
+
+The driver copies the final step's results to ``2_BenchmarkData/<ProblemType>_<nn><suffix>.csv``
+and the benchmarked solutions to ``<ProblemType>_<nn><suffix>.yaml``, with the same suffix:
+``_CSVWinner`` whenever ``CSVExportWinner`` is set (``BenchmarkProblems.py:405-410`` @7d9fb68,
+``:382-387`` @09ec347) -- see :func:`solutions_file_for`.
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from tensilekit.errors import InputNotFound, Location, ToolOutputError
+from tensilekit.tools.profiles import ToolProfile
 from tensilekit.tools.runner import CommandRunner
 
 DEFAULT_EXECUTABLE = "Tensile"
@@ -43,6 +54,14 @@ FAILED = -1.0
 _METRIC_COLUMNS = ("GFlops", "GFlopsPerCU")
 _LD_COLUMNS = {"LDD": "ldd", "LDC": "ldc", "LDA": "lda", "LDB": "ldb"}
 _WINNER_COLUMNS = ("WinnerGFlops", "WinnerTimeUS", "WinnerIdx", "WinnerName")
+# Per-problem columns that are not solutions, by AMD version (ResultFileReporter.cpp):
+# tensilelite @7d9fb68 with extra columns; ROCm/Tensile @09ec347/@a164ed70 always.
+_TENSILELITE_EXTRA_COLUMNS = ("TilesPerCu", "TotalGranularity")
+_TENSILE_EXTRA_COLUMNS = ("WinnerFreq", "WinnerPower", "WinnerTemperature")
+NON_SOLUTION_COLUMNS = frozenset(
+    {*_METRIC_COLUMNS, *_LD_COLUMNS, "TotalFlops", *_WINNER_COLUMNS, *_TENSILELITE_EXTRA_COLUMNS, *_TENSILE_EXTRA_COLUMNS}
+)
+"""Every client CSV column that is not a solution (besides ``Size<I…>``)."""
 
 
 class TensileRunConfig(BaseModel):
@@ -77,11 +96,20 @@ class TensileRunConfig(BaseModel):
         return self
 
 
-def build_tensile_argv(config: TensileRunConfig, *, executable: str = DEFAULT_EXECUTABLE) -> list[str]:
+def build_tensile_argv(
+    config: TensileRunConfig, *, executable: str = DEFAULT_EXECUTABLE, profile: ToolProfile | None = None
+) -> list[str]:
     """``Tensile <config> [<sizes>] <output> [options]`` as ``Tensile.py``'s argparse expects.
 
-    ``--global-parameters`` takes any number of values, so it comes last.
+    ``--global-parameters`` takes any number of values, so it comes last. With a ``profile``,
+    options its release does not define raise ``ValueError`` instead of an argparse exit:
+    ROCm/Tensile has no ``--use-cache`` (it has ``--no-cache``) and no ``--logic-format``
+    (Tensile.py:110-216 @09ec347; tensilelite's Tensile.py:107-213 @7d9fb68 has both).
     """
+    if profile is not None:
+        for flag, used in (("--use-cache", config.use_cache), ("--logic-format", config.logic_format is not None)):
+            if used and flag not in profile.driver_flags:
+                raise ValueError(f"{profile.description}'s Tensile driver has no {flag}")
     argv = [executable, str(config.config_file)]
     if config.size_file is not None:
         argv.append(str(config.size_file))
@@ -207,7 +235,7 @@ def parse_client_csv(text: str, *, source: str | None = None) -> ClientCsv:
     if len(set(header)) != len(header):
         raise ToolOutputError("client CSV header repeats a column name", header_location)
     size_columns = [name for name in header if name.startswith("Size") and len(name) == 5 and name[4].isupper()]
-    fixed = {header[0], *size_columns, *_LD_COLUMNS, "TotalFlops", *_WINNER_COLUMNS}
+    fixed = {header[0], *size_columns, *NON_SOLUTION_COLUMNS}
     solutions = tuple(name for name in header if name not in fixed)
     rows: list[ClientCsvRow] = []
     for number, line in numbered[1:]:
@@ -240,6 +268,15 @@ def parse_client_csv(text: str, *, source: str | None = None) -> ClientCsv:
             values[field] = _cell_int(row.get(column, ""), column, location)
         rows.append(ClientCsvRow.model_validate(values))
     return ClientCsv(source=source, metric=header[0], solution_names=solutions, rows=tuple(rows))
+
+
+def solutions_file_for(csv_path: str | Path) -> Path:
+    """The benchmarked-solutions YAML the driver writes next to a ``2_BenchmarkData`` CSV.
+
+    Same stem, ``.yaml``: ``<PT>_00_CSVWinner.csv`` -> ``<PT>_00_CSVWinner.yaml``
+    (``BenchmarkProblems.py:407-410`` @7d9fb68 names both with the same ``csvSuffix``).
+    """
+    return Path(csv_path).with_suffix(".yaml")
 
 
 def load_client_csv(path: str | Path) -> ClientCsv:
@@ -340,7 +377,9 @@ __all__ = [
     "build_tensile_argv",
     "client_failures",
     "collect_tensile_outputs",
+    "NON_SOLUTION_COLUMNS",
     "load_client_csv",
+    "solutions_file_for",
     "parse_client_csv",
     "run_tensile",
 ]

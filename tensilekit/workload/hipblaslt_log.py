@@ -197,6 +197,7 @@ _PROFILE_FIELDS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "swizzle_a": ("swizzle_a", _to_bool),
     "swizzle_b": ("swizzle_b", _to_bool),
     "grouped_gemm": ("grouped_gemm", _to_bool),
+    "batch_mode": ("batch_mode", _to_int),
     "solution_index": ("solution_index", _to_solution_index),
     "solution_Name": ("solution_name", _to_str),
     "kernel_name": ("kernel_name", _to_str),
@@ -328,6 +329,7 @@ _BENCH_VALUE_FIELDS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--aux_type": ("aux_type", _to_str),
     "--compute_type": ("compute_type", _to_str),
     "--activation_type": ("activation", _to_str),
+    "--batch_mode": ("batch_mode", _to_int),
 }
 # Flags whose presence means "on"; in newer hipBLASLt some of them carry a value instead.
 _BENCH_SWITCHES: dict[str, str] = {

@@ -233,6 +233,9 @@ class GemmProblem(BaseModel):
     swizzle_a: bool = False
     swizzle_b: bool = False
     grouped_gemm: bool = False
+    batch_mode: int = Field(default=0, ge=0)
+    """hipBLASLt's ``--batch_mode``: 0 strided batched; others (general / pointer-array batched,
+    newer hipBLASLt only) are other problems, never replayed as strided."""
     call_count: int = Field(default=1, ge=1)
     solution_index: int | None = None
     solution_name: str | None = None
@@ -325,6 +328,8 @@ class GemmProblem(BaseModel):
         prints ``ld * columns`` for the same call.
         """
         ignored = {"call_count", "solution_index", "solution_name", "kernel_name"}
+        if self.batch_mode == 0:  # strided batched, the default: keys stay those of older versions
+            ignored.add("batch_mode")
         if self.batch == 1:
             ignored |= {"stride_a", "stride_b", "stride_c", "stride_d"}
         return tuple(

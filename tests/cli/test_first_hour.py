@@ -75,7 +75,7 @@ def test_exit_4_missing_benchmark_tool(tmp_path: Path) -> None:
         env={"PATH": str(empty_bin)},
     )  # fmt: skip
     assert result.exit_code == ExitCode.TOOL_FAILED
-    assert "hipblaslt-bench (hipBLASLt's hipblaslt-bench client) is not on PATH" in result.stderr
+    assert "hipblaslt-bench 'hipblaslt-bench' was not found on PATH" in result.stderr
 
 
 # --- never a silent wrong or empty answer -------------------------------------------------------

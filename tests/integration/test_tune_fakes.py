@@ -54,6 +54,12 @@ RULES = [
     # the tuned-library run of the batched 2048x2048x128 GEMM always prints no result
     {"tool": "hipblaslt-bench", "words": ["-m 2048 -n 2048 -k 128 ", "--algo_method heuristic"], "times": -1,
      "tuned": True, "env": {"TENSILEKIT_FAKE_GARBAGE": "junk"}},
+    # candidate 1001 of 28672x2048x4096 fails --verify: `failed` in atol/rtol (a result, not an error)
+    {"tool": "hipblaslt-bench", "words": ["-m 28672 -n 2048 -k 4096 ", "--solution_index 1001"], "times": -1,
+     "env": {"TENSILEKIT_FAKE_VERIFY_FAIL": "1001"}},
+    # the first heuristic run of 4096x2048x14336 (its baseline) reports a NaN time: a measurement error
+    {"tool": "hipblaslt-bench", "words": ["-m 4096 -n 2048 -k 14336 ", "--algo_method heuristic"], "times": 1,
+     "env": {"TENSILEKIT_FAKE_BAD_US": "nan"}},
     # TensileCreateLibrary fails once, then works
     {"tool": "TensileCreateLibrary", "words": [], "times": 1, "env": {"TENSILEKIT_FAKE_EXIT": "1"}},
 ]  # fmt: skip
@@ -80,6 +86,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "PATH": f"{wrappers}{os.pathsep}{FAKE_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         "WRAP_LOG": str(root / "wrap.jsonl"), "WRAP_STATE": str(root / "state"), "WRAP_FAKES": str(FAKE_BIN),
         "WRAP_RULES": json.dumps(RULES), "TENSILEKIT_FAKE_ARGV_LOG": str(root / "fake.jsonl"),
+        "TENSILEKIT_FAKE_PROFILE": "hipblaslt-develop",  # every fake plays the same release
     }  # fmt: skip
     saved = {name: os.environ.get(name) for name in env}
     os.environ.update(env)
@@ -138,9 +145,20 @@ def test_hangs_and_tool_failures_are_retried(real_run: dict[str, Any]) -> None:
     assert baseline["gemms"]["g0010"]["measured"]["us"] > 0
 
 
+def test_measurement_errors_are_retried_and_failed_verification_is_a_result(real_run: dict[str, Any]) -> None:
+    stderr = real_run["result"].stderr
+    assert "retrying base-g0006 (attempt 1 failed: hipblaslt-bench reported time 'nan' us" in stderr
+    baseline = json.loads((real_run["workdir"] / "03_baseline" / "baseline.json").read_text())
+    assert baseline["gemms"]["g0006"]["measured"]["us"] > 0  # the retry measured it
+    search = json.loads((real_run["workdir"] / "04_search" / "search.json").read_text())["gemms"]
+    statuses = {entry["solution_index"]: entry["status"] for entry in search["g0002"]["candidates"]}
+    assert statuses[1001] == "failed verification"
+    assert search["g0002"]["winner"] is None or search["g0002"]["winner"]["solution_index"] != 1001
+
+
 def test_real_command_lines_reach_the_tools(real_run: dict[str, Any]) -> None:
     calls = real_run["fake_calls"]
-    bench = [call for call in calls if call["tool"] == "hipblaslt-bench"]
+    bench = [call for call in calls if call["tool"] == "hipblaslt-bench" and call["argv"] != ["--version"]]
     screens = [call for call in bench if "all" in call["argv"]]  # 14 GEMMs, g0003 twice
     accurate = [call for call in bench if "index" in call["argv"]]
     assert len(screens) == 15 and all("--print_kernel_info" in call["argv"] for call in screens)
@@ -156,13 +174,26 @@ def test_real_command_lines_reach_the_tools(real_run: dict[str, Any]) -> None:
         str(real_run["workdir"] / "05_build" / "tcl"),
         "HIP",
     ]
-    assert "--lazy-library-loading" in build["argv"] and "--architecture" in build["argv"]
+    # rocm-libraries' TensileCreateLibrary loads lazily by default and has no merge/separate flags
+    assert "--architecture" in build["argv"] and "--merge-files" not in build["argv"]
     assert (library / "TensileLibrary_lazy_gfx942.dat").is_file()
 
 
 def test_jobs_are_pinned_to_their_device(real_run: dict[str, Any]) -> None:
-    bench = [call for call in real_run["calls"] if call["tool"] == "hipblaslt-bench"]
+    calls = [call for call in real_run["calls"] if call["tool"] == "hipblaslt-bench"]
+    # preflight asks the bench its version once, before any job and on no device
+    assert calls[0]["argv"] == ["--version"] and calls[0]["rocr"] is None
+    bench = calls[1:]
+    assert all("--version" not in call["argv"] for call in bench)
     assert {call["rocr"] for call in bench} == {"0", "1", "2", "3"}
     assert {call["hip"] for call in bench} == {"0"}
     builds = [call for call in real_run["calls"] if call["tool"] == "TensileCreateLibrary"]
     assert builds and all(call["rocr"] is None and call["hip"] is None for call in builds)  # CPU jobs are not pinned
+
+
+def test_preflight_says_which_tool_profile(real_run: dict[str, Any]) -> None:
+    # the fake bench plays hipBLASLt develop by default (version 100200 = 1.2.0)
+    log = (real_run["workdir"] / "tune.log").read_text()
+    assert "tool profile hipblaslt-develop" in log and "detected: hipBLASLt 1.2.0" in log
+    run = json.loads((real_run["workdir"] / "run.json").read_text())
+    assert run["config"]["tool_profile"] == "hipblaslt-develop"

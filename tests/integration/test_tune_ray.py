@@ -45,3 +45,17 @@ def test_ray_results_are_identical_to_local_ones(tmp_path: Path, local_cluster: 
     assert final_files(tmp_path / "ray") == final_files(tmp_path / "local")
     devices = {event.device for _, event in reporter.events if isinstance(event, JobStarted)}
     assert devices == {0, 1}
+
+
+def test_unreachable_address_fails_clearly_and_fast(tmp_path: Path) -> None:
+    import time
+
+    from click.testing import CliRunner
+
+    from tensilekit.cli.main import cli
+
+    started = time.monotonic()
+    result = CliRunner().invoke(cli, ["tune", "--simulate", str(LLAMA_LOG), "--arch", "gfx942", "--workdir",
+                                      str(tmp_path / "W"), "--executor", "ray", "--address", "127.0.0.1:9"])  # fmt: skip
+    assert result.exit_code == 4 and "cannot reach the Ray cluster at 127.0.0.1:9" in result.output
+    assert time.monotonic() - started < 30

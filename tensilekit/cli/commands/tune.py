@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -42,7 +41,7 @@ def build_executor(kind: str, config: TuneConfig, address: str | None) -> Execut
 
         return RayExecutor(
             address, slots_per_device=config.slots_per_device, cpu_slots=config.cpu_slots,
-            retries=config.retries, timeout=config.timeout,
+            retries=config.retries, timeout=config.timeout, local_devices=len(config.devices),
         )  # fmt: skip
     if kind == "serial":
         from tensilekit.pipeline.executors.local import SerialExecutor
@@ -136,6 +135,19 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
     show_default=True,
     help="ga/grid: write hipBLASLt tensilelite configs or ROCm/Tensile ones.",
 )
+@click.option(
+    "--tool-profile",
+    type=click.Choice(["hipblaslt-7d9fb68", "hipblaslt-develop"]),
+    default=None,
+    help="The hipBLASLt release of the installed tools (default: detected from hipblaslt-bench --version).",
+)
+@click.option(
+    "--tensile-profile",
+    type=click.Choice(["tensile-09ec347", "tensile-a164ed70"]),
+    default="tensile-a164ed70",
+    show_default=True,
+    help="ga/grid with --config-dialect tensile: the ROCm/Tensile release of the driver.",
+)
 @click.option("--devices", default="0", show_default=True, callback=_devices, help="GPU indices to use, e.g. 0,1,2,3.")
 @click.option(
     "--slots-per-device",
@@ -211,7 +223,8 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
 )
 @click.option(
     "--library-logic",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    # checked at preflight: a missing or unreadable folder is bad input (exit 3), not usage
+    type=click.Path(path_type=Path),
     default=None,
     help="Logic files the installed hipBLASLt was built from (required without --simulate).",
 )
@@ -245,6 +258,8 @@ def tune_command(
     time_budget: float | None,
     grid_limit: int,
     config_dialect: str,
+    tool_profile: str | None,
+    tensile_profile: str,
     devices: tuple[int, ...],
     slots_per_device: int,
     executor_kind: str,
@@ -285,19 +300,22 @@ def tune_command(
     if population <= 2 and mode == "ga":
         raise click.UsageError("--population must be larger than the 2 elite kernels")
     read_workloads(list(logs), strict=strict)  # bad lines: file:line warnings (or exit 3), as every command
-    config = TuneConfig(
-        logs=logs, arch=arch, workdir=workdir, simulate=simulate, mode=mode, devices=devices,
-        slots_per_device=slots_per_device, retries=retries, timeout=timeout, keep_thr=keep_thr, err_thr=err_thr,
-        up_thr=up_thr, top_k=top_k, verify_ratio=verify_ratio, from_stage=from_stage, only=only, no_rerun=no_rerun, merge_into=merge_into,
-        library_logic=library_logic, seed=seed, bench_executable=bench_executable,
-        create_library_executable=create_library_executable, sim_time_scale=sim_time_scale,
-        population=population, generations=generations, stagnation=stagnation, time_budget=time_budget,
-        grid_limit=grid_limit, search_dialect=config_dialect, tensile_executable=tensile_executable,
-    )  # fmt: skip
-    if not simulate and library_logic is not None and executor_kind != "ray":  # Ray workers have their own PATH
-        _require_tool(bench_executable, "hipBLASLt's hipblaslt-bench client")
-        if mode in ("ga", "grid"):
-            _require_tool(tensile_executable, "the Tensile benchmark driver")
+    from pydantic import ValidationError
+
+    try:
+        config = TuneConfig(
+            logs=logs, arch=arch, workdir=workdir, simulate=simulate, mode=mode, devices=devices,
+            slots_per_device=slots_per_device, retries=retries, timeout=timeout, keep_thr=keep_thr, err_thr=err_thr,
+            up_thr=up_thr, top_k=top_k, verify_ratio=verify_ratio, from_stage=from_stage, only=only, no_rerun=no_rerun,
+            merge_into=merge_into, library_logic=library_logic, seed=seed, bench_executable=bench_executable,
+            create_library_executable=create_library_executable, sim_time_scale=sim_time_scale,
+            population=population, generations=generations, stagnation=stagnation, time_budget=time_budget,
+            grid_limit=grid_limit, search_dialect=config_dialect, tensile_executable=tensile_executable,
+            tool_profile=tool_profile, tensile_profile=tensile_profile,
+        )  # fmt: skip
+    except ValidationError as error:  # option combinations TuneConfig refuses are usage errors (exit 2)
+        problems = "; ".join(f"{'.'.join(map(str, item['loc'])) or 'options'}: {item['msg']}" for item in error.errors())
+        raise click.UsageError(problems) from None
     stderr = Console(stderr=True, highlight=False, soft_wrap=True)
     executor = build_executor(executor_kind, config, address)
     try:
@@ -312,14 +330,3 @@ def tune_command(
 
 
 __all__ = ["tune_command"]
-
-
-def _require_tool(program: str, what: str) -> None:
-    """A missing benchmark tool is exit 4 before any stage runs, not one failure per job."""
-    import shutil
-
-    from tensilekit.errors import ToolNotFound
-
-    found = Path(program).exists() if os.sep in program else shutil.which(program) is not None
-    if not found:
-        raise ToolNotFound(f"{program} ({what}) is not on PATH; install it, or use --simulate")

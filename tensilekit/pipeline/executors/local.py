@@ -1,7 +1,8 @@
 """Local executors: the serial reference and a device-pinned pool for one machine.
 
-Scheduler (``LocalExecutor.run``), in the manner of dask's local scheduler
---------------------------------------------------------------------------
+Scheduler (:func:`~tensilekit.pipeline.executors.scheduling.run_schedule`, shared with the Ray
+executor), in the manner of dask's local scheduler
+------------------------------------------------------------------------------------------
 State, all owned by the calling thread:
 
 * two ready queues, GPU jobs and CPU jobs, each sorted **longest first** (by ``Job.cost``,
@@ -27,19 +28,17 @@ executor passes ``timeout`` on in the :class:`JobContext`.
 
 from __future__ import annotations
 
-import collections
 import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
 
 from tensilekit.pipeline.executors import check_unique_ids
+from tensilekit.pipeline.executors.scheduling import Finished, Slot, run_schedule, should_retry
 from tensilekit.pipeline.jobs import (
-    Attempt,
     EventCallback,
     Job,
     JobContext,
-    JobEvent,
     JobFinished,
     JobKind,
     JobOutcome,
@@ -55,11 +54,6 @@ def _check_policy(retries: int, timeout: float | None) -> None:
         raise ValueError("retries must be >= 0")
     if timeout is not None and timeout <= 0:
         raise ValueError("timeout must be > 0 seconds")
-
-
-def should_retry(attempt: Attempt, number: int, retries: int) -> bool:
-    """Whether attempt ``number`` (1-based) of a job is followed by another one."""
-    return not attempt.ok and attempt.retryable and number <= retries
 
 
 class SerialExecutor:
@@ -162,94 +156,41 @@ class LocalExecutor:
         return None
 
     def run(self, jobs: Sequence[Job], on_event: EventCallback | None = None) -> list[JobOutcome]:
-        """Run ``jobs`` on the pool; outcomes come back in input order."""
+        """Run ``jobs`` on the pool; outcomes come back in input order (:func:`run_schedule`)."""
         check_unique_ids(jobs)
-        emit = on_event or (lambda event: None)
-        order = {job.id: position for position, job in enumerate(jobs)}
+        slots = [
+            Slot(str(device), device) for device in self.device_ids for _ in range(self.slots_per_device)
+        ]
+        return run_schedule(
+            jobs, slots, _ThreadBackend(self.timeout, self._clock), cpu_slots=self.cpu_slots, retries=self.retries,
+            emit=on_event or (lambda event: None),
+        )  # fmt: skip
 
-        def longest_first(kind: JobKind) -> collections.deque[tuple[Job, int]]:
-            chosen = sorted((job for job in jobs if job.kind is kind), key=lambda job: (-job.cost, order[job.id]))
-            return collections.deque((job, 1) for job in chosen)
 
-        ready = {JobKind.GPU: longest_first(JobKind.GPU), JobKind.CPU: longest_first(JobKind.CPU)}
-        running_on = {device: 0 for device in self.device_ids}
-        dispatched_to = {device: 0 for device in self.device_ids}
-        last_device: dict[str, int] = {}
-        cpu_running = 0
-        in_flight = 0
-        done: queue.SimpleQueue[tuple[Job, int, Attempt]] = queue.SimpleQueue()
-        outcomes: dict[str, JobOutcome] = {}
+class _ThreadBackend:
+    """Each attempt in its own thread, pinned by its context's environment; results via a queue."""
 
-        events: list[JobEvent] = []
+    def __init__(self, timeout: float | None, clock: Callable[[], float]) -> None:
+        self.timeout = timeout
+        self.clock = clock
+        self.done: queue.SimpleQueue[Finished] = queue.SimpleQueue()
 
-        def start(job: Job, number: int, device: int | None) -> None:
-            context = JobContext(job.id, number, device, self.timeout, device_env(device))
+    def start(self, job: Job, number: int, slot: Slot | None) -> None:
+        device = slot.device if slot is not None else None
+        context = JobContext(job.id, number, device, self.timeout, device_env(device))
 
-            def work() -> None:
-                done.put((job, number, run_attempt(job, context, self._clock)))
+        def work() -> None:
+            self.done.put(Finished(job, number, slot, run_attempt(job, context, self.clock)))
 
-            threading.Thread(target=work, name=f"tensilekit-job-{job.id}", daemon=True).start()
-            events.append(JobStarted(job.id, number, device, job.kind))
+        threading.Thread(target=work, name=f"tensilekit-job-{job.id}", daemon=True).start()
 
-        def finish(job: Job, number: int, attempt: Attempt) -> None:
-            nonlocal in_flight, cpu_running
-            in_flight -= 1
-            if job.kind is JobKind.GPU and attempt.device is not None:
-                running_on[attempt.device] -= 1
-                last_device[job.id] = attempt.device
-            else:
-                cpu_running -= 1
-            if should_retry(attempt, number, self.retries):
-                events.append(JobRetrying(job.id, number, attempt.device, attempt.error or ""))
-                ready[job.kind].appendleft((job, number + 1))
-                return
-            outcome = JobOutcome.from_attempt(job.id, attempt, number)
-            outcomes[job.id] = outcome
-            events.append(JobFinished(outcome, job.kind))
-
-        def pick_device(job: Job) -> int | None:
-            free = [device for device in self.device_ids if running_on[device] < self.slots_per_device]
-            if not free:
-                return None
-            avoid = last_device.get(job.id)
-            if avoid is not None and len(free) > 1 and avoid in free:
-                free.remove(avoid)
-            return min(
-                free, key=lambda device: (running_on[device], dispatched_to[device], self.device_ids.index(device))
-            )
-
-        while ready[JobKind.GPU] or ready[JobKind.CPU] or in_flight:
-            while ready[JobKind.GPU]:
-                job, number = ready[JobKind.GPU][0]
-                device = pick_device(job)
-                if device is None:
-                    break
-                ready[JobKind.GPU].popleft()
-                running_on[device] += 1
-                dispatched_to[device] += 1
-                in_flight += 1
-                start(job, number, device)
-            while ready[JobKind.CPU] and cpu_running < self.cpu_slots:
-                job, number = ready[JobKind.CPU].popleft()
-                cpu_running += 1
-                in_flight += 1
-                start(job, number, None)
-            # Events (job-cache writes, displays) are handled only once the free slots are busy
-            # again, so their cost never delays the next job.
-            for event in events:
-                emit(event)
-            events.clear()
-            if not in_flight:
-                continue
-            finish(*done.get())
-            while True:
-                try:
-                    finish(*done.get_nowait())
-                except queue.Empty:
-                    break
-        for event in events:
-            emit(event)
-        return [outcomes[job.id] for job in jobs]
+    def wait(self) -> list[Finished]:
+        finished = [self.done.get()]
+        while True:
+            try:
+                finished.append(self.done.get_nowait())
+            except queue.Empty:
+                return finished
 
 
 __all__ = ["LocalExecutor", "SerialExecutor", "should_retry"]

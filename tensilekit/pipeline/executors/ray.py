@@ -12,10 +12,10 @@ Design
   ``resource="GPU"`` the actors hold Ray GPUs instead and take their index from
   ``ray.get_gpu_ids()``.
 * **CPU jobs** (library builds) are plain tasks with ``num_cpus=1``.
-* **Scheduling** mirrors :class:`~tensilekit.pipeline.executors.local.LocalExecutor`: longest
-  job first, to the idle slot whose device runs the fewest jobs, retries while attempts remain;
-  events are emitted on the driver. A dead actor fails its attempt (which is retried elsewhere)
-  and leaves the pool.
+* **Scheduling** is the local pool's own loop
+  (:func:`~tensilekit.pipeline.executors.scheduling.run_schedule`): longest job first, to the
+  idle slot whose device runs the fewest jobs, retries while attempts remain; events are emitted
+  on the driver. A dead actor fails its attempt (which is retried elsewhere) and leaves the pool.
 * **Results are identical** to the local executors because a job's value depends only on its
   payload. Work directories must be on a filesystem every node sees (all paths in payloads
   are absolute).
@@ -26,31 +26,55 @@ Ray is imported only when an executor is created; without it :class:`MissingDepe
 
 from __future__ import annotations
 
-import collections
 import socket
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from tensilekit.errors import MissingDependency, PipelineError
+from tensilekit.errors import MissingDependency, PipelineError, ToolError
 from tensilekit.pipeline.executors import check_unique_ids
-from tensilekit.pipeline.executors.local import should_retry
+from tensilekit.pipeline.executors.scheduling import Finished, Slot, run_schedule
 from tensilekit.pipeline.jobs import (
     Attempt,
     EventCallback,
     Job,
     JobContext,
-    JobEvent,
-    JobFinished,
     JobKind,
     JobOutcome,
-    JobRetrying,
-    JobStarted,
     device_env,
     run_attempt,
 )
 
 DEVICE_RESOURCE = "tensilekit_device"
+CONNECT_TIMEOUT_S = 10.0
+"""How long a Ray head may take to accept a TCP connection before the address counts as unreachable."""
+DEFAULT_RAY_PORT = 6379
+CLIENT_RAY_PORT = 10001
+
+
+def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise :class:`~tensilekit.errors.ToolError` unless ``address``'s host:port accepts a
+    TCP connection within ``timeout`` seconds (``ray.init`` itself retries for minutes).
+
+    ``auto`` and ``local`` are left to Ray (they name no host).
+    """
+    if address in ("auto", "local"):
+        return
+    text = address.removeprefix("ray://")
+    default_port = CLIENT_RAY_PORT if address.startswith("ray://") else DEFAULT_RAY_PORT
+    host, _, port = text.rpartition(":") if ":" in text else (text, "", str(default_port))
+    try:
+        number = int(port)
+    except ValueError:
+        raise ToolError(f"--address {address!r}: expected host:port or ray://host:port") from None
+    try:
+        with socket.create_connection((host, number), timeout=timeout):
+            pass
+    except OSError as error:
+        raise ToolError(
+            f"cannot reach the Ray cluster at {address} ({host}:{number}: {error}); is the head node up "
+            "(ray start --head) and the address right?"
+        ) from None
 
 
 def import_ray() -> Any:
@@ -101,8 +125,11 @@ class RayExecutor:
     """Run jobs on a Ray cluster; see the module docstring.
 
     Args:
-        address: ``ray.init`` address (``"auto"``, ``"ray://host:10001"``); None starts or joins
-            a local instance. An already initialised Ray is used as is.
+        address: ``ray.init`` address (``"auto"``, ``"host:6379"``, ``"ray://host:10001"``); None
+            starts a private local instance with ``local_devices`` device units. An address
+            whose host:port does not answer within ``connect_timeout`` seconds fails at once
+            (:func:`check_reachable`) instead of hanging in ``ray.init``. An already initialised
+            Ray is used as is.
         slots_per_device: concurrent jobs per device.
         cpu_slots: concurrent CPU jobs (each a ``num_cpus=1`` task).
         retries: extra attempts for a failed job.
@@ -121,6 +148,8 @@ class RayExecutor:
         timeout: float | None = None,
         resource: str = DEVICE_RESOURCE,
         init_kwargs: dict[str, Any] | None = None,
+        local_devices: int = 1,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
     ) -> None:
         if slots_per_device < 1 or cpu_slots < 1 or retries < 0:
             raise ValueError("slots_per_device and cpu_slots must be >= 1, retries >= 0")
@@ -132,6 +161,8 @@ class RayExecutor:
         self.timeout = timeout
         self.resource = resource
         self.init_kwargs = dict(init_kwargs or {})
+        self.local_devices = max(1, local_devices)
+        self.connect_timeout = connect_timeout
         self._slots: list[_Slot] = []
         self._started_ray = False
 
@@ -139,9 +170,23 @@ class RayExecutor:
 
     def _connect(self) -> None:
         ray = self._ray
-        if not ray.is_initialized():
-            ray.init(address=self.address, log_to_driver=False, **self.init_kwargs)
-            self._started_ray = True
+        if ray.is_initialized():
+            return
+        kwargs = dict(self.init_kwargs)
+        if self.address is None:
+            # A private local instance ("local" never joins a cluster RAY_ADDRESS or a running
+            # `ray start` points at), offering one device unit per --devices entry.
+            address = "local"
+            kwargs.setdefault("include_dashboard", False)
+            if self.resource != "GPU":
+                resources = dict(kwargs.get("resources") or {})
+                resources.setdefault(self.resource, self.local_devices)
+                kwargs["resources"] = resources
+        else:
+            address = self.address
+            check_reachable(address, self.connect_timeout)
+        ray.init(address=address, log_to_driver=False, **kwargs)
+        self._started_ray = True
 
     def _ensure_slots(self) -> list[_Slot]:
         if self._slots:
@@ -212,84 +257,57 @@ class RayExecutor:
     # ------------------------------------------------------------------------- scheduling
 
     def run(self, jobs: Sequence[Job], on_event: EventCallback | None = None) -> list[JobOutcome]:
-        """Run ``jobs`` on the cluster; outcomes come back in input order."""
+        """Run ``jobs`` on the cluster; outcomes come back in input order (:func:`run_schedule`)."""
         check_unique_ids(jobs)
         if not jobs:
             return []
-        ray = self._ray
-        emit = on_event or (lambda event: None)
-        slots = list(self._ensure_slots()) if any(job.kind is JobKind.GPU for job in jobs) else []
-        order = {job.id: position for position, job in enumerate(jobs)}
+        workers = list(self._ensure_slots()) if any(job.kind is JobKind.GPU for job in jobs) else []
+        slots = [Slot(worker.label, worker.device, worker.node, worker) for worker in workers]
 
-        def longest_first(kind: JobKind) -> collections.deque[tuple[Job, int]]:
-            chosen = sorted((job for job in jobs if job.kind is kind), key=lambda job: (-job.cost, order[job.id]))
-            return collections.deque((job, 1) for job in chosen)
+        def dead(slot: Slot) -> None:
+            if slot.handle in self._slots:
+                self._slots.remove(slot.handle)
 
-        ready = {JobKind.GPU: longest_first(JobKind.GPU), JobKind.CPU: longest_first(JobKind.CPU)}
-        idle = list(slots)
-        running_on: dict[str, int] = collections.Counter()
-        dispatched_to: dict[str, int] = collections.Counter()
-        in_flight: dict[Any, tuple[Job, int, _Slot | None]] = {}
-        cpu_running = 0
-        outcomes: dict[str, JobOutcome] = {}
-        cpu_task = ray.remote(num_cpus=1)(_cpu_attempt)
-
-        events: list[JobEvent] = []
-        while ready[JobKind.GPU] or ready[JobKind.CPU] or in_flight:
-            while ready[JobKind.GPU] and idle:
-                slot = min(
-                    idle, key=lambda item: (running_on[item.label], dispatched_to[item.label], slots.index(item))
-                )
-                idle.remove(slot)
-                job, number = ready[JobKind.GPU].popleft()
-                running_on[slot.label] += 1
-                dispatched_to[slot.label] += 1
-                in_flight[slot.actor.run.remote(job, number, self.timeout)] = (job, number, slot)
-                events.append(JobStarted(job.id, number, slot.device, job.kind, slot.node))
-            while ready[JobKind.CPU] and cpu_running < self.cpu_slots:
-                job, number = ready[JobKind.CPU].popleft()
-                cpu_running += 1
-                in_flight[cpu_task.remote(job, number, self.timeout)] = (job, number, None)
-                events.append(JobStarted(job.id, number, None, job.kind))
-            for event in events:  # after the free slots are busy again, as in the local pool
-                emit(event)
-            events.clear()
-            if not in_flight:
-                if ready[JobKind.GPU] or ready[JobKind.CPU]:
-                    raise PipelineError("every device worker of the Ray cluster has died")
-                break
-            done_refs, _ = ray.wait(list(in_flight), num_returns=1)
-            for done in done_refs:
-                job, number, owner = in_flight.pop(done)
-                try:
-                    attempt = ray.get(done)
-                    alive = True
-                except Exception as error:  # noqa: BLE001 - a dead worker or lost object fails the attempt
-                    now = time.monotonic()
-                    attempt = Attempt(
-                        ok=False, error_type=type(error).__name__, error=str(error)[:2000], started=now, finished=now,
-                        device=owner.device if owner else None, node=owner.node if owner else None,
-                    )  # fmt: skip
-                    alive = not isinstance(error, ray.exceptions.RayActorError)
-                if owner is not None:
-                    running_on[owner.label] -= 1
-                    if alive:
-                        idle.append(owner)
-                    else:
-                        slots.remove(owner)
-                        self._slots.remove(owner)
-                else:
-                    cpu_running -= 1
-                if should_retry(attempt, number, self.retries):
-                    events.append(JobRetrying(job.id, number, attempt.device, attempt.error or ""))
-                    ready[job.kind].appendleft((job, number + 1))
-                    continue
-                outcome = JobOutcome.from_attempt(job.id, attempt, number)
-                outcomes[job.id] = outcome
-                events.append(JobFinished(outcome, job.kind))
-        for event in events:
-            emit(event)
-        return [outcomes[job.id] for job in jobs]
+        return run_schedule(
+            jobs, slots, _RayBackend(self._ray, self.timeout), cpu_slots=self.cpu_slots, retries=self.retries,
+            emit=on_event or (lambda event: None), on_dead=dead,
+        )  # fmt: skip
 
 
-__all__ = ["DEVICE_RESOURCE", "RayExecutor", "import_ray"]
+class _RayBackend:
+    """Attempts as actor calls (GPU) or ``num_cpus=1`` tasks (CPU); a dead actor fails its attempt."""
+
+    def __init__(self, ray: Any, timeout: float | None) -> None:
+        self.ray = ray
+        self.timeout = timeout
+        self.cpu_task = ray.remote(num_cpus=1)(_cpu_attempt)
+        self.in_flight: dict[Any, tuple[Job, int, Slot | None]] = {}
+
+    def start(self, job: Job, number: int, slot: Slot | None) -> None:
+        if slot is None:
+            reference = self.cpu_task.remote(job, number, self.timeout)
+        else:
+            reference = slot.handle.actor.run.remote(job, number, self.timeout)
+        self.in_flight[reference] = (job, number, slot)
+
+    def wait(self) -> list[Finished]:
+        ray = self.ray
+        done_refs, _ = ray.wait(list(self.in_flight), num_returns=1)
+        finished: list[Finished] = []
+        for done in done_refs:
+            job, number, slot = self.in_flight.pop(done)
+            try:
+                attempt = ray.get(done)
+                alive = True
+            except Exception as error:  # noqa: BLE001 - a dead worker or lost object fails the attempt
+                now = time.monotonic()
+                attempt = Attempt(
+                    ok=False, error_type=type(error).__name__, error=str(error)[:2000], started=now, finished=now,
+                    device=slot.device if slot else None, node=slot.node if slot else None,
+                )  # fmt: skip
+                alive = not isinstance(error, ray.exceptions.RayActorError)
+            finished.append(Finished(job, number, slot, attempt, alive))
+        return finished
+
+
+__all__ = ["CONNECT_TIMEOUT_S", "DEVICE_RESOURCE", "RayExecutor", "check_reachable", "import_ray"]

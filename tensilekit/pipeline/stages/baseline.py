@@ -14,7 +14,7 @@ from typing import Any
 
 from tensilekit.errors import StageFailed
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.simulate import estimate_time_us
+from tensilekit.pipeline.costs import estimate_time_us
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.common import (
     BASELINE,
@@ -29,6 +29,7 @@ from tensilekit.pipeline.stages.common import (
     problem_columns,
     share_table,
 )
+from tensilekit.tools.hipblaslt_bench import bench_problem_issue
 
 BASELINE_FILE = "baseline.json"
 
@@ -53,16 +54,31 @@ class BaselineStage(TuneStage):
         options = accurate_options(config, requested_solution=1)
         iterations = config.accurate_iters + config.accurate_cold_iters
         estimates = {gemm.id: estimate_time_us(gemm.problem, config.arch) for gemm in gemms}
+        # A GEMM the installed bench cannot express is reported, never replayed as another problem.
+        profile = config.hipblaslt_profile()
+        unsupported = {
+            gemm.id: issue for gemm in gemms if (issue := bench_problem_issue(gemm.problem, profile)) is not None
+        }
+        for gemm_id, issue in unsupported.items():
+            context.log(f"{gemm_id} not benchmarked: {issue}")
+        runnable = [gemm for gemm in gemms if gemm.id not in unsupported]
         jobs = [
             bench_job_for(f"base-{gemm.id}", bench_spec(config, gemm.problem, options), estimates[gemm.id] * iterations)
-            for gemm in gemms
+            for gemm in runnable
         ]
-        outcomes = context.run_jobs(jobs, phase="baseline", subjects={f"base-{gemm.id}": gemm.label for gemm in gemms})
+        outcomes = context.run_jobs(
+            jobs, phase="baseline", subjects={f"base-{gemm.id}": gemm.label for gemm in runnable}
+        )
         measured: dict[str, dict[str, Any]] = {}
-        for gemm, outcome in zip(gemms, outcomes, strict=True):
+        for gemm, outcome in zip(runnable, outcomes, strict=True):
             if outcome.ok and outcome.value["results"]:
                 measured[gemm.id] = outcome.value["results"][0]
         if not measured:
+            if unsupported:
+                raise StageFailed(
+                    f"no GEMM could be benchmarked: {len(unsupported)} cannot be expressed by {profile.description} "
+                    f"(e.g. {next(iter(unsupported.values()))}), the others failed; see failures.json"
+                )
             raise StageFailed("every baseline benchmark failed; see failures.json")
         order = [gemm.id for gemm in gemms]
         calls = {gemm.id: gemm.problem.call_count for gemm in gemms}
@@ -86,6 +102,7 @@ class BaselineStage(TuneStage):
                 "measured": measured.get(gemm.id),
                 "measured_share": measured_share.get(gemm.id),
                 "kept": gemm.id in kept,
+                "unsupported": unsupported.get(gemm.id),
             }
             for gemm in gemms
         }
@@ -117,10 +134,11 @@ class BaselineStage(TuneStage):
                         result["solution_index"],
                         result["solution_name"],
                         result["norm_error"],
-                        "ok",
+                        "failed verification" if result.get("verify_failed") else "ok",
                     ]
                     if (result := measured.get(gemm.id)) is not None
-                    else [None, None, None, None, None, "failed"]
+                    else [None, None, None, None, None,
+                          f"not expressible: {unsupported[gemm.id]}" if gemm.id in unsupported else "failed"]
                 )
                 for gemm in gemms
             ),

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.simulate import estimate_time_us
+from tensilekit.pipeline.costs import estimate_time_us
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.build import BUILD_FILE
 from tensilekit.pipeline.stages.common import (
@@ -43,6 +43,8 @@ def compare(reference: dict[str, Any] | None, tuned: dict[str, Any] | None) -> d
     """Uplift (reference time / tuned time - 1) and error ratio of one GEMM's two runs (pure)."""
     if reference is None or tuned is None:
         return {"uplift": None, "error_ratio": None, "status": "benchmark failed"}
+    if tuned.get("verify_failed"):  # hipblaslt-bench printed "failed" in atol/rtol
+        return {"uplift": None, "error_ratio": None, "status": "tuned kernel failed verification"}
     uplift = reference["us"] / tuned["us"] - 1.0 if reference["us"] and tuned["us"] else None
     return {"uplift": uplift, "error_ratio": error_ratio(tuned["norm_error"], reference["norm_error"]), "status": "ok"}
 
@@ -98,7 +100,8 @@ class BenchmarkStage(TuneStage):
         )
         rows = [results_row(config.data_label, gemm.id, gemm.problem, records[gemm.id]) for gemm in gemms]
         context.write_csv(context.path(RAW_RESULTS), RESULTS_HEADER, rows)
-        context.write_csv(Path(context.run_root) / "results" / RAW_RESULTS, RESULTS_HEADER, rows)
+        results = context.own_dir(Path(context.run_root) / "results")
+        context.write_csv(results / RAW_RESULTS, RESULTS_HEADER, rows)
         judged = sum(1 for record in records.values() if record["status"] == "ok")
         return StageResult(summary=f"{judged}/{len(gemms)} GEMM(s) compared, reference vs tuned library")
 

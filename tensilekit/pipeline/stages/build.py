@@ -37,7 +37,7 @@ from tensilekit.pipeline.stages.common import (
 )
 from tensilekit.pipeline.stages.library import CATALOG_FILE, catalog_source, lookup
 from tensilekit.pipeline.stages.search import SEARCH_FILE
-from tensilekit.tools.create_library import CreateLibraryConfig, run_create_library
+from tensilekit.tools.create_library import CreateLibraryConfig, CreateLibraryFlavor, run_create_library
 from tensilekit.tools.runner import SubprocessRunner
 
 BUILD_FILE = "build.json"
@@ -107,6 +107,7 @@ class BuildStage(TuneStage):
         values: dict[str, Any] = {"arch": config.arch, "simulate": config.simulate}
         if not config.simulate:
             values["create_library_executable"] = config.create_library_executable
+            values["tool_profile"] = config.hipblaslt_profile().name  # decides the command line
         return values
 
     def tools(self, config: TuneConfig) -> list[str]:
@@ -138,8 +139,7 @@ class BuildStage(TuneStage):
             source = catalog_source(context.run_root, catalog, source_index)
             groups[source.name].append((gemms[gemm_id], winner, source, position))
 
-        logic_dir = context.path(LOGIC_DIR)
-        logic_dir.mkdir(parents=True, exist_ok=True)
+        logic_dir = context.own_dir(context.path(LOGIC_DIR))
         loaded: dict[Path, LogicFile] = {}
         entries: dict[str, dict[str, Any]] = {}
         records: dict[str, tuple[Path, int]] = {}
@@ -214,11 +214,19 @@ class BuildStage(TuneStage):
 
     @staticmethod
     def _create_library(context: StageContext, config: TuneConfig, logic_dir: Path) -> Path:
-        output = context.path(TCL_DIR)
+        output = context.own_dir(context.path(TCL_DIR))  # the job empties it: it must be ours
+        # The release's command line: hipBLASLt 7d9fb68 needs --merge-files --separate-architectures
+        # for --lazy-library-loading (TensileCreateLibrary.py:1393-1394); rocm-libraries loads lazily
+        # by default and has none of those flags.
+        flavor = CreateLibraryFlavor(config.hipblaslt_profile().create_library_flavor)
+        options: dict[str, Any] = (
+            {"merge_files": True, "separate_architectures": True, "lazy_library_loading": True}
+            if flavor is CreateLibraryFlavor.HIPBLASLT_2024 else {}
+        )  # fmt: skip
         spec = CreateLibraryJobSpec(
             config=CreateLibraryConfig(
                 logic_dir=logic_dir, output_dir=output, architecture=config.arch, library_format="msgpack",
-                merge_files=True, separate_architectures=True, lazy_library_loading=True,
+                flavor=flavor, **options,
             ),
             executable=config.create_library_executable,
             logic_hash=hash_path(logic_dir),

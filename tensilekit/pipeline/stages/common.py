@@ -14,7 +14,8 @@ from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.jobs import Job, JobContext, JobKind, make_job
 from tensilekit.pipeline.simulate import SIMULATOR_VERSION, SimulatedBenchRunner, SimulatorConfig
 from tensilekit.pipeline.stage import BaseStage, StageContext
-from tensilekit.tools.hipblaslt_bench import BenchOptions, BenchResult, run_bench
+from tensilekit.tools.hipblaslt_bench import BenchOptions, BenchResult, InvalidMeasurement, run_bench
+from tensilekit.tools.profiles import tool_profile
 from tensilekit.tools.runner import CommandRunner, SubprocessRunner
 from tensilekit.workload.problem import GemmProblem
 
@@ -102,6 +103,8 @@ class BenchJobSpec(BaseModel):
     """Content hash of ``library_dir``: a rebuilt library invalidates cached results."""
     executable: str = "hipblaslt-bench"
     simulator: SimulatorConfig | None = None
+    tool_profile: str | None = None
+    """The hipBLASLt release whose command line the job speaks (:mod:`tensilekit.tools.profiles`)."""
 
 
 def runner_for(spec: BenchJobSpec) -> CommandRunner:
@@ -120,6 +123,7 @@ def compact_result(result: BenchResult) -> dict[str, Any]:
         "us": result.us,
         "gflops": result.gflops,
         "norm_error": result.number("norm_error"),
+        "verify_failed": result.verification_failed,
     }
 
 
@@ -127,7 +131,10 @@ def bench_job(context: JobContext, spec: BenchJobSpec) -> dict[str, Any]:
     """Run hipblaslt-bench (or the simulator) for one problem, pinned by ``context.env``.
 
     Raises whatever :func:`~tensilekit.tools.hipblaslt_bench.run_bench` raises (non-zero exit,
-    timeout, unparsable output); the executor records it as a failed attempt.
+    timeout, unparsable output), and :class:`~tensilekit.tools.hipblaslt_bench.InvalidMeasurement`
+    for a NaN, infinite, zero or negative time: the executor records it as a failed attempt of
+    this job (retried per ``--retries``, then reported), so it never becomes a result. A kernel
+    that failed ``--verify`` (``failed`` tolerances) is a result: ``verify_failed``.
     """
     output = run_bench(
         runner_for(spec),
@@ -137,7 +144,13 @@ def bench_job(context: JobContext, spec: BenchJobSpec) -> dict[str, Any]:
         library_dir=spec.library_dir,
         env=context.env,
         timeout=context.timeout,
+        profile=tool_profile(spec.tool_profile) if spec.tool_profile else None,
     )
+    for result in (*output.results, *((output.winner,) if output.winner is not None else ())):
+        problem = result.measurement_error()
+        if problem is not None:
+            solution = result.solution_name or result.kernel_name or result.solution_index
+            raise InvalidMeasurement(f"hipblaslt-bench reported {problem} for solution {solution}: a measurement error")
     return {
         "results": [compact_result(result) for result in output.results],
         "winner": compact_result(output.winner) if output.winner is not None else None,
@@ -159,6 +172,7 @@ def bench_spec(
         library_hash=library_hash,
         executable=config.bench_executable,
         simulator=config.simulator(),
+        tool_profile=config.hipblaslt_profile().name,
     )
 
 

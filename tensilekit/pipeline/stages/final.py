@@ -58,8 +58,7 @@ class FinalStage(TuneStage):
         for gemm_id, entry in build["entries"].items():
             if gemm_id in kept:
                 wanted.setdefault(entry["file"], set()).add(tuple(size_key(gemms[gemm_id])))
-        target = context.run_root / FINAL_DIR
-        target.mkdir(parents=True, exist_ok=True)
+        target = context.own_dir(context.run_root / FINAL_DIR)
         written: dict[str, int] = {}
         for name in sorted(wanted):
             reduced = keep_sizes(load_logic(context.upstream_path(BUILD, f"{LOGIC_DIR}/{name}")), wanted[name])

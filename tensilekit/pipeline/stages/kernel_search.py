@@ -37,23 +37,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from tensilekit.errors import SearchError, StageFailed, TensilekitError
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.io.logic_io import dump_logic, load_logic, logic_from_data
 from tensilekit.model.logic import LogicFile, LogicSolution
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.jobs import JobContext, JobKind, make_job
+from tensilekit.pipeline.costs import estimate_time_us
+from tensilekit.pipeline.jobs import JobKind, make_job
 from tensilekit.pipeline.simulate import (
-    SIMULATED,
     SIMULATOR_VERSION,
-    SimulatorConfig,
-    estimate_time_us,
     problem_type_dict,
     problem_type_name,
 )
-from tensilekit.pipeline.simulate_tensile import SimulatedTensileRunner, letters_of
 from tensilekit.pipeline.stage import StageContext, StageResult, canonical_json, relative_to_root
 from tensilekit.pipeline.stages.baseline import BASELINE_FILE
 from tensilekit.pipeline.stages.build import equality_logic, size_key
@@ -69,11 +64,23 @@ from tensilekit.pipeline.stages.common import (
     problem_columns,
     read_json,
 )
+from tensilekit.pipeline.stages.kernel_groups import (
+    DriverJobSpec,
+    SearchGroup,
+    build_groups,
+    config_header,
+    driver_job,
+    shape_problem,
+)
 from tensilekit.pipeline.stages.library import CATALOG_FILE, catalog_source, lookup, problem_type_key, type_key_text
 from tensilekit.pipeline.stages.search import SEARCH_FILE
-from tensilekit.search.clusters import cluster_sizes
-from tensilekit.search.configs import enqueues_per_sync, problem_type_config, tuning_config, write_config
-from tensilekit.search.driver import evaluate_with_driver, load_solution_records
+from tensilekit.search.configs import (
+    enqueues_per_sync,
+    library_epilogue,
+    tuning_config,
+    write_config,
+)
+from tensilekit.search.driver import load_solution_records
 from tensilekit.search.ga import (
     GAConfig,
     GAState,
@@ -87,12 +94,10 @@ from tensilekit.search.ga import (
     unevaluated,
 )
 from tensilekit.search.grid import enumerate_kernels
-from tensilekit.search.params import Dialect, KernelParams, ProblemShape
+from tensilekit.search.params import Dialect, KernelParams
 from tensilekit.search.profiles import ArchProfile, gene_space, profile_for
 from tensilekit.search.pruning import make_context
 from tensilekit.search.seeds import seed_from_record, unique
-from tensilekit.tools.runner import CommandRunner, SubprocessRunner
-from tensilekit.workload.problem import COMPUTE_TYPES, tensile_type_letters
 
 STATE_FILE = "ga_state.json"
 SEARCH_CATALOG = "catalog.json"
@@ -101,116 +106,6 @@ RUNS_DIR = "runs"
 LOGIC_DIR = "logic"
 GENERATIONS_FILE = "generations.csv"
 WINNERS_FILE = "winners.csv"
-
-
-class SearchGroup(BaseModel):
-    """One search: a GEMM type and a cluster of its sizes, with the GEMMs that use each size."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    gemm_type: str
-    letters: str
-    type_name: str
-    problem_type: dict[str, Any]
-    shapes: tuple[tuple[int, int, int, int, str, str, int, int], ...]
-    weights: tuple[float, ...]
-    gemms: tuple[tuple[str, int], ...]
-    """``(GEMM id, position of its size in shapes)``."""
-    compute_bytes: int = 4
-    beta: bool = False
-
-    def problem_shapes(self) -> list[ProblemShape]:
-        return [ProblemShape(*shape) for shape in self.shapes]
-
-
-class DriverJobSpec(BaseModel):
-    """Payload of :func:`driver_job`: benchmark some kernels of one group with the driver."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    workdir: str
-    group: SearchGroup
-    kernels: tuple[dict[str, Any], ...]
-    arch: str
-    dialect: Dialect
-    executable: str
-    simulator: SimulatorConfig | None = None
-
-
-def driver_job(context: JobContext, spec: DriverJobSpec) -> dict[str, Any]:
-    """Write the config, run the driver (or the SIMULATED one) and return the measurements."""
-    runner: CommandRunner = SimulatedTensileRunner(spec.simulator) if spec.simulator else SubprocessRunner()
-    profile = profile_for(spec.arch)
-    group = spec.group
-    kernels = [KernelParams.from_json(item) for item in spec.kernels]
-    measurements = evaluate_with_driver(
-        runner, kernels, name=spec.name, workdir=spec.workdir, problem_type=group.problem_type,
-        sizes=group.problem_shapes(), profile=profile, defaults=profile.default_genes(group.letters),
-        type_name=group.type_name, dialect=spec.dialect, executable=spec.executable, env=context.env,
-        timeout=context.timeout, header=_header(group, spec.arch, spec.dialect, spec.simulator is not None),
-        beta=group.beta,
-    )  # fmt: skip
-    return {"measurements": [measurement.to_json() for measurement in measurements]}
-
-
-def _header(group: SearchGroup, arch: str, dialect: str, simulated: bool) -> list[str]:
-    lines = [
-        f"tensilekit kernel search: {group.gemm_type} group {group.name} for {arch} ({dialect} config)",
-        "sizes (M, N, batch, K): " + "; ".join("x".join(str(v) for v in shape[:4]) for shape in group.shapes),
-    ]
-    if simulated:
-        lines.append(f"{SIMULATED}: benchmarked by tensilekit's GPU model, not by a GPU")
-    return lines
-
-
-def _problem_type(problem: Any) -> dict[str, Any]:
-    letters = tensile_type_letters(problem.a_type)
-    dest = tensile_type_letters(problem.d_type)
-    compute = COMPUTE_TYPES.get(problem.compute_type, "S")
-    return problem_type_config(letters, dest, compute, problem.trans_a, problem.trans_b)
-
-
-def build_groups(gemms: Sequence[GemmEntry], config: TuneConfig) -> list[SearchGroup]:
-    """The searches: per GEMM type (in workload order), clusters of distinct sizes."""
-    by_type: dict[str, list[GemmEntry]] = defaultdict(list)
-    for gemm in gemms:
-        by_type[gemm.problem.gemm_type].append(gemm)
-    groups: list[SearchGroup] = []
-    for gemm_type, members in by_type.items():
-        shapes: list[tuple[int, int, int, int, str, str, int, int]] = []
-        weights: list[float] = []
-        owner: list[tuple[str, int]] = []
-        for gemm in members:
-            problem = gemm.problem
-            shape = (problem.m, problem.n, problem.batch, problem.k, problem.trans_a, problem.trans_b,
-                     problem.lda, problem.ldb)  # fmt: skip
-            if shape not in shapes:
-                shapes.append(shape)
-                weights.append(0.0)
-            position = shapes.index(shape)
-            weights[position] += float(problem.call_count)
-            owner.append((gemm.id, position))
-        clusters = cluster_sizes(
-            [ProblemShape(*shape) for shape in shapes], max_distance=config.cluster_distance,
-            max_size=config.cluster_size,
-        )  # fmt: skip
-        first = members[0].problem
-        for number, cluster in enumerate(clusters):
-            local = {position: index for index, position in enumerate(cluster)}
-            groups.append(
-                SearchGroup(
-                    name=f"{gemm_type}_{number}", gemm_type=gemm_type, letters=letters_of(first),
-                    type_name=problem_type_name(first), problem_type=_problem_type(first),
-                    shapes=tuple(shapes[position] for position in cluster),
-                    weights=tuple(weights[position] for position in cluster),
-                    gemms=tuple((gemm_id, local[position]) for gemm_id, position in owner if position in local),
-                    compute_bytes=8 if first.compute_type == "c_f64_r" else 4,
-                    beta=any(gemm.problem.beta != 0 for gemm in members),
-                )
-            )  # fmt: skip
-    return groups
 
 
 class KernelSearchStage(TuneStage):
@@ -252,7 +147,14 @@ class KernelSearchStage(TuneStage):
         groups: list[SearchGroup] = []
         problems: dict[str, SearchProblem] = {}
         skipped: dict[str, str] = {}
-        for group in build_groups(gemms, config):
+        tool = config.driver_profile()
+        context.log(f"kernel search configs for {tool.description} (tool profile {tool.name})")
+        for group in build_groups(gemms, config, tool):
+            issue = tool.config_type_issue(group.type_letters, config.arch)
+            if issue is not None:  # reported, never tuned as another problem
+                skipped[group.name] = f"cannot be expressed: {issue}"
+                continue
+            group = self._with_library_epilogue(context, group, gemms, baseline, catalog, config.search_dialect)
             try:
                 problems[group.name] = self._problem(group, profile, config.search_dialect)
             except SearchError as error:  # e.g. a data type the architecture has no MFMA for
@@ -292,11 +194,39 @@ class KernelSearchStage(TuneStage):
         )
 
     @staticmethod
+    def _with_library_epilogue(
+        context: StageContext,
+        group: SearchGroup,
+        gemms: Sequence[GemmEntry],
+        baseline: Mapping[str, Any],
+        catalog: Mapping[str, Any],
+        dialect: Dialect,
+    ) -> SearchGroup:
+        """The group with the epilogue keys of the library row that serves its GEMMs today
+        (the logic file holding the baseline's solution), so the tuned kernel lands there."""
+        by_id = {gemm.id: gemm for gemm in gemms}
+        for gemm_id, _ in group.gemms:
+            measured = baseline["gemms"][gemm_id]["measured"] or {}
+            found = lookup(dict(catalog), by_id[gemm_id].problem, measured.get("solution_name"))
+            if found is None:
+                continue
+            try:
+                logic = load_logic(catalog_source(context.run_root, dict(catalog), found[0]))
+            except TensilekitError:
+                continue
+            raw = logic.problem_type.model_dump(by_alias=True)
+            epilogue = library_epilogue(raw, dialect)
+            if not epilogue:
+                return group
+            return group.model_copy(update={"problem_type": {**group.problem_type, **epilogue}})
+        return group
+
+    @staticmethod
     def _problem(group: SearchGroup, profile: ArchProfile, dialect: Dialect) -> SearchProblem:
         shapes = group.problem_shapes()
         return SearchProblem(
             space=gene_space(profile, group.letters, dialect),
-            context=make_context(profile, group.letters, shapes, group.compute_bytes),
+            context=make_context(profile, group.letters, shapes, group.compute_bytes, dialect),
             weights=group.weights, stream=group.name,
         )  # fmt: skip
 
@@ -364,8 +294,7 @@ class KernelSearchStage(TuneStage):
         key: str,
     ) -> list[list[Any]]:
         """Advance every group to a stop condition, a generation at a time; checkpoint each."""
-        runs = context.path(RUNS_DIR)
-        runs.mkdir(parents=True, exist_ok=True)
+        runs = context.own_dir(context.path(RUNS_DIR))
         started = time.monotonic()
         resumed_elapsed = max((state.elapsed_s for state in states.values()), default=0.0)
         self._write_first_configs(context, config, groups, problems, seeds, grid, ga_config, states)
@@ -393,9 +322,9 @@ class KernelSearchStage(TuneStage):
                 spec = DriverJobSpec(
                     name=name, workdir=str(runs), group=group, kernels=tuple(kernel.to_json() for kernel in fresh),
                     arch=config.arch, dialect=config.search_dialect, executable=config.tensile_executable,
-                    simulator=config.simulator(),
+                    simulator=config.simulator(), minimum_required_version=config.driver_profile().minimum_required_version,
                 )  # fmt: skip
-                cost = sum(estimate_time_us(_problem_of(shape, group), config.arch) for shape in group.shapes)
+                cost = sum(estimate_time_us(shape_problem(shape, group), config.arch) for shape in group.shapes)
                 cost *= len(fresh) * 2 * enqueues_per_sync(group.problem_shapes()) * 1e-6
                 jobs.append(make_job(f"ga-{name}", driver_job, spec, kind=JobKind.GPU, cost=cost))
                 subjects[f"ga-{name}"] = f"{group.name} generation {generation} ({len(fresh)} kernel(s))"
@@ -436,9 +365,11 @@ class KernelSearchStage(TuneStage):
                 else propose(GAState(), problems[group.name], ga_config, seeds[group.name])
             )  # fmt: skip
             tuned = tuning_config(
-                group.problem_type, group.problem_shapes(), kernels, profile, config.search_dialect, beta=group.beta
+                group.problem_type, group.problem_shapes(), kernels, profile, config.search_dialect, beta=group.beta,
+                minimum_required_version=config.driver_profile().minimum_required_version, bias_type=group.bias_type,
+                activation=group.activation,
             )
-            write_config(folder, group.name, tuned, _header(group, config.arch, config.search_dialect, config.simulate))
+            write_config(folder, group.name, tuned, config_header(group, config.arch, config.search_dialect, config.simulate))
         context.record(folder)
 
     @staticmethod
@@ -535,8 +466,7 @@ class KernelSearchStage(TuneStage):
                 winners[gemm_id] = (kernel, time_us, record, group)
 
         # One logic file per GEMM type, named like the library's file for the type.
-        logic_dir = context.path(LOGIC_DIR)
-        logic_dir.mkdir(parents=True, exist_ok=True)
+        logic_dir = context.own_dir(context.path(LOGIC_DIR))
         sources: list[str] = []
         solutions_index: dict[str, dict[str, list[int]]] = {}
         originals: dict[str, str] = {}
@@ -705,12 +635,6 @@ class KernelSearchStage(TuneStage):
             problem_type_dict(problem), [], [2, 3, 0, 1], [], None, None, "DeviceEfficiency", "Equality",
         ]  # fmt: skip
         return logic_from_data(data, dialect="tensilelite"), None
-
-
-def _problem_of(shape: Sequence[Any], group: SearchGroup) -> Any:
-    from tensilekit.pipeline.simulate_tensile import problem_from_type
-
-    return problem_from_type(group.problem_type, shape[:4])
 
 
 __all__ = ["KernelSearchStage", "SearchGroup", "build_groups", "driver_job"]

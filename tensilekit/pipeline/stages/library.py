@@ -117,8 +117,7 @@ class LibraryStage(TuneStage):
         for gemm in gemms:
             wanted.setdefault(problem_type_key(gemm.problem), gemm.problem)
         if config.simulate:
-            folder = context.path(LOGIC_DIR)
-            folder.mkdir(parents=True, exist_ok=True)
+            folder = context.own_dir(context.path(LOGIC_DIR))
             written: list[str] = []
             for problem in wanted.values():
                 name, logic = library_logic(config.arch, problem)

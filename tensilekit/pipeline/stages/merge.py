@@ -14,8 +14,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from tensilekit.io.atomic import write_text_atomic
 from tensilekit.merge import MergePolicy, merge_directories
 from tensilekit.pipeline.config import TuneConfig
+from tensilekit.pipeline.simulate import SIMULATED
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.build import BUILD_FILE
 from tensilekit.pipeline.stages.common import BUILD, FINAL, MERGE, TuneStage, read_json
@@ -51,11 +53,12 @@ class MergeStage(TuneStage):
         else:
             original = self._sources(context, sorted(files))
             origin = "the logic files the winners came from"
-        output = context.run_root / MERGED_DIR
-        output.mkdir(parents=True, exist_ok=True)
+        output = context.own_dir(context.run_root / MERGED_DIR)
         for stale in output.glob("*.yaml"):
             stale.unlink()
         report = merge_directories(original, final_dir, output, MERGE_POLICY)
+        if config.simulate:
+            mark_simulated(output)
         context.record(output)
         context.write_json(context.path(MERGE_REPORT), report.model_dump(mode="json"))
         merged = len(report.files)
@@ -69,8 +72,8 @@ class MergeStage(TuneStage):
     def _sources(context: StageContext, names: list[str]) -> Path:
         """A folder of copies of the winners' source logic files, named as the final files."""
         sources = read_json(context.upstream_path(BUILD, BUILD_FILE)).get("sources", {})
-        folder = context.path(ORIGINAL_DIR)
-        shutil.rmtree(folder, ignore_errors=True)
+        folder = context.own_dir(context.path(ORIGINAL_DIR))
+        shutil.rmtree(folder)
         folder.mkdir(parents=True)
         for name in names:
             source = Path(sources[name])
@@ -79,4 +82,20 @@ class MergeStage(TuneStage):
         return folder
 
 
-__all__ = ["MERGED_DIR", "MERGE_POLICY", "MERGE_REPORT", "MergeStage"]
+SIMULATED_MARK = f"# {SIMULATED}: tuned with tensilekit's GPU model, not measured on a GPU. Do not ship.\n"
+
+
+def mark_simulated(folder: Path) -> None:
+    """Start every logic file in ``folder`` with a SIMULATED comment line.
+
+    A ``--simulate`` run merged into a real library (``--merge-into``) keeps the library's real
+    header and device names, so the file itself must say that its tuned kernels are simulated.
+    YAML readers (AMD's and tensilekit's) skip the comment.
+    """
+    for path in sorted(folder.glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        if not text.startswith(SIMULATED_MARK):
+            write_text_atomic(path, SIMULATED_MARK + text)
+
+
+__all__ = ["MERGED_DIR", "MERGE_POLICY", "MERGE_REPORT", "SIMULATED_MARK", "MergeStage", "mark_simulated"]

@@ -21,6 +21,8 @@ FINAL_RESULTS = "final_results.csv"
 
 def judge(record: dict[str, Any], err_thr: float, up_thr: float) -> tuple[bool, str]:
     """Whether to keep one GEMM's tuned kernel, and why (pure)."""
+    if record["status"] == "tuned kernel failed verification":
+        return False, "dropped: tuned kernel failed verification"
     if record["status"] != "ok" or record["uplift"] is None:
         return False, "dropped: benchmark failed"
     ratio = record["error_ratio"]
@@ -63,7 +65,7 @@ class PostprocessStage(TuneStage):
             for gemm in gemms
         ]
         context.write_csv(context.path(FINAL_RESULTS), RESULTS_HEADER, rows)
-        context.write_csv(Path(context.run_root) / "results" / FINAL_RESULTS, RESULTS_HEADER, rows)
+        context.write_csv(context.own_dir(Path(context.run_root) / "results") / FINAL_RESULTS, RESULTS_HEADER, rows)
         return StageResult(summary=f"kept {len(kept)} of {len(gemms)} tuned GEMM(s)")
 
 

@@ -55,6 +55,8 @@ _STAGES = (INGEST, LIBRARY, BASELINE, SEARCH, BUILD, BENCHMARK, POSTPROCESS, FIN
 def gemm_status(gemm_id: str, baseline: dict[str, Any], search: dict[str, Any], decisions: dict[str, str]) -> str:
     """The report's status of one GEMM, from the first stage that stopped it (pure)."""
     record = baseline["gemms"][gemm_id]
+    if record.get("unsupported"):
+        return f"not expressible: {record['unsupported']}"
     if record["measured"] is None:
         return "baseline failed"
     if not record["kept"]:

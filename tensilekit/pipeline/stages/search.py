@@ -19,7 +19,7 @@ from typing import Any
 
 from tensilekit.errors import StageFailed
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.simulate import estimate_time_us
+from tensilekit.pipeline.costs import estimate_time_us
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.baseline import BASELINE_FILE
 from tensilekit.pipeline.stages.common import (
@@ -184,6 +184,8 @@ class SearchStage(TuneStage):
                 entry.update(us=timed["us"], gflops=timed["gflops"], norm_error=timed["norm_error"], error_ratio=ratio)
                 if timed["solution_name"] != candidate["solution_name"]:
                     entry["status"] = f"ran another solution ({timed['solution_name']})"
+                elif timed.get("verify_failed"):
+                    entry["status"] = "failed verification"
                 elif ratio is None:
                     entry["status"] = "no error reported (cannot verify)"
                 elif ratio > config.verify_ratio:

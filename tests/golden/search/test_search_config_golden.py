@@ -50,7 +50,7 @@ def build(case: dict[str, Any]) -> tuple[dict[str, Any], list[KernelParams], str
     shapes = case.get("shapes", DECODE)
     profile = profile_for(arch)
     problem = SearchProblem(
-        gene_space(profile, "B", dialect), make_context(profile, "B", shapes), tuple(1.0 for _ in shapes), "golden"
+        gene_space(profile, "B", dialect), make_context(profile, "B", shapes, dialect=dialect), tuple(1.0 for _ in shapes), "golden"
     )
     kernels = propose(GAState(), problem, GAConfig(population=6, seed=0))
     trans_a, trans_b = shapes[0].trans_a, shapes[0].trans_b
@@ -84,7 +84,7 @@ def test_config_matches_the_reviewed_file(name: str, tmp_path: Path) -> None:
         KernelParams.from_fork_values(values, defaults) for values in expand_forks(loaded["BenchmarkProblems"][0][1])
     ]
     assert expanded == kernels and len(kernels) == 6
-    context = make_context(profile_for(case["arch"]), "B", case.get("shapes", DECODE))
+    context = make_context(profile_for(case["arch"]), "B", case.get("shapes", DECODE), dialect=dialect)
     assert all(is_valid(kernel, context) for kernel in kernels)
     again = write_config(tmp_path / "again", stem, loaded, header)
     assert yaml.safe_load(again.read_text()) == loaded
@@ -123,7 +123,7 @@ VALID: dict[str, dict[str, Any]] = {
         "GlobalSplitUAlgorithm": ["SingleBuffer", "MultipleBuffer", "MultipleBufferSingleKernel"],
         "StreamK": [0, 1, 2, 3], "WorkGroupMapping": range(-1024, 1025), "WorkGroupMappingXCC": [1, 2, 4, 8, 16, 32],
         "GlobalReadVectorWidthA": [-2, -1, 1, 2, 3, 4, 6, 8, 16], "GlobalReadVectorWidthB": [-2, -1, 1, 2, 3, 4, 6, 8, 16],
-        "PrefetchGlobalRead": [0, 1, 2], "1LDSBuffer": [-1, 0, 1], "StaggerU": [0, 2, 4, 8, 16, 32, 64],
+        "PrefetchGlobalRead": [0, 1, 2], "1LDSBuffer": [-1, 0, 1], "StaggerU": [0, 2, 4, 8, 16, 32, 64], "SourceSwap": [False, True],
         "KernelLanguage": ["Assembly"], "_mfma": _MFMA_LITE, "_tt": 32,
     },
     "tensile": {
@@ -131,7 +131,7 @@ VALID: dict[str, dict[str, Any]] = {
         "GlobalSplitUAlgorithm": ["SingleBuffer", "MultipleBuffer"], "StreamK": [0, 1, 2, 3],
         "WorkGroupMapping": range(-1024, 1025), "GlobalLoadVectorWidthA": [-1, 1, 2, 3, 4, 6, 8, 16],
         "GlobalLoadVectorWidthB": [-1, 1, 2, 3, 4, 6, 8, 16], "PrefetchGlobalRead": [0, 1, 2], "1LDSBuffer": [-1, 0, 1],
-        "StaggerU": [0, 2, 4, 8, 16, 32, 64], "KernelLanguage": ["Assembly"], "_mfma": _MFMA_LITE, "_tt": 64,
+        "StaggerU": [0, 2, 4, 8, 16, 32, 64], "KernelLanguage": ["Assembly"], "ScheduleIterAlg": [0, 1, 2, 3], "_mfma": _MFMA_LITE, "_tt": 64,
     },
 }  # fmt: skip
 

@@ -27,11 +27,28 @@ def test_defaults_and_labels() -> None:
 @pytest.mark.parametrize(
     "changes",
     [{"arch": "gfx1100"}, {"devices": (0, 0)}, {"devices": ()}, {"keep_thr": 0.0}, {"keep_thr": 1.5},
-     {"slots_per_device": 0}, {"mode": "annealing"}, {"elite": 32}, {"logs": ()}, {"timeout": 0}],
+     {"slots_per_device": 0}, {"mode": "annealing"}, {"elite": 32, "mode": "ga"}, {"logs": ()}, {"timeout": 0},
+     {"accurate_iters": 5}, {"accurate_iters": 20, "screen_iters": 30}, {"tool_profile": "rocm-9"}],
 )  # fmt: skip
 def test_bad_values_are_rejected(changes: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
         config(**changes)
+
+
+def test_rules_check_what_they_say() -> None:
+    # accurate runs must not be noisier than the screen; equal is fine, whatever the numbers
+    assert config(accurate_iters=10, screen_iters=10).accurate_iters == 10
+    assert config(accurate_iters=40, screen_iters=20).screen_iters == 20
+    # elitism is the GA's: grid and search modes take any population
+    assert config(mode="grid", population=2).population == 2
+    assert config(mode="ga", population=3, elite=2).elite == 2
+
+
+def test_tool_profiles_follow_the_architecture() -> None:
+    assert config().hipblaslt_profile().name == "hipblaslt-7d9fb68"
+    assert config(arch="gfx950").hipblaslt_profile().name == "hipblaslt-develop"  # 7d9fb68 knows no gfx950
+    assert config(tool_profile="hipblaslt-develop").hipblaslt_profile().minimum_required_version == "5.0.0"
+    assert config(mode="ga", search_dialect="tensile").driver_profile().name == "tensile-a164ed70"
 
 
 def test_measurement_slice_ignores_execution_policy() -> None:

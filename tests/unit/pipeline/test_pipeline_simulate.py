@@ -171,3 +171,15 @@ def test_simulated_library_logic_is_valid_and_labelled() -> None:
     assert logic.library_type == "Equality" and len(logic.solutions) == 43 and len(logic.table) == 4
     assert logic.device_names == [f"{SIMULATED} MI300X"]
     assert [finding for finding in check_logic(logic) if finding.severity == "error"] == []
+
+
+def test_cost_estimates_do_not_depend_on_the_simulator() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, tensilekit.pipeline.costs; print('tensilekit.pipeline.simulate' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"
+    from tensilekit.pipeline import costs, simulate
+
+    assert simulate.estimate_time_us is costs.estimate_time_us and simulate.ArchSpec is costs.ArchSpec

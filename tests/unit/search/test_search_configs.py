@@ -14,6 +14,7 @@ from tensilekit.search.configs import (
     enqueues_per_sync,
     exact_size,
     expand_forks,
+    library_epilogue,
     problem_type_config,
     range_size,
     run_script,
@@ -51,7 +52,9 @@ def test_yaml_text_reads_back_as_the_same_config() -> None:
                            ranges=[range_size([1024, 1024, 2048], [16], [1], [4096])])  # fmt: skip
     text = dumps_config(config, ["first line", "", "third"])
     assert text.startswith('# first line\n#\n# third\nGlobalParameters:\n  MinimumRequiredVersion: "4.33.0"\n')
-    assert '"1LDSBuffer": 0' in text and "KernelLanguage: [Assembly]" in text
+    assert '"1LDSBuffer": 1' in text and "KernelLanguage: [Assembly]" in text
+    # ROCm/Tensile needs SIA 3 for 1LDSBuffer kernels (SolutionStructs.py:4139-4143 @09ec347)
+    assert "- ScheduleIterAlg: [3]" in text
     assert yaml.safe_load(text) == config
     assert dumps_config({"a": Flow(b=1, c=[1, 2]), "d": [Flow(e="x y")], "f": None}) == (
         'a: {b: 1, c: [1, 2]}\nd:\n  - {e: "x y"}\nf: null\n'
@@ -91,3 +94,21 @@ def test_write_config_writes_yaml_and_an_executable_script(tmp_path: Path) -> No
     script = tmp_path / "cfg" / "BBS_TN_0.sh"
     assert script.read_text() == run_script("BBS_TN_0") and os.access(script, os.X_OK)
     assert '"${TENSILE:-Tensile}" "$NAME.yaml" "build_$NAME"' in script.read_text()
+
+
+def test_common_parameters_and_library_epilogue() -> None:
+    lite = tuning_config(PROBLEM_TYPE, [SQUARE], KERNELS, profile_for("gfx942"))
+    assert lite["BenchmarkProblems"][0][1]["BenchmarkCommonParameters"] == [{"KernelLanguage": ["Assembly"]}]
+    double = tuning_config(problem_type_config("D", "D", "D", "N", "N"), [SQUARE], [], profile_for("gfx942"))
+    assert {"SourceSwap": [True]} in double["BenchmarkProblems"][0][1]["BenchmarkCommonParameters"]
+    # a library row's epilogue (codes as a logic file stores them) becomes config letters
+    row = {"UseBias": 1, "BiasDataTypeList": [0, 4, 7], "Activation": True, "ActivationType": "hipblaslt_all",
+           "UseScaleAB": "Scalar", "UseScaleAlphaVec": 1, "F32XdlMathOp": 0, "DataType": 10, "TLUA": False}  # fmt: skip
+    epilogue = library_epilogue(row)
+    assert epilogue == {"UseBias": 1, "BiasDataTypeList": ["S", "H", "B"], "Activation": True,
+                        "ActivationType": "hipblaslt_all", "UseScaleAB": "Scalar", "UseScaleAlphaVec": 1}  # fmt: skip
+    assert library_epilogue({**row, "F32XdlMathOp": 9}, "tensile") == {"F32XdlMathOp": "X"}
+    config = tuning_config({**PROBLEM_TYPE, **epilogue}, [SQUARE], KERNELS, profile_for("gfx942"),
+                           minimum_required_version="5.0.0")  # fmt: skip
+    assert config["GlobalParameters"]["MinimumRequiredVersion"] == "5.0.0"
+    assert config["BenchmarkProblems"][0][0]["BiasDataTypeList"] == ["S", "H", "B"]

@@ -14,7 +14,7 @@ from tensilekit.pipeline.simulate_tensile import SimulatedTensileRunner, problem
 from tensilekit.search.configs import problem_type_config
 from tensilekit.search.driver import evaluate_with_driver, load_solution_records, read_driver_results
 from tensilekit.search.ga import SearchProblem, random_kernel
-from tensilekit.search.params import KernelParams
+from tensilekit.search.params import KernelParams, ProblemShape
 from tensilekit.search.profiles import gene_space, profile_for
 from tensilekit.search.pruning import make_context
 from tensilekit.tools.runner import CompletedCommand, SubprocessRunner
@@ -107,3 +107,135 @@ def test_runner_reports_bad_command_lines(tmp_path: Path) -> None:
     runner = SimulatedTensileRunner(SimulatorConfig(arch="gfx942"))
     assert isinstance(runner.run(["Tensile"]), CompletedCommand) and runner.run(["Tensile"]).returncode == 2
     assert runner.run(["Tensile", str(tmp_path / "none.yaml"), str(tmp_path / "out")]).returncode == 255
+
+
+def _record(kernel: KernelParams, name: str) -> str:
+    # A block-style record as LibraryIO.writeSolutions (yaml.dump) writes it.
+    return (
+        f"- 1LDSBuffer: {kernel.lds_buffer}\n  DepthU: {kernel.depth_u}\n"
+        f"  GlobalReadVectorWidthA: {kernel.grvw_a}\n  GlobalReadVectorWidthB: {kernel.grvw_b}\n"
+        f"  GlobalSplitU: {kernel.gsu}\n  MIWaveGroup: {list(kernel.wave_group)}\n  MacroTile0: {kernel.mt0}\n"
+        f"  MacroTile1: {kernel.mt1}\n  MatrixInstruction: {list(kernel.mi)}\n"
+        f"  PrefetchGlobalRead: {kernel.prefetch_global_read}\n  SolutionNameMin: {name}\n"
+        f"  StaggerU: {kernel.stagger_u}\n  StreamK: {kernel.stream_k}\n  WorkGroupMapping: {kernel.wgm}\n"
+        f"  WorkGroupMappingXCC: {kernel.wgm_xcc}\n"
+    )
+
+
+def _real_output(tmp_path: Path, kernels: list[KernelParams], cells: list[str]) -> None:
+    """A driver output dir shaped as tensilelite @7d9fb68 writes it: <PT>_00_CSVWinner.{csv,yaml},
+    TilesPerCu/TotalGranularity and Winner* columns, solutions named by the driver (not tensilekit)."""
+    data = tmp_path / "2_BenchmarkData"
+    data.mkdir(parents=True)
+    names = [f"{TYPE_NAME}_MT{k.mt0}x{k.mt1}x{k.depth_u}_MI16x16x1_SN_X{i}" for i, k in enumerate(kernels)]
+    header = ("GFlops, SizeI, SizeJ, SizeK, SizeL, LDD, LDC, LDA, LDB, TotalFlops, TilesPerCu, TotalGranularity, "
+              "WinnerGFlops, WinnerTimeUS, WinnerIdx, WinnerName, " + ", ".join(names))  # fmt: skip
+    row = f"0, 6144, 8, 1, 4096, 6144, 6144, 4096, 4096, 402653184, 0.25, 0.5, 2000, 201.3, 0, {names[0]}, "
+    (data / f"{TYPE_NAME}_00_CSVWinner.csv").write_text(f"{header}\n{row}{', '.join(cells)}\n")
+    solutions = "- MinimumRequiredVersion: 4.33.0\n- ProblemSizes:\n  - Exact: [6144, 8, 1, 4096]\n"
+    solutions += "".join(_record(kernel, name) for kernel, name in zip(kernels, names, strict=True))
+    (data / f"{TYPE_NAME}_00_CSVWinner.yaml").write_text(solutions)
+
+
+def test_real_driver_output_is_matched_through_the_solution_records(tmp_path: Path) -> None:
+    # The driver rejected `rejected` (no column); the others are matched by their records'
+    # parameters, in a different order from the config, never paired with TilesPerCu & co.
+    first, second, third = BASE, BASE.replace(depth_u=32), BASE.replace(gsu=2)
+    rejected = BASE.replace(wgm=4)
+    _real_output(tmp_path, [third, first, second], ["2000", "1000", "-1"])
+    result = collect_tensile_outputs(tmp_path)
+    assert len(result.benchmark_data[0].solution_names) == 3
+    measured = read_driver_results(result, [first, second, rejected, third], [DECODE], defaults=DEFAULTS,
+                                   type_name=TYPE_NAME)  # fmt: skip
+    assert [m.status for m in measured] == ["ok", "failed validation", "rejected by the driver", "ok"]
+    assert measured[0].times_us[0] == pytest.approx(402653184 / 1e6)
+    assert measured[3].times_us[0] == pytest.approx(402653184 / 2e6)
+    assert measured[0].record is not None and measured[0].record[1] == 1
+    assert measured[0].record[0].endswith(f"{TYPE_NAME}_00_CSVWinner.yaml")
+    records = load_solution_records(measured[0].record[0])
+    assert len(records) == 3 and KernelParams.from_solution(records[1], DEFAULTS) == first
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "0", "-5", "-inf"])
+def test_impossible_gflops_are_measurement_errors_of_that_kernel_only(tmp_path: Path, bad: str) -> None:
+    first, second = BASE, BASE.replace(depth_u=32)
+    _real_output(tmp_path, [first, second], [bad, "1000"])
+    [broken, fine] = read_driver_results(
+        collect_tensile_outputs(tmp_path), [first, second], [DECODE], defaults=DEFAULTS, type_name=TYPE_NAME
+    )
+    assert broken.status.startswith("measurement error") and broken.times_us == (None,)
+    assert broken.cost((1.0,)) == float("inf")
+    assert fine.status == "ok" and fine.times_us[0] == pytest.approx(402653184 / 1e6)
+
+
+def _amd() -> Path | None:
+    env = os.environ.get("TENSILEKIT_AMD")
+    for candidate in [*([Path(env)] if env else []), Path(__file__).resolve().parents[3].parent / "shared" / "amd"]:
+        if (candidate / "check-configs").is_file():
+            return candidate
+    return None
+
+
+def test_the_fake_driver_lets_amds_reader_decide_which_kernels_exist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    amd = _amd()
+    if amd is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide AMD's tools (TENSILEKIT_AMD or ../shared/amd)")
+        pytest.skip("AMD's tools not found")
+    from tensilekit.errors import ToolFailed
+
+    monkeypatch.setenv("PATH", f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("TENSILEKIT_FAKE_MODEL", "gfx942")
+    # 256x256x32 bf16 with two LDS buffers: tensilekit's LDS bound (padding upper bound) rejects
+    # it, ROCm/Tensile @09ec347 accepts it (checked with check-configs).
+    wide = KernelParams(mi=(16, 16, 16, 1), mt0=256, mt1=256, wave_group=(1, 4), depth_u=32, wgm=1, grvw_a=8,
+                        grvw_b=8, prefetch_global_read=1, lds_buffer=0, stagger_u=32)  # fmt: skip
+    kernels_nn = [BASE, wide]
+    shape = [ProblemShape(8192, 8192, 1, 8192, "N", "N", 8192, 8192)]
+    problem_type = problem_type_config("B", "B", "S", "N", "N")
+
+    def run(folder: str) -> list[object]:
+        return evaluate_with_driver(
+            SubprocessRunner(), kernels_nn, name="BBS_NN_0_g000", workdir=tmp_path / folder, problem_type=problem_type,
+            sizes=shape, profile=PROFILE, defaults=DEFAULTS, type_name="Cijk_Ailk_Bljk_BBS_BH", dialect="tensile",
+        )  # fmt: skip
+
+    ours = run("ours")
+    assert [m.status for m in ours] == ["ok", "rejected by the driver"]  # type: ignore[attr-defined]
+    monkeypatch.setenv("TENSILEKIT_FAKE_AMD", str(amd))
+    monkeypatch.setenv("TENSILEKIT_FAKE_AMD_READER", "tensile-09ec347")
+    theirs = run("amd")
+    assert [m.status for m in theirs] == ["ok", "ok"]  # type: ignore[attr-defined]
+    # a GEMM type ROCm/Tensile refuses ends the driver run, as its printExit does
+    with pytest.raises(ToolFailed) as refused:
+        evaluate_with_driver(
+            SubprocessRunner(), [BASE], name="F8BS", workdir=tmp_path / "f8", sizes=shape, profile=PROFILE,
+            problem_type=problem_type_config("F8", "B", "S", "N", "N"), defaults=DEFAULTS, type_name="x",
+            dialect="tensile",
+        )  # fmt: skip
+    assert refused.value.returncode == 255
+
+
+def test_a_driver_run_that_measured_nothing_is_a_failed_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tensilekit.pipeline.config import TuneConfig
+    from tensilekit.pipeline.jobs import JobContext
+    from tensilekit.pipeline.stages.common import GemmEntry
+    from tensilekit.pipeline.stages.kernel_groups import DriverJobSpec, build_groups, driver_job
+    from tensilekit.tools.hipblaslt_bench import InvalidMeasurement
+    from tensilekit.workload.problem import GemmProblem
+
+    monkeypatch.setenv("PATH", f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("TENSILEKIT_FAKE_SOLUTIONS", "1")
+    gemm = GemmEntry(id="g0001", problem=GemmProblem(m=6144, n=8, k=4096, trans_a="T", a_type="bf16_r"))
+    config = TuneConfig(logs=(tmp_path / "x.log",), arch="gfx942", workdir=tmp_path, mode="ga")
+    [group] = build_groups([gemm], config)
+    spec = DriverJobSpec(name="BBS_TN_0_g000", workdir=str(tmp_path / "runs"), group=group,
+                         kernels=(BASE.replace(mt1=16, wave_group=(4, 1), grvw_b=2).to_json(),), arch="gfx942",
+                         dialect="tensilelite", executable="Tensile")  # fmt: skip
+    context = JobContext("ga-BBS_TN_0_g000", 1, 0, None, {})
+    assert driver_job(context, spec)["measurements"][0]["status"] == "ok"
+    monkeypatch.setenv("TENSILEKIT_FAKE_BAD_GFLOPS", "nan")  # the only kernel: nothing was measured
+    with pytest.raises(InvalidMeasurement, match="every kernel's time is invalid"):
+        driver_job(context, spec)

@@ -137,7 +137,7 @@ def test_stop_conditions() -> None:
     assert budget.state.stop_reason == "time budget" and budget.state.generation == 3
     base = problem(SQUARE)
     small = {name: (values[0],) for name, values in gene_space(PROFILE, "B").items()}
-    small.update(mt0=(64, 128), mi=((16, 16, 16, 1),), wave_group=((2, 2),), mt1=(128,), depth_u=(64,))
+    small.update(mt0=(32, 64), mi=((16, 16, 16, 1),), wave_group=((2, 2),), mt1=(128,), depth_u=(64,))
     tiny = SearchProblem(small, base.context, (1.0,), "t")
     exhausted = run_ga(tiny, lambda ks: [Measurement(k, (1.0,)) for k in ks], GAConfig(population=8, stagnation=0))
     assert exhausted.state.stop_reason == "space exhausted" and exhausted.evaluated == 2

@@ -88,7 +88,7 @@ def test_infer_wave_group_prefers_square_layouts_that_divide_the_tile() -> None:
 def test_json_and_name() -> None:
     assert KernelParams.from_json(BASE.to_json()) == BASE
     assert BASE.name("Cijk_Alik_Bljk_BBS_BH") == (
-        "Cijk_Alik_Bljk_BBS_BH_MT128x128x64_MI16x16x16x1_SN_1LDSB0_GRVWA8_GRVWB8_GSU1_MIWT4_4_PGR2_SK0_SU32_WG32_8_1"
+        "Cijk_Alik_Bljk_BBS_BH_MT128x128x64_MI16x16x16x1_SN_1LDSB1_GRVWA8_GRVWB8_GSU1_MIWT4_4_PGR2_SK0_SU32_WG32_8_1"
         "_WGM8_WGMXCC1"
     )
     assert BASE < BASE.replace(mt0=256)  # ordered: the search's tie-break

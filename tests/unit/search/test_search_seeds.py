@@ -37,7 +37,8 @@ def test_seed_from_record_repairs_what_it_can() -> None:
     record = {"MatrixInstruction": [16, 16, 16, 1], "MacroTile0": 64, "MacroTile1": 16, "DepthU": 512,
               "WorkGroup": [64, 1, 1], "GlobalSplitU": 1}  # fmt: skip
     seed = seed_from_record(record, profile_for("gfx942").default_genes("B"), context, space)
-    assert seed is not None and (seed.depth_u, seed.lds_buffer) == (256, 1)  # 512 overflows the LDS
+    # 512 overflows the LDS, and with StaggerU 32 DepthU x 2 bytes must stay within StaggerUStride 256
+    assert seed is not None and (seed.depth_u, seed.lds_buffer, seed.stagger_u) == (128, 0, 32)
     assert seed_from_record({"MacroTile0": 64}, {}, context, space) is None
     kernel = KernelParams(mi=(16, 16, 16, 1), mt0=64, mt1=16, wave_group=(1, 1), depth_u=64)
     assert unique([None, kernel, kernel, None]) == [kernel]

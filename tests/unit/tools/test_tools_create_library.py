@@ -99,14 +99,15 @@ def test_expected_master_names(tmp_path: Path) -> None:
 
 # --- output parsing -----------------------------------------------------------------------
 
+# As TensileCreateLibrary.py:1362-1406 @7d9fb68 prints it.
 SAMPLE = """\
-# CodeObjectVersion: V5
-# CxxCompiler:       amdclang++
-# Architecture:      gfx942
-# LibraryFormat:     msgpack
-# LogicFilter:       /src/Logic/**/*.yaml
-# Experimental:      False
-# LibraryLogicFiles: 2
+# CodeObjectVersion from TensileCreateLibrary: V5
+# CxxCompiler       from TensileCreateLibrary: amdclang++
+# Architecture      from TensileCreateLibrary: gfx942
+# LibraryFormat     from TensileCreateLibrary: msgpack
+# LogicFilter: /src/Logic/**/*.yaml
+
+# LibraryLogicFiles(2):
 #   /src/Logic/aquavanjaram/gfx942/Equality/a.yaml
 #   /src/Logic/aquavanjaram/gfx942/GridBased/b.yaml
 Loading Logics...: 100%|##########| 2/2
@@ -118,12 +119,16 @@ Loading Logics...: 100%|##########| 2/2
 def test_parse_progress_output() -> None:
     log = parse_create_library_output(SAMPLE)
     assert (log.architecture, log.library_format, log.done) == ("gfx942", "msgpack", True)
+    older = parse_create_library_output(
+        SAMPLE.replace("LibraryLogicFiles(2):", "LibraryLogicFiles: 2").replace("      from TensileCreateLibrary:", ":")
+    )
+    assert older == log
     assert log.logic_files == ("/src/Logic/aquavanjaram/gfx942/Equality/a.yaml", "/src/Logic/aquavanjaram/gfx942/GridBased/b.yaml")
 
 
 def test_parse_progress_output_count_mismatch() -> None:
     with pytest.raises(ToolOutputError, match="announced 3 logic files but listed 2") as caught:
-        parse_create_library_output(SAMPLE.replace("LibraryLogicFiles: 2", "LibraryLogicFiles: 3"), source="tcl.log")
+        parse_create_library_output(SAMPLE.replace("LibraryLogicFiles(2):", "LibraryLogicFiles(3):"), source="tcl.log")
     assert caught.value.location is not None and caught.value.location.line == 7
     with pytest.raises(ToolOutputError, match="not a number"):
         parse_create_library_output("# LibraryLogicFiles: many\n")
@@ -146,21 +151,23 @@ def test_fake_default_build(fake_bin: Path, fake_calls: Calls, tmp_path: Path, l
     assert set(result.manifest) == {*result.master_libraries, *result.code_objects}
     assert read_manifest(library / "TensileManifest.txt") == list(result.manifest)
     assert result.match_table == config.output_dir / "MatchTable.yaml"  # written in the working directory
-    assert result.log.done and len(result.log.logic_files) == 2  # Experimental/ excluded
+    assert result.log.done and result.log.architecture == "all" and result.log.library_format == "msgpack"
+    assert len(result.log.logic_files) == 3  # 7d9fb68 has no --experimental: Experimental/ is read too
     [call] = fake_calls()
     assert call["cwd"] == str(config.output_dir) and call["argv"] == build_create_library_argv(config)[1:]
 
 
 def test_fake_lazy_per_architecture_yaml_build(fake_bin: Path, tmp_path: Path, logic_dir: Path) -> None:
     config = make_config(tmp_path, architecture="gfx942", library_format="yaml", merge_files=True,
-                         separate_architectures=True, lazy_library_loading=True, generate_solution_table=False,
-                         experimental=True)  # fmt: skip
+                         separate_architectures=True, lazy_library_loading=True, generate_solution_table=False)  # fmt: skip
     result = run_create_library(SubprocessRunner(), config)
     names = [path.name for path in result.master_libraries]
     assert expected_master_names(config, ["gfx942"])[0] in names
     assert all("gfx942" in name for name in names) and len(names) == 2  # lazy master + placeholder
     assert result.match_table is None
     assert len(result.log.logic_files) == 2 and all("gfx942" in path for path in result.log.logic_files)
+    with pytest.raises(ValueError, match="no --experimental"):  # TensileCreateLibrary.py:1251-1309 @7d9fb68
+        make_config(tmp_path, experimental=True)
     assert result.master_libraries[0].read_text().startswith("library:")
 
 
@@ -187,7 +194,7 @@ def test_fake_corpus_logic_file(fake_bin: Path, tmp_path: Path, corpus: Path) ->
 @pytest.mark.parametrize(
     ("garbage", "error", "message"),
     [
-        ("count", ToolOutputError, "announced 4 logic files but listed 2"),
+        ("count", ToolOutputError, "announced 5 logic files but listed 3"),
         ("manifest", ToolOutputError, "manifest lists"),
         ("nolib", ToolOutputError, "wrote no TensileLibrary"),
     ],

@@ -15,6 +15,8 @@ from tensilekit.tools.hipblaslt_bench import (
     LIBRARY_PATH_ENV,
     AlgoMethod,
     BenchOptions,
+    NotExpressible,
+    bench_problem_issue,
     build_bench_argv,
     build_bench_yaml_argv,
     compare_libraries,
@@ -24,6 +26,7 @@ from tensilekit.tools.hipblaslt_bench import (
     run_bench,
     run_bench_yaml,
 )
+from tensilekit.tools.profiles import profile_from_bench_banner, tool_profile
 from tensilekit.tools.runner import CommandCall, FakeResult, FakeRunner, SubprocessRunner
 from tensilekit.workload.hipblaslt_log import parse_profile_line
 from tensilekit.workload.problem import GemmProblem
@@ -297,7 +300,7 @@ def test_fake_bench_failure_and_timeout(fake_bin: Path) -> None:
 
 def test_fake_bench_rejects_unknown_flags(fake_bin: Path) -> None:
     completed = SubprocessRunner().run(["hipblaslt-bench", "--no-such-flag"])
-    assert completed.returncode != 0 and "unrecognised option" in completed.stderr
+    assert completed.returncode != 0 and "Option --no-such-flag is not defined." in completed.stderr
 
 
 def test_newer_column_set_maps_back_to_the_problem() -> None:
@@ -316,3 +319,72 @@ def test_newer_column_set_maps_back_to_the_problem() -> None:
     assert (problem.gemm_type, problem.scale_a, problem.swizzle_b, problem.swizzle_a) == ("F8BS_TN", 1, True, False)
     assert (problem.bias, problem.bias_type, problem.aux_type) == (True, "bf16_r", None)  # aux only with use_e
     assert result.values["rotating_buffer"] == "512" and result.us == 64.35
+
+
+def test_failed_tolerances_mean_that_kernel_failed_verification(fake_bin: Path) -> None:
+    # argument_model.hpp:128-145 @7d9fb68 prints `failed` when no tolerance <= 0.1 passes.
+    options = BenchOptions(algo_method="all", verify=True)
+    output = run_bench(SubprocessRunner(), QKV, options, env={"TENSILEKIT_FAKE_VERIFY_FAIL": "1001"})
+    failed = [result.solution_index for result in output.results if result.verification_failed]
+    assert failed == [1001]
+    broken = next(result for result in output.results if result.solution_index == 1001)
+    assert broken.number("atol") is None and broken.number("norm_error") is not None
+    assert broken.measurement_error() is None
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "0", "-2.5"])
+def test_impossible_times_are_measurement_errors(fake_bin: Path, bad: str) -> None:
+    output = run_bench(SubprocessRunner(), QKV, env={"TENSILEKIT_FAKE_BAD_US": bad})
+    [result] = output.results
+    assert result.measurement_error() is not None and bad in (result.measurement_error() or "")
+
+
+SCALED_FP8 = GemmProblem(m=4096, n=4096, k=4096, trans_a="T", a_type="f8_fnuz_r", b_type="f8_fnuz_r", c_type="bf16_r",
+                         d_type="bf16_r", scale_a=1, scale_b=2)  # fmt: skip
+
+
+def test_argv_follows_the_tool_profile() -> None:
+    old, new = tool_profile("hipblaslt-7d9fb68"), tool_profile("hipblaslt-develop")
+    argv = build_bench_argv(SCALED_FP8, profile=old)
+    # 7d9fb68 takes s/v (client.cpp:484-490) and names gfx942's FNUZ fp8 f8_r
+    assert argv[argv.index("--scaleA") + 1] == "s" and argv[argv.index("--scaleB") + 1] == "v"
+    assert argv[argv.index("--a_type") + 1] == "f8_r"
+    newer = build_bench_argv(SCALED_FP8, profile=new)
+    assert newer[newer.index("--scaleA") + 1] == "1" and newer[newer.index("--a_type") + 1] == "f8_fnuz_r"
+    assert build_bench_argv(SCALED_FP8) == newer  # no profile: the newer spellings
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [({"scale_c": 1}, "--scaleC"), ({"swizzle_a": True}, "--swizzleA"), ({"aux_type": "bf16_r", "use_e": True,
+      "activation": "gelu"}, "--aux_type"), ({"batch_mode": 1}, "--batch_mode"), ({"scale_a": 3}, "scale mode 3")],
+)  # fmt: skip
+def test_gemms_an_older_bench_cannot_express_are_refused(changes: dict[str, Any], words: str) -> None:
+    problem = SCALED_FP8.model_copy(update=changes)
+    old = tool_profile("hipblaslt-7d9fb68")
+    issue = bench_problem_issue(problem, old)
+    assert issue is not None and words in issue
+    with pytest.raises(NotExpressible, match=words):
+        build_bench_argv(problem, profile=old)
+    assert bench_problem_issue(problem, tool_profile("hipblaslt-develop")) is None
+    if "batch_mode" in changes:
+        argv = build_bench_argv(problem, profile=tool_profile("hipblaslt-develop"))
+        assert argv[argv.index("--batch_mode") + 1] == "1"  # never dropped (replayed as strided)
+
+
+def test_fake_bench_of_each_profile(fake_bin: Path) -> None:
+    old_env = {"TENSILEKIT_FAKE_PROFILE": "hipblaslt-7d9fb68"}
+    runner = SubprocessRunner()
+    plain_fp8 = SCALED_FP8.model_copy(update={"a_type": "f8_r", "b_type": "f8_r"})
+    refused = runner.run(build_bench_argv(plain_fp8.model_copy(update={"scale_c": 1})), env=old_env)
+    assert refused.returncode != 0 and "Option --scaleC is not defined." in refused.stderr
+    fnuz = runner.run(build_bench_argv(SCALED_FP8), env=old_env)
+    assert fnuz.returncode != 0 and "Invalid value for --a_type" in fnuz.stderr
+    # 7d9fb68 silently reads --scaleA 1 as "no scaling": the profile's "s" is what it measures scaled
+    unscaled = run_bench(runner, plain_fp8, env=old_env)
+    assert unscaled.results[0].values["scaleA"] == "0"
+    scaled = run_bench(runner, SCALED_FP8, env=old_env, profile=tool_profile("hipblaslt-7d9fb68"))
+    assert scaled.results[0].values["scaleA"] == "1" and scaled.results[0].values["scaleB"] == "2"
+    for name, version in (("hipblaslt-7d9fb68", "hipblaslt-7d9fb68"), ("hipblaslt-develop", "hipblaslt-develop")):
+        banner = runner.run(["hipblaslt-bench", "--version"], env={"TENSILEKIT_FAKE_PROFILE": name}).stdout
+        assert profile_from_bench_banner(banner)[0].name == version

@@ -13,6 +13,7 @@ from tensilekit.errors import InputNotFound, ToolFailed, ToolOutputError
 from tensilekit.tools.runner import FakeResult, FakeRunner, SubprocessRunner
 from tensilekit.tools.tensile_client import (
     FAILED,
+    NON_SOLUTION_COLUMNS,
     TensileRunConfig,
     build_tensile_argv,
     client_failures,
@@ -20,6 +21,7 @@ from tensilekit.tools.tensile_client import (
     load_client_csv,
     parse_client_csv,
     run_tensile,
+    solutions_file_for,
 )
 
 FixturePath = Callable[..., Path]
@@ -154,7 +156,7 @@ def config(tmp_path: Path) -> TensileRunConfig:
 def test_fake_driver_run(fake_bin: Path, fake_calls: Calls, config: TensileRunConfig) -> None:
     result = run_tensile(SubprocessRunner(), config, require=("benchmark_data", "logic"))
     [data] = result.benchmark_data
-    assert data.source is not None and data.source.endswith("2_BenchmarkData/Cijk_Alik_Bljk_BBS_BH_00.csv")
+    assert data.source is not None and data.source.endswith("2_BenchmarkData/Cijk_Alik_Bljk_BBS_BH_00_CSVWinner.csv")
     assert [row.gemm_size for row in data.rows] == [(6144, 8, 1, 4096), (6144, 2048, 1, 4096), (28672, 2048, 1, 4096)]
     assert len(data.solution_names) == 3 and all(row.best() is not None for row in data.rows)
     for row in data.rows:
@@ -201,7 +203,7 @@ def test_fake_driver_bad_csv_names_file_and_line(fake_bin: Path, config: Tensile
         run_tensile(SubprocessRunner(), config, env={"TENSILEKIT_FAKE_GARBAGE": "csv"})
     location = caught.value.location
     assert location is not None and location.line == 4
-    assert location.file is not None and location.file.endswith("Cijk_Alik_Bljk_BBS_BH_00.csv")
+    assert location.file is not None and location.file.endswith("Cijk_Alik_Bljk_BBS_BH_00_CSVWinner.csv")
 
 
 def test_fake_driver_missing_outputs_and_failures(fake_bin: Path, config: TensileRunConfig, tmp_path: Path) -> None:
@@ -235,3 +237,47 @@ def test_run_with_fake_runner_uses_cwd_and_env(config: TensileRunConfig, fixture
     result = run_tensile(runner, config, cwd="/work", env={"ROCM_PATH": "/opt/rocm"})
     assert len(result.benchmark_data[0].rows) == 3
     assert runner.calls[0].cwd == "/work" and runner.calls[0].env == {"ROCM_PATH": "/opt/rocm"}
+
+
+@pytest.mark.parametrize("flavour", ["tensilelite", "tensile"])
+def test_fake_driver_version_columns_are_not_solutions(
+    fake_bin: Path, config: TensileRunConfig, flavour: str
+) -> None:
+    # tensilelite @7d9fb68 adds TilesPerCu/TotalGranularity, ROCm/Tensile @09ec347 always adds
+    # WinnerFreq/WinnerPower/WinnerTemperature (ResultFileReporter.cpp); none is a solution.
+    result = run_tensile(SubprocessRunner(), config, env={"TENSILEKIT_FAKE_FLAVOUR": flavour})
+    [data] = result.benchmark_data
+    assert len(data.solution_names) == 3
+    assert all(name.startswith("Cijk_") for name in data.solution_names)
+    assert data.source is not None
+    assert solutions_file_for(data.source).name == "Cijk_Alik_Bljk_BBS_BH_00_CSVWinner.yaml"
+    assert solutions_file_for(data.source).is_file()
+
+
+def test_extra_columns_anywhere_in_the_header_are_not_solutions() -> None:
+    # Matched by name, never by position: the same columns in another order parse the same.
+    text = (
+        "GFlops, SizeI, SizeJ, SizeK, SizeL, LDD, LDC, LDA, LDB, WinnerFreq, WinnerGFlops, WinnerTimeUS, WinnerIdx, "
+        "WinnerName, TotalFlops, WinnerPower, WinnerTemperature, KernelA, KernelB\n"
+        "0, 64, 64, 1, 64, 64, 64, 64, 64, 2100, 10, 52.4, 1, KernelB, 524288, 550, 61, 5, 10\n"
+    )
+    data = parse_client_csv(text)
+    assert data.solution_names == ("KernelA", "KernelB")
+    assert data.rows[0].total_flops == 524288 and data.rows[0].winner_name == "KernelB"
+    lite = parse_client_csv(
+        "GFlops, SizeI, SizeJ, SizeK, SizeL, TotalFlops, TilesPerCu, TotalGranularity, KernelA\n"
+        "0, 64, 64, 1, 64, 524288, 0.01, 0.5, 5\n"
+    )
+    assert lite.solution_names == ("KernelA",)
+    assert not NON_SOLUTION_COLUMNS & set(data.solution_names)
+
+
+def test_driver_flags_follow_the_release(config: TensileRunConfig) -> None:
+    from tensilekit.tools.profiles import tool_profile
+
+    cached = config.model_copy(update={"use_cache": True, "logic_format": "json"})
+    argv = build_tensile_argv(cached, profile=tool_profile("hipblaslt-7d9fb68"))
+    assert "--use-cache" in argv and "--logic-format" in argv
+    with pytest.raises(ValueError, match="has no --use-cache"):  # ROCm/Tensile: --no-cache only
+        build_tensile_argv(cached, profile=tool_profile("tensile-09ec347"))
+    assert build_tensile_argv(config, profile=tool_profile("tensile-a164ed70")) == build_tensile_argv(config)

@@ -1,0 +1,143 @@
+"""The SIMULATED installed library as tensilelite logic files (what ``--simulate`` reads as ``--library-logic``).
+
+Part of :mod:`tensilekit.pipeline.simulate`'s public names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from tensilekit.io.logic_io import logic_from_data
+from tensilekit.model.logic import LogicFile
+from tensilekit.pipeline.simulate import (
+    SIMULATED,
+    ArchSpec,
+    SimKernel,
+    arch_spec,
+    heuristic_kernel,
+    kernel_catalog,
+    kernel_time_us,
+    problem_type_name,
+    supports,
+    type_bytes,
+)
+from tensilekit.workload.problem import GemmProblem
+
+# ---------------------------------------------------------------------------------------------
+# The simulated installed library (logic files)
+
+TENSILELITE_TYPE_CODES: dict[str, int] = {
+    "f32_r": 0, "f64_r": 1, "f16_r": 4, "i32_r": 6, "bf16_r": 7, "i8_r": 8, "xf32_r": 10, "f8_r": 11, "bf8_r": 12,
+    "f8_fnuz_r": 11, "bf8_fnuz_r": 12, "f8_ocp_r": 11, "bf8_ocp_r": 12,
+}  # fmt: skip
+"""hipBLASLt data-type name -> tensilelite ``DataType`` code (formats.md 1.4; the first name of a code is canonical)."""
+
+COMPUTE_TYPE_CODES: dict[str, int] = {"c_f32_r": 0, "c_f64_r": 1, "c_f16_r": 4, "c_i32_r": 6}
+"""Compute type -> tensilelite ``ComputeDataType`` code (``c_xf32_r`` is 0 plus ``F32XdlMathOp``)."""
+
+
+def problem_type_dict(problem: GemmProblem) -> dict[str, Any]:
+    """A tensilelite ``ProblemType`` dict for a plain GEMM (tensilelite type codes)."""
+    trans_a, trans_b = problem.trans_a == "T", problem.trans_b == "T"
+    a_code = TENSILELITE_TYPE_CODES.get(problem.a_type, 0)
+    return {
+        "Activation": False,
+        "Batched": True,
+        "ComplexConjugateA": False,
+        "ComplexConjugateB": False,
+        "ComputeDataType": COMPUTE_TYPE_CODES.get(problem.compute_type, 0),
+        "DataType": a_code,
+        "DataTypeA": a_code,
+        "DataTypeB": TENSILELITE_TYPE_CODES.get(problem.b_type, 0),
+        "DestDataType": TENSILELITE_TYPE_CODES.get(problem.d_type, 0),
+        "HighPrecisionAccumulate": type_bytes(problem.a_type) <= 2,
+        "IndexAssignmentsA": [3, 0, 2] if trans_a else [0, 3, 2],
+        "IndexAssignmentsB": [1, 3, 2] if trans_b else [3, 1, 2],
+        "IndicesBatch": [2],
+        "IndicesFree": [0, 1],
+        "IndicesSummation": [3],
+        "NumIndicesC": 3,
+        "OperationType": "GEMM",
+        "StridedBatched": True,
+        "TransposeA": trans_a,
+        "TransposeB": trans_b,
+        "UseBeta": True,
+        "UseBias": False,
+    }
+
+
+def solution_dict(kernel: SimKernel, position: int, problem_type: Mapping[str, Any], arch: ArchSpec) -> dict[str, Any]:
+    """A tensilelite solution dict for a simulated kernel (``SolutionIndex`` = list position)."""
+    return {
+        "DepthU": kernel.depth_u,
+        "EnableMatrixInstruction": True,
+        "GlobalSplitU": kernel.gsu,
+        "GlobalSplitUAlgorithm": "MultipleBuffer" if kernel.gsu > 1 else "SingleBuffer",
+        "ISA": list(arch.isa),
+        "KernelLanguage": "Assembly",
+        "KernelNameMin": kernel.name,
+        "MacroTile0": kernel.mt0,
+        "MacroTile1": kernel.mt1,
+        "MatrixInstruction": list(kernel.mi),
+        "ProblemType": dict(problem_type),
+        "SolutionIndex": position,
+        "SolutionNameMin": kernel.name,
+        "StaggerU": 32,
+        "ThreadTile": [1, 1],
+        "Valid": True,
+        "WorkGroup": list(kernel.work_group),
+        "WorkGroupMapping": kernel.wgm,
+    }
+
+
+_STANDARD_SIZES = ((1024, 1024, 1, 1024), (2048, 2048, 1, 2048), (4096, 4096, 1, 4096), (8192, 8192, 1, 8192))
+
+
+def library_logic(
+    arch: str,
+    problem: GemmProblem,
+    kernels: Sequence[SimKernel] | None = None,
+    table: Iterable[tuple[Sequence[int], int, float]] | None = None,
+    *,
+    label: str = SIMULATED,
+) -> tuple[str, LogicFile]:
+    """A tensilelite Equality logic file holding ``kernels`` (default: the whole catalogue).
+
+    ``table`` rows are ``(size, kernel position, efficiency)``; by default the reference
+    choice for a few square sizes. Returns ``(file name, logic)``; the file name follows
+    hipBLASLt's ``<schedule>_<ProblemType>.yaml``. ``label`` goes into the device-name list so
+    simulated files say so.
+    """
+    spec = arch_spec(arch)
+    chosen = list(kernels) if kernels is not None else list(kernel_catalog(arch, problem))
+    problem_type = problem_type_dict(problem)
+    solutions = [solution_dict(kernel, position, problem_type, spec) for position, kernel in enumerate(chosen)]
+    if table is None:
+        rows: list[list[Any]] = []
+        for m, n, batch, k in _STANDARD_SIZES:
+            sized = problem.model_copy(update={"m": m, "n": n, "k": k, "batch": batch})
+            choice = heuristic_kernel(sized, [kernel for kernel in chosen if supports(kernel, sized)] or chosen, spec)
+            efficiency = sized.flops / (kernel_time_us(sized, choice, spec) * 1e3)
+            rows.append([[m, n, batch, k], [chosen.index(choice), round(efficiency, 1)]])
+    else:
+        rows = [[list(size), [position, efficiency]] for size, position, efficiency in table]
+    data = [
+        {"MinimumRequiredVersion": "4.33.0"},
+        spec.schedule,
+        {"Architecture": spec.name, "CUCount": spec.cu_count},
+        [f"{label} {spec.product}"],
+        problem_type,
+        solutions,
+        [2, 3, 0, 1],
+        rows,
+        None,
+        None,
+        "DeviceEfficiency",
+        "Equality",
+    ]
+    name = f"{spec.schedule}_{problem_type_name(problem)}.yaml"
+    return name, logic_from_data(data, dialect="tensilelite", source=name)
+
+
+__all__ = ["COMPUTE_TYPE_CODES", "TENSILELITE_TYPE_CODES", "library_logic", "problem_type_dict", "solution_dict"]

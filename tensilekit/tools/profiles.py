@@ -1,0 +1,258 @@
+"""Tool profiles: what each AMD release's tools accept, so tensilekit speaks the installed version.
+
+AMD's tools change their command lines, data-type letters and config rules between releases, and
+a command line that one release reads means something else (or nothing) to another. A
+:class:`ToolProfile` is one release's answers; every builder that talks to a tool asks the
+profile instead of assuming:
+
+* **hipblaslt-bench** (``clients/benchmarks/client.cpp``): how ``--scaleA``/``--scaleB`` take
+  their mode (hipBLASLt 7d9fb68: ``s``/``v`` strings, anything else silently means *no scaling*,
+  client.cpp:484-490,826-834; newer: integers 0..8), which flags exist at all (7d9fb68 has no
+  ``--scaleC``/``--scaleD``/``--swizzleA``/``--swizzleB``/``--aux_type``/``--batch_mode``/
+  ``--alphai``/``--betai``/``--bias_stride``: "Option --scaleC is not defined."), and which type
+  names it reads (7d9fb68: ``f8_r``/``bf8_r`` only).
+* **Tensile benchmark driver** configs: the dialect, the ``(DataType, DestDataType,
+  ComputeDataType)`` triples its ``validGEMMTypes`` accepts, the type letters its ``DataType``
+  table knows (``F8N``/``B8N`` only in newer tensilelite: ``KeyError: 'f8n'`` elsewhere), the
+  architectures it knows, and the ``MinimumRequiredVersion`` its ``versionIsCompatible`` accepts
+  (same major, minor.patch not above its own: Common.py:1821-1835 @7d9fb68).
+* **TensileCreateLibrary**'s flavour (:class:`~tensilekit.tools.create_library.CreateLibraryFlavor`).
+
+A GEMM a profile cannot express is reported as such (:meth:`ToolProfile.bench_problem_issue`,
+:meth:`ToolProfile.config_type_issue`); it is never replayed or tuned as a different problem.
+
+Profiles (``PROFILES``):
+
+``hipblaslt-7d9fb68``
+    hipBLASLt 7d9fb683 (Oct 2024, ROCm 6.3), tensilelite 4.33.0. Runnable here (``../shared/amd``).
+``hipblaslt-develop``
+    current ROCm/rocm-libraries ``projects/hipblaslt`` as read from source (client.cpp @0687ecfd,
+    GEKO ``config_sections_generator.py`` @06204e51); not runnable here, so its values are what
+    the source says, marked in comments.
+``tensile-09ec347`` / ``tensile-a164ed70``
+    ROCm/Tensile 4.42.0 (rocBLAS pin) and 4.44.0 (ROCm 6.5 staging): the ``--config-dialect
+    tensile`` driver. Runnable here.
+
+Pure data; no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Literal
+
+from tensilekit.errors import TensilekitError
+
+Dialect = Literal["tensilelite", "tensile"]
+GemmTypeLetters = tuple[str, str, str]
+
+# validGEMMTypes, tensilelite Common.py:450-463 @7d9fb68.
+_TENSILELITE_7D9FB68_GEMM_TYPES: frozenset[GemmTypeLetters] = frozenset(
+    {
+        ("H", "H", "H"), ("S", "S", "S"), ("D", "D", "D"), ("C", "C", "C"), ("Z", "Z", "Z"),
+        ("H", "H", "S"), ("H", "S", "S"), ("B", "B", "S"), ("B", "S", "S"), ("B", "H", "S"),
+        ("I8", "I", "I"), ("4xi8", "I", "I"), ("I8", "I8", "I"), ("I8", "I", "S"), ("I8", "I8", "S"),
+        ("I8", "H", "S"), ("I8", "B", "S"), ("F8", "S", "S"), ("B8", "S", "S"), ("F8B8", "S", "S"),
+        ("B8F8", "S", "S"), ("F8", "H", "S"), ("B8", "H", "S"), ("F8B8", "H", "S"), ("B8F8", "H", "S"),
+        ("B8", "B", "S"), ("H", "F8", "S"), ("F8", "B", "S"), ("F8B8", "B", "S"), ("B8F8", "B", "S"),
+        ("F8", "F8", "S"), ("B8", "B8", "S"), ("F8B8", "B8", "S"), ("B8F8", "B8", "S"), ("F8", "B8", "S"),
+        ("B8", "F8", "S"), ("F8B8", "F8", "S"), ("B8F8", "F8", "S"),
+    }
+)  # fmt: skip
+# validGEMMTypes, ROCm/Tensile Common.py:453-462 @09ec347 (the same list @a164ed70, Common.py:436).
+_TENSILE_GEMM_TYPES: frozenset[GemmTypeLetters] = frozenset(
+    {
+        ("D", "D", "D"), ("S", "S", "S"), ("Z", "Z", "Z"), ("C", "C", "C"), ("H", "H", "H"), ("H", "H", "S"),
+        ("H", "S", "S"), ("B", "B", "S"), ("B", "S", "S"), ("I8", "I", "I"), ("4xi8", "I", "I"),
+        ("F8", "S", "S"), ("B8", "S", "S"), ("F8B8", "S", "S"), ("B8F8", "S", "S"), ("F8", "F8", "S"),
+        ("B8", "B8", "S"), ("F8B8", "B8", "S"), ("B8F8", "B8", "S"), ("F8", "H", "S"), ("B8", "H", "S"),
+        ("F8B8", "H", "S"), ("B8F8", "H", "S"),
+    }
+)  # fmt: skip
+# The newest tensilelite adds the FNUZ letters (F8N, B8N) next to OCP F8/B8; its list as read
+# from source is the 7d9fb68 one with F8N/B8N wherever F8/B8 appear.
+_FNUZ = {"F8": "F8N", "B8": "B8N", "F8B8": "F8B8N", "B8F8": "B8F8N"}
+_DEVELOP_GEMM_TYPES: frozenset[GemmTypeLetters] = _TENSILELITE_7D9FB68_GEMM_TYPES | frozenset(
+    (_FNUZ.get(a, a), _FNUZ.get(b, b), c) for a, b, c in _TENSILELITE_7D9FB68_GEMM_TYPES if a in _FNUZ
+)
+
+_FNUZ_BENCH_TYPES = {"f8_fnuz_r": "f8_r", "bf8_fnuz_r": "bf8_r"}
+"""hipBLASLt 7d9fb68 names gfx942's (FNUZ) fp8 ``f8_r``/``bf8_r``; newer releases ``f8_fnuz_r``."""
+_FNUZ_ARCHS = frozenset({"gfx940", "gfx941", "gfx942"})
+"""Architectures whose hardware fp8 is FNUZ: there an older tool's ``F8``/``f8_r`` *is* ``F8N``."""
+
+_BENCH_FLAGS_7D9FB68: frozenset[str] = frozenset()
+_BENCH_FLAGS_DEVELOP: frozenset[str] = frozenset(
+    {"--scaleC", "--scaleD", "--swizzleA", "--swizzleB", "--aux_type", "--batch_mode", "--alphai", "--betai",
+     "--bias_stride"}
+)  # fmt: skip
+"""Flags hipblaslt-bench gained after 7d9fb68 (client.cpp @0687ecfd defines them; @7d9fb68 does not)."""
+
+
+class ProfileError(TensilekitError):
+    """An unknown tool profile name."""
+
+    exit_code = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolProfile:
+    """What one AMD release's tools accept (see the module docstring)."""
+
+    name: str
+    description: str
+    dialect: Dialect
+    tensile_version: str
+    """The release's ``Tensile.__version__`` (what ``versionIsCompatible`` compares against)."""
+    minimum_required_version: str
+    archs: tuple[str, ...]
+    gemm_types: frozenset[GemmTypeLetters]
+    letters: frozenset[str]
+    """Type letters its ``DataType`` table knows."""
+    scale_mode: Literal["letters", "ints"] = "ints"
+    """``--scaleA`` values: ``s``/``v`` (7d9fb68) or integers (newer)."""
+    extra_bench_flags: frozenset[str] = frozenset()
+    fnuz_type_names: bool = True
+    """hipblaslt-bench reads ``f8_fnuz_r``/``bf8_fnuz_r`` (False: only ``f8_r``/``bf8_r``)."""
+    create_library_flavor: Literal["hipblaslt-2024", "rocm-libraries"] = "hipblaslt-2024"
+    driver_flags: frozenset[str] = frozenset()
+    """Optional driver flags it defines (``--use-cache``, ``--logic-format``: tensilelite only)."""
+
+    # ------------------------------------------------------------------ configs
+
+    def config_letters(self, letters: str, arch: str) -> str | None:
+        """The letter this release uses for a tensilekit type letter on ``arch`` (None: none).
+
+        ``F8N``/``B8N`` (FNUZ fp8) are ``F8``/``B8`` to a release without FNUZ letters on an
+        architecture whose fp8 is FNUZ (gfx942: the same bits); elsewhere they cannot be written.
+        """
+        if letters in self.letters:
+            return letters
+        plain = {value: key for key, value in _FNUZ.items()}.get(letters)
+        if plain is not None and arch in _FNUZ_ARCHS and plain in self.letters:
+            return plain
+        return None
+
+    def config_type_issue(self, letters: tuple[str, str, str], arch: str) -> str | None:
+        """Why this release's driver cannot benchmark a GEMM type (None: it can).
+
+        ``letters`` is ``(DataType, DestDataType, ComputeDataType)`` in tensilekit's letters.
+        """
+        if arch not in self.archs:
+            return f"{self.description} does not know {arch}"
+        mapped = [self.config_letters(letter, arch) for letter in letters]
+        missing = [letter for letter, found in zip(letters, mapped, strict=True) if found is None]
+        if missing:
+            return f"{self.description} has no data type {', '.join(missing)}"
+        triple = (str(mapped[0]), str(mapped[1]), str(mapped[2]))
+        if triple not in self.gemm_types:
+            return f"{self.description} does not support the typed GEMM (Ti, To, Tc) = {triple} (validGEMMTypes)"
+        return None
+
+    # ------------------------------------------------------------------ hipblaslt-bench
+
+    def has_bench_flag(self, flag: str) -> bool:
+        """Whether hipblaslt-bench of this release defines ``flag`` (among the version-dependent ones)."""
+        return flag not in _BENCH_FLAGS_DEVELOP or flag in self.extra_bench_flags
+
+    def bench_type_name(self, name: str) -> str:
+        """The type name this release's hipblaslt-bench reads for ``name`` (``f8_fnuz_r`` -> ``f8_r``)."""
+        if not self.fnuz_type_names:
+            return _FNUZ_BENCH_TYPES.get(name, name)
+        return name
+
+    def scale_value(self, mode: int) -> str | None:
+        """``--scaleA``'s value for a scale mode (0 none, 1 scalar, 2 vector, 3.. MX); None when the
+        release cannot express it (7d9fb68 takes only ``s`` and ``v``)."""
+        if self.scale_mode == "ints":
+            return str(mode)
+        return {1: "s", 2: "v"}.get(mode)
+
+
+def _profiles() -> dict[str, ToolProfile]:
+    letters_7d9fb68 = frozenset(
+        {"S", "D", "C", "Z", "H", "4xi8", "I", "B", "I8", "F8", "B8", "F8B8", "B8F8", "X"}
+    )  # TensileInstructions/DataType.py @7d9fb68
+    lite = ToolProfile(
+        name="hipblaslt-7d9fb68", description="hipBLASLt 7d9fb68 (tensilelite 4.33.0, ROCm 6.3)",
+        dialect="tensilelite", tensile_version="4.33.0", minimum_required_version="4.33.0",
+        archs=("gfx90a", "gfx942"), gemm_types=_TENSILELITE_7D9FB68_GEMM_TYPES, letters=letters_7d9fb68,
+        scale_mode="letters", extra_bench_flags=_BENCH_FLAGS_7D9FB68, fnuz_type_names=False,
+        create_library_flavor="hipblaslt-2024", driver_flags=frozenset({"--use-cache", "--logic-format"}),
+    )  # fmt: skip
+    develop = ToolProfile(
+        name="hipblaslt-develop",
+        description="hipBLASLt develop (rocm-libraries tensilelite, as read from source)",
+        # GEKO writes MinimumRequiredVersion '5.0.0' (config_sections_generator.py @06204e51);
+        # versionIsCompatible needs the same major, so 4.x configs are refused there.
+        dialect="tensilelite", tensile_version="5.0.0", minimum_required_version="5.0.0",
+        archs=("gfx90a", "gfx942", "gfx950"), gemm_types=_DEVELOP_GEMM_TYPES,
+        letters=letters_7d9fb68 | frozenset(_FNUZ.values()), scale_mode="ints",
+        extra_bench_flags=_BENCH_FLAGS_DEVELOP, fnuz_type_names=True, create_library_flavor="rocm-libraries",
+        driver_flags=frozenset({"--use-cache", "--logic-format"}),
+    )  # fmt: skip
+    tensile_letters = frozenset({"S", "D", "C", "Z", "H", "4xi8", "I", "B", "I8", "F8", "B8", "F8B8", "B8F8", "X"})
+    tensile_42 = ToolProfile(
+        name="tensile-09ec347", description="ROCm/Tensile 09ec347 (4.42.0, rocBLAS)", dialect="tensile",
+        tensile_version="4.42.0", minimum_required_version="4.33.0", archs=("gfx90a", "gfx942"),
+        gemm_types=_TENSILE_GEMM_TYPES, letters=tensile_letters,
+    )  # fmt: skip
+    tensile_44 = dataclasses.replace(
+        tensile_42, name="tensile-a164ed70", description="ROCm/Tensile a164ed70 (4.44.0, ROCm 6.5)",
+        tensile_version="4.44.0",
+    )  # fmt: skip
+    return {profile.name: profile for profile in (lite, develop, tensile_42, tensile_44)}
+
+
+PROFILES: Mapping[str, ToolProfile] = MappingProxyType(_profiles())
+"""Every supported AMD release, by name."""
+DEFAULT_PROFILE = "hipblaslt-7d9fb68"
+"""The hipBLASLt profile used when the installed version cannot be detected."""
+DEFAULT_TENSILE_PROFILE = "tensile-a164ed70"
+"""The ROCm/Tensile profile of ``--config-dialect tensile`` when none is named."""
+
+
+def tool_profile(name: str) -> ToolProfile:
+    """The profile called ``name``; :class:`ProfileError` (a usage error) for an unknown one."""
+    profile = PROFILES.get(name)
+    if profile is None:
+        raise ProfileError(f"unknown tool profile {name!r} (profiles: {', '.join(sorted(PROFILES))})")
+    return profile
+
+
+_HIPBLASLT_VERSION = re.compile(r"hipBLASLt version:\s*(\d+)")
+_GIT_VERSION = re.compile(r"hipBLASLt git version:\s*(\S+)")
+
+
+def profile_from_bench_banner(text: str) -> tuple[ToolProfile, str]:
+    """The hipBLASLt profile for a ``hipblaslt-bench`` start-up banner, and why.
+
+    ``hipblaslt-bench --version`` (and every run's banner) prints ``hipBLASLt version: <N>``
+    with N = major * 100000 + minor * 100 + patch (hipblasLtGetVersion: 600 is 0.6.0, 100200
+    is 1.2.0) and the banner also ``hipBLASLt git version: <sha>`` (client.cpp). Versions up to
+    0.10 (ROCm 6.3; 7d9fb68 is 0.10.0) take the 7d9fb68 command line, newer ones the develop
+    one. Without a version line the default profile is used, and the reason says so.
+    """
+    git = _GIT_VERSION.search(text)
+    sha = git.group(1) if git else "unknown"
+    found = _HIPBLASLT_VERSION.search(text)
+    if found is None:
+        return tool_profile(DEFAULT_PROFILE), f"hipblaslt-bench printed no version; assuming {DEFAULT_PROFILE}"
+    number = int(found.group(1))
+    major, minor = number // 100000, number // 100 % 1000
+    name = DEFAULT_PROFILE if (major, minor) <= (0, 10) else "hipblaslt-develop"
+    return tool_profile(name), f"hipBLASLt {major}.{minor}.{number % 100} (git {sha})"
+
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "DEFAULT_TENSILE_PROFILE",
+    "PROFILES",
+    "ProfileError",
+    "ToolProfile",
+    "profile_from_bench_banner",
+    "tool_profile",
+]
