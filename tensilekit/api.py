@@ -8,6 +8,7 @@ from typing import Any
 
 from tensilekit.build import build_master_libraries
 from tensilekit.errors import InputNotFound, Location, MergeError, UnsupportedFormat, error_context
+from tensilekit.io.custom_kernels import custom_kernel_reader
 from tensilekit.io.detect import Kind, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
 from tensilekit.io.logic_io import detect_dialect, logic_from_data
@@ -52,9 +53,19 @@ def logic_paths(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def build_master_files(
-    paths: Iterable[str | Path], *, lazy: bool = False, separate_architectures: bool = True
+    paths: Iterable[str | Path],
+    *,
+    lazy: bool = False,
+    separate_architectures: bool = True,
+    dialect: str | None = None,
+    custom_kernels: str | Path | None = None,
 ) -> dict[str, MasterLibrary]:
-    """Logic files or directories -> every master file TensileCreateLibrary would write, by base name."""
+    """Logic files or directories -> every master file TensileCreateLibrary would write, by base name.
+
+    The dialect (``tensile`` for rocBLAS, ``tensilelite`` for hipBLASLt) is detected from the
+    files unless ``dialect`` names it. ``custom_kernels`` is hipBLASLt's
+    ``tensilelite/Tensile/CustomKernels`` directory, needed by logic files with custom kernels.
+    """
     inputs: list[tuple[str, Any]] = []
     dialects = set()
     for path in logic_paths(paths):
@@ -62,8 +73,11 @@ def build_master_files(
             data = parse_yaml(decode_text(read_bytes(path), str(path)), str(path))
             if detect_kind(data) is not Kind.LOGIC:
                 raise UnsupportedFormat("not a library-logic file", Location(file=str(path)))
-            dialects.add(detect_dialect(data).value)
+            if dialect is None:
+                dialects.add(detect_dialect(data).value)
         inputs.append((str(path), data))
+    if dialect is not None:
+        dialects = {dialect}
     if len(dialects) > 1:
         raise MergeError("cannot build one library from both Tensile and tensilelite logic files")
     raw = build_master_libraries(
@@ -71,6 +85,7 @@ def build_master_files(
         dialect=dialects.pop(),
         lazy=lazy,
         separate_architectures=separate_architectures,
+        custom_kernel_config=custom_kernel_reader(custom_kernels) if custom_kernels is not None else None,
     )
     return {name: master_from_data(tree, source=name) for name, tree in raw.items()}
 

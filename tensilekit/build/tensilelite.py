@@ -341,7 +341,13 @@ class LiteContraction:
         """The placeholder-name part ``selection`` adds (SolutionLibrary.py:406-434)."""
         name = f"_{self.a.char}{self.b.char}_{self.c.char}{self.compute_input.char}"
         if self.activation != "none":
-            name += "_A" if self.activation == "all" else "_HA" if self.activation == "hipblaslt_all" else "_" + self.activation.upper()
+            name += (
+                "_A"
+                if self.activation == "all"
+                else "_HA"
+                if self.activation == "hipblaslt_all"
+                else "_" + self.activation.upper()
+            )
         if self.use_bias:
             name += "_Bias"
         if self.use_e:
@@ -432,7 +438,9 @@ def contraction_type(d: Mapping[str, Any], *, path: str = "ProblemType") -> Lite
     if "UseBias" in d:
         use_bias = d["UseBias"]
         if "BiasDataTypeList" in d:
-            bias_types = sorted((_lite_dtype(t, f"{path}.BiasDataTypeList") for t in d["BiasDataTypeList"]), key=lambda t: t.code)
+            bias_types = sorted(
+                (_lite_dtype(t, f"{path}.BiasDataTypeList") for t in d["BiasDataTypeList"]), key=lambda t: t.code
+            )
         else:
             bias_types = bias_type_list_default({k: typ(k) for k in ("DataType", "ComputeDataType", "DestDataType")})
         if "BiasSrc" in d:
@@ -523,8 +531,12 @@ def _compound_predicates(state: LiteState, ptype: LiteContraction) -> list[Pred]
         preds.append(Pred("SynchronizerSizeCheck", index=0, value=values))
     pt = state["ProblemType"]
     if ptype.a.enum != "Int8x4":
-        preds.append(Pred("LeadingFree0SizesGreaterOrEqual", value=state["GlobalReadVectorWidthA"] if pt["TLUA"] else 1))
-        preds.append(Pred("LeadingFree1SizesGreaterOrEqual", value=state["GlobalReadVectorWidthB"] if pt["TLUB"] else 1))
+        preds.append(
+            Pred("LeadingFree0SizesGreaterOrEqual", value=state["GlobalReadVectorWidthA"] if pt["TLUA"] else 1)
+        )
+        preds.append(
+            Pred("LeadingFree1SizesGreaterOrEqual", value=state["GlobalReadVectorWidthB"] if pt["TLUB"] else 1)
+        )
     if len(state["PackedC0IndicesX"]) > 1:
         preds.append(Pred("CDStridesEqual"))
     if "KernelLanguage" in state:
@@ -551,7 +563,9 @@ def _compound_predicates(state: LiteState, ptype: LiteContraction) -> list[Pred]
     if state.get("_GlobalAccumulation") is not None and not state["StreamK"]:
         preds.append(Pred("GlobalSplitUCheckMinK", value=[MIN_K_FOR_GSU, state["GlobalSplitU"]]))
     if "WorkGroupMappingXCC" in state and "WorkGroupMappingXCCGroup" in state:
-        preds.append(Pred("WorkgroupMappingXCCCheck", value=[state["WorkGroupMappingXCC"], state["WorkGroupMappingXCCGroup"]]))
+        preds.append(
+            Pred("WorkgroupMappingXCCCheck", value=[state["WorkGroupMappingXCC"], state["WorkGroupMappingXCCGroup"]])
+        )
     return preds
 
 
@@ -621,12 +635,14 @@ class _Solution:
 
 def _solution(state: LiteState, path: str) -> _Solution:
     """``Contractions.Solution.FromOriginalState`` (Contractions.py:610-650)."""
+    index = state.get("SolutionIndex")
+    if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
+        raise InvalidValue(f"SolutionIndex must be an integer, got {index!r}", Location(path=f"{path}.SolutionIndex"))
     try:
         ptype = contraction_type(state["ProblemType"], path=f"{path}.ProblemType")
         preds = [p for p in (_key_pair_predicate(k, v, path) for k, v in state.items()) if p is not None]
         preds += ptype.operation_predicates() + ptype.type_predicates() + _compound_predicates(state, ptype)
         support = state["InternalSupportParams"]
-        index = state.get("SolutionIndex")
         body: dict[str, Any] = {
             "problemType": ptype.state(),
             "hardwarePredicate": hardware_predicate(state["ISA"], state["CUCount"]).state(),
@@ -646,8 +662,6 @@ def _solution(state: LiteState, path: str) -> _Solution:
         }
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidValue(f"solution record cannot be built: {exc!r}", Location(path=path)) from exc
-    if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
-        raise InvalidValue(f"SolutionIndex must be an integer, got {index!r}", Location(path=f"{path}.SolutionIndex"))
     return _Solution(state, index, body)
 
 
@@ -873,7 +887,10 @@ def _matching(logic: _Logic, solutions: list[_Solution]) -> _MatchingLib:
         except (IndexError, KeyError, TypeError):
             raise InvalidValue("table row must be [size, [solution, speed]]", Location(path=where)) from None
         if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(solutions):
-            raise InvalidValue(f"table row refers to solution {position!r}, but the file has {len(solutions)}", Location(path=f"{where}[1][0]"))
+            raise InvalidValue(
+                f"table row refers to solution {position!r}, but the file has {len(solutions)}",
+                Location(path=f"{where}[1][0]"),
+            )
         table.append(_Entry(key, solutions[position], speed, logic.distance != "GridBased"))
     try:
         table.sort(key=lambda e: e.key)
@@ -885,7 +902,9 @@ def _matching(logic: _Logic, solutions: list[_Solution]) -> _MatchingLib:
 def _selection(logic: _Logic, solutions: list[_Solution]) -> _PredicateLib:
     if logic.library_type == "FreeSize":
         start, count = logic.table
-        return _PredicateLib("Problem", [_Row(Pred("FreeSizeMatching"), _FreeSizeLib(solutions[start : start + count]))])
+        return _PredicateLib(
+            "Problem", [_Row(Pred("FreeSizeMatching"), _FreeSizeLib(solutions[start : start + count]))]
+        )
     matching = _matching(logic, solutions)
     predicate = Pred("EqualityMatching") if logic.distance == "Equality" else Pred("TruePred")
     return _PredicateLib("Problem", [_Row(predicate, matching)])
@@ -929,7 +948,9 @@ def _from_logic(logic: _Logic, states: list[LiteState], *, lazy: bool) -> _Maste
     if lazy:
         name += "_" + ptype.operation_identifier
     hardware = (
-        Pred("TruePred") if logic.architecture == "fallback" else hardware_predicate(gfx_isa(logic.architecture), logic.cu_count)
+        Pred("TruePred")
+        if logic.architecture == "fallback"
+        else hardware_predicate(gfx_isa(logic.architecture), logic.cu_count)
     )
     library = _PredicateLib("Hardware", [_Row(hardware, library)])
     if lazy:
@@ -1036,4 +1057,11 @@ def build_tensilelite_libraries(
     return out
 
 
-__all__ = ["HardwarePred", "LiteContraction", "Pred", "build_tensilelite_libraries", "contraction_type", "hardware_predicate"]
+__all__ = [
+    "HardwarePred",
+    "LiteContraction",
+    "Pred",
+    "build_tensilelite_libraries",
+    "contraction_type",
+    "hardware_predicate",
+]

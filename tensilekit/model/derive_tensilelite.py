@@ -321,7 +321,9 @@ def solution_state(
     if "InternalSupportParams" in cfg:
         given = cfg["InternalSupportParams"]
         if not isinstance(given, Mapping):
-            raise InvalidValue("InternalSupportParams must be a mapping", Location(path=f"{path}.InternalSupportParams"))
+            raise InvalidValue(
+                "InternalSupportParams must be a mapping", Location(path=f"{path}.InternalSupportParams")
+            )
         state["InternalSupportParams"] = {k: copy.deepcopy(given.get(k, d)) for k, d in DEFAULT_INTERNAL_SUPPORT_PARAMS}
     else:
         state["InternalSupportParams"] = dict(DEFAULT_INTERNAL_SUPPORT_PARAMS)
@@ -577,7 +579,11 @@ def _assign_derived(state: LiteState, path: str) -> None:  # noqa: C901 - one AM
         if state["InterleaveAlpha"]:
             _reject(state)
             return
-        if data.enum == "Int8" and isa[:2] == (9, 4) and tuple(state["MatrixInstruction"])[:3] in ((32, 32, 8), (16, 16, 16)):
+        if (
+            data.enum == "Int8"
+            and isa[:2] == (9, 4)
+            and tuple(state["MatrixInstruction"])[:3] in ((32, 32, 8), (16, 16, 16))
+        ):
             _reject(state)
             return
         if compute.enum == "Double" and state["MatrixInstruction"] == [4, 4, 4, 4]:
@@ -673,11 +679,7 @@ def _assign_derived(state: LiteState, path: str) -> None:  # noqa: C901 - one AM
         pgr = state["PrefetchGlobalRead"]
         if not (
             buffer_load
-            and (
-                pgr == 1
-                or (pgr > 1 and data.enum in ("Double", "ComplexDouble"))
-                or (pt["Sparse"] and pgr > 0)
-            )
+            and (pgr == 1 or (pgr > 1 and data.enum in ("Double", "ComplexDouble")) or (pt["Sparse"] and pgr > 0))
         ):
             state["ExpandPointerSwap"] = 0
 
@@ -743,7 +745,10 @@ def _assign_derived(state: LiteState, path: str) -> None:  # noqa: C901 - one AM
             else:
                 state["LocalReadVectorWidth"] = state["MIInputPerThread"]
             if state["LocalReadVectorWidth"] // state["MIInputPerThread"] > 1:
-                if state["DepthU"] // state["MatrixInstK"] <= state["LocalReadVectorWidth"] // state["MIInputPerThread"]:
+                if (
+                    state["DepthU"] // state["MatrixInstK"]
+                    <= state["LocalReadVectorWidth"] // state["MIInputPerThread"]
+                ):
                     state["LocalReadVectorWidth"] //= 2
     elif state["LocalReadVectorWidth"] == -1:
         state["LocalReadVectorWidth"] = 1

@@ -27,9 +27,23 @@ from tensilekit.io.master_io import dump_master, format_for_path
     default=None,
     help="Output format (default: from the output suffix; msgpack for directories).",
 )
-def build_master_command(logic: tuple[str, ...], output: str, lazy: bool, fmt: str | None) -> None:
+@click.option(
+    "--dialect",
+    type=click.Choice(["tensile", "tensilelite"]),
+    default=None,
+    help="Logic dialect: tensile (rocBLAS) or tensilelite (hipBLASLt); default: detected from the files.",
+)
+@click.option(
+    "--custom-kernels",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="hipBLASLt's tensilelite/Tensile/CustomKernels directory (logic files with custom kernels need it).",
+)
+def build_master_command(
+    logic: tuple[str, ...], output: str, lazy: bool, fmt: str | None, dialect: str | None, custom_kernels: str | None
+) -> None:
     """Build the master solution library of LOGIC files or directories (no kernels, no ROCm)."""
-    files = build_master_files(logic, lazy=lazy)
+    files = build_master_files(logic, lazy=lazy, dialect=dialect, custom_kernels=custom_kernels)
     target = Path(output)
     if len(files) == 1 and not lazy and not target.is_dir():
         master = next(iter(files.values()))
