@@ -61,8 +61,8 @@ def find_amd() -> Path | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def amd() -> Path:
+@pytest.fixture(scope="session", name="amd")
+def amd_fixture() -> Path:
     """Path to ../shared/amd; skips politely when absent (CI requires it)."""
     found = find_amd()
     if found is None:

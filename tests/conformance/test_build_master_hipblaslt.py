@@ -19,8 +19,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from amd_build import HIPBLASLT_MASTERS, amd_build_master, has_custom_kernel, logic_files
-from amd_build import amd as amd_fixture  # noqa: F401 (the "amd" fixture)
+from amd_build import (
+    HIPBLASLT_MASTERS,
+    amd_build_master,
+    amd_fixture,  # noqa: F401 (registers the "amd" fixture)
+    has_custom_kernel,
+    logic_files,
+)
 from click.testing import CliRunner
 
 from tensilekit.cli.main import cli
