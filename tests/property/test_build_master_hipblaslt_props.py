@@ -26,10 +26,13 @@ ARCH_DIRS: dict[str, tuple[str, ...]] = {
     "gfx90a": ("aldebaran",),
     "gfx942": ("aquavanjaram/gfx942", "aquavanjaram/gfx942_20cu", "aquavanjaram/gfx942_80cu"),
     "gfx940": ("aquavanjaram/gfx940",),
+    "gfx941": ("aquavanjaram/gfx941",),
     "gfx908": ("arcturus",),
     "gfx1100": ("navi31",),
     "gfx1101": ("navi32",),
+    "gfx1102": ("navi33",),
     "gfx1200": ("gfx1200",),
+    "gfx1201": ("gfx1201",),
 }
 
 
