@@ -254,12 +254,22 @@ def problem_types_differ(a: LiteProblemType, b: LiteProblemType) -> list[str]:
 CustomKernelConfig = Callable[[str], Mapping[str, Any]]
 
 
+def keep_stored_custom_kernels(name: str) -> Mapping[str, Any]:
+    """A stand-in lookup for transient masters (lint, selection on logic files): a custom kernel
+    keeps its stored ``InternalSupportParams`` instead of its ``custom.config``. Never for output
+    that claims to be tensilelite's (``build-master`` asks for ``--custom-kernels``)."""
+    raise AssertionError("keep_stored_custom_kernels is a marker, not called")
+
+
 def _apply_custom_kernel(
     cfg: dict[str, Any], lookup: CustomKernelConfig | None, file_activation: str, path: str
 ) -> None:
     """``parseLibraryLogicData`` (LibraryIO.py:286-295) with ``getCustomKernelConfig`` (CustomKernels.py:63-80)."""
     name = cfg["CustomKernelName"]
     where = Location(path=f"{path}.CustomKernelName")
+    if lookup is keep_stored_custom_kernels:
+        stored = cfg.get("InternalSupportParams") or {}
+        lookup = lambda _: {"InternalSupportParams": {"KernArgsVersion": 2, **stored}}  # noqa: E731
     if lookup is None:
         raise InvalidValue(
             f"custom kernel {name!r}: its configuration is in hipBLASLt's tensilelite/Tensile/CustomKernels/{name}.s; "
@@ -893,6 +903,7 @@ __all__ = [
     "LiteProblemType",
     "LiteState",
     "bias_type_list_default",
+    "keep_stored_custom_kernels",
     "problem_type",
     "problem_types_differ",
     "solution_state",

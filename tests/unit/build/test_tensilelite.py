@@ -349,3 +349,15 @@ def test_bad_input_names_file_and_position(mutate: Any, path: str) -> None:
     assert isinstance(info.value, TensilekitError)
     assert info.value.location is not None and info.value.location.file == "bad.yaml"
     assert info.value.location.path == path
+
+
+def test_transient_masters_may_keep_a_custom_kernels_stored_values() -> None:
+    from tensilekit.model.derive_tensilelite import keep_stored_custom_kernels
+
+    sol = lite_solution(0, CustomKernelName="Custom_Kernel_gfx90a")
+    sol["InternalSupportParams"]["UseUniversalArgs"] = False
+    tree = build_tensilelite_libraries(
+        [("c.yaml", lite_logic([sol], ONE))], custom_kernel_config=keep_stored_custom_kernels
+    )["TensileLibrary_gfx90a"]
+    support = tree["solutions"][0]["internalArgsSupport"]
+    assert support["version"] == 2 and support["useUniversalArgs"] is False
