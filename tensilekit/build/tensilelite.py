@@ -41,7 +41,7 @@ from tensilekit.model.derive_tensilelite import (
     solution_state,
 )
 from tensilekit.model.naming import gfx_isa
-from tensilekit.model.naming_tensilelite import MinNaming, unique_kernels
+from tensilekit.model.naming_tensilelite import MinNaming, name_full, unique_kernels
 from tensilekit.model.tensile_parameters import DataTypeInfo
 from tensilekit.model.tensilelite_parameters import (
     ACTIVATION_TYPE_COLUMN,
@@ -379,6 +379,15 @@ def contraction_type(d: Mapping[str, Any], *, path: str = "ProblemType") -> Lite
     ``d`` is a derived problem type (:func:`~tensilekit.model.derive_tensilelite.problem_type`) or
     the file's stored ``ProblemType`` mapping (the library rows are built from the latter).
     """
+    if not isinstance(d, Mapping):
+        raise InvalidValue("ProblemType must be a mapping", Location(path=path))
+    try:
+        return _contraction_type(d, path)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise InvalidValue(f"inconsistent ProblemType index fields or values ({exc!r})", Location(path=path)) from exc
+
+
+def _contraction_type(d: Mapping[str, Any], path: str) -> LiteContraction:
 
     def need(key: str) -> Any:
         if key not in d:
@@ -977,6 +986,10 @@ def _states(logic: _Logic, custom_kernel_config: CustomKernelConfig | None) -> l
             custom_kernel_config=custom_kernel_config,
             file_activation=file_type["ActivationType"],
         )
+        try:  # names are made after every file is read: fail here, where the file is known
+            name_full(state)
+        except (TypeError, ValueError, KeyError, IndexError) as exc:
+            raise InvalidValue(f"solution cannot be named: {exc!r}", Location(path=f"[5][{i}]")) from exc
         differ = problem_types_differ(file_type, state["ProblemType"])
         if differ:
             raise InvalidValue(
