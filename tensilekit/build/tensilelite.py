@@ -31,7 +31,15 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
+from tensilekit.errors import (
+    InvalidValue,
+    LibraryFormatError,
+    Location,
+    MergeError,
+    MissingField,
+    TensilekitError,
+    error_context,
+)
 from tensilekit.model.derive_tensilelite import (
     CustomKernelConfig,
     LiteState,
@@ -383,6 +391,8 @@ def contraction_type(d: Mapping[str, Any], *, path: str = "ProblemType") -> Lite
         raise InvalidValue("ProblemType must be a mapping", Location(path=path))
     try:
         return _contraction_type(d, path)
+    except TensilekitError:
+        raise
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise InvalidValue(f"inconsistent ProblemType index fields or values ({exc!r})", Location(path=path)) from exc
 
@@ -988,6 +998,8 @@ def _states(logic: _Logic, custom_kernel_config: CustomKernelConfig | None) -> l
         )
         try:  # names are made after every file is read: fail here, where the file is known
             name_full(state)
+        except TensilekitError:
+            raise
         except (TypeError, ValueError, KeyError, IndexError) as exc:
             raise InvalidValue(f"solution cannot be named: {exc!r}", Location(path=f"[5][{i}]")) from exc
         differ = problem_types_differ(file_type, state["ProblemType"])

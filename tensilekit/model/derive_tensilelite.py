@@ -36,7 +36,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tensilekit.errors import InvalidValue, Location, MissingField
+from tensilekit.errors import InvalidValue, Location, MissingField, TensilekitError
 from tensilekit.model.tensile_parameters import DataTypeInfo
 from tensilekit.model.tensilelite_parameters import (
     DEFAULT_INTERNAL_SUPPORT_PARAMS,
@@ -352,6 +352,8 @@ def solution_state(
     state.setdefault("AssignedDerivedParameters", False)
     try:
         _assign_derived(state, path)
+    except TensilekitError:
+        raise
     except (KeyError, IndexError, TypeError, ZeroDivisionError) as exc:
         raise InvalidValue(f"solution cannot be derived: missing or bad value ({exc!r})", Location(path=path)) from exc
     return state
