@@ -18,12 +18,13 @@ the file's architecture, sets ``CUCount`` and ``AssignedDerivedParameters = Fals
   derivation before them. ``reject`` alone only clears ``Valid`` (tensilelite keeps going, and
   ``TensileCreateLibrary`` keeps the solution).
 
-Not ported (kept as the logic file stores them, which is what tensilelite's own tuning wrote and
-what re-derivation reproduces for every corpus file): the LDS-size rules (``calcLdsPad``,
-``calcLdsBlockSizePerPad``, ``calcLdsNumBytes``: ``LdsPad*``, ``LdsBlockSizePerPad*``,
-``1LDSBuffer`` for ``-1``), the ``DepthU`` search, ``setGlobalLoadTileDim*``, DirectToLds/Vgpr
-feasibility, and the ``StoreRemapVectorWidth``/``NumElementsPerBatchStore`` ``-1`` defaults. The
-values they derive are internal to the kernel writer except through those keys.
+``calcLdsPad`` and ``calcLdsBlockSizePerPad`` are ported (``LdsPad*``/``LdsBlockSizePerPad*``,
+automatic ``-1`` values included). Not ported (kept as the logic file stores them, which is what
+tensilelite's own tuning wrote and what re-derivation reproduces for every corpus file):
+``checkLdsBlockSizePerPad``'s address simulation, ``calcLdsNumBytes`` (``1LDSBuffer`` for ``-1``,
+the LDS-overflow halving of an automatic ``LocalReadVectorWidth``), the ``DepthU`` search,
+``setGlobalLoadTileDim*``, DirectToLds/Vgpr feasibility, and the
+``StoreRemapVectorWidth``/``NumElementsPerBatchStore`` ``-1`` defaults.
 
 The capability values are those of ``../shared/amd/build-master`` (ROCm 6.4 cache; no GPU on the
 build host, so ``CurrentISA`` is (0, 0, 0)), see :mod:`tensilekit.model.tensilelite_parameters`.
@@ -464,6 +465,89 @@ def _assign_problem_independent(state: LiteState, caps: Mapping[str, bool]) -> N
     state["AssignedProblemIndependentDerivedParameters"] = True
 
 
+def _round_up(value: float, multiple: int) -> int:
+    """``roundUpToNearestMultiple`` (TensileInstructions/Utils.py:211)."""
+    return int(math.ceil(value / multiple)) * multiple
+
+
+def _lds_pad(state: LiteState, lrvw: int, caps: Mapping[str, bool]) -> tuple[int, int, int]:
+    """``calcLdsPad`` (SolutionStructs.py:2526-2605)."""
+    pt = state["ProblemType"]
+    nbytes = pt["DataType"].num_bytes
+    pad = {"A": state["LdsPadA"], "B": state["LdsPadB"]}
+    opt = {"A": lrvw, "B": lrvw}
+    regs = {"A": lrvw * nbytes // 4, "B": lrvw * nbytes // 4}
+    if pt["Sparse"]:
+        half = "B" if pt["Sparse"] == 2 else "A"
+        opt[half] //= 2
+        regs[half] //= 2
+    if not caps["HasWMMA"] and (regs["A"] > 4 or regs["B"] > 4):
+        _reject(state)
+    mi16 = state["EnableMatrixInstruction"] and state["MatrixInstB"] == 1 and state["MatrixInstM"] == 16
+    if mi16:
+        for tc in ("A", "B"):
+            if regs[tc] in (4, 1):
+                opt[tc] *= 2
+    for tc, tile in (("A", "MacroTile0"), ("B", "MacroTile1")):
+        if pad[tc] != -1:
+            continue
+        if not state["UnrollMajorLDS" + tc]:
+            if state["EnableMatrixInstruction"]:
+                pad[tc] = 0
+                if mi16:
+                    width = (
+                        16 * state["VectorWidth" + tc] * nbytes + state[tile] * nbytes * state["LocalReadVectorWidth"]
+                    )
+                    pad[tc] = (width % 128) // nbytes
+                if state["GlobalReadVectorWidth" + tc] * nbytes == 32 and pad[tc] == 0:
+                    pad[tc] = 16 // nbytes
+            else:
+                pad[tc] = 0
+        else:
+            pad[tc] = max(state["GlobalReadVectorWidth" + tc], opt[tc])
+            if state.get("DirectToLds" + tc):
+                pad[tc] = 0
+    pad_m = state["LdsPadMetadata"]
+    if pt["Sparse"] and not state["DirectToVgprSparseMetadata"] and pad_m == -1:
+        src = "B" if pt["Sparse"] == 2 else "A"
+        pad_m = 0
+        if not pt["TLUMetadata"]:
+            if state["EnableMatrixInstruction"] and state["TransposeLDSMetadata"]:
+                pad_m = max(state["GlobalReadVectorWidth" + src] // 4, opt[src] // 4)
+            else:
+                pad_m = state["VectorWidth" + src] // 4
+            if state["EnableMatrixInstruction"] and state["TransposeLDSMetadata"] and state.get("DirectToLdsMetadata"):
+                pad_m = 0
+    if state["DirectToLds"] or state["DirectToVgprA"]:
+        pad["A"] = 0
+    if state["DirectToLds"] or state["DirectToVgprB"]:
+        pad["B"] = 0
+    return pad["A"], pad["B"], pad_m
+
+
+def _lds_block_size_per_pad(state: LiteState, lrvw: int) -> tuple[int, int]:
+    """``calcLdsBlockSizePerPad`` (SolutionStructs.py:2607-2645)."""
+    pt = state["ProblemType"]
+    out = {}
+    for tc, tile in (("A", "MacroTile0"), ("B", "MacroTile1")):
+        block = state["LdsBlockSizePerPad" + tc]
+        bpe = pt["DataType" + tc].num_bytes if state["ConvertAfterDS"] else pt["DataType"].num_bytes
+        if block == -1:
+            block = 0
+            if state["EnableMatrixInstruction"]:
+                depth = state["_DepthU" + tc]
+                if state["UnrollMajorLDS" + tc]:
+                    block = _round_up(depth * bpe, 128)
+                    if depth * bpe * state["VectorWidth" + tc] > 128:
+                        block = _round_up(depth * bpe * state["VectorWidth" + tc], 128)
+                elif state["MatrixInstB"] == 1 and state["MatrixInstM"] == 16:
+                    block = state[tile] * bpe * lrvw
+        if state["DirectToLds"] or state["DirectToVgpr" + tc]:
+            block = 0
+        out[tc] = block
+    return out["A"], out["B"]
+
+
 def _assign_derived(state: LiteState, path: str) -> None:  # noqa: C901 - one AMD function, kept in its order
     """``Solution.assignDerivedParameters`` (SolutionStructs.py:2079-3998), see the module docstring."""
     pt = state["ProblemType"]
@@ -836,6 +920,28 @@ def _assign_derived(state: LiteState, path: str) -> None:  # noqa: C901 - one AM
 
     # 3162-3166 NoTailLoop
     state["NoTailLoop"] = state["AssertSummationElementMultiple"] % state["DepthU"] == 0 and state["StreamK"] == 0
+
+    # 3178-3196 LDS: metadata layout, then LdsBlockSizePerPad (recomputed; explicit values kept)
+    state["TransposeLDSMetadata"] = pt["Sparse"] != 2
+    state["UnrollMajorLDSMetadata"] = pt["Sparse"] != 2
+    if pt["Sparse"] and not state["DirectToVgprSparseMetadata"]:
+        state["UnrollMajorLDSMetadata"] = state["TransposeLDSMetadata"] and not pt["TLUMetadata"]
+    auto_block_a = state["LdsBlockSizePerPadA"] == -1
+    auto_block_b = state["LdsBlockSizePerPadB"] == -1
+    state["LdsBlockSizePerPadA"], state["LdsBlockSizePerPadB"] = _lds_block_size_per_pad(
+        state, state["LocalReadVectorWidth"]
+    )
+    if state["LdsBlockSizePerPadMetadata"] == -1:
+        state["LdsBlockSizePerPadMetadata"] = state["LdsBlockSizePerPadA"]
+    # 3198-3383: validity checks and checkLdsBlockSizePerPad's address simulation (not ported;
+    # it only zeroes an automatic block size whose padded addresses would be inconsistent)
+    # 3385-3400: DirectToLds feasibility (not ported: the stored DirectToLds stands)
+    # 3408-3417 LdsPad (recomputed; explicit values kept), 128-byte blocks for 32-byte reads
+    state["LdsPadA"], state["LdsPadB"], state["LdsPadMetadata"] = _lds_pad(state, state["LocalReadVectorWidth"], caps)
+    for tc, auto in (("A", auto_block_a), ("B", auto_block_b)):
+        grvw_bytes = state["GlobalReadVectorWidth" + tc] * data.num_bytes
+        if grvw_bytes == 32 and state["LdsPad" + tc] == 16 // data.num_bytes and auto:
+            state["LdsBlockSizePerPad" + tc] = 128
 
     # 3553-3562 sparse kernels assert a summation multiple of 8
     if pt["Sparse"]:

@@ -1,6 +1,7 @@
 """Differential property test: random sets of one architecture's hipBLASLt logic files, built by
 ``tensilekit build-master`` and by AMD's tensilelite (``../shared/amd/build-master``), give the same
-bytes in every output file (YAML and ``.dat``, non-lazy and lazy).
+bytes in every output file (YAML and ``.dat``, non-lazy and lazy), also when the files leave their
+LDS padding to tensilelite (``-1``).
 
 Each example costs one AMD call (~3-10 s), so the example count is modest. Files with hipBLASLt
 custom kernels are left out: AMD's local tree has no ``CustomKernels`` directory either.
@@ -8,6 +9,7 @@ custom kernels are left out: AMD's local tree has no ``CustomKernels`` directory
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -47,10 +49,24 @@ def _files(corpus: Path) -> dict[str, list[Path]]:
 
 
 @st.composite
-def logic_sets(draw: st.DrawFn, files: dict[str, list[Path]]) -> tuple[str, list[Path], bool]:
+def logic_sets(draw: st.DrawFn, files: dict[str, list[Path]]) -> tuple[str, list[Path], bool, bool]:
     arch = draw(st.sampled_from(sorted(files)))
     chosen = draw(st.lists(st.sampled_from(files[arch]), min_size=1, max_size=6, unique=True))
-    return arch, sorted(chosen), draw(st.booleans())
+    return arch, sorted(chosen), draw(st.booleans()), draw(st.booleans())
+
+
+_LDS_KEYS = re.compile(r"^(\s+)(LdsPadA|LdsPadB|LdsBlockSizePerPadA|LdsBlockSizePerPadB): \d+$", re.M)
+
+
+def _automatic_lds(files: list[Path], folder: Path) -> list[Path]:
+    """Copies whose LDS padding is left to tensilelite (-1), as a tuning config may leave it."""
+    folder.mkdir()
+    out = []
+    for number, path in enumerate(files):
+        copy = folder / f"{number:02d}_{path.name}"
+        copy.write_text(_LDS_KEYS.sub(r"\1\2: -1", path.read_text()))
+        out.append(copy)
+    return out
 
 
 def test_random_logic_sets_build_like_amd(corpus: Path, amd: Path) -> None:
@@ -58,9 +74,11 @@ def test_random_logic_sets_build_like_amd(corpus: Path, amd: Path) -> None:
 
     @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(logic_sets(files))
-    def check(case: tuple[str, list[Path], bool]) -> None:
-        arch, chosen, lazy = case
+    def check(case: tuple[str, list[Path], bool, bool]) -> None:
+        arch, chosen, lazy, automatic_lds = case
         with tempfile.TemporaryDirectory() as tmp:
+            if automatic_lds:
+                chosen = _automatic_lds(chosen, Path(tmp) / "auto")
             theirs = amd_build_master(amd, arch, chosen, Path(tmp) / "amd", lazy=lazy)
             ours = Path(tmp) / "ours"
             ours.mkdir()
