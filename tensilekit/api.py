@@ -7,11 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from tensilekit.errors import InputNotFound, Location, MergeError, UnsupportedFormat, error_context
+from tensilekit.io.custom_kernels import custom_kernel_reader
 from tensilekit.io.detect import Kind, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
 from tensilekit.io.logic_io import detect_dialect, logic_from_data
 from tensilekit.io.master_io import decode, load_placeholder, master_from_data
 from tensilekit.io.yaml_codec import detect_style, parse_yaml
+from tensilekit.model.derive_tensilelite import CustomKernelConfig, keep_stored_custom_kernels
 from tensilekit.model.library import HardwareNode, MasterLibrary
 from tensilekit.model.logic import LogicFile
 
@@ -51,9 +53,20 @@ def logic_paths(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def build_master_files(
-    paths: Iterable[str | Path], *, lazy: bool = False, separate_architectures: bool = True
+    paths: Iterable[str | Path],
+    *,
+    lazy: bool = False,
+    separate_architectures: bool = True,
+    dialect: str | None = None,
+    custom_kernels: str | Path | CustomKernelConfig | None = None,
 ) -> dict[str, MasterLibrary]:
-    """Logic files or directories -> every master file TensileCreateLibrary would write, by base name."""
+    """Logic files or directories -> every master file TensileCreateLibrary would write, by base name.
+
+    The dialect (``tensile`` for rocBLAS, ``tensilelite`` for hipBLASLt) is detected from the
+    files unless ``dialect`` names it. ``custom_kernels`` is hipBLASLt's
+    ``tensilelite/Tensile/CustomKernels`` directory, needed by logic files with custom kernels
+    (or a ``name -> custom.config`` lookup).
+    """
     inputs: list[tuple[str, Any]] = []
     dialects = set()
     for path in logic_paths(paths):
@@ -61,8 +74,11 @@ def build_master_files(
             data = parse_yaml(decode_text(read_bytes(path), str(path)), str(path))
             if detect_kind(data) is not Kind.LOGIC:
                 raise UnsupportedFormat("not a library-logic file", Location(file=str(path)))
-            dialects.add(detect_dialect(data).value)
+            if dialect is None:
+                dialects.add(detect_dialect(data).value)
         inputs.append((str(path), data))
+    if dialect is not None:
+        dialects = {dialect}
     if len(dialects) > 1:
         raise MergeError("cannot build one library from both Tensile and tensilelite logic files")
     from tensilekit.build import build_master_libraries  # lazy: `select` on a master never builds
@@ -72,6 +88,9 @@ def build_master_files(
         dialect=dialects.pop(),
         lazy=lazy,
         separate_architectures=separate_architectures,
+        custom_kernel_config=(
+            custom_kernel_reader(custom_kernels) if isinstance(custom_kernels, (str, Path)) else custom_kernels
+        ),
     )
     return {name: master_from_data(tree, source=name) for name, tree in raw.items()}
 
@@ -86,8 +105,9 @@ def load_for_selection(path: str | Path) -> tuple[MasterLibrary, Callable[[str],
     path = Path(path)
     if not path.exists():
         raise InputNotFound("no such file or directory", Location(file=str(path)))
+    # a transient master: hipBLASLt custom kernels keep their stored values (no CustomKernels dir)
     if path.is_dir():
-        return _joined(build_master_files([path])), None
+        return _joined(build_master_files([path], custom_kernels=keep_stored_custom_kernels)), None
     with error_context(path):
         data, _, text = decode(read_bytes(path), str(path))
         kind = detect_kind(data)
@@ -95,7 +115,7 @@ def load_for_selection(path: str | Path) -> tuple[MasterLibrary, Callable[[str],
         library = master_from_data(data, source=str(path), text=text)
         master_path = path
         return library, lambda prefix: load_placeholder(master_path, prefix)
-    return _joined(build_master_files([path])), None
+    return _joined(build_master_files([path], custom_kernels=keep_stored_custom_kernels)), None
 
 
 def _joined(files: dict[str, MasterLibrary]) -> MasterLibrary:

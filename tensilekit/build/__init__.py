@@ -7,5 +7,13 @@ from tensilekit.build.master import (
     build_master_tree,
     kernel_states,
 )
+from tensilekit.build.tensilelite import build_tensilelite_libraries
 
-__all__ = ["BuildOptions", "architecture_index", "build_master_libraries", "build_master_tree", "kernel_states"]
+__all__ = [
+    "BuildOptions",
+    "architecture_index",
+    "build_master_libraries",
+    "build_master_tree",
+    "build_tensilelite_libraries",
+    "kernel_states",
+]

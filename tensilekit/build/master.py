@@ -49,8 +49,10 @@ from tensilekit.build.predicates import (
     problem_type_predicates,
     sort_rows,
 )
+from tensilekit.build.tensilelite import build_tensilelite_libraries
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
-from tensilekit.io.logic_io import logic_from_data
+from tensilekit.io.logic_io import logic_from_data, logic_to_data
+from tensilekit.model.derive_tensilelite import CustomKernelConfig
 from tensilekit.model.logic import DICT_KEYS, LIST_LAYOUTS, ArchitectureSpec, Dialect, Layout, LogicFile
 from tensilekit.model.naming import (
     KernelState,
@@ -61,6 +63,7 @@ from tensilekit.model.naming import (
     problem_type_state,
     solution_name_min,
 )
+from tensilekit.model.tensilelite_parameters import TENSILELITE_VERSION
 
 #: ``(source name, logic file)``: parsed YAML (list or mapping form) or a :class:`LogicFile`.
 LogicInput = tuple[str, Any]
@@ -563,6 +566,8 @@ class BuildOptions:
             chosen = Dialect(dialect)
         except ValueError:
             raise InvalidValue(f"unknown logic dialect {dialect!r} (tensile or tensilelite)") from None
+        if version == DEFAULT_VERSION:
+            version = _DIALECT_VERSIONS[chosen]
         return cls(chosen, separate_architectures, lazy, version)
 
 
@@ -614,7 +619,38 @@ def _tree(master: _Master, names: Mapping[int, str], version: str | None) -> dic
     return tree
 
 
-def _build(logic_files: Sequence[LogicInput], options: BuildOptions) -> tuple[list[str], dict[str, dict[str, Any]]]:
+#: What ``version`` means by default: the TensileCreateLibrary version of each dialect's build.
+DEFAULT_VERSION = "default"
+_DIALECT_VERSIONS = {Dialect.TENSILE: "4.44.0", Dialect.TENSILELITE: TENSILELITE_VERSION}
+
+
+def _build_tensilelite(
+    logic_files: Sequence[LogicInput], options: BuildOptions, custom_kernel_config: CustomKernelConfig | None
+) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """The dialect seam: tensilelite files go through their own port (:mod:`tensilekit.build.tensilelite`)."""
+    if not options.separate_architectures:
+        raise InvalidValue("tensilelite masters are built per architecture (hipBLASLt's build separates them)")
+    inputs = []
+    for source, data in logic_files:
+        if isinstance(data, LogicFile):
+            if data.dialect is not Dialect.TENSILELITE:
+                raise InvalidValue(
+                    f"a {data.dialect.value} logic file cannot join a tensilelite build", Location(file=source)
+                )
+            data = logic_to_data(data)
+        inputs.append((source, data))
+    files = build_tensilelite_libraries(
+        inputs, lazy=options.lazy, version=options.version, custom_kernel_config=custom_kernel_config
+    )
+    prefix = "TensileLibrary_lazy_" if options.lazy else "TensileLibrary_"
+    return [name for name in files if name.startswith(prefix)], files
+
+
+def _build(
+    logic_files: Sequence[LogicInput], options: BuildOptions, custom_kernel_config: CustomKernelConfig | None = None
+) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    if options.dialect is Dialect.TENSILELITE:
+        return _build_tensilelite(logic_files, options, custom_kernel_config)
     masters = _merge_all(logic_files, options)
     all_solutions = [s for m in masters.values() for s in m.all_solutions()]
     naming = min_naming([s.state for s in all_solutions])
@@ -638,7 +674,8 @@ def build_master_libraries(
     dialect: Dialect | str = "tensile",
     separate_architectures: bool = True,
     lazy: bool = False,
-    version: str | None = "4.44.0",
+    version: str | None = DEFAULT_VERSION,
+    custom_kernel_config: CustomKernelConfig | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Build every master-library file TensileCreateLibrary would write, keyed by file base name.
 
@@ -653,8 +690,14 @@ def build_master_libraries(
             YAML data (read with :func:`~tensilekit.io.logic_io.logic_from_data`) or an already
             loaded :class:`~tensilekit.model.logic.LogicFile` of the same dialect. The source
             name is only used in error locations.
+        dialect: ``tensile`` (rocBLAS, Tensile 4.44) or ``tensilelite`` (hipBLASLt 7d9fb683: built
+            by :func:`tensilekit.build.tensilelite.build_tensilelite_libraries`, indices from the
+            first file's ``SolutionIndex``, no arch offset).
+        version: the ``version`` field; by default the dialect's (4.44.0 / 4.33.0), ``None`` omits it.
+        custom_kernel_config: tensilelite only: ``name -> custom.config`` of hipBLASLt custom kernels.
     """
-    return _build(logic_files, BuildOptions.of(dialect, separate_architectures, lazy, version))[1]
+    options = BuildOptions.of(dialect, separate_architectures, lazy, version)
+    return _build(logic_files, options, custom_kernel_config)[1]
 
 
 def build_master_tree(
@@ -663,7 +706,8 @@ def build_master_tree(
     dialect: Dialect | str = "tensile",
     separate_architectures: bool = True,
     lazy: bool = False,
-    version: str | None = "4.44.0",
+    version: str | None = DEFAULT_VERSION,
+    custom_kernel_config: CustomKernelConfig | None = None,
 ) -> dict[str, Any]:
     """Build the master library of logic files for one architecture (or one combined library).
 
@@ -678,7 +722,9 @@ def build_master_tree(
     """
     if not logic_files:
         raise InvalidValue("no logic files given")
-    tops, files = _build(logic_files, BuildOptions.of(dialect, separate_architectures, lazy, version))
+    tops, files = _build(
+        logic_files, BuildOptions.of(dialect, separate_architectures, lazy, version), custom_kernel_config
+    )
     if len(tops) != 1:
         raise MergeError(f"logic files span several architectures ({', '.join(tops)}); use build_master_libraries")
     return files[tops[0]]
@@ -687,6 +733,7 @@ def build_master_tree(
 __all__ = [
     "ARCH_INDEX_SHIFT",
     "BuildOptions",
+    "DEFAULT_VERSION",
     "LogicInput",
     "architecture_index",
     "build_master_libraries",

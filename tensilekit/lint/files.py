@@ -28,6 +28,7 @@ from tensilekit.io.msgpack_codec import dump_msgpack
 from tensilekit.lint.rules import LintOptions, Locator, lint_library
 from tensilekit.lint.tables import KEY_FIELDS
 from tensilekit.model.checks import Finding, logic_field_path
+from tensilekit.model.derive_tensilelite import keep_stored_custom_kernels
 from tensilekit.model.library import MasterLibrary, MatchingNode
 from tensilekit.model.logic import LogicFile
 from tensilekit.selection.walk import Loader
@@ -109,7 +110,10 @@ class LogicLocator:
 
 
 def _built_master(logic: LogicFile, source: str) -> MasterLibrary:
-    trees = build_master_libraries([(source, logic)], dialect=logic.dialect.value)
+    # hipBLASLt custom kernels keep their stored values: lint needs the tables, not their kernel args
+    trees = build_master_libraries(
+        [(source, logic)], dialect=logic.dialect.value, custom_kernel_config=keep_stored_custom_kernels
+    )
     name, tree = next(iter(trees.items()))
     return master_from_data(tree, source=name)
 

@@ -31,8 +31,23 @@ _OUTPUT_SUFFIXES = {".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpac
     default=None,
     help="Output format (default: from the output suffix; msgpack for directories).",
 )
+@click.option(
+    "--dialect",
+    type=click.Choice(["tensile", "tensilelite"]),
+    default=None,
+    help="Logic dialect: tensile (rocBLAS) or tensilelite (hipBLASLt); default: detected from the files.",
+)
+@click.option(
+    "--custom-kernels",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="hipBLASLt's tensilelite/Tensile/CustomKernels directory (logic files with custom kernels need it).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the files written as JSON.")
-def build_master_command(logic: tuple[str, ...], output: str, lazy: bool, fmt: str | None, as_json: bool) -> None:
+def build_master_command(
+    logic: tuple[str, ...], output: str, lazy: bool, fmt: str | None, dialect: str | None, custom_kernels: str | None,
+    as_json: bool,
+) -> None:  # fmt: skip
     """Build the master solution library of LOGIC files or directories (no kernels, no ROCm)."""
     from tensilekit.api import build_master_files
     from tensilekit.io.master_io import dump_master, format_for_path
@@ -43,7 +58,7 @@ def build_master_command(logic: tuple[str, ...], output: str, lazy: bool, fmt: s
         require_readable_folder(path, suffixes=(".yaml", ".yml"))
     require_kind(logic, LOGIC, "build-master")
     with progress_bar("building", None):
-        files = build_master_files(logic, lazy=lazy)
+        files = build_master_files(logic, lazy=lazy, dialect=dialect, custom_kernels=custom_kernels)
     written: list[tuple[Path, int]] = []
     if len(files) == 1 and not lazy and not target.is_dir():
         if fmt is None:  # the format follows the suffix, or is an error

@@ -226,17 +226,6 @@ def test_old_global_accumulation_false_maps_to_zero() -> None:
         build_master_tree([("a", bad)])
 
 
-def test_tensilelite_global_accumulation_codes() -> None:
-    sol = solution(0, GlobalSplitU=2, _GlobalAccumulation="MultipleBufferSingleKernel", _WorkspaceSizePerElemC=8)
-    lite = list_logic([sol], [[[64, 64, 1, 64], [0, 1.0]]], tail=["Equality"])
-    assert (
-        build_master_tree([("l", lite)], dialect="tensilelite")["solutions"][0]["sizeMapping"]["globalAccumulation"]
-        == 3
-    )
-    rocblas = list_logic([copy.deepcopy(sol)], [[[64, 64, 1, 64], [0, 1.0]]])
-    assert build_master_tree([("r", rocblas)])["solutions"][0]["sizeMapping"]["globalAccumulation"] == 0
-
-
 def _min_k_predicates(tree: dict[str, Any]) -> list[Any]:
     return [
         p["value"] for p in tree["solutions"][0]["problemPredicate"]["value"] if p["type"] == "GlobalSplitUCheckMinK"
@@ -244,18 +233,16 @@ def _min_k_predicates(tree: dict[str, Any]) -> list[Any]:
 
 
 @pytest.mark.parametrize("gsu", [1, 4])
-def test_global_split_u_min_k_per_dialect(gsu: int) -> None:
-    """tensilelite writes [minK, GSU] (the runtime skips it for GSU 1); Tensile writes MinKForGSU x GSU."""
+def test_global_split_u_min_k_tensile(gsu: int) -> None:
+    """Tensile writes MinKForGSU x GSU (tensilelite's [minK, GSU]: tests/unit/build/test_tensilelite.py)."""
     sol = solution(0, GlobalSplitU=gsu, _GlobalAccumulation="MultipleBuffer", _WorkspaceSizePerElemC=4 * gsu)
-    lite = list_logic([sol], [[[64, 64, 1, 64], [0, 1.0]]], tail=["Equality"])
-    assert _min_k_predicates(build_master_tree([("l", lite)], dialect="tensilelite")) == [[32, gsu]]
     rocblas = list_logic([copy.deepcopy(sol)], [[[64, 64, 1, 64], [0, 1.0]]])
     assert _min_k_predicates(build_master_tree([("r", rocblas)])) == [256 * gsu]
 
 
-@pytest.mark.parametrize(("dialect", "code", "expected"), [("tensile", 11, "BFloat8"), ("tensilelite", 11, "Float8")])
+@pytest.mark.parametrize(("dialect", "code", "expected"), [("tensile", 11, "BFloat8")])
 def test_data_type_codes_follow_the_dialect(dialect: str, code: int, expected: str) -> None:
-    """Codes from 9 on differ: hipBLASLt inserts Int64 at 9 (formats.md 1.4)."""
+    """Codes from 9 on differ: hipBLASLt inserts Int64 at 9 (formats.md 1.4; tensilelite: test_tensilelite.py)."""
     sol = solution(0)
     for pt in (sol["ProblemType"],):
         pt.update(DataType=code, DestDataType=code, ComputeDataType=0, HighPrecisionAccumulate=True)
@@ -263,15 +250,6 @@ def test_data_type_codes_follow_the_dialect(dialect: str, code: int, expected: s
     logic[4] = copy.deepcopy(sol["ProblemType"])
     record = build_master_tree([("t", logic)], dialect=dialect)["solutions"][0]
     assert record["problemType"]["aType"] == expected and record["problemType"]["dType"] == expected
-
-
-def test_tensilelite_mixed_inputs_name_a_and_b_separately() -> None:
-    sol = solution(0)
-    sol["ProblemType"].update(DataType=4, DataTypeA=11, DataTypeB=4, DestDataType=4, ComputeDataType=0)
-    logic = list_logic([sol], [[[64, 64, 1, 64], [0, 1.0]]], tail=["Equality"])
-    logic[4] = copy.deepcopy(sol["ProblemType"])
-    pt = build_master_tree([("m", logic)], dialect="tensilelite")["solutions"][0]["problemType"]
-    assert (pt["aType"], pt["bType"], pt["cType"], pt["dType"]) == ("Float8", "Half", "Half", "Half")
 
 
 def test_two_decision_trees_on_one_row_cannot_merge() -> None:
@@ -309,38 +287,6 @@ def test_several_architectures_need_build_master_libraries() -> None:
     files = build_master_libraries([("a", a), ("b", b)])
     assert sorted(files) == ["TensileLibrary_gfx90a", "TensileLibrary_gfx942"]
     assert files["TensileLibrary_gfx942"]["solutions"][0]["index"] == 621281280
-
-
-# --- tensilelite dialect (hand-checked against formats.md 2.3) -------------------------------
-
-
-def test_tensilelite_gridbased_has_batch_key_and_no_speed() -> None:
-    logic = list_logic([solution(0)], [[[64, 64, 2, 64, 64, 64, 64, 64], [0, 0.0]]], tail=["GridBased"])
-    tree = build_master_tree([("g", logic)], dialect="tensilelite")
-    levels = []
-    node = tree["library"]["rows"][0]["library"]["map"]["Contraction_l_Ailk_Bljk_Cijk_Dijk"]
-    while node["type"] == "Problem":
-        levels.append(node["rows"][0]["predicate"]["type"])
-        node = node["rows"][0]["library"]
-    assert levels == ["TruePred", "And", "TruePred"]  # no Fp16 levels in tensilelite
-    assert node["table"] == [{"index": GFX90A, "key": [64, 64, 2, 64]}]
-    assert tree["solutions"][0]["kernelName"] == tree["solutions"][0]["name"]
-
-
-def test_tensilelite_freesize() -> None:
-    logic = list_logic([solution(0), solution(1, MacroTile0=128)], None, tail=["FreeSize"])  # type: ignore[arg-type]
-    logic[6] = None
-    tree = build_master_tree([("f", logic)], dialect="tensilelite")
-    node = _below_map(tree["library"], 2)
-    assert node["rows"][0]["predicate"] == {"type": "FreeSizeMatching"}
-    assert node["rows"][0]["library"] == {"table": [{"index": GFX90A}, {"index": GFX90A + 1}], "type": "FreeSize"}
-
-
-def test_tensilelite_requires_library_type() -> None:
-    logic = list_logic([solution(0)], [[[64, 64, 1, 64], [0, 1.0]]])
-    with pytest.raises(InvalidValue) as info:
-        build_master_tree([("x.yaml", logic)], dialect="tensilelite")
-    assert info.value.location is not None and info.value.location.path == "[11]"
 
 
 # --- errors ---------------------------------------------------------------------------------

@@ -1,0 +1,82 @@
+"""AMD's tensilelite build (``../shared/amd/build-master``) for differential tests, and the hipBLASLt logic sets.
+
+``build-master`` runs hipBLASLt 7d9fb683's own TensileCreateLibrary library code (see
+``../shared/amd/README.md``); each call costs ~3 s of AMD imports, so tests batch what they can.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+#: The five ``masters-hipblaslt`` masters: arch and logic files (under logic/hipblaslt) in the order
+#: AMD merged them (``select-hipblaslt/README.md``; the equality set is in its README order).
+_G = "aquavanjaram/gfx942"
+HIPBLASLT_MASTERS: dict[str, tuple[str, list[str]]] = {
+    "hipblaslt_aldebaran_all": ("gfx90a", ["aldebaran/*/*/*.yaml"]),
+    "hipblaslt_gfx942_grid": ("gfx942", [f"{_G}/GridBased/*.yaml"]),
+    "hipblaslt_gfx942_equality": (
+        "gfx942",
+        [
+            f"{_G}/Equality/aquavanjaram_Cijk_Alik_Bljk_HHS_BH_Bias_HAS_SAV_UserArgs.yaml",
+            f"{_G}/Equality/aquavanjaram_Cijk_Ailk_Bjlk_HHS_BH_Bias_HAS_SAV_UserArgs.yaml",
+            f"{_G}/Equality/aquavanjaram_Cijk_Alik_Bljk_F8HS_BH_UserArgs.yaml",
+        ],
+    ),
+    "hipblaslt_gfx942_freesize": ("gfx942", [f"{_G}/FreeSize/*HSS_BH_Bias_HAS_SAV_Freesize*.yaml"]),
+    "hipblaslt_navi31_all": ("gfx1100", ["navi31/*/*.yaml"]),
+}
+
+
+def logic_files(corpus: Path, patterns: list[str]) -> list[Path]:
+    """Each pattern's matches sorted (AMD's order), patterns in the given order."""
+    root = corpus / "logic" / "hipblaslt"
+    out: list[Path] = []
+    for pattern in patterns:
+        matches = sorted(root.glob(pattern))
+        assert matches, f"corpus is missing logic/hipblaslt/{pattern}"
+        out += matches
+    return out
+
+
+def has_custom_kernel(path: Path) -> bool:
+    """Does the logic file name a hipBLASLt custom kernel (whose config AMD's local tree lacks)?"""
+    return any(
+        line.strip().startswith("CustomKernelName:") and line.split(":", 1)[1].strip() not in ("", "''", '""')
+        for line in path.read_text().splitlines()
+    )
+
+
+def find_amd() -> Path | None:
+    """AMD's tools: $TENSILEKIT_AMD, else ../shared/amd beside the checkout."""
+    env = os.environ.get("TENSILEKIT_AMD")
+    for candidate in ([Path(env)] if env else []) + [PROJECT_ROOT.parent / "shared" / "amd"]:
+        if (candidate / "build-master").is_file():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session", name="amd")
+def amd_fixture() -> Path:
+    """Path to ../shared/amd; skips politely when absent (CI requires it)."""
+    found = find_amd()
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide AMD's tools (TENSILEKIT_AMD or ../shared/amd)")
+        pytest.skip("AMD's tools not found: set TENSILEKIT_AMD or place ../shared/amd")
+    return found
+
+
+def amd_build_master(amd: Path, arch: str, files: list[Path], out: Path, *, lazy: bool = False) -> Path:
+    """Run AMD's ``build-master`` (one call); returns its output directory."""
+    command = [str(amd / "build-master"), "--arch", arch, "--out", str(out)]
+    if lazy:
+        command.append("--lazy")
+    result = subprocess.run(command + [str(f) for f in files], capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0, f"AMD build-master failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
+    return out
