@@ -132,7 +132,15 @@ class TensilekitError(Exception):
 
 
 class LibraryFormatError(TensilekitError, ValueError):
-    """A file decodes but does not fit the logic-file or master-library model."""
+    """A file decodes but does not fit the logic-file or master-library model.
+
+    ``related`` holds the file's other problems (each with its own location), so a report can
+    list them all; the error itself is the first.
+    """
+
+    def __init__(self, message: str, location: Location | None = None) -> None:
+        super().__init__(message, location)
+        self.related: list[LibraryFormatError] = []
 
 
 class UnknownNodeType(LibraryFormatError):

@@ -193,7 +193,11 @@ def validate_file(path: str | Path) -> FileValidation:
         data = read_bytes(path)
         model = loads(data, str(path))
     except TensilekitError as error:
-        return FileValidation(path=str(path), ok=False, findings=[finding_from_error(error, path)])
+        related = getattr(error, "related", [])
+        findings = [finding_from_error(problem, path) for problem in [error, *related]]
+        if related:  # every problem is listed: drop the first one's "[and N more problem(s)]"
+            findings[0].message = findings[0].message.rsplit(" [and ", 1)[0]
+        return FileValidation(path=str(path), ok=False, findings=findings)
     findings = check_master(model) if isinstance(model, MasterLibrary) else check_logic(model)
     add_finding_lines(data, findings, limit=200)
     return FileValidation(path=str(path), ok=not has_errors(findings), findings=findings)

@@ -205,7 +205,8 @@ class StringPredicate(StrictModel):
 
 class StringListPredicate(StrictModel):
     type: Literal["TypesEqual"]
-    value: list[str]
+    # a, b, c, d types (tensilelite adds the compute type); selection reads the first four
+    value: list[str] = Field(min_length=4)
 
 
 class IndexedPredicate(StrictModel):
@@ -227,7 +228,7 @@ class IndexedPredicate(StrictModel):
         "StrideDEqual",
         "ProblemSizeEqual",
     ]
-    index: int
+    index: int = Field(ge=-1, lt=18)  # a tensor index (-1: the bound index), model.logic.MAX_TENSOR_INDICES
     value: int
 
 
