@@ -11,7 +11,8 @@ Every error tensilekit raises derives from :class:`TensilekitError`. Errors abou
     │   └── VersionMismatch                  an unsupported format version
     ├── DecodeError (ValueError)             bytes that cannot be decoded at all
     │   ├── YamlSyntaxError
-    │   └── MsgpackDecodeError
+    │   ├── MsgpackDecodeError
+    │   └── InputTooLarge                    over a size, depth, digits or alias limit
     ├── InputNotFound (FileNotFoundError)    a path that does not exist
     ├── MissingDependency (ImportError)      an optional extra is not installed (says which)
     ├── UnsupportedFormat (ValueError)       a file whose kind or format cannot be detected
@@ -171,6 +172,11 @@ class MsgpackDecodeError(DecodeError):
     """Malformed MessagePack (or a damaged zlib/gzip wrapper around it)."""
 
 
+class InputTooLarge(DecodeError):
+    """Input over a reader limit (size, decompression ratio, nesting, integer digits, aliases);
+    the message names the limit (``tensilekit --max-input-size`` raises the size limit)."""
+
+
 class InputNotFound(TensilekitError, FileNotFoundError):
     """A path that does not exist."""
 
@@ -278,6 +284,7 @@ __all__ = [
     "DecodeError",
     "DependencyCycle",
     "InputNotFound",
+    "InputTooLarge",
     "InvalidKernel",
     "InvalidValue",
     "LibraryFormatError",

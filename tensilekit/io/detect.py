@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import enum
-import gzip
 import zlib
 from typing import Any
 
 from tensilekit.errors import MsgpackDecodeError, UnsupportedFormat
+from tensilekit.io.limits import inflate
 
 
 class Format(str, enum.Enum):
@@ -41,10 +41,11 @@ def decompress(data: bytes, source: str | None = None) -> tuple[bytes, Compressi
     """Strip a gzip or zlib wrapper (a ``.dat.zlib`` is its own, detected format)."""
     compression = detect_compression(data)
     try:
+        # streamed, stopping at the input size limit: a gzip bomb never materialises
         if compression is Compression.GZIP:
-            return gzip.decompress(data), compression
+            return inflate(data, 16 + zlib.MAX_WBITS, source), compression
         if compression is Compression.ZLIB:
-            return zlib.decompress(data), compression
+            return inflate(data, zlib.MAX_WBITS, source), compression
     except (OSError, zlib.error, EOFError) as error:
         from tensilekit.errors import Location
 

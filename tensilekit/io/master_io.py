@@ -11,14 +11,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tensilekit.errors import LibraryFormatError, Location, error_context
+from tensilekit.errors import InvalidValue, LibraryFormatError, Location, error_context
 from tensilekit.io.detect import Format, Kind, decompress, detect_format, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
 from tensilekit.io.locations import to_format_error
 from tensilekit.io.logic_io import gc_paused
 from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack
 from tensilekit.io.yaml_codec import AMD_MASTER_STYLE, YamlStyle, dump_yaml, parse_yaml
-from tensilekit.model.library import MasterLibrary
+from tensilekit.model.library import MasterLibrary, PlaceholderNode, placeholder_name
 
 
 def decode(data: bytes | str, source: str | None = None) -> tuple[Any, Format, str | None]:
@@ -202,10 +202,35 @@ def dump_master(master: MasterLibrary, path: str | Path | None = None, fmt: Form
 
 
 def load_placeholder(master_path: str | Path, prefix: str) -> MasterLibrary:
-    """Load the lazily referenced library ``prefix`` beside ``master_path`` (same extension)."""
+    """Load the lazily referenced library ``prefix`` beside ``master_path`` (same extension).
+
+    Confined to the master's folder: the name is a plain file prefix (the model refuses ``/`` and
+    ``..``), the file must not be the master itself or lead out of the folder through a symlink,
+    and it must hold no Placeholder of its own (TensileCreateLibrary never writes one, and a chain
+    of them could loop).
+    """
     master = Path(master_path)
     suffix = "".join(master.suffixes[-2:]) if master.suffix == ".gz" else master.suffix
-    return load_master(master.with_name(prefix + suffix))
+    where = Location(file=str(master_path), path="Placeholder.value")
+    try:
+        placeholder_name(prefix)  # the model's rule, again for API callers
+    except ValueError as error:
+        raise InvalidValue(str(error), where) from None
+    target = master.with_name(prefix + suffix)
+    folder = master.parent.resolve()
+    resolved = target.resolve()
+    if resolved.parent != folder:
+        raise InvalidValue(f"placeholder {prefix!r} leads out of the library folder (to {resolved})", where)
+    if master.exists() and resolved == master.resolve():
+        raise InvalidValue(f"placeholder {prefix!r} names the master library itself", where)
+    library = load_master(target)
+    for path, node in library.iter_nodes():
+        if isinstance(node, PlaceholderNode):
+            raise InvalidValue(
+                f"a lazily loaded library holds a Placeholder ({node.value!r}); placeholders do not nest",
+                Location(file=str(target), path=f"{path}.value"),
+            )
+    return library
 
 
 __all__ = [

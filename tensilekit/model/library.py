@@ -158,7 +158,8 @@ class GranularitySelectionNode(_Node):
 _PLACEHOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_+\-.]{0,250}")
 
 
-def _placeholder_name(value: str) -> str:
+def placeholder_name(value: str) -> str:
+    """``value`` if it is a valid Placeholder file prefix, else ValueError."""
     if not _PLACEHOLDER_NAME.fullmatch(value) or ".." in value:
         raise ValueError(
             f"a placeholder names a library file beside the master (letters, digits, _ + - .), not {value[:80]!r}"
@@ -170,7 +171,7 @@ class PlaceholderNode(_Node):
     """Lazy-loading leaf: ``value`` is the file prefix of a separate master in the same folder."""
 
     type: Literal["Placeholder"] = "Placeholder"
-    value: Annotated[str, AfterValidator(_placeholder_name)]
+    value: Annotated[str, AfterValidator(placeholder_name)]
 
 
 def node_type(data: Any) -> str | None:
@@ -273,4 +274,5 @@ __all__ = [
     "SingleNode",
     "TreeNode",
     "iter_nodes",
+    "placeholder_name",
 ]
