@@ -201,6 +201,23 @@ def dump_master(master: MasterLibrary, path: str | Path | None = None, fmt: Form
     return payload
 
 
+def dump_master_set(
+    masters: dict[str, MasterLibrary], directory: str | Path, fmt: Format | str = Format.MSGPACK
+) -> list[Path]:
+    """Write several masters (``name -> library``, e.g. a lazy library and its placeholder files)
+    into ``directory`` as one set: staged and swapped in at once (``io.atomic.staged_directory``),
+    each lazy master written after the files its placeholders name. Returns the final paths."""
+    from tensilekit.io.atomic import staged_directory
+
+    chosen = Format(fmt)
+    suffix = ".yaml" if chosen is Format.YAML else ".dat"
+    order = sorted(masters, key=lambda name: name.startswith("TensileLibrary_lazy"))
+    with staged_directory(directory) as staging:
+        for name in order:
+            dump_master(masters[name], staging / f"{name}{suffix}", chosen)
+    return [Path(directory) / f"{name}{suffix}" for name in order]
+
+
 def load_placeholder(master_path: str | Path, prefix: str) -> MasterLibrary:
     """Load the lazily referenced library ``prefix`` beside ``master_path`` (same extension).
 
@@ -236,6 +253,7 @@ def load_placeholder(master_path: str | Path, prefix: str) -> MasterLibrary:
 __all__ = [
     "decode",
     "dump_master",
+    "dump_master_set",
     "dumps_master",
     "format_for_path",
     "load_master",

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from tensilekit.api import build_master_files
-from tensilekit.io.master_io import dump_master, format_for_path
+from tensilekit.io.master_io import dump_master, dump_master_set, format_for_path
 
 
 @click.command("build-master")
@@ -39,6 +39,6 @@ def build_master_command(logic: tuple[str, ...], output: str, lazy: bool, fmt: s
     chosen = fmt or ("yaml" if format_for_path(target).value == "yaml" and target.suffix else "msgpack")
     suffix = ".yaml" if chosen == "yaml" else ".dat"
     directory = target if not target.suffix else target.parent
-    for name, master in files.items():
-        dump_master(master, directory / f"{name}{suffix}", chosen)
-        click.echo(f"wrote {directory / (name + suffix)} ({len(master.solutions)} solutions)")
+    # one set, swapped in at once: a lazy master never appears without its placeholder files
+    for path in dump_master_set(files, directory, chosen):
+        click.echo(f"wrote {path} ({len(files[path.name.removesuffix(suffix)].solutions)} solutions)")
