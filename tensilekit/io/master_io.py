@@ -81,6 +81,29 @@ _SIZE_MAPPING_KEYS = (
     "persistentKernel", "persistentKernelAlongBatch", "sourceKernel", "globalAccumulation",
     "workspaceSizePerElemC", "preloadKernargs",
 )  # fmt: skip
+# tensilelite (hipBLASLt 7d9fb683 ``Contractions.py`` ``Solution.state``/``ProblemType.state``/
+# ``SizeMapping.state``) builds these dicts in another order; read off ../corpus/masters-hipblaslt.
+_LITE_SOLUTION_KEYS = (
+    "name", "kernelName", "problemType", "hardwarePredicate", "problemPredicate", "taskPredicate", "sizeMapping",
+    "internalArgsSupport", "debugKernel", "libraryLogicIndex", "index", "ideals", "linearModel",
+)  # fmt: skip
+_LITE_PROBLEM_TYPE_KEYS = (
+    "operationIdentifier", "transA", "transB", "computeInputType", "aType", "bType", "cType", "dType", "eType",
+    "computeType", "useBeta", "useBias", "biasSrcWhiteList", "useE", "useScaleAB", "useScaleCD",
+    "useScaleAlphaVec", "biasDataTypeWhiteList", "highPrecisionAccumulate", "useInitialStridesAB",
+    "useInitialStridesCD", "stridedBatched", "groupedGemm", "useGradient", "activationType",
+    "activationArgLength", "activationComputeDataType", "activationNoGuard", "sparse", "f32XdlMathOp",
+    "supportDeviceUserArguments", "outputAmaxD",
+)  # fmt: skip
+_LITE_SIZE_MAPPING_KEYS = (
+    "waveNum", "workGroup", "macroTile", "threadTile", "matrixInstruction", "grvwA", "grvwB", "gwvwC", "gwvwD",
+    "depthU", "staggerU", "staggerUMapping", "globalSplitUPGR", "globalSplitU", "staggerStrideShift",
+    "workGroupMapping", "packBatchDims", "magicDivAlg", "streamK", "streamKAtomic", "sourceKernel",
+    "globalAccumulation", "workspaceSizePerElemC", "workspaceSizePerElemBias", "activationFused",
+    "CustomKernelName", "workGroupMappingXCC", "workGroupMappingXCCGroup", "globalSplitUCoalesced",
+    "globalSplitUWorkGroupMappingRoundRobin",
+)  # fmt: skip
+_LITE_INTERNAL_ARGS_KEYS = ("version", "gsu", "wgm", "staggerU", "useUniversalArgs")
 _NODE_KEYS = {
     "Matching": ("type", "properties", "table", "distance"),
     "ProblemMap": ("type", "property", "map"),
@@ -151,14 +174,20 @@ def _library_order(node: Any) -> Any:
 
 
 def _solution_order(record: dict[str, Any]) -> dict[str, Any]:
-    ordered = _ordered(record, _SOLUTION_KEYS)
+    problem_type = record.get("problemType")
+    # tensilelite's solutions are the ones whose problem type names a compute input type.
+    lite = isinstance(problem_type, dict) and "computeInputType" in problem_type
+    ordered = _ordered(record, _LITE_SOLUTION_KEYS if lite else _SOLUTION_KEYS)
     for key in ("hardwarePredicate", "problemPredicate", "taskPredicate"):
         if key in ordered:
             ordered[key] = _predicate_order(ordered[key])
-    if isinstance(ordered.get("problemType"), dict):
-        ordered["problemType"] = _ordered(ordered["problemType"], _PROBLEM_TYPE_KEYS)
+    if isinstance(problem_type, dict):
+        ordered["problemType"] = _ordered(problem_type, _LITE_PROBLEM_TYPE_KEYS if lite else _PROBLEM_TYPE_KEYS)
     if isinstance(ordered.get("sizeMapping"), dict):
-        ordered["sizeMapping"] = _ordered(ordered["sizeMapping"], _SIZE_MAPPING_KEYS)
+        keys = _LITE_SIZE_MAPPING_KEYS if lite else _SIZE_MAPPING_KEYS
+        ordered["sizeMapping"] = _ordered(ordered["sizeMapping"], keys)
+    if isinstance(ordered.get("internalArgsSupport"), dict):
+        ordered["internalArgsSupport"] = _ordered(ordered["internalArgsSupport"], _LITE_INTERNAL_ARGS_KEYS)
     return ordered
 
 

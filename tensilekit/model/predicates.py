@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from tensilekit.model.common import StrictModel as _MutableStrictModel
 
@@ -22,7 +22,9 @@ class StrictModel(_MutableStrictModel):
 
 
 # type name -> shape tag. Sources: Tensile ``ContractionProblemPredicates.hpp``,
-# ``AMDGPUPredicates.hpp``, ``TaskPredicates.hpp`` and the tensilelite (hipBLASLt) variants.
+# ``AMDGPUPredicates.hpp``, ``TaskPredicates.hpp`` and the tensilelite (hipBLASLt) variants, whose
+# value shapes are those tensilelite's ``Contractions.py`` writes (hipBLASLt 7d9fb683
+# ``ProblemType.predicates`` / ``ProblemPredicate.CompoundPredicates``).
 PREDICATE_SHAPES: dict[str, str] = {
     # logic
     "TruePred": "flag",
@@ -51,7 +53,8 @@ PREDICATE_SHAPES: dict[str, str] = {
     "BetaZero": "flag",
     "BetaOne": "flag",
     "PersistentKernelCheck": "flag",
-    "WorkspaceCheck": "flag",
+    # Tensile: a flag-style task predicate; tensilelite: a problem predicate [elemC, elemBias, GSU]
+    "WorkspaceCheck": "workspace",
     # sizes with an index
     "Free0SizeMultiple": "indexed",
     "Free1SizeMultiple": "indexed",
@@ -69,7 +72,7 @@ PREDICATE_SHAPES: dict[str, str] = {
     "SizeInRange": "range",
     # plain values
     "OperationIdentifierEqual": "string",
-    "TypesEqual": "stringlist",
+    "TypesEqual": "stringlist",  # 4 types (Tensile) or 5 with the compute input type (tensilelite)
     "HighPrecisionAccumulate": "bool",
     "StridedBatched": "bool",
     "GroupedGemm": "bool",
@@ -87,7 +90,7 @@ PREDICATE_SHAPES: dict[str, str] = {
     "BetaValue": "string",
     "BufferLoadOffsetLimitCheck": "bufferload",
     "BufferStoreOffsetLimitCheck": "int",
-    "GlobalSplitUCheckMinK": "generic",  # an int, or [minK, default GSU] in tensilelite
+    "GlobalSplitUCheckMinK": "mink",  # Tensile: minK; tensilelite: [minK per GSU, solution GSU]
     # older / experimental Tensile spellings
     "RangeMatching": "flag",
     "ExperimentalStreamK": "flag",
@@ -98,32 +101,32 @@ PREDICATE_SHAPES: dict[str, str] = {
     "ProblemSizeEqual": "indexed",
     "BufferLoadOffsetLimitCheck_Beta": "int",
     # tensilelite (hipBLASLt ContractionProblemPredicates.hpp): flags, enums and white lists
-    "UseGradient": "generic",
-    "UseE": "generic",
-    "Sparse": "generic",
-    "SwizzleTensorA": "generic",
-    "SwizzleTensorB": "generic",
-    "ActivationNoGuard": "generic",
-    "Activation": "generic",
-    "ActivationEnumWhiteList": "generic",
-    "ActivationComputeType": "generic",
-    "UseBias": "generic",
-    "DataTypeE": "generic",
-    "UseScaleAB": "generic",
-    "UseScaleCD": "generic",
-    "UseScaleAlphaVec": "generic",
-    "BiasDataTypeWhiteList": "generic",
-    "BiasSrcWhiteList": "generic",
-    "AmaxDCheck": "generic",
-    "SupportDeviceUserArguments": "generic",
-    "SynchronizerSizeCheck": "generic",
-    "WorkgroupNumberCheck": "generic",
-    "WorkgroupMappingXCCCheck": "generic",
+    "UseGradient": "bool",
+    "UseE": "bool",
+    "ActivationNoGuard": "bool",
+    "UseScaleCD": "bool",
+    "AmaxDCheck": "bool",
+    "SupportDeviceUserArguments": "bool",
+    "SwizzleTensorA": "bool",
+    "SwizzleTensorB": "bool",
+    "Sparse": "int",  # 0 dense, 1 sparse A, 2 sparse B
+    "UseBias": "int",  # 0 none, 1 M, 2 N, 3 both (factor dim at run time)
+    "UseScaleAlphaVec": "int",  # same encoding as UseBias
+    "Activation": "string",  # an ActivationType name (``Hipblaslt_all``, ``Gelu``, ``None``, …)
+    "ActivationComputeType": "string",  # a DataType name
+    "UseScaleAB": "string",  # "" (none), "Scalar" or "Vector"
+    "DataTypeE": "string",
+    "ActivationEnumWhiteList": "stringlist",
+    "BiasDataTypeWhiteList": "stringlist",
+    "BiasSrcWhiteList": "intlist",  # tensor numbers: 0 A, 1 B, 2 C, 3 D
+    "SynchronizerSizeCheck": "intlist",  # [MT0, MT1, MIWaveTile0·1, NEPT/NEPBS, NumThreads(, GSU)]
+    "WorkgroupNumberCheck": "intlist",  # [MT0, MT1, GSU]
+    "WorkgroupMappingXCCCheck": "intpair",  # [WorkGroupMappingXCC, WorkGroupMappingXCCGroup]
 }
 
 
 class FlagPredicate(StrictModel):
-    """A predicate without a value (``TruePred``, ``EqualityMatching``, ``WorkspaceCheck``, …)."""
+    """A predicate without a value (``TruePred``, ``EqualityMatching``, ``CEqualsD``, …)."""
 
     type: Literal[
         "TruePred",
@@ -141,15 +144,37 @@ class FlagPredicate(StrictModel):
         "BetaZero",
         "BetaOne",
         "PersistentKernelCheck",
-        "WorkspaceCheck",
         "RangeMatching",
         "ExperimentalStreamK",
         "ExperimentalMLP",
     ]
     # Older Tensile masters write some flags with a vestigial index/value
-    # (``{index: 0, type: WorkspaceCheck, value: 0}``, ``{type: CDStridesEqual, value: true}``).
+    # (``{type: CDStridesEqual, value: true}``).
     index: int | None = None
     value: bool | int | None = None
+
+
+WorkspaceElementSizes = Annotated[list[int], Field(min_length=3, max_length=3)]
+"""tensilelite's ``WorkspaceCheck`` value: ``[workspaceSizePerElemC, workspaceSizePerElemBias, GSU]``."""
+
+
+class WorkspaceCheckPredicate(StrictModel):
+    """``WorkspaceCheck`` in both dialects.
+
+    Tensile writes a flag-style *task* predicate (``{type: WorkspaceCheck}``, older masters with a
+    vestigial ``index: 0, value: 0``) that reads the solution's ``sizeMapping``. tensilelite writes a
+    *problem* predicate ``{index: 0, type: WorkspaceCheck, value: [elemC, elemBias, GSU]}``
+    (hipBLASLt ``ContractionProblemPredicates.hpp`` ``WorkspaceCheck``; ``Contractions.py`` omits
+    it when all three are 0)."""
+
+    type: Literal["WorkspaceCheck"]
+    index: int | None = None
+    value: WorkspaceElementSizes | bool | int | None = None
+
+    @property
+    def element_sizes(self) -> list[int] | None:
+        """``[elemC, elemBias, GSU]`` for tensilelite's problem predicate, None for Tensile's flag."""
+        return self.value if isinstance(self.value, list) else None
 
 
 class BoolPredicate(StrictModel):
@@ -159,6 +184,14 @@ class BoolPredicate(StrictModel):
         "GroupedGemm",
         "StochasticRounding",
         "DeterministicMode",
+        "UseGradient",
+        "UseE",
+        "ActivationNoGuard",
+        "UseScaleCD",
+        "AmaxDCheck",
+        "SupportDeviceUserArguments",
+        "SwizzleTensorA",
+        "SwizzleTensorB",
     ]
     value: bool
 
@@ -171,6 +204,9 @@ class IntPredicate(StrictModel):
         "MaxProblemSizeGreaterThan",
         "BufferStoreOffsetLimitCheck",
         "BufferLoadOffsetLimitCheck_Beta",
+        "Sparse",
+        "UseBias",
+        "UseScaleAlphaVec",
     ]
     value: int
 
@@ -199,14 +235,49 @@ class StringPredicate(StrictModel):
         "TargetProcessor",
         "KernelLanguage",
         "ArithmeticUnit",
+        "Activation",
+        "ActivationComputeType",
+        "UseScaleAB",
+        "DataTypeE",
     ]
     value: str
 
 
 class StringListPredicate(StrictModel):
-    type: Literal["TypesEqual"]
-    # a, b, c, d types (tensilelite adds the compute type); selection reads the first four
-    value: list[str] = Field(min_length=4)
+    """Type lists: ``TypesEqual`` and tensilelite's ``ActivationEnumWhiteList``/``BiasDataTypeWhiteList``."""
+
+    type: Literal["TypesEqual", "ActivationEnumWhiteList", "BiasDataTypeWhiteList"]
+    value: list[str]
+
+    @model_validator(mode="after")
+    def _types_equal_names_four_types(self) -> StringListPredicate:
+        # a, b, c, d types (tensilelite adds the compute input type); selection reads the first four
+        if self.type == "TypesEqual" and len(self.value) < 4:
+            raise ValueError(f"TypesEqual needs at least 4 types (A, B, C, D), got {len(self.value)}")
+        return self
+
+
+class IntListPredicate(StrictModel):
+    """tensilelite's integer vectors: ``BiasSrcWhiteList``, ``SynchronizerSizeCheck`` (written with
+    ``index: 0``), ``WorkgroupNumberCheck``."""
+
+    type: Literal["BiasSrcWhiteList", "SynchronizerSizeCheck", "WorkgroupNumberCheck"]
+    index: int | None = None
+    value: list[int]
+
+
+class IntPairPredicate(StrictModel):
+    """``WorkgroupMappingXCCCheck``: ``[WorkGroupMappingXCC, WorkGroupMappingXCCGroup]`` (-1 = CU count)."""
+
+    type: Literal["WorkgroupMappingXCCCheck"]
+    value: Annotated[list[int], Field(min_length=2, max_length=2)]
+
+
+class MinKPredicate(StrictModel):
+    """``GlobalSplitUCheckMinK``: Tensile's minimum K, or tensilelite's ``[minK per GSU, solution GSU]``."""
+
+    type: Literal["GlobalSplitUCheckMinK"]
+    value: int | Annotated[list[int], Field(min_length=2, max_length=2)]
 
 
 class IndexedPredicate(StrictModel):
@@ -255,41 +326,6 @@ class BufferLoadPredicate(StrictModel):
     value: BufferLoadLimits
 
 
-ScalarValue = Union[bool, int, float, str]
-
-
-class GenericPredicate(StrictModel):
-    """tensilelite predicates whose value is a flag, an enum name or number, or a list of them
-    (white lists, ``[minK, GSU]``, ``SynchronizerSizeCheck`` tile/CU vectors)."""
-
-    type: Literal[
-        "GlobalSplitUCheckMinK",
-        "UseGradient",
-        "UseE",
-        "Sparse",
-        "SwizzleTensorA",
-        "SwizzleTensorB",
-        "ActivationNoGuard",
-        "Activation",
-        "ActivationEnumWhiteList",
-        "ActivationComputeType",
-        "UseBias",
-        "DataTypeE",
-        "UseScaleAB",
-        "UseScaleCD",
-        "UseScaleAlphaVec",
-        "BiasDataTypeWhiteList",
-        "BiasSrcWhiteList",
-        "AmaxDCheck",
-        "SupportDeviceUserArguments",
-        "SynchronizerSizeCheck",
-        "WorkgroupNumberCheck",
-        "WorkgroupMappingXCCCheck",
-    ]
-    index: int | None = None
-    value: ScalarValue | list[ScalarValue] | None = None
-
-
 class CompoundPredicate(StrictModel):
     """``And`` / ``Or`` over a list of predicates."""
 
@@ -321,7 +357,10 @@ PredicateModel = Union[
     IndexedPredicate,
     SizeRangePredicate,
     BufferLoadPredicate,
-    GenericPredicate,
+    WorkspaceCheckPredicate,
+    IntListPredicate,
+    IntPairPredicate,
+    MinKPredicate,
     CompoundPredicate,
     WrapperPredicate,
 ]
@@ -351,8 +390,8 @@ def _interning_key(raw: dict[str, Any]) -> tuple[Any, ...] | None:
     value = raw.get("value")
     if isinstance(value, _SCALARS):
         frozen: Any = (type(value), value)
-    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
-        frozen = tuple(value)
+    elif isinstance(value, list) and all(isinstance(item, (str, int)) for item in value):
+        frozen = tuple((type(item), item) for item in value)  # bool vs int stay distinct
     elif isinstance(value, dict) and all(
         isinstance(key, str) and isinstance(item, (int, float)) for key, item in value.items()
     ):
@@ -411,7 +450,11 @@ __all__ = [
     "SizeRangePredicate",
     "StringListPredicate",
     "StringPredicate",
-    "GenericPredicate",
+    "IntListPredicate",
+    "IntPairPredicate",
+    "MinKPredicate",
+    "WorkspaceCheckPredicate",
+    "WorkspaceElementSizes",
     "InternedPredicate",
     "WrapperPredicate",
     "intern_predicate",

@@ -310,15 +310,13 @@ _SHAPE_VALUES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             "value": st.fixed_dictionaries({"min": small_int, "max": st.integers(0, 2**63 - 1)}),
         }
     ),
-    "generic": st.fixed_dictionaries(
-        {},
-        optional={
-            "index": st.integers(-1, 3),
-            "value": st.one_of(
-                st.booleans(), small_int, floats, text, st.lists(st.one_of(small_int, text), max_size=3)
-            ),
-        },
+    "workspace": st.one_of(
+        st.just({}),
+        st.fixed_dictionaries({"index": st.just(0), "value": st.lists(small_int, min_size=3, max_size=3)}),
     ),
+    "mink": st.fixed_dictionaries({"value": st.one_of(small_int, st.lists(small_int, min_size=2, max_size=2))}),
+    "intlist": st.fixed_dictionaries({"value": st.lists(small_int, max_size=6)}, optional={"index": st.just(0)}),
+    "intpair": st.fixed_dictionaries({"value": st.lists(small_int, min_size=2, max_size=2)}),
     "bufferload": st.fixed_dictionaries(
         {
             "value": st.fixed_dictionaries(

@@ -50,7 +50,10 @@ SHAPE_EXAMPLES: dict[str, dict[str, Any]] = {
     "bufferload": {"value": {"DUorMT0": 256, "DUorMT1": 256, "ShiftPtrElemA": 4, "ShiftPtrElemB": 4}},
     "list": {"value": [{"type": "TruePred"}, {"type": "SizeMultiple", "index": 0, "value": 2}]},
     "single": {"value": {"type": "Processor", "value": "gfx942"}},
-    "generic": {"value": [32, 1]},
+    "workspace": {"index": 0, "value": [4, 0, 2]},
+    "mink": {"value": [32, 1]},
+    "intlist": {"value": [3]},
+    "intpair": {"value": [1, -1]},
 }
 # Each shape with a value of the wrong type (flags may carry a vestigial int/bool value, not more).
 SHAPE_WRONG_VALUES: dict[str, dict[str, Any]] = {
@@ -66,7 +69,10 @@ SHAPE_WRONG_VALUES: dict[str, dict[str, Any]] = {
     "bufferload": {"value": {"DUorMT0": 256}},
     "list": {"value": {"type": "TruePred"}},
     "single": {"value": [{"type": "TruePred"}]},
-    "generic": {"value": {"nested": 1}},
+    "workspace": {"index": 0, "value": [4, 0]},
+    "mink": {"value": [32, 1, 7]},
+    "intlist": {"value": ["D"]},
+    "intpair": {"value": [1]},
 }
 
 
