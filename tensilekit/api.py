@@ -86,6 +86,10 @@ def load_for_selection(path: str | Path) -> tuple[MasterLibrary, Callable[[str],
     if not path.exists():
         raise InputNotFound("no such file or directory", Location(file=str(path)))
     if path.is_dir():
+        from tensilekit.io.installed_library import InstalledLibrary, is_installed_library
+
+        if is_installed_library(path):  # an installed hipBLASLt library: masters, shards read on demand
+            return InstalledLibrary(path).for_selection()
         return _joined(build_master_files([path])), None
     with error_context(path):
         data, _, text = decode(read_bytes(path), str(path))

@@ -60,9 +60,11 @@ def iter_library_files(paths: Iterable[str | Path]) -> Iterator[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for child in sorted(path.rglob("*")):
-                if child.is_file() and child.name.lower().endswith(LIBRARY_SUFFIXES):
-                    yield child
+            from tensilekit.io.zlib_catalog import runtime_view
+
+            # X.dat beside X.dat.zlib is not read by the runtime (the .zlib is probed first)
+            children = sorted(path.rglob("*"))
+            yield from runtime_view(c for c in children if c.is_file() and c.name.lower().endswith(LIBRARY_SUFFIXES))
         elif path.exists():
             yield path
         else:
@@ -165,7 +167,13 @@ def _processors(predicate: Any) -> list[str]:
 
 
 def describe(path: str | Path) -> FileInfo:
-    """Summary of one logic file or master library."""
+    """Summary of one logic file, master library or lazy mapping."""
+    if Path(path).name.startswith("TensileLiteLibrary_lazy_"):
+        from tensilekit.io.installed_library import read_mapping
+
+        mapping = read_mapping(path)
+        return FileInfo(path=str(path), kind="mapping", format=_detected_format(Path(path).read_bytes()),
+                        table_entries=len(mapping))  # fmt: skip
     data = read_bytes(path)
     fmt = _detected_format(Path(path).read_bytes())
     model = loads(data, str(path))

@@ -65,8 +65,8 @@ def detect_format(data: bytes) -> Format:
 
 def detect_kind(data: Any) -> Kind:
     """A master has ``solutions`` and ``library``; a logic file is a list or a dict with ``Solutions``."""
-    if isinstance(data, dict) and "library" in data and "solutions" in data:
-        return Kind.MASTER
+    if isinstance(data, dict) and "library" in data and ("solutions" in data or "format_version" in data):
+        return Kind.MASTER  # format_version: an indexed master (io.indexed_msgpack)
     if isinstance(data, list) or (isinstance(data, dict) and "Solutions" in data):
         return Kind.LOGIC
     raise UnsupportedFormat("neither a library-logic file nor a master solution library")

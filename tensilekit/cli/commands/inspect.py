@@ -9,7 +9,7 @@ import click
 from tensilekit.cli.render import print_json, render_info, render_validation, stdout_console
 from tensilekit.data import sample_library_path
 from tensilekit.inspect import describe_paths, validate_paths
-from tensilekit.io.master_io import dump_master, load_master
+from tensilekit.io.master_io import WRITE_FORMATS, dump_master, load_master
 
 
 @click.command("info")
@@ -50,12 +50,13 @@ def validate_command(ctx: click.Context, paths: tuple[str, ...], as_json: bool) 
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["yaml", "msgpack"]),
+    type=click.Choice(list(WRITE_FORMATS)),
     default=None,
-    help="Output format (default: from TARGET's suffix, .dat = msgpack).",
+    help="Output format (default: from TARGET's suffix: .dat = msgpack, .dat.zlib = zlib-compressed msgpack); "
+    "msgpack-indexed = format_version 2 (zlib-compressed when TARGET ends in .zlib).",
 )
 def convert_command(source: str, target: str, fmt: str | None) -> None:
-    """Convert a master library between YAML and msgpack (written atomically)."""
+    """Convert a master library between YAML, msgpack, .dat.zlib and indexed msgpack (written atomically)."""
     master = load_master(source)
     dump_master(master, Path(target), fmt)
     click.echo(f"wrote {target} ({len(master.solutions)} solutions)")
