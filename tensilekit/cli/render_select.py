@@ -23,16 +23,30 @@ def _number(value: float | None) -> float | None:
     return float(value)
 
 
-def selection_record(selection: Selection, query_id: Any, *, explain: bool = False) -> dict[str, Any]:
-    """The JSON object for one answer: id, index, name, distance (+ trace, alternatives)."""
+def selection_record(
+    selection: Selection, query_id: Any, *, explain: bool = False, listing: bool = False
+) -> dict[str, Any]:
+    """The JSON object for one answer: id, index, name, distance (+ trace, alternatives).
+
+    ``listing`` (hipBLASLt ``--top``) always writes ``top`` (findTopSolutions, in order) and
+    ``fallback`` (getAllSolutions appended when short), empty lists included."""
     record: dict[str, Any] = {
         "id": query_id,
         "index": selection.index,
         "name": selection.name,
         "distance": _number(selection.distance),
     }
+    if selection.retried:
+        record["retried"] = True  # hipBLASLt's XF32 -> Float retry answered
     if selection.alternatives:
         record["alternatives"] = [candidate.model_dump(mode="json") for candidate in selection.alternatives]
+        if any(
+            c.source != "reselect" for c in selection.alternatives
+        ):  # hipBLASLt: its own ranking, then the unordered fallback
+            listing = True
+    if listing:
+        record["top"] = [c.index for c in selection.alternatives if c.source == "findTopSolutions"]
+        record["fallback"] = [c.index for c in selection.alternatives if c.source == "getAllSolutions"]
     if explain:
         record["trace"] = [event.model_dump(mode="json") for event in selection.trace]
     return record
@@ -44,12 +58,15 @@ def batch_record(answers: BatchSelection, position: int, query_id: Any) -> dict[
     if index < 0:
         return {"id": query_id, "index": None, "name": None, "distance": None}
     solution = answers.library.solutions[int(answers.solution_ids[position])]
-    return {
+    record = {
         "id": query_id,
         "index": index,
         "name": solution.name,
         "distance": _number(float(answers.distances[position])),
     }
+    if position in answers.retried:
+        record["retried"] = True  # hipBLASLt's XF32 -> Float retry answered
+    return record
 
 
 @contextlib.contextmanager

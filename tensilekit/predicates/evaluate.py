@@ -437,10 +437,47 @@ def required_workspace(p: ContractionProblem, h: Hardware, solution: Any) -> int
     return (p.m * p.n * p.batch * per_elem) % _SIZE_MOD
 
 
+#: tensilelite's ``MAX_GSU_WORKSPACE_SIZE``: a GSU kernel needing more partial-sum space never runs.
+MAX_GSU_WORKSPACE_SIZE = 128 * 1024 * 1024
+
+
 def _workspace(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    sizes = _value(pred)
+    if isinstance(sizes, (list, tuple)):
+        return _lite_workspace(pred, [int(item) for item in sizes], p)
     if s is None:
         raise SelectionError("WorkspaceCheck is a task predicate: evaluate it with the solution")
     need = required_workspace(p, h, s)
+    have = "unlimited" if p.workspace_size == (1 << 64) - 1 else str(p.workspace_size)
+    return _compare(pred, f"required={need}", "<=", f"workspace={have}", need <= p.workspace_size)
+
+
+def lite_workspace_need(sizes: Sequence[int], p: ContractionProblem) -> tuple[int, bool]:
+    """tensilelite ``WorkspaceCheck`` (hipBLASLt ``ContractionProblemPredicates.hpp``, problem
+    predicate ``[elemC, elemBias, GSU]``): (bytes needed, within the 128 MiB GSU cap).
+
+    ``gsu`` is the forced GSU or the solution's; a GSU of 1 needs no workspace. The bias
+    reduction term only counts for gradient GEMMs with a bias (``reductionSize``)."""
+    gsu = p.lite.gsu if p.lite.gsu > 0 else sizes[2]
+    multiplier = gsu if gsu > 1 else 0
+    elem_c, elem_bias = sizes[0] * multiplier, sizes[1] * multiplier
+    partials = (p.m * p.n * p.batch * elem_c) % _SIZE_MOD
+    reduction = 0
+    lite = p.lite
+    if lite.use_gradient and lite.use_bias and lite.bias_type is not None:
+        if lite.bias_src == "D" and elem_c == 0:
+            reduction = p.m * p.n * p.batch * p.compute_type.element_bytes
+        elif lite.bias_src == "A":
+            reduction = p.m * elem_bias
+        elif lite.bias_src == "B":
+            reduction = p.n * elem_bias
+    return (partials + reduction) % _SIZE_MOD, partials <= MAX_GSU_WORKSPACE_SIZE
+
+
+def _lite_workspace(pred: Any, sizes: list[int], p: ContractionProblem) -> Verdict:
+    need, within_cap = lite_workspace_need(sizes, p)
+    if not within_cap:
+        return _verdict(pred, False, f"GSU partials {need} bytes > the 128 MiB cap")
     have = "unlimited" if p.workspace_size == (1 << 64) - 1 else str(p.workspace_size)
     return _compare(pred, f"required={need}", "<=", f"workspace={have}", need <= p.workspace_size)
 
@@ -548,13 +585,20 @@ def _device_user_arguments(pred: Any, p: ContractionProblem, h: Hardware, s: Any
 
 def _synchronizer_size(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
     value = [int(item) for item in _value(pred)]
+    tiles = np.ceil(np.float32(p.m) / np.float32(value[0])) * np.ceil(np.float32(p.n) / np.float32(value[1]))
+    grouped_ok = not p.lite.grouped_gemm or p.lite.grouped_gemm_count <= 16
+    if len(value) == 5:
+        # hipBLASLt 7d9fb683 (Oct 2024): [MT0, MT1, MIWaveTile, NEPT/NEPBS, NumThreads], no GSU and
+        # no batch term; NumThreads / 64 is an integer division (float arithmetic as in the C++).
+        total = tiles * np.float32(value[2]) * np.float32(value[4] // 64) * np.float32(value[3])
+        passed = bool(total <= np.float32(40960)) and grouped_ok
+        return _compare(pred, f"synchronizer slots={total}", "<=", 40960, passed)
+    # newer tensilelite: a sixth value, the solution's GSU, and the batch count
     gsu = p.lite.gsu if p.lite.gsu != 0 else value[5]
     if gsu in (-1, 1):
         return _verdict(pred, True, f"GSU={gsu} needs no synchronizer")
-    # float arithmetic as in the C++ (static_cast<float>, std::ceil on float)
-    tiles = np.ceil(np.float32(p.m) / np.float32(value[0])) * np.ceil(np.float32(p.n) / np.float32(value[1]))
     total = tiles * np.float32(value[2]) * np.float32(value[4]) * np.float32(value[3]) * np.float32(p.batch)
-    passed = bool(total <= np.float32(409600)) and (not p.lite.grouped_gemm or p.lite.grouped_gemm_count <= 16)
+    passed = bool(total <= np.float32(409600)) and grouped_ok
     return _compare(pred, f"synchronizer slots={total}", "<=", 409600, passed)
 
 
@@ -574,6 +618,8 @@ def _workgroup_mapping_xcc(pred: Any, p: ContractionProblem, h: Hardware, s: Any
     if value[0] == -1:
         return _verdict(pred, True, "XCC chosen at run time")
     xcc = 1 if p.lite.fallback_status else value[0]
+    if xcc == 1:
+        return _verdict(pred, True, "WGMXCC=1 fits any CU count")
     if value[1] == -1:
         if h.cu_count is None:
             raise SelectionError("WorkgroupMappingXCCCheck needs the device CU count")
@@ -728,10 +774,12 @@ __all__ = [
     "AUTO_CU_EFFICIENCY_FLOPS",
     "COMPOUND_TYPES",
     "HANDLERS",
+    "MAX_GSU_WORKSPACE_SIZE",
     "TWO_POW_32",
     "PredicateLike",
     "Verdict",
     "evaluate",
     "evaluate_all",
+    "lite_workspace_need",
     "required_workspace",
 ]

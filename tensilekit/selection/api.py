@@ -6,7 +6,9 @@
 * :func:`select_batch` — many queries at once through the compiled, vectorised path.
 * :func:`compile_library` — prepare a library once for fast repeated or bulk queries.
 
-All of them model Tensile's ``MasterSolutionLibrary::findBestSolution`` (uncached). With
+Each answers as the library's runtime does (:mod:`tensilekit.selection.runtime`, detected from
+the master, or given as ``runtime``): Tensile's ``findBestSolution`` (uncached), or hipBLASLt's
+heuristic ``findTopSolutions(problem, hw, 1)`` with its XF32 → Float retry. With
 ``rocblas_k0=True`` the problem is first adjusted the way rocBLAS calls Tensile (K = 0 when
 alpha == 0).
 """
@@ -26,15 +28,18 @@ from tensilekit.model.solution import MasterSolution
 from tensilekit.selection.columns import ColumnsLike, ProblemColumns
 from tensilekit.selection.fast import CompiledLibrary, compile_library
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware
-from tensilekit.selection.walk import Candidate, Loader, ReferenceSelector, Selection, as_contraction
+from tensilekit.selection.runtime import Runtime, TopSolutions, detect_runtime, runtime_named
+from tensilekit.selection.walk import Loader, ReferenceSelector, Selection, as_contraction
 
 Library = MasterLibrary | CompiledLibrary
 
 
-def _reference(library: Library, loader: Loader | None) -> ReferenceSelector:
-    if isinstance(library, CompiledLibrary):
+def _reference(library: Library, loader: Loader | None, runtime: Runtime | str | None) -> ReferenceSelector:
+    chosen = None if runtime is None else runtime_named(runtime)
+    if isinstance(library, CompiledLibrary) and (chosen is None or chosen is library.runtime):
         return library.reference
-    return ReferenceSelector(library, loader)
+    master = library.library if isinstance(library, CompiledLibrary) else library
+    return ReferenceSelector(master, loader, chosen if chosen is not None else detect_runtime(master))
 
 
 def select_solution(
@@ -46,8 +51,9 @@ def select_solution(
     explain: bool = False,
     top: int = 0,
     rocblas_k0: bool = False,
+    runtime: Runtime | str | None = None,
 ) -> Selection:
-    """The kernel Tensile's runtime selects for ``problem`` on ``hardware``.
+    """The kernel the runtime selects for ``problem`` on ``hardware``.
 
     Args:
         library: a master library, or a :class:`CompiledLibrary` (much faster for repeated
@@ -55,9 +61,12 @@ def select_solution(
         loader: resolves ``Placeholder`` leaves of a lazy library (ignored for a compiled one,
             which has its own).
         explain: record the walk (every row, predicate and table entry considered) in ``trace``.
-        top: also rank the next ``top`` kernels: each is what would be selected if every kernel
-            ranked before it did not exist.
+        top: also rank ``top`` kernels as the runtime would list them. Tensile: the next ``top``
+            kernels, each what would be selected if every kernel ranked before it did not exist.
+            hipBLASLt: ``findTopSolutions(.., top)`` in its order (rank 1 first; it can differ
+            from the top-1 answer), then the ``getAllSolutions`` fallback when that is short.
         rocblas_k0: model rocBLAS, which passes K = 0 to Tensile when alpha == 0.
+        runtime: ``"tensile"`` or ``"hipblaslt"`` (default: detected from the library).
 
     Returns:
         A :class:`Selection`; ``index``/``name`` are None when the runtime finds no kernel (that
@@ -68,26 +77,48 @@ def select_solution(
             library without loader, …).
     """
     contraction = as_contraction(problem, rocblas_k0=rocblas_k0)
-    if isinstance(library, CompiledLibrary) and not explain and top <= 0:
-        solution, fitness = library.find(contraction, hardware)
-        if solution is None:
-            return Selection(None, None, None)
-        return Selection(solution.index, solution.name, fitness, solution)
-    selector = _reference(library, loader)
-    selection = selector.select(contraction, hardware, explain=explain)
-    if top <= 0 or selection.index is None:
-        return selection
-    excluded = [selection.index]
-    alternatives: list[Candidate] = []
-    for rank in range(1, top + 1):
-        following = selector.select(contraction, hardware, exclude=excluded)
-        if following.index is None:
+    selector = _reference(library, loader, runtime)
+    rules = selector.runtime
+    fast = isinstance(library, CompiledLibrary) and selector is library.reference and not explain
+    selection = Selection(None, None, None)
+    tried = rules.attempts(contraction)
+    for number, attempt in enumerate(tried):
+        if fast:
+            assert isinstance(library, CompiledLibrary)
+            solution, fitness = library.find(attempt, hardware)
+            selection = Selection(None, None, None) if solution is None else Selection(
+                solution.index, solution.name, fitness, solution
+            )  # fmt: skip
+        else:
+            previous = selection.trace
+            selection = selector.select(attempt, hardware, explain=explain)
+            if previous:
+                selection = dataclasses.replace(selection, trace=previous + selection.trace)
+        if selection.found:
+            selection = dataclasses.replace(selection, retried=number > 0)
             break
-        alternatives.append(
-            Candidate(rank=rank, index=following.index, name=following.name, distance=following.distance)
-        )
-        excluded.append(following.index)
-    return dataclasses.replace(selection, alternatives=tuple(alternatives))
+    if top <= 0:
+        return selection
+    return dataclasses.replace(
+        selection, alternatives=rules.alternatives(selector, contraction, hardware, top, selection)
+    )
+
+
+def top_solutions(
+    library: Library,
+    problem: GemmProblem | ContractionProblem,
+    hardware: Hardware,
+    count: int,
+    *,
+    loader: Loader | None = None,
+    rocblas_k0: bool = False,
+    runtime: Runtime | str | None = None,
+) -> TopSolutions:
+    """The runtime's ``count`` best kernels (hipBLASLt: ``findTopSolutions`` with its XF32 retry,
+    plus the ``getAllSolutions`` fallback when short; Tensile: repeated selection)."""
+    contraction = as_contraction(problem, rocblas_k0=rocblas_k0)
+    selector = _reference(library, loader, runtime)
+    return selector.runtime.top(selector, contraction, hardware, count)
 
 
 def find_all_solutions(
@@ -97,15 +128,19 @@ def find_all_solutions(
     *,
     loader: Loader | None = None,
     rocblas_k0: bool = False,
+    runtime: Runtime | str | None = None,
 ) -> list[MasterSolution]:
-    """``findAllSolutions``: every reachable kernel passing its predicates, sorted by index.
+    """Every kernel the runtime would list for the query, sorted by index.
 
-    Rows of ``Hardware``/``Problem`` nodes are unioned (every row whose predicate holds), tables
-    contribute every usable entry, decision forests their trees' kernels; ``FreeSize`` pools list
-    nothing (the default search type).
+    Tensile (``findAllSolutions``): rows of ``Hardware``/``Problem`` nodes are unioned (every row
+    whose predicate holds), tables contribute every usable entry, decision forests their trees'
+    kernels; ``FreeSize`` pools list nothing (the default search type). hipBLASLt
+    (``getAllSolutions``, GEMM_TYPE_ONLY): every kernel of the query's gemm type on this device
+    that ``isSolutionSupported`` accepts — how FreeSize libraries answer at all.
     """
     contraction = as_contraction(problem, rocblas_k0=rocblas_k0)
-    return _reference(library, loader).find_all(contraction, hardware)
+    selector = _reference(library, loader, runtime)
+    return selector.runtime.all_solutions(selector, contraction, hardware)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,6 +157,8 @@ class BatchSelection:
     indices: npt.NDArray[np.int64]
     distances: npt.NDArray[np.float64]
     errors: dict[int, str] = dataclasses.field(default_factory=dict)
+    retried: frozenset[int] = frozenset()
+    """Query positions a further attempt of the runtime answered (hipBLASLt's XF32 → Float retry)."""
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -137,7 +174,13 @@ class BatchSelection:
             return Selection(None, None, None)
         solution = self.library.solutions[sid]
         distance = float(self.distances[position])
-        return Selection(solution.index, solution.name, None if math.isnan(distance) else distance, solution)
+        return Selection(
+            solution.index,
+            solution.name,
+            None if math.isnan(distance) else distance,
+            solution,
+            retried=position in self.retried,
+        )
 
     def __iter__(self) -> Iterator[Selection]:
         for position in range(len(self)):
@@ -151,6 +194,7 @@ def select_batch(
     *,
     loader: Loader | None = None,
     rocblas_k0: bool = False,
+    runtime: Runtime | str | None = None,
 ) -> BatchSelection:
     """Select for many queries at once (compiled, vectorised; same answers as :func:`select_solution`).
 
@@ -160,6 +204,8 @@ def select_batch(
         hardware: one device for all queries, or one per query (not used with columns).
     """
     compiled = library if isinstance(library, CompiledLibrary) else compile_library(library, loader=loader)
+    if runtime is not None and runtime_named(runtime) is not compiled.runtime:
+        compiled = compile_library(compiled.library, loader=loader, runtime=runtime)
     if isinstance(problems, ColumnsLike):
         columns = problems
     else:
@@ -183,8 +229,33 @@ def select_batch(
             if solution is not None:
                 sids[position] = compiled.sid_of(solution.index)
                 fits[position] = math.nan if fitness is None else fitness
+    retried = _retry_unanswered(compiled, columns, sids, fits, errors)
     table = np.array([s.index for s in compiled.solutions] + [-1], dtype=np.int64)
-    return BatchSelection(compiled, sids, table[sids], fits, errors)
+    return BatchSelection(compiled, sids, table[sids], fits, errors, frozenset(retried))
+
+
+def _retry_unanswered(
+    compiled: CompiledLibrary,
+    columns: ColumnsLike,
+    sids: npt.NDArray[np.int64],
+    fits: npt.NDArray[np.float64],
+    errors: dict[int, str],
+) -> list[int]:
+    """The runtime's further attempts (hipBLASLt's XF32 → Float retry) for unanswered queries;
+    returns the positions they answered."""
+    answered: list[int] = []
+    for position in np.flatnonzero(sids < 0).tolist():
+        if position in errors:
+            continue
+        problem, device = columns.row(position)
+        for attempt in compiled.runtime.attempts(problem)[1:]:
+            solution, fitness = compiled.find(attempt, device)
+            if solution is not None:
+                sids[position] = compiled.sid_of(solution.index)
+                fits[position] = math.nan if fitness is None else fitness
+                answered.append(position)
+                break
+    return answered
 
 
 __all__ = [
@@ -195,4 +266,5 @@ __all__ = [
     "find_all_solutions",
     "select_batch",
     "select_solution",
+    "top_solutions",
 ]

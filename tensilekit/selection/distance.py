@@ -119,8 +119,14 @@ def _c_round(x: float) -> float:
 
 
 def grid_based_distance(p: Key, q: Key) -> float:
-    """rocBLAS grid heuristic (``GridBasedDistance``): favour grid points covering the problem."""
-    big_m, big_n, big_k = float(q[0]), float(q[1]), float(q[2])
+    """rocBLAS grid heuristic (``GridBasedDistance``): favour grid points covering the problem.
+
+    K is the 4th key value when there is one (tensilelite's ``[M, N, batch, K]`` keys), else the
+    3rd (Tensile's ``[M, N, K]``): ``Distance.hpp`` ``GridBasedDistance`` reads
+    ``p.size() > 3 ? p[3] : p[2]`` for both keys."""
+    big_m, big_n = float(q[0]), float(q[1])
+    big_k = float(q[3] if len(q) > 3 else q[2])
+    problem_k = p[3] if len(p) > 3 else p[2]
     step_m = math.ceil(_divide(float(p[0]), big_m)) if p[0] <= 32768 else 1.0
     step_n = math.ceil(_divide(float(p[1]), big_n)) if p[1] <= 32768 else 1.0
     if p[0] <= 32768 and p[1] <= 32768:
@@ -129,7 +135,7 @@ def grid_based_distance(p: Key, q: Key) -> float:
     else:
         spread = math.pow(math.pow(p[0] - q[0], 2) + math.pow(p[1] - q[1], 2), 0.5)
         distance = _c_round(10000 * step_m * step_n * spread)
-    distance += _divide(abs(big_k - p[2]), big_k + p[2] * 8)
+    distance += _divide(abs(big_k - problem_k), big_k + problem_k * 8)
     return distance
 
 

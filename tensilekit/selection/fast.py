@@ -46,6 +46,7 @@ from tensilekit.selection.distance import DISTANCES
 from tensilekit.selection.features import feature_key
 from tensilekit.selection.kernels import AtomTable, BoolArray, all_of, bitmask_of, compile_atom, conjuncts
 from tensilekit.selection.problem import ContractionProblem, Hardware
+from tensilekit.selection.runtime import Runtime, detect_runtime, runtime_named
 from tensilekit.selection.scan import DBL_MAX, Band, Usable, have_kdtree, nearest_many, nearest_one, scan_one
 from tensilekit.selection.walk import Loader, ReferenceSelector, Route, row_label
 
@@ -649,10 +650,19 @@ class CompiledLibrary:
     ``reference`` gives the traced walk for explanations.
     """
 
-    def __init__(self, library: MasterLibrary, loader: Loader | None = None, *, use_tree: bool | None = None) -> None:
+    def __init__(
+        self,
+        library: MasterLibrary,
+        loader: Loader | None = None,
+        *,
+        use_tree: bool | None = None,
+        runtime: Runtime | str | None = None,
+    ) -> None:
         self.library = library
         self.use_tree = have_kdtree() if use_tree is None else use_tree
-        self.reference = ReferenceSelector(library, loader)
+        self.runtime: Runtime = detect_runtime(library) if runtime is None else runtime_named(runtime)
+        """The runtime whose rules the answers follow (detected from the master by default)."""
+        self.reference = ReferenceSelector(library, loader, self.runtime)
         self.atoms = AtomTable()
         self.solutions: list[MasterSolution] = []
         self.solution_atoms: list[tuple[int, ...]] = []
@@ -791,15 +801,20 @@ class _LazyTable(_Node):
 
 
 def compile_library(
-    library: MasterLibrary, *, loader: Loader | None = None, use_tree: bool | None = None
+    library: MasterLibrary,
+    *,
+    loader: Loader | None = None,
+    use_tree: bool | None = None,
+    runtime: Runtime | str | None = None,
 ) -> CompiledLibrary:
     """Prepare ``library`` for fast selection.
 
     ``loader`` resolves lazy ``Placeholder`` leaves. ``use_tree`` chooses SciPy's k-d tree for bulk
     nearest-key search (default: when SciPy is installed); without it a windowed scan gives the
-    same answers, more slowly on large tables.
+    same answers, more slowly on large tables. ``runtime`` (``"tensile"``/``"hipblaslt"``)
+    overrides the runtime detected from the master.
     """
-    return CompiledLibrary(library, loader, use_tree=use_tree)
+    return CompiledLibrary(library, loader, use_tree=use_tree, runtime=runtime)
 
 
 __all__ = ["BatchRoute", "CompiledLibrary", "compile_library"]

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tensilekit.predicates.evaluate import AUTO_CU_EFFICIENCY_FLOPS, TWO_POW_32, evaluate
+from tensilekit.predicates.evaluate import AUTO_CU_EFFICIENCY_FLOPS, MAX_GSU_WORKSPACE_SIZE, TWO_POW_32, evaluate
 from tensilekit.selection.problem import SIZE_MAX, ContractionProblem, Hardware
 
 BoolArray = npt.NDArray[np.bool_]
@@ -69,6 +69,7 @@ NAMESPACE: dict[str, Any] = {
     "TWO_POW_32": TWO_POW_32,
     "AUTO_FLOPS": AUTO_CU_EFFICIENCY_FLOPS,
     "AUTO_FLOPS_U64": np.uint64(AUTO_CU_EFFICIENCY_FLOPS),
+    "MAX_GSU_WS": MAX_GSU_WORKSPACE_SIZE,
 }
 
 
@@ -281,6 +282,31 @@ def _kernel(predicate: Any, solution: Any) -> tuple[str, str] | bool | None:
     return None
 
 
+def _lite_workspace_atom(key: str, predicate: Any, sizes: list[int]) -> Atom:
+    """tensilelite ``WorkspaceCheck`` ``[elemC, elemBias, GSU]``: compiled for the usual problem
+    (no forced GSU, no gradient bias); other problems ask the reference."""
+    gsu = sizes[2]
+    elem_c = sizes[0] * (gsu if gsu > 1 else 0)
+    name = f"_ws_{abs(hash(key)):x}"
+
+    def scalar(p: ContractionProblem, h: Hardware) -> bool:
+        if p.lite.gsu <= 0 and not p.lite.use_gradient:
+            need = (p.m * p.n * p.batch * elem_c) % _SIZE_MOD
+            return need <= MAX_GSU_WORKSPACE_SIZE and need <= p.workspace_size
+        return evaluate(predicate, p, h).passed
+
+    def vector(c: Any) -> BoolArray:
+        need = c.m.astype(np.uint64) * c.n.astype(np.uint64) * c.batch.astype(np.uint64) * np.uint64(elem_c)
+        out: BoolArray = (need <= np.uint64(MAX_GSU_WORKSPACE_SIZE)) & (need <= c.workspace_size)
+        unusual = np.flatnonzero((c.lite_gsu > 0) | c.lite_use_gradient)
+        for i in unusual.tolist():
+            problem, hardware = c.row(i)
+            out[i] = evaluate(predicate, problem, hardware).passed
+        return out
+
+    return Atom(key, f"{name}(p, h)", f"{name}_v(p)", None, {name: scalar, f"{name}_v": vector})
+
+
 def compile_atom(predicate: Any, solution: Any = None) -> Atom:
     """Compile one predicate (compound ones included) into an :class:`Atom`."""
     key = canonical_key(predicate, solution)
@@ -297,6 +323,9 @@ def compile_atom(predicate: Any, solution: Any = None) -> Atom:
         return Atom(
             key, f"not ({inner.scalar_expr})", f"~np.asarray({inner.vector_expr}, dtype=bool)", None, inner.helpers
         )
+    value = getattr(predicate, "value", None)
+    if kind == "WorkspaceCheck" and isinstance(value, (list, tuple)):
+        return _lite_workspace_atom(key, predicate, [int(item) for item in value])
     fast = _kernel(predicate, solution)
     if isinstance(fast, bool):
         return Atom(key, repr(fast), repr(fast), fast)

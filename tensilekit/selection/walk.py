@@ -54,7 +54,7 @@ import bisect
 import dataclasses
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -78,6 +78,9 @@ from tensilekit.selection.distance import DISTANCES, Distance
 from tensilekit.selection.features import feature_key, predict
 from tensilekit.selection.granularity import projected_performance
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, contraction_problem
+
+if TYPE_CHECKING:
+    from tensilekit.selection.runtime import Runtime
 
 DBL_MAX = sys.float_info.max
 Loader = Callable[[str], MasterLibrary]
@@ -107,6 +110,10 @@ class Candidate(BaseModel):
     index: int
     name: str | None
     distance: float | None
+    source: str = "reselect"
+    """How the runtime listed it: ``reselect`` (Tensile: selected again with the better ones
+    excluded), ``findTopSolutions`` (hipBLASLt's ranking) or ``getAllSolutions`` (hipBLASLt's
+    fallback when the ranking is short; unordered in hipBLASLt, by index here)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -126,6 +133,8 @@ class Selection:
     alternatives: tuple[Candidate, ...] = ()
     # The table key of the chosen entry (reference walk only; None from the fast path or trees).
     matched_key: tuple[int, ...] | None = None
+    retried: bool = False
+    """hipBLASLt only: the XF32 → Float retry (``f32_fast_xf32``) supplied the answer."""
 
     @property
     def found(self) -> bool:
@@ -138,6 +147,7 @@ class Selection:
             "name": self.name,
             "distance": self.distance,
             "matched_key": None if self.matched_key is None else list(self.matched_key),
+            "retried": self.retried,
             "trace": [event.model_dump(mode="json") for event in self.trace],
             "alternatives": [candidate.model_dump(mode="json") for candidate in self.alternatives],
         }
@@ -241,8 +251,12 @@ class ReferenceSelector:
     queries stay cheap; it never mutates the library.
     """
 
-    def __init__(self, library: MasterLibrary, loader: Loader | None = None) -> None:
+    def __init__(self, library: MasterLibrary, loader: Loader | None = None, runtime: Runtime | None = None) -> None:
+        from tensilekit.selection.runtime import detect_runtime
+
         self.library = library
+        self.runtime: Runtime = runtime if runtime is not None else detect_runtime(library)
+        """The runtime whose rules (GridBased key, top N, all solutions) the walk follows."""
         self._loader = loader
         self._solutions: dict[int, MasterSolution] = {s.index: s for s in library.solutions}
         self._tables: dict[int, tuple[MatchingNode, SortedTable]] = {}
@@ -282,6 +296,37 @@ class ReferenceSelector:
         found: dict[int, MasterSolution] = {}
         self._find_all(self.library.library, query, found)
         return [found[index] for index in sorted(found)]
+
+    def find_top(
+        self, problem: ContractionProblem, hardware: Hardware, count: int, *, explain: bool = False
+    ) -> list[MasterSolution]:
+        """tensilelite's ``findTopSolutions(problem, hardware, count)``: rows concatenated without
+        de-duplication (``ExactLogicLibrary.hpp``), the ``GridBased`` M/N group walk
+        (``PropertyMatching.hpp``), one kernel from any other table or leaf, none from ``FreeSize``."""
+        query = _Query(problem, hardware, [] if explain else None, frozenset())
+        return self._top(self.library.library, "library", 0, query, count)
+
+    def find_top_traced(
+        self, problem: ContractionProblem, hardware: Hardware, count: int
+    ) -> tuple[list[MasterSolution], tuple[TraceEvent, ...]]:
+        """:meth:`find_top` with its walk recorded."""
+        query = _Query(problem, hardware, [], frozenset())
+        found = self._top(self.library.library, "library", 0, query, count)
+        return found, tuple(query.trace or ())
+
+    def find_all_gemm_type(self, problem: ContractionProblem, hardware: Hardware) -> list[MasterSolution]:
+        """tensilelite's ``findAllSolutions(.., GEMM_TYPE_ONLY)``: every kernel of the tree whose
+        hardware predicate holds and whose problem type is the query's (transposes and types),
+        with no other predicate checked; sorted by index (hipBLASLt's ``std::set`` order is
+        unspecified)."""
+        query = _Query(problem, hardware, None, frozenset())
+        found: dict[int, MasterSolution] = {}
+        self._all_gemm_type(self.library.library, query, found)
+        return [found[index] for index in sorted(found)]
+
+    def supports(self, solution: MasterSolution, problem: ContractionProblem, hardware: Hardware) -> bool:
+        """``canSolve`` of one solution (what hipBLASLt's ``isSolutionSupported`` checks)."""
+        return self.can_solve(solution.index, _Query(problem, hardware, None, frozenset())).passed
 
     def find_node(
         self, node: AnyNode, problem: ContractionProblem, hardware: Hardware, route: Route | None = None
@@ -496,43 +541,95 @@ class ReferenceSelector:
     def _grid_based(
         self, table: SortedTable, key: tuple[int, ...], dist: Distance, path: str, depth: int, q: _Query
     ) -> tuple[MasterSolution | None, float]:
+        found = self._grid_walk(table, key, dist, path, depth, q, 1)
+        if not found:
+            return None, DBL_MAX
+        solution, distance, position = found[0]
+        q.matched_key = tuple(table.keys[position])
+        q.matched_position = position
+        return solution, distance
+
+    def _grid_walk(
+        self, table: SortedTable, key: tuple[int, ...], dist: Distance, path: str, depth: int, q: _Query, count: int
+    ) -> list[tuple[MasterSolution, float, int]]:
+        """``findBestKeyMatch_GridBased(key, transform, count)`` (``PropertyMatching.hpp``).
+
+        Cells are (M, N) groups of the sorted table. The walk starts at the first cell with
+        M >= min(query M, largest M) and N >= min(query N, largest N in that M group); it moves to
+        the next N cell ``baseN`` times (``baseN`` = smallest i with i(i+1)/2 >= count), then to the
+        next M group with one step fewer: a triangle of cells. Each cell gives its first passing
+        entry of least distance; a kernel already listed is not listed again. If the walk runs out
+        short, entries before the last cell are tried backwards, every passing new kernel listed.
+        """
         keys = table.keys
         n = len(keys)
         if n == 0:
-            return None, DBL_MAX
+            return []
+        walked = self.runtime.grid_key(key)
+        if walked != key:
+            q.note(depth + 1, "scan", path, None, f"batch folded into the key: {list(key)} → {list(walked)}")
+        key = walked
         column_m = [k[0] for k in keys]
         column_n = [k[1] for k in keys]
-        best: MasterSolution | None = None
-        best_distance = DBL_MAX
-        n_lower = n_upper = 0
-        found = False
-        while n_upper != n and not found:
-            m_lower = bisect.bisect_left(column_m, min(key[0], column_m[-1]), n_upper, n)
+        found: list[tuple[MasterSolution, float, int]] = []
+        listed: set[int] = set()
+        base_n = 1
+        while base_n * (base_n + 1) // 2 < count:
+            base_n += 1
+        step_n = 0
+        m_upper = n_lower = n_upper = 0
+        while n_upper != n and len(found) < count:
+            if step_n == base_n and base_n != 1:
+                step_n = 1
+                base_n -= 1
+                start = m_upper  # the next M group
+                if start == n:
+                    # No further M group: every C++ lower_bound then returns end() (it reads one key
+                    # past the end on the way, harmlessly), the cell is empty and the walk ends with
+                    # N lower = end, so a backward scan starts from the last entry.
+                    q.note(depth + 1, "scan", path, None, "no further M group")
+                    n_lower = n_upper = n
+                    break
+            else:
+                step_n += 1
+                start = n_upper  # the next N cell
+            m_lower = bisect.bisect_left(column_m, min(key[0], column_m[-1]), start, n)
             m_upper = bisect.bisect_left(column_m, min(column_m[m_lower] + 1, column_m[-1] + 1), m_lower, n)
             n_lower = bisect.bisect_left(column_n, min(key[1], column_n[m_upper - 1]), m_lower, m_upper)
             n_upper = bisect.bisect_left(
                 column_n, min(column_n[n_lower] + 1, column_n[m_upper - 1] + 1), n_lower, m_upper
             )
-            q.note(depth + 1, "scan", path, None, f"grid cell M={column_m[n_lower]} N={column_n[n_lower]}")
+            best: tuple[MasterSolution, float, int] | None = None
+            best_distance = DBL_MAX
             for position in range(n_lower, n_upper):
                 d = dist.distance(key, keys[position])
                 if d < best_distance:
                     solution = self._transform(table.indices[position], q)
                     if solution is not None:
-                        best, best_distance, found = solution, d, True
-                        q.matched_key = tuple(keys[position])
-                        q.matched_position = position
-        if not found:
-            q.note(depth + 1, "scan", path, None, "forward grid search found nothing; scanning backwards")
+                        best, best_distance = (solution, d, position), d
+            cell = f"grid cell M={column_m[n_lower]} N={column_n[n_lower]} ({n_upper - n_lower} entries)"
+            if best is None:
+                q.note(depth + 1, "scan", path, False, f"{cell}: no passing entry")
+            elif best[0].index in listed:
+                q.note(depth + 1, "scan", path, None, f"{cell}: best index {best[0].index} already listed")
+            else:
+                listed.add(best[0].index)
+                found.append(best)
+                shown = f"{list(keys[best[2]])} d={_show(best[1])}"
+                q.note(depth + 1, "scan", path, True, f"{cell}: best {shown} → index {best[0].index}")
+        if len(found) < count:
+            q.note(depth + 1, "scan", path, None, "forward grid walk came up short; scanning backwards")
             for position in range(n_lower - 1, -1, -1):
-                d = dist.distance(key, keys[position])
                 solution = self._transform(table.indices[position], q)
-                if solution is not None:
-                    best, best_distance = solution, d
-                    q.matched_key = tuple(keys[position])
-                    q.matched_position = position
+                if solution is None or solution.index in listed:
+                    continue
+                d = dist.distance(key, keys[position])
+                listed.add(solution.index)
+                found.append((solution, d, position))
+                q.note(depth + 1, "entry", path, True, f"{list(keys[position])} → index {solution.index}")
+                if len(found) == count:
                     break
-        return best, best_distance
+        return found
 
     def _decision_tree(self, node: DecisionTreeNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
         p = q.problem
@@ -604,6 +701,96 @@ class ReferenceSelector:
                 self._solutions.setdefault(solution.index, solution)
         return library
 
+    # ------------------------------------------------------------------ top solutions (tensilelite)
+
+    def _top(self, node: AnyNode, path: str, depth: int, q: _Query, count: int) -> list[MasterSolution]:
+        if isinstance(node, (HardwareNode, ProblemNode)):
+            found: list[MasterSolution] = []
+            for number, row in enumerate(node.rows):
+                row_path = f"{path}.rows[{number}]"
+                verdict = evaluate(row.predicate, q.problem, q.hardware)
+                q.note(depth, node.type, row_path, verdict.passed, f"row {number}: {verdict.reason}")
+                if not verdict.passed:
+                    continue
+                # ExactLogicLibrary::findTopSolutions: ask each row for what is still missing and
+                # append it as it comes (a kernel two rows list appears twice).
+                found.extend(self._top(row.library, f"{row_path}.library", depth + 1, q, count - len(found)))
+                if len(found) == count:
+                    break
+            return found
+        if isinstance(node, ProblemMapNode):
+            if node.property.type != "OperationIdentifier":
+                raise SelectionError(f"ProblemMap on property {node.property.type!r} is not supported")
+            child = node.map.get(q.problem.op_id)
+            if child is None:
+                q.note(depth, "ProblemMap", path, False, f"no entry for {q.problem.op_id}")
+                return []
+            q.note(depth, "ProblemMap", path, True, f"operation {q.problem.op_id}")
+            return self._top(child, child_path(f"{path}.map", q.problem.op_id), depth + 1, q, count)
+        if isinstance(node, MatchingNode) and node.distance == "GridBased":
+            table = self.sorted_table(node)
+            key = tuple(property_value(prop, q.problem) for prop in node.properties)
+            q.note(
+                depth,
+                "Matching",
+                path,
+                None,
+                f"GridBased table, {len(table.keys)} entries, key {list(key)}, top {count}",
+            )
+            return [entry[0] for entry in self._grid_walk(table, key, DISTANCES["GridBased"], path, depth, q, count)]
+        if isinstance(node, FreeSizeNode):
+            q.note(depth, "FreeSize", path, False, "FreeSize pools list nothing in findTopSolutions")
+            return []
+        if isinstance(node, PlaceholderNode):
+            library = self._placeholder(node.value)
+            return self._top(library.library, f"{node.value}:library", depth + 1, q, count)
+        # Single leaves, Equality/Euclidean tables (findTopKeyMatch = the best match) and the rest:
+        # at most the one kernel findBestSolution finds.
+        solution = self._find(node, path, depth, q)
+        return [] if solution is None else [solution]
+
+    def _all_gemm_type(self, node: AnyNode, q: _Query, found: dict[int, MasterSolution]) -> None:
+        if isinstance(node, HardwareNode):
+            for row in node.rows:
+                if evaluate(row.predicate, q.problem, q.hardware).passed:
+                    self._all_gemm_type(row.library, q, found)
+        elif isinstance(node, ProblemNode):
+            # GEMM_TYPE_ONLY does not ask problem rows (their TypesEqual, F32XdlMathOp …): every
+            # row is listed and the leaves check the gemm type (seen with the hipBLASLt oracle).
+            for row in node.rows:
+                self._all_gemm_type(row.library, q, found)
+        elif isinstance(node, ProblemMapNode):
+            child = node.map.get(q.problem.op_id)
+            if child is not None:
+                self._all_gemm_type(child, q, found)
+        elif isinstance(node, SingleNode):
+            self._gemm_type_leaf(node.index, q, found)
+        elif isinstance(node, MatchingNode):
+            for entry in node.table:
+                self._gemm_type_leaf(entry.solution_index, q, found)
+        elif isinstance(node, FreeSizeNode):
+            for pooled in node.table:
+                self._gemm_type_leaf(pooled.index, q, found)
+        elif isinstance(node, PlaceholderNode):
+            self._all_gemm_type(self._placeholder(node.value).library, q, found)
+        elif isinstance(node, DecisionTreeNode):
+            for tree in node.trees:
+                self._all_gemm_type(tree.value, q, found)
+            self._all_gemm_type(node.null_value, q, found)
+        elif isinstance(node, GranularitySelectionNode):
+            for index in node.indices:
+                self._gemm_type_leaf(index, q, found)
+        else:
+            raise SelectionError(f"cannot list solutions of node type {getattr(node, 'type', node)!r}")
+
+    def _gemm_type_leaf(self, index: int, q: _Query, found: dict[int, MasterSolution]) -> None:
+        # SingleSolutionLibrary::findAllSolutions(GEMM_TYPE_ONLY): hardware predicate and gemm type.
+        if index < 0 or index in found:
+            return
+        solution = self.solution(index)
+        if same_gemm_type(solution, q.problem) and evaluate(solution.hardware_predicate, q.problem, q.hardware).passed:
+            found[index] = solution
+
     # ------------------------------------------------------------------ all solutions
 
     def _find_all(self, node: AnyNode, q: _Query, found: dict[int, MasterSolution]) -> None:
@@ -642,6 +829,24 @@ class ReferenceSelector:
             raise SelectionError(f"cannot list solutions of node type {getattr(node, 'type', node)!r}")
 
 
+_GEMM_TYPE_FIELDS = (
+    ("aType", "a_type"), ("bType", "b_type"), ("cType", "c_type"), ("dType", "d_type"),
+    ("computeInputType", "compute_input_type"), ("computeType", "compute_type"),
+)  # fmt: skip
+
+
+def same_gemm_type(solution: MasterSolution, problem: ContractionProblem) -> bool:
+    """tensilelite's ``isGemmTypeSame``: the solution's problem type has the query's transposes
+    (its operation) and types."""
+    problem_type = solution.problem_type or {}
+    if problem_type.get("operationIdentifier") != problem.op_id:
+        return False
+    for field, attribute in _GEMM_TYPE_FIELDS:
+        if field in problem_type and problem_type[field] != getattr(problem, attribute).value:
+            return False
+    return True
+
+
 def as_contraction(problem: GemmProblem | ContractionProblem, *, rocblas_k0: bool = False) -> ContractionProblem:
     """Accept either problem form; ``rocblas_k0`` applies only to a :class:`GemmProblem`."""
     if isinstance(problem, ContractionProblem):
@@ -661,4 +866,5 @@ __all__ = [
     "as_contraction",
     "property_value",
     "row_label",
+    "same_gemm_type",
 ]

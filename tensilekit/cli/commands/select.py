@@ -22,10 +22,10 @@ from tensilekit.selection import (
     contraction_problem,
     hardware_from_query,
     parse_type_spec,
-    problem_from_query,
     select_batch,
     select_solution,
 )
+from tensilekit.selection.runtime import RUNTIME_NAMES, Runtime, detect_runtime, runtime_named
 
 METRICS = [metric.value for metric in PerformanceMetric]
 """The ``--metric`` choices (select and plot)."""
@@ -63,6 +63,25 @@ def problem_from_options(
         )  # fmt: skip
     except ValueError as error:
         raise SelectionError(f"invalid problem: {error}") from None
+
+
+_HIPBLASLT_COMPUTE = {"Float": "f32", "Double": "f64", "Int32": "i32", "Half": "f16", "XFloat32": "f32_fast_xf32"}
+
+
+def hipblaslt_problem_from_options(
+    m: int, n: int, k: int, batch: int, trans_a: str, trans_b: str, type_spec: str, alpha: float, beta: float
+) -> GemmProblem:
+    """The problem hipBLASLt's heuristic builds for the shared command-line options."""
+    from tensilekit.selection.hipblaslt import hipblaslt_problem
+
+    spec = parse_type_spec(type_spec)
+    compute = _HIPBLASLT_COMPUTE.get(spec.compute.value)
+    if compute is None:
+        raise SelectionError(f"hipBLASLt has no compute type for {spec.compute.value}")
+    return hipblaslt_problem(
+        m, n, k, batch=batch, trans_a=trans_a.upper(), trans_b=trans_b.upper(), a_type=spec.a, b_type=spec.b,
+        c_type=spec.c, d_type=spec.d, compute_type=compute, alpha=alpha, beta=beta,
+    )  # fmt: skip
 
 
 def library_arch(library: Any, arch: str | None, *, required_for: str = "", note: bool = True) -> str:
@@ -137,20 +156,40 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
     help="A hipBLASLt log (HIPBLASLT_LOG_MASK 32/64/128) or other workload file: every distinct GEMM "
     "with its call count and the kernel it would hit.",
 )
+@click.option(
+    "--runtime",
+    "runtime_name",
+    type=click.Choice(RUNTIME_NAMES, case_sensitive=False),
+    default=None,
+    help="Answer as rocBLAS's Tensile or hipBLASLt's tensilelite does (default: detected from the library).",
+)
+@click.option(
+    "--workspace",
+    "workspace_size",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Workspace bytes the caller allows (hipBLASLt default: 0, no preference set; Tensile: unlimited).",
+)
 @click.option("--explain", is_flag=True, help="Show the walk: every level, predicate and table entry considered.")
-@click.option("--top", type=click.IntRange(min=0), default=0, help="Also rank the next N kernels.")
+@click.option(
+    "--top",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Also rank N kernels (Tensile: the next N; hipBLASLt: findTopSolutions(N), then its getAllSolutions fallback).",
+)
 @click.option("--json", "as_json", is_flag=True, help="JSON output (one object per query line with --queries).")
 def select_command(
     m: int | None, n: int | None, k: int | None, library_path: Path | None, arch: str | None, cu_count: int | None,
     is_apu: bool, batch: int, trans_a: str, trans_b: str, type_spec: str, hpa: bool | None, alpha: float,
-    beta: float, metric: str, rocblas_k0: bool, queries: Path | None, from_log: Path | None, explain: bool, top: int,
-    as_json: bool,
+    beta: float, metric: str, rocblas_k0: bool, queries: Path | None, from_log: Path | None, runtime_name: str | None,
+    workspace_size: int | None, explain: bool, top: int, as_json: bool,
 ) -> None:  # fmt: skip
-    """Predict the kernel Tensile's runtime (findBestSolution) selects for an M×N×K GEMM.
+    """Predict the kernel the runtime selects for an M×N×K GEMM: rocBLAS's Tensile
+    (findBestSolution) or hipBLASLt's heuristic (findTopSolutions(.., 1)), detected from the library.
 
-    Give M N K with options, --queries FILE for many queries (fields as in corpus/select;
-    a line's arch/cu_count/is_apu override --arch/--cu-count/--is-apu), or --from-log LOG for
-    every GEMM a hipBLASLt log recorded.
+    Give M N K with options, --queries FILE for many queries (fields as in corpus/select or
+    corpus/select-hipblaslt; a line's arch/cu_count/is_apu override --arch/--cu-count/--is-apu),
+    or --from-log LOG for every GEMM a hipBLASLt log recorded.
     """
     from tensilekit.cli.render_select import render_batch, render_selection, selection_record
 
@@ -161,20 +200,28 @@ def select_command(
         library_path = sample_library_path()
         click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
     library, loader = load_for_selection(library_path)
+    runtime = runtime_named(runtime_name) if runtime_name else detect_runtime(library)
     if queries is None:  # a single query or a log: one device
         arch = library_arch(library, arch, required_for=" for a single query")
     default_hw = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu) if arch else None
     if from_log is not None:
         assert default_hw is not None
-        _answer_workload(library, loader, from_log, default_hw, rocblas_k0, as_json, library_path)
+        _answer_workload(library, loader, from_log, default_hw, rocblas_k0, as_json, library_path, runtime)
         return
     if queries is None:
         assert default_hw is not None
         assert m is not None and n is not None and k is not None
-        problem = problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, hpa, alpha, beta, metric)
+        if runtime.name == "hipblaslt":
+            problem = hipblaslt_problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, alpha, beta)
+            problem = problem.model_copy(update={"workspace_size": workspace_size or 0})
+        else:
+            problem = problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, hpa, alpha, beta, metric)
+            if workspace_size is not None:
+                problem = problem.model_copy(update={"workspace_size": workspace_size})
         selection = select_solution(
-            library, problem, default_hw, loader=loader, explain=explain, top=top, rocblas_k0=rocblas_k0
-        )
+            library, problem, default_hw, loader=loader, explain=explain, top=top, rocblas_k0=rocblas_k0,
+            runtime=runtime,
+        )  # fmt: skip
         if as_json:
             click.echo(json.dumps(selection_record(selection, None, explain=explain), indent=2))
         else:
@@ -191,7 +238,7 @@ def select_command(
     finally:
         if stream is not sys.stdin:
             stream.close()
-    compiled = compile_library(library, loader=loader)
+    compiled = compile_library(library, loader=loader, runtime=runtime)
     results = _answer(compiled, records, default_hw, rocblas_k0, explain, top, name)
     if as_json:
         for record in results:
@@ -201,8 +248,9 @@ def select_command(
 
 
 def _answer_workload(
-    library: Any, loader: Any, path: Path, hardware: Hardware, rocblas_k0: bool, as_json: bool, library_path: Path
-) -> None:
+    library: Any, loader: Any, path: Path, hardware: Hardware, rocblas_k0: bool, as_json: bool, library_path: Path,
+    runtime: Runtime,
+) -> None:  # fmt: skip
     from tensilekit.cli.render_select import render_workload, workload_record
     from tensilekit.selection import select_workload
     from tensilekit.workload import load_workloads
@@ -212,7 +260,7 @@ def _answer_workload(
         for warning in source.warnings:
             click.echo(f"warning: {source.source}: {warning}", err=True)
     answers = select_workload(
-        compile_library(library, loader=loader), workload.problems, hardware, rocblas_k0=rocblas_k0
+        compile_library(library, loader=loader, runtime=runtime), workload.problems, hardware, rocblas_k0=rocblas_k0
     )
     if as_json:
         for answer in answers:
@@ -231,7 +279,7 @@ def _answer(
     parsed: list[tuple[int, Any, Hardware]] = []
     for position, (number, record) in enumerate(records):
         try:
-            problem = problem_from_query(record)
+            problem = compiled.runtime.problem_from_query(record)
             device = hardware_from_query(record, default_hw)
             parsed.append((position, contraction_problem(problem, rocblas_k0=rocblas_k0), device))
         except TensilekitError as error:
@@ -242,7 +290,8 @@ def _answer(
                 number, record = records[position]
                 try:
                     selection = select_solution(compiled, problem, device, explain=explain, top=top)
-                    results[position] = selection_record(selection, record.get("id"), explain=explain)
+                    listing = bool(top) and compiled.runtime.name == "hipblaslt"
+                    results[position] = selection_record(selection, record.get("id"), explain=explain, listing=listing)
                 except TensilekitError as error:
                     results[position] = _error_record(record, f"{name}:{number}: {error}")
                 advance(1)
@@ -265,4 +314,4 @@ def _error_record(record: dict[str, Any], message: str) -> dict[str, Any]:
     return {"id": record.get("id"), "index": None, "name": None, "distance": None, "error": message}
 
 
-__all__ = ["library_arch", "problem_from_options", "select_command"]
+__all__ = ["hipblaslt_problem_from_options", "library_arch", "problem_from_options", "select_command"]

@@ -1,0 +1,286 @@
+"""Which runtime answers the query: Tensile's (rocBLAS) or tensilelite's (hipBLASLt).
+
+Both runtimes walk the same library tree with the same predicates and distances; they differ in a
+handful of rules, and every one of them lives here, behind :class:`Runtime`:
+
+=====================  ======================================  ==============================================
+rule                   Tensile (rocBLAS)                       tensilelite (hipBLASLt 7d9fb683)
+=====================  ======================================  ==============================================
+problem of a query     rocBLAS ``ConstructTensileProblem``     ``updateTensileProblem`` (heuristic path):
+                                                               hipBLASLt compute types, computeInputType,
+                                                               workspace = the preference's bytes
+answer (top 1)         ``findBestSolution``                    ``findTopSolutions(problem, hw, 1)``, retried
+                                                               with ``F32XdlMathOp = Float`` for
+                                                               ``f32_fast_xf32`` when it finds nothing
+GridBased key          as built from the properties            batch folded into M (if M > N) or N, batch 1
+                                                               (``PropertyMatching.hpp``, before the walk)
+top N                  re-select with the winners excluded     ``findTopSolutions(.., N)``: GridBased
+                       (no such runtime call; tensilekit's)    M/N group walk, rows concatenated without
+                                                               de-duplication, then ``getAllSolutions``
+                                                               (GEMM_TYPE_ONLY) appended when short
+all solutions          ``findAllSolutions`` (DEFAULT)          ``getAllSolutions`` (GEMM_TYPE_ONLY) filtered
+                                                               by ``isSolutionSupported``
+=====================  ======================================  ==============================================
+
+Predicates whose two dialects differ in *shape* (``WorkspaceCheck`` flag vs ``[elemC, elemBias,
+GSU]``, ``GlobalSplitUCheckMinK`` int vs ``[minK, GSU]``) are told apart by their value in
+:mod:`tensilekit.predicates.evaluate`, not here: a master holds one dialect or the other.
+
+:func:`detect_runtime` reads the runtime off a master (tensilelite's solutions name a
+``computeInputType``); :func:`runtime_named` gives one by name (``--runtime``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from tensilekit.errors import SelectionError
+from tensilekit.model.common import DataType
+from tensilekit.model.library import MasterLibrary
+from tensilekit.model.solution import MasterSolution
+from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, problem_from_query
+from tensilekit.selection.walk import Candidate, Selection
+
+if TYPE_CHECKING:
+    from tensilekit.selection.walk import ReferenceSelector
+
+RUNTIME_NAMES = ("tensile", "hipblaslt")
+"""Runtime names accepted by :func:`runtime_named` (and ``--runtime``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TopSolutions:
+    """What a runtime lists for ``--top N``: its own ranked answer and, for hipBLASLt, the
+    ``getAllSolutions`` fallback appended when the ranking came up short.
+
+    ``ranked`` is in the runtime's order (hipBLASLt may repeat a kernel: rows are concatenated
+    without de-duplication). ``fallback`` holds the supported kernels not already listed, sorted
+    by index: hipBLASLt gathers them in a ``std::set`` of pointers, so its order is unspecified.
+    ``distances`` belongs to ``ranked`` (None where the runtime reports none).
+    """
+
+    ranked: tuple[MasterSolution, ...]
+    distances: tuple[float | None, ...]
+    fallback: tuple[MasterSolution, ...] = ()
+    retried: bool = False
+    """hipBLASLt's XF32 → Float retry supplied the ranking."""
+
+
+class Runtime:
+    """The rules one runtime applies on top of the shared library walk (see the module docstring)."""
+
+    name: ClassVar[str] = ""
+
+    def problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
+        """The problem this runtime builds from one query line (``corpus/select`` format)."""
+        raise NotImplementedError
+
+    def attempts(self, problem: ContractionProblem) -> list[ContractionProblem]:
+        """The problems the runtime tries in turn until one finds a kernel (usually just one)."""
+        return [problem]
+
+    def grid_key(self, key: tuple[int, ...]) -> tuple[int, ...]:
+        """The key a ``GridBased`` table is walked with (the query key, possibly adjusted)."""
+        return key
+
+    def top(
+        self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware, count: int
+    ) -> TopSolutions:
+        """The runtime's ``count`` best kernels for ``problem``."""
+        raise NotImplementedError
+
+    def all_solutions(
+        self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware
+    ) -> list[MasterSolution]:
+        """Every kernel the runtime lists for ``problem`` (its "all solutions" call), by index."""
+        raise NotImplementedError
+
+    def alternatives(
+        self,
+        selector: ReferenceSelector,
+        problem: ContractionProblem,
+        hardware: Hardware,
+        count: int,
+        selection: Selection,
+    ) -> tuple[Candidate, ...]:
+        """``--top count`` as :class:`Candidate` s beside the top-1 ``selection``."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class TensileRuntime(Runtime):
+    """rocBLAS's Tensile: ``findBestSolution``; ``--top`` re-selects with the winners excluded."""
+
+    name = "tensile"
+
+    def problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
+        return problem_from_query(record)
+
+    def top(
+        self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware, count: int
+    ) -> TopSolutions:
+        ranked: list[MasterSolution] = []
+        distances: list[float | None] = []
+        excluded: list[int] = []
+        for _ in range(count):
+            following = selector.select(problem, hardware, exclude=excluded)
+            if following.solution is None:
+                break
+            ranked.append(following.solution)
+            distances.append(following.distance)
+            excluded.append(following.solution.index)
+        return TopSolutions(tuple(ranked), tuple(distances))
+
+    def all_solutions(
+        self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware
+    ) -> list[MasterSolution]:
+        return selector.find_all(problem, hardware)
+
+    def alternatives(
+        self,
+        selector: ReferenceSelector,
+        problem: ContractionProblem,
+        hardware: Hardware,
+        count: int,
+        selection: Selection,
+    ) -> tuple[Candidate, ...]:
+        # The next ``count`` kernels after the selection (rank 1 = the runner-up).
+        if selection.index is None:
+            return ()
+        ranking = self.top(selector, problem, hardware, count + 1)
+        return tuple(
+            Candidate(rank=rank, index=s.index, name=s.name, distance=d, source="reselect")
+            for rank, (s, d) in enumerate(zip(ranking.ranked, ranking.distances, strict=True))
+            if rank > 0
+        )
+
+
+class HipblasltRuntime(Runtime):
+    """hipBLASLt's tensilelite (7d9fb683): the heuristic path of ``rocblaslt_algo_get_heuristic``."""
+
+    name = "hipblaslt"
+
+    def problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
+        from tensilekit.selection.hipblaslt import problem_from_hipblaslt_query
+
+        return problem_from_hipblaslt_query(record)
+
+    def attempts(self, problem: ContractionProblem) -> list[ContractionProblem]:
+        # tensile_host.cpp getBestSolutions: nothing found for f32_fast_xf32 -> retry as plain Float.
+        if problem.f32_xdl_math_op is DataType.XFLOAT32:
+            return [problem, dataclasses.replace(problem, f32_xdl_math_op=DataType.FLOAT)]
+        return [problem]
+
+    def grid_key(self, key: tuple[int, ...]) -> tuple[int, ...]:
+        # PropertyMatching.hpp findBestKeyMatch_GridBased (hipBLASLt 7d9fb683), unless
+        # TENSILE_GRIDBASED_BATCH_EXP is set: batch folds into the larger of M and N, then 1.
+        if len(key) < 4 or key[2] == 1:
+            return key
+        m, n, batch = key[0], key[1], key[2]
+        if m > n:
+            m *= batch
+        else:
+            n *= batch
+        return (m, n, 1, *key[3:])
+
+    def top(
+        self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware, count: int
+    ) -> TopSolutions:
+        tried = self.attempts(problem)
+        ranked: list[MasterSolution] = []
+        attempt = problem
+        for attempt in tried:
+            ranked = selector.find_top(attempt, hardware, count)
+            if ranked:
+                break
+        retried = bool(ranked) and attempt is not tried[0]
+        listed = {solution.index for solution in ranked}
+        fallback: list[MasterSolution] = []
+        if len(ranked) < count:
+            fallback = [s for s in self.all_solutions(selector, problem, hardware) if s.index not in listed]
+        return TopSolutions(tuple(ranked), tuple(None for _ in ranked), tuple(fallback), retried)
+
+    def alternatives(
+        self,
+        selector: ReferenceSelector,
+        problem: ContractionProblem,
+        hardware: Hardware,
+        count: int,
+        selection: Selection,
+    ) -> tuple[Candidate, ...]:
+        # findTopSolutions(count) as hipBLASLt lists it (rank 1 first; it can differ from the top-1
+        # answer), then the getAllSolutions fallback.
+        ranking = self.top(selector, problem, hardware, count)
+        listed = [(s, "findTopSolutions") for s in ranking.ranked] + [(s, "getAllSolutions") for s in ranking.fallback]
+        return tuple(
+            Candidate(rank=rank, index=s.index, name=s.name, distance=None, source=source)
+            for rank, (s, source) in enumerate(listed, start=1)
+        )
+
+    def all_solutions(
+        self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware
+    ) -> list[MasterSolution]:
+        # getAllSolutions (tensile_host.cpp): GEMM_TYPE_ONLY, XF32 -> Float retry when empty; the
+        # caller keeps what isSolutionSupported accepts (hardware and problem predicates; the
+        # workspace is one of the problem predicates in tensilelite).
+        attempt, candidates = self.gemm_type_solutions(selector, problem, hardware)
+        return [s for s in candidates if selector.supports(s, attempt, hardware)]
+
+    def gemm_type_solutions(
+        self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware
+    ) -> tuple[ContractionProblem, list[MasterSolution]]:
+        """``findAllSolutions(.., GEMM_TYPE_ONLY)`` with the XF32 → Float retry when it lists
+        nothing: (the problem that listed them, the kernels by index)."""
+        tried = self.attempts(problem)
+        for attempt in tried:
+            candidates = selector.find_all_gemm_type(attempt, hardware)
+            if candidates:
+                return attempt, candidates
+        return tried[-1], []
+
+
+TENSILE = TensileRuntime()
+HIPBLASLT = HipblasltRuntime()
+_BY_NAME: dict[str, Runtime] = {TENSILE.name: TENSILE, HIPBLASLT.name: HIPBLASLT}
+
+
+def runtime_named(name: str | Runtime) -> Runtime:
+    """``"tensile"`` or ``"hipblaslt"`` (a :class:`Runtime` passes through)."""
+    if isinstance(name, Runtime):
+        return name
+    runtime = _BY_NAME.get(name.lower())
+    if runtime is None:
+        raise SelectionError(f"unknown runtime {name!r}: one of {', '.join(RUNTIME_NAMES)}")
+    return runtime
+
+
+def is_tensilelite_solution(solution: MasterSolution) -> bool:
+    """tensilelite writes ``computeInputType`` into each solution's problem type; Tensile does not."""
+    problem_type = solution.problem_type
+    return isinstance(problem_type, dict) and "computeInputType" in problem_type
+
+
+def detect_runtime(library: MasterLibrary | Sequence[MasterSolution]) -> Runtime:
+    """The runtime a master was written for: hipBLASLt when its solutions are tensilelite's."""
+    solutions = library.solutions if isinstance(library, MasterLibrary) else library
+    for solution in solutions:
+        return HIPBLASLT if is_tensilelite_solution(solution) else TENSILE
+    return TENSILE
+
+
+__all__ = [
+    "HIPBLASLT",
+    "RUNTIME_NAMES",
+    "TENSILE",
+    "HipblasltRuntime",
+    "Runtime",
+    "TensileRuntime",
+    "TopSolutions",
+    "detect_runtime",
+    "is_tensilelite_solution",
+    "runtime_named",
+]
