@@ -44,5 +44,5 @@ def build_master_command(logic: tuple[str, ...], output: str, lazy: bool, fmt: s
     directory = target if not target.suffix else target.parent
     # one set, swapped in at once: a lazy master never appears without its placeholder files
     for path in dump_master_set(files, directory, chosen):
-        master = files.get(path.name.removesuffix(suffix))
-        click.echo(f"wrote {path}" + (f" ({len(master.solutions)} solutions)" if master is not None else ""))
+        written = files.get(path.name.removesuffix(suffix))
+        click.echo(f"wrote {path}" + (f" ({len(written.solutions)} solutions)" if written is not None else ""))
