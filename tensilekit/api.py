@@ -13,7 +13,8 @@ from tensilekit.io.files import decode_text, read_bytes
 from tensilekit.io.logic_io import detect_dialect, logic_from_data
 from tensilekit.io.master_io import decode, load_placeholder, master_from_data
 from tensilekit.io.yaml_codec import detect_style, parse_yaml
-from tensilekit.model.library import HardwareNode, MasterLibrary
+from tensilekit.model.library import HardwareNode, MasterLibrary, PlaceholderNode
+from tensilekit.model.solution import MasterSolution
 from tensilekit.model.logic import LogicFile
 
 
@@ -101,6 +102,17 @@ def load_for_selection(path: str | Path) -> tuple[MasterLibrary, Callable[[str],
     return _joined(build_master_files([path])), None
 
 
+def runtime_sample(library: MasterLibrary, loader: Callable[[str], MasterLibrary] | None) -> list[MasterSolution]:
+    """Solutions that tell which runtime a library is for: its own, or for a lazy master (no
+    solutions of its own) those of the first shard its first Placeholder names (one shard read)."""
+    if library.solutions or loader is None:
+        return list(library.solutions[:1])
+    for _, node in library.iter_nodes():
+        if isinstance(node, PlaceholderNode):
+            return list(loader(node.value).solutions[:1])
+    return []
+
+
 def _joined(files: dict[str, MasterLibrary]) -> MasterLibrary:
     if len(files) == 1:
         return next(iter(files.values()))
@@ -160,4 +172,5 @@ __all__ = [
     "load_for_selection",
     "loads",
     "logic_paths",
+    "runtime_sample",
 ]

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 import click
 
-from tensilekit.api import library_processors, load_for_selection
+from tensilekit.api import library_processors, load_for_selection, runtime_sample
 from tensilekit.data import sample_library_path
 from tensilekit.errors import InputNotFound, Location, SelectionError, TensilekitError
 from tensilekit.selection import (
@@ -200,7 +200,7 @@ def select_command(
         library_path = sample_library_path()
         click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
     library, loader = load_for_selection(library_path)
-    runtime = runtime_named(runtime_name) if runtime_name else detect_runtime(library)
+    runtime = runtime_named(runtime_name) if runtime_name else detect_runtime(runtime_sample(library, loader))
     if queries is None:  # a single query or a log: one device
         arch = library_arch(library, arch, required_for=" for a single query")
     default_hw = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu) if arch else None
