@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tensilekit.build import build_master_libraries
-from tensilekit.errors import InputNotFound, Location, MergeError, UnsupportedFormat, error_context
+from tensilekit.errors import InputNotFound, Location, MergeError, TensilekitError, UnsupportedFormat, error_context
 from tensilekit.io.detect import Kind, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
 from tensilekit.io.logic_io import detect_dialect, logic_from_data
@@ -109,7 +109,10 @@ def runtime_sample(library: MasterLibrary, loader: Callable[[str], MasterLibrary
         return list(library.solutions[:1])
     for _, node in library.iter_nodes():
         if isinstance(node, PlaceholderNode):
-            return list(loader(node.value).solutions[:1])
+            try:
+                return list(loader(node.value).solutions[:1])
+            except TensilekitError:
+                continue  # a damaged shard is reported by the query that reaches it; try the next
     return []
 
 

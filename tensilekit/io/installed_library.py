@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from tensilekit.errors import InputNotFound, LibraryFormatError, Location, TensilekitError
+from tensilekit.errors import InputNotFound, LibraryFormatError, Location, SelectionError, TensilekitError
 from tensilekit.model.library import MasterLibrary, PlaceholderNode
 
 # TensileLibrary_lazy_gfx942.dat, TensileLibrary_gfx90a.yaml, TensileLibrary_lazy_gfx1250-strict.dat.zlib;
@@ -36,6 +36,18 @@ _MASTER = re.compile(
 _MAPPING = re.compile(
     r"TensileLiteLibrary_lazy_(?:(?P<arch>gfx[0-9a-z]+(?:[-_][0-9A-Za-z-]+)*)_)?Mapping\.dat(?:\.zlib)?"
 )
+
+
+class ShardUnreadable(SelectionError):
+    """A lazily loaded shard could not be read; names the shard, its file and the place."""
+
+    @classmethod
+    def of(cls, prefix: str, error: TensilekitError) -> ShardUnreadable:
+        location = error.location or Location()
+        size = ""
+        if location.file and Path(location.file).is_file():
+            size = f" ({Path(location.file).stat().st_size} bytes)"
+        return cls(f"shard {prefix} cannot be read{size}: {error.message}", location)
 
 
 @dataclasses.dataclass
@@ -219,6 +231,7 @@ class InstalledLibrary:
                 f"no master for {arch} in this library (it serves {', '.join(self.archs())})",
                 Location(file=str(self.folder)),
             )
+        failed: dict[str, ShardUnreadable] = {}
         owners: dict[str, InstalledMaster] = {}
         libraries: list[MasterLibrary] = []
         for master in chosen:
@@ -233,7 +246,15 @@ class InstalledLibrary:
             owner = owners.get(prefix)
             if owner is None:
                 raise LibraryFormatError(f"no master names placeholder {prefix!r}", Location(file=str(self.folder)))
-            return loaders[id(owner)](prefix)
+            if prefix in failed:
+                raise failed[prefix]
+            try:
+                return loaders[id(owner)](prefix)
+            except TensilekitError as error:
+                # a selection error: the batch reports it for the queries reaching this shard and
+                # answers the others (selection.api.select_batch)
+                failed[prefix] = ShardUnreadable.of(prefix, error)
+                raise failed[prefix] from None
 
         if len(libraries) == 1:
             return libraries[0], load_shard
@@ -274,6 +295,71 @@ class InstalledLibrary:
         return MasterLibrary.model_validate({**raw, "solutions": solutions, "library": tree})
 
 
+def _referenced(node: Any, found: set[int]) -> None:
+    """Every solution index a raw subtree names."""
+    if isinstance(node, dict):
+        kind = node.get("type")
+        if kind == "Single" and isinstance(node.get("index"), int):
+            found.add(node["index"])
+        elif kind in ("Matching", "FreeSize"):
+            for entry in node.get("table", []):
+                if isinstance(entry, dict) and isinstance(entry.get("index"), int):
+                    found.add(entry["index"])
+        elif kind == "GranularitySelection":
+            found.update(i for i in node.get("indices", []) if isinstance(i, int))
+        for value in node.values():
+            if isinstance(value, (dict, list)):
+                _referenced(value, found)
+    elif isinstance(node, list):
+        for item in node:
+            _referenced(item, found)
+
+
+def split_lazy(master: MasterLibrary, arch: str) -> dict[str, MasterLibrary]:
+    """A non-lazy master split the way TensileCreateLibrary lays out a lazy library: the
+    ``TensileLibrary_lazy_<arch>`` tree keeps Hardware → ProblemMap → Problem rows, and each
+    problem type's subtree moves to its own shard behind a ``Placeholder`` (with the solutions it
+    names). Used to make installed-library fixtures from AMD-written masters."""
+    raw = master.to_raw()
+    by_index = {solution["index"]: solution for solution in raw["solutions"]}
+    shards: dict[str, MasterLibrary] = {}
+
+    def shard(subtree: dict[str, Any], stem: str) -> dict[str, Any]:
+        name = f"TensileLibrary_Type_{len(shards):04d}_{stem}_{arch}"
+        found: set[int] = set()
+        _referenced(subtree, found)
+        solutions = [by_index[i] for i in sorted(found) if i in by_index]
+        shards[name] = MasterLibrary.model_validate({"solutions": solutions, "library": subtree})
+        return {"type": "Placeholder", "value": name}
+
+    def type_rows(node: dict[str, Any], stem: str) -> dict[str, Any]:
+        # Problem(TruePred) → Problem(type predicates) → <leaf>: the leaf's row becomes a placeholder
+        if node.get("type") != "Problem":
+            return shard(node, stem)
+        rows = []
+        for row in node["rows"]:
+            child = row["library"]
+            if child.get("type") == "Problem" and all(r["predicate"].get("type") != "TruePred" for r in child["rows"]):
+                child = {**child, "rows": [{**r, "library": shard(r["library"], stem)} for r in child["rows"]]}
+            else:
+                child = shard(child, stem)
+            rows.append({**row, "library": child})
+        return {**node, "rows": rows}
+
+    def walk(node: dict[str, Any], stem: str) -> dict[str, Any]:
+        kind = node.get("type")
+        if kind == "Hardware":
+            return {**node, "rows": [{**row, "library": walk(row["library"], stem)} for row in node["rows"]]}
+        if kind == "ProblemMap":
+            return {**node, "map": {op: type_rows(child, op) for op, child in node["map"].items()}}
+        return shard(node, stem)
+
+    tree = walk(raw["library"], "Contraction")
+    lazy = {key: value for key, value in raw.items() if key not in ("solutions", "library")}
+    lazy_master = MasterLibrary.model_validate({"solutions": [], "library": tree, **lazy})
+    return {**shards, f"TensileLibrary_lazy_{arch}": lazy_master}
+
+
 def _join(libraries: Iterable[MasterLibrary]) -> MasterLibrary:
     rows: list[Any] = []
     solutions: list[Any] = []
@@ -291,9 +377,11 @@ def _join(libraries: Iterable[MasterLibrary]) -> MasterLibrary:
 __all__ = [
     "InstalledLibrary",
     "InstalledMaster",
+    "ShardUnreadable",
     "find_masters",
     "is_installed_library",
     "lazy_mappings",
     "read_mapping",
     "shard_for_index",
+    "split_lazy",
 ]

@@ -1,0 +1,120 @@
+"""Issue 18: an installed hipBLASLt library folder as one ``--library`` argument.
+
+The fixture is an AMD-written master (corpus/masters-hipblaslt) split by tensilekit's writer into
+the lazy layout TensileCreateLibrary installs (lazy master + per-problem-type shards + the lazy
+mapping), in ``.dat.zlib``, indexed and plain ``.dat`` form. Every corpus/select-hipblaslt query
+must get exactly the original master's answer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tensilekit.cli.main import cli
+from tensilekit.io.installed_library import (
+    InstalledLibrary,
+    find_masters,
+    read_mapping,
+    shard_for_index,
+    split_lazy,
+)
+from tensilekit.io.master_io import dump_master_set, load_master
+from tensilekit.selection import GemmProblem, Hardware, select_solution
+
+NAME = "hipblaslt_aldebaran_all"
+
+
+@pytest.fixture(scope="module")
+def original(corpus: Path) -> Path:
+    return corpus / "masters-hipblaslt" / f"{NAME}.dat"
+
+
+@pytest.fixture(scope="module")
+def installed(original: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    files = split_lazy(load_master(original), "gfx90a")
+    folders = {}
+    for fmt in ("zlib", "msgpack-indexed", "msgpack"):
+        folder = tmp_path_factory.mktemp(fmt) / "library"
+        dump_master_set(files, folder, fmt)
+        folders[fmt] = folder
+    return folders
+
+
+def _answers(library: Path, queries: Path) -> list[dict[str, object]]:
+    result = CliRunner().invoke(
+        cli, ["select", "--library", str(library), "--queries", str(queries), "--json", "--top", "8"]
+    )
+    assert result.exit_code == 0, result.output
+    return [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+
+
+@pytest.mark.parametrize("fmt", ["zlib", "msgpack-indexed"])
+def test_every_select_hipblaslt_query_answers_as_the_original(
+    fmt: str, installed: dict[str, Path], original: Path, corpus: Path
+) -> None:
+    queries = corpus / "select-hipblaslt" / f"{NAME}.jsonl"
+    expected = [json.loads(line) for line in queries.read_text().splitlines() if line.strip()]
+    ours = _answers(installed[fmt], queries)
+    assert ours == _answers(original, queries)
+    hits = sum(
+        (row["index"], row["name"]) == ((want["expected"] or {}).get("index"), (want["expected"] or {}).get("name"))
+        for row, want in zip(ours, expected, strict=True)
+    )
+    assert hits == len(expected)
+
+
+def test_layout_found_and_mapping_names_each_shard(installed: dict[str, Path]) -> None:
+    for fmt, folder in installed.items():
+        (master,) = find_masters(folder)
+        assert master.arch == "gfx90a" and master.lazy
+        suffix = ".dat" if fmt == "msgpack" else ".dat.zlib"
+        assert master.path.name == f"TensileLibrary_lazy_gfx90a{suffix}"
+        assert master.mapping_path is not None and master.mapping_path.name.endswith(f"_Mapping{suffix}")
+        mapping = read_mapping(master.mapping_path)
+        library = InstalledLibrary(folder)
+        for prefix in library.shard_prefixes(master):
+            shard = load_master(folder / f"{prefix}{suffix}")
+            for solution in shard.solutions:  # upper_bound - 1 finds the shard that holds it
+                assert shard_for_index(mapping, solution.index) == prefix
+
+
+def test_one_query_reads_one_shard(installed: dict[str, Path]) -> None:
+    library = InstalledLibrary(installed["zlib"])
+    tree, loader = library.for_selection()
+    shards = len(library.shard_prefixes(library.masters[0]))
+    assert shards > 5 and library.shards_read == []
+    problem = GemmProblem(m=128, n=128, k=128, trans_a="T", trans_b="N", a_type="Half", b_type="Half",
+                          c_type="Half", d_type="Half", compute_type="Float")  # fmt: skip
+    select_solution(tree, problem, Hardware(arch="gfx90a", cu_count=104), loader=loader)
+    assert 1 <= len(library.shards_read) <= 2  # the type rows tried before the one that answers
+
+
+def test_damaged_shard_is_named_and_the_others_answer(installed: dict[str, Path], corpus: Path, tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "library"
+    shutil.copytree(installed["zlib"], folder)
+    victim = sorted(folder.glob("TensileLibrary_Type_0000_*"))[0]
+    victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
+    queries = corpus / "select-hipblaslt" / f"{NAME}.jsonl"
+    result = CliRunner().invoke(cli, ["select", "--library", str(folder), "--queries", str(queries), "--json"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+    failed = [row for row in rows if row.get("error")]
+    answered = [row for row in rows if not row.get("error")]
+    assert failed and answered
+    assert all(victim.name in row["error"] and "damaged zlib" in row["error"] for row in failed)
+    prefix = victim.name.removesuffix(".dat.zlib")
+    clean = {row["id"]: row for row in _plain(installed["zlib"], queries)}
+    assert all(clean[row["id"]] == row for row in answered)
+    assert all(prefix in row["error"] for row in failed)
+
+
+def _plain(library: Path, queries: Path) -> list[dict[str, object]]:
+    result = CliRunner().invoke(cli, ["select", "--library", str(library), "--queries", str(queries), "--json"])
+    assert result.exit_code == 0, result.output
+    return [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
