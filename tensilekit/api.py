@@ -14,8 +14,8 @@ from tensilekit.io.logic_io import detect_dialect, logic_from_data
 from tensilekit.io.master_io import decode, load_placeholder, master_from_data
 from tensilekit.io.yaml_codec import detect_style, parse_yaml
 from tensilekit.model.library import HardwareNode, MasterLibrary, PlaceholderNode
-from tensilekit.model.solution import MasterSolution
 from tensilekit.model.logic import LogicFile
+from tensilekit.model.solution import MasterSolution
 
 
 def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLibrary:
