@@ -168,7 +168,9 @@ def _processors(predicate: Any) -> list[str]:
 
 def describe(path: str | Path) -> FileInfo:
     """Summary of one logic file, master library or lazy mapping."""
-    if Path(path).name.startswith("TensileLiteLibrary_lazy_"):
+    from tensilekit.io.installed_library import is_mapping_name
+
+    if is_mapping_name(path):
         from tensilekit.io.installed_library import read_mapping
 
         mapping = read_mapping(path)
@@ -197,7 +199,12 @@ def finding_from_error(error: TensilekitError, path: str | Path) -> Finding:
 
 def validate_file(path: str | Path) -> FileValidation:
     """Schema and semantic checks of one file; decoding/schema errors become findings."""
+    from tensilekit.io.installed_library import check_mapping, is_mapping_name
+
     try:
+        if is_mapping_name(path):  # a lazy mapping: index -> shard, every shard present
+            check_mapping(path)
+            return FileValidation(path=str(path), ok=True)
         data = read_bytes(path)
         model = loads(data, str(path))
     except TensilekitError as error:

@@ -120,6 +120,27 @@ def read_mapping(path: str | Path) -> dict[int, str]:
     return dict(sorted(mapping.items()))
 
 
+def is_mapping_name(path: str | Path) -> bool:
+    """``TensileLiteLibrary_lazy_[<arch>_]Mapping.dat[.zlib]``."""
+    return _MAPPING.fullmatch(Path(path).name) is not None
+
+
+def check_mapping(path: str | Path) -> dict[int, str]:
+    """Read a mapping and check that every shard it names is beside it (``.zlib`` first);
+    raises :class:`LibraryFormatError` naming the first missing shard."""
+    from tensilekit.io.zlib_catalog import resolve_catalog
+
+    mapping = read_mapping(path)
+    folder = Path(path).parent
+    for first, prefix in mapping.items():
+        if not resolve_catalog(folder / f"{prefix}.dat").is_file():
+            raise LibraryFormatError(
+                f"the mapping sends index {first} to shard {prefix}, which is not in this folder",
+                Location(file=str(path), path=str(first)),
+            )
+    return mapping
+
+
 def shard_for_index(mapping: dict[int, str], index: int) -> str | None:
     """The shard holding solution ``index``: the entry with the largest first index ≤ ``index``."""
     chosen: str | None = None
@@ -260,6 +281,10 @@ class InstalledLibrary:
             return libraries[0], load_shard
         return _join(libraries), load_shard
 
+    def materialize_all(self, arch: str | None = None) -> MasterLibrary:
+        """Every chosen master with all its shards inlined, joined under one ``Hardware`` node."""
+        return _materialize_all(self, arch)
+
     def materialize(
         self, master: InstalledMaster, *, on_error: Callable[[TensilekitError], None] | None = None
     ) -> MasterLibrary:
@@ -293,6 +318,11 @@ class InstalledLibrary:
 
         tree = inline(raw["library"])
         return MasterLibrary.model_validate({**raw, "solutions": solutions, "library": tree})
+
+
+def _materialize_all(library: InstalledLibrary, arch: str | None) -> MasterLibrary:
+    masters = [library.materialize(master) for master in library.choose(arch)]
+    return masters[0] if len(masters) == 1 else _join(masters)
 
 
 def _referenced(node: Any, found: set[int]) -> None:
@@ -379,7 +409,9 @@ __all__ = [
     "InstalledMaster",
     "ShardUnreadable",
     "find_masters",
+    "check_mapping",
     "is_installed_library",
+    "is_mapping_name",
     "lazy_mappings",
     "read_mapping",
     "shard_for_index",

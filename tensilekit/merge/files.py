@@ -316,7 +316,12 @@ def load_queries(path: str | os.PathLike[str]) -> list[list[int] | dict[str, Any
 
 
 def load_library_input(path: Path) -> LogicFile | MasterLibrary | dict[str, LogicFile]:
-    """A logic file, a master library (YAML or msgpack), or a directory of logic files."""
+    """A logic file, a master library (YAML or msgpack), a directory of logic files, or an
+    installed library folder (every shard read: a structural diff compares all of them)."""
+    from tensilekit.io.installed_library import InstalledLibrary, is_installed_library
+
+    if path.is_dir() and is_installed_library(path):
+        return InstalledLibrary(path).materialize_all()
     if path.is_dir():
         return {name: load_logic(path / name) for name in list_logic_files(path)}
     from tensilekit.api import load

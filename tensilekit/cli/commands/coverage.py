@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from tensilekit.api import load_for_selection
+from tensilekit.api import load_for_selection, runtime_sample
 from tensilekit.cli.commands.select import library_arch
 from tensilekit.cli.main import ExitCode
 from tensilekit.coverage import (
@@ -32,6 +32,7 @@ from tensilekit.coverage import (
 from tensilekit.errors import InputNotFound, Location
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.selection import CompiledLibrary, Hardware, compile_library
+from tensilekit.selection.runtime import detect_runtime
 from tensilekit.selection.served import served_problem_types
 from tensilekit.workload import ParsedWorkload, WorkloadFormat, aiter_times, load_tunableop_csv, load_workloads
 
@@ -156,7 +157,8 @@ def coverage_report(
         types = sorted({gemm.gemm_type for gemm in gemms})
         click.echo(f"error: {library_path} serves none of the workload's problem types ({', '.join(types)})", err=True)
         ctx.exit(ExitCode.DIFFERENCES)
-    compiled = compile_library(library, loader=loader)
+    # a lazy master (installed library) has no solutions: the runtime is told by its first shard
+    compiled = compile_library(library, loader=loader, runtime=detect_runtime(runtime_sample(library, loader)))
     with _frozen():
         return coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped), compiled
 

@@ -118,3 +118,53 @@ def _plain(library: Path, queries: Path) -> list[dict[str, object]]:
     result = CliRunner().invoke(cli, ["select", "--library", str(library), "--queries", str(queries), "--json"])
     assert result.exit_code == 0, result.output
     return [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+
+
+def test_lint_validate_info_diff_take_the_folder(installed: dict[str, Path], original: Path, tmp_path: Path) -> None:
+    folder = installed["zlib"]
+    runner = CliRunner()
+    for command in (["lint"], ["validate"], ["info", "--json"]):
+        result = runner.invoke(cli, [*command, str(folder)])
+        assert result.exit_code == 0, result.output
+        assert "Mapping.dat.zlib" in result.output
+    same = runner.invoke(cli, ["diff", str(folder), str(original)])
+    assert same.exit_code == 0 and "no differences" in same.output, same.output
+    # a mapping naming a missing shard is an error finding of the mapping file
+    broken = tmp_path / "library"
+    import shutil
+
+    shutil.copytree(folder, broken)
+    next(broken.glob("TensileLibrary_Type_0003_*")).unlink()
+    result = runner.invoke(cli, ["validate", str(broken)])
+    assert result.exit_code == 1 and "not in this folder" in result.output, result.output
+
+
+def test_coverage_over_the_folder_equals_the_original(
+    installed: dict[str, Path], original: Path, tmp_path: Path
+) -> None:
+    workload = tmp_path / "gemms.jsonl"
+    lines = [
+        {
+            "m": m,
+            "n": n,
+            "k": k,
+            "trans_a": "T",
+            "trans_b": "N",
+            "a_type": "Half",
+            "b_type": "Half",
+            "c_type": "Half",
+            "d_type": "Half",
+            "compute_type": "Float",
+        }  # fmt: skip
+        for m in (1, 128, 1024)
+        for n in (64, 2048)
+        for k in (64, 4096)
+    ]
+    workload.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    reports = []
+    for library in (original, installed["msgpack-indexed"]):
+        args = ["coverage", "-l", str(library), "--arch", "gfx90a", "--cu-count", "104", str(workload), "--json"]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        reports.append(json.loads(result.output[result.output.index("{") :]))
+    assert reports[0]["gemms"] == reports[1]["gemms"] and reports[0]["summary"] == reports[1]["summary"]
