@@ -42,7 +42,13 @@ def logic_paths(paths: Iterable[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*") if p.suffix.lower() in (".yaml", ".yml") and p.is_file()))
+            found.extend(
+                sorted(
+                    p
+                    for p in path.rglob("*")
+                    if p.name.lower().endswith((".yaml", ".yml", ".yaml.zst")) and p.is_file()  # .zst: compressed logic
+                )
+            )
         elif path.exists():
             found.append(path)
         else:
@@ -61,6 +67,13 @@ def build_master_files(
     for path in logic_paths(paths):
         with error_context(path):
             data = parse_yaml(decode_text(read_bytes(path), str(path)), str(path))
+            if isinstance(data, dict):  # canonical dict logic: keyed and factored solutions completed
+                from tensilekit.io.logic_canonical import expanded_solution, unkey_solutions
+
+                if isinstance(data.get("Solutions"), dict):
+                    data = unkey_solutions(data, str(path))
+                if isinstance(data.get("Solutions"), list):
+                    data = {**data, "Solutions": [expanded_solution(s, data) for s in data["Solutions"]]}
             if detect_kind(data) is not Kind.LOGIC:
                 raise UnsupportedFormat("not a library-logic file", Location(file=str(path)))
             dialects.add(detect_dialect(data).value)

@@ -28,7 +28,7 @@ from tensilekit.model.library import (
 )
 from tensilekit.model.logic import LogicFile
 
-LIBRARY_SUFFIXES = (".yaml", ".yml", ".dat", ".yaml.gz", ".yml.gz", ".dat.gz", ".dat.zlib")
+LIBRARY_SUFFIXES = (".yaml", ".yml", ".dat", ".yaml.gz", ".yml.gz", ".dat.gz", ".dat.zlib", ".yaml.zst")
 
 
 class FileInfo(BaseModel):

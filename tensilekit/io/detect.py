@@ -19,6 +19,7 @@ class Compression(str, enum.Enum):
     NONE = "none"
     GZIP = "gzip"
     ZLIB = "zlib"
+    ZSTD = "zstd"  # .yaml.zst logic (io.logic_canonical)
 
 
 class Kind(str, enum.Enum):
@@ -32,6 +33,8 @@ _ZLIB_HEADERS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\xda")
 def detect_compression(data: bytes) -> Compression:
     if data[:2] == b"\x1f\x8b":
         return Compression.GZIP
+    if data[:4] == b"\x28\xb5\x2f\xfd":
+        return Compression.ZSTD
     if len(data) >= 2 and data[0] == 0x78 and (data[0] * 256 + data[1]) % 31 == 0:
         return Compression.ZLIB
     return Compression.NONE
@@ -46,6 +49,10 @@ def decompress(data: bytes, source: str | None = None) -> tuple[bytes, Compressi
             return inflate(data, 16 + zlib.MAX_WBITS, source), compression
         if compression is Compression.ZLIB:
             return inflate(data, zlib.MAX_WBITS, source), compression
+        if compression is Compression.ZSTD:
+            from tensilekit.io.logic_canonical import decompress_zstd
+
+            return decompress_zstd(data, source), compression
     except (OSError, zlib.error, EOFError) as error:
         from tensilekit.errors import Location
 

@@ -339,6 +339,8 @@ class LogicFile(StrictModel):
 
     # The emitter style the file was read with (an io.yaml_codec.YamlStyle); dumps reuse it.
     _source_style: Any = PrivateAttr(default=None)
+    # keys of a name-keyed ``Solutions`` mapping (canonical dict logic), restored on write
+    _solution_keys: list[str] | None = PrivateAttr(default=None)
 
     # -- convenient derived views ------------------------------------------------------------
     @property
