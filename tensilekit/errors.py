@@ -205,6 +205,13 @@ class SelectionError(TensilekitError, ValueError):
     """A selection query that cannot be answered (bad problem description, bad library)."""
 
 
+class UnmodelledSelection(SelectionError):
+    """The runtime answers this query with a model tensilekit does not reproduce (Origami's
+    analytical ranking of a ``Prediction`` pool); the message names the candidates."""
+
+    exit_code = 1
+
+
 class MergeError(TensilekitError, ValueError):
     """Two logic files that cannot be merged (different problem types, broken indices)."""
 
@@ -305,6 +312,7 @@ __all__ = [
     "ToolNotFound",
     "ToolOutputError",
     "UnknownNodeType",
+    "UnmodelledSelection",
     "UnsupportedFormat",
     "ValidationFailed",
     "VersionMismatch",

@@ -24,6 +24,7 @@ from tensilekit.model.library import (
     MasterLibrary,
     MatchingNode,
     PlaceholderNode,
+    PredictionNode,
     ProblemMapNode,
 )
 from tensilekit.model.logic import LogicFile
@@ -133,7 +134,7 @@ def describe_master(master: MasterLibrary, path: str, fmt: str) -> FileInfo:
                 if values:
                     low, high = ranges.get(name, [min(values), max(values)])
                     ranges[name] = [min(low, *values), max(high, *values)]
-        elif isinstance(node, FreeSizeNode):
+        elif isinstance(node, (FreeSizeNode, PredictionNode)):
             entries += len(node.table)
         elif isinstance(node, DecisionTreeNode):
             entries += len(node.trees)

@@ -38,6 +38,7 @@ from tensilekit.model.library import (
     GranularitySelectionNode,
     MasterLibrary,
     MatchingNode,
+    PredictionNode,
     SingleNode,
 )
 from tensilekit.model.solution import MasterSolution
@@ -105,6 +106,9 @@ def _tree_indices(library: MasterLibrary) -> Iterator[tuple[str, int]]:
         elif isinstance(node, GranularitySelectionNode):
             for number, index in enumerate(node.indices):
                 yield f"{path}.indices[{number}]", index
+        elif isinstance(node, PredictionNode):
+            for number, index in enumerate(node.table):
+                yield f"{path}.table[{number}]", index
 
 
 def check_tree_indices(library: MasterLibrary, available: Collection[int], source: str | None) -> None:

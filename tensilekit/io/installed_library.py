@@ -331,6 +331,8 @@ def _referenced(node: Any, found: set[int]) -> None:
         kind = node.get("type")
         if kind == "Single" and isinstance(node.get("index"), int):
             found.add(node["index"])
+        elif kind == "Prediction":
+            found.update(i for i in node.get("table", []) if isinstance(i, int))
         elif kind in ("Matching", "FreeSize"):
             for entry in node.get("table", []):
                 if isinstance(entry, dict) and isinstance(entry.get("index"), int):

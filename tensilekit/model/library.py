@@ -31,6 +31,7 @@ NODE_TYPES = (
     "FreeSize",
     "GranularitySelection",
     "Placeholder",
+    "Prediction",
 )
 
 
@@ -153,6 +154,16 @@ class GranularitySelectionNode(_Node):
     exact: list[GranularityExactEntry] = Field(default_factory=list)
 
 
+class PredictionNode(_Node):
+    """A pool hipBLASLt ranks with Origami's analytical model (``LibraryType: Prediction``):
+    ``table`` lists the candidate solution indices (tensilelite ``PredictionLibrary.hpp``;
+    serialised as ``{type: Prediction, table: [index, …]}``, rocm-libraries
+    ``projects/hipblaslt/tensilelite/tests/PredictionLibrary_test.cpp`` @ 6531695acbe4)."""
+
+    type: Literal["Prediction"] = "Prediction"
+    table: list[int]
+
+
 # A file-name prefix: no separator, no "..", no hidden or absolute name (Placeholder values are
 # ``TensileLibrary_Type_..._<arch>``; the runtime opens ``<folder of the master>/<value><ext>``).
 _PLACEHOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_+\-.]{0,250}")
@@ -191,6 +202,7 @@ LibraryNode = Annotated[
         Annotated[FreeSizeNode, Tag("FreeSize")],
         Annotated[GranularitySelectionNode, Tag("GranularitySelection")],
         Annotated[PlaceholderNode, Tag("Placeholder")],
+        Annotated[PredictionNode, Tag("Prediction")],
     ],
     Discriminator(node_type, custom_error_type="unknown_node_type", custom_error_message="unknown library node type"),
 ]
@@ -206,6 +218,7 @@ AnyNode = Union[
     FreeSizeNode,
     GranularitySelectionNode,
     PlaceholderNode,
+    PredictionNode,
 ]
 
 for _model in (Row, ProblemMapNode, DecisionTreeEntry, DecisionTreeNode):
@@ -267,6 +280,7 @@ __all__ = [
     "MatchingNode",
     "NODE_TYPES",
     "PlaceholderNode",
+    "PredictionNode",
     "ProblemMapNode",
     "ProblemNode",
     "Property",

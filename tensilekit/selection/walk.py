@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tensilekit.errors import SelectionError, child_path
+from tensilekit.errors import SelectionError, UnmodelledSelection, child_path
 from tensilekit.model.library import (
     AnyNode,
     DecisionTreeNode,
@@ -68,6 +68,7 @@ from tensilekit.model.library import (
     MasterLibrary,
     MatchingNode,
     PlaceholderNode,
+    PredictionNode,
     ProblemMapNode,
     ProblemNode,
     SingleNode,
@@ -389,7 +390,22 @@ class ReferenceSelector:
             library = self._placeholder(node.value)
             q.note(depth, "Placeholder", path, None, f"loaded {node.value} ({len(library.solutions)} solutions)")
             return self._find(library.library, f"{node.value}:library", depth + 1, q)
+        if isinstance(node, PredictionNode):
+            raise self._prediction(node, path)
         raise SelectionError(f"cannot select through node type {getattr(node, 'type', node)!r}")
+
+    def _prediction(self, node: PredictionNode, path: str) -> UnmodelledSelection:
+        """hipBLASLt ranks a Prediction pool with Origami's analytical model (PredictionLibrary.hpp
+        findTopSolutions → origami::rank_configs); tensilekit says so and names the candidates."""
+        names = []
+        for index in node.table:
+            name = self._solutions[index].name if index in self._solutions else "?"
+            names.append(f"{index} {name}")
+        shown = "; ".join(names[:8]) + (f"; … {len(names) - 8} more" if len(names) > 8 else "")
+        return UnmodelledSelection(
+            f"the problem reaches a Prediction pool ({path}): hipBLASLt ranks its {len(names)} candidates with "
+            f"Origami's analytical performance model, which tensilekit does not reproduce; candidates: {shown}"
+        )
 
     def _rows(self, node: HardwareNode | ProblemNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
         for number, row in enumerate(node.rows):
@@ -741,6 +757,8 @@ class ReferenceSelector:
         if isinstance(node, FreeSizeNode):
             q.note(depth, "FreeSize", path, False, "FreeSize pools list nothing in findTopSolutions")
             return []
+        if isinstance(node, PredictionNode):
+            raise self._prediction(node, path)
         if isinstance(node, PlaceholderNode):
             library = self._placeholder(node.value)
             return self._top(library.library, f"{node.value}:library", depth + 1, q, count)
@@ -771,6 +789,9 @@ class ReferenceSelector:
         elif isinstance(node, FreeSizeNode):
             for pooled in node.table:
                 self._gemm_type_leaf(pooled.index, q, found)
+        elif isinstance(node, PredictionNode):
+            for index in node.table:
+                self._gemm_type_leaf(index, q, found)
         elif isinstance(node, PlaceholderNode):
             self._all_gemm_type(self._placeholder(node.value).library, q, found)
         elif isinstance(node, DecisionTreeNode):
@@ -825,6 +846,10 @@ class ReferenceSelector:
             self._find_all(self._placeholder(node.value).library, q, found)
         elif isinstance(node, FreeSizeNode):
             return  # only non-default search types list the pool
+        elif isinstance(node, PredictionNode):
+            for index in node.table:  # every candidate the pool could rank first
+                if self.can_solve(index, q).passed:
+                    found[index] = self.solution(index)
         else:
             raise SelectionError(f"cannot list solutions of node type {getattr(node, 'type', node)!r}")
 
