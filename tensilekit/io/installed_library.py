@@ -31,7 +31,8 @@ from tensilekit.model.library import MasterLibrary, PlaceholderNode
 # TensileLibrary_lazy_gfx942.dat, TensileLibrary_gfx90a.yaml, TensileLibrary_lazy_gfx1250-strict.dat.zlib;
 # shards (TensileLibrary_Type_…_gfx942) never match: their first word is not lazy or gfx…
 _MASTER = re.compile(
-    r"TensileLibrary_(?P<lazy>lazy_)?(?P<arch>gfx[0-9a-z]+(?:[-_][0-9A-Za-z-]+)*)\.(?:dat|yaml)(?:\.zlib)?"
+    r"TensileLibrary_(?P<lazy>lazy_)?(?:(?P<device>ID[0-9A-Fa-f]{4})_)?"
+    r"(?P<arch>gfx[0-9a-z]+(?:-[0-9A-Za-z]+)*)(?:_(?P<suffix>ID[0-9A-Fa-f]{4}))?\.(?:dat|yaml)(?:\.zlib)?"
 )
 _MAPPING = re.compile(
     r"TensileLiteLibrary_lazy_(?:(?P<arch>gfx[0-9a-z]+(?:[-_][0-9A-Za-z-]+)*)_)?Mapping\.dat(?:\.zlib)?"
@@ -60,6 +61,7 @@ class InstalledMaster:
     path: Path
     lazy: bool
     mapping_path: Path | None = None
+    device_id: str | None = None  # a per-silicon stem (…_ID75a0_gfx950): the PCI device it serves
 
 
 def _catalog_files(folder: Path) -> list[Path]:
@@ -89,7 +91,8 @@ def find_masters(folder: str | Path) -> list[InstalledMaster]:
             # per-arch mapping first; the flat shared one of older installs as fallback
             mapping = mappings.get(arch, mappings.get(None)) if lazy else None
             label = "." if sub == root else sub.name
-            found.append(InstalledMaster(label, arch, path, lazy, mapping))
+            device = match.group("device") or match.group("suffix")
+            found.append(InstalledMaster(label, arch, path, lazy, mapping, device))
     return found
 
 

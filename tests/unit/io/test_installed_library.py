@@ -168,3 +168,41 @@ def test_coverage_over_the_folder_equals_the_original(
         assert result.exit_code == 0, result.output
         reports.append(json.loads(result.output[result.output.index("{") :]))
     assert reports[0]["gemms"] == reports[1]["gemms"] and reports[0]["summary"] == reports[1]["summary"]
+
+
+def test_per_silicon_layouts_are_found(tmp_path: Path) -> None:
+    """Names only (find_masters reads no file): per-arch folders, revision subtrees named for the
+    compiler target, strict arch names, per-device stems; bare twins of .zlib files skipped."""
+    library = tmp_path / "library"
+    files = [
+        "gfx942/TensileLibrary_lazy_gfx942.dat.zlib",
+        "gfx942/TensileLibrary_lazy_gfx942.dat",  # shadowed by the .zlib
+        "gfx942/TensileLiteLibrary_lazy_gfx942_Mapping.dat.zlib",
+        "gfx942/TensileLibrary_Type_HH_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx942.dat.zlib",
+        "gfx1250/TensileLibrary_lazy_gfx1250.dat.zlib",
+        "gfx1250v0/TensileLibrary_lazy_gfx1250.dat.zlib",
+        "gfx1250v0/TensileLiteLibrary_lazy_gfx1250_Mapping.dat",
+        "TensileLibrary_lazy_gfx1250-strict.dat",
+        "TensileLibrary_lazy_ID75a0_gfx950.dat.zlib",
+        "TensileLiteLibrary_lazy_Mapping.dat",
+    ]
+    for name in files:
+        (library / name).parent.mkdir(parents=True, exist_ok=True)
+        (library / name).write_bytes(b"")
+    found = {(m.label, m.arch, m.path.name, m.device_id) for m in find_masters(library)}
+    assert found == {
+        ("gfx942", "gfx942", "TensileLibrary_lazy_gfx942.dat.zlib", None),
+        ("gfx1250", "gfx1250", "TensileLibrary_lazy_gfx1250.dat.zlib", None),
+        ("gfx1250v0", "gfx1250", "TensileLibrary_lazy_gfx1250.dat.zlib", None),
+        (".", "gfx1250-strict", "TensileLibrary_lazy_gfx1250-strict.dat", None),
+        (".", "gfx950", "TensileLibrary_lazy_ID75a0_gfx950.dat.zlib", "ID75a0"),
+    }
+    masters = {m.label: m for m in find_masters(library)}
+    assert masters["gfx1250v0"].mapping_path is not None
+    assert (
+        masters["."].mapping_path is not None
+        and masters["."].mapping_path.name == "TensileLiteLibrary_lazy_Mapping.dat"
+    )
+    installed = InstalledLibrary(library)
+    assert [m.label for m in installed.choose("gfx1250")] == ["gfx1250"]
+    assert [m.label for m in installed.choose("gfx1250", label="gfx1250v0")] == ["gfx1250v0"]
