@@ -224,7 +224,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus")
     parser.add_argument("--shards", type=int, default=220)
-    parser.add_argument("--big-solutions", type=int, default=15000)
+    parser.add_argument("--big-solutions", type=int, default=16000)
     parser.add_argument("--gemms", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="40 shards, 2 000-solution big shard, 1 000 GEMMs")

@@ -123,7 +123,11 @@ def runtime_sample(library: MasterLibrary, loader: Callable[[str], MasterLibrary
     for _, node in library.iter_nodes():
         if isinstance(node, PlaceholderNode):
             try:
-                return list(loader(node.value).solutions[:1])
+                shard = loader(node.value)
+                lazy_indices = getattr(shard, "_lazy_indices", None)  # an indexed shard read lazily
+                if lazy_indices:
+                    return [shard._lazy_solution(lazy_indices[0])]  # type: ignore[attr-defined]
+                return list(shard.solutions[:1])
             except TensilekitError:
                 continue  # a damaged shard is reported by the query that reaches it; try the next
     return []

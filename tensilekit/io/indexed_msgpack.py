@@ -174,6 +174,20 @@ class IndexedLibrary:
             self._decoded[index] = found
         return found
 
+    def find(self, index: int) -> MasterSolution | None:
+        """Solution ``index`` decoded, or None when the table does not carry it."""
+        return self.solution(index) if index in self.slices else None
+
+    def lazy_master(self) -> MasterLibrary:
+        """The tree as a :class:`MasterLibrary` with no solutions of its own, carrying this table:
+        selection (``_lazy_solution``) decodes a solution when a query reaches it, as the
+        runtime's ``SolutionBlobCache`` does. Only for selection; anything else wants
+        :meth:`materialize`."""
+        shell = self.shell.model_copy()
+        object.__setattr__(shell, "_lazy_solution", self.find)
+        object.__setattr__(shell, "_lazy_indices", tuple(self.slices))
+        return shell
+
     def raw_solutions(self) -> list[dict[str, Any]]:
         """Every solution's plain map, in table order (by index)."""
         return [self.raw_solution(index) for index in self.slices]

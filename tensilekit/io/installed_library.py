@@ -231,7 +231,7 @@ class InstalledLibrary:
         from tensilekit.io.master_io import load_placeholder
 
         def load_shard(prefix: str) -> MasterLibrary:
-            library = load_placeholder(master.path, prefix)
+            library = load_placeholder(master.path, prefix, lazy=True)
             self.shards_read.append(master.path.with_name(prefix))
             return library
 

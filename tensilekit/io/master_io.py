@@ -310,13 +310,14 @@ def set_suffix(fmt: str) -> str:
     return {"yaml": ".yaml", "msgpack": ".dat"}.get(fmt, ".dat.zlib")
 
 
-def load_placeholder(master_path: str | Path, prefix: str) -> MasterLibrary:
+def load_placeholder(master_path: str | Path, prefix: str, *, lazy: bool = False) -> MasterLibrary:
     """Load the lazily referenced library ``prefix`` beside ``master_path`` (same extension).
 
     Confined to the master's folder: the name is a plain file prefix (the model refuses ``/`` and
     ``..``), the file must not be the master itself or lead out of the folder through a symlink,
     and it must hold no Placeholder of its own (TensileCreateLibrary never writes one, and a chain
-    of them could loop).
+    of them could loop). With ``lazy``, an indexed shard's solutions are decoded only when
+    selection reaches them (``IndexedLibrary.lazy_master``).
     """
     from tensilekit.io.zlib_catalog import logical_name, resolve_catalog
 
@@ -337,13 +338,17 @@ def load_placeholder(master_path: str | Path, prefix: str) -> MasterLibrary:
         raise InvalidValue(f"placeholder {prefix!r} leads out of the library folder (to {resolved})", where)
     if master.exists() and resolved == master.resolve():
         raise InvalidValue(f"placeholder {prefix!r} names the master library itself", where)
-    if target.name.endswith(".zlib"):
-        from tensilekit.io.zlib_catalog import read_catalog_bytes
+    from tensilekit.io.zlib_catalog import read_catalog_bytes
 
-        data, target = read_catalog_bytes(target)  # a damaged .zlib falls back to the bare file
-        library = loads_master(data, str(target))
+    data, target = read_catalog_bytes(target)  # a damaged .zlib falls back to the bare file
+    decoded, _, text = decode(data, str(target))
+    if lazy and isinstance(decoded, dict) and "format_version" in decoded:
+        from tensilekit.io.indexed_msgpack import IndexedLibrary
+
+        # an indexed shard: the tree now, each solution when a query reaches it
+        library = IndexedLibrary(decoded, str(target)).lazy_master()
     else:
-        library = load_master(target)
+        library = master_from_data(decoded, source=str(target), text=text)
     for path, node in library.iter_nodes():
         if isinstance(node, PlaceholderNode):
             raise InvalidValue(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -668,6 +669,7 @@ class CompiledLibrary:
         self.solution_atoms: list[tuple[int, ...]] = []
         self._can_solve: dict[int, Any] = {}
         self._sid: dict[int, int] = {}
+        self._lazy_sources: list[Callable[[int], MasterSolution | None]] = []
         self._placeholders: dict[str, _Node] = {}
         for solution in library.solutions:
             self._register(solution)
@@ -694,6 +696,10 @@ class CompiledLibrary:
     def sid_of(self, index: int) -> int:
         sid = self._sid.get(index)
         if sid is None:
+            for source in self._lazy_sources:  # lazily read (indexed) shards decode on first use
+                found = source(index)
+                if found is not None:
+                    return self._register(found)
             raise SelectionError(f"the library refers to solution index {index}, which it does not contain")
         return sid
 
@@ -755,6 +761,9 @@ class CompiledLibrary:
         compiled = self._placeholders.get(prefix)
         if compiled is None:
             library = self.reference.load_placeholder(prefix)
+            lazy = getattr(library, "_lazy_solution", None)
+            if lazy is not None:
+                self._lazy_sources.append(lazy)
             for solution in library.solutions:
                 self._register(solution)
             compiled = self._compile(library.library)

@@ -260,6 +260,8 @@ class ReferenceSelector:
         """The runtime whose rules (GridBased key, top N, all solutions) the walk follows."""
         self._loader = loader
         self._solutions: dict[int, MasterSolution] = {s.index: s for s in library.solutions}
+        # lazily read shards (an indexed file): index -> solution decoded when first needed
+        self._lazy_sources: list[Callable[[int], MasterSolution | None]] = []
         self._tables: dict[int, tuple[MatchingNode, SortedTable]] = {}
         self._placeholders: dict[str, MasterLibrary] = {}
 
@@ -343,6 +345,11 @@ class ReferenceSelector:
 
     def solution(self, index: int) -> MasterSolution:
         if index not in self._solutions:
+            for source in self._lazy_sources:
+                found = source(index)
+                if found is not None:
+                    self._solutions[index] = found
+                    return found
             raise SelectionError(f"the library refers to solution index {index}, which it does not contain")
         return self._solutions[index]
 
@@ -713,6 +720,9 @@ class ReferenceSelector:
                 raise SelectionError(f"the library is lazy (Placeholder {prefix!r}) but no loader was given")
             library = self._loader(prefix)
             self._placeholders[prefix] = library
+            lazy = getattr(library, "_lazy_solution", None)
+            if lazy is not None:
+                self._lazy_sources.append(lazy)
             for solution in library.solutions:
                 self._solutions.setdefault(solution.index, solution)
         return library

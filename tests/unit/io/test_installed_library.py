@@ -206,3 +206,19 @@ def test_per_silicon_layouts_are_found(tmp_path: Path) -> None:
     installed = InstalledLibrary(library)
     assert [m.label for m in installed.choose("gfx1250")] == ["gfx1250"]
     assert [m.label for m in installed.choose("gfx1250", label="gfx1250v0")] == ["gfx1250v0"]
+
+
+def test_indexed_shards_decode_only_what_the_query_reaches(installed: dict[str, Path], corpus: Path) -> None:
+    from tensilekit.selection import compile_library, contraction_problem, hardware_from_query
+
+    library = InstalledLibrary(installed["msgpack-indexed"])
+    tree, loader = library.for_selection()
+    compiled = compile_library(tree, loader=loader, runtime="hipblaslt")
+    queries = (corpus / "select-hipblaslt" / f"{NAME}.jsonl").read_text().splitlines()
+    record = next(r for r in map(json.loads, queries) if r["expected"])
+    problem = contraction_problem(compiled.runtime.problem_from_query(record))
+    solution, _ = compiled.find(problem, hardware_from_query(record, None))
+    assert solution is not None and solution.index == record["expected"]["index"]
+    shards = installed["msgpack-indexed"].glob("TensileLibrary_Type_*")
+    total = sum(len(load_master(path).solutions) for path in shards)
+    assert 0 < len(compiled.solutions) < total  # only what the reached tables name was decoded
