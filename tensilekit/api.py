@@ -32,7 +32,14 @@ def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLib
 
 
 def load(path: str | Path) -> LogicFile | MasterLibrary:
-    """Read any Tensile library file: logic YAML, master YAML/msgpack, gzip or zlib wrapped."""
+    """Read any Tensile library file: logic YAML (also ``.yaml.zst``, canonical dict form), master
+    YAML/msgpack (``.dat``, ``.dat.zlib``, indexed), gzip wrapped. A ``.dat`` name that does not
+    exist is read as the runtime would: ``<name>.zlib`` first."""
+    if not Path(path).exists():
+        from tensilekit.io.zlib_catalog import read_catalog_bytes
+
+        data, found = read_catalog_bytes(path)
+        return loads(data, str(found))
     return loads(read_bytes(path), str(path))
 
 
@@ -97,6 +104,10 @@ def load_for_selection(path: str | Path) -> tuple[MasterLibrary, Callable[[str],
     TensileCreateLibrary would, several architectures joined under one ``Hardware`` node).
     """
     path = Path(path)
+    if not path.exists():
+        from tensilekit.io.zlib_catalog import resolve_catalog
+
+        path = resolve_catalog(path)  # a logical X.dat served by X.dat.zlib, as the runtime probes
     if not path.exists():
         raise InputNotFound("no such file or directory", Location(file=str(path)))
     if path.is_dir():

@@ -82,6 +82,7 @@ def test_placeholders_probe_zlib_first(corpus: Path, tmp_path: Path) -> None:
     assert load_placeholder(master, prefix).solutions == shard.solutions
     # the master named by its logical .dat name is found as the runtime finds it
     assert load_master(out / "TensileLibrary_lazy_gfx942.dat").library == load_master(master).library
+    assert tensilekit.load(out / "TensileLibrary_lazy_gfx942.dat") == load_master(master)
 
 
 def test_indexed_round_trips_byte_for_byte(corpus_dat: Path, tmp_path: Path) -> None:
