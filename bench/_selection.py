@@ -3,7 +3,9 @@
     python bench/select.py [--corpus PATH] [--master NAME ...] [--single N] [--batch N] [--seed S]
 
 For each master of ``corpus/masters`` (default: the largest generated master by file size, plus
-the largest-table ones) it prints one table row:
+the largest-table ones) and of ``corpus/masters-hipblaslt`` (default: the largest, ``gfx942_grid``,
+answered as hipBLASLt's heuristic: GridBased walk, tensilelite predicates, 32 MiB workspace) it
+prints one table row:
   * load + index: ``load_master`` of the ``.dat`` and ``compile_library``;
   * single query: median latency of ``select_solution(compiled, problem, hardware)`` over N random
     queries (default 10 000), warm (the same queries ran once before; caches built);
@@ -43,7 +45,57 @@ from tensilekit.selection.served import nested_predicates, served_problem_types
 
 TARGET_SINGLE_US = 30.0
 TARGET_BATCH_QPS = 500_000.0
-DEFAULT_MASTERS = ("aldebaran_DB_TN_dtree", "aldebaran_SB_NN", "aldebaran_NN_mixed", "aldebaran_DB_GB_NN")
+DEFAULT_MASTERS = (
+    "aldebaran_DB_TN_dtree",
+    "aldebaran_SB_NN",
+    "aldebaran_NN_mixed",
+    "aldebaran_DB_GB_NN",
+    "hipblaslt_gfx942_grid",
+    "hipblaslt_aldebaran_all",
+)
+HIPBLASLT_WORKSPACE = 32 * 2**20
+_HIPBLASLT_COMPUTE = {"Double": "f64", "Int32": "i32", "Half": "f16"}
+
+
+def hipblaslt_types(library: Any) -> list[dict[str, Any]]:
+    """The gemm types a tensilelite master serves (problem types of its solutions)."""
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for solution in library.solutions:
+        pt = solution.problem_type or {}
+        fields = {
+            "trans_a": "T" if pt.get("transA") else "N", "trans_b": "T" if pt.get("transB") else "N",
+            "a_type": pt["aType"], "b_type": pt["bType"], "c_type": pt["cType"], "d_type": pt["dType"],
+            "compute_type": pt.get("computeType", "Float"), "compute_input_type": pt.get("computeInputType"),
+        }  # fmt: skip
+        seen.setdefault(tuple(fields.values()), fields)
+    return list(seen.values())
+
+
+def hipblaslt_queries(library: Any, count: int, rng: np.random.Generator) -> dict[str, Any]:
+    """Columns of random hipBLASLt heuristic queries (alpha = beta = 1, C == D, 32 MiB workspace)."""
+    types = hipblaslt_types(library)
+    choice = rng.integers(0, len(types), size=count)
+    sizes = np.exp(rng.uniform(0.0, np.log(70000.0), size=(count, 3))).astype(np.int64).clip(1, 70000)
+    columns: dict[str, Any] = {
+        "m": sizes[:, 0], "n": sizes[:, 1], "k": sizes[:, 2],
+        "batch": np.where(rng.random(count) < 0.9, 1, rng.choice([2, 4, 8, 16, 64], size=count)),
+        "alpha": 1.0, "beta": 1.0, "workspace_size": HIPBLASLT_WORKSPACE,
+    }  # fmt: skip
+    for name in ("trans_a", "trans_b", "a_type", "b_type", "c_type", "d_type", "compute_type", "compute_input_type"):
+        columns[name] = np.array([types[c][name] for c in choice])
+    return columns
+
+
+def hipblaslt_problem_of(columns: dict[str, Any], i: int) -> GemmProblem:
+    from tensilekit.selection.hipblaslt import hipblaslt_problem
+
+    pick = {key: (value[i].item() if isinstance(value, np.ndarray) else value) for key, value in columns.items()}
+    compute = _HIPBLASLT_COMPUTE.get(pick["compute_type"], "f32")
+    return hipblaslt_problem(
+        pick["m"], pick["n"], pick["k"], batch=pick["batch"], trans_a=pick["trans_a"], trans_b=pick["trans_b"],
+        a_type=pick["a_type"], b_type=pick["b_type"], c_type=pick["c_type"], d_type=pick["d_type"],
+        compute_type=compute, compute_input=pick["compute_input_type"], workspace_size=HIPBLASLT_WORKSPACE,
+    )  # fmt: skip
 
 
 def architecture(library: Any) -> tuple[str, list[str]]:
@@ -100,16 +152,23 @@ def timed_cpu(function: Any) -> tuple[float, float, Any]:
 
 
 def bench_master(corpus: Path, name: str, single: int, batch: int, seed: int) -> str:
-    path = corpus / "masters" / f"{name}.dat"
+    lite = name.startswith("hipblaslt_")
+    path = corpus / ("masters-hipblaslt" if lite else "masters") / f"{name}.dat"
     load_s, library = timed(lambda: tensilekit.load_master(path))
     index_s, compiled = timed(lambda: compile_library(library))
     rng = np.random.default_rng(seed)
-    columns, arch = random_queries(library, max(single, batch), rng)
-    hardware = Hardware(arch=arch, cu_count=104)
-    problems = []
-    for i in range(single):
-        fields = {key: (value[i].item() if isinstance(value, np.ndarray) else value) for key, value in columns.items()}
-        problems.append(GemmProblem(**fields))
+    if lite:
+        columns = hipblaslt_queries(library, max(single, batch), rng)
+        arch, cu_count = architecture(library)[0], 304 if architecture(library)[0] == "gfx942" else 104
+        problems = [hipblaslt_problem_of(columns, i) for i in range(single)]
+    else:
+        columns, arch = random_queries(library, max(single, batch), rng)
+        cu_count = 104
+        problems = []
+        for i in range(single):
+            fields = {k: (v[i].item() if isinstance(v, np.ndarray) else v) for k, v in columns.items()}
+            problems.append(GemmProblem(**fields))
+    hardware = Hardware(arch=arch, cu_count=cu_count)
     for problem in problems:  # warm: build the caches these queries need
         select_solution(compiled, problem, hardware)
     latencies = []
@@ -120,7 +179,7 @@ def bench_master(corpus: Path, name: str, single: int, batch: int, seed: int) ->
         latencies.append(clock() - start)
     median_us = statistics.median(latencies) * 1e6
     batch_columns = {key: (value[:batch] if isinstance(value, np.ndarray) else value) for key, value in columns.items()}
-    cols = ProblemColumns.from_arrays(**batch_columns, arch=arch, cu_count=104)
+    cols = ProblemColumns.from_arrays(**batch_columns, arch=arch, cu_count=cu_count)
     fresh = compile_library(library)
     cold_s, _ = timed(lambda: select_batch(fresh, cols))
     warm_s, warm_cpu_s, result = timed_cpu(lambda: select_batch(fresh, cols))
@@ -129,6 +188,7 @@ def bench_master(corpus: Path, name: str, single: int, batch: int, seed: int) ->
     warm_qps = batch / warm_s
     verdict_batch = "ok" if warm_qps >= TARGET_BATCH_QPS else "MISS"
     size_mib = path.with_suffix(".yaml").stat().st_size / 2**20
+    name = f"{name} ({compiled.runtime.name})"
     return (
         f"{name:32s} {size_mib:6.2f} {len(library.solutions):5d} {load_s * 1e3:8.1f} {index_s * 1e3:8.1f} "
         f"{median_us:8.1f} {verdict_single:>5s} {batch / cold_s:11.0f} {warm_qps:11.0f} {verdict_batch:>5s} "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tensilekit.build import build_master_libraries
 from tensilekit.errors import InputNotFound, Location, MergeError, TensilekitError, UnsupportedFormat, error_context
@@ -16,6 +16,9 @@ from tensilekit.io.yaml_codec import detect_style, parse_yaml
 from tensilekit.model.library import HardwareNode, MasterLibrary, PlaceholderNode
 from tensilekit.model.logic import LogicFile
 from tensilekit.model.solution import MasterSolution
+
+if TYPE_CHECKING:
+    from tensilekit.selection.runtime import Runtime
 
 
 def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLibrary:
@@ -144,6 +147,17 @@ def runtime_sample(library: MasterLibrary, loader: Callable[[str], MasterLibrary
     return []
 
 
+def library_runtime(library: MasterLibrary, loader: Callable[[str], MasterLibrary] | None = None) -> Runtime:
+    """The runtime a library is for (``selection.runtime.detect_runtime``); a lazy master whose
+    rows do not tell is asked through its first shard (one shard read)."""
+    from tensilekit.selection.runtime import TENSILE, detect_runtime
+
+    runtime = detect_runtime(library)
+    if runtime is TENSILE and not library.solutions and loader is not None:
+        runtime = detect_runtime(runtime_sample(library, loader))
+    return runtime
+
+
 def _joined(files: dict[str, MasterLibrary]) -> MasterLibrary:
     if len(files) == 1:
         return next(iter(files.values()))
@@ -203,5 +217,6 @@ __all__ = [
     "load_for_selection",
     "loads",
     "logic_paths",
+    "library_runtime",
     "runtime_sample",
 ]

@@ -132,8 +132,10 @@ def render_selection(
     library: Path,
     contraction: ContractionProblem,
     console: Console | None = None,
+    runtime: str = "tensile",
 ) -> None:
     """Summary of one answer; with a trace, the walk first; with alternatives, their ranking."""
+    hipblaslt = runtime == "hipblaslt"
     out = console or Console(highlight=False, soft_wrap=True)
     summary = Table(show_header=False, box=None, pad_edge=False)
     summary.add_column(style="bold", no_wrap=True, min_width=11)
@@ -145,7 +147,18 @@ def render_selection(
     )
     summary.add_row("library", str(library))
     summary.add_row("device", device)
+    summary.add_row(
+        "runtime",
+        "hipBLASLt (tensilelite heuristic: findTopSolutions(1))" if hipblaslt else "rocBLAS Tensile (findBestSolution)",
+    )
     summary.add_row("problem", _problem_line(problem, contraction))
+    if hipblaslt:
+        workspace = "unlimited" if problem.workspace_size is None else f"{problem.workspace_size} bytes"
+        summary.add_row(
+            "tensilelite",
+            f"computeInputType {contraction.compute_input_type.value}, F32XdlMathOp "
+            f"{contraction.f32_xdl_math_op.value}, workspace {workspace}",
+        )
     summary.add_row("operation", contraction.op_id)
     if selection.trace:
         out.print(summary)
@@ -158,11 +171,11 @@ def render_selection(
         summary.add_column(style="bold", no_wrap=True, min_width=11)
         summary.add_column(overflow="fold")
     if selection.index is None:
-        summary.add_row(
-            "selected", Text("none — the runtime finds no kernel (findBestSolution returns null)", style="red")
-        )
+        call = "findTopSolutions returns nothing" if hipblaslt else "findBestSolution returns null"
+        summary.add_row("selected", Text(f"none — the runtime finds no kernel ({call})", style="red"))
     else:
-        summary.add_row("selected", Text(f"index {selection.index}", style="green"))
+        retried = " (after hipBLASLt's XF32 → Float retry)" if selection.retried else ""
+        summary.add_row("selected", Text(f"index {selection.index}{retried}", style="green"))
         summary.add_row("kernel", selection.name or "-")
         for label, value in kernel_parameters(selection):
             summary.add_row(label, value)
@@ -171,14 +184,20 @@ def render_selection(
         summary.add_row("distance", "-" if selection.distance is None else f"{selection.distance:g}")
     out.print(summary)
     if selection.alternatives:
-        table = Table(title="next best (each as if the ones above did not exist)", title_justify="left")
+        title = (
+            "findTopSolutions order (rows concatenated), then getAllSolutions fallback (unordered in hipBLASLt)"
+            if hipblaslt
+            else "next best (each as if the ones above did not exist)"
+        )
+        table = Table(title=title, title_justify="left")
         table.add_column("rank", justify="right")
         table.add_column("index", justify="right")
-        table.add_column("distance", justify="right")
+        table.add_column("source" if hipblaslt else "distance", justify="right")
         table.add_column("kernel", overflow="fold")
         for candidate in selection.alternatives:
             distance = "-" if candidate.distance is None else f"{candidate.distance:g}"
-            table.add_row(str(candidate.rank), str(candidate.index), distance, candidate.name or "-")
+            third = candidate.source if hipblaslt else distance
+            table.add_row(str(candidate.rank), str(candidate.index), third, candidate.name or "-")
         out.print(table)
 
 

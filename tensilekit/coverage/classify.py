@@ -191,6 +191,11 @@ class Classifier:
         problem = contraction_problem(gemm.problem, rocblas_k0=self.rocblas_k0)
         route = Route()
         solution, fitness = self.compiled.find(problem, gemm.hardware, route)
+        for attempt in self.compiled.runtime.attempts(problem)[1:]:  # hipBLASLt's XF32 -> Float retry
+            if solution is not None:
+                break
+            route = Route()
+            solution, fitness = self.compiled.find(attempt, gemm.hardware, route)
         return self._result(gemm, problem, solution, fitness, route, weight, share)
 
     def classify_all(
@@ -220,7 +225,11 @@ class Classifier:
                 continue
             routes = route.routes()
             closest = self._nearest(routes, problems, sids, columns)
+            retry = set(np.flatnonzero((sids < 0) & self.compiled.runtime.retried(columns)).tolist())
             for offset, i in enumerate(chunk):
+                if offset in retry:  # the runtime tries again (hipBLASLt's XF32 -> Float retry)
+                    results.append(self.classify(gemms[i], weights[i], weights[i] / total if total > 0 else 0.0))
+                    continue
                 sid, fitness = int(sids[offset]), float(fits[offset])
                 result = self._result(
                     gemms[i],

@@ -25,6 +25,7 @@ from tensilekit.selection.problem import (
     problem_from_query,
     type_code,
 )
+from tensilekit.selection.runtime import Runtime
 from tensilekit.selection.workload import problem_from_workload
 from tensilekit.workload.problem import GemmProblem as WorkloadGemm
 from tensilekit.workload.records import BadLine, BadLineSink
@@ -56,6 +57,7 @@ def gemms_from_workload(
     *,
     time_us: Mapping[tuple[Any, ...], float] | None = None,
     origin: str | None = None,
+    runtime: Runtime | None = None,
 ) -> tuple[list[CoverageGemm], list[Skipped]]:
     """One :class:`CoverageGemm` per workload GEMM (already de-duplicated by ``load_workloads``).
 
@@ -67,7 +69,7 @@ def gemms_from_workload(
     skipped: list[Skipped] = []
     for gemm in problems:
         try:
-            problem = problem_from_workload(gemm)
+            problem = problem_from_workload(gemm, runtime)
         except SelectionError as error:
             skipped.append(Skipped(origin, f"{gemm.gemm_type} {gemm.m}x{gemm.n}x{gemm.k}: {error.message}"))
             continue
@@ -101,7 +103,7 @@ def _time(value: Any) -> float | None:
 
 
 def gemms_from_queries(
-    text: str, *, file: str | None = None, hardware: Hardware | None = None
+    text: str, *, file: str | None = None, hardware: Hardware | None = None, runtime: Runtime | None = None
 ) -> tuple[list[CoverageGemm], list[BadLine]]:
     """The GEMMs of a query JSON-lines text (``select --queries`` records).
 
@@ -118,7 +120,7 @@ def gemms_from_queries(
             record = json.loads(stripped)
             if not isinstance(record, dict):
                 raise SelectionError("each line must hold one JSON object")
-            problem = problem_from_query(record)
+            problem = problem_from_query(record) if runtime is None else runtime.problem_from_query(record)
             if hardware is not None and all(record.get(name) is None for name in _DEVICE_FIELDS):
                 device = hardware  # the default device: no need to build it again
             else:

@@ -547,7 +547,7 @@ def master_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
     transposes, ``arch`` …); ``hardware`` supplies ``arch``/``cu_count``/``is_apu`` for records
     without them. Each library is compiled once (``compile_library``) for fast repeated queries.
     """
-    from tensilekit.selection import compile_library, hardware_from_query, problem_from_query, select_solution
+    from tensilekit.selection import compile_library, hardware_from_query, select_solution
 
     default = hardware_from_query(dict(hardware)) if hardware else None
     compiled: dict[int, Any] = {}
@@ -562,7 +562,9 @@ def master_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
         if engine is None:
             engine = compiled[id(library)] = compile_library(library)
         record = dict(query)
-        return select_solution(engine, problem_from_query(record), hardware_from_query(record, default))
+        # each library answers as its own runtime builds the problem (Tensile or hipBLASLt)
+        problem = engine.runtime.problem_from_query(record)
+        return select_solution(engine, problem, hardware_from_query(record, default))
 
     return select
 
@@ -577,7 +579,7 @@ def runtime_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
     """
     from tensilekit.build import build_master_tree
     from tensilekit.io.master_io import master_from_data
-    from tensilekit.selection import compile_library, hardware_from_query, problem_from_query, select_solution
+    from tensilekit.selection import compile_library, hardware_from_query, select_solution
     from tensilekit.selection.served import library_devices, served_problem_types
 
     default = hardware_from_query(dict(hardware)) if hardware else None
@@ -608,11 +610,11 @@ def runtime_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
         if "a_type" not in record:
             if len(served) != 1:
                 raise SelectionError(
-                    f"the library serves {len(served)} problem types; give query records with types, "
-                    "not bare sizes"
+                    f"the library serves {len(served)} problem types; give query records with types, not bare sizes"
                 )
             record = {**served[0], **record}
-        return select_solution(compiled, problem_from_query(record), hardware_from_query(record, device))
+        problem = compiled.runtime.problem_from_query(record)
+        return select_solution(compiled, problem, hardware_from_query(record, device))
 
     select.__name__ = "runtime_selector (tensilekit.selection.select_solution)"
     return select
@@ -714,7 +716,9 @@ def grid_queries(
     from tensilekit.selection.served import served_problem_types
 
     return [
-        {**served, "m": m, "n": n, "batch": b, "k": k} for served in served_problem_types(library) for m, n, b, k in grid
+        {**served, "m": m, "n": n, "batch": b, "k": k}
+        for served in served_problem_types(library)
+        for m, n, b, k in grid
     ]
 
 

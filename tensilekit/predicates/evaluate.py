@@ -474,6 +474,44 @@ def lite_workspace_need(sizes: Sequence[int], p: ContractionProblem) -> tuple[in
     return (partials + reduction) % _SIZE_MOD, partials <= MAX_GSU_WORKSPACE_SIZE
 
 
+def _extra(mapping: Any, name: str) -> Any:
+    extra = getattr(mapping, "model_extra", None) or {}
+    return extra.get(name, 0)
+
+
+def lite_required_workspace(p: ContractionProblem, h: Hardware, solution: Any) -> int:
+    """tensilelite ``ContractionSolution::requiredWorkspaceSize`` (hipBLASLt 7d9fb683 era), what
+    ``isSolutionSupported`` compares with the workspace: GSU partial sums, the gradient-bias
+    reduction, amaxD per workgroup and the custom-kernel synchronizer; non-atomic Stream-K
+    partial tiles (grid = CU count)."""
+    mapping = solution.size_mapping
+    per_elem_c = int(getattr(mapping, "workspace_size_per_elem_c", 0) or 0)
+    per_elem_bias = int(_extra(mapping, "workspaceSizePerElemBias") or 0)
+    tile = list(getattr(mapping, "macro_tile", None) or [1, 1])
+    if int(getattr(mapping, "stream_k", 0) or 0) > 0 and not int(getattr(mapping, "stream_k_atomic", 0) or 0):
+        if h.cu_count is None:
+            raise SelectionError("Stream-K workspace needs the device CU count (--cu-count)")
+        return (int(tile[0]) * int(tile[1]) * per_elem_c * h.cu_count) % _SIZE_MOD
+    gsu = p.lite.gsu if p.lite.gsu > 0 else int(getattr(mapping, "global_split_u", 1) or 1)
+    multiplier = gsu if gsu > 1 else 0
+    size = p.m * p.n * p.batch * per_elem_c * multiplier
+    problem_type = solution.problem_type or {}
+    lite = p.lite
+    if problem_type.get("useGradient") and problem_type.get("useBias") and lite.bias_type is not None:
+        if lite.bias_src == "A":
+            size += p.m * per_elem_bias * multiplier
+        elif lite.bias_src == "B":
+            size += p.n * per_elem_bias * multiplier
+        elif lite.bias_src == "D" and multiplier == 0:
+            size += p.m * p.n * p.batch * per_elem_bias * gsu
+    tiles = int(np.ceil(np.float32(p.m) / np.float32(tile[0]))) * int(np.ceil(np.float32(p.n) / np.float32(tile[1])))
+    if problem_type.get("outputAmaxD"):
+        size += 4 * tiles * p.batch * max(gsu, 1)  # amaxD (Float) per workgroup
+    if gsu > 1 and int(getattr(mapping, "global_accumulation", 0) or 0) == 3:
+        size += tiles * int(_extra(mapping, "waveNum") or 0) * 4  # custom-kernel synchronizer
+    return size % _SIZE_MOD
+
+
 def _lite_workspace(pred: Any, sizes: list[int], p: ContractionProblem) -> Verdict:
     need, within_cap = lite_workspace_need(sizes, p)
     if not within_cap:
@@ -780,6 +818,7 @@ __all__ = [
     "Verdict",
     "evaluate",
     "evaluate_all",
+    "lite_required_workspace",
     "lite_workspace_need",
     "required_workspace",
 ]

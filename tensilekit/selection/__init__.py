@@ -2,7 +2,9 @@
 
 The problem model (:mod:`.problem`), the distances (:mod:`.distance`), the reference walk with its
 trace (:mod:`.walk`) and the compiled fast path (:mod:`.fast`, :mod:`.kernels`, :mod:`.scan`,
-:mod:`.columns`) behind the public functions of :mod:`.api`.
+:mod:`.columns`) behind the public functions of :mod:`.api`. What differs between rocBLAS's Tensile
+and hipBLASLt's tensilelite runtime lives in :mod:`.runtime` (hipBLASLt's problem construction in
+:mod:`.hipblaslt`).
 """
 
 from tensilekit.selection.api import (
@@ -12,8 +14,10 @@ from tensilekit.selection.api import (
     find_all_solutions,
     select_batch,
     select_solution,
+    top_solutions,
 )
 from tensilekit.selection.columns import ProblemColumns
+from tensilekit.selection.hipblaslt import hipblaslt_problem, problem_from_hipblaslt_query
 from tensilekit.selection.problem import (
     ContractionProblem,
     GemmProblem,
@@ -25,6 +29,7 @@ from tensilekit.selection.problem import (
     parse_type_spec,
     problem_from_query,
 )
+from tensilekit.selection.runtime import Runtime, TopSolutions, detect_runtime, runtime_named
 from tensilekit.selection.walk import Candidate, Selection, TraceEvent
 from tensilekit.selection.workload import WorkloadSelection, problem_from_workload, select_workload
 
@@ -38,17 +43,24 @@ __all__ = [
     "HipblasltFields",
     "PerformanceMetric",
     "ProblemColumns",
+    "Runtime",
     "Selection",
+    "TopSolutions",
     "TraceEvent",
     "WorkloadSelection",
     "compile_library",
     "contraction_problem",
+    "detect_runtime",
     "find_all_solutions",
     "hardware_from_query",
+    "hipblaslt_problem",
     "parse_type_spec",
+    "problem_from_hipblaslt_query",
     "problem_from_query",
     "problem_from_workload",
+    "runtime_named",
     "select_batch",
     "select_solution",
     "select_workload",
+    "top_solutions",
 ]

@@ -29,7 +29,7 @@ from tensilekit.selection.columns import ColumnsLike, ProblemColumns
 from tensilekit.selection.fast import CompiledLibrary, compile_library
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware
 from tensilekit.selection.runtime import Runtime, TopSolutions, detect_runtime, runtime_named
-from tensilekit.selection.walk import Loader, ReferenceSelector, Selection, as_contraction
+from tensilekit.selection.walk import Loader, ReferenceSelector, Selection, TraceEvent, as_contraction
 
 Library = MasterLibrary | CompiledLibrary
 
@@ -91,6 +91,9 @@ def select_solution(
             )  # fmt: skip
         else:
             previous = selection.trace
+            if previous:
+                retry = f"nothing found; {rules.name} retries with F32XdlMathOp={attempt.f32_xdl_math_op.value}"
+                previous += (TraceEvent(depth=0, node="retry", path="", passed=None, message=retry),)
             selection = selector.select(attempt, hardware, explain=explain)
             if previous:
                 selection = dataclasses.replace(selection, trace=previous + selection.trace)
@@ -244,7 +247,7 @@ def _retry_unanswered(
     """The runtime's further attempts (hipBLASLt's XF32 → Float retry) for unanswered queries;
     returns the positions they answered."""
     answered: list[int] = []
-    for position in np.flatnonzero(sids < 0).tolist():
+    for position in np.flatnonzero((sids < 0) & compiled.runtime.retried(columns)).tolist():
         if position in errors:
             continue
         problem, device = columns.row(position)

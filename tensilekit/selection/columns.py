@@ -178,13 +178,15 @@ class ProblemColumns(ColumnsLike):
         is_apu: Any = False,
         alpha: Any = 1.0,
         beta: Any = 0.0,
+        compute_input_type: Any = None,
         **flags: Any,
     ) -> ProblemColumns:
         """Columns straight from arrays (no per-query objects): for large generated batches.
 
         Leading dimensions and strides take the tight BLAS defaults; other problem flags
         (``strided_batched``, ``performance_metric`` …) may be given as scalars or arrays and
-        default as in :class:`GemmProblem`. Tensilelite fields take their defaults.
+        default as in :class:`GemmProblem`. ``compute_input_type`` (tensilelite) defaults to the
+        A type; the other tensilelite fields take their defaults.
         """
         m_, n_, k_ = (np.asarray(x, dtype=np.int64) for x in (m, n, k))
         size = len(m_)
@@ -236,7 +238,8 @@ class ProblemColumns(ColumnsLike):
         arrays: dict[str, np.ndarray] = {
             "m": m_, "n": n_, "k": k_, "batch": batch_, "trans_a": ta, "trans_b": tb,
             "op_id": op_id.astype(str), "a_type": at, "b_type": bt, "c_type": ct, "d_type": dt,
-            "compute_type": comp, "compute_input_type": at,
+            "compute_type": comp,
+            "compute_input_type": at if compute_input_type is None else full(compute_input_type, "U"),
             "a_bytes": a_bytes, "b_bytes": b_bytes, "c_bytes": c_bytes, "d_bytes": d_bytes,
             "lda": lda, "ldb": ldb, "ldc": ldc, "ldd": ldc,
             "stride_a": lda * np.where(a_normal, k_, m_), "stride_b": ldb * np.where(b_normal, n_, k_),

@@ -43,7 +43,7 @@ from tensilekit.model.library import (
 )
 from tensilekit.model.solution import MasterSolution
 from tensilekit.selection.columns import ColumnsLike
-from tensilekit.selection.distance import DISTANCES
+from tensilekit.selection.distance import DISTANCES, grid_based_distances
 from tensilekit.selection.features import feature_key
 from tensilekit.selection.kernels import AtomTable, BoolArray, all_of, bitmask_of, compile_atom, conjuncts
 from tensilekit.selection.problem import ContractionProblem, Hardware
@@ -589,6 +589,150 @@ class _Table(_Node):
         return sids, fits
 
 
+class _GridTable(_Table):
+    """A ``GridBased`` ``Matching`` node: the reference's top-1 cell walk over the sorted table,
+    with ``canSolve`` read off the query's predicate signature (one query), and for many queries
+    the first cell searched for all of them at once (the rare query whose first cell has no
+    usable entry walks on alone)."""
+
+    def __init__(self, lib: CompiledLibrary, node: MatchingNode) -> None:
+        super().__init__(lib, node)
+        self.grid_key = lib.runtime.grid_key
+        self.grid_keys = lib.runtime.grid_keys
+        self.column_m: list[int] = self.keys[:, 0].tolist() if len(self.keys) else []
+        self.column_n: list[int] = self.keys[:, 1].tolist() if len(self.keys) else []
+        self.masks: dict[int, list[bool]] = {}
+        # (M, N) of each entry as one sortable code: cells are runs of equal codes
+        self.cell_codes = (self.keys[:, 0] << 32) + self.keys[:, 1] if len(self.keys) else np.zeros(0, np.int64)
+
+    def usable_list(self, signature: int) -> list[bool]:
+        mask = self.masks.get(signature)
+        if mask is None:
+            mask = self.subtable(signature).mask.tolist()
+            if len(self.masks) >= _SUBTABLE_CACHE_LIMIT:
+                self.masks.clear()
+            self.masks[signature] = mask
+        return mask
+
+    def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
+        if not self.key_list:
+            return -1, DBL_MAX
+        signature = self._signature(p, h)
+        if signature is None:
+            return -1, DBL_MAX
+        position, distance = self.walk(self.grid_key(self.key_of(p)), self.usable_list(signature))
+        if position < 0:
+            return -1, DBL_MAX
+        if route is not None:
+            route.answered(self.node, "table", position)
+        return self.sid_list[position], distance
+
+    def walk(self, key: tuple[int, ...], usable: list[bool]) -> tuple[int, float]:
+        """``findBestKeyMatch_GridBased(key, .., 1)`` as :meth:`ReferenceSelector._grid_walk`."""
+        column_m, column_n, keys = self.column_m, self.column_n, self.key_list
+        n = len(keys)
+        distance = self.distance.distance
+        n_lower = n_upper = 0
+        while n_upper != n:
+            start = n_upper
+            m_lower = bisect.bisect_left(column_m, min(key[0], column_m[-1]), start, n)
+            m_upper = bisect.bisect_left(column_m, min(column_m[m_lower] + 1, column_m[-1] + 1), m_lower, n)
+            n_lower = bisect.bisect_left(column_n, min(key[1], column_n[m_upper - 1]), m_lower, m_upper)
+            n_upper = bisect.bisect_left(
+                column_n, min(column_n[n_lower] + 1, column_n[m_upper - 1] + 1), n_lower, m_upper
+            )
+            best, best_distance = -1, DBL_MAX
+            for position in range(n_lower, n_upper):
+                if usable[position]:
+                    d = distance(key, keys[position])
+                    if d < best_distance:
+                        best, best_distance = position, d
+            if best >= 0:
+                return best, best_distance
+        for position in range(n_lower - 1, -1, -1):
+            if usable[position]:
+                return position, distance(key, keys[position])
+        return -1, DBL_MAX
+
+    def _walk_many(self, keys: IntArray, usable: BoolArray, group: IntArray) -> tuple[IntArray, FloatArray, IntArray]:
+        """:meth:`walk`'s forward part for many queries at once: (best position or -1, its
+        distance, the last cell's lower bound). A sorted range's ``lower_bound`` from ``start``
+        is the global one clamped to ``start``, so every step is a ``searchsorted``."""
+        count, n = len(keys), len(self.keys)
+        column_m, codes = self.keys[:, 0], self.cell_codes
+        best = np.full(count, -1, dtype=np.int64)
+        best_distance = np.full(count, DBL_MAX)
+        n_lower = np.zeros(count, dtype=np.int64)
+        start = np.zeros(count, dtype=np.int64)
+        m_first = np.searchsorted(column_m, np.minimum(keys[:, 0], column_m[-1]), side="left")
+        group_has_usable: BoolArray = np.asarray(usable.any(axis=1), dtype=bool)
+        active = np.flatnonzero(group_has_usable[group])  # a group without usable entries finds nothing
+        while active.size:
+            m_lower = np.maximum(start[active], m_first[active])
+            m_value = column_m[m_lower]
+            m_upper = np.searchsorted(column_m, m_value, side="right")
+            n_target = np.minimum(keys[active, 1], self.keys[m_upper - 1, 1])
+            lower = np.maximum(m_lower, np.searchsorted(codes, (m_value << 32) + n_target, side="left"))
+            upper = np.searchsorted(codes, codes[lower], side="right")
+            n_lower[active] = lower
+            for offset in range(int((upper - lower).max())):
+                position = lower + offset
+                clipped = np.minimum(position, n - 1)
+                live = (position < upper) & usable[group[active], clipped]
+                if not live.any():
+                    continue
+                where = np.flatnonzero(live)
+                queries = active[where]
+                d = grid_based_distances(keys[queries], self.keys[clipped[where]])
+                better = d < best_distance[queries]
+                best[queries[better]] = clipped[where[better]]
+                best_distance[queries[better]] = d[better]
+            start[active] = upper
+            active = active[(best[active] < 0) & (upper != n)]
+        return best, best_distance, n_lower
+
+    def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
+        count = cols.size
+        sids = np.full(count, -1, dtype=np.int64)
+        fits = np.full(count, DBL_MAX)
+        if count == 0 or len(self.keys) == 0:
+            return sids, fits
+        raw = np.stack([np.full(count, 1, np.int64) if a is None else getattr(cols, a) for a in self.attrs], axis=1)
+        queries = self.grid_keys(raw)
+        ok = np.ones(count, dtype=bool)
+        for atom in self.common:
+            ok &= atom.vector(cols)
+        rows = np.flatnonzero(ok)
+        if rows.size == 0:
+            return sids, fits
+        view = cols if rows.size == count else cols.take(rows)
+        if self.varying:
+            bits = np.stack([atom.vector(view) for atom in self.varying], axis=1)
+            groups, inverse = _unique_rows(bits)
+        else:
+            groups, inverse = [0], np.zeros(rows.size, dtype=np.int64)
+        masks = [self.subtable(signature).mask for signature in groups]
+        usable = np.stack(masks) if masks else np.zeros((0, len(self.keys)), dtype=bool)
+        member_keys = queries[rows]
+        best, best_distance, n_lower = self._walk_many(member_keys, usable, inverse)
+        # the walk ran off the table's end: the last usable entry before the last cell answers
+        left = np.flatnonzero(best < 0)
+        if left.size:
+            positions = np.arange(len(self.keys))
+            last_usable = np.maximum.accumulate(np.where(usable, positions, -1), axis=1)
+            before = np.where(n_lower[left] > 0, last_usable[inverse[left], np.maximum(n_lower[left] - 1, 0)], -1)
+            hit = before >= 0
+            best[left[hit]] = before[hit]
+            if hit.any():
+                best_distance[left[hit]] = grid_based_distances(member_keys[left[hit]], self.keys[before[hit]])
+        found = best >= 0
+        sids[rows[found]] = self.sids[best[found]]
+        fits[rows[found]] = best_distance[found]
+        if route is not None and found.any():
+            route.answered(rows[found], self.node, "table", best[found])
+        return sids, fits
+
+
 def _unique_rows(bits: BoolArray) -> tuple[list[int], IntArray]:
     """Distinct rows of a boolean matrix as integers (bit i = column i) and each row's group."""
     packed = np.packbits(bits, axis=1, bitorder="little")
@@ -742,6 +886,8 @@ class CompiledLibrary:
         if isinstance(node, SingleNode):
             return _Single(self.sid_of(node.index) if node.index >= 0 else -1, node)
         if isinstance(node, MatchingNode):
+            if node.distance == "GridBased":
+                return _LazyTable(node, grid=True)
             if node.distance not in ("Euclidean", "Manhattan", "Ratio", "Equality"):
                 return _Reference(node)
             return _LazyTable(node)
@@ -793,13 +939,14 @@ class CompiledLibrary:
 class _LazyTable(_Node):
     """Sorts and indexes a ``Matching`` table on first use (large libraries compile quickly)."""
 
-    def __init__(self, node: MatchingNode) -> None:
+    def __init__(self, node: MatchingNode, *, grid: bool = False) -> None:
         self.node = node
+        self.grid = grid
         self.table: _Table | None = None
 
     def _get(self, lib: CompiledLibrary) -> _Table:
         if self.table is None:
-            self.table = _Table(lib, self.node)
+            self.table = _GridTable(lib, self.node) if self.grid else _Table(lib, self.node)
         return self.table
 
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:

@@ -45,6 +45,12 @@ _LOG_SPELLINGS = {
     "c_f16_r": "f16",
     "c_f64_r": "f64",
     "c_i32_r": "i32",
+    # Tensile's compute type names (corpus/select queries, diff records)
+    "float": "f32",
+    "double": "f64",
+    "int32": "i32",
+    "half": "f16",
+    "xfloat32": "f32_fast_xf32",
 }
 XF32_COMPUTE = "f32_fast_xf32"
 COMPUTE_TYPE_NAMES = tuple(_COMPUTE)
@@ -175,12 +181,42 @@ def problem_from_hipblaslt_query(record: dict[str, Any]) -> GemmProblem:
     return hipblaslt_problem(m, n, k, **arguments)
 
 
+_ACTIVATIONS = {"relu": "Relu", "gelu": "Gelu", "silu": "Silu", "swish": "Silu", "clamp": "Clamp", "dgelu": "DGelu"}
+
+
+def hipblaslt_problem_from_workload(gemm: Any, workspace_size: int | None = None) -> GemmProblem:
+    """The problem hipBLASLt's heuristic builds for one logged GEMM (``updateTensileProblem``):
+    its sizes, layouts and types, alpha = beta = 1, and its epilogue (bias with its type and
+    source, activation, scaleA/B, scaleAlphaVec, aux output, gradient), so a bias GEMM is not
+    answered as a plain one. ``workspace_size`` None = unlimited (a log does not record it).
+
+    Raises:
+        SelectionError: a type, compute type or scale mode selection cannot represent.
+    """
+    from tensilekit.selection.workload import epilogue_fields
+
+    fields = epilogue_fields(gemm)
+    activation = _ACTIVATIONS.get(fields.activation_type.lower(), fields.activation_type)
+    updates: dict[str, Any] = {"activation_type": activation, "activation_enum": activation}
+    if fields.use_bias and fields.bias_type is None:
+        updates["bias_type"] = parse_data_type(gemm.d_type)  # hipBLASLt's default bias type: D's
+    return hipblaslt_problem(
+        gemm.m, gemm.n, gemm.k, batch=gemm.batch, trans_a=gemm.trans_a, trans_b=gemm.trans_b,
+        a_type=gemm.a_type, b_type=gemm.b_type, c_type=gemm.c_type, d_type=gemm.d_type,
+        compute_type=gemm.compute_type, workspace_size=workspace_size,
+        lda=gemm.lda, ldb=gemm.ldb, ldc=gemm.ldc, ldd=gemm.ldd,
+        stride_a=gemm.stride_a, stride_b=gemm.stride_b, stride_c=gemm.stride_c, stride_d=gemm.stride_d,
+        epilogue=fields.model_copy(update=updates),
+    )  # fmt: skip
+
+
 __all__ = [
     "COMPUTE_TYPE_NAMES",
     "XF32_COMPUTE",
     "compute_input_type",
     "compute_type_name",
     "hipblaslt_problem",
+    "hipblaslt_problem_from_workload",
     "problem_from_hipblaslt_query",
     "tensile_compute_type",
 ]

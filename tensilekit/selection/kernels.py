@@ -307,6 +307,130 @@ def _lite_workspace_atom(key: str, predicate: Any, sizes: list[int]) -> Atom:
     return Atom(key, f"{name}(p, h)", f"{name}_v(p)", None, {name: scalar, f"{name}_v": vector})
 
 
+def _guarded_atom(key: str, predicate: Any, guard: tuple[str, str], fast: tuple[str, str]) -> Atom:
+    """An atom compiled for the queries ``guard`` admits (``fast``); the others ask the reference."""
+    name = f"_guarded_{abs(hash(key)):x}"
+    guard_v = _lambda(guard[1], {})
+    fast_v = _lambda(fast[1], {})
+
+    def reference(p: ContractionProblem, h: Hardware) -> bool:
+        return evaluate(predicate, p, h).passed
+
+    def vector(c: Any) -> BoolArray:
+        admitted = np.broadcast_to(np.asarray(guard_v(c, c), dtype=bool), (c.size,))
+        out: BoolArray = np.broadcast_to(np.asarray(fast_v(c, c), dtype=bool), (c.size,)).copy()
+        for i in np.flatnonzero(~admitted).tolist():
+            problem, hardware = c.row(i)
+            out[i] = evaluate(predicate, problem, hardware).passed
+        return out
+
+    scalar = f"(({fast[0]}) if ({guard[0]}) else {name}(p, h))"
+    return Atom(key, scalar, f"{name}_v(p)", None, {name: reference, f"{name}_v": vector})
+
+
+_HIPBLASLT_ALL = ("DGelu", "Gelu", "Relu", "Silu", "Clamp")  # evaluate._activation's set
+
+
+def _lite_kernel(key: str, predicate: Any) -> Atom | tuple[str, str] | bool | None:
+    """tensilelite's feature predicates (semantics of :mod:`tensilekit.predicates.evaluate`)."""
+    kind = predicate.type
+    value: Any = getattr(predicate, "value", None)
+    flags = {
+        "GroupedGemm": "grouped_gemm", "UseGradient": "use_gradient", "UseE": "use_e",
+        "ActivationNoGuard": "activation_no_guard", "SwizzleTensorA": "swizzle_tensor_a",
+        "SwizzleTensorB": "swizzle_tensor_b",
+    }  # fmt: skip
+    if kind in flags:
+        return (f"p.lite.{flags[kind]} == {bool(value)!r}", f"p.lite_{flags[kind]} == {bool(value)!r}")
+    if kind == "Sparse":
+        return (f"p.lite.sparse == {int(value)}", f"p.lite_sparse == {int(value)}")
+    if kind == "UseBias":
+        return True if int(value) else ("p.lite.use_bias == 0", "p.lite_use_bias == 0")
+    if kind == "UseScaleAlphaVec":
+        v = int(value)
+        return (
+            f"p.lite.use_scale_alpha_vec == 0 or (p.lite.use_scale_alpha_vec & {v}) != 0",
+            f"(p.lite_use_scale_alpha_vec == 0) | ((p.lite_use_scale_alpha_vec & {v}) != 0)",
+        )
+    if kind == "UseScaleCD":
+        return True if value else ("p.lite.use_scale_cd == False", "p.lite_use_scale_cd == False")
+    if kind == "UseScaleAB":
+        want = str(value)
+        return (
+            f"p.lite.use_scale_ab == '' or p.lite.use_scale_ab == {want!r}",
+            f"(p.lite_use_scale_ab == '') | (p.lite_use_scale_ab == {want!r})",
+        )
+    if kind == "Activation":
+        want = str(value)
+        if want == "All":
+            return True
+        allowed = sorted({want, "None", *(_HIPBLASLT_ALL if want == "Hipblaslt_all" else ())})
+        return (f"p.lite.activation_type in {tuple(allowed)!r}", f"np.isin(p.lite_activation_type, {allowed!r})")
+    if kind == "ActivationEnumWhiteList":
+        allowed = [str(item) for item in value]
+        return (
+            f"p.lite.activation_type not in ('All', 'Hipblaslt_all') or p.lite.activation_enum in {tuple(allowed)!r}",
+            f"~np.isin(p.lite_activation_type, ['All', 'Hipblaslt_all']) | np.isin(p.lite_activation_enum, {allowed!r})",
+        )
+    if kind == "ActivationComputeType":
+        want = str(value)
+        return (
+            "p.lite.activation_type == 'None' or (p.lite.activation_compute_type is not None"
+            f" and p.lite.activation_compute_type.value == {want!r})",
+            f"(p.lite_activation_type == 'None') | (p.lite_activation_compute_type == {want!r})",
+        )
+    if kind == "BiasDataTypeWhiteList":
+        allowed = [str(item) for item in value]
+        return (
+            f"p.lite.use_bias == 0 or (p.lite.bias_type is not None and p.lite.bias_type.value in {tuple(allowed)!r})",
+            f"(p.lite_use_bias == 0) | np.isin(p.lite_bias_type, {allowed!r})",
+        )
+    if kind == "DataTypeE":
+        want = str(value)
+        return (
+            f"p.lite.use_e == False or (p.lite.e_type is not None and p.lite.e_type.value == {want!r})",
+            f"(p.lite_use_e == False) | (p.lite_e_type == {want!r})",
+        )
+    if kind == "AmaxDCheck":
+        if not value:
+            return ("p.lite.output_amax_d == False", "p.lite_output_amax_d == False")
+        return (
+            "p.lite.output_amax_d == True and p.lite.gsu in (0, 1)",
+            "(p.lite_output_amax_d == True) & ((p.lite_gsu == 0) | (p.lite_gsu == 1))",
+        )
+    if kind == "SupportDeviceUserArguments":
+        if value:
+            return True
+        return (
+            "not (p.lite.use_device_user_arguments and p.lite.grouped_gemm)",
+            "~(p.lite_use_device_user_arguments & p.lite_grouped_gemm)",
+        )
+    if kind == "BiasSrcWhiteList":
+        return _guarded_atom(key, predicate, ("p.lite.use_bias == 0", "p.lite_use_bias == 0"), ("True", "True"))
+    if kind == "GlobalSplitUCheckMinK" and isinstance(value, (list, tuple)):
+        v0, v1 = int(value[0]), int(value[1])
+        min_k = "True" if v1 == -1 else f"p.k >= {(0 if v1 == 1 else v1) * v0}"
+        return _guarded_atom(key, predicate, ("p.lite.gsu == 0", "p.lite_gsu == 0"), (min_k, min_k))
+    if kind == "WorkgroupMappingXCCCheck":
+        xcc, group = int(value[0]), int(value[1])
+        if xcc in (-1, 1):
+            return True
+        fits = xcc > 0 and (xcc & (xcc - 1)) == 0
+        if group != -1:
+            constant = fits and group % xcc == 0
+            return True if constant else ("p.lite.fallback_status == True", "p.lite_fallback_status == True")
+        xcc_ok = (
+            (
+                f"p.lite.fallback_status or h.cu_count % {xcc} == 0",
+                f"p.lite_fallback_status | (h.cu_count % {xcc} == 0)",
+            )
+            if fits
+            else ("p.lite.fallback_status == True", "p.lite_fallback_status == True")
+        )
+        return _guarded_atom(key, predicate, ("h.cu_count is not None", "h.cu_count >= 0"), xcc_ok)
+    return None
+
+
 def compile_atom(predicate: Any, solution: Any = None) -> Atom:
     """Compile one predicate (compound ones included) into an :class:`Atom`."""
     key = canonical_key(predicate, solution)
@@ -327,6 +451,11 @@ def compile_atom(predicate: Any, solution: Any = None) -> Atom:
     if kind == "WorkspaceCheck" and isinstance(value, (list, tuple)):
         return _lite_workspace_atom(key, predicate, [int(item) for item in value])
     fast = _kernel(predicate, solution)
+    if fast is None:
+        lite = _lite_kernel(key, predicate)
+        if isinstance(lite, Atom):
+            return lite
+        fast = lite
     if isinstance(fast, bool):
         return Atom(key, repr(fast), repr(fast), fast)
     if fast is not None:

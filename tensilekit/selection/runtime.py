@@ -36,10 +36,14 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+import numpy.typing as npt
+
 from tensilekit.errors import SelectionError
 from tensilekit.model.common import DataType
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
+from tensilekit.predicates.evaluate import lite_required_workspace
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, problem_from_query
 from tensilekit.selection.walk import Candidate, Selection
 
@@ -77,13 +81,26 @@ class Runtime:
         """The problem this runtime builds from one query line (``corpus/select`` format)."""
         raise NotImplementedError
 
+    def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
+        """The problem this runtime builds for one workload GEMM (a hipBLASLt log line …)."""
+        raise NotImplementedError
+
     def attempts(self, problem: ContractionProblem) -> list[ContractionProblem]:
         """The problems the runtime tries in turn until one finds a kernel (usually just one)."""
         return [problem]
 
+    def retried(self, columns: Any) -> npt.NDArray[np.bool_]:
+        """Which queries of a batch (:class:`~tensilekit.selection.columns.ProblemColumns`) have
+        further :meth:`attempts` (none here)."""
+        return np.zeros(columns.size, dtype=bool)
+
     def grid_key(self, key: tuple[int, ...]) -> tuple[int, ...]:
         """The key a ``GridBased`` table is walked with (the query key, possibly adjusted)."""
         return key
+
+    def grid_keys(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """:meth:`grid_key` for many query keys (rows) at once."""
+        return keys
 
     def top(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware, count: int
@@ -119,6 +136,11 @@ class TensileRuntime(Runtime):
 
     def problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
         return problem_from_query(record)
+
+    def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
+        from tensilekit.selection.workload import tensile_problem_from_workload
+
+        return tensile_problem_from_workload(gemm, workspace_size)
 
     def top(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware, count: int
@@ -169,11 +191,19 @@ class HipblasltRuntime(Runtime):
 
         return problem_from_hipblaslt_query(record)
 
+    def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
+        from tensilekit.selection.hipblaslt import hipblaslt_problem_from_workload
+
+        return hipblaslt_problem_from_workload(gemm, workspace_size)
+
     def attempts(self, problem: ContractionProblem) -> list[ContractionProblem]:
         # tensile_host.cpp getBestSolutions: nothing found for f32_fast_xf32 -> retry as plain Float.
         if problem.f32_xdl_math_op is DataType.XFLOAT32:
             return [problem, dataclasses.replace(problem, f32_xdl_math_op=DataType.FLOAT)]
         return [problem]
+
+    def retried(self, columns: Any) -> npt.NDArray[np.bool_]:
+        return np.asarray(columns.f32_xdl_math_op == DataType.XFLOAT32.value, dtype=bool)
 
     def grid_key(self, key: tuple[int, ...]) -> tuple[int, ...]:
         # PropertyMatching.hpp findBestKeyMatch_GridBased (hipBLASLt 7d9fb683), unless
@@ -186,6 +216,17 @@ class HipblasltRuntime(Runtime):
         else:
             n *= batch
         return (m, n, 1, *key[3:])
+
+    def grid_keys(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        if keys.shape[1] < 4:
+            return keys
+        folded = keys.copy()
+        batch = keys[:, 2]
+        m_larger = keys[:, 0] > keys[:, 1]
+        folded[:, 0] = np.where(m_larger, keys[:, 0] * batch, keys[:, 0])
+        folded[:, 1] = np.where(m_larger, keys[:, 1], keys[:, 1] * batch)
+        folded[:, 2] = 1
+        return folded
 
     def top(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware, count: int
@@ -225,10 +266,15 @@ class HipblasltRuntime(Runtime):
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware
     ) -> list[MasterSolution]:
         # getAllSolutions (tensile_host.cpp): GEMM_TYPE_ONLY, XF32 -> Float retry when empty; the
-        # caller keeps what isSolutionSupported accepts (hardware and problem predicates; the
-        # workspace is one of the problem predicates in tensilelite).
+        # caller keeps what isSolutionSupported accepts: hardware and problem predicates, and the
+        # solution's requiredWorkspaceSize within the workspace (stricter than WorkspaceCheck).
         attempt, candidates = self.gemm_type_solutions(selector, problem, hardware)
-        return [s for s in candidates if selector.supports(s, attempt, hardware)]
+        return [
+            s
+            for s in candidates
+            if selector.supports(s, attempt, hardware)
+            and lite_required_workspace(attempt, hardware, s) <= attempt.workspace_size
+        ]
 
     def gemm_type_solutions(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware
@@ -264,11 +310,29 @@ def is_tensilelite_solution(solution: MasterSolution) -> bool:
     return isinstance(problem_type, dict) and "computeInputType" in problem_type
 
 
+def _five_types(predicate: Any) -> bool:
+    if predicate is None:
+        return False
+    if predicate.type == "TypesEqual":
+        return len(predicate.value) == 5
+    value = getattr(predicate, "value", None)
+    if isinstance(value, list):
+        return any(_five_types(item) for item in value if hasattr(item, "type"))
+    return _five_types(value) if hasattr(value, "type") else False
+
+
 def detect_runtime(library: MasterLibrary | Sequence[MasterSolution]) -> Runtime:
-    """The runtime a master was written for: hipBLASLt when its solutions are tensilelite's."""
+    """The runtime a master was written for: hipBLASLt when its solutions are tensilelite's.
+
+    A lazy master without solutions of its own is tensilelite's when its problem rows test five
+    types (``TypesEqual`` with the compute input type)."""
     solutions = library.solutions if isinstance(library, MasterLibrary) else library
     for solution in solutions:
         return HIPBLASLT if is_tensilelite_solution(solution) else TENSILE
+    if isinstance(library, MasterLibrary):
+        for _, node in library.iter_nodes():
+            if any(_five_types(row.predicate) for row in getattr(node, "rows", None) or []):
+                return HIPBLASLT
     return TENSILE
 
 

@@ -27,7 +27,9 @@ The algorithm, node by node (the C++ class reproduced in brackets):
   - ``Equality``: only the first entry (highest speed) with exactly the query key is tried; a miss
     or a failing solution is null (the parent row then falls through). Distance 0.0 on a key hit.
   - ``GridBased``: the M/N cell walk of ``findBestKeyMatch_GridBased`` with a last-resort
-    backwards scan.
+    backwards scan; K is the key's 4th value when it has one (tensilelite's ``[M, N, batch, K]``)
+    and the runtime may adjust the key first (hipBLASLt folds batch into M or N,
+    :meth:`~tensilekit.selection.runtime.Runtime.grid_key`).
 
   The node writes the distance it found (``DBL_MAX`` when nothing) into the caller's fitness;
   the last value written is the one reported, as with the C++ ``double* fitness``.
@@ -35,6 +37,10 @@ The algorithm, node by node (the C++ class reproduced in brackets):
   a tree is evaluated only when its own solution passes ``canSolve``; the first tree predicting
   true answers, else ``nullValue``. Writes no distance.
 * ``FreeSize`` (tensilelite ``ProblemFreeSizeLibrary``): never answers ``findBestSolution``.
+
+tensilelite's ``findTopSolutions`` (:meth:`ReferenceSelector.find_top`) and ``findAllSolutions``
+with GEMM_TYPE_ONLY (:meth:`ReferenceSelector.find_all_gemm_type`) are walked here too; which
+runtime uses them, and how, is :mod:`tensilekit.selection.runtime`'s business.
 * ``GranularitySelection``: exact ``[M, N, batch, K]`` hit first, else the best projected
   performance (strictly greater wins, in index order) among solutions passing ``canSolve``.
 * ``Placeholder`` (``PlaceholderLibrary``): loads ``<prefix>`` through the injected loader on first

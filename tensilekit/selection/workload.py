@@ -18,6 +18,7 @@ from tensilekit.model.library import MasterLibrary
 from tensilekit.selection.api import select_solution
 from tensilekit.selection.fast import CompiledLibrary, compile_library
 from tensilekit.selection.problem import GemmProblem, Hardware, HipblasltFields, parse_data_type
+from tensilekit.selection.runtime import TENSILE, Runtime, runtime_named
 from tensilekit.selection.walk import Selection
 from tensilekit.workload.problem import COMPUTE_TYPES
 from tensilekit.workload.problem import GemmProblem as WorkloadGemm
@@ -34,18 +35,29 @@ def _compute(compute_type: str) -> tuple[DataType, DataType]:
     return parse_data_type(letter), xdl
 
 
-def problem_from_workload(gemm: WorkloadGemm) -> GemmProblem:
-    """The selection problem of one workload GEMM (types, strides, hipBLASLt epilogue flags).
+def problem_from_workload(
+    gemm: WorkloadGemm, runtime: Runtime | str | None = None, *, workspace_size: int | None = None
+) -> GemmProblem:
+    """The selection problem of one workload GEMM (types, strides, hipBLASLt epilogue flags), as
+    ``runtime`` builds it (default Tensile's view; ``"hipblaslt"``: ``updateTensileProblem``'s).
+
+    ``workspace_size`` is the bytes the application allows (a log does not record it; None =
+    unlimited).
 
     Raises:
         SelectionError: a type or scale mode selection cannot represent.
     """
-    compute, xdl = _compute(gemm.compute_type)
+    chosen = TENSILE if runtime is None else runtime_named(runtime)
+    return chosen.problem_from_workload(gemm, workspace_size)
+
+
+def epilogue_fields(gemm: WorkloadGemm) -> HipblasltFields:
+    """The hipBLASLt epilogue of a workload GEMM (bias, activation, scales, aux, gradient …)."""
     scale_ab = max(gemm.scale_a, gemm.scale_b)
     if scale_ab not in _SCALE_MODES:
         raise SelectionError(f"scale mode {scale_ab} (block scaling) is not modelled by selection")
     try:
-        hipblaslt = HipblasltFields(
+        return HipblasltFields(
             use_bias=int(gemm.bias),
             bias_type=parse_data_type(gemm.bias_type) if gemm.bias and gemm.bias_type else None,
             bias_src=gemm.bias_source.upper(),  # a/b/d -> A/B/D
@@ -60,6 +72,15 @@ def problem_from_workload(gemm: WorkloadGemm) -> GemmProblem:
             swizzle_tensor_b=gemm.swizzle_b,
             grouped_gemm=gemm.grouped_gemm,
         )
+    except ValueError as error:
+        raise SelectionError(f"GEMM {gemm.m}x{gemm.n}x{gemm.k} cannot be selected for: {error}") from None
+
+
+def tensile_problem_from_workload(gemm: WorkloadGemm, workspace_size: int | None = None) -> GemmProblem:
+    """Tensile's view of a workload GEMM (its alpha, beta and compute type as logged)."""
+    compute, xdl = _compute(gemm.compute_type)
+    hipblaslt = epilogue_fields(gemm)
+    try:
         return GemmProblem(
             m=gemm.m, n=gemm.n, k=gemm.k, batch=gemm.batch, trans_a=gemm.trans_a, trans_b=gemm.trans_b,
             a_type=parse_data_type(gemm.a_type), b_type=parse_data_type(gemm.b_type),
@@ -67,7 +88,7 @@ def problem_from_workload(gemm: WorkloadGemm) -> GemmProblem:
             compute_type=compute, f32_xdl_math_op=xdl, alpha=gemm.alpha, beta=gemm.beta,
             lda=gemm.lda, ldb=gemm.ldb, ldc=gemm.ldc, ldd=gemm.ldd,
             stride_a=gemm.stride_a, stride_b=gemm.stride_b, stride_c=gemm.stride_c, stride_d=gemm.stride_d,
-            hipblaslt=hipblaslt,
+            hipblaslt=hipblaslt, workspace_size=workspace_size,
         )  # fmt: skip
     except ValueError as error:
         raise SelectionError(f"GEMM {gemm.m}x{gemm.n}x{gemm.k} cannot be selected for: {error}") from None
@@ -96,8 +117,11 @@ def select_workload(
     *,
     loader: Callable[[str], MasterLibrary] | None = None,
     rocblas_k0: bool = False,
+    workspace_size: int | None = None,
 ) -> list[WorkloadSelection]:
-    """Select a kernel for every GEMM of ``gemms`` (one answer each, input order).
+    """Select a kernel for every GEMM of ``gemms`` (one answer each, input order), each problem
+    built as the library's runtime builds it (hipBLASLt: ``updateTensileProblem`` with the
+    GEMM's epilogue; ``workspace_size`` None = unlimited).
 
     A GEMM selection cannot represent is answered with its ``error`` instead of stopping the
     whole workload.
@@ -106,7 +130,7 @@ def select_workload(
     answers: list[WorkloadSelection] = []
     for gemm in gemms:
         try:
-            problem = problem_from_workload(gemm)
+            problem = compiled.runtime.problem_from_workload(gemm, workspace_size)
         except SelectionError as error:
             answers.append(WorkloadSelection(gemm, None, None, error.message))
             continue
@@ -115,4 +139,10 @@ def select_workload(
     return answers
 
 
-__all__ = ["WorkloadSelection", "problem_from_workload", "select_workload"]
+__all__ = [
+    "WorkloadSelection",
+    "epilogue_fields",
+    "problem_from_workload",
+    "select_workload",
+    "tensile_problem_from_workload",
+]

@@ -177,7 +177,13 @@ MASTER_LIBS = [
 ]
 
 
-@pytest.mark.parametrize("name", [f"masters/{name}.dat" for name in MASTERS] + MASTER_LIBS)
+HIPBLASLT_MASTERS = [
+    f"masters-hipblaslt/hipblaslt_{name}.dat"
+    for name in ("aldebaran_all", "gfx942_equality", "gfx942_freesize", "gfx942_grid", "navi31_all")
+]
+
+
+@pytest.mark.parametrize("name", [f"masters/{name}.dat" for name in MASTERS] + MASTER_LIBS + HIPBLASLT_MASTERS)
 def test_fast_paths_agree_with_the_reference_on_random_queries(corpus: Path, name: str) -> None:
     """Beyond the golden queries (some masters' files are kept back): every path agrees."""
     from selection_factory import random_queries

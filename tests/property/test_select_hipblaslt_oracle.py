@@ -33,7 +33,13 @@ from hypothesis import strategies as st  # noqa: E402
 
 import tensilekit  # noqa: E402
 from tensilekit.model.library import MasterLibrary, MatchingNode  # noqa: E402
-from tensilekit.selection import compile_library, find_all_solutions, hardware_from_query, select_solution  # noqa: E402
+from tensilekit.selection import (  # noqa: E402
+    compile_library,
+    find_all_solutions,
+    hardware_from_query,
+    select_batch,
+    select_solution,
+)
 from tensilekit.selection.api import top_solutions  # noqa: E402
 from tensilekit.selection.runtime import HIPBLASLT  # noqa: E402
 
@@ -194,8 +200,10 @@ def test_hipblaslt_selection_agrees_with_the_cpp_runtime(
     queries = list(_queries(library, arch, seed, 160))
     answers = _oracle(amd, master_path, queries, tmp)
     compiled = compile_library(library)
+    problems = [HIPBLASLT.problem_from_query(query) for query in queries]
+    batch = select_batch(compiled, problems, [hardware_from_query(query) for query in queries])
     disagreements = []
-    for query in queries:
+    for position, query in enumerate(queries):
         answer = answers[query["id"]]
         assert "error" not in answer, answer
         problem, device = HIPBLASLT.problem_from_query(query), hardware_from_query(query)
@@ -204,6 +212,8 @@ def test_hipblaslt_selection_agrees_with_the_cpp_runtime(
         if (mine.index, mine.name) != ((want["index"], want["name"]) if want else (None, None)):
             disagreements.append(f"{query}: expected {want and want['index']}, got {mine.index}")
             continue
+        if batch[position].index != mine.index:
+            disagreements.append(f"{query}: the batch path gives {batch[position].index}, one query {mine.index}")
         ranked = [s.index for s in top_solutions(compiled, problem, device, 8).ranked]
         if ranked != answer["top"]:
             disagreements.append(f"{query}: top {answer['top']}, got {ranked}")

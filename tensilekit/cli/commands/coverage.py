@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from tensilekit.api import load_for_selection, runtime_sample
+from tensilekit.api import library_runtime, load_for_selection
 from tensilekit.cli.commands.select import library_arch
 from tensilekit.cli.main import ExitCode
 from tensilekit.coverage import (
@@ -32,7 +32,7 @@ from tensilekit.coverage import (
 from tensilekit.errors import InputNotFound, Location
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.selection import CompiledLibrary, Hardware, compile_library
-from tensilekit.selection.runtime import detect_runtime
+from tensilekit.selection.runtime import Runtime
 from tensilekit.selection.served import served_problem_types
 from tensilekit.workload import ParsedWorkload, WorkloadFormat, aiter_times, load_tunableop_csv, load_workloads
 
@@ -66,8 +66,11 @@ def _time_us(parsed: Sequence[ParsedWorkload]) -> dict[tuple[Any, ...], float] |
     return {identity: total / lines for identity, (total, lines) in totals.items()} or None
 
 
-def read_gemms(paths: Sequence[Path], hardware: Hardware) -> tuple[list[CoverageGemm], list[Skipped]]:
-    """The distinct GEMMs of every workload file, and the lines or GEMMs that were skipped."""
+def read_gemms(
+    paths: Sequence[Path], hardware: Hardware, runtime: Runtime | None = None
+) -> tuple[list[CoverageGemm], list[Skipped]]:
+    """The distinct GEMMs of every workload file (problems as ``runtime`` builds them), and the
+    lines or GEMMs that were skipped."""
     for path in paths:
         if not path.is_file():
             raise InputNotFound("no such workload file", Location(file=str(path)))
@@ -77,7 +80,7 @@ def read_gemms(paths: Sequence[Path], hardware: Hardware) -> tuple[list[Coverage
     for path in paths:
         if _is_query_lines(path):
             found, bad = gemms_from_queries(
-                path.read_text(encoding="utf-8", errors="replace"), file=str(path), hardware=hardware
+                path.read_text(encoding="utf-8", errors="replace"), file=str(path), hardware=hardware, runtime=runtime
             )
             gemms += found
             skipped += [Skipped(str(line.location), line.message) for line in bad]
@@ -94,6 +97,7 @@ def read_gemms(paths: Sequence[Path], hardware: Hardware) -> tuple[list[Coverage
             hardware,
             time_us=_time_us(parsed),
             origin=str(workload_paths[0]) if len(workload_paths) == 1 else None,
+            runtime=runtime,
         )
         gemms += found
         skipped += unusable
@@ -146,7 +150,7 @@ def coverage_report(
     library, loader = load_for_selection(library_path)
     device = Hardware(arch=library_arch(library, arch), cu_count=cu_count)
     with _frozen():
-        gemms, skipped = read_gemms(workloads, device)
+        gemms, skipped = read_gemms(workloads, device, library_runtime(library, loader))
     for item in skipped:
         click.echo(f"skipped: {item}", err=True)
     if not gemms:
@@ -157,8 +161,7 @@ def coverage_report(
         types = sorted({gemm.gemm_type for gemm in gemms})
         click.echo(f"error: {library_path} serves none of the workload's problem types ({', '.join(types)})", err=True)
         ctx.exit(ExitCode.DIFFERENCES)
-    # a lazy master (installed library) has no solutions: the runtime is told by its first shard
-    compiled = compile_library(library, loader=loader, runtime=detect_runtime(runtime_sample(library, loader)))
+    compiled = compile_library(library, loader=loader, runtime=library_runtime(library, loader))
     with _frozen():
         return coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped), compiled
 

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 import click
 
-from tensilekit.api import library_processors, load_for_selection, runtime_sample
+from tensilekit.api import library_processors, library_runtime, load_for_selection
 from tensilekit.data import sample_library_path
 from tensilekit.errors import InputNotFound, Location, SelectionError, TensilekitError
 from tensilekit.selection import (
@@ -25,7 +25,7 @@ from tensilekit.selection import (
     select_batch,
     select_solution,
 )
-from tensilekit.selection.runtime import RUNTIME_NAMES, Runtime, detect_runtime, runtime_named
+from tensilekit.selection.runtime import RUNTIME_NAMES, Runtime, runtime_named
 
 METRICS = [metric.value for metric in PerformanceMetric]
 """The ``--metric`` choices (select and plot)."""
@@ -69,13 +69,15 @@ _HIPBLASLT_COMPUTE = {"Float": "f32", "Double": "f64", "Int32": "i32", "Half": "
 
 
 def hipblaslt_problem_from_options(
-    m: int, n: int, k: int, batch: int, trans_a: str, trans_b: str, type_spec: str, alpha: float, beta: float
-) -> GemmProblem:
-    """The problem hipBLASLt's heuristic builds for the shared command-line options."""
+    m: int, n: int, k: int, batch: int, trans_a: str, trans_b: str, type_spec: str, alpha: float, beta: float,
+    compute_name: str | None = None,
+) -> GemmProblem:  # fmt: skip
+    """The problem hipBLASLt's heuristic builds for the shared command-line options
+    (``compute_name``, a hipBLASLt compute type, overrides the compute type of ``type_spec``)."""
     from tensilekit.selection.hipblaslt import hipblaslt_problem
 
     spec = parse_type_spec(type_spec)
-    compute = _HIPBLASLT_COMPUTE.get(spec.compute.value)
+    compute = compute_name or _HIPBLASLT_COMPUTE.get(spec.compute.value)
     if compute is None:
         raise SelectionError(f"hipBLASLt has no compute type for {spec.compute.value}")
     return hipblaslt_problem(
@@ -164,6 +166,12 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
     help="Answer as rocBLAS's Tensile or hipBLASLt's tensilelite does (default: detected from the library).",
 )
 @click.option(
+    "--compute-type",
+    "compute_name",
+    default=None,
+    help="hipBLASLt compute type (f32, f32_fast_f16, f32_fast_bf16, f32_fast_xf32, f64, i32 …; hipBLASLt runtime).",
+)
+@click.option(
     "--workspace",
     "workspace_size",
     type=click.IntRange(min=0),
@@ -182,7 +190,7 @@ def select_command(
     m: int | None, n: int | None, k: int | None, library_path: Path | None, arch: str | None, cu_count: int | None,
     is_apu: bool, batch: int, trans_a: str, trans_b: str, type_spec: str, hpa: bool | None, alpha: float,
     beta: float, metric: str, rocblas_k0: bool, queries: Path | None, from_log: Path | None, runtime_name: str | None,
-    workspace_size: int | None, explain: bool, top: int, as_json: bool,
+    compute_name: str | None, workspace_size: int | None, explain: bool, top: int, as_json: bool,
 ) -> None:  # fmt: skip
     """Predict the kernel the runtime selects for an M×N×K GEMM: rocBLAS's Tensile
     (findBestSolution) or hipBLASLt's heuristic (findTopSolutions(.., 1)), detected from the library.
@@ -200,19 +208,24 @@ def select_command(
         library_path = sample_library_path()
         click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
     library, loader = load_for_selection(library_path)
-    runtime = runtime_named(runtime_name) if runtime_name else detect_runtime(runtime_sample(library, loader))
+    runtime = runtime_named(runtime_name) if runtime_name else library_runtime(library, loader)
     if queries is None:  # a single query or a log: one device
         arch = library_arch(library, arch, required_for=" for a single query")
     default_hw = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu) if arch else None
     if from_log is not None:
         assert default_hw is not None
-        _answer_workload(library, loader, from_log, default_hw, rocblas_k0, as_json, library_path, runtime)
+        _answer_workload(
+            library, loader, from_log, default_hw, rocblas_k0, as_json, library_path, runtime, workspace_size
+        )
         return
     if queries is None:
         assert default_hw is not None
         assert m is not None and n is not None and k is not None
         if runtime.name == "hipblaslt":
-            problem = hipblaslt_problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, alpha, beta)
+            # the heuristic path sets alpha = beta = 1 (assignAlphaBeta1), whatever the call will use
+            problem = hipblaslt_problem_from_options(
+                m, n, k, batch, trans_a, trans_b, type_spec, 1.0, 1.0, compute_name
+            )  # fmt: skip
             problem = problem.model_copy(update={"workspace_size": workspace_size or 0})
         else:
             problem = problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, hpa, alpha, beta, metric)
@@ -225,9 +238,8 @@ def select_command(
         if as_json:
             click.echo(json.dumps(selection_record(selection, None, explain=explain), indent=2))
         else:
-            render_selection(
-                selection, problem, default_hw, library_path, contraction_problem(problem, rocblas_k0=rocblas_k0)
-            )
+            contraction = contraction_problem(problem, rocblas_k0=rocblas_k0)
+            render_selection(selection, problem, default_hw, library_path, contraction, runtime=runtime.name)
         return
     name = "<stdin>" if str(queries) == "-" else str(queries)
     if name != "<stdin>" and not queries.exists():
@@ -249,7 +261,7 @@ def select_command(
 
 def _answer_workload(
     library: Any, loader: Any, path: Path, hardware: Hardware, rocblas_k0: bool, as_json: bool, library_path: Path,
-    runtime: Runtime,
+    runtime: Runtime, workspace_size: int | None,
 ) -> None:  # fmt: skip
     from tensilekit.cli.render_select import render_workload, workload_record
     from tensilekit.selection import select_workload
@@ -260,8 +272,9 @@ def _answer_workload(
         for warning in source.warnings:
             click.echo(f"warning: {source.source}: {warning}", err=True)
     answers = select_workload(
-        compile_library(library, loader=loader, runtime=runtime), workload.problems, hardware, rocblas_k0=rocblas_k0
-    )
+        compile_library(library, loader=loader, runtime=runtime), workload.problems, hardware, rocblas_k0=rocblas_k0,
+        workspace_size=workspace_size,
+    )  # fmt: skip
     if as_json:
         for answer in answers:
             click.echo(json.dumps(workload_record(answer), separators=(",", ":")))
