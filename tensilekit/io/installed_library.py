@@ -45,10 +45,14 @@ class ShardUnreadable(SelectionError):
     @classmethod
     def of(cls, prefix: str, error: TensilekitError) -> ShardUnreadable:
         location = error.location or Location()
-        size = ""
+        detail = error.message
         if location.file and Path(location.file).is_file():
-            size = f" ({Path(location.file).stat().st_size} bytes)"
-        return cls(f"shard {prefix} cannot be read{size}: {error.message}", location)
+            from tensilekit.io.msgpack_place import damage_place
+
+            data = Path(location.file).read_bytes()
+            place = damage_place(data) if location.path is None else None
+            detail = f"{error.message} ({len(data)} bytes" + (f"; {place})" if place else ")")
+        return cls(f"shard {prefix} cannot be read: {detail}", location)
 
 
 @dataclasses.dataclass

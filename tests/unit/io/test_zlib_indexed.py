@@ -172,3 +172,16 @@ def test_mapping_is_not_written_indexed() -> None:
 
     with pytest.raises(InvalidValue):
         indexed_layout({"solutions": {0: "shard_a"}, "library": {}})
+
+
+def test_damage_place_names_path_and_byte(corpus_dat: Path) -> None:
+    from tensilekit.io.msgpack_place import damage_place
+
+    data = corpus_dat.read_bytes()
+    assert damage_place(data) is None and damage_place(zlib.compress(data, 9)) is None
+    half = damage_place(data[: len(data) // 2])
+    assert half is not None and half.startswith(("solutions[", "library.")) and f"of {len(data) // 2}" in half
+    assert "truncated" in half
+    zhalf = damage_place(zlib.compress(data, 9)[:5000])
+    assert zhalf is not None and zhalf.startswith("the zlib stream ends early")
+    assert "bytes after the document" in str(damage_place(data + b"\x00"))
