@@ -36,6 +36,10 @@ PREDICATE_SHAPES: dict[str, str] = {
     "AMDGPU": "single",
     "Processor": "string",
     "CUCount": "int",
+    # PCI chip ID rows (tensilelite AMDGPUPredicates.hpp): "PciChipId" (gfx950 only, current),
+    # "PciChipID" (first version, every processor)
+    "PciChipId": "int",
+    "PciChipID": "int",
     "IsAPU": "intbool",
     "IsXPU": "intbool",
     # row markers / metric tags
@@ -199,6 +203,8 @@ class BoolPredicate(StrictModel):
 class IntPredicate(StrictModel):
     type: Literal[
         "CUCount",
+        "PciChipId",
+        "PciChipID",
         "LeadingFree0SizesGreaterOrEqual",
         "LeadingFree1SizesGreaterOrEqual",
         "MaxProblemSizeGreaterThan",

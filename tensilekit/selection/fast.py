@@ -42,6 +42,7 @@ from tensilekit.model.library import (
     SingleNode,
 )
 from tensilekit.model.solution import MasterSolution
+from tensilekit.predicates.evaluate import has_chip_predicate
 from tensilekit.selection.columns import ColumnsLike
 from tensilekit.selection.distance import DISTANCES, grid_based_distances
 from tensilekit.selection.features import feature_key
@@ -874,6 +875,8 @@ class CompiledLibrary:
 
     def _compile(self, node: AnyNode) -> _Node:
         if isinstance(node, (HardwareNode, ProblemNode)):
+            if any(has_chip_predicate(row.predicate) for row in node.rows):
+                return _Reference(node)  # PCI chip-ID rows: the reference walk keeps fallback rows
             rows = [(self._row_atom(row.predicate), self._compile(row.library)) for row in node.rows]
             if len(rows) == 1 and rows[0][0].constant is True:
                 return rows[0][1]  # one always-true row: the node adds nothing to the walk

@@ -80,7 +80,7 @@ from tensilekit.model.library import (
     SingleNode,
 )
 from tensilekit.model.solution import MasterSolution
-from tensilekit.predicates.evaluate import Verdict, evaluate
+from tensilekit.predicates.evaluate import Verdict, chip_fallback_match, evaluate
 from tensilekit.selection.distance import DISTANCES, Distance
 from tensilekit.selection.features import feature_key, predict
 from tensilekit.selection.granularity import projected_performance
@@ -421,6 +421,7 @@ class ReferenceSelector:
         )
 
     def _rows(self, node: HardwareNode | ProblemNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
+        fallback: MasterSolution | None = None
         for number, row in enumerate(node.rows):
             row_path = f"{path}.rows[{number}]"
             verdict = evaluate(row.predicate, q.problem, q.hardware)
@@ -428,13 +429,19 @@ class ReferenceSelector:
             if not verdict.passed:
                 continue
             solution = self._find(row.library, f"{row_path}.library", depth + 1, q)
+            if solution is not None and chip_fallback_match(row.predicate, q.hardware):
+                # ExactLogicLibrary::findBestSolution (tensilelite): a row reached through the PCI
+                # chip-ID fallback is kept while later rows are tried for the device's own ID
+                q.note(depth, node.type, row_path, None, f"row {number} matched through a chip-ID fallback")
+                fallback = fallback or solution
+                continue
             if solution is not None:
                 return solution
             if number + 1 < len(node.rows):
                 q.note(depth, node.type, row_path, False, f"row {number} found nothing; trying the next row")
                 if q.route is not None:
                     q.route.fell_through.append(row_label(node.type, number, row.predicate))
-        return None
+        return fallback
 
     def _problem_map(self, node: ProblemMapNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
         if node.property.type != "OperationIdentifier":

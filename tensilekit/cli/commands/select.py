@@ -118,6 +118,13 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
 @click.option("--arch", help="Device processor, e.g. gfx90a (default for --queries lines without one).")
 @click.option("--cu-count", type=click.IntRange(min=1), help="Device compute units (CU-specific library rows).")
 @click.option("--is-apu", is_flag=True, help="The device is an APU.")
+@click.option(
+    "--pci-chip-id",
+    type=lambda text: int(str(text), 0),
+    default=None,
+    metavar="ID",
+    help="Device PCI ID, e.g. 0x75a3 (hipBLASLt's per-silicon PciChipId rows, with their fallbacks).",
+)
 @click.option("--batch", "-b", type=click.IntRange(min=0), default=1, show_default=True)
 @click.option("--trans-a", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
 @click.option("--trans-b", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
@@ -188,8 +195,8 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
 @click.option("--json", "as_json", is_flag=True, help="JSON output (one object per query line with --queries).")
 def select_command(
     m: int | None, n: int | None, k: int | None, library_path: Path | None, arch: str | None, cu_count: int | None,
-    is_apu: bool, batch: int, trans_a: str, trans_b: str, type_spec: str, hpa: bool | None, alpha: float,
-    beta: float, metric: str, rocblas_k0: bool, queries: Path | None, from_log: Path | None, runtime_name: str | None,
+    is_apu: bool, pci_chip_id: int | None, batch: int, trans_a: str, trans_b: str, type_spec: str,
+    hpa: bool | None, alpha: float, beta: float, metric: str, rocblas_k0: bool, queries: Path | None, from_log: Path | None, runtime_name: str | None,
     compute_name: str | None, workspace_size: int | None, explain: bool, top: int, as_json: bool,
 ) -> None:  # fmt: skip
     """Predict the kernel the runtime selects for an M×N×K GEMM: rocBLAS's Tensile
@@ -211,7 +218,7 @@ def select_command(
     runtime = runtime_named(runtime_name) if runtime_name else library_runtime(library, loader)
     if queries is None:  # a single query or a log: one device
         arch = library_arch(library, arch, required_for=" for a single query")
-    default_hw = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu) if arch else None
+    default_hw = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id) if arch else None
     if from_log is not None:
         assert default_hw is not None
         _answer_workload(
