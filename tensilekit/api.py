@@ -4,18 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tensilekit.errors import InputNotFound, Location, MergeError, UnsupportedFormat, error_context
-from tensilekit.io.custom_kernels import custom_kernel_reader
+from tensilekit.errors import InputNotFound, Location, MergeError, TensilekitError, UnsupportedFormat, error_context
 from tensilekit.io.detect import Kind, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
 from tensilekit.io.logic_io import detect_dialect, logic_from_data
 from tensilekit.io.master_io import decode, load_placeholder, master_from_data
 from tensilekit.io.yaml_codec import detect_style, parse_yaml
-from tensilekit.model.derive_tensilelite import CustomKernelConfig, keep_stored_custom_kernels
-from tensilekit.model.library import HardwareNode, MasterLibrary
+from tensilekit.model.library import HardwareNode, MasterLibrary, PlaceholderNode
 from tensilekit.model.logic import LogicFile
+from tensilekit.model.solution import MasterSolution
+
+if TYPE_CHECKING:
+    from tensilekit.model.derive_tensilelite import CustomKernelConfig
+    from tensilekit.selection.runtime import Runtime
+
+
+def _custom_kernel_reader(directory: str | Path) -> CustomKernelConfig:
+    from tensilekit.io.custom_kernels import custom_kernel_reader  # lazy: only builds read custom kernels
+
+    return custom_kernel_reader(directory)
 
 
 def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLibrary:
@@ -32,7 +41,14 @@ def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLib
 
 
 def load(path: str | Path) -> LogicFile | MasterLibrary:
-    """Read any Tensile library file: logic YAML, master YAML/msgpack, gzip or zlib wrapped."""
+    """Read any Tensile library file: logic YAML (also ``.yaml.zst``, canonical dict form), master
+    YAML/msgpack (``.dat``, ``.dat.zlib``, indexed), gzip wrapped. A ``.dat`` name that does not
+    exist is read as the runtime would: ``<name>.zlib`` first."""
+    if not Path(path).exists():
+        from tensilekit.io.zlib_catalog import read_catalog_bytes
+
+        data, found = read_catalog_bytes(path)
+        return loads(data, str(found))
     return loads(read_bytes(path), str(path))
 
 
@@ -42,7 +58,13 @@ def logic_paths(paths: Iterable[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*") if p.suffix.lower() in (".yaml", ".yml") and p.is_file()))
+            found.extend(
+                sorted(
+                    p
+                    for p in path.rglob("*")
+                    if p.name.lower().endswith((".yaml", ".yml", ".yaml.zst")) and p.is_file()  # .zst: compressed logic
+                )
+            )
         elif path.exists():
             found.append(path)
         else:
@@ -72,13 +94,22 @@ def build_master_files(
     for path in logic_paths(paths):
         with error_context(path):
             data = parse_yaml(decode_text(read_bytes(path), str(path)), str(path))
+            if isinstance(data, dict):  # canonical dict logic: keyed and factored solutions completed
+                from tensilekit.io.logic_canonical import expanded_solution, unkey_solutions
+
+                if isinstance(data.get("Solutions"), dict):
+                    data = unkey_solutions(data, str(path))
+                if isinstance(data.get("Solutions"), list):
+                    data = {**data, "Solutions": [expanded_solution(s, data) for s in data["Solutions"]]}
             if detect_kind(data) is not Kind.LOGIC:
                 raise UnsupportedFormat("not a library-logic file", Location(file=str(path)))
-            if dialect is None:
-                dialects.add(detect_dialect(data).value)
+            file_dialect = dialect or detect_dialect(data).value
+            dialects.add(file_dialect)
+            if isinstance(data, dict) and file_dialect == "tensilelite":
+                from tensilekit.io.logic_canonical import tensilelite_list_form
+
+                data = tensilelite_list_form(data)  # tensilelite's build reads the list form
         inputs.append((str(path), data))
-    if dialect is not None:
-        dialects = {dialect}
     if len(dialects) > 1:
         raise MergeError("cannot build one library from both Tensile and tensilelite logic files")
     from tensilekit.build import build_master_libraries  # lazy: `select` on a master never builds
@@ -89,7 +120,7 @@ def build_master_files(
         lazy=lazy,
         separate_architectures=separate_architectures,
         custom_kernel_config=(
-            custom_kernel_reader(custom_kernels) if isinstance(custom_kernels, (str, Path)) else custom_kernels
+            _custom_kernel_reader(custom_kernels) if isinstance(custom_kernels, (str, Path)) else custom_kernels
         ),
     )
     return {name: master_from_data(tree, source=name) for name, tree in raw.items()}
@@ -104,9 +135,18 @@ def load_for_selection(path: str | Path) -> tuple[MasterLibrary, Callable[[str],
     """
     path = Path(path)
     if not path.exists():
+        from tensilekit.io.zlib_catalog import resolve_catalog
+
+        path = resolve_catalog(path)  # a logical X.dat served by X.dat.zlib, as the runtime probes
+    if not path.exists():
         raise InputNotFound("no such file or directory", Location(file=str(path)))
     # a transient master: hipBLASLt custom kernels keep their stored values (no CustomKernels dir)
     if path.is_dir():
+        from tensilekit.io.installed_library import InstalledLibrary, is_installed_library
+        from tensilekit.model.derive_tensilelite import keep_stored_custom_kernels
+
+        if is_installed_library(path):  # an installed hipBLASLt library: masters, shards read on demand
+            return InstalledLibrary(path).for_selection()
         return _joined(build_master_files([path], custom_kernels=keep_stored_custom_kernels)), None
     with error_context(path):
         data, _, text = decode(read_bytes(path), str(path))
@@ -115,7 +155,38 @@ def load_for_selection(path: str | Path) -> tuple[MasterLibrary, Callable[[str],
         library = master_from_data(data, source=str(path), text=text)
         master_path = path
         return library, lambda prefix: load_placeholder(master_path, prefix)
+    from tensilekit.model.derive_tensilelite import keep_stored_custom_kernels
+
     return _joined(build_master_files([path], custom_kernels=keep_stored_custom_kernels)), None
+
+
+def runtime_sample(library: MasterLibrary, loader: Callable[[str], MasterLibrary] | None) -> list[MasterSolution]:
+    """Solutions that tell which runtime a library is for: its own, or for a lazy master (no
+    solutions of its own) those of the first shard its first Placeholder names (one shard read)."""
+    if library.solutions or loader is None:
+        return list(library.solutions[:1])
+    for _, node in library.iter_nodes():
+        if isinstance(node, PlaceholderNode):
+            try:
+                shard = loader(node.value)
+                lazy_indices = getattr(shard, "_lazy_indices", None)  # an indexed shard read lazily
+                if lazy_indices:
+                    return [shard._lazy_solution(lazy_indices[0])]  # type: ignore[attr-defined]
+                return list(shard.solutions[:1])
+            except TensilekitError:
+                continue  # a damaged shard is reported by the query that reaches it; try the next
+    return []
+
+
+def library_runtime(library: MasterLibrary, loader: Callable[[str], MasterLibrary] | None = None) -> Runtime:
+    """The runtime a library is for (``selection.runtime.detect_runtime``); a lazy master whose
+    rows do not tell is asked through its first shard (one shard read)."""
+    from tensilekit.selection.runtime import TENSILE, detect_runtime
+
+    runtime = detect_runtime(library)
+    if runtime is TENSILE and not library.solutions and loader is not None:
+        runtime = detect_runtime(runtime_sample(library, loader))
+    return runtime
 
 
 def _joined(files: dict[str, MasterLibrary]) -> MasterLibrary:
@@ -177,4 +248,6 @@ __all__ = [
     "load_for_selection",
     "loads",
     "logic_paths",
+    "library_runtime",
+    "runtime_sample",
 ]

@@ -12,7 +12,8 @@ Every error tensilekit raises derives from :class:`TensilekitError`. Errors abou
     ├── DecodeError (ValueError)             bytes that cannot be decoded at all
     │   ├── YamlSyntaxError
     │   ├── MsgpackDecodeError
-    │   └── WorkloadLineError                a workload file line that cannot be read (--strict)
+    │   ├── WorkloadLineError                a workload file line that cannot be read (--strict)
+    │   └── InputTooLarge                    over a size, depth, digits or alias limit
     ├── InputNotFound (FileNotFoundError)    a path that does not exist
     ├── MissingDependency (ImportError)      an optional extra is not installed (says which)
     ├── UnsupportedFormat (ValueError)       a file whose kind or format cannot be detected
@@ -134,7 +135,15 @@ class TensilekitError(Exception):
 
 
 class LibraryFormatError(TensilekitError, ValueError):
-    """A file decodes but does not fit the logic-file or master-library model."""
+    """A file decodes but does not fit the logic-file or master-library model.
+
+    ``related`` holds the file's other problems (each with its own location), so a report can
+    list them all; the error itself is the first.
+    """
+
+    def __init__(self, message: str, location: Location | None = None) -> None:
+        super().__init__(message, location)
+        self.related: list[LibraryFormatError] = []
 
 
 class UnknownNodeType(LibraryFormatError):
@@ -169,6 +178,11 @@ class WorkloadLineError(DecodeError):
     """A line of a workload file (hipBLASLt log, TunableOp / AITER CSV, query lines) that cannot be read."""
 
 
+class InputTooLarge(DecodeError):
+    """Input over a reader limit (size, decompression ratio, nesting, integer digits, aliases);
+    the message names the limit (``tensilekit --max-input-size`` raises the size limit)."""
+
+
 class InputNotFound(TensilekitError, FileNotFoundError):
     """A path that does not exist."""
 
@@ -199,6 +213,13 @@ class SelectionError(TensilekitError, ValueError):
 
 class NoKernel(SelectionError):
     """The runtime finds no kernel and that is the whole answer (the message says why); exit 1."""
+
+    exit_code = 1
+
+
+class UnmodelledSelection(SelectionError):
+    """The runtime answers this query with a model tensilekit does not reproduce (Origami's
+    analytical ranking of a ``Prediction`` pool); the message names the candidates."""
 
     exit_code = 1
 
@@ -282,6 +303,7 @@ __all__ = [
     "DecodeError",
     "DependencyCycle",
     "InputNotFound",
+    "InputTooLarge",
     "InvalidKernel",
     "InvalidValue",
     "LibraryFormatError",
@@ -303,6 +325,7 @@ __all__ = [
     "ToolNotFound",
     "ToolOutputError",
     "UnknownNodeType",
+    "UnmodelledSelection",
     "UnsupportedFormat",
     "ValidationFailed",
     "VersionMismatch",

@@ -24,11 +24,12 @@ from tensilekit.model.library import (
     MasterLibrary,
     MatchingNode,
     PlaceholderNode,
+    PredictionNode,
     ProblemMapNode,
 )
 from tensilekit.model.logic import LogicFile
 
-LIBRARY_SUFFIXES = (".yaml", ".yml", ".dat", ".yaml.gz", ".yml.gz", ".dat.gz", ".dat.zlib")
+LIBRARY_SUFFIXES = (".yaml", ".yml", ".dat", ".yaml.gz", ".yml.gz", ".dat.gz", ".dat.zlib", ".yaml.zst")
 
 
 class FileInfo(BaseModel):
@@ -60,9 +61,11 @@ def iter_library_files(paths: Iterable[str | Path]) -> Iterator[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for child in sorted(path.rglob("*")):
-                if child.is_file() and child.name.lower().endswith(LIBRARY_SUFFIXES):
-                    yield child
+            from tensilekit.io.zlib_catalog import runtime_view
+
+            # X.dat beside X.dat.zlib is not read by the runtime (the .zlib is probed first)
+            children = sorted(path.rglob("*"))
+            yield from runtime_view(c for c in children if c.is_file() and c.name.lower().endswith(LIBRARY_SUFFIXES))
         elif path.exists():
             yield path
         else:
@@ -131,7 +134,7 @@ def describe_master(master: MasterLibrary, path: str, fmt: str) -> FileInfo:
                 if values:
                     low, high = ranges.get(name, [min(values), max(values)])
                     ranges[name] = [min(low, *values), max(high, *values)]
-        elif isinstance(node, FreeSizeNode):
+        elif isinstance(node, (FreeSizeNode, PredictionNode)):
             entries += len(node.table)
         elif isinstance(node, DecisionTreeNode):
             entries += len(node.trees)
@@ -165,7 +168,15 @@ def _processors(predicate: Any) -> list[str]:
 
 
 def describe(path: str | Path) -> FileInfo:
-    """Summary of one logic file or master library."""
+    """Summary of one logic file, master library or lazy mapping."""
+    from tensilekit.io.installed_library import is_mapping_name
+
+    if is_mapping_name(path):
+        from tensilekit.io.installed_library import read_mapping
+
+        mapping = read_mapping(path)
+        return FileInfo(path=str(path), kind="mapping", format=_detected_format(Path(path).read_bytes()),
+                        table_entries=len(mapping))  # fmt: skip
     data = read_bytes(path)
     fmt = _detected_format(Path(path).read_bytes())
     model = loads(data, str(path))
@@ -189,11 +200,20 @@ def finding_from_error(error: TensilekitError, path: str | Path) -> Finding:
 
 def validate_file(path: str | Path) -> FileValidation:
     """Schema and semantic checks of one file; decoding/schema errors become findings."""
+    from tensilekit.io.installed_library import check_mapping, is_mapping_name
+
     try:
+        if is_mapping_name(path):  # a lazy mapping: index -> shard, every shard present
+            check_mapping(path)
+            return FileValidation(path=str(path), ok=True)
         data = read_bytes(path)
         model = loads(data, str(path))
     except TensilekitError as error:
-        return FileValidation(path=str(path), ok=False, findings=[finding_from_error(error, path)])
+        related = getattr(error, "related", [])
+        findings = [finding_from_error(problem, path) for problem in [error, *related]]
+        if related:  # every problem is listed: drop the first one's "[and N more problem(s)]"
+            findings[0].message = findings[0].message.rsplit(" [and ", 1)[0]
+        return FileValidation(path=str(path), ok=False, findings=findings)
     findings = check_master(model) if isinstance(model, MasterLibrary) else check_logic(model)
     add_finding_lines(data, findings, limit=200)
     return FileValidation(path=str(path), ok=not has_errors(findings), findings=findings)

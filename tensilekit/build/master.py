@@ -313,6 +313,10 @@ def _selection_kind(logic: LogicFile) -> str:
     if logic.layout is Layout.DICT:
         if logic.library_type is None:
             raise MissingField("logic file has no LibraryType", Location(path="LibraryType"))
+        # tensilelite canonical dict logic (LibraryIO.py prepareLibraryLogicDict @ 4cbb0598):
+        # Equality/GridBased are Matching distances, FreeSize a pool, as in the list form
+        if logic.dialect is Dialect.TENSILELITE and logic.library_type in _TENSILELITE_LIST_TYPES:
+            return logic.library_type
         if logic.library_type != "DecisionTree":
             raise InvalidValue(
                 f"unsupported LibraryType {logic.library_type!r} in a mapping-form logic file",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tensilekit.errors import InputNotFound, Location, UnsupportedFormat
 
-LIBRARY_SUFFIXES = (".yaml", ".yml", ".dat", ".yaml.gz", ".yml.gz", ".dat.gz", ".dat.zlib")
+LIBRARY_SUFFIXES = (".yaml", ".yml", ".dat", ".yaml.gz", ".yml.gz", ".dat.gz", ".dat.zlib", ".yaml.zst")
 """What ``validate``/``info``/``lint`` read inside folders (tensilekit.inspect's list)."""
 
 _SNIFF_BYTES = 1 << 16

@@ -98,14 +98,27 @@ class _LazyGroup(click.Group):
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tensilekit")
 @click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors (accepted anywhere on the line).")
+@click.option(
+    "--max-input-size",
+    metavar="SIZE",
+    default=None,
+    help="Largest decoded input accepted, e.g. 8G (default 4G; compressed input is also refused "
+    "beyond 200:1 unless this is given).",
+)
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(ctx: click.Context, debug: bool, max_input_size: str | None) -> None:
     """Typed, fast, scriptable tooling for AMD Tensile / hipBLASLt GEMM libraries.
 
     Shell completion: eval "$(_TENSILEKIT_COMPLETE=bash_source tensilekit)" (zsh_source, fish_source).
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug or ctx.obj.get("debug_anywhere", False)
+    from tensilekit.io.limits import parse_size, set_max_input_size
+
+    try:
+        set_max_input_size(None if max_input_size is None else parse_size(max_input_size))
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--max-input-size") from None
 
 
 def exit_code_for(error: TensilekitError) -> int:

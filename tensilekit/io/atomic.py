@@ -1,26 +1,122 @@
-"""Atomic writes: temp file in the target's directory, fsync, rename. Used by every writer.
+"""All-or-nothing writes: one file (temp file + rename) or a set of files (staged folder + swap).
 
-A reader (or a crash, even SIGKILL) therefore sees either the old file or the complete new one,
-never a half-written file; this also makes ``OUTPUT == INPUT`` in-place updates safe.
+A reader, or a crash even by SIGKILL, sees the old output or the complete new one, never a
+half-written file nor (for a set, such as a merge into a folder or a lazy master with its
+placeholder files) a mix of old and new files; this also makes ``OUTPUT == INPUT`` safe.
+
+* Temp files and staged folders are siblings of the target named ``.<name>.<pid>.<random>.tmp``:
+  hidden, ``.tmp``, so no output glob (``*.yaml``, ``*.dat``) ever matches them. One left behind
+  by a killed process is removed by the next write there (only when its process is gone).
+* New files get the mode the umask gives (``open(..., 0o666)``: the process umask is never
+  changed, other threads may be creating files); a replaced file keeps its mode.
+* A symlinked output is written through: the file it points to is replaced, the link stays.
+* A folder is swapped in with one ``renameat2(RENAME_EXCHANGE)`` (Linux); where that is missing
+  the old folder is renamed aside first (a kill between the two renames leaves the old set aside,
+  restored by the next write).
+
+``TENSILEKIT_KILL_AT=<point>[#n]`` makes the process SIGKILL itself at the n-th passage of an
+injection point (tests only: deterministic kill tests, ``tests/unit/io/test_atomic_writes.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
+import errno
 import os
-import tempfile
+import secrets
+import shutil
+import signal
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+_KILL_AT = os.environ.get("TENSILEKIT_KILL_AT")
+_passages: dict[str, int] = {}
+
+
+def checkpoint(point: str) -> None:
+    """An injection point for kill tests; does nothing unless ``TENSILEKIT_KILL_AT`` names it."""
+    if _KILL_AT is None:
+        return
+    label, _, nth = _KILL_AT.partition("#")
+    if label != point:
+        return
+    _passages[point] = _passages.get(point, 0) + 1
+    if _passages[point] == int(nth or 1):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+# -- names of our temporaries ---------------------------------------------------------------------
+
+
+def _temp_name(target: Path) -> Path:
+    return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+
+def _owner_is_gone(name: str, prefix: str) -> bool:
+    pid_text = name[len(prefix) :].split(".", 1)[0]
+    if not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, someone else's
+    return False
+
+
+def remove_leftovers(target: str | os.PathLike[str]) -> list[str]:
+    """Remove temp files / staged folders a killed writer of ``target`` left beside it; returns
+    their names. Only ours (the naming above) and only when the writing process is gone."""
+    path = Path(target)
+    prefix = f".{path.name}."
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not (entry.name.startswith(prefix) and entry.name.endswith(".tmp")):
+            continue
+        if not _owner_is_gone(entry.name, prefix):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+            removed.append(entry.name)
+    return removed
+
+
+def _through_symlink(path: Path) -> Path:
+    """The file a symlinked output points to (written through, the link kept); else ``path``."""
+    if path.is_symlink():
+        return Path(os.path.realpath(path))
+    return path
+
+
+# -- one file ------------------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
     """Open a temporary sibling of ``path`` for writing; rename over ``path`` on success."""
-    target = Path(path)
+    target = _through_symlink(Path(path))
     target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    remove_leftovers(target)
+    temp_name = _temp_name(target)
+    # O_EXCL with mode 0o666: the kernel applies the umask, nothing here reads or changes it
+    descriptor = os.open(temp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     try:
+        checkpoint("temp-created")
         text_mode = "b" not in mode
         with os.fdopen(
             descriptor, mode, encoding="utf-8" if text_mode else None, newline="" if text_mode else None
@@ -28,15 +124,11 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        if target.exists():
-            with contextlib.suppress(OSError):
-                os.chmod(temp_name, target.stat().st_mode & 0o7777)
-        else:
-            with contextlib.suppress(OSError):
-                umask = os.umask(0)
-                os.umask(umask)
-                os.chmod(temp_name, 0o666 & ~umask)
+        checkpoint("temp-written")
+        with contextlib.suppress(OSError):
+            os.chmod(temp_name, stat.S_IMODE(target.stat().st_mode))  # a replaced file keeps its mode
         os.replace(temp_name, target)
+        checkpoint("renamed")
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
@@ -55,4 +147,119 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         handle.write(data)
 
 
-__all__ = ["atomic_open", "write_bytes_atomic", "write_text_atomic"]
+# -- a set of files ------------------------------------------------------------------------------
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Atomically swap two paths (Linux ``renameat2``); False where the system cannot."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    result = renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE)
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(second))
+
+
+def _fsync_tree(folder: Path) -> None:
+    for root, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                descriptor = os.open(os.path.join(root, name), os.O_RDONLY)
+                try:
+                    os.fsync(descriptor)
+                finally:
+                    os.close(descriptor)
+
+
+def _link_or_copy(source: str, destination: str) -> None:
+    try:
+        os.link(source, destination, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(source, destination, follow_symlinks=False)
+
+
+def _carry_over(old: Path, staged: Path) -> None:
+    """Every entry of the old folder the writer did not replace, hard-linked (or copied) in."""
+    for entry in os.scandir(old):
+        destination = staged / entry.name
+        if destination.exists() or destination.is_symlink():
+            continue
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry.path), destination)
+        elif entry.is_dir():
+            shutil.copytree(entry.path, destination, symlinks=True, copy_function=_link_or_copy)
+        else:
+            _link_or_copy(entry.path, str(destination))
+
+
+def _restore_set_aside(target: Path) -> None:
+    # the fallback swap was killed between its two renames: put the old folder back
+    if target.exists() or target.is_symlink():
+        return
+    prefix = f".{target.name}."
+    for entry in os.scandir(target.parent):
+        if entry.name.startswith(prefix) and entry.name.endswith(".old.tmp") and _owner_is_gone(entry.name, prefix):
+            os.rename(entry.path, target)
+            return
+
+
+@contextlib.contextmanager
+def staged_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Write a set of files into a staging folder, then swap it in for ``path`` all at once.
+
+    Yields the staging folder; write the new files there with plain writes (in the order a
+    reader should see them appear, for systems without the atomic swap). On success, entries
+    of the existing folder that were not written are carried over (hard links), everything is
+    fsynced and the staging folder replaces ``path``. On an exception nothing changes.
+    """
+    target = _through_symlink(Path(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _restore_set_aside(target)
+    remove_leftovers(target)
+    staged = _temp_name(target)
+    os.mkdir(staged, 0o777)  # the umask applies
+    try:
+        checkpoint("stage-created")
+        yield staged
+        if target.is_dir():
+            _carry_over(target, staged)
+            with contextlib.suppress(OSError):
+                os.chmod(staged, stat.S_IMODE(target.stat().st_mode))
+        _fsync_tree(staged)
+        checkpoint("stage-written")
+        if not target.exists():
+            os.rename(staged, target)
+        elif _exchange(staged, target):
+            checkpoint("swapped")
+            shutil.rmtree(staged, ignore_errors=True)  # now the old folder
+        else:
+            aside = staged.with_name(staged.name.removesuffix(".tmp") + ".old.tmp")
+            os.rename(target, aside)
+            checkpoint("set-aside")
+            os.rename(staged, target)
+            shutil.rmtree(aside, ignore_errors=True)
+        checkpoint("replaced")
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+
+
+__all__ = [
+    "atomic_open",
+    "checkpoint",
+    "remove_leftovers",
+    "staged_directory",
+    "write_bytes_atomic",
+    "write_text_atomic",
+]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import enum
-import gzip
 import zlib
 from typing import Any
 
 from tensilekit.errors import MsgpackDecodeError, UnsupportedFormat
+from tensilekit.io.limits import inflate
 
 
 class Format(str, enum.Enum):
@@ -19,6 +19,7 @@ class Compression(str, enum.Enum):
     NONE = "none"
     GZIP = "gzip"
     ZLIB = "zlib"
+    ZSTD = "zstd"  # .yaml.zst logic (io.logic_canonical)
 
 
 class Kind(str, enum.Enum):
@@ -32,6 +33,8 @@ _ZLIB_HEADERS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\xda")
 def detect_compression(data: bytes) -> Compression:
     if data[:2] == b"\x1f\x8b":
         return Compression.GZIP
+    if data[:4] == b"\x28\xb5\x2f\xfd":
+        return Compression.ZSTD
     if len(data) >= 2 and data[0] == 0x78 and (data[0] * 256 + data[1]) % 31 == 0:
         return Compression.ZLIB
     return Compression.NONE
@@ -41,10 +44,15 @@ def decompress(data: bytes, source: str | None = None) -> tuple[bytes, Compressi
     """Strip a gzip or zlib wrapper (a ``.dat.zlib`` is its own, detected format)."""
     compression = detect_compression(data)
     try:
+        # streamed, stopping at the input size limit: a gzip bomb never materialises
         if compression is Compression.GZIP:
-            return gzip.decompress(data), compression
+            return inflate(data, 16 + zlib.MAX_WBITS, source), compression
         if compression is Compression.ZLIB:
-            return zlib.decompress(data), compression
+            return inflate(data, zlib.MAX_WBITS, source), compression
+        if compression is Compression.ZSTD:
+            from tensilekit.io.logic_canonical import decompress_zstd
+
+            return decompress_zstd(data, source), compression
     except (OSError, zlib.error, EOFError) as error:
         from tensilekit.errors import Location
 
@@ -64,8 +72,8 @@ def detect_format(data: bytes) -> Format:
 
 def detect_kind(data: Any) -> Kind:
     """A master has ``solutions`` and ``library``; a logic file is a list or a dict with ``Solutions``."""
-    if isinstance(data, dict) and "library" in data and "solutions" in data:
-        return Kind.MASTER
+    if isinstance(data, dict) and "library" in data and ("solutions" in data or "format_version" in data):
+        return Kind.MASTER  # format_version: an indexed master (io.indexed_msgpack)
     if isinstance(data, list) or (isinstance(data, dict) and "Solutions" in data):
         return Kind.LOGIC
     raise UnsupportedFormat("neither a library-logic file nor a master solution library")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tensilekit.errors import DecodeError, InputNotFound, Location, UnsupportedFormat
 from tensilekit.io.detect import decompress
+from tensilekit.io.limits import check_file_size
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -16,6 +17,7 @@ def read_bytes(path: str | Path) -> bytes:
     if file.is_dir():
         raise UnsupportedFormat("is a directory, expected a file", Location(file=str(path)))
     try:
+        check_file_size(file.stat().st_size, str(path))
         data = file.read_bytes()
     except OSError as error:
         raise InputNotFound(f"cannot read: {error.strerror}", Location(file=str(path))) from None

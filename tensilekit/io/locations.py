@@ -21,7 +21,7 @@ from tensilekit.errors import (
     UnknownNodeType,
     format_path,
 )
-from tensilekit.io.yaml_codec import locate, parse_path
+from tensilekit.io.yaml_codec import locate, locate_many, parse_path
 
 
 def raw_path(raw: Any, loc: Sequence[int | str], aliases: Callable[[str], str] | None = None) -> list[object]:
@@ -72,7 +72,15 @@ def _message(error: Any) -> str:
             return "a library node must be a mapping with a 'type'"
         tag = value.get("type")
         return f"unknown library node type {tag!r}" if tag is not None else "library node without a 'type'"
-    return str(error.get("msg", "invalid value"))
+    message = str(error.get("msg", "invalid value"))
+    return message.removeprefix("Value error, ")
+
+
+def _field_loc(error: Any) -> tuple[int | str, ...]:
+    """The error's ``loc``, extended by the key a model-level check named (``ctx["field"]``)."""
+    loc = tuple(error.get("loc", ()))
+    field = (error.get("ctx") or {}).get("field")
+    return loc + (field,) if isinstance(field, str) else loc
 
 
 def to_format_error(
@@ -84,22 +92,70 @@ def to_format_error(
     prefix: Sequence[object] = (),
     path_for: Callable[[Sequence[int | str]], list[object]] | None = None,
 ) -> LibraryFormatError:
-    """The first problem of ``error`` as a :class:`LibraryFormatError` with file, path, line, col."""
+    """The first problem of ``error`` as a :class:`LibraryFormatError` with file, path, line, col.
+
+    Every other problem (one per place in the document, up to :data:`MAX_REPORTED`) is in the
+    returned error's ``related`` list, located the same way, so ``validate`` can report them all.
+    """
     details = error.errors(include_url=False)
-    first = details[0]
-    loc = tuple(first.get("loc", ()))
-    path = list(prefix) + (path_for(loc) if path_for is not None else raw_path(raw, loc))
-    if text is not None:
-        location = locate(text, path, source)
-    else:
-        location = Location(file=source, path=format_path(path) if path else None)
-    kind = first.get("type", "")
-    message = _message(first)
-    value = first.get("input")
+    by_path: dict[str, tuple[list[object], Any]] = {}
+    for detail in details:
+        loc = _field_loc(detail)
+        path = list(prefix) + (path_for(loc) if path_for is not None else raw_path(raw, loc))
+        # A value that fits no member of a union fails once per member (``ProblemType | str``):
+        # report the place once, with the first member's (the model's) problem.
+        spelled = format_path(path)
+        if detail.get("type") != "missing" and not prefix and path and not _names_key(raw, path):
+            spelled = format_path(path[:-1])
+        if any(known == spelled or known.startswith((spelled + ".", spelled + "[")) for known in by_path):
+            continue
+        by_path[spelled] = (path, detail)
+        if len(by_path) >= MAX_REPORTED:
+            break
+    (first_path, first), *others = by_path.values()
+    location = locate(text, first_path, source) if text is not None else _plain_location(first_path, source)
+    result = _format_error(first, location)
+    if others:
+        result.message += f" [and {len(others)} more problem(s)]"
+        result.args = (result.message,)
+        places: list[tuple[int, int] | None] = (
+            locate_many(text, [format_path(path) for path, _ in others]) if text is not None else [None] * len(others)
+        )
+        for (path, detail), place in zip(others, places, strict=True):
+            other = _plain_location(path, source)
+            if place is not None:
+                other = dataclasses.replace(other, line=place[0], col=place[1])
+            result.related.append(_format_error(detail, other))
+    return result
+
+
+def _names_key(raw: Any, path: Sequence[object]) -> bool:
+    """Whether ``path`` leads to an existing key or index of ``raw`` (else it ends in a union tag)."""
+    node = raw
+    for part in path:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return False
+    return True
+
+
+MAX_REPORTED = 200
+"""Problems reported per file (one per place in the document)."""
+
+
+def _plain_location(path: list[object], source: str | None) -> Location:
+    return Location(file=source, path=format_path(path) if path else None)
+
+
+def _format_error(detail: Any, location: Location) -> LibraryFormatError:
+    kind = detail.get("type", "")
+    message = _message(detail)
+    value = detail.get("input")
     if kind not in ("missing", "extra_forbidden") and not isinstance(value, (dict, list)):
         message += f" (got {value!r:.60})"
-    if len(details) > 1:
-        message += f" [and {len(details) - 1} more problem(s)]"
     cls: type[LibraryFormatError]
     if kind == "missing":
         cls = MissingField

@@ -122,8 +122,17 @@ def logic_from_data(
 ) -> LogicFile:
     """Build a :class:`LogicFile` from decoded YAML data (list or dict form)."""
     chosen = Dialect(dialect) if dialect is not None else detect_dialect(data)
+    solution_keys: list[str] | None = None
     with error_context(source or "<input>"):
         try:
+            if isinstance(data, dict) and isinstance(data.get("Solutions"), dict):
+                # canonical dict logic: Solutions keyed by name (io.logic_canonical)
+                from tensilekit.io.logic_canonical import keyed_solutions
+
+                pairs = keyed_solutions(data, source)
+                # keys by SolutionIndex, then the file's own key order (restored on write)
+                solution_keys = [key for key, _ in pairs] + [str(key) for key in data["Solutions"]]
+                data = {**data, "Solutions": [solution for _, solution in pairs]}
             if isinstance(data, list):
                 fields = _fields_from_list(data, chosen)
             elif isinstance(data, dict):
@@ -137,7 +146,9 @@ def logic_from_data(
             raise
         try:
             with gc_paused():
-                return LogicFile.model_validate(fields)
+                logic = LogicFile.model_validate(fields)
+            logic._solution_keys = solution_keys
+            return logic
         except ValidationError as error:
             if isinstance(data, list):
                 list_path = _list_path(chosen)
@@ -191,6 +202,17 @@ def _logic_to_dict(logic: LogicFile) -> dict[str, Any]:
         if field in logic.model_fields_set:
             values[key] = _field_value(logic, field)
     values.update((key, to_raw(value)) for key, value in logic.extra_keys.items())
+    keys = logic._solution_keys
+    if keys is not None and isinstance(values.get("Solutions"), list):
+        from tensilekit.io.logic_canonical import canonical_data
+
+        solutions = values["Solutions"]
+        by_index, file_order = keys[: len(keys) // 2], keys[len(keys) // 2 :]
+        if len(by_index) == len(solutions):
+            keyed = dict(zip(by_index, solutions, strict=True))
+            values["Solutions"] = {key: keyed[key] for key in file_order}
+        else:  # solutions were added or removed: key them afresh
+            values["Solutions"] = canonical_data({"Solutions": solutions}, keyed=True)["Solutions"]
     order = logic.dict_key_order or sorted(values)
     ordered = {key: values[key] for key in order if key in values}
     ordered.update((key, value) for key, value in values.items() if key not in ordered)
@@ -214,20 +236,54 @@ def load_logic(path: str | Path, *, dialect: Dialect | str | None = None) -> Log
     return loads_logic(text, dialect=dialect, source=str(path))
 
 
-def dumps_logic(logic: LogicFile, style: YamlStyle | None = None) -> str:
-    """Logic-file YAML text, in ``style`` or (by default) the style the file was read with."""
+def dumps_logic(logic: LogicFile, style: YamlStyle | None = None, *, layout: str | None = None) -> str:
+    """Logic-file YAML text, in ``style`` or (by default) the style the file was read with.
+
+    ``layout="canonical"`` writes the canonical dict form TensileCreateLibrary's tuning flow
+    writes now (named root keys, Solutions keyed by name, factored; io.logic_canonical).
+    """
+    if layout == "canonical":
+        return _dumps_canonical(logic, style)
+    if layout not in (None, "file"):
+        raise ValueError(f"unknown logic layout {layout!r} (file or canonical)")
     chosen = style or logic._source_style or AMD_LOGIC_STYLE
     with gc_paused():
         return dump_yaml(logic_to_data(logic), chosen)
 
 
-def dump_logic(logic: LogicFile, path: str | Path | None = None, style: YamlStyle | None = None) -> str:
-    """Write ``logic`` atomically to ``path`` (if given); returns the text."""
-    text = dumps_logic(logic, style)
-    if path is not None:
-        from tensilekit.io.atomic import write_text_atomic
+def _dumps_canonical(logic: LogicFile, style: YamlStyle | None) -> str:
+    from tensilekit.io.logic_canonical import canonical_data
 
-        write_text_atomic(path, text)
+    named: dict[str, Any] = {}
+    for field, key in _FIELD_TO_DICT_KEY.items():
+        if field in logic.model_fields_set:
+            named[key] = _field_value(logic, field)
+    architecture = named.get("ArchitectureName")
+    if isinstance(architecture, dict):  # list position 2: {Architecture, CUCount, IsAPU}
+        named["ArchitectureName"] = architecture.get("Architecture")
+        named.setdefault("CUCount", architecture.get("CUCount"))
+        if "IsAPU" in architecture:
+            named.setdefault("IsAPU", architecture["IsAPU"])
+    named.update((key, to_raw(value)) for key, value in logic.extra_keys.items())
+    with gc_paused():
+        return dump_yaml(canonical_data(named), style or AMD_LOGIC_STYLE)
+
+
+def dump_logic(
+    logic: LogicFile, path: str | Path | None = None, style: YamlStyle | None = None, *, layout: str | None = None
+) -> str:
+    """Write ``logic`` atomically to ``path`` (if given); returns the text. ``layout``: None (the
+    file's own) or ``"canonical"``; a path ending in ``.zst`` is zstd-compressed."""
+    text = dumps_logic(logic, style, layout=layout)
+    if path is not None:
+        from tensilekit.io.atomic import write_bytes_atomic, write_text_atomic
+
+        if str(path).endswith(".zst"):
+            from tensilekit.io.logic_canonical import compress_zstd
+
+            write_bytes_atomic(path, compress_zstd(text))
+        else:
+            write_text_atomic(path, text)
     return text
 
 

@@ -11,14 +11,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tensilekit.errors import LibraryFormatError, Location, error_context
+from tensilekit.errors import InvalidValue, LibraryFormatError, Location, error_context
 from tensilekit.io.detect import Format, Kind, decompress, detect_format, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
 from tensilekit.io.locations import to_format_error
 from tensilekit.io.logic_io import gc_paused
 from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack
 from tensilekit.io.yaml_codec import AMD_MASTER_STYLE, YamlStyle, dump_yaml, parse_yaml
-from tensilekit.model.library import MasterLibrary
+from tensilekit.model.library import MasterLibrary, PlaceholderNode, placeholder_name
 
 
 def decode(data: bytes | str, source: str | None = None) -> tuple[Any, Format, str | None]:
@@ -37,15 +37,25 @@ def decode(data: bytes | str, source: str | None = None) -> tuple[Any, Format, s
 
 
 def master_from_data(data: Any, *, source: str | None = None, text: str | None = None) -> MasterLibrary:
-    """Validate decoded data as a :class:`MasterLibrary`."""
+    """Validate decoded data as a :class:`MasterLibrary` (an indexed file's solutions are decoded)."""
+    indexed = isinstance(data, dict) and "format_version" in data
+    if indexed:
+        from tensilekit.io.indexed_msgpack import indexed_to_data
+
+        data = indexed_to_data(data, source)
     with error_context(source or "<input>"):
         if detect_kind(data) is not Kind.MASTER:
             raise LibraryFormatError("not a master solution library (no 'solutions' and 'library')", Location(path=""))
         try:
             with gc_paused():
-                return MasterLibrary.model_validate(data)
+                library = MasterLibrary.model_validate(data)
         except ValidationError as error:
             raise to_format_error(error, data, source=source, text=text) from None
+    if indexed:
+        from tensilekit.io.indexed_msgpack import check_tree_indices
+
+        check_tree_indices(library, {solution.index for solution in library.solutions}, source)
+    return library
 
 
 def loads_master(data: bytes | str, source: str | None = None) -> MasterLibrary:
@@ -55,7 +65,15 @@ def loads_master(data: bytes | str, source: str | None = None) -> MasterLibrary:
 
 
 def load_master(path: str | Path) -> MasterLibrary:
-    """Read ``TensileLibrary*.yaml`` / ``.dat`` (and ``.gz``) from disk."""
+    """Read ``TensileLibrary*.yaml`` / ``.dat`` (``.gz``, ``.dat.zlib``, indexed) from disk.
+
+    A ``.dat`` name that does not exist is read as the runtime would: ``<name>.zlib`` first.
+    """
+    if not Path(path).exists():
+        from tensilekit.io.zlib_catalog import read_catalog_bytes
+
+        data, found = read_catalog_bytes(path)
+        return loads_master(data, str(found))
     return loads_master(read_bytes(path), str(path))
 
 
@@ -215,10 +233,32 @@ def format_for_path(path: str | Path) -> Format:
     return Format.MSGPACK if any(s in (".dat", ".msgpack") for s in suffixes) else Format.YAML
 
 
+# Formats beyond YAML/msgpack a master can be written in (``--format``): ``zlib`` is msgpack in
+# a ``.dat.zlib`` catalog, ``msgpack-indexed`` the format_version 2 layout (io.indexed_msgpack).
+WRITE_FORMATS = ("yaml", "msgpack", "zlib", "msgpack-indexed")
+
+
 def dump_master(master: MasterLibrary, path: str | Path | None = None, fmt: Format | str | None = None) -> bytes:
-    """Write ``master`` atomically (format from ``fmt`` or the file suffix); returns the bytes."""
-    chosen = Format(fmt) if fmt is not None else (format_for_path(path) if path is not None else Format.YAML)
-    payload = dumps_master(master, chosen)
+    """Write ``master`` atomically (format from ``fmt`` or the file suffix); returns the bytes.
+
+    ``fmt`` is one of :data:`WRITE_FORMATS`; a path ending in ``.zlib`` is zlib-compressed at
+    level 9 as hipBLASLt's ``LibraryIO.writeMsgPack`` does (``io.zlib_catalog``).
+    """
+    name = str(path) if path is not None else ""
+    if fmt is not None and str(getattr(fmt, "value", fmt)) == "msgpack-indexed":
+        from tensilekit.io.indexed_msgpack import dumps_indexed
+
+        payload = dumps_indexed(master)
+    elif fmt is not None and str(getattr(fmt, "value", fmt)) == "zlib":
+        payload = dumps_master(master, Format.MSGPACK)
+        name = name if name.endswith(".zlib") else name + ".zlib"
+    else:
+        chosen = Format(fmt) if fmt is not None else (format_for_path(path) if path is not None else Format.YAML)
+        payload = dumps_master(master, chosen)
+    if name.endswith(".zlib"):
+        from tensilekit.io.zlib_catalog import compress_catalog
+
+        payload = compress_catalog(payload)
     if path is not None:
         from tensilekit.io.atomic import write_bytes_atomic
 
@@ -230,16 +270,98 @@ def dump_master(master: MasterLibrary, path: str | Path | None = None, fmt: Form
     return payload
 
 
-def load_placeholder(master_path: str | Path, prefix: str) -> MasterLibrary:
-    """Load the lazily referenced library ``prefix`` beside ``master_path`` (same extension)."""
+def dump_master_set(
+    masters: dict[str, MasterLibrary], directory: str | Path, fmt: Format | str = Format.MSGPACK
+) -> list[Path]:
+    """Write several masters (``name -> library``, e.g. a lazy library and its placeholder files)
+    into ``directory`` as one set: staged and swapped in at once (``io.atomic.staged_directory``),
+    each lazy master written after the files its placeholders name. Returns the final paths."""
+    from tensilekit.io.atomic import staged_directory
+
+    chosen = str(getattr(fmt, "value", fmt))
+    suffix = set_suffix(chosen)
+    order = sorted(masters, key=lambda name: name.startswith("TensileLibrary_lazy"))
+    from tensilekit.io.installed_library import lazy_mappings
+
+    # tensilelite lazy sets get TensileLiteLibrary_lazy_<arch>_Mapping, always msgpack (Run.py)
+    mappings = lazy_mappings(masters)
+    mapping_suffix = ".dat" if chosen in ("yaml", "msgpack") else ".dat.zlib"
+    written = [f"{name}{suffix}" for name in order if not name.startswith("TensileLibrary_lazy")]
+    written += [f"{name}{mapping_suffix}" for name in mappings]
+    written += [f"{name}{suffix}" for name in order if name.startswith("TensileLibrary_lazy")]
+    with staged_directory(directory) as staging:
+        for name in order:
+            if name.startswith("TensileLibrary_lazy"):
+                for mapping_name, mapping in mappings.items():
+                    payload = dump_msgpack(mapping)
+                    if mapping_suffix.endswith(".zlib"):
+                        from tensilekit.io.zlib_catalog import compress_catalog
+
+                        payload = compress_catalog(payload)
+                    (staging / f"{mapping_name}{mapping_suffix}").write_bytes(payload)
+                mappings = {}
+            dump_master(masters[name], staging / f"{name}{suffix}", "msgpack" if chosen == "zlib" else chosen)
+    return [Path(directory) / name for name in written]
+
+
+def set_suffix(fmt: str) -> str:
+    """The file suffix of a master written in ``fmt`` into a library folder (AMD writes both the
+    zlib and the indexed layout as ``.dat.zlib``)."""
+    return {"yaml": ".yaml", "msgpack": ".dat"}.get(fmt, ".dat.zlib")
+
+
+def load_placeholder(master_path: str | Path, prefix: str, *, lazy: bool = False) -> MasterLibrary:
+    """Load the lazily referenced library ``prefix`` beside ``master_path`` (same extension).
+
+    Confined to the master's folder: the name is a plain file prefix (the model refuses ``/`` and
+    ``..``), the file must not be the master itself or lead out of the folder through a symlink,
+    and it must hold no Placeholder of its own (TensileCreateLibrary never writes one, and a chain
+    of them could loop). With ``lazy``, an indexed shard's solutions are decoded only when
+    selection reaches them (``IndexedLibrary.lazy_master``).
+    """
+    from tensilekit.io.zlib_catalog import logical_name, resolve_catalog
+
     master = Path(master_path)
-    suffix = "".join(master.suffixes[-2:]) if master.suffix == ".gz" else master.suffix
-    return load_master(master.with_name(prefix + suffix))
+    # the runtime derives the extension from the logical name (X.dat for X.dat.zlib) and probes
+    # <prefix>.dat.zlib before <prefix>.dat for every placeholder (MessagePack.cpp fileToMsgObject)
+    logical = logical_name(master)
+    suffix = "".join(logical.suffixes[-2:]) if logical.suffix == ".gz" else logical.suffix
+    where = Location(file=str(master_path), path="Placeholder.value")
+    try:
+        placeholder_name(prefix)  # the model's rule, again for API callers
+    except ValueError as error:
+        raise InvalidValue(str(error), where) from None
+    target = resolve_catalog(master.with_name(prefix + suffix))
+    folder = master.parent.resolve()
+    resolved = target.resolve()
+    if resolved.parent != folder:
+        raise InvalidValue(f"placeholder {prefix!r} leads out of the library folder (to {resolved})", where)
+    if master.exists() and resolved == master.resolve():
+        raise InvalidValue(f"placeholder {prefix!r} names the master library itself", where)
+    from tensilekit.io.zlib_catalog import read_catalog_bytes
+
+    data, target = read_catalog_bytes(target)  # a damaged .zlib falls back to the bare file
+    decoded, _, text = decode(data, str(target))
+    if lazy and isinstance(decoded, dict) and "format_version" in decoded:
+        from tensilekit.io.indexed_msgpack import IndexedLibrary
+
+        # an indexed shard: the tree now, each solution when a query reaches it
+        library = IndexedLibrary(decoded, str(target)).lazy_master()
+    else:
+        library = master_from_data(decoded, source=str(target), text=text)
+    for path, node in library.iter_nodes():
+        if isinstance(node, PlaceholderNode):
+            raise InvalidValue(
+                f"a lazily loaded library holds a Placeholder ({node.value!r}); placeholders do not nest",
+                Location(file=str(target), path=f"{path}.value"),
+            )
+    return library
 
 
 __all__ = [
     "decode",
     "dump_master",
+    "dump_master_set",
     "dumps_master",
     "format_for_path",
     "load_master",
@@ -247,4 +369,6 @@ __all__ = [
     "loads_master",
     "master_from_data",
     "master_to_data",
+    "set_suffix",
+    "WRITE_FORMATS",
 ]

@@ -24,6 +24,7 @@ import yaml
 
 from tensilekit.errors import Location, YamlSyntaxError, format_path
 from tensilekit.io import yaml_emitter
+from tensilekit.io.limits import check_alias_expansion, check_yaml_text
 
 _fast_yaml: Any
 try:  # pragma: no cover - exercised implicitly
@@ -138,8 +139,17 @@ def _share_key_strings(data: Any) -> Any:
 def parse_yaml(text: str, source: str | None = None) -> Any:
     """Decode one YAML document exactly as PyYAML's ``CSafeLoader`` (AMD's reader) would.
 
-    Raises :class:`YamlSyntaxError` with line and column.
+    Raises :class:`YamlSyntaxError` with line and column, :class:`InputTooLarge` over a limit
+    (:mod:`tensilekit.io.limits`: nesting depth, integer digits, alias expansion).
     """
+    check_yaml_text(text, source)
+    data = _parse_checked(text, source)
+    if "&" in text and isinstance(data, (dict, list)):  # anchors: aliases may share containers
+        check_alias_expansion(data, source)
+    return data
+
+
+def _parse_checked(text: str, source: str | None) -> Any:
     if _fast_yaml is not None and _fast_parse_is_exact(text):
         try:
             data = _fast_yaml.loads(

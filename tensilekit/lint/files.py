@@ -125,6 +125,14 @@ def _measure(raw: Any) -> int:
 def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
     """Lint one master library or logic file (see the module docstring)."""
     source = str(path)
+    from tensilekit.io.installed_library import check_mapping, is_mapping_name
+
+    if is_mapping_name(path):  # a lazy mapping (index -> shard): its shards must be present
+        try:
+            check_mapping(path)
+        except TensilekitError as error:
+            return FileLint(path=source, kind="mapping", findings=[finding_from_error(error, path)])
+        return FileLint(path=source, kind="mapping", findings=[])
     try:
         data = read_bytes(path)
         with error_context(source):

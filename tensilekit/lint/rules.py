@@ -56,6 +56,7 @@ from tensilekit.model.library import (
     MasterLibrary,
     MatchingNode,
     PlaceholderNode,
+    PredictionNode,
     ProblemMapNode,
     ProblemNode,
     SingleNode,
@@ -591,6 +592,8 @@ def _other_references(node: AnyNode) -> Iterator[int]:
         yield node.index
     elif isinstance(node, FreeSizeNode):
         yield from (entry.index for entry in node.table)
+    elif isinstance(node, PredictionNode):
+        yield from node.table
     elif isinstance(node, GranularitySelectionNode):
         yield from node.indices
         yield from (entry.value for entry in node.exact)

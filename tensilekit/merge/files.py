@@ -9,12 +9,14 @@ non-recursively, keeping names whose extension is ``.yaml`` in any case; an incr
 without an original is dropped (unless ``add_new``), an original without an incremental is not
 copied. One deliberate deviation: incremental files are processed in **sorted** name order, not
 ``os.listdir`` order, so the latched default policy (the first file decides, T:384) is
-deterministic. Every output is written atomically (temp file + rename), so OUTPUT may be the
-ORIGINAL directory and a killed merge never leaves a half-written file.
+deterministic. A directory merge is written into a staging folder that replaces OUTPUT at the end
+(``io.atomic.staged_directory``), so OUTPUT may be the ORIGINAL directory and a killed or failed
+merge leaves the old set of files or the new one, never a mix nor a half-written file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -31,7 +33,7 @@ from tensilekit.errors import (
     UnsupportedFormat,
     error_context,
 )
-from tensilekit.io.atomic import write_bytes_atomic, write_text_atomic
+from tensilekit.io.atomic import staged_directory, write_bytes_atomic, write_text_atomic
 from tensilekit.io.files import read_text
 from tensilekit.io.logic_io import dumps_logic, load_logic
 from tensilekit.io.yaml_codec import parse_yaml
@@ -88,9 +90,29 @@ def merge_directories(
     report.notes.append(
         "incremental files are processed in sorted name order (AMD: os.listdir order, filesystem-dependent)"
     )
-    if not dry_run:
-        Path(output_dir).mkdir(parents=True, exist_ok=True)
+    # Every output is written into a staging folder swapped in for OUTPUT at the end: a killed or
+    # failed merge leaves OUTPUT as it was, a finished one replaces the whole set at once.
+    with contextlib.ExitStack() as stack:
+        staging = None if dry_run else stack.enter_context(staged_directory(output_dir))
+        _merge_pairs(report, chosen, paired, original_dir, incremental_dir, output_dir, staging)
+        if report.unpaired_incremental and chosen.add_new:
+            for name in report.unpaired_incremental:
+                source = Path(incremental_dir) / name
+                if staging is not None and not _same_file(source, Path(output_dir) / name):
+                    write_bytes_atomic(staging / name, source.read_bytes())
+                report.copied_new.append(name)
+    return _finish_report(report, chosen, original_dir, output_dir)
 
+
+def _merge_pairs(
+    report: MergeReport,
+    chosen: MergePolicy,
+    paired: list[str],
+    original_dir: str | os.PathLike[str],
+    incremental_dir: str | os.PathLike[str],
+    output_dir: str | os.PathLike[str],
+    staging: Path | None,
+) -> None:
     latched: tuple[bool, str] | None = None
     for name in paired:
         # The path as the user typed it, as AMD's os.path.join(startDir, filename) builds it.
@@ -100,23 +122,27 @@ def merge_directories(
         if chosen.force_merge is None and latched is None and chosen.latch_default:
             latched = (force, name)
         output_path = os.path.join(os.fspath(output_dir), name)
-        file_report = _merge_one(chosen, force, reason, name, original_path, incremental_path, output_path, dry_run)
+        write_path = None if staging is None else str(staging / name)
+        file_report = _merge_one(
+            chosen, force, reason, name, original_path, incremental_path, output_path, write_path is None, write_path
+        )
         report.files.append(file_report)
-
     if latched is not None and len(paired) > 1:
         report.notes.append(
             f"default policy latched from {latched[1]} ({'Forced' if latched[0] else 'Winner'}) for every file; "
             "pass force_merge or latch_default=False to decide per file"
         )
+
+
+def _finish_report(
+    report: MergeReport,
+    chosen: MergePolicy,
+    original_dir: str | os.PathLike[str],
+    output_dir: str | os.PathLike[str],
+) -> MergeReport:
+    """The notes about files that were not merged."""
     if report.unpaired_incremental:
-        if chosen.add_new:
-            for name in report.unpaired_incremental:
-                source = Path(incremental_dir) / name
-                target = Path(output_dir) / name
-                if not dry_run and not _same_file(source, target):
-                    write_bytes_atomic(target, source.read_bytes())
-                report.copied_new.append(name)
-        else:
+        if not chosen.add_new:
             report.notes.append(
                 f"{len(report.unpaired_incremental)} incremental file(s) without an original were not merged "
                 "(AMD drops them silently; add_new copies them through)"
@@ -138,9 +164,11 @@ def _merge_one(
     incremental_path: str,
     output_path: str,
     dry_run: bool,
+    write_path: str | None = None,
 ) -> FileMergeReport:
-    """Load, merge, write one pair; the inputs are released before the output text is built,
-    which keeps the peak memory of large merges near two loaded files."""
+    """Load, merge, write one pair (to ``write_path``, default ``output_path``); the inputs are
+    released before the output text is built, which keeps the peak memory of large merges near
+    two loaded files."""
     original = load_logic(original_path)
     incremental = load_logic(incremental_path)
     with error_context(original_path):
@@ -159,7 +187,7 @@ def _merge_one(
     if not dry_run:
         text = dumps_logic(merged)
         del merged
-        write_text_atomic(output_path, text)
+        write_text_atomic(write_path or output_path, text)
         file_report.written = True
     return file_report
 
@@ -288,7 +316,12 @@ def load_queries(path: str | os.PathLike[str]) -> list[list[int] | dict[str, Any
 
 
 def load_library_input(path: Path) -> LogicFile | MasterLibrary | dict[str, LogicFile]:
-    """A logic file, a master library (YAML or msgpack), or a directory of logic files."""
+    """A logic file, a master library (YAML or msgpack), a directory of logic files, or an
+    installed library folder (every shard read: a structural diff compares all of them)."""
+    from tensilekit.io.installed_library import InstalledLibrary, is_installed_library
+
+    if path.is_dir() and is_installed_library(path):
+        return InstalledLibrary(path).materialize_all()
     if path.is_dir():
         return {name: load_logic(path / name) for name in list_logic_files(path)}
     from tensilekit.api import load

@@ -20,6 +20,7 @@ from tensilekit.model.library import (
     GranularitySelectionNode,
     MasterLibrary,
     MatchingNode,
+    PredictionNode,
     SingleNode,
 )
 from tensilekit.model.logic import (
@@ -238,6 +239,16 @@ def check_master(master: MasterLibrary) -> list[Finding]:
                     findings.append(
                         _error(
                             code="missing-solution", message=f"refers to solution index {index}", path=f"{path}.indices"
+                        )
+                    )
+        elif isinstance(node, PredictionNode):
+            for number, index in enumerate(node.table):
+                if index not in known:
+                    findings.append(
+                        _error(
+                            code="missing-solution",
+                            message=f"refers to solution index {index}, which is not in 'solutions'",
+                            path=f"{path}.table[{number}]",
                         )
                     )
         elif isinstance(node, DecisionTreeNode):

@@ -9,13 +9,15 @@ tables, ``Single`` solutions or lazily loaded ``Placeholder`` files.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import ConfigDict, Discriminator, Field, Tag
+from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag
 
 from tensilekit.errors import child_path
 from tensilekit.model.common import StrictModel
+from tensilekit.model.logic import MAX_SIZE, MAX_TENSOR_INDICES, Efficiency
 from tensilekit.model.predicates import Predicate
 from tensilekit.model.solution import MasterSolution
 
@@ -29,6 +31,7 @@ NODE_TYPES = (
     "FreeSize",
     "GranularitySelection",
     "Placeholder",
+    "Prediction",
 )
 
 
@@ -36,7 +39,7 @@ class Property(StrictModel):
     """A problem property used as a table key or tree feature (``{type: FreeSizeA, index: 0}``)."""
 
     type: str
-    index: int | None = None
+    index: Annotated[int, Field(ge=-1, lt=MAX_TENSOR_INDICES)] | None = None
     value: float | int | dict[str, float | int] | None = None
 
 
@@ -82,10 +85,10 @@ class SingleNode(_Node):
 class MatchingEntry(StrictModel):
     """A table row: key, the solution (``index``, or an old-style ``value`` Single) and speed."""
 
-    key: list[int]
+    key: list[Annotated[int, Field(ge=0, le=MAX_SIZE)]]
     index: int | None = None
     value: SingleNode | None = None
-    speed: float | int | None = None
+    speed: Efficiency | None = None
 
     @property
     def solution_index(self) -> int:
@@ -151,11 +154,35 @@ class GranularitySelectionNode(_Node):
     exact: list[GranularityExactEntry] = Field(default_factory=list)
 
 
+class PredictionNode(_Node):
+    """A pool hipBLASLt ranks with Origami's analytical model (``LibraryType: Prediction``):
+    ``table`` lists the candidate solution indices (tensilelite ``PredictionLibrary.hpp``;
+    serialised as ``{type: Prediction, table: [index, …]}``, rocm-libraries
+    ``projects/hipblaslt/tensilelite/tests/PredictionLibrary_test.cpp`` @ 6531695acbe4)."""
+
+    type: Literal["Prediction"] = "Prediction"
+    table: list[int]
+
+
+# A file-name prefix: no separator, no "..", no hidden or absolute name (Placeholder values are
+# ``TensileLibrary_Type_..._<arch>``; the runtime opens ``<folder of the master>/<value><ext>``).
+_PLACEHOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_+\-.]{0,250}")
+
+
+def placeholder_name(value: str) -> str:
+    """``value`` if it is a valid Placeholder file prefix, else ValueError."""
+    if not _PLACEHOLDER_NAME.fullmatch(value) or ".." in value:
+        raise ValueError(
+            f"a placeholder names a library file beside the master (letters, digits, _ + - .), not {value[:80]!r}"
+        )
+    return value
+
+
 class PlaceholderNode(_Node):
     """Lazy-loading leaf: ``value`` is the file prefix of a separate master in the same folder."""
 
     type: Literal["Placeholder"] = "Placeholder"
-    value: str
+    value: Annotated[str, AfterValidator(placeholder_name)]
 
 
 def node_type(data: Any) -> str | None:
@@ -175,6 +202,7 @@ LibraryNode = Annotated[
         Annotated[FreeSizeNode, Tag("FreeSize")],
         Annotated[GranularitySelectionNode, Tag("GranularitySelection")],
         Annotated[PlaceholderNode, Tag("Placeholder")],
+        Annotated[PredictionNode, Tag("Prediction")],
     ],
     Discriminator(node_type, custom_error_type="unknown_node_type", custom_error_message="unknown library node type"),
 ]
@@ -190,6 +218,7 @@ AnyNode = Union[
     FreeSizeNode,
     GranularitySelectionNode,
     PlaceholderNode,
+    PredictionNode,
 ]
 
 for _model in (Row, ProblemMapNode, DecisionTreeEntry, DecisionTreeNode):
@@ -251,6 +280,7 @@ __all__ = [
     "MatchingNode",
     "NODE_TYPES",
     "PlaceholderNode",
+    "PredictionNode",
     "ProblemMapNode",
     "ProblemNode",
     "Property",
@@ -258,4 +288,5 @@ __all__ = [
     "SingleNode",
     "TreeNode",
     "iter_nodes",
+    "placeholder_name",
 ]

@@ -9,9 +9,10 @@ The dict form (rocBLAS DecisionTree files, newest tensilelite) maps its keys thr
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic_core import PydanticCustomError
 
 from tensilekit.model.common import OrderedOpenModel, StrictModel
 
@@ -75,6 +76,93 @@ DICT_KEYS: dict[str, str] = {
 """Dict-form key -> field name."""
 
 
+# -- value bounds checked once, when a file is read -----------------------------------------------
+# What the derivation, naming and selection code relies on. Generous: every bound is far past any
+# value a real kernel or GPU problem has (corpus maxima in comments), but small enough that loops
+# over them end (an index assignment of 10**12 made ``range(num_c, total)`` run for ever).
+
+MAX_TENSOR_INDICES = 18
+"""Tensor indices are named ``i``..``z`` (Tensile ``globalParameters["IndexChars"]``)."""
+MAX_TILE = 1 << 16  # macro tile, depth U, thread tile, work group (corpus: <= 512)
+MAX_VECTOR_WIDTH = 1 << 10  # vector widths (corpus: <= 16)
+MAX_SIZE = 1 << 40  # a problem size or leading dimension (corpus: <= 16 000 000)
+MAX_PARAMETER = 1 << 20  # other small integer parameters (stagger, element multiples, ...)
+
+
+def _not_null(value: Any) -> Any:
+    # An explicit ``null`` for a field the kernel cannot exist without (absent keys are allowed).
+    if value is None:
+        raise ValueError("must be an integer, not null")
+    return value
+
+
+def _not_zero(value: int | None) -> int | None:
+    if value == 0:
+        raise ValueError("must not be 0 (-1 means 'derive it')")
+    return value
+
+
+def _non_negative(value: float | int) -> float | int:
+    # ``not >=`` is also true for NaN. Infinity stays legal: AMD's tools write .inf for
+    # kernels that were never timed (rocBLAS aquavanjaram logic), and it sorts consistently.
+    if not value >= 0:
+        raise ValueError("must be a number >= 0 (not negative, not NaN)")
+    return value
+
+
+TensorIndex = Annotated[int, Field(ge=0, lt=MAX_TENSOR_INDICES)]
+_IndexList = Annotated[list[TensorIndex], Field(max_length=MAX_TENSOR_INDICES)]
+_Dimension = Annotated[int | None, Field(ge=1, le=MAX_TILE), AfterValidator(_not_null)]
+_TileList = Annotated[list[Annotated[int, Field(ge=1, le=MAX_TILE)]], Field(max_length=16)]
+_Parameter = Annotated[int, Field(ge=-MAX_PARAMETER, le=MAX_PARAMETER)]
+_PositiveParameter = Annotated[int, Field(ge=1, le=MAX_PARAMETER)]
+_VectorWidth = Annotated[int, Field(ge=-1, le=MAX_VECTOR_WIDTH)]
+_ReadVectorWidth = Annotated[int, Field(ge=-2, le=MAX_VECTOR_WIDTH), AfterValidator(_not_zero)]
+_Prefetch = Annotated[int, Field(ge=0, le=64)] | bool
+_IndexMap = dict[TensorIndex, int]
+Efficiency = Annotated[float | int, AfterValidator(_non_negative)]
+"""A table efficiency or master speed: not negative, not NaN (NaN would sort arbitrarily)."""
+
+
+def _problem_indices_error(
+    ia: list[int], ib: list[int], num_c: int, stored: dict[str, list[int] | None]
+) -> tuple[str, str] | None:
+    """(field, message) of the first inconsistency of a problem type's index assignments, or None.
+
+    Tensile ``ProblemType.assignDerivedParameters``: indices below NumIndicesC are free (in one of
+    A, B) or batch (in both); the others are summation indices and must be in both.
+    """
+    if not 1 <= num_c < MAX_TENSOR_INDICES:
+        return "NumIndicesC", f"NumIndicesC must be 1..{MAX_TENSOR_INDICES - 1}, got {num_c}"
+    for name, assignment in (("IndexAssignmentsA", ia), ("IndexAssignmentsB", ib)):
+        if len(set(assignment)) != len(assignment):
+            return name, f"{name} {assignment} names an index twice"
+    in_a, in_b = set(ia), set(ib)
+    total = max(in_a | in_b | {num_c - 1}) + 1
+    missing = [i for i in range(total) if i not in in_a and i not in in_b]
+    if missing:
+        return "IndexAssignmentsA", f"index {missing[0]} appears in neither IndexAssignmentsA nor IndexAssignmentsB"
+    free = [i for i in range(num_c) if (i in in_a) != (i in in_b)]
+    batch = [i for i in range(num_c) if i in in_a and i in in_b]
+    summation = [i for i in range(num_c, total) if i in in_a and i in in_b]
+    lonely = [i for i in range(num_c, total) if (i in in_a) != (i in in_b)]
+    if lonely:
+        side = "IndexAssignmentsA" if lonely[0] in in_a else "IndexAssignmentsB"
+        return side, f"index {lonely[0]} is not in C (NumIndicesC {num_c}) but only in {side}"
+    if not summation:
+        return "IndexAssignmentsA", "no summation index (an index in A and B but not in C)"
+    if not in_a & set(free) or not in_b & set(free):
+        return "IndexAssignmentsA", "A and B each need a free index"
+    for name, derived in (("IndicesFree", free), ("IndicesBatch", batch), ("IndicesSummation", summation)):
+        value = stored.get(name)
+        if value is not None and list(value) != derived:
+            return name, f"{name} is {value} but the index assignments give {derived}"
+    return None
+
+
+_CHECKED_PROBLEM_INDICES: dict[tuple[Any, ...], tuple[str, str] | None] = {}
+
+
 class ProblemType(OrderedOpenModel):
     """Item 4 (and each solution's copy): the problem-type dict. Untyped keys kept verbatim."""
 
@@ -90,9 +178,34 @@ class ProblemType(OrderedOpenModel):
     batched: bool | None = Field(default=None, alias="Batched")
     strided_batched: bool | None = Field(default=None, alias="StridedBatched")
     use_beta: bool | None = Field(default=None, alias="UseBeta")
-    index_assignments_a: list[int] | None = Field(default=None, alias="IndexAssignmentsA")
-    index_assignments_b: list[int] | None = Field(default=None, alias="IndexAssignmentsB")
-    num_indices_c: int | None = Field(default=None, alias="NumIndicesC")
+    index_assignments_a: _IndexList | None = Field(default=None, alias="IndexAssignmentsA")
+    index_assignments_b: _IndexList | None = Field(default=None, alias="IndexAssignmentsB")
+    num_indices_c: Annotated[int, Field(ge=1, lt=MAX_TENSOR_INDICES)] | None = Field(default=None, alias="NumIndicesC")
+    indices_free: _IndexList | None = Field(default=None, alias="IndicesFree")
+    indices_batch: _IndexList | None = Field(default=None, alias="IndicesBatch")
+    indices_summation: _IndexList | None = Field(default=None, alias="IndicesSummation")
+    mirror_dims_a: _IndexList | None = Field(default=None, alias="MirrorDimsA")
+    mirror_dims_b: _IndexList | None = Field(default=None, alias="MirrorDimsB")
+
+    @model_validator(mode="after")
+    def _consistent_indices(self) -> ProblemType:
+        ia, ib, num_c = self.index_assignments_a, self.index_assignments_b, self.num_indices_c
+        if ia is None or ib is None or num_c is None:
+            return self
+        stored = {
+            "IndicesFree": self.indices_free,
+            "IndicesBatch": self.indices_batch,
+            "IndicesSummation": self.indices_summation,
+        }
+        # Thousands of solutions repeat the file's problem type: check each distinct one once.
+        key = (tuple(ia), tuple(ib), num_c, *(None if v is None else tuple(v) for v in stored.values()))
+        if key not in _CHECKED_PROBLEM_INDICES:
+            _CHECKED_PROBLEM_INDICES[key] = _problem_indices_error(ia, ib, num_c, stored)
+        problem = _CHECKED_PROBLEM_INDICES[key]
+        if problem is not None:
+            field, message = problem
+            raise PydanticCustomError("problem_indices", message, {"field": field})
+        return self
 
 
 class LogicSolution(OrderedOpenModel):
@@ -102,18 +215,49 @@ class LogicSolution(OrderedOpenModel):
     solution_name_min: str | None = Field(default=None, alias="SolutionNameMin")
     kernel_name_min: str | None = Field(default=None, alias="KernelNameMin")
     custom_kernel_name: str | None = Field(default=None, alias="CustomKernelName")
-    macro_tile0: int | None = Field(default=None, alias="MacroTile0")
-    macro_tile1: int | None = Field(default=None, alias="MacroTile1")
-    depth_u: int | None = Field(default=None, alias="DepthU")
-    global_split_u: int | None = Field(default=None, alias="GlobalSplitU")
-    work_group: list[int] | None = Field(default=None, alias="WorkGroup")
-    workgroup_mapping: int | None = Field(default=None, alias="WorkGroupMapping")
-    thread_tile: list[int] | None = Field(default=None, alias="ThreadTile")
-    matrix_instruction: list[int] | None = Field(default=None, alias="MatrixInstruction")
-    isa: list[int] | None = Field(default=None, alias="ISA")
+    macro_tile0: _Dimension = Field(default=None, alias="MacroTile0")
+    macro_tile1: _Dimension = Field(default=None, alias="MacroTile1")
+    depth_u: _Dimension = Field(default=None, alias="DepthU")
+    global_split_u: Annotated[int, Field(ge=-1, le=MAX_TILE)] | None = Field(default=None, alias="GlobalSplitU")
+    work_group: _TileList | None = Field(default=None, alias="WorkGroup")
+    workgroup_mapping: _Parameter | None = Field(default=None, alias="WorkGroupMapping")
+    thread_tile: _TileList | None = Field(default=None, alias="ThreadTile")
+    matrix_instruction: list[Annotated[int, Field(ge=0, le=MAX_TILE)]] | None = Field(
+        default=None, alias="MatrixInstruction"
+    )
+    isa: list[Annotated[int, Field(ge=0, le=MAX_PARAMETER)]] | None = Field(default=None, alias="ISA")
     kernel_language: str | None = Field(default=None, alias="KernelLanguage")
     enable_matrix_instruction: bool | None = Field(default=None, alias="EnableMatrixInstruction")
     valid: bool | None = Field(default=None, alias="Valid")
+    # Read by the kernel derivation and naming (model/derive.py, model/naming.py): typed here so a
+    # bad value is an error with its location when the file is read, not a crash later.
+    num_threads: Annotated[int, Field(ge=1, le=MAX_TILE)] | None = Field(default=None, alias="NumThreads")
+    global_read_vector_width: _ReadVectorWidth | None = Field(default=None, alias="GlobalReadVectorWidth")
+    global_read_vector_width_a: _ReadVectorWidth | None = Field(default=None, alias="GlobalReadVectorWidthA")
+    global_read_vector_width_b: _ReadVectorWidth | None = Field(default=None, alias="GlobalReadVectorWidthB")
+    vector_width: _VectorWidth | None = Field(default=None, alias="VectorWidth")
+    vector_width_a: _VectorWidth | None = Field(default=None, alias="VectorWidthA")
+    vector_width_b: _VectorWidth | None = Field(default=None, alias="VectorWidthB")
+    store_vector_width: _VectorWidth | None = Field(default=None, alias="StoreVectorWidth")
+    local_read_vector_width: _VectorWidth | None = Field(default=None, alias="LocalReadVectorWidth")
+    prefetch_global_read: _Prefetch | None = Field(default=None, alias="PrefetchGlobalRead")
+    prefetch_local_read: _Prefetch | None = Field(default=None, alias="PrefetchLocalRead")
+    stagger_u: Annotated[int, Field(ge=0, le=MAX_PARAMETER)] | None = Field(default=None, alias="StaggerU")
+    depth_u_lds_divisor: _PositiveParameter | None = Field(default=None, alias="DepthULdsDivisor")
+    loop_unroll: _PositiveParameter | None = Field(default=None, alias="LoopUnroll")
+    inner_unroll: _PositiveParameter | None = Field(default=None, alias="InnerUnroll")
+    assert_free0_element_multiple: _PositiveParameter | None = Field(default=None, alias="AssertFree0ElementMultiple")
+    assert_free1_element_multiple: _PositiveParameter | None = Field(default=None, alias="AssertFree1ElementMultiple")
+    assert_summation_element_multiple: _PositiveParameter | None = Field(
+        default=None, alias="AssertSummationElementMultiple"
+    )
+    assert_size_equal: _IndexMap | None = Field(default=None, alias="AssertSizeEqual")
+    assert_stride_a_equal: _IndexMap | None = Field(default=None, alias="AssertStrideAEqual")
+    assert_stride_b_equal: _IndexMap | None = Field(default=None, alias="AssertStrideBEqual")
+    assert_stride_c_equal: _IndexMap | None = Field(default=None, alias="AssertStrideCEqual")
+    assert_stride_d_equal: _IndexMap | None = Field(default=None, alias="AssertStrideDEqual")
+    mi_wave_tile: _TileList | None = Field(default=None, alias="MIWaveTile")
+    mi_wave_group: _TileList | None = Field(default=None, alias="MIWaveGroup")
     # A ProblemType dict, or "derive" in DecisionTree logic files.
     problem_type: ProblemType | str | None = Field(default=None, alias="ProblemType")
 
@@ -126,9 +270,9 @@ class ExactLogicEntry(StrictModel):
 
     model_config = ConfigDict(strict=True, extra="forbid", populate_by_name=True, frozen=True)
 
-    size: list[int]
+    size: list[Annotated[int, Field(ge=0, le=MAX_SIZE)]]
     solution: int
-    efficiency: float | int
+    efficiency: Efficiency
 
     @model_validator(mode="before")
     @classmethod
@@ -195,6 +339,8 @@ class LogicFile(StrictModel):
 
     # The emitter style the file was read with (an io.yaml_codec.YamlStyle); dumps reuse it.
     _source_style: Any = PrivateAttr(default=None)
+    # keys of a name-keyed ``Solutions`` mapping (canonical dict logic), restored on write
+    _solution_keys: list[str] | None = PrivateAttr(default=None)
 
     # -- convenient derived views ------------------------------------------------------------
     @property
@@ -231,6 +377,11 @@ class LogicFile(StrictModel):
 
 
 __all__ = [
+    "MAX_SIZE",
+    "MAX_TENSOR_INDICES",
+    "MAX_TILE",
+    "Efficiency",
+    "TensorIndex",
     "ArchitectureSpec",
     "DICT_KEYS",
     "Dialect",

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from tensilekit.model.common import StrictModel as _MutableStrictModel
 
@@ -36,6 +45,10 @@ PREDICATE_SHAPES: dict[str, str] = {
     "AMDGPU": "single",
     "Processor": "string",
     "CUCount": "int",
+    # PCI chip ID rows (tensilelite AMDGPUPredicates.hpp): "PciChipId" (gfx950 only, current),
+    # "PciChipID" (first version, every processor)
+    "PciChipId": "int",
+    "PciChipID": "int",
     "IsAPU": "intbool",
     "IsXPU": "intbool",
     # row markers / metric tags
@@ -199,6 +212,8 @@ class BoolPredicate(StrictModel):
 class IntPredicate(StrictModel):
     type: Literal[
         "CUCount",
+        "PciChipId",
+        "PciChipID",
         "LeadingFree0SizesGreaterOrEqual",
         "LeadingFree1SizesGreaterOrEqual",
         "MaxProblemSizeGreaterThan",
@@ -249,6 +264,14 @@ class StringListPredicate(StrictModel):
     type: Literal["TypesEqual", "ActivationEnumWhiteList", "BiasDataTypeWhiteList"]
     value: list[str]
 
+    @field_validator("value")
+    @classmethod
+    def _types_equal_names_four_types(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        # a, b, c, d types (tensilelite adds the compute input type); selection reads the first four
+        if info.data.get("type") == "TypesEqual" and len(value) < 4:
+            raise ValueError(f"TypesEqual needs at least 4 types (A, B, C, D), got {len(value)}")
+        return value
+
 
 class IntListPredicate(StrictModel):
     """tensilelite's integer vectors: ``BiasSrcWhiteList``, ``SynchronizerSizeCheck`` (written with
@@ -292,7 +315,7 @@ class IndexedPredicate(StrictModel):
         "StrideDEqual",
         "ProblemSizeEqual",
     ]
-    index: int
+    index: int = Field(ge=-1, lt=18)  # a tensor index (-1: the bound index), model.logic.MAX_TENSOR_INDICES
     value: int
 
 

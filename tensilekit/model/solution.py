@@ -6,21 +6,28 @@ Everything else a solution carries (``info``, ``ideals``, ``linearModel``, tensi
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from tensilekit.model.common import OpenModel
+from tensilekit.model.logic import MAX_TILE
 from tensilekit.model.predicates import InternedPredicate
+
+_Tile = list[Annotated[int, Field(ge=1, le=MAX_TILE)]]
 
 
 class SizeMapping(OpenModel):
     """``sizeMapping``: tile shape and the launch parameters Tensile derives from it."""
 
-    work_group: list[int] | None = Field(default=None, alias="workGroup")
-    macro_tile: list[int] | None = Field(default=None, alias="macroTile")
-    thread_tile: list[int] | None = Field(default=None, alias="threadTile")
-    matrix_instruction: list[int] | None = Field(default=None, alias="matrixInstruction")
-    depth_u: int | None = Field(default=None, alias="depthU")
-    global_split_u: int | None = Field(default=None, alias="globalSplitU")
+    work_group: _Tile | None = Field(default=None, alias="workGroup")
+    macro_tile: _Tile | None = Field(default=None, alias="macroTile")
+    thread_tile: _Tile | None = Field(default=None, alias="threadTile")
+    matrix_instruction: list[Annotated[int, Field(ge=0, le=MAX_TILE)]] | None = Field(
+        default=None, alias="matrixInstruction"
+    )
+    depth_u: Annotated[int, Field(ge=1, le=MAX_TILE)] | None = Field(default=None, alias="depthU")
+    global_split_u: Annotated[int, Field(ge=-1, le=MAX_TILE)] | None = Field(default=None, alias="globalSplitU")
     workgroup_mapping: int | None = Field(default=None, alias="workGroupMapping")
     stagger_u: int | bool | None = Field(default=None, alias="staggerU")
     persistent_kernel: int | bool | None = Field(default=None, alias="persistentKernel")

@@ -125,6 +125,61 @@ def _processor(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict
     return _compare(pred, h.arch, "==", want, h.arch == want)
 
 
+# tensilelite ``ChipIdRegistry`` (include/Tensile/AMDGPUPredicates.hpp, rocm-libraries): the PCI
+# chip IDs a gfx950 device may use solutions of besides its own (mi355 / other mi350 parts -> mi350)
+CHIP_ID_FALLBACKS: dict[int, tuple[int, ...]] = {
+    0x75B0: (0x75A0,), 0x75A2: (0x75A0,), 0x75B2: (0x75A0,), 0x75A3: (0x75A0,), 0x75B3: (0x75A0,),
+    0x75A8: (0x75A0,), 0x75B8: (0x75A0,),
+}  # fmt: skip
+_CHIP_ID_PROCESSORS = ("gfx950",)  # ChipIdRegistry::supportsChipIdPredicate (PciChipId only)
+
+
+def _chip_applies(pred: Any, h: Hardware) -> bool:
+    """Whether the device's chip ID takes part: known, and for ``PciChipId`` a gfx950 part."""
+    if h.pci_chip_id is None:
+        return False
+    return pred.type == "PciChipID" or h.arch.lower() in _CHIP_ID_PROCESSORS
+
+
+def chip_fallback_match(predicate: Any, h: Hardware) -> bool:
+    """``HardwarePredicate::isFallbackMatch``: a chip-ID test in ``predicate`` that the device passes
+    only through ``CHIP_ID_FALLBACKS`` (its own ID differs). Such a row's solution is kept while the
+    rows after it are tried for an exact one (``ExactLogicLibrary::findBestSolution``)."""
+    if predicate is None:
+        return False
+    if predicate.type in ("PciChipId", "PciChipID"):
+        want = int(predicate.value)
+        return (
+            _chip_applies(predicate, h)
+            and h.pci_chip_id != want
+            and want in CHIP_ID_FALLBACKS.get(int(h.pci_chip_id or 0), ())
+        )
+    value = getattr(predicate, "value", None)
+    children = value if isinstance(value, list) else [value]
+    return any(chip_fallback_match(child, h) for child in children if hasattr(child, "type"))
+
+
+def has_chip_predicate(predicate: Any) -> bool:
+    if predicate is None:
+        return False
+    if predicate.type in ("PciChipId", "PciChipID"):
+        return True
+    value = getattr(predicate, "value", None)
+    children = value if isinstance(value, list) else [value]
+    return any(has_chip_predicate(child) for child in children if hasattr(child, "type"))
+
+
+def _pci_chip_id(pred: Any, p: Hardware | ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    want = int(_value(pred))
+    if not _chip_applies(pred, h):
+        reason = "device PCI chip ID unknown" if h.pci_chip_id is None else f"no chip-ID rows on {h.arch}"
+        return _verdict(pred, False, f"{reason}, needs 0x{want:x}")
+    chip = int(h.pci_chip_id or 0)
+    passed = chip == want or want in CHIP_ID_FALLBACKS.get(chip, ())
+    how = " (fallback)" if passed and chip != want else ""
+    return _compare(pred, f"0x{chip:x}", "==", f"0x{want:x}{how}", passed)
+
+
 def _cu_count(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
     want = int(_value(pred))
     if h.cu_count is None:
@@ -686,6 +741,8 @@ HANDLERS: dict[str, _Handler] = {
     "Processor": _processor,
     "TargetProcessor": _processor,
     "CUCount": _cu_count,
+    "PciChipId": _pci_chip_id,
+    "PciChipID": _pci_chip_id,
     "IsAPU": _is_apu,
     # sizes
     "Free0SizeMultiple": _free0_multiple,

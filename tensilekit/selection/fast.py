@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ from tensilekit.model.library import (
     SingleNode,
 )
 from tensilekit.model.solution import MasterSolution
+from tensilekit.predicates.evaluate import has_chip_predicate
 from tensilekit.selection.columns import ColumnsLike
 from tensilekit.selection.distance import DISTANCES, grid_based_distances
 from tensilekit.selection.features import feature_key
@@ -812,6 +814,7 @@ class CompiledLibrary:
         self.solution_atoms: list[tuple[int, ...]] = []
         self._can_solve: dict[int, Any] = {}
         self._sid: dict[int, int] = {}
+        self._lazy_sources: list[Callable[[int], MasterSolution | None]] = []
         self._placeholders: dict[str, _Node] = {}
         for solution in library.solutions:
             self._register(solution)
@@ -838,6 +841,10 @@ class CompiledLibrary:
     def sid_of(self, index: int) -> int:
         sid = self._sid.get(index)
         if sid is None:
+            for source in self._lazy_sources:  # lazily read (indexed) shards decode on first use
+                found = source(index)
+                if found is not None:
+                    return self._register(found)
             raise SelectionError(f"the library refers to solution index {index}, which it does not contain")
         return sid
 
@@ -868,6 +875,8 @@ class CompiledLibrary:
 
     def _compile(self, node: AnyNode) -> _Node:
         if isinstance(node, (HardwareNode, ProblemNode)):
+            if any(has_chip_predicate(row.predicate) for row in node.rows):
+                return _Reference(node)  # PCI chip-ID rows: the reference walk keeps fallback rows
             rows = [(self._row_atom(row.predicate), self._compile(row.library)) for row in node.rows]
             if len(rows) == 1 and rows[0][0].constant is True:
                 return rows[0][1]  # one always-true row: the node adds nothing to the walk
@@ -901,6 +910,9 @@ class CompiledLibrary:
         compiled = self._placeholders.get(prefix)
         if compiled is None:
             library = self.reference.load_placeholder(prefix)
+            lazy = getattr(library, "_lazy_solution", None)
+            if lazy is not None:
+                self._lazy_sources.append(lazy)
             for solution in library.solutions:
                 self._register(solution)
             compiled = self._compile(library.library)

@@ -309,6 +309,8 @@ class Hardware(BaseModel):
     arch: str
     cu_count: int | None = Field(default=None, ge=0)
     is_apu: bool = False
+    # PCI device ID (hipDeviceAttributePciChipId, e.g. 0x75a3): tensilelite's PciChipId rows
+    pci_chip_id: int | None = Field(default=None, ge=0)
     wavefront_size: int | None = None
     simd_per_cu: int = 4
 
@@ -581,9 +583,11 @@ def problem_from_query(record: dict[str, Any]) -> GemmProblem:
 def hardware_from_query(record: dict[str, Any], default: Hardware | None = None) -> Hardware:
     """The query's own ``arch``/``cu_count``/``is_apu``, falling back to ``default``."""
     base: dict[str, Any] = default.model_dump() if default is not None else {}
-    for name in ("arch", "cu_count", "is_apu"):
+    for name in ("arch", "cu_count", "is_apu", "pci_chip_id"):
         if record.get(name) is not None:
-            base[name] = record[name]
+            value = record[name]
+            # a chip ID may be written as hex text ("0x75a3")
+            base[name] = int(value, 0) if name == "pci_chip_id" and isinstance(value, str) else value
     if "arch" not in base:
         raise SelectionError("query names no arch and no default arch was given")
     try:

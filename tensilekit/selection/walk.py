@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tensilekit.errors import SelectionError, child_path
+from tensilekit.errors import SelectionError, UnmodelledSelection, child_path
 from tensilekit.model.library import (
     AnyNode,
     DecisionTreeNode,
@@ -74,12 +74,13 @@ from tensilekit.model.library import (
     MasterLibrary,
     MatchingNode,
     PlaceholderNode,
+    PredictionNode,
     ProblemMapNode,
     ProblemNode,
     SingleNode,
 )
 from tensilekit.model.solution import MasterSolution
-from tensilekit.predicates.evaluate import Verdict, evaluate
+from tensilekit.predicates.evaluate import Verdict, chip_fallback_match, evaluate
 from tensilekit.selection.distance import DISTANCES, Distance
 from tensilekit.selection.features import feature_key, predict
 from tensilekit.selection.granularity import projected_performance
@@ -265,6 +266,8 @@ class ReferenceSelector:
         """The runtime whose rules (GridBased key, top N, all solutions) the walk follows."""
         self._loader = loader
         self._solutions: dict[int, MasterSolution] = {s.index: s for s in library.solutions}
+        # lazily read shards (an indexed file): index -> solution decoded when first needed
+        self._lazy_sources: list[Callable[[int], MasterSolution | None]] = []
         self._tables: dict[int, tuple[MatchingNode, SortedTable]] = {}
         self._placeholders: dict[str, MasterLibrary] = {}
 
@@ -348,6 +351,11 @@ class ReferenceSelector:
 
     def solution(self, index: int) -> MasterSolution:
         if index not in self._solutions:
+            for source in self._lazy_sources:
+                found = source(index)
+                if found is not None:
+                    self._solutions[index] = found
+                    return found
             raise SelectionError(f"the library refers to solution index {index}, which it does not contain")
         return self._solutions[index]
 
@@ -395,9 +403,25 @@ class ReferenceSelector:
             library = self._placeholder(node.value)
             q.note(depth, "Placeholder", path, None, f"loaded {node.value} ({len(library.solutions)} solutions)")
             return self._find(library.library, f"{node.value}:library", depth + 1, q)
+        if isinstance(node, PredictionNode):
+            raise self._prediction(node, path)
         raise SelectionError(f"cannot select through node type {getattr(node, 'type', node)!r}")
 
+    def _prediction(self, node: PredictionNode, path: str) -> UnmodelledSelection:
+        """hipBLASLt ranks a Prediction pool with Origami's analytical model (PredictionLibrary.hpp
+        findTopSolutions → origami::rank_configs); tensilekit says so and names the candidates."""
+        names = []
+        for index in node.table:
+            name = self._solutions[index].name if index in self._solutions else "?"
+            names.append(f"{index} {name}")
+        shown = "; ".join(names[:8]) + (f"; … {len(names) - 8} more" if len(names) > 8 else "")
+        return UnmodelledSelection(
+            f"the problem reaches a Prediction pool ({path}): hipBLASLt ranks its {len(names)} candidates with "
+            f"Origami's analytical performance model, which tensilekit does not reproduce; candidates: {shown}"
+        )
+
     def _rows(self, node: HardwareNode | ProblemNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
+        fallback: MasterSolution | None = None
         for number, row in enumerate(node.rows):
             row_path = f"{path}.rows[{number}]"
             verdict = evaluate(row.predicate, q.problem, q.hardware)
@@ -405,13 +429,19 @@ class ReferenceSelector:
             if not verdict.passed:
                 continue
             solution = self._find(row.library, f"{row_path}.library", depth + 1, q)
+            if solution is not None and chip_fallback_match(row.predicate, q.hardware):
+                # ExactLogicLibrary::findBestSolution (tensilelite): a row reached through the PCI
+                # chip-ID fallback is kept while later rows are tried for the device's own ID
+                q.note(depth, node.type, row_path, None, f"row {number} matched through a chip-ID fallback")
+                fallback = fallback or solution
+                continue
             if solution is not None:
                 return solution
             if number + 1 < len(node.rows):
                 q.note(depth, node.type, row_path, False, f"row {number} found nothing; trying the next row")
                 if q.route is not None:
                     q.route.fell_through.append(row_label(node.type, number, row.predicate))
-        return None
+        return fallback
 
     def _problem_map(self, node: ProblemMapNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
         if node.property.type != "OperationIdentifier":
@@ -703,6 +733,9 @@ class ReferenceSelector:
                 raise SelectionError(f"the library is lazy (Placeholder {prefix!r}) but no loader was given")
             library = self._loader(prefix)
             self._placeholders[prefix] = library
+            lazy = getattr(library, "_lazy_solution", None)
+            if lazy is not None:
+                self._lazy_sources.append(lazy)
             for solution in library.solutions:
                 self._solutions.setdefault(solution.index, solution)
         return library
@@ -747,6 +780,8 @@ class ReferenceSelector:
         if isinstance(node, FreeSizeNode):
             q.note(depth, "FreeSize", path, False, "FreeSize pools list nothing in findTopSolutions")
             return []
+        if isinstance(node, PredictionNode):
+            raise self._prediction(node, path)
         if isinstance(node, PlaceholderNode):
             library = self._placeholder(node.value)
             return self._top(library.library, f"{node.value}:library", depth + 1, q, count)
@@ -777,6 +812,9 @@ class ReferenceSelector:
         elif isinstance(node, FreeSizeNode):
             for pooled in node.table:
                 self._gemm_type_leaf(pooled.index, q, found)
+        elif isinstance(node, PredictionNode):
+            for index in node.table:
+                self._gemm_type_leaf(index, q, found)
         elif isinstance(node, PlaceholderNode):
             self._all_gemm_type(self._placeholder(node.value).library, q, found)
         elif isinstance(node, DecisionTreeNode):
@@ -831,6 +869,10 @@ class ReferenceSelector:
             self._find_all(self._placeholder(node.value).library, q, found)
         elif isinstance(node, FreeSizeNode):
             return  # only non-default search types list the pool
+        elif isinstance(node, PredictionNode):
+            for index in node.table:  # every candidate the pool could rank first
+                if self.can_solve(index, q).passed:
+                    found[index] = self.solution(index)
         else:
             raise SelectionError(f"cannot list solutions of node type {getattr(node, 'type', node)!r}")
 

@@ -11,7 +11,9 @@ from tensilekit.cli.inputs import LOGIC, require_kind, require_readable_folder
 from tensilekit.cli.options import check_output_path
 from tensilekit.cli.output import progress_bar
 
-_OUTPUT_SUFFIXES = {".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpack": "msgpack"}
+# the write formats (tensilekit.io.master_io.WRITE_FORMATS), spelled out so `--help` imports no reader
+_WRITE_FORMATS = ("yaml", "msgpack", "zlib", "msgpack-indexed")
+_OUTPUT_SUFFIXES = {".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpack": "msgpack", ".zlib": "zlib"}
 
 
 @click.command("build-master")
@@ -27,9 +29,10 @@ _OUTPUT_SUFFIXES = {".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpac
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["yaml", "msgpack"]),
+    type=click.Choice(_WRITE_FORMATS),
     default=None,
-    help="Output format (default: from the output suffix; msgpack for directories).",
+    help="Output format (default: from the output suffix; msgpack for directories); zlib and msgpack-indexed "
+    "write .dat.zlib files as hipBLASLt's TensileCreateLibrary does.",
 )
 @click.option(
     "--dialect",
@@ -50,31 +53,34 @@ def build_master_command(
 ) -> None:  # fmt: skip
     """Build the master solution library of LOGIC files or directories (no kernels, no ROCm)."""
     from tensilekit.api import build_master_files
-    from tensilekit.io.master_io import dump_master, format_for_path
+    from tensilekit.io.master_io import dump_master, dump_master_set, format_for_path, set_suffix
 
     target = Path(output)
     check_output_path(target)
     for path in logic:
-        require_readable_folder(path, suffixes=(".yaml", ".yml"))
+        require_readable_folder(path, suffixes=(".yaml", ".yml", ".yaml.zst"))
     require_kind(logic, LOGIC, "build-master")
     with progress_bar("building", None):
         files = build_master_files(logic, lazy=lazy, dialect=dialect, custom_kernels=custom_kernels)
-    written: list[tuple[Path, int]] = []
+    written: list[tuple[Path, int | None]] = []
     if len(files) == 1 and not lazy and not target.is_dir():
         if fmt is None:  # the format follows the suffix, or is an error
             check_output_path(target, suffixes=_OUTPUT_SUFFIXES)
         master = next(iter(files.values()))
+        if fmt == "zlib" and not target.name.endswith(".zlib"):
+            target = target.with_name(target.name + ".zlib")
         dump_master(master, target, fmt)
         written.append((target, len(master.solutions)))
     else:
         chosen = fmt or ("yaml" if format_for_path(target).value == "yaml" and target.suffix else "msgpack")
-        suffix = ".yaml" if chosen == "yaml" else ".dat"
+        suffix = set_suffix(chosen)
         directory = target if not target.suffix else target.parent
-        for name, master in files.items():
-            dump_master(master, directory / f"{name}{suffix}", chosen)
-            written.append((directory / f"{name}{suffix}", len(master.solutions)))
+        # one set, swapped in at once: a lazy master never appears without its placeholder files
+        for set_file in dump_master_set(files, directory, chosen):
+            master_written = files.get(set_file.name.removesuffix(suffix))
+            written.append((set_file, len(master_written.solutions) if master_written is not None else None))
     for written_path, solutions in written:
         if as_json:
             click.echo(json.dumps({"output": str(written_path), "solutions": solutions}))
         else:
-            click.echo(f"wrote {written_path} ({solutions} solutions)")
+            click.echo(f"wrote {written_path}" + (f" ({solutions} solutions)" if solutions is not None else ""))

@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from tensilekit.api import load_for_selection
+from tensilekit.api import library_runtime, load_for_selection
 from tensilekit.cli.commands.select import library_arch
 from tensilekit.cli.options import check_output_path
 from tensilekit.cli.output import progress_bar
@@ -34,7 +34,7 @@ from tensilekit.coverage import (
 from tensilekit.errors import InputNotFound, Location, NoKernel, ToolOutputError, WorkloadLineError
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.selection import CompiledLibrary, Hardware, compile_library
-from tensilekit.selection.runtime import Runtime, detect_runtime
+from tensilekit.selection.runtime import Runtime
 from tensilekit.selection.served import served_problem_types
 from tensilekit.selection.unserved import device_reason, problem_type_label
 from tensilekit.workload import ParsedWorkload, WorkloadFormat, aiter_times, load_tunableop_csv, load_workloads
@@ -162,7 +162,7 @@ def coverage_report(
     if unserved_device is not None:  # every GEMM would be "none": that is the whole answer
         raise NoKernel(unserved_device, Location(file=str(library_path)))
     with _frozen():
-        gemms, skipped = read_gemms(workloads, device, detect_runtime(library), strict=strict)
+        gemms, skipped = read_gemms(workloads, device, library_runtime(library, loader), strict=strict)
     for item in skipped:
         click.echo(f"warning: {item} (skipped)", err=True)
     if not gemms:
@@ -177,7 +177,7 @@ def coverage_report(
             f"serves none of the workload's problem types ({', '.join(types)}); it has: {has}",
             Location(file=str(library_path)),
         )
-    compiled = compile_library(library, loader=loader)
+    compiled = compile_library(library, loader=loader, runtime=library_runtime(library, loader))
     with _frozen():
         return coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped), compiled
 

@@ -16,9 +16,11 @@ from tensilekit.cli.options import check_output_path
 from tensilekit.cli.output import progress_bar, stdout_console, stdout_is_terminal
 
 _MASTER_SUFFIXES = {
-    ".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpack": "msgpack",
+    ".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpack": "msgpack", ".zlib": "zlib msgpack (.dat.zlib)",
     ".yaml.gz": "gzip YAML", ".yml.gz": "gzip YAML", ".dat.gz": "gzip msgpack",
 }  # fmt: skip
+# the write formats (tensilekit.io.master_io.WRITE_FORMATS), spelled out so `--help` imports no reader
+_WRITE_FORMATS = ("yaml", "msgpack", "zlib", "msgpack-indexed")
 
 
 @click.command("info")
@@ -86,19 +88,22 @@ def validate_command(ctx: click.Context, paths: tuple[str, ...], as_json: bool) 
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["yaml", "msgpack"]),
+    type=click.Choice(_WRITE_FORMATS),
     default=None,
-    help="Output format (default: from TARGET's suffix: .yaml/.yml YAML, .dat/.msgpack msgpack, +.gz).",
+    help="Output format (default: from TARGET's suffix: .yaml/.yml YAML, .dat/.msgpack msgpack, .dat.zlib "
+    "zlib-compressed msgpack, +.gz); msgpack-indexed = format_version 2 (zlib-compressed when TARGET ends in .zlib).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 def convert_command(source: str, target: str, fmt: str | None, as_json: bool) -> None:
-    """Convert a master library between YAML and msgpack (written atomically)."""
+    """Convert a master library between YAML, msgpack, .dat.zlib and indexed msgpack (written atomically)."""
     from tensilekit.io.master_io import dump_master, format_for_path, load_master
 
     target_path = Path(target)
     check_output_path(target_path, suffixes=_MASTER_SUFFIXES, option="TARGET")
-    by_suffix = format_for_path(target_path).value
-    if fmt is not None and fmt != by_suffix:
+    by_suffix = "zlib" if target_path.suffix.lower() == ".zlib" else format_for_path(target_path).value
+    # msgpack-indexed and zlib are msgpack on disk (.dat or .dat.zlib); only YAML vs msgpack can contradict
+    binary = {"msgpack", "zlib", "msgpack-indexed"}
+    if fmt is not None and fmt != by_suffix and not (fmt in binary and by_suffix in binary):
         raise click.BadParameter(
             f"--format {fmt} contradicts the suffix of {target} ({by_suffix})", param_hint="--format"
         )
@@ -106,7 +111,8 @@ def convert_command(source: str, target: str, fmt: str | None, as_json: bool) ->
     with progress_bar("converting", None):
         master = load_master(source)
         dump_master(master, target_path, fmt)
+    written_format = fmt or by_suffix
     if as_json:
-        click.echo(json.dumps({"output": target, "format": by_suffix, "solutions": len(master.solutions)}))
+        click.echo(json.dumps({"output": target, "format": written_format, "solutions": len(master.solutions)}))
     else:
         click.echo(f"wrote {target} ({len(master.solutions)} solutions)")

@@ -169,6 +169,13 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
 @click.option("--arch", help="Device processor, e.g. gfx90a (default for --queries lines without one).")
 @click.option("--cu-count", type=click.IntRange(min=1), help="Device compute units (CU-specific library rows).")
 @click.option("--is-apu", is_flag=True, help="The device is an APU.")
+@click.option(
+    "--pci-chip-id",
+    type=lambda text: int(str(text), 0),
+    default=None,
+    metavar="ID",
+    help="Device PCI ID, e.g. 0x75a3 (hipBLASLt's per-silicon PciChipId rows, with their fallbacks).",
+)
 @click.option("--batch", "-b", type=click.IntRange(min=0), default=1, show_default=True)
 @click.option("--trans-a", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
 @click.option("--trans-b", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
@@ -233,9 +240,10 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
 def select_command(
     m: int | None, n: int | None, k: int | None, library_path: Path | None, arch: str | None, cu_count: int | None,
-    is_apu: bool, batch: int, trans_a: str, trans_b: str, type_spec: str, hpa: bool | None, alpha: float,
-    beta: float, metric: str, rocblas_k0: bool, queries: Path | None, from_log: Path | None, runtime_name: str | None,
-    compute_name: str | None, workspace_size: int | None, explain: bool, top: int, as_json: bool, strict: bool,
+    is_apu: bool, pci_chip_id: int | None, batch: int, trans_a: str, trans_b: str, type_spec: str,
+    hpa: bool | None, alpha: float, beta: float, metric: str, rocblas_k0: bool, queries: Path | None,
+    from_log: Path | None, runtime_name: str | None, compute_name: str | None, workspace_size: int | None,
+    explain: bool, top: int, as_json: bool, strict: bool,
 ) -> None:  # fmt: skip
     """Predict the kernel the runtime selects for an M×N×K GEMM: rocBLAS's Tensile
     (findBestSolution) or hipBLASLt's heuristic (findTopSolutions(.., 1)), detected from the library.
@@ -244,11 +252,11 @@ def select_command(
     corpus/select-hipblaslt; a line's arch/cu_count/is_apu override --arch/--cu-count/--is-apu),
     or --from-log LOG for every GEMM a hipBLASLt log recorded.
     """
-    from tensilekit.api import load_for_selection
+    from tensilekit.api import library_runtime, load_for_selection
     from tensilekit.cli.render_select import render_batch, render_selection, selection_record
     from tensilekit.data import sample_library_path
     from tensilekit.selection import Hardware, compile_library, contraction_problem, select_solution
-    from tensilekit.selection.runtime import detect_runtime, runtime_named
+    from tensilekit.selection.runtime import runtime_named
 
     sources = sum(1 for given in (m is not None, queries is not None, from_log is not None) if given)
     if sources != 1 or (m is not None and (n is None or k is None)):
@@ -258,12 +266,12 @@ def select_command(
         click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
     with progress_bar(f"reading {library_path.name}", None):
         library, loader = load_for_selection(library_path)
-    runtime = runtime_named(runtime_name) if runtime_name else detect_runtime(library)
+    runtime = runtime_named(runtime_name) if runtime_name else library_runtime(library, loader)
     if queries is None:  # a single query or a log: one device
         arch = library_arch(library, arch, required_for=" for a single query")
     else:  # the same default as M N K when the library serves one processor; lines may name their own
         arch = _queries_arch(library, arch)
-    default_hw = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu) if arch else None
+    default_hw = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id) if arch else None
     if from_log is not None:
         assert default_hw is not None
         _answer_workload(

@@ -1,4 +1,4 @@
-"""SIGKILL a merge mid-write, many times: outputs are old or complete, inputs never change.
+"""SIGKILL a merge mid-write, many times: the output set is all old or all new, inputs never change.
 
 The merge runs in a subprocess, alternately with OUTPUT == ORIGINAL (the in-place update, the
 hardest case) and with a separate output directory that already holds an older result. To make
@@ -6,6 +6,11 @@ kills land inside the write window, the child writes through the real ``atomic_o
 chunks with short pauses and announces each file before writing it; the parent waits for the
 announcement of a randomly chosen file and kills at a random point of its write (or just
 before / after it). ``TENSILEKIT_KILL_ROUNDS`` raises the number of rounds (default 10).
+
+The merge writes into a staging folder beside OUTPUT and swaps it in at the end (issue 17), so a
+kill leaves every file old (or, after the swap, every file new), and what it left behind (a hidden
+``.NAME.<pid>.<random>.tmp`` staging folder beside OUTPUT) is removed by the next merge there.
+Deterministic kills at each injection point of every writer: tests/unit/io/test_atomic_writes.py.
 """
 
 from __future__ import annotations
@@ -123,15 +128,29 @@ def test_killed_merges_leave_old_or_complete_files(tmp_path: Path) -> None:
         child.wait(timeout=60)
         child.stdout.close()
 
+        states = set()
         for name in NAMES:
             data = (work / name).read_bytes()
             assert data in (pristine[name], expected[name]), f"round {round_number}: {name} is partial"
-            outcomes["old" if data == pristine[name] else "new"] += 1
-        leftovers = [path.name for path in work.iterdir() if path.name not in NAMES]
-        assert all(name.startswith(".") and name.endswith(".tmp") for name in leftovers), leftovers
+            states.add("old" if data == pristine[name] else "new")
+        assert len(states) == 1, f"round {round_number}: old and new files mixed"
+        outcomes[states.pop()] += len(NAMES)
+        assert sorted(path.name for path in work.iterdir()) == sorted(NAMES)
+        leftovers = [path.name for path in tmp_path.iterdir() if path.name.startswith(f".{work.name}.")]
+        assert all(name.endswith(".tmp") for name in leftovers), leftovers
         outcomes["temp files left"] += len(leftovers)
         assert _snapshot(incremental) == incremental_bytes
         assert _snapshot(pristine_original) == pristine
     assert outcomes["old"] + outcomes["new"] == rounds * len(NAMES)
-    if rounds >= 10:  # the kills did land inside writes, and both outcomes occurred
-        assert outcomes["temp files left"] > 0 and outcomes["new"] > 0 and outcomes["old"] > 0
+    if rounds >= 10:  # the kills did land inside writes
+        assert outcomes["temp files left"] > 0 and outcomes["old"] > 0
+
+    # the next merge into a killed round's output removes what the killed one left and completes
+    last = tmp_path / f"round{rounds - 1}"
+    source = last if (rounds - 1) % 2 == 0 else pristine_original
+    if source == last:
+        for name in NAMES:
+            (last / name).write_bytes(pristine[name])
+    merge_directories(source, incremental, last, MergePolicy(force_merge=True))
+    assert _snapshot(last) == expected
+    assert not [path.name for path in tmp_path.iterdir() if path.name.startswith(f".{last.name}.")]

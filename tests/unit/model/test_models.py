@@ -177,7 +177,7 @@ def test_raw_never_invents_defaults() -> None:
 
 
 def test_raw_keeps_explicit_nulls() -> None:
-    raw = {"SolutionIndex": None, "MacroTile0": None, "ProblemType": None, "Extra": None}
+    raw = {"SolutionIndex": None, "WorkGroupMapping": None, "ProblemType": None, "Extra": None}
     assert LogicSolution.model_validate(raw).raw() == raw
 
 
@@ -227,7 +227,7 @@ def test_typed_fields_are_strict() -> None:
     [
         [[1024, 1024, 1, 1024], [0, 312.5]],
         [[1, 2, 3, 4, 5, 6, 7, 8], [3, 0]],  # 8-tuple with leading dimensions, integer efficiency
-        [[64, 64, 1, 64], [12, -1.0]],
+        [[64, 64, 1, 64], [12, 0.0]],  # a negative or NaN efficiency is an error (issue 17)
     ],
 )
 def test_exact_logic_row_round_trips(row: list[Any]) -> None:

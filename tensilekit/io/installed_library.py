@@ -1,0 +1,428 @@
+"""A whole installed hipBLASLt library folder as one input (``/opt/rocm/lib/hipblaslt/library``).
+
+What the runtime finds in such a folder (ROCm/rocm-libraries ``projects/hipblaslt/tensilelite``):
+
+* the master ``TensileLibrary_lazy_<arch>.dat`` (or ``TensileLibrary_<arch>.dat`` when not lazy),
+  flat in the folder or, since the per-architecture layout (rocm-libraries#5354), in
+  ``<folder>/<arch>/``; silicon revisions get their own subtree (``gfx1250v0/``) whose files are
+  still named for the compiler target (``gfx1250``);
+* the lazy mapping ``TensileLiteLibrary_lazy_<arch>_Mapping.dat`` — ``{first solution index:
+  shard prefix}`` — beside the master (``include/Tensile/MasterSolutionLibrary.hpp`` @
+  1c2f384358bd ``initLibraryMapping``/``loadLibrary``: ``upper_bound(index) - 1``; written by
+  ``TensileCreateLibrary/Run.py`` from each shard's smallest index, always as msgpack);
+* one shard per Placeholder, ``<prefix>.dat``; every catalog name is probed ``.zlib`` first
+  (:mod:`tensilekit.io.zlib_catalog`).
+
+:class:`InstalledLibrary` opens only the masters (trees); shards are read when a query reaches
+their Placeholder, as the runtime does, so one ``select`` reads one shard, not hundreds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from tensilekit.errors import InputNotFound, LibraryFormatError, Location, SelectionError, TensilekitError
+from tensilekit.model.library import MasterLibrary, PlaceholderNode
+
+# TensileLibrary_lazy_gfx942.dat, TensileLibrary_gfx90a.yaml, TensileLibrary_lazy_gfx1250-strict.dat.zlib;
+# shards (TensileLibrary_Type_…_gfx942) never match: their first word is not lazy or gfx…
+_MASTER = re.compile(
+    r"TensileLibrary_(?P<lazy>lazy_)?(?:(?P<device>ID[0-9A-Fa-f]{4})_)?"
+    r"(?P<arch>gfx[0-9a-z]+(?:-[0-9A-Za-z]+)*)(?:_(?P<suffix>ID[0-9A-Fa-f]{4}))?\.(?:dat|yaml)(?:\.zlib)?"
+)
+_MAPPING = re.compile(
+    r"TensileLiteLibrary_lazy_(?:(?P<arch>gfx[0-9a-z]+(?:[-_][0-9A-Za-z-]+)*)_)?Mapping\.dat(?:\.zlib)?"
+)
+
+
+class ShardUnreadable(SelectionError):
+    """A lazily loaded shard could not be read; names the shard, its file and the place."""
+
+    @classmethod
+    def of(cls, prefix: str, error: TensilekitError) -> ShardUnreadable:
+        location = error.location or Location()
+        detail = error.message
+        if location.file and Path(location.file).is_file():
+            from tensilekit.io.msgpack_place import damage_place
+
+            data = Path(location.file).read_bytes()
+            place = damage_place(data) if location.path is None else None
+            detail = f"{error.message} ({len(data)} bytes" + (f"; {place})" if place else ")")
+        return cls(f"shard {prefix} cannot be read: {detail}", location)
+
+
+@dataclasses.dataclass
+class InstalledMaster:
+    """One master the runtime could load: its folder label (``gfx942``, ``gfx1250v0``, or ``.``
+    when flat), the architecture in its name, its file (after the ``.zlib`` probe)."""
+
+    label: str
+    arch: str
+    path: Path
+    lazy: bool
+    mapping_path: Path | None = None
+    device_id: str | None = None  # a per-silicon stem (…_ID75a0_gfx950): the PCI device it serves
+
+
+def _catalog_files(folder: Path) -> list[Path]:
+    from tensilekit.io.zlib_catalog import runtime_view
+
+    return runtime_view(sorted(p for p in folder.iterdir() if p.is_file()))
+
+
+def find_masters(folder: str | Path) -> list[InstalledMaster]:
+    """The masters of an installed library folder (flat and per-architecture subfolders)."""
+    root = Path(folder)
+    found: list[InstalledMaster] = []
+    folders = [root] + sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("gfx"))
+    for sub in folders:
+        files = _catalog_files(sub)
+        mappings: dict[str | None, Path] = {}
+        for path in files:
+            match = _MAPPING.fullmatch(path.name)
+            if match:
+                mappings[match.group("arch")] = path
+        for path in files:
+            match = _MASTER.fullmatch(path.name)
+            if not match:
+                continue
+            arch = match.group("arch")
+            lazy = match.group("lazy") is not None
+            # per-arch mapping first; the flat shared one of older installs as fallback
+            mapping = mappings.get(arch, mappings.get(None)) if lazy else None
+            label = "." if sub == root else sub.name
+            device = match.group("device") or match.group("suffix")
+            found.append(InstalledMaster(label, arch, path, lazy, mapping, device))
+    return found
+
+
+def is_installed_library(folder: str | Path) -> bool:
+    """A folder holding at least one master catalog (not a folder of logic files)."""
+    path = Path(folder)
+    return path.is_dir() and bool(find_masters(path))
+
+
+def read_mapping(path: str | Path) -> dict[int, str]:
+    """A lazy mapping file as ``{first index: shard prefix}`` (keys as the runtime parses them)."""
+    from tensilekit.io.master_io import decode
+    from tensilekit.io.zlib_catalog import read_catalog_bytes
+
+    raw, found = read_catalog_bytes(path)
+    data, _, _ = decode(raw, str(found))
+    if not isinstance(data, dict):
+        raise LibraryFormatError("a lazy mapping must be a map {first index: shard}", Location(file=str(found)))
+    mapping: dict[int, str] = {}
+    for key, value in data.items():
+        text = str(key)
+        # MessagePackLoadLibraryMapping: std::from_chars over the whole key, into an int
+        if not re.fullmatch(r"-?[0-9]+", text) or not isinstance(value, str):
+            raise LibraryFormatError(
+                f"mapping entry {key!r}: {value!r} is not 'index: shard prefix'", Location(file=str(found), path=text)
+            )
+        mapping[int(text)] = value
+    return dict(sorted(mapping.items()))
+
+
+def is_mapping_name(path: str | Path) -> bool:
+    """``TensileLiteLibrary_lazy_[<arch>_]Mapping.dat[.zlib]``."""
+    return _MAPPING.fullmatch(Path(path).name) is not None
+
+
+def check_mapping(path: str | Path) -> dict[int, str]:
+    """Read a mapping and check that every shard it names is beside it (``.zlib`` first);
+    raises :class:`LibraryFormatError` naming the first missing shard."""
+    from tensilekit.io.zlib_catalog import resolve_catalog
+
+    mapping = read_mapping(path)
+    folder = Path(path).parent
+    for first, prefix in mapping.items():
+        if not resolve_catalog(folder / f"{prefix}.dat").is_file():
+            raise LibraryFormatError(
+                f"the mapping sends index {first} to shard {prefix}, which is not in this folder",
+                Location(file=str(path), path=str(first)),
+            )
+    return mapping
+
+
+def shard_for_index(mapping: dict[int, str], index: int) -> str | None:
+    """The shard holding solution ``index``: the entry with the largest first index ≤ ``index``."""
+    chosen: str | None = None
+    for first, prefix in mapping.items():
+        if first > index:
+            break
+        chosen = prefix
+    return chosen
+
+
+def lazy_mappings(masters: dict[str, MasterLibrary]) -> dict[str, dict[int, str]]:
+    """The mapping files TensileCreateLibrary writes beside tensilelite lazy masters, by base name.
+
+    ``Run.py``: each shard's smallest solution index → the shard's name, ascending.
+    """
+    out: dict[str, dict[int, str]] = {}
+    for name, master in masters.items():
+        if not name.startswith("TensileLibrary_lazy_"):
+            continue
+        shards = [node.value for _, node in master.iter_nodes() if isinstance(node, PlaceholderNode)]
+        if not any(_is_lite(masters[shard]) for shard in shards if shard in masters):
+            continue  # Tensile (rocBLAS) lazy libraries have no mapping file
+        firsts: dict[int, str] = {}
+        for shard in shards:
+            library = masters.get(shard)
+            if library is not None and library.solutions:
+                firsts[min(s.index for s in library.solutions)] = shard
+        arch = name.removeprefix("TensileLibrary_lazy_")
+        out[f"TensileLiteLibrary_lazy_{arch}_Mapping"] = dict(sorted(firsts.items()))
+    return out
+
+
+def _is_lite(master: MasterLibrary) -> bool:
+    # tensilelite solutions carry kernelName / a computeInputType (the writer's key order rule too)
+    raw = master.solutions[0].model_dump(by_alias=True, exclude_unset=True) if master.solutions else {}
+    problem_type = raw.get("problemType")
+    return "kernelName" in raw or (isinstance(problem_type, dict) and "computeInputType" in problem_type)
+
+
+class InstalledLibrary:
+    """An installed library folder: its masters, loaded on demand, and their shards."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        if not self.folder.is_dir():
+            raise InputNotFound("no such library folder", Location(file=str(folder)))
+        self.masters = find_masters(self.folder)
+        if not self.masters:
+            raise InputNotFound(
+                "no TensileLibrary_lazy_<arch>.dat(.zlib) or TensileLibrary_<arch>.dat(.zlib) in this folder",
+                Location(file=str(folder)),
+            )
+        self._loaded: dict[Path, MasterLibrary] = {}
+        self.shards_read: list[Path] = []
+
+    def archs(self) -> list[str]:
+        return sorted({master.arch for master in self.masters})
+
+    def choose(self, arch: str | None = None, label: str | None = None) -> list[InstalledMaster]:
+        """The masters serving ``arch`` (all when None); the base subtree unless ``label`` names a
+        revision subtree (``gfx1250v0``) — one master per architecture, as one device loads one."""
+        chosen: dict[str, InstalledMaster] = {}
+        for master in self.masters:
+            if arch is not None and master.arch != arch:
+                continue
+            if label is not None and master.label not in (label, "."):
+                continue
+            current = chosen.get(master.arch)
+            preferred = master.label == (label or master.arch) or (label is None and master.label == ".")
+            if current is None or (preferred and current.label != (label or master.arch)):
+                chosen[master.arch] = master
+        return list(chosen.values())
+
+    def load(self, master: InstalledMaster) -> MasterLibrary:
+        from tensilekit.io.master_io import load_master
+
+        library = self._loaded.get(master.path)
+        if library is None:
+            library = load_master(master.path)
+            self._loaded[master.path] = library
+        return library
+
+    def loader(self, master: InstalledMaster) -> Callable[[str], MasterLibrary]:
+        """Reads the shard a Placeholder names, beside ``master`` (``.zlib`` first), recording it."""
+        from tensilekit.io.master_io import load_placeholder
+
+        def load_shard(prefix: str) -> MasterLibrary:
+            library = load_placeholder(master.path, prefix, lazy=True)
+            self.shards_read.append(master.path.with_name(prefix))
+            return library
+
+        return load_shard
+
+    def mapping(self, master: InstalledMaster) -> dict[int, str]:
+        return read_mapping(master.mapping_path) if master.mapping_path is not None else {}
+
+    def shard_prefixes(self, master: InstalledMaster) -> list[str]:
+        library = self.load(master)
+        return [node.value for _, node in library.iter_nodes() if isinstance(node, PlaceholderNode)]
+
+    def for_selection(
+        self, arch: str | None = None, label: str | None = None
+    ) -> tuple[MasterLibrary, Callable[[str], MasterLibrary]]:
+        """One library answering for every chosen architecture (their ``Hardware`` rows joined) and
+        the loader of its placeholders (each resolved beside the master that names it)."""
+        chosen = self.choose(arch, label)
+        if not chosen:
+            raise InputNotFound(
+                f"no master for {arch} in this library (it serves {', '.join(self.archs())})",
+                Location(file=str(self.folder)),
+            )
+        failed: dict[str, ShardUnreadable] = {}
+        owners: dict[str, InstalledMaster] = {}
+        libraries: list[MasterLibrary] = []
+        for master in chosen:
+            library = self.load(master)
+            libraries.append(library)
+            for _, node in library.iter_nodes():
+                if isinstance(node, PlaceholderNode):
+                    owners.setdefault(node.value, master)
+        loaders = {id(master): self.loader(master) for master in chosen}
+
+        def load_shard(prefix: str) -> MasterLibrary:
+            owner = owners.get(prefix)
+            if owner is None:
+                raise LibraryFormatError(f"no master names placeholder {prefix!r}", Location(file=str(self.folder)))
+            if prefix in failed:
+                raise failed[prefix]
+            try:
+                return loaders[id(owner)](prefix)
+            except TensilekitError as error:
+                # a selection error: the batch reports it for the queries reaching this shard and
+                # answers the others (selection.api.select_batch)
+                failed[prefix] = ShardUnreadable.of(prefix, error)
+                raise failed[prefix] from None
+
+        if len(libraries) == 1:
+            return libraries[0], load_shard
+        return _join(libraries), load_shard
+
+    def materialize_all(self, arch: str | None = None) -> MasterLibrary:
+        """Every chosen master with all its shards inlined, joined under one ``Hardware`` node."""
+        return _materialize_all(self, arch)
+
+    def materialize(
+        self, master: InstalledMaster, *, on_error: Callable[[TensilekitError], None] | None = None
+    ) -> MasterLibrary:
+        """``master`` with every placeholder replaced by its shard's tree (all shards read): what
+        lint, info, coverage over everything and diff need. A shard that cannot be read raises,
+        or with ``on_error`` is reported and left a Placeholder, so the other shards still count."""
+        from tensilekit.io.master_io import load_placeholder
+
+        library = self.load(master)
+        raw = library.to_raw()
+        solutions: list[Any] = list(raw.get("solutions", []))
+
+        def inline(node: Any) -> Any:
+            if isinstance(node, dict):
+                if node.get("type") == "Placeholder":
+                    try:
+                        shard = load_placeholder(master.path, node["value"])
+                    except TensilekitError as error:
+                        if on_error is None:
+                            raise
+                        on_error(error)
+                        return node
+                    self.shards_read.append(master.path.with_name(node["value"]))
+                    shard_raw = shard.to_raw()
+                    solutions.extend(shard_raw["solutions"])
+                    return shard_raw["library"]
+                return {key: inline(value) for key, value in node.items()}
+            if isinstance(node, list):
+                return [inline(item) for item in node]
+            return node
+
+        tree = inline(raw["library"])
+        return MasterLibrary.model_validate({**raw, "solutions": solutions, "library": tree})
+
+
+def _materialize_all(library: InstalledLibrary, arch: str | None) -> MasterLibrary:
+    masters = [library.materialize(master) for master in library.choose(arch)]
+    return masters[0] if len(masters) == 1 else _join(masters)
+
+
+def _referenced(node: Any, found: set[int]) -> None:
+    """Every solution index a raw subtree names."""
+    if isinstance(node, dict):
+        kind = node.get("type")
+        if kind == "Single" and isinstance(node.get("index"), int):
+            found.add(node["index"])
+        elif kind == "Prediction":
+            found.update(i for i in node.get("table", []) if isinstance(i, int))
+        elif kind in ("Matching", "FreeSize"):
+            for entry in node.get("table", []):
+                if isinstance(entry, dict) and isinstance(entry.get("index"), int):
+                    found.add(entry["index"])
+        elif kind == "GranularitySelection":
+            found.update(i for i in node.get("indices", []) if isinstance(i, int))
+        for value in node.values():
+            if isinstance(value, (dict, list)):
+                _referenced(value, found)
+    elif isinstance(node, list):
+        for item in node:
+            _referenced(item, found)
+
+
+def split_lazy(master: MasterLibrary, arch: str) -> dict[str, MasterLibrary]:
+    """A non-lazy master split the way TensileCreateLibrary lays out a lazy library: the
+    ``TensileLibrary_lazy_<arch>`` tree keeps Hardware → ProblemMap → Problem rows, and each
+    problem type's subtree moves to its own shard behind a ``Placeholder`` (with the solutions it
+    names). Used to make installed-library fixtures from AMD-written masters."""
+    raw = master.to_raw()
+    by_index = {solution["index"]: solution for solution in raw["solutions"]}
+    shards: dict[str, MasterLibrary] = {}
+
+    def shard(subtree: dict[str, Any], stem: str) -> dict[str, Any]:
+        name = f"TensileLibrary_Type_{len(shards):04d}_{stem}_{arch}"
+        found: set[int] = set()
+        _referenced(subtree, found)
+        solutions = [by_index[i] for i in sorted(found) if i in by_index]
+        shards[name] = MasterLibrary.model_validate({"solutions": solutions, "library": subtree})
+        return {"type": "Placeholder", "value": name}
+
+    def type_rows(node: dict[str, Any], stem: str) -> dict[str, Any]:
+        # Problem(TruePred) → Problem(type predicates) → <leaf>: the leaf's row becomes a placeholder
+        if node.get("type") != "Problem":
+            return shard(node, stem)
+        rows = []
+        for row in node["rows"]:
+            child = row["library"]
+            if child.get("type") == "Problem" and all(r["predicate"].get("type") != "TruePred" for r in child["rows"]):
+                child = {**child, "rows": [{**r, "library": shard(r["library"], stem)} for r in child["rows"]]}
+            else:
+                child = shard(child, stem)
+            rows.append({**row, "library": child})
+        return {**node, "rows": rows}
+
+    def walk(node: dict[str, Any], stem: str) -> dict[str, Any]:
+        kind = node.get("type")
+        if kind == "Hardware":
+            return {**node, "rows": [{**row, "library": walk(row["library"], stem)} for row in node["rows"]]}
+        if kind == "ProblemMap":
+            return {**node, "map": {op: type_rows(child, op) for op, child in node["map"].items()}}
+        return shard(node, stem)
+
+    tree = walk(raw["library"], "Contraction")
+    lazy = {key: value for key, value in raw.items() if key not in ("solutions", "library")}
+    lazy_master = MasterLibrary.model_validate({"solutions": [], "library": tree, **lazy})
+    return {**shards, f"TensileLibrary_lazy_{arch}": lazy_master}
+
+
+def _join(libraries: Iterable[MasterLibrary]) -> MasterLibrary:
+    rows: list[Any] = []
+    solutions: list[Any] = []
+    for library in libraries:
+        raw = library.to_raw()
+        node = raw["library"]
+        rows.extend(
+            node["rows"] if node.get("type") == "Hardware" else [{"predicate": {"type": "TruePred"}, "library": node}]
+        )
+        solutions.extend(raw["solutions"])
+    rows.sort(key=lambda row: row["predicate"].get("type") == "TruePred")
+    return MasterLibrary.model_validate({"solutions": solutions, "library": {"type": "Hardware", "rows": rows}})
+
+
+__all__ = [
+    "InstalledLibrary",
+    "InstalledMaster",
+    "ShardUnreadable",
+    "find_masters",
+    "check_mapping",
+    "is_installed_library",
+    "is_mapping_name",
+    "lazy_mappings",
+    "read_mapping",
+    "shard_for_index",
+    "split_lazy",
+]

@@ -1,0 +1,249 @@
+"""Bounds on what a reader accepts, so hostile input is an error instead of a crash, hang or bomb.
+
+Checked before the expensive step each protects: the file size before reading, the decompressed
+size while inflating (streamed, so a gzip bomb never materialises), YAML nesting depth and integer
+length before parsing (``yaml_rs`` overflows its stack on ~100 000 nested brackets and parses a
+long integer in quadratic time), alias expansion after parsing (the models would validate every
+shared copy), msgpack container lengths while unpacking.
+
+The defaults accept a 2 GB real library: the largest corpus file decompresses at 28:1, a real
+master nests ~30 levels, and no real integer has more than 20 digits. Decompression is bounded by
+``max_input_size`` and, unless the user raised that explicitly, by a ratio that only bombs reach.
+``tensilekit --max-input-size`` (or :func:`limits`) raises the size limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+from tensilekit.errors import InputTooLarge, Location
+
+GIB = 1 << 30
+
+
+@dataclasses.dataclass(frozen=True)
+class InputLimits:
+    """Every reader limit in one value (see the module docstring for why each exists)."""
+
+    max_input_size: int = 4 * GIB  # bytes of one decoded input (after decompression)
+    explicit_size: bool = False  # the user set max_input_size: no ratio guard below it
+    max_compression_ratio: int = 200  # real libraries: <= 28:1; a gzip of zeros: ~1000:1
+    ratio_floor: int = 32 << 20  # below this many decompressed bytes the ratio is not checked
+    max_depth: int = 1000  # YAML / msgpack nesting levels (real masters: ~30)
+    max_integer_digits: int = 1000  # digits in one integer (int64 has 19)
+    max_alias_expansion: int = 10  # expanded YAML nodes per distinct node (old files: < 2)
+    max_container_length: int = 1 << 25  # elements of one msgpack array or map
+
+
+_current = InputLimits()
+
+
+def current_limits() -> InputLimits:
+    return _current
+
+
+def set_max_input_size(size: int | None) -> None:
+    """Raise (or lower) the decoded-size limit for this process, which disables the ratio guard;
+    ``None`` restores the default limit and the guard."""
+    global _current
+    if size is None:
+        default = InputLimits()
+        _current = dataclasses.replace(_current, max_input_size=default.max_input_size, explicit_size=False)
+    else:
+        _current = dataclasses.replace(_current, max_input_size=size, explicit_size=True)
+
+
+@contextlib.contextmanager
+def limits(**changes: Any) -> Iterator[InputLimits]:
+    """Use other limits inside the block (``with limits(max_depth=50): ...``)."""
+    global _current
+    saved = _current
+    _current = dataclasses.replace(saved, **changes)
+    try:
+        yield _current
+    finally:
+        _current = saved
+
+
+def parse_size(text: str) -> int:
+    """``"512M"``, ``"3G"``, ``"1500000"`` -> bytes."""
+    spelled = text.strip().upper().removesuffix("B").removesuffix("I")
+    factor = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(spelled[-1:], 1)
+    number = spelled[:-1] if factor != 1 else spelled
+    try:
+        value = float(number)
+    except ValueError:
+        raise ValueError(f"not a size: {text!r} (e.g. 3G, 512M, 1000000)") from None
+    if not value > 0:
+        raise ValueError(f"a size must be positive: {text!r}")
+    return int(value * factor)
+
+
+def _size(count: int) -> str:
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= factor:
+            return f"{count / factor:.1f} {unit}"
+    return f"{count} bytes"
+
+
+def check_file_size(size: int, source: str | None) -> None:
+    limit = _current.max_input_size
+    if size > limit:
+        raise InputTooLarge(
+            f"file is {_size(size)}, over the input size limit of {_size(limit)} (raise it with --max-input-size)",
+            Location(file=source),
+        )
+
+
+def inflate(data: bytes, wbits: int, source: str | None) -> bytes:
+    """Decompress gzip (``wbits`` 16+15, every member) or zlib data, stopping at the size limit."""
+    current = _current
+    limit = current.max_input_size
+    ratio = None if current.explicit_size else current.max_compression_ratio
+    out = bytearray()
+    rest = data
+    chunk = 1 << 20
+    while rest:
+        inflater = zlib.decompressobj(wbits)
+        pending = rest
+        while True:
+            piece = inflater.decompress(pending, chunk)
+            pending = inflater.unconsumed_tail
+            out += piece
+            if len(out) > limit:
+                _too_big(len(out), limit, None, source)
+            # The ratio so far, not at the end: a bomb is stopped after its first ratio_floor bytes.
+            consumed = len(data) - len(inflater.unused_data) - len(pending)
+            if ratio is not None and len(out) > current.ratio_floor and len(out) > ratio * consumed:
+                _too_big(len(out), limit, ratio, source)
+            if inflater.eof or (not pending and not piece):
+                break
+        if not inflater.eof:
+            raise EOFError("compressed data ended before the end-of-stream marker")
+        rest = inflater.unused_data.lstrip(b"\x00") if wbits > 15 else b""  # further gzip members
+    return bytes(out)
+
+
+def _too_big(produced: int, limit: int, ratio: int | None, source: str | None) -> None:
+    if ratio is not None:
+        reason = (
+            f"decompresses at more than {ratio}:1 (stopped at {_size(produced)}): a compression bomb? "
+            "(pass --max-input-size to accept it)"
+        )
+    else:
+        reason = f"decompresses to more than the input size limit of {_size(limit)} (raise it with --max-input-size)"
+    raise InputTooLarge(reason, Location(file=source))
+
+
+# -- YAML text ---------------------------------------------------------------------------------
+
+_DELETE_ALL_BUT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_BRACKET_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_DIGITS_ONLY = bytes.maketrans(
+    bytes(range(256)), bytes(ord("0") if chr(b).isdigit() and b < 128 else ord("x") for b in range(256))
+)
+
+
+def _line_of(data: bytes, offset: int) -> tuple[int, int]:
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, offset - line_start + 1
+
+
+def check_yaml_text(text: str, source: str | None) -> None:
+    """Nesting depth and integer length of YAML ``text``, checked in linear time before parsing."""
+    current = _current
+    data = text.encode("utf-8", errors="replace")
+    digits = data.translate(_DIGITS_ONLY).find(b"0" * (current.max_integer_digits + 1))
+    if digits >= 0:
+        line, col = _line_of(data, digits)
+        raise InputTooLarge(
+            f"a number with more than {current.max_integer_digits} digits (limit: integer digits)",
+            Location(file=source, line=line, col=col),
+        )
+    depth = current.max_depth
+    # Flow collections: running count of open brackets (quoted brackets make this an upper bound).
+    brackets = data.translate(None, _DELETE_ALL_BUT_BRACKETS)
+    if len(brackets) > depth:
+        steps = brackets.translate(_BRACKET_STEPS)
+        levels = itertools.accumulate(steps, lambda level, step: level + (1 if step == 1 else -1), initial=0)
+        if max(levels) > depth:
+            _too_deep(data, _deepest_bracket(data, depth), source)
+    # Block collections: each level indents by at least one column, or is one more "- " / "? "
+    # of a compact nested sequence on the same line.
+    indented = data.find(b"\n" + b" " * depth)
+    if indented >= 0:
+        _too_deep(data, indented + 1, source)
+    if data.translate(_COMPACT_MARKS, b" \t").find(b"-" * depth) >= 0:
+        _too_deep(data, 0, source)
+
+
+_COMPACT_MARKS = bytes.maketrans(b"?", b"-")
+
+
+def _deepest_bracket(data: bytes, depth: int) -> int:
+    """Offset of the first bracket that opens level ``depth + 1`` (only run on the error path)."""
+    level = 0
+    for offset, byte in enumerate(data):
+        if byte in b"[{":
+            level += 1
+            if level > depth:
+                return offset
+        elif byte in b"]}":
+            level -= 1
+    return 0
+
+
+def _too_deep(data: bytes, offset: int, source: str | None) -> None:
+    line, col = _line_of(data, max(offset, 0))
+    raise InputTooLarge(
+        f"nested more than {_current.max_depth} levels deep (limit: nesting depth)",
+        Location(file=source, line=line, col=col),
+    )
+
+
+def check_alias_expansion(data: Any, source: str | None) -> None:
+    """YAML aliases share containers; the models would copy every use. Bound the expanded size
+    (nodes counted with every alias expanded) by a multiple of the size as written."""
+    expanded_size: dict[int, int] = {}
+    written = 0
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        node, children_done = stack.pop()
+        children = list(node.values()) if isinstance(node, dict) else node
+        if not children_done:
+            if id(node) in expanded_size:
+                continue
+            written += 1 + len(children)
+            expanded_size[id(node)] = 0  # in progress: a cycle back to it counts once
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if isinstance(child, (dict, list)))
+            continue
+        expanded_size[id(node)] = 1 + sum(
+            expanded_size.get(id(child), 0) if isinstance(child, (dict, list)) else 1 for child in children
+        )
+    expanded = expanded_size.get(id(data), 0)
+    limit = _current.max_alias_expansion * written + 100_000
+    if expanded > limit:
+        raise InputTooLarge(
+            f"YAML aliases expand {written} written nodes to {expanded} (limit: alias expansion, "
+            f"{_current.max_alias_expansion}x)",
+            Location(file=source),
+        )
+
+
+__all__ = [
+    "InputLimits",
+    "check_alias_expansion",
+    "check_file_size",
+    "check_yaml_text",
+    "current_limits",
+    "inflate",
+    "limits",
+    "parse_size",
+    "set_max_input_size",
+]

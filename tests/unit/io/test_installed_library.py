@@ -1,0 +1,233 @@
+"""Issue 18: an installed hipBLASLt library folder as one ``--library`` argument.
+
+The fixture is an AMD-written master (corpus/masters-hipblaslt) split by tensilekit's writer into
+the lazy layout TensileCreateLibrary installs (lazy master + per-problem-type shards + the lazy
+mapping), in ``.dat.zlib``, indexed and plain ``.dat`` form. Every corpus/select-hipblaslt query
+must get exactly the original master's answer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tensilekit.cli.main import cli
+from tensilekit.io.installed_library import (
+    InstalledLibrary,
+    find_masters,
+    read_mapping,
+    shard_for_index,
+    split_lazy,
+)
+from tensilekit.io.master_io import dump_master_set, load_master
+from tensilekit.selection import GemmProblem, Hardware, select_solution
+
+NAME = "hipblaslt_aldebaran_all"
+
+
+@pytest.fixture(scope="module")
+def original(corpus: Path) -> Path:
+    return corpus / "masters-hipblaslt" / f"{NAME}.dat"
+
+
+@pytest.fixture(scope="module")
+def installed(original: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    files = split_lazy(load_master(original), "gfx90a")
+    folders = {}
+    for fmt in ("zlib", "msgpack-indexed", "msgpack"):
+        folder = tmp_path_factory.mktemp(fmt) / "library"
+        dump_master_set(files, folder, fmt)
+        folders[fmt] = folder
+    return folders
+
+
+def _answers(library: Path, queries: Path) -> list[dict[str, object]]:
+    result = CliRunner().invoke(
+        cli, ["select", "--library", str(library), "--queries", str(queries), "--json", "--top", "8"]
+    )
+    assert result.exit_code == 0, result.output
+    return [_answer(line) for line in result.output.splitlines() if line.startswith("{")]
+
+
+def _answer(line: str) -> dict[str, object]:
+    """A query's answer without the prose ``reason`` of a no-kernel line: a lazy library explains
+    it without reading every shard, so its wording differs while the answer is the same."""
+    row = json.loads(line)
+    row.pop("reason", None)
+    return dict(row)
+
+
+@pytest.mark.parametrize("fmt", ["zlib", "msgpack-indexed"])
+def test_every_select_hipblaslt_query_answers_as_the_original(
+    fmt: str, installed: dict[str, Path], original: Path, corpus: Path
+) -> None:
+    queries = corpus / "select-hipblaslt" / f"{NAME}.jsonl"
+    expected = [json.loads(line) for line in queries.read_text().splitlines() if line.strip()]
+    ours = _answers(installed[fmt], queries)
+    assert ours == _answers(original, queries)
+    hits = sum(
+        (row["index"], row["name"]) == ((want["expected"] or {}).get("index"), (want["expected"] or {}).get("name"))
+        for row, want in zip(ours, expected, strict=True)
+    )
+    assert hits == len(expected)
+
+
+def test_layout_found_and_mapping_names_each_shard(installed: dict[str, Path]) -> None:
+    for fmt, folder in installed.items():
+        (master,) = find_masters(folder)
+        assert master.arch == "gfx90a" and master.lazy
+        suffix = ".dat" if fmt == "msgpack" else ".dat.zlib"
+        assert master.path.name == f"TensileLibrary_lazy_gfx90a{suffix}"
+        assert master.mapping_path is not None and master.mapping_path.name.endswith(f"_Mapping{suffix}")
+        mapping = read_mapping(master.mapping_path)
+        library = InstalledLibrary(folder)
+        for prefix in library.shard_prefixes(master):
+            shard = load_master(folder / f"{prefix}{suffix}")
+            for solution in shard.solutions:  # upper_bound - 1 finds the shard that holds it
+                assert shard_for_index(mapping, solution.index) == prefix
+
+
+def test_one_query_reads_one_shard(installed: dict[str, Path]) -> None:
+    library = InstalledLibrary(installed["zlib"])
+    tree, loader = library.for_selection()
+    shards = len(library.shard_prefixes(library.masters[0]))
+    assert shards > 5 and library.shards_read == []
+    problem = GemmProblem(m=128, n=128, k=128, trans_a="T", trans_b="N", a_type="Half", b_type="Half",
+                          c_type="Half", d_type="Half", compute_type="Float")  # fmt: skip
+    select_solution(tree, problem, Hardware(arch="gfx90a", cu_count=104), loader=loader)
+    assert 1 <= len(library.shards_read) <= 2  # the type rows tried before the one that answers
+
+
+def test_damaged_shard_is_named_and_the_others_answer(installed: dict[str, Path], corpus: Path, tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "library"
+    shutil.copytree(installed["zlib"], folder)
+    victim = sorted(folder.glob("TensileLibrary_Type_0000_*"))[0]
+    victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
+    queries = corpus / "select-hipblaslt" / f"{NAME}.jsonl"
+    result = CliRunner().invoke(cli, ["select", "--library", str(folder), "--queries", str(queries), "--json"])
+    assert result.exit_code == 3, result.output  # lines the damaged shard cannot answer are errors
+    rows = [_answer(line) for line in result.output.splitlines() if line.startswith("{")]
+    failed = [row for row in rows if row.get("error")]
+    answered = [row for row in rows if not row.get("error")]
+    assert failed and answered
+    assert all(victim.name in row["error"] and "damaged zlib" in row["error"] for row in failed)
+    assert all("the zlib stream ends early" in row["error"] and "solutions[" in row["error"] for row in failed)
+    prefix = victim.name.removesuffix(".dat.zlib")
+    clean = {row["id"]: row for row in _plain(installed["zlib"], queries)}
+    assert all(clean[row["id"]] == row for row in answered)
+    assert all(prefix in row["error"] for row in failed)
+
+
+def _plain(library: Path, queries: Path) -> list[dict[str, object]]:
+    result = CliRunner().invoke(cli, ["select", "--library", str(library), "--queries", str(queries), "--json"])
+    assert result.exit_code == 0, result.output
+    return [_answer(line) for line in result.output.splitlines() if line.startswith("{")]
+
+
+def test_lint_validate_info_diff_take_the_folder(installed: dict[str, Path], original: Path, tmp_path: Path) -> None:
+    folder = installed["zlib"]
+    runner = CliRunner()
+    for command in (["lint"], ["validate"], ["info", "--json"]):
+        result = runner.invoke(cli, [*command, str(folder)])
+        assert result.exit_code == 0, result.output
+        assert "Mapping.dat.zlib" in result.output
+    same = runner.invoke(cli, ["diff", str(folder), str(original)])
+    assert same.exit_code == 0 and "no differences" in same.output, same.output
+    # a mapping naming a missing shard is an error finding of the mapping file
+    broken = tmp_path / "library"
+    import shutil
+
+    shutil.copytree(folder, broken)
+    next(broken.glob("TensileLibrary_Type_0003_*")).unlink()
+    result = runner.invoke(cli, ["validate", str(broken)])
+    assert result.exit_code == 1 and "not in this folder" in result.output, result.output
+
+
+def test_coverage_over_the_folder_equals_the_original(
+    installed: dict[str, Path], original: Path, tmp_path: Path
+) -> None:
+    workload = tmp_path / "gemms.jsonl"
+    lines = [
+        {
+            "m": m,
+            "n": n,
+            "k": k,
+            "trans_a": "T",
+            "trans_b": "N",
+            "a_type": "Half",
+            "b_type": "Half",
+            "c_type": "Half",
+            "d_type": "Half",
+            "compute_type": "Float",
+        }  # fmt: skip
+        for m in (1, 128, 1024)
+        for n in (64, 2048)
+        for k in (64, 4096)
+    ]
+    workload.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    reports = []
+    for library in (original, installed["msgpack-indexed"]):
+        args = ["coverage", "-l", str(library), "--arch", "gfx90a", "--cu-count", "104", str(workload), "--json"]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        reports.append(json.loads(result.output[result.output.index("{") :]))
+    assert reports[0]["gemms"] == reports[1]["gemms"] and reports[0]["summary"] == reports[1]["summary"]
+
+
+def test_per_silicon_layouts_are_found(tmp_path: Path) -> None:
+    """Names only (find_masters reads no file): per-arch folders, revision subtrees named for the
+    compiler target, strict arch names, per-device stems; bare twins of .zlib files skipped."""
+    library = tmp_path / "library"
+    files = [
+        "gfx942/TensileLibrary_lazy_gfx942.dat.zlib",
+        "gfx942/TensileLibrary_lazy_gfx942.dat",  # shadowed by the .zlib
+        "gfx942/TensileLiteLibrary_lazy_gfx942_Mapping.dat.zlib",
+        "gfx942/TensileLibrary_Type_HH_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx942.dat.zlib",
+        "gfx1250/TensileLibrary_lazy_gfx1250.dat.zlib",
+        "gfx1250v0/TensileLibrary_lazy_gfx1250.dat.zlib",
+        "gfx1250v0/TensileLiteLibrary_lazy_gfx1250_Mapping.dat",
+        "TensileLibrary_lazy_gfx1250-strict.dat",
+        "TensileLibrary_lazy_ID75a0_gfx950.dat.zlib",
+        "TensileLiteLibrary_lazy_Mapping.dat",
+    ]
+    for name in files:
+        (library / name).parent.mkdir(parents=True, exist_ok=True)
+        (library / name).write_bytes(b"")
+    found = {(m.label, m.arch, m.path.name, m.device_id) for m in find_masters(library)}
+    assert found == {
+        ("gfx942", "gfx942", "TensileLibrary_lazy_gfx942.dat.zlib", None),
+        ("gfx1250", "gfx1250", "TensileLibrary_lazy_gfx1250.dat.zlib", None),
+        ("gfx1250v0", "gfx1250", "TensileLibrary_lazy_gfx1250.dat.zlib", None),
+        (".", "gfx1250-strict", "TensileLibrary_lazy_gfx1250-strict.dat", None),
+        (".", "gfx950", "TensileLibrary_lazy_ID75a0_gfx950.dat.zlib", "ID75a0"),
+    }
+    masters = {m.label: m for m in find_masters(library)}
+    assert masters["gfx1250v0"].mapping_path is not None
+    assert (
+        masters["."].mapping_path is not None
+        and masters["."].mapping_path.name == "TensileLiteLibrary_lazy_Mapping.dat"
+    )
+    installed = InstalledLibrary(library)
+    assert [m.label for m in installed.choose("gfx1250")] == ["gfx1250"]
+    assert [m.label for m in installed.choose("gfx1250", label="gfx1250v0")] == ["gfx1250v0"]
+
+
+def test_indexed_shards_decode_only_what_the_query_reaches(installed: dict[str, Path], corpus: Path) -> None:
+    from tensilekit.selection import compile_library, contraction_problem, hardware_from_query
+
+    library = InstalledLibrary(installed["msgpack-indexed"])
+    tree, loader = library.for_selection()
+    compiled = compile_library(tree, loader=loader, runtime="hipblaslt")
+    queries = (corpus / "select-hipblaslt" / f"{NAME}.jsonl").read_text().splitlines()
+    record = next(r for r in map(json.loads, queries) if r["expected"])
+    problem = contraction_problem(compiled.runtime.problem_from_query(record))
+    solution, _ = compiled.find(problem, hardware_from_query(record, None))
+    assert solution is not None and solution.index == record["expected"]["index"]
+    shards = installed["msgpack-indexed"].glob("TensileLibrary_Type_*")
+    total = sum(len(load_master(path).solutions) for path in shards)
+    assert 0 < len(compiled.solutions) < total  # only what the reached tables name was decoded

@@ -1,0 +1,136 @@
+"""Issue 17: reader limits. Bombs and absurd inputs are errors naming the file and the limit,
+found before they cost memory or time; real libraries stay far inside every default."""
+
+from __future__ import annotations
+
+import gzip
+import tracemalloc
+import zlib
+from pathlib import Path
+
+import msgpack
+import pytest
+from click.testing import CliRunner
+
+import tensilekit
+from tensilekit.cli.main import cli
+from tensilekit.errors import InputTooLarge, MsgpackDecodeError
+from tensilekit.io.files import read_bytes
+from tensilekit.io.limits import limits, parse_size
+from tensilekit.io.yaml_codec import parse_yaml
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
+MASTER = FIXTURES / "masters" / "coverage_equality_gfx90a.yaml"
+
+
+def _gzip_stream(head: bytes, filler: bytes, total: int) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [packer.compress(head)]
+    block = filler * (1 << 22)
+    for _ in range(total // len(block)):
+        parts.append(packer.compress(block))
+    parts.append(packer.flush())
+    return b"".join(parts)
+
+
+@pytest.fixture(scope="module")
+def zeros_bomb() -> bytes:
+    return _gzip_stream(b"", b"\x00", 96 << 20)  # ~100 KB that would inflate to 96 MiB
+
+
+def _peak_mib(function: object) -> float:
+    tracemalloc.start()
+    try:
+        function()  # type: ignore[operator]
+    except InputTooLarge:
+        pass
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 2**20
+
+
+def test_gzip_bomb_stops_early(tmp_path: Path, zeros_bomb: bytes) -> None:
+    path = tmp_path / "bomb.yaml.gz"
+    path.write_bytes(zeros_bomb)
+    with pytest.raises(InputTooLarge, match="compression bomb") as caught:
+        tensilekit.load(path)
+    assert caught.value.location is not None and caught.value.location.file == str(path)
+    assert _peak_mib(lambda: tensilekit.load(path)) < 80  # stopped near the 32 MiB floor
+
+
+def test_msgpack_nil_array_bomb(tmp_path: Path) -> None:
+    count = 96 << 20
+    path = tmp_path / "nils.dat.gz"
+    path.write_bytes(_gzip_stream(b"\x81\xa9solutions\xdd" + count.to_bytes(4, "big"), b"\xc0", count))
+    result = CliRunner().invoke(cli, ["info", str(path)])
+    assert result.exit_code == 3 and "compression bomb" in result.output, result.output
+    assert _peak_mib(lambda: tensilekit.load(path)) < 80
+
+
+def test_max_input_size_raises_the_limit(tmp_path: Path, zeros_bomb: bytes) -> None:
+    path = tmp_path / "zeros.yaml.gz"
+    path.write_bytes(gzip.compress(b"\x00" * (40 << 20)))
+    with pytest.raises(InputTooLarge):
+        read_bytes(path)
+    result = CliRunner().invoke(cli, ["--max-input-size", "64M", "info", str(path)])
+    assert "compression bomb" not in result.output and result.exit_code == 3  # decoded, then not a library
+    result = CliRunner().invoke(cli, ["--max-input-size", "16M", "info", str(path)])
+    assert result.exit_code == 3 and "input size limit of 16.0 MiB" in result.output, result.output
+    # the option does not leak into the next run
+    assert "compression bomb" in CliRunner().invoke(cli, ["info", str(path)]).output
+
+
+def test_file_over_the_size_limit(tmp_path: Path) -> None:
+    with limits(max_input_size=1000), pytest.raises(InputTooLarge, match="over the input size limit") as caught:
+        tensilekit.load(MASTER)
+    assert caught.value.location is not None and caught.value.location.file == str(MASTER)
+
+
+def test_real_compressed_library_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "TensileLibrary.yaml.gz"
+    path.write_bytes(gzip.compress(MASTER.read_bytes(), 9))
+    assert tensilekit.load(path).solutions
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("[" * 100_000 + "]" * 100_000, 1),  # yaml_rs overflowed its stack on this (SIGSEGV)
+        ("".join(" " * level + "- x:\n" for level in range(0, 2200, 2)), 501),
+        ("- " * 5000 + "x\n", 1),
+        ("{a: " * 3000 + "1" + "}" * 3000, 1),
+    ],
+    ids=["flow", "indented", "compact", "mappings"],
+)
+def test_nesting_depth(text: str, line: int) -> None:
+    with pytest.raises(InputTooLarge, match="nesting depth") as caught:
+        parse_yaml(text, "deep.yaml")
+    assert caught.value.location is not None and caught.value.location.line == line
+
+
+def test_long_integer_is_refused_before_parsing() -> None:
+    # one 5 MB integer took 66 s (quadratic) to parse
+    text = "- {MinimumRequiredVersion: 4.33.0}\n- " + "7" * 5_000_000 + "\n"
+    with pytest.raises(InputTooLarge, match="integer digits") as caught:
+        tensilekit.loads(text, "big.yaml")
+    assert caught.value.location is not None and (caught.value.location.line, caught.value.location.col) == (2, 3)
+
+
+def test_alias_expansion_is_bounded() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{n}: &a{n} [" + ", ".join([f"*a{n - 1}"] * 10) + "]" for n in range(1, 9)]
+    with pytest.raises(InputTooLarge, match="alias expansion"):
+        parse_yaml("\n".join(lines) + "\n", "laughs.yaml")
+
+
+def test_msgpack_container_length() -> None:
+    data = msgpack.packb({"solutions": list(range(50)), "library": {"type": "Single", "index": 0}})
+    with limits(max_container_length=10), pytest.raises(InputTooLarge, match="container length"):
+        tensilekit.loads(data, "x.dat")
+    with pytest.raises(MsgpackDecodeError):
+        tensilekit.loads(b"\xdc\x00\x05\xc0", "x.dat")  # a claimed length with no data behind it
+
+
+@pytest.mark.parametrize(("text", "size"), [("3G", 3 << 30), ("512M", 512 << 20), ("1000", 1000), ("1.5k", 1536)])
+def test_parse_size(text: str, size: int) -> None:
+    assert parse_size(text) == size
