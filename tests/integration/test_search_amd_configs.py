@@ -176,13 +176,18 @@ def epilogue_configs(folder: Path, corpus: Path, arch: str, dialect: str, tool: 
     return chosen
 
 
-def run_reader(amd: Path, reader: str, arch: str, files: list[Path]) -> list[dict[str, Any]]:
-    completed = subprocess.run(
+def start_reader(amd: Path, reader: str, arch: str, files: list[Path]) -> subprocess.Popen[str]:
+    """AMD's reader on ``files`` in the background: the (release, arch) calls run side by side."""
+    return subprocess.Popen(
         [str(amd / "check-configs"), "--amd", reader, "--arch", arch, *map(str, files)],
-        capture_output=True, text=True, timeout=900, check=False,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    results = [json.loads(line) for line in completed.stdout.splitlines() if line.startswith("{")]
-    assert len(results) == len(files), completed.stderr[-2000:]
+
+
+def reader_results(process: subprocess.Popen[str], files: list[Path]) -> list[dict[str, Any]]:
+    stdout, stderr = process.communicate(timeout=900)
+    results = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    assert len(results) == len(files), stderr[-2000:]
     return results
 
 
@@ -192,21 +197,32 @@ def batches(amd: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
 
     root = tmp_path_factory.mktemp("amd_configs")
     problems = workload_problems(CORPUS)
+    # AMD's venv is made once, before the readers start side by side (they would race to make it)
+    subprocess.run([str(amd / "setup-venv")], capture_output=True, timeout=900, check=True)
     found: dict[tuple[str, str, str], Batch] = {}
-    for arch, dialect in COMBOS:
-        for reader in READERS[dialect]:
-            tool = tool_profile(PROFILE_OF_READER[reader])
-            folder = root / f"{arch}_{reader}"
-            batch = Batch()
-            batch.files, _ = generate(folder, arch, dialect, tool, problems)
-            if CORPUS is not None:
-                epilogues = epilogue_configs(folder, CORPUS, arch, dialect, tool)
-                batch.files += list(epilogues)
-                batch.expected_type = {str(path): name for path, name in epilogues.items()}
-            golden = GOLDEN / f"{arch}_{dialect}"
-            batch.files += sorted(golden.glob("*.yaml"))
-            batch.results = run_reader(amd, reader, arch, batch.files)
-            found[(reader, arch, dialect)] = batch
+    running: dict[tuple[str, str, str], subprocess.Popen[str]] = {}
+    try:
+        for arch, dialect in COMBOS:
+            for reader in READERS[dialect]:
+                tool = tool_profile(PROFILE_OF_READER[reader])
+                folder = root / f"{arch}_{reader}"
+                batch = Batch()
+                batch.files, _ = generate(folder, arch, dialect, tool, problems)
+                if CORPUS is not None:
+                    epilogues = epilogue_configs(folder, CORPUS, arch, dialect, tool)
+                    batch.files += list(epilogues)
+                    batch.expected_type = {str(path): name for path, name in epilogues.items()}
+                golden = GOLDEN / f"{arch}_{dialect}"
+                batch.files += sorted(golden.glob("*.yaml"))
+                found[(reader, arch, dialect)] = batch
+                running[(reader, arch, dialect)] = start_reader(amd, reader, arch, batch.files)
+        for key, process in running.items():
+            found[key].results = reader_results(process, found[key].files)
+    finally:
+        for process in running.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
     yield found
 
 
