@@ -6,11 +6,8 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
-
-import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,26 +47,6 @@ def has_custom_kernel(path: Path) -> bool:
         line.strip().startswith("CustomKernelName:") and line.split(":", 1)[1].strip() not in ("", "''", '""')
         for line in path.read_text().splitlines()
     )
-
-
-def find_amd() -> Path | None:
-    """AMD's tools: $TENSILEKIT_AMD, else ../shared/amd beside the checkout."""
-    env = os.environ.get("TENSILEKIT_AMD")
-    for candidate in ([Path(env)] if env else []) + [PROJECT_ROOT.parent / "shared" / "amd"]:
-        if (candidate / "build-master").is_file():
-            return candidate
-    return None
-
-
-@pytest.fixture(scope="session", name="amd")
-def amd_fixture() -> Path:
-    """Path to ../shared/amd; skips politely when absent (CI requires it)."""
-    found = find_amd()
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI must provide AMD's tools (TENSILEKIT_AMD or ../shared/amd)")
-        pytest.skip("AMD's tools not found: set TENSILEKIT_AMD or place ../shared/amd")
-    return found
 
 
 def amd_build_master(amd: Path, arch: str, files: list[Path], out: Path, *, lazy: bool = False) -> Path:

@@ -35,6 +35,28 @@ def corpus() -> Path:
     return CORPUS
 
 
+def find_amd() -> Path | None:
+    """AMD's runnable tools (README there): $TENSILEKIT_AMD, else ../shared/amd beside the checkout."""
+    env = os.environ.get("TENSILEKIT_AMD")
+    candidates = [Path(env)] if env else []
+    candidates.append(PROJECT_ROOT.parent / "shared" / "amd")
+    for candidate in candidates:
+        if all((candidate / tool).is_file() for tool in ("build-master", "select-oracle", "check-configs")):
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def amd() -> Path:
+    """Path to AMD's tools; skips politely when they are absent (CI requires them, see .ci/run)."""
+    found = find_amd()
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide AMD's tools (TENSILEKIT_AMD or ../shared/amd)")
+        pytest.skip("AMD's tools not found: set TENSILEKIT_AMD or place ../shared/amd")
+    return found
+
+
 @pytest.fixture
 def fixture_path():
     def _path(*parts: str) -> Path:

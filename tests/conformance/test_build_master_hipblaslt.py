@@ -22,7 +22,6 @@ import yaml
 from amd_build import (
     HIPBLASLT_MASTERS,
     amd_build_master,
-    amd_fixture,  # noqa: F401 (registers the "amd" fixture)
     has_custom_kernel,
     logic_files,
 )

@@ -17,7 +17,6 @@ develop profile, which is read from source only.
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 from collections.abc import Iterator
@@ -45,25 +44,6 @@ READERS = {"tensilelite": ("tensilelite-7d9fb68",), "tensile": ("tensile-09ec347
 PROFILE_OF_READER = {"tensilelite-7d9fb68": "hipblaslt-7d9fb68", "tensile-09ec347": "tensile-09ec347",
                      "tensile-a164ed70": "tensile-a164ed70"}  # fmt: skip
 COMBOS = [("gfx90a", "tensilelite"), ("gfx942", "tensilelite"), ("gfx90a", "tensile"), ("gfx942", "tensile")]
-
-
-def find_amd() -> Path | None:
-    """AMD's runnable tools: $TENSILEKIT_AMD, else ../shared/amd beside the checkout."""
-    env = os.environ.get("TENSILEKIT_AMD")
-    for candidate in [*([Path(env)] if env else []), ROOT.parent / "shared" / "amd"]:
-        if (candidate / "check-configs").is_file():
-            return candidate
-    return None
-
-
-@pytest.fixture(scope="module")
-def amd() -> Path:
-    found = find_amd()
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI must provide AMD's tools (TENSILEKIT_AMD or ../shared/amd)")
-        pytest.skip("AMD's tools not found: set TENSILEKIT_AMD or place ../shared/amd")
-    return found
 
 
 def workload_problems(corpus: Path | None) -> dict[str, list[GemmProblem]]:

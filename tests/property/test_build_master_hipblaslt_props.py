@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from amd_build import amd_build_master, amd_fixture, has_custom_kernel  # noqa: F401 (registers "amd")
+from amd_build import amd_build_master, has_custom_kernel
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

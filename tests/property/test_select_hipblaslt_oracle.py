@@ -52,24 +52,6 @@ _MAX_LOGIC_BYTES = 1_500_000  # keeps a build near 3 s
 _DEFAULT_CUS = {"gfx90a": 104, "gfx908": 120, "gfx940": 304, "gfx941": 304, "gfx942": 304, "gfx1100": 96}
 
 
-def _find_amd() -> Path | None:
-    env = os.environ.get("TENSILEKIT_AMD")
-    candidates = [Path(env)] if env else []
-    candidates.append(PROJECT_ROOT.parent / "shared" / "amd")
-    return next((c for c in candidates if (c / "select-oracle").exists() and (c / "build-master").exists()), None)
-
-
-@pytest.fixture(scope="module")
-def amd() -> Path:
-    """AMD's tools; skips politely when absent (CI requires them, see .ci/run)."""
-    found = _find_amd()
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI must provide AMD's tools (TENSILEKIT_AMD or ../shared/amd)")
-        pytest.skip("AMD's tools not found: set TENSILEKIT_AMD or place ../shared/amd")
-    return found
-
-
 @functools.lru_cache(maxsize=1)
 def _logic_by_arch(corpus: Path) -> dict[str, list[Path]]:
     """The buildable hipBLASLt logic files of the corpus, by architecture."""

@@ -168,22 +168,9 @@ def test_impossible_gflops_are_measurement_errors_of_that_kernel_only(tmp_path: 
     assert fine.status == "ok" and fine.times_us[0] == pytest.approx(402653184 / 1e6)
 
 
-def _amd() -> Path | None:
-    env = os.environ.get("TENSILEKIT_AMD")
-    for candidate in [*([Path(env)] if env else []), Path(__file__).resolve().parents[3].parent / "shared" / "amd"]:
-        if (candidate / "check-configs").is_file():
-            return candidate
-    return None
-
-
 def test_the_fake_driver_lets_amds_reader_decide_which_kernels_exist(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, amd: Path
 ) -> None:
-    amd = _amd()
-    if amd is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI must provide AMD's tools (TENSILEKIT_AMD or ../shared/amd)")
-        pytest.skip("AMD's tools not found")
     from tensilekit.errors import ToolFailed
 
     monkeypatch.setenv("PATH", f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}")
