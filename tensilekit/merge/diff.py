@@ -540,6 +540,15 @@ def _solution_at(library: LogicFile, position: int) -> LogicSolution | None:
     return library.solutions[position] if 0 <= position < len(library.solutions) else None
 
 
+def _problem_for(runtime: Any, record: dict[str, Any]) -> Any:
+    """The problem ``runtime`` builds for a query record; a record carrying the logged GEMM
+    (``workload``, from ``diff --from-log``) is built from it, epilogue and all, as that runtime does."""
+    gemm = record.get("workload")
+    if gemm is not None:
+        return runtime.problem_from_workload(gemm)
+    return runtime.problem_from_query(record)
+
+
 def master_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
     """Adapter over ``tensilekit.selection.select_solution`` for master libraries.
 
@@ -563,7 +572,7 @@ def master_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
             engine = compiled[id(library)] = compile_library(library)
         record = dict(query)
         # each library answers as its own runtime builds the problem (Tensile or hipBLASLt)
-        problem = engine.runtime.problem_from_query(record)
+        problem = _problem_for(engine.runtime, record)
         return select_solution(engine, problem, hardware_from_query(record, default))
 
     return select
@@ -613,7 +622,7 @@ def runtime_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
                     f"the library serves {len(served)} problem types; give query records with types, not bare sizes"
                 )
             record = {**served[0], **record}
-        problem = compiled.runtime.problem_from_query(record)
+        problem = _problem_for(compiled.runtime, record)
         return select_solution(compiled, problem, hardware_from_query(record, device))
 
     select.__name__ = "runtime_selector (tensilekit.selection.select_solution)"

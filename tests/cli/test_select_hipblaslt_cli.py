@@ -91,3 +91,23 @@ def test_from_log_answers_a_bias_gemm_with_its_bias(corpus: Path, tmp_path: Path
     plain, bf16_bias, f16_bias = (json.loads(line) for line in output.splitlines() if line.startswith("{"))
     assert plain["index"] is not None and f16_bias["index"] is not None
     assert bf16_bias["index"] is None  # no kernel's BiasDataTypeWhiteList holds BFloat16
+
+
+def test_diff_from_log_builds_each_gemm_as_the_librarys_runtime_does(corpus: Path, tmp_path: Path) -> None:
+    """``diff --from-log`` answers a bias GEMM with its bias on a hipBLASLt master, as ``select --from-log`` does."""
+    from pathlib import Path as _Path
+
+    from tensilekit.api import load_for_selection
+    from tensilekit.cli.commands.diff import _log_queries
+    from tensilekit.merge.diff import runtime_selector
+
+    log = tmp_path / "hipblaslt.log"
+    log.write_text(_log_line(False, "f32_r") + _log_line(True, "bf16_r") + _log_line(True, "f16_r"))
+    library, _ = load_for_selection(_Path(_master(corpus, "gfx942_equality")))
+    select = runtime_selector({"arch": "gfx942", "cu_count": 304})
+    answers = [select(library, record) for record in _log_queries(log, strict=True)]
+    code, output = _select("--from-log", str(log), "--library", _master(corpus, "gfx942_equality"),
+                           "--cu-count", "304", "--json")  # fmt: skip
+    expected = [json.loads(line)["index"] for line in output.splitlines() if line.startswith("{")]
+    assert [answer.index for answer in answers] == expected
+    assert answers[1].index is None and answers[0].index is not None  # no kernel takes a BFloat16 bias

@@ -27,6 +27,9 @@ def _log_queries(path: Path, strict: bool) -> list[dict[str, Any]]:
         problem = problem_from_workload(gemm)
         record = problem.model_dump(mode="json", exclude={"hipblaslt"}, exclude_none=True)
         record["id"] = f"{gemm.gemm_type}, {gemm.call_count} calls"
+        # the logged GEMM itself: each library's runtime builds its own problem from it (hipBLASLt's
+        # updateTensileProblem keeps the epilogue and an unlimited workspace; Tensile its own view)
+        record["workload"] = gemm
         records.append(record)
     return records
 
