@@ -12,7 +12,7 @@ from tensilekit.io.files import decode_text, read_bytes
 from tensilekit.io.logic_io import detect_dialect, logic_from_data
 from tensilekit.io.master_io import decode, load_placeholder, master_from_data
 from tensilekit.io.yaml_codec import detect_style, parse_yaml
-from tensilekit.model.library import HardwareNode, MasterLibrary, PlaceholderNode
+from tensilekit.model.library import HardwareNode, MasterLibrary, PlaceholderNode, join_masters
 from tensilekit.model.logic import LogicFile
 from tensilekit.model.solution import MasterSolution
 
@@ -194,18 +194,7 @@ def _joined(files: dict[str, MasterLibrary]) -> MasterLibrary:
         return next(iter(files.values()))
     if any(name.startswith("TensileLibrary_lazy") for name in files):
         raise UnsupportedFormat("lazy libraries cannot be joined; select on the master file instead")
-    rows: list[Any] = []
-    solutions: list[Any] = []
-    for library in files.values():
-        raw = library.to_raw()
-        node = raw["library"]
-        rows.extend(
-            node["rows"] if node.get("type") == "Hardware" else [{"predicate": {"type": "TruePred"}, "library": node}]
-        )
-        solutions.extend(raw["solutions"])
-    # a generic (TruePred) row must not shadow an architecture's own rows
-    rows.sort(key=lambda row: row["predicate"].get("type") == "TruePred")
-    return MasterLibrary.model_validate({"solutions": solutions, "library": {"type": "Hardware", "rows": rows}})
+    return join_masters(files.values())
 
 
 def library_processors(library: MasterLibrary) -> list[str]:

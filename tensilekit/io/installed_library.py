@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tensilekit.errors import InputNotFound, LibraryFormatError, Location, SelectionError, TensilekitError
-from tensilekit.model.library import MasterLibrary, PlaceholderNode
+from tensilekit.model.library import MasterLibrary, PlaceholderNode, join_masters
 
 # TensileLibrary_lazy_gfx942.dat, TensileLibrary_gfx90a.yaml, TensileLibrary_lazy_gfx1250-strict.dat.zlib;
 # shards (TensileLibrary_Type_…_gfx942) never match: their first word is not lazy or gfx…
@@ -286,7 +286,7 @@ class InstalledLibrary:
 
         if len(libraries) == 1:
             return libraries[0], load_shard
-        return _join(libraries), load_shard
+        return join_masters(libraries), load_shard
 
     def materialize_all(self, arch: str | None = None) -> MasterLibrary:
         """Every chosen master with all its shards inlined, joined under one ``Hardware`` node."""
@@ -329,7 +329,7 @@ class InstalledLibrary:
 
 def _materialize_all(library: InstalledLibrary, arch: str | None) -> MasterLibrary:
     masters = [library.materialize(master) for master in library.choose(arch)]
-    return masters[0] if len(masters) == 1 else _join(masters)
+    return masters[0] if len(masters) == 1 else join_masters(masters)
 
 
 def _referenced(node: Any, found: set[int]) -> None:
@@ -399,18 +399,6 @@ def split_lazy(master: MasterLibrary, arch: str) -> dict[str, MasterLibrary]:
     return {**shards, f"TensileLibrary_lazy_{arch}": lazy_master}
 
 
-def _join(libraries: Iterable[MasterLibrary]) -> MasterLibrary:
-    rows: list[Any] = []
-    solutions: list[Any] = []
-    for library in libraries:
-        raw = library.to_raw()
-        node = raw["library"]
-        rows.extend(
-            node["rows"] if node.get("type") == "Hardware" else [{"predicate": {"type": "TruePred"}, "library": node}]
-        )
-        solutions.extend(raw["solutions"])
-    rows.sort(key=lambda row: row["predicate"].get("type") == "TruePred")
-    return MasterLibrary.model_validate({"solutions": solutions, "library": {"type": "Hardware", "rows": rows}})
 
 
 __all__ = [

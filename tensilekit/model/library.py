@@ -10,7 +10,7 @@ tables, ``Single`` solutions or lazily loaded ``Placeholder`` files.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag
@@ -265,6 +265,23 @@ def iter_nodes(node: AnyNode, path: str) -> Iterator[tuple[str, AnyNode]]:
                 yield from iter_nodes(entry.value, f"{path}.table[{number}].value")
 
 
+def join_masters(libraries: Iterable[MasterLibrary]) -> MasterLibrary:
+    """One master serving every architecture of ``libraries``: their Hardware rows under one
+    Hardware node (a library without one becomes a TruePred row) and their solutions concatenated,
+    generic (TruePred) rows last so they do not shadow an architecture's own rows."""
+    rows: list[Any] = []
+    solutions: list[Any] = []
+    for library in libraries:
+        raw = library.to_raw()
+        node = raw["library"]
+        rows.extend(
+            node["rows"] if node.get("type") == "Hardware" else [{"predicate": {"type": "TruePred"}, "library": node}]
+        )
+        solutions.extend(raw["solutions"])
+    rows.sort(key=lambda row: row["predicate"].get("type") == "TruePred")
+    return MasterLibrary.model_validate({"solutions": solutions, "library": {"type": "Hardware", "rows": rows}})
+
+
 __all__ = [
     "AnyNode",
     "DecisionTreeEntry",
@@ -286,6 +303,7 @@ __all__ = [
     "Property",
     "Row",
     "SingleNode",
+    "join_masters",
     "TreeNode",
     "iter_nodes",
     "placeholder_name",
