@@ -16,8 +16,6 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-
 from tensilekit.errors import SelectionError
 
 if TYPE_CHECKING:  # the problem model is only needed for annotations (avoids an import cycle)
@@ -539,6 +537,8 @@ def lite_required_workspace(p: ContractionProblem, h: Hardware, solution: Any) -
     ``isSolutionSupported`` compares with the workspace: GSU partial sums, the gradient-bias
     reduction, amaxD per workgroup and the custom-kernel synchronizer; non-atomic Stream-K
     partial tiles (grid = CU count)."""
+    import numpy as np
+
     mapping = solution.size_mapping
     per_elem_c = int(getattr(mapping, "workspace_size_per_elem_c", 0) or 0)
     per_elem_bias = int(_extra(mapping, "workspaceSizePerElemBias") or 0)
@@ -677,6 +677,8 @@ def _device_user_arguments(pred: Any, p: ContractionProblem, h: Hardware, s: Any
 
 
 def _synchronizer_size(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    import numpy as np
+
     value = [int(item) for item in _value(pred)]
     tiles = np.ceil(np.float32(p.m) / np.float32(value[0])) * np.ceil(np.float32(p.n) / np.float32(value[1]))
     grouped_ok = not p.lite.grouped_gemm or p.lite.grouped_gemm_count <= 16
@@ -696,6 +698,8 @@ def _synchronizer_size(pred: Any, p: ContractionProblem, h: Hardware, s: Any) ->
 
 
 def _workgroup_number(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    import numpy as np
+
     value = [int(item) for item in _value(pred)]
     gsu = p.lite.gsu if p.lite.gsu != 0 else value[2]
     if gsu == -1:

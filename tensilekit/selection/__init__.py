@@ -11,14 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from tensilekit.selection.api import (
     BatchSelection,
-    CompiledLibrary,
-    compile_library,
     find_all_solutions,
     select_batch,
     select_solution,
     top_solutions,
 )
-from tensilekit.selection.columns import ProblemColumns
 from tensilekit.selection.hipblaslt import hipblaslt_problem, problem_from_hipblaslt_query
 from tensilekit.selection.problem import (
     ContractionProblem,
@@ -35,17 +32,28 @@ from tensilekit.selection.runtime import Runtime, TopSolutions, detect_runtime, 
 from tensilekit.selection.walk import Candidate, Selection, TraceEvent
 
 if TYPE_CHECKING:
+    from tensilekit.selection.columns import ProblemColumns
+    from tensilekit.selection.fast import CompiledLibrary, compile_library
     from tensilekit.selection.workload import WorkloadSelection, problem_from_workload, select_workload
 
-# The workload bridge pulls in every workload parser (~40-100 ms); `select M N K` never needs it.
-_LAZY = {"WorkloadSelection", "problem_from_workload", "select_workload"}
+# Imported when first used: the workload bridge pulls in every workload parser (~40-100 ms), the
+# compiled path numpy and its kernels (~70 ms); `select M N K` on a master needs neither.
+_LAZY = {
+    "WorkloadSelection": "tensilekit.selection.workload",
+    "problem_from_workload": "tensilekit.selection.workload",
+    "select_workload": "tensilekit.selection.workload",
+    "CompiledLibrary": "tensilekit.selection.fast",
+    "compile_library": "tensilekit.selection.fast",
+    "ProblemColumns": "tensilekit.selection.columns",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from tensilekit.selection import workload
+    module = _LAZY.get(name)
+    if module is not None:
+        import importlib
 
-        return getattr(workload, name)
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'tensilekit.selection' has no attribute {name!r}")
 
 

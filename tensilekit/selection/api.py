@@ -17,28 +17,50 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from collections.abc import Iterator, Sequence
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from tensilekit.errors import SelectionError
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
-from tensilekit.selection.columns import ColumnsLike, ProblemColumns
-from tensilekit.selection.fast import CompiledLibrary, compile_library
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware
 from tensilekit.selection.runtime import Runtime, TopSolutions, detect_runtime, runtime_named
 from tensilekit.selection.walk import Loader, ReferenceSelector, Selection, TraceEvent, as_contraction
 
-Library = MasterLibrary | CompiledLibrary
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from tensilekit.selection.columns import ColumnsLike
+    from tensilekit.selection.fast import CompiledLibrary, compile_library
+
+# The compiled path (numpy, the kernels and scans) is imported when first used: one query on a
+# master walks the reference selector and never needs it (`select M N K` start-up, issue 16).
+Library: TypeAlias = "MasterLibrary | CompiledLibrary"
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("CompiledLibrary", "compile_library"):
+        from tensilekit.selection import fast
+
+        return getattr(fast, name)
+    raise AttributeError(f"module 'tensilekit.selection.api' has no attribute {name!r}")
+
+
+def _compiled(library: object) -> CompiledLibrary | None:
+    """``library`` if it is a :class:`CompiledLibrary` (none exists before the compiled path is imported)."""
+    fast = sys.modules.get("tensilekit.selection.fast")
+    return library if fast is not None and isinstance(library, fast.CompiledLibrary) else None
 
 
 def _reference(library: Library, loader: Loader | None, runtime: Runtime | str | None) -> ReferenceSelector:
     chosen = None if runtime is None else runtime_named(runtime)
-    if isinstance(library, CompiledLibrary) and (chosen is None or chosen is library.runtime):
-        return library.reference
-    master = library.library if isinstance(library, CompiledLibrary) else library
+    compiled = _compiled(library)
+    if compiled is not None and (chosen is None or chosen is compiled.runtime):
+        return compiled.reference
+    master = compiled.library if compiled is not None else library
+    assert isinstance(master, MasterLibrary)
     return ReferenceSelector(master, loader, chosen if chosen is not None else detect_runtime(master))
 
 
@@ -79,13 +101,14 @@ def select_solution(
     contraction = as_contraction(problem, rocblas_k0=rocblas_k0)
     selector = _reference(library, loader, runtime)
     rules = selector.runtime
-    fast = isinstance(library, CompiledLibrary) and selector is library.reference and not explain
+    compiled = _compiled(library)
+    fast = compiled is not None and selector is compiled.reference and not explain
     selection = Selection(None, None, None)
     tried = rules.attempts(contraction)
     for number, attempt in enumerate(tried):
         if fast:
-            assert isinstance(library, CompiledLibrary)
-            solution, fitness = library.find(attempt, hardware)
+            assert compiled is not None
+            solution, fitness = compiled.find(attempt, hardware)
             selection = Selection(None, None, None) if solution is None else Selection(
                 solution.index, solution.name, fitness, solution
             )  # fmt: skip
@@ -206,7 +229,15 @@ def select_batch(
         problems: the queries, or ready :class:`~tensilekit.selection.columns.ProblemColumns`.
         hardware: one device for all queries, or one per query (not used with columns).
     """
-    compiled = library if isinstance(library, CompiledLibrary) else compile_library(library, loader=loader)
+    import numpy as np
+
+    from tensilekit.selection.columns import ColumnsLike, ProblemColumns
+    from tensilekit.selection.fast import compile_library
+
+    compiled = _compiled(library)
+    if compiled is None:
+        assert isinstance(library, MasterLibrary)
+        compiled = compile_library(library, loader=loader)
     if runtime is not None and runtime_named(runtime) is not compiled.runtime:
         compiled = compile_library(compiled.library, loader=loader, runtime=runtime)
     if isinstance(problems, ColumnsLike):
@@ -246,6 +277,8 @@ def _retry_unanswered(
 ) -> list[int]:
     """The runtime's further attempts (hipBLASLt's XF32 → Float retry) for unanswered queries;
     returns the positions they answered."""
+    import numpy as np
+
     answered: list[int] = []
     for position in np.flatnonzero((sids < 0) & compiled.runtime.retried(columns)).tolist():
         if position in errors:

@@ -27,11 +27,14 @@ are bit-identical, including the traps:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 Key = Sequence[int]
 DistanceFunction = Callable[[Key, Key], float]
@@ -142,16 +145,26 @@ def grid_based_distance(p: Key, q: Key) -> float:
     return distance
 
 
-_POW = np.frompyfunc(math.pow, 2, 1)  # C pow, element by element: x*x is not always pow(x, 2)
+@functools.cache
+def _c_pow() -> Any:
+    import numpy as np
+
+    return np.frompyfunc(math.pow, 2, 1)  # C pow, element by element: x*x is not always pow(x, 2)
 
 
 def _pow(x: npt.NDArray[np.float64], y: float) -> npt.NDArray[np.float64]:
-    return np.asarray(_POW(x, y), dtype=np.float64)
+
+    import numpy as np
+
+    return np.asarray(_c_pow()(x, y), dtype=np.float64)
 
 
 def grid_based_distances(p: npt.NDArray[np.int64], q: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
     """:func:`grid_based_distance` of row ``i`` of ``p`` (query keys) and of ``q`` (table keys),
     for many pairs at once, with the same double arithmetic (C ``pow``, ``std::round``)."""
+
+    import numpy as np
+
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         p0, p1 = p[:, 0].astype(np.float64), p[:, 1].astype(np.float64)
         big_m, big_n = q[:, 0].astype(np.float64), q[:, 1].astype(np.float64)
@@ -181,6 +194,9 @@ def grid_based_distances(p: npt.NDArray[np.int64], q: npt.NDArray[np.int64]) -> 
 
 
 def _c_round_many(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+
+    import numpy as np
+
     magnitude = np.abs(x)
     floor = np.floor(magnitude)
     rounded = np.where(magnitude - floor >= 0.5, floor + 1.0, floor)

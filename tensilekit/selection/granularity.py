@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from tensilekit.selection.problem import ContractionProblem, Hardware
 
 
 def _granularity(x: float) -> float:
+
+    import numpy as np
+
     # computeGranularity(float x): x / ceil(x) in single precision
     value = np.float32(x)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -32,6 +33,8 @@ def _mapping_value(mapping: Any, name: str, default: Any) -> Any:
 
 def total_granularity(solution: Any, problem: ContractionProblem, hardware: Hardware) -> float:
     """``Granularities::totalGranularity`` of ``solution`` for ``problem``."""
+    import numpy as np
+
     mapping = getattr(solution, "size_mapping", None)
     tile = _mapping_value(mapping, "macro_tile", [1, 1, 1])
     work_group = _mapping_value(mapping, "work_group", [1, 1, 1])
@@ -56,6 +59,7 @@ def total_granularity(solution: Any, problem: ContractionProblem, hardware: Hard
 
 def projected_performance(solution: Any, problem: ContractionProblem, hardware: Hardware) -> float:
     """``projectedPerformance(problem, hardware).speedGFlops``."""
+
     ideals = getattr(solution, "model_extra", None) or {}
     table = ideals.get("ideals") or {}
     closest_measure = 2**31 - 1

@@ -36,9 +36,6 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-import numpy.typing as npt
-
 from tensilekit.errors import SelectionError
 from tensilekit.model.common import DataType
 from tensilekit.model.library import MasterLibrary
@@ -48,6 +45,9 @@ from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardwa
 from tensilekit.selection.walk import Candidate, Selection
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from tensilekit.selection.walk import ReferenceSelector
 
 RUNTIME_NAMES = ("tensile", "hipblaslt")
@@ -92,6 +92,8 @@ class Runtime:
     def retried(self, columns: Any) -> npt.NDArray[np.bool_]:
         """Which queries of a batch (:class:`~tensilekit.selection.columns.ProblemColumns`) have
         further :meth:`attempts` (none here)."""
+        import numpy as np
+
         return np.zeros(columns.size, dtype=bool)
 
     def grid_key(self, key: tuple[int, ...]) -> tuple[int, ...]:
@@ -100,6 +102,7 @@ class Runtime:
 
     def grid_keys(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """:meth:`grid_key` for many query keys (rows) at once."""
+
         return keys
 
     def top(
@@ -203,6 +206,8 @@ class HipblasltRuntime(Runtime):
         return [problem]
 
     def retried(self, columns: Any) -> npt.NDArray[np.bool_]:
+        import numpy as np
+
         return np.asarray(columns.f32_xdl_math_op == DataType.XFLOAT32.value, dtype=bool)
 
     def grid_key(self, key: tuple[int, ...]) -> tuple[int, ...]:
@@ -218,6 +223,8 @@ class HipblasltRuntime(Runtime):
         return (m, n, 1, *key[3:])
 
     def grid_keys(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        import numpy as np
+
         if keys.shape[1] < 4:
             return keys
         folded = keys.copy()

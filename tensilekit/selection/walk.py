@@ -82,8 +82,6 @@ from tensilekit.model.library import (
 from tensilekit.model.solution import MasterSolution
 from tensilekit.predicates.evaluate import Verdict, chip_fallback_match, evaluate
 from tensilekit.selection.distance import DISTANCES, Distance
-from tensilekit.selection.features import feature_key, predict
-from tensilekit.selection.granularity import projected_performance
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, contraction_problem
 
 if TYPE_CHECKING:
@@ -669,6 +667,8 @@ class ReferenceSelector:
 
     def _decision_tree(self, node: DecisionTreeNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
         p = q.problem
+        from tensilekit.selection.features import feature_key, predict  # numpy: only decision trees need it
+
         key = feature_key(list(node.features), p.m, p.n, p.batch, p.k)
         q.note(
             depth, "DecisionTree", path, None, f"{len(node.trees)} trees, float32 features {[float(x) for x in key]}"
@@ -710,6 +710,8 @@ class ReferenceSelector:
                     if q.route is not None:
                         q.route.answered(node, "granularity-exact")
                     return solution
+        from tensilekit.selection.granularity import projected_performance  # numpy: granularity rows only
+
         best: MasterSolution | None = None
         best_performance = 0.0
         for index in sorted(node.indices):

@@ -47,6 +47,16 @@ def test_select_on_a_master_imports_no_build_pipeline_or_plot_module() -> None:
     assert code in (0, None)
     assert _heavy(modules) == []
     assert "tensilekit.selection" in modules  # the probe did run a selection
+    # one query walks the reference selector: no numpy, no compiled path (~70 ms of start-up)
+    assert not [name for name in modules if name.startswith(("numpy", "tensilekit.selection.fast"))]
+
+
+def test_queries_still_take_the_compiled_path(tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"m": 1024, "n": 1024, "k": 1024, "arch": "gfx90a"}) + "\n")
+    code, modules = _modules_after("select", "--queries", str(queries), "--library", str(sample_library_path()))
+    assert code in (0, None)
+    assert "tensilekit.selection.fast" in modules and "numpy" in modules
 
 
 def test_help_and_select_help_import_no_command_module() -> None:

@@ -255,7 +255,7 @@ def select_command(
     from tensilekit.api import library_runtime, load_for_selection
     from tensilekit.cli.render_select import render_batch, render_selection, selection_record
     from tensilekit.data import sample_library_path
-    from tensilekit.selection import Hardware, compile_library, contraction_problem, select_solution
+    from tensilekit.selection import Hardware, contraction_problem, select_solution
     from tensilekit.selection.runtime import runtime_named
 
     sources = sum(1 for given in (m is not None, queries is not None, from_log is not None) if given)
@@ -318,6 +318,8 @@ def select_command(
         if stream is not sys.stdin:
             stream.close()
     with progress_bar("indexing the library", None):
+        from tensilekit.selection import compile_library
+
         compiled = compile_library(library, loader=loader, runtime=runtime)
     results = _answer(compiled, records, default_hw, rocblas_k0, explain, top, name, strict=strict)
     results = sorted(unreadable + results, key=lambda record: int(record.pop("_line")))
