@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag
+from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic_core import PydanticCustomError
 
 from tensilekit.errors import child_path
 from tensilekit.model.common import StrictModel
@@ -89,11 +90,21 @@ class MatchingEntry(StrictModel):
     value: SingleNode | None = None
     speed: Efficiency | None = None
 
+    @model_validator(mode="after")
+    def _names_a_solution(self) -> MatchingEntry:
+        if self.index is None and self.value is None:
+            raise PydanticCustomError(
+                "missing_solution",
+                "a table entry names its solution by 'index' (or a Single 'value')",
+                {"field": "index"},
+            )
+        return self
+
     @property
     def solution_index(self) -> int:
         if self.index is not None:
             return self.index
-        assert self.value is not None  # guaranteed by the library-level check in io
+        assert self.value is not None  # checked when the entry is read (_names_a_solution)
         return self.value.index
 
 

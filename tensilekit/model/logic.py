@@ -222,9 +222,7 @@ class LogicSolution(OrderedOpenModel):
     work_group: _TileList | None = Field(default=None, alias="WorkGroup")
     workgroup_mapping: _Parameter | None = Field(default=None, alias="WorkGroupMapping")
     thread_tile: _TileList | None = Field(default=None, alias="ThreadTile")
-    matrix_instruction: list[Annotated[int, Field(ge=0, le=MAX_TILE)]] | None = Field(
-        default=None, alias="MatrixInstruction"
-    )
+    matrix_instruction: _TileList | None = Field(default=None, alias="MatrixInstruction")
     isa: list[Annotated[int, Field(ge=0, le=MAX_PARAMETER)]] | None = Field(default=None, alias="ISA")
     kernel_language: str | None = Field(default=None, alias="KernelLanguage")
     enable_matrix_instruction: bool | None = Field(default=None, alias="EnableMatrixInstruction")
@@ -256,6 +254,14 @@ class LogicSolution(OrderedOpenModel):
     assert_stride_b_equal: _IndexMap | None = Field(default=None, alias="AssertStrideBEqual")
     assert_stride_c_equal: _IndexMap | None = Field(default=None, alias="AssertStrideCEqual")
     assert_stride_d_equal: _IndexMap | None = Field(default=None, alias="AssertStrideDEqual")
+    matrix_inst_m: _PositiveParameter | None = Field(default=None, alias="MatrixInstM")
+    matrix_inst_n: _PositiveParameter | None = Field(default=None, alias="MatrixInstN")
+    matrix_inst_k: _PositiveParameter | None = Field(default=None, alias="MatrixInstK")
+    matrix_inst_b: _PositiveParameter | None = Field(default=None, alias="MatrixInstB")
+    matrix_inst_bm: _PositiveParameter | None = Field(default=None, alias="MatrixInstBM")
+    matrix_inst_bn: _PositiveParameter | None = Field(default=None, alias="MatrixInstBN")
+    local_split_u: _PositiveParameter | None = Field(default=None, alias="LocalSplitU")
+    wavefront_size: Annotated[int, Field(ge=1, le=1024)] | None = Field(default=None, alias="WavefrontSize")
     mi_wave_tile: _TileList | None = Field(default=None, alias="MIWaveTile")
     mi_wave_group: _TileList | None = Field(default=None, alias="MIWaveGroup")
     # A ProblemType dict, or "derive" in DecisionTree logic files.

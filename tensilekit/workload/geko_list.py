@@ -147,6 +147,8 @@ def parse_geko_list(text: str, *, file: str | None = None) -> ParsedWorkload:
         mark = error.problem_mark
         line = mark.line + 1 if mark is not None else None
         raise YamlSyntaxError(f"invalid YAML: {error.problem}", Location(file=file, line=line)) from None
+    except yaml.YAMLError as error:  # e.g. a control character (ReaderError has no mark)
+        raise YamlSyntaxError(f"invalid YAML: {error}", Location(file=file)) from None
     finally:
         loader.dispose()
     if root is None or not isinstance(data, dict):

@@ -34,7 +34,15 @@ _PROGRESS_THRESHOLD = 20_000
 
 
 def _read_queries(source: TextIO, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, line in enumerate(source, start=1):
+    lines = enumerate(source, start=1)
+    number = 0
+    while True:
+        try:
+            number, line = next(lines)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as error:  # gzip or binary data given as queries
+            raise SelectionError(f"not UTF-8 text ({error.reason})", Location(file=name)) from None
         text = line.strip()
         if not text:
             continue
