@@ -20,6 +20,7 @@ import signal
 import tempfile
 import time
 import traceback
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -28,7 +29,6 @@ from typing import Any
 
 import msgpack
 import yaml
-import zlib
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SAMPLE_MASTER = FIXTURES / "masters" / "coverage_equality_gfx90a.yaml"
