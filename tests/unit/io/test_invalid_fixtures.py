@@ -43,6 +43,7 @@ class LoadError:
     line: int | None = None
     col: int | None = None
     path: str | None = None
+    offset: int | None = None  # binary input: byte offset in the decoded data
 
     def __str__(self) -> str:
         return self.file
@@ -66,9 +67,9 @@ LOAD_ERRORS = [
     LoadError("truncated_yaml.yaml", YamlSyntaxError, 16, 1),
     LoadError("tab_indentation.yaml", YamlSyntaxError, 9, 1),
     LoadError("unterminated_quote.yaml", YamlSyntaxError, 8, 23),  # where the quote opens
-    LoadError("not_utf8.yaml", DecodeError),
-    LoadError("msgpack_garbage.dat", MsgpackDecodeError),
-    LoadError("msgpack_truncated.dat", MsgpackDecodeError),
+    LoadError("not_utf8.yaml", DecodeError, 2, 15),
+    LoadError("msgpack_garbage.dat", MsgpackDecodeError, path="solutions[0]", offset=12),
+    LoadError("msgpack_truncated.dat", MsgpackDecodeError, path="library.rows[0].predicate", offset=473),
     LoadError("bad_gzip.yaml.gz", MsgpackDecodeError),
     LoadError("truncated_gzip.dat.gz", MsgpackDecodeError),
     LoadError("bad_zlib.dat.zlib", MsgpackDecodeError),
@@ -142,6 +143,8 @@ def test_load_raises_with_location(case: LoadError) -> None:
     )
     # Compiler style: file[:line:col]: message [(at path)]
     head = str(path) if case.line is None else f"{path}:{case.line}:{case.col}"
+    if case.offset is not None:
+        head += f": byte {case.offset}"
     assert str(error).startswith(f"{head}: {error.message}")
     if case.path:
         assert str(error).endswith(f"(at {case.path})")
@@ -155,6 +158,7 @@ def test_loads_from_bytes_gives_the_same_error(case: LoadError) -> None:
     location = caught.value.location
     assert location is not None
     assert (location.file, location.line, location.col, location.path) == (case.file, case.line, case.col, case.path)
+    assert location.offset == case.offset
 
 
 @pytest.mark.parametrize("case", LOAD_ERRORS, ids=str)
