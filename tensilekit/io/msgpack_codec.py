@@ -112,7 +112,8 @@ class _Frame:
     __slots__ = ("left", "is_map", "index", "key", "at_key")
 
     def __init__(self, items: int, is_map: bool) -> None:
-        self.left, self.is_map, self.index, self.key, self.at_key = items, is_map, 0, None, is_map
+        self.left, self.is_map, self.index, self.at_key = items, is_map, 0, is_map
+        self.key: object = None
 
     def part(self) -> object:
         if not self.is_map:
