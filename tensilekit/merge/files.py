@@ -337,10 +337,12 @@ def prune_paths(
     are the removed kernels and renumbered indices.
     """
     files: list[tuple[Path, Path]] = []
+    folders: set[Path] = set()  # outputs of a directory input: written as one set
     for path in map(Path, paths):
         if path.is_dir():
             destination = Path(output) if output is not None else path
             files.extend((path / name, destination / name) for name in list_logic_files(path))
+            folders.add(destination)
         else:
             if not path.exists():
                 raise InputNotFound("no such file", Location(file=str(path)))
@@ -349,15 +351,19 @@ def prune_paths(
                 destination = destination / path.name
             files.append((path, destination))
     reports = []
-    for source, destination in files:
-        logic = load_logic(source)
-        with error_context(source):
-            pruned, report = prune_logic(logic, compat=compat, name=source.name)
-        report.path, report.output_path = str(source), str(destination)
-        if not dry_run and (destination != source or report.changed):
-            write_text_atomic(destination, dumps_logic(pruned))
-            report.written = True
-        reports.append(report)
+    with contextlib.ExitStack() as stack:
+        # a pruned directory is staged and swapped in at the end: a kill leaves all or none pruned
+        staging = {} if dry_run else {folder: stack.enter_context(staged_directory(folder)) for folder in folders}
+        for source, destination in files:
+            logic = load_logic(source)
+            with error_context(source):
+                pruned, report = prune_logic(logic, compat=compat, name=source.name)
+            report.path, report.output_path = str(source), str(destination)
+            if not dry_run and (destination != source or report.changed):
+                staged = staging.get(destination.parent)
+                write_text_atomic(destination if staged is None else staged / destination.name, dumps_logic(pruned))
+                report.written = True
+            reports.append(report)
     return reports
 
 
