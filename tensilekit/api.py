@@ -23,7 +23,7 @@ def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLib
         decoded, _, text = decode(data, source)
         kind = detect_kind(decoded)
     if kind is Kind.MASTER:
-        return master_from_data(decoded, source=source, text=text)
+        return master_from_data(decoded, source=source, text=text, binary=data if isinstance(data, bytes) else None)
     logic = logic_from_data(decoded, source=source, text=text)
     if text is not None:
         logic._source_style = detect_style(text, decoded)

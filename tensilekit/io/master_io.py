@@ -6,6 +6,7 @@ reads the file it names (``<dir of master>/<prefix><extension of master>``, as t
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,11 @@ def decode(data: bytes | str, source: str | None = None) -> tuple[Any, Format, s
             return parse_yaml(text, source), fmt, text
 
 
-def master_from_data(data: Any, *, source: str | None = None, text: str | None = None) -> MasterLibrary:
-    """Validate decoded data as a :class:`MasterLibrary`."""
+def master_from_data(
+    data: Any, *, source: str | None = None, text: str | None = None, binary: bytes | None = None
+) -> MasterLibrary:
+    """Validate decoded data as a :class:`MasterLibrary`. ``binary``: the msgpack bytes it was
+    decoded from (gzip/zlib allowed), so errors also carry their byte offset."""
     with error_context(source or "<input>"):
         if detect_kind(data) is not Kind.MASTER:
             raise LibraryFormatError("not a master solution library (no 'solutions' and 'library')", Location(path=""))
@@ -45,13 +49,32 @@ def master_from_data(data: Any, *, source: str | None = None, text: str | None =
             with gc_paused():
                 return MasterLibrary.model_validate(data)
         except ValidationError as error:
-            raise to_format_error(error, data, source=source, text=text) from None
+            problem = to_format_error(error, data, source=source, text=text)
+            if binary is not None and text is None:
+                add_offsets(problem, decompress(binary, source)[0])
+            raise problem from None
+
+
+def add_offsets(error: LibraryFormatError, data: bytes) -> None:
+    """Fill in the byte offsets of a model error (and its related ones) found in msgpack ``data``."""
+    from tensilekit.io.msgpack_codec import offsets_of
+    from tensilekit.io.yaml_codec import parse_path
+
+    problems = [error, *error.related]
+    paths = [parse_path(p.location.path) for p in problems if p.location is not None and p.location.path]
+    found = offsets_of(data, paths)
+    for problem in problems:
+        location = problem.location
+        if location is not None and location.path and location.offset is None:
+            offset = found.get(tuple(parse_path(location.path)))
+            if offset is not None:
+                problem.location = dataclasses.replace(location, offset=offset)
 
 
 def loads_master(data: bytes | str, source: str | None = None) -> MasterLibrary:
     """Parse a master library from bytes (YAML or msgpack, optionally gzip/zlib) or YAML text."""
     decoded, _, text = decode(data, source)
-    return master_from_data(decoded, source=source, text=text)
+    return master_from_data(decoded, source=source, text=text, binary=data if isinstance(data, bytes) else None)
 
 
 def load_master(path: str | Path) -> MasterLibrary:

@@ -106,6 +106,58 @@ def locate_failure(data: bytes, longest: int) -> tuple[int | None, list[object]]
     return None, _path(frames)
 
 
+def offsets_of(data: bytes, paths: list[list[object]]) -> dict[tuple[object, ...], int]:
+    """Byte offsets of the objects at ``paths`` (keys / indices) in msgpack ``data``: where a
+    model error points in a binary file. One header walk; run on the error path."""
+    wanted = {tuple(path) for path in paths}
+    found: dict[tuple[object, ...], int] = {}
+    frames: list[_Frame] = []
+    position = 0
+    for _ in range(_SCAN_LIMIT):
+        if position >= len(data) or not wanted - found.keys():
+            break
+        here = tuple(_path(frames))
+        if here in wanted and here not in found and not (frames and frames[-1].at_key):
+            found[here] = position
+        start = position
+        byte = data[position]
+        position += 1
+        value: object = None
+        size = 0
+        kind = "fixed"
+        if byte <= 0x7F or byte >= 0xE0:
+            value = byte if byte <= 0x7F else byte - 256
+        elif byte <= 0x8F:
+            kind, size = "map", byte & 0x0F
+        elif byte <= 0x9F:
+            kind, size = "array", byte & 0x0F
+        elif byte <= 0xBF:
+            kind, size = "str", byte & 0x1F
+        elif byte in _HEADERS:
+            kind, width = _HEADERS[byte]
+            if kind != "fixed":
+                size = int.from_bytes(data[position : position + width], "big")
+                width += 1 if kind == "ext" else 0
+            elif byte in (0xCC, 0xCD, 0xCE, 0xCF, 0xD0, 0xD1, 0xD2, 0xD3):
+                value = int.from_bytes(data[position : position + width], "big", signed=byte >= 0xD0)
+            position += width
+        else:
+            break
+        if kind == "str":
+            value = data[position : position + size].decode("utf-8", errors="replace")
+        if kind in ("str", "bin", "ext"):
+            position += size
+        if position > len(data) or start == position:
+            break
+        if kind in ("array", "map") and size:
+            frames.append(_Frame(size * 2 if kind == "map" else size, kind == "map"))
+            continue
+        _advance(frames, value)
+        if not frames:
+            break
+    return found
+
+
 class _Frame:
     """An open container while walking: items left, and which item comes next."""
 
@@ -157,4 +209,4 @@ def dump_msgpack(data: Any) -> bytes:
     return packed
 
 
-__all__ = ["dump_msgpack", "locate_failure", "parse_msgpack"]
+__all__ = ["dump_msgpack", "locate_failure", "offsets_of", "parse_msgpack"]

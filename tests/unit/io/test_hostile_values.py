@@ -219,3 +219,22 @@ def test_bad_master_table_entry(tmp_path: Path, key: str, value: str) -> None:
         tensilekit.load(path)
     assert caught.value.location is not None and caught.value.location.path is not None
     assert key in caught.value.location.path and caught.value.location.line is not None
+
+
+def test_binary_input_errors_carry_offset_and_msgpack_path(tmp_path: Path) -> None:
+    import msgpack
+    import yaml
+
+    data = yaml.safe_load(_once(MASTER, "speed: 40000.0", "speed: -1.0"))
+    packed = msgpack.packb(data, use_bin_type=True)
+    path = tmp_path / "TensileLibrary.dat"
+    path.write_bytes(packed)
+    with pytest.raises(InvalidValue) as caught:
+        tensilekit.load(path)
+    location = caught.value.location
+    assert location is not None and location.line is None and location.path is not None
+    assert location.path.endswith(".table[0].speed") and location.offset is not None
+    unpacker = msgpack.Unpacker(raw=False)
+    unpacker.feed(packed[location.offset :])
+    assert next(unpacker) == -1.0
+    assert f"{path}: byte {location.offset}: " in str(caught.value)

@@ -91,7 +91,7 @@ LOAD_ERRORS = [
     LoadError("nan_efficiency.yaml", InvalidValue, 20, 11, "[7][1][1][1]"),
     # Master libraries that do not fit the model.
     LoadError("unknown_node_type.yaml", UnknownNodeType, 9, 15, f"{MATCHING}.library"),
-    LoadError("msgpack_unknown_node_type.dat", UnknownNodeType, None, None, f"{MATCHING}.library"),
+    LoadError("msgpack_unknown_node_type.dat", UnknownNodeType, None, None, f"{MATCHING}.library", offset=82),
     LoadError("master_unknown_predicate.yaml", UnknownNodeType, 33, 14, "library.rows[0].predicate.value"),
     LoadError("bad_predicate.yaml", InvalidValue, 33, 39, "library.rows[0].predicate.value.value"),
     LoadError("master_predicate_missing_value.yaml", MissingField, 27, 17, f"{MATCHING}.predicate.value[1].value"),
