@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from tensilekit.build import build_master_libraries
-from tensilekit.errors import InputNotFound, Location, MergeError, UnsupportedFormat, error_context
+from tensilekit.errors import (
+    InputNotFound,
+    LibraryFormatError,
+    Location,
+    MergeError,
+    TensilekitError,
+    UnsupportedFormat,
+    error_context,
+)
 from tensilekit.io.detect import Kind, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
 from tensilekit.io.logic_io import detect_dialect, logic_from_data
@@ -66,13 +74,35 @@ def build_master_files(
         inputs.append((str(path), data))
     if len(dialects) > 1:
         raise MergeError("cannot build one library from both Tensile and tensilelite logic files")
-    raw = build_master_libraries(
-        inputs,
-        dialect=dialects.pop(),
-        lazy=lazy,
-        separate_architectures=separate_architectures,
-    )
+    try:
+        raw = build_master_libraries(
+            inputs,
+            dialect=dialects.pop(),
+            lazy=lazy,
+            separate_architectures=separate_architectures,
+        )
+    except LibraryFormatError as error:
+        _add_lines(error)
+        raise
     return {name: master_from_data(tree, source=name) for name, tree in raw.items()}
+
+
+def _add_lines(error: LibraryFormatError) -> None:
+    """Line and column for an error the builder raised with a YAML path only (the file is read
+    again: only on the error path)."""
+    from tensilekit.io.files import read_text
+    from tensilekit.io.locations import add_line
+
+    file = error.location.file if error.location is not None else None
+    if file is None or not Path(file).is_file():
+        return
+    try:
+        text = read_text(file)
+    except TensilekitError:
+        return
+    for problem in (error, *error.related):
+        if problem.location is not None and problem.location.file == file:
+            add_line(problem, text)
 
 
 def load_for_selection(path: str | Path) -> tuple[MasterLibrary, Callable[[str], MasterLibrary] | None]:

@@ -164,6 +164,7 @@ def test_no_command_crashes_or_hangs(tmp_path: Path, case: Case) -> None:
         result = CliRunner().invoke(cli, args)
         elapsed = time.monotonic() - start
         assert result.exit_code == 3, (args, result.exit_code, result.output[-400:])
+        assert f"{path}:{case.line}:" in result.output, (args, result.output[-400:])  # file:line:col
         assert elapsed < 10, (args, elapsed)
         assert not (tmp_path / "out.yaml").exists() and not (tmp_path / "merged.yaml").exists()
 
