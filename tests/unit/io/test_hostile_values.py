@@ -239,3 +239,12 @@ def test_binary_input_errors_carry_offset_and_msgpack_path(tmp_path: Path) -> No
     unpacker.feed(packed[location.offset :])
     assert next(unpacker) == -1.0
     assert f"{path}: byte {location.offset}: " in str(caught.value)
+
+
+def test_master_depth_u_negative(tmp_path: Path) -> None:
+    assert "depthU: 16" in MASTER
+    path = _write(tmp_path, MASTER.replace("depthU: 16", "depthU: -1", 1), "TensileLibrary.yaml")
+    with pytest.raises(InvalidValue) as caught:
+        tensilekit.load(path)
+    location = caught.value.location
+    assert location is not None and location.path is not None and location.path.endswith("sizeMapping.depthU")
