@@ -249,9 +249,9 @@ def test_symlinked_output_is_written_through(tmp_path: Path) -> None:
 
 def test_leftovers_of_a_live_writer_are_kept(tmp_path: Path) -> None:
     target = tmp_path / "x.yaml"
-    mine = tmp_path / f".x.yaml.{os.getpid()}.abcd.tmp"  # a writer that is still running (this one)
+    mine = tmp_path / f".x.yaml.{os.getpid()}.abcd0123.tmp"  # a writer that is still running (this one)
     mine.write_text("partial")
-    dead = tmp_path / ".x.yaml.999999999.abcd.tmp"  # no such process
+    dead = tmp_path / ".x.yaml.999999999.abcd0123.tmp"  # no such process
     dead.write_text("partial")
     unrelated = tmp_path / ".x.yaml.notes.tmp"
     unrelated.write_text("not ours")
