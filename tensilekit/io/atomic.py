@@ -217,6 +217,8 @@ def _link_or_copy(source: str, destination: str) -> None:
 def _carry_over(old: Path, staged: Path) -> None:
     """Every entry of the old folder the writer did not replace, hard-linked (or copied) in."""
     for entry in os.scandir(old):
+        if _OURS.fullmatch(entry.name):
+            continue  # another writer's temporary: not part of the set
         destination = staged / entry.name
         if destination.exists() or destination.is_symlink():
             continue
@@ -249,6 +251,10 @@ def staged_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
     fsynced and the staging folder replaces ``path``. On an exception nothing changes.
     """
     target = _through_symlink(Path(path))
+    if target.exists() and not target.is_dir():
+        from tensilekit.errors import Location, UnsupportedFormat
+
+        raise UnsupportedFormat("is a file; this output is a folder of files", Location(file=str(path)))
     target.parent.mkdir(parents=True, exist_ok=True)
     _restore_set_aside(target)
     remove_leftovers(target)
