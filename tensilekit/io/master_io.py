@@ -241,6 +241,28 @@ def dump_master_set(
     return [Path(directory) / f"{name}{suffix}" for name in order]
 
 
+def placeholder_problems(master: MasterLibrary, master_path: str | Path) -> list[tuple[str, str]]:
+    """(YAML path, problem) for each Placeholder of ``master`` (read from ``master_path``) whose
+    file is missing, is the master itself or leads out of its folder (what ``validate`` reports;
+    loading it would fail)."""
+    path = Path(master_path)
+    suffix = "".join(path.suffixes[-2:]) if path.suffix == ".gz" else path.suffix
+    folder = path.parent.resolve()
+    problems: list[tuple[str, str]] = []
+    for where, node in master.iter_nodes():
+        if not isinstance(node, PlaceholderNode):
+            continue
+        target = path.with_name(node.value + suffix)
+        resolved = target.resolve()
+        if resolved == path.resolve():
+            problems.append((f"{where}.value", f"placeholder {node.value!r} names the master library itself"))
+        elif resolved.parent != folder:
+            problems.append((f"{where}.value", f"placeholder {node.value!r} leads out of the library folder"))
+        elif not target.is_file():
+            problems.append((f"{where}.value", f"placeholder file {target.name} does not exist"))
+    return problems
+
+
 def load_placeholder(master_path: str | Path, prefix: str) -> MasterLibrary:
     """Load the lazily referenced library ``prefix`` beside ``master_path`` (same extension).
 
@@ -281,6 +303,7 @@ __all__ = [
     "format_for_path",
     "load_master",
     "load_placeholder",
+    "placeholder_problems",
     "loads_master",
     "master_from_data",
     "master_to_data",
