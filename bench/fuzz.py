@@ -25,10 +25,11 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--corpus", type=Path, default=None)
+    parser.add_argument("--tune", action="store_true", help="also run simulated tuning on workloads (slow)")
     options = parser.parse_args()
     corpus = options.corpus or find_corpus()
     start = time.monotonic()
-    report = fuzz(corpus, seed=options.seed, cases=None, seconds=options.minutes * 60, per_case=None)
+    report = fuzz(corpus, seed=options.seed, cases=None, seconds=options.minutes * 60, per_case=None, slow=options.tune)
     elapsed = time.monotonic() - start
     print(f"{report.cases} inputs, {report.runs} runs (API reads and commands) in {elapsed:.0f} s, seed {options.seed}")
     print(f"corpus: {corpus or 'absent (fixtures only)'}")

@@ -187,8 +187,9 @@ def mutate(seed: Seed, rng: random.Random) -> tuple[str, bytes]:
 # -- running --------------------------------------------------------------------------------------
 
 
-def commands(kind: str) -> list[list[str]]:
-    """Argument templates per input kind: {f} the case file, {d} a scratch folder."""
+def commands(kind: str, *, slow: bool = False) -> list[list[str]]:
+    """Argument templates per input kind: {f} the case file, {d} a scratch folder. ``slow`` adds
+    the simulated tuning run (seconds per input: the long run only)."""
     master, workload = str(SAMPLE_MASTER), str(SAMPLE_WORKLOAD)
     library = [
         ["validate", "{f}"],
@@ -197,6 +198,7 @@ def commands(kind: str) -> list[list[str]]:
         ["select", "-l", "{f}", "--arch", "gfx90a", "256", "256", "256"],
         ["diff", "{f}", "{f}"],
         ["coverage", "-l", "{f}", workload],
+        ["plot", "selection", "-l", "{f}", "--points", "6", "-o", "{d}/selection.png"],
     ]
     if kind == "logic":
         return library + [
@@ -208,7 +210,9 @@ def commands(kind: str) -> list[list[str]]:
     if kind == "master":
         return library + [["convert", "{f}", "{d}/converted.dat"]]
     if kind == "workload":
-        return [["coverage", "-l", master, "{f}"]]
+        tune = ["tune", "{f}", "--arch", "gfx942", "--simulate", "--workdir", "{d}/run", "--mode", "ga"]
+        tune += ["--population", "4", "--generations", "1"]
+        return [["coverage", "-l", master, "{f}"]] + ([tune] if slow else [])
     return [["select", "-l", master, "--queries", "{f}"], ["diff", master, master, "--queries", "{f}"]]
 
 
@@ -268,6 +272,7 @@ def run_case(
     *,
     command_choice: Callable[[list[list[str]]], list[list[str]]] = lambda all_commands: all_commands,
     limit: float = 10.0,
+    slow: bool = False,
 ) -> None:
     """Write the case, read it through the API, then run the chosen commands; record outcomes."""
     from click.testing import CliRunner
@@ -292,14 +297,15 @@ def run_case(
             report.add("api hang", f"{where}: API over {limit} s")
         except Exception:  # noqa: BLE001 - the point: nothing else may escape the API
             report.add("api other exception", f"{where}: API raised\n{traceback.format_exc(limit=-4)}")
-        for template in command_choice(commands(seed.kind)):
+        for template in command_choice(commands(seed.kind, slow=slow)):
             args = [part.format(f=path, d=folder) for part in template]
+            allowed = 6 * limit if template[0] == "tune" else limit  # a (simulated) tuning run
             start = time.monotonic()
             try:
-                with time_limit(limit):
+                with time_limit(allowed):
                     result = CliRunner().invoke(cli, args)
             except Hang:
-                report.add("hang", f"{where}: {' '.join(template)} ran over {limit} s")
+                report.add("hang", f"{where}: {' '.join(template)} ran over {allowed} s")
                 continue
             elapsed = time.monotonic() - start
             if result.exit_code == 70 or (
@@ -311,13 +317,21 @@ def run_case(
                 report.add("exit 70 / crash", f"{where}: {' '.join(template)} -> {result.exit_code}\n{detail}")
             else:
                 report.add(EXIT_NAMES.get(result.exit_code, f"exit {result.exit_code}"))
-            if elapsed > limit:
+            if elapsed > allowed:
                 report.add("slow", f"{where}: {' '.join(template)} took {elapsed:.1f} s")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def fuzz(corpus: Path | None, *, seed: int, cases: int | None, seconds: float | None, per_case: int | None) -> Report:
+def fuzz(
+    corpus: Path | None,
+    *,
+    seed: int,
+    cases: int | None,
+    seconds: float | None,
+    per_case: int | None,
+    slow: bool = False,
+) -> Report:
     """``cases`` cases (or as many as fit in ``seconds``); ``per_case`` commands per case, taken in
     turn (None: every command of the kind)."""
     rng = random.Random(seed)
@@ -338,7 +352,7 @@ def fuzz(corpus: Path | None, *, seed: int, cases: int | None, seconds: float | 
     while (cases is None or number < cases) and (deadline is None or time.monotonic() < deadline):
         case_seed = pool[rng.randrange(len(pool))]
         label, data = mutate(case_seed, random.Random(rng.getrandbits(32)))
-        run_case(case_seed, label, data, report, command_choice=choose)
+        run_case(case_seed, label, data, report, command_choice=choose, slow=slow)
         number += 1
     return report
 
