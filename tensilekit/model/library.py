@@ -118,6 +118,19 @@ class MatchingNode(_Node):
     distance: str
     table: list[MatchingEntry]
 
+    @model_validator(mode="after")
+    def _keys_fit_the_properties(self) -> MatchingNode:
+        # the runtime reads one key number per property (a shorter key reads past its end)
+        width = len(self.properties)
+        for number, entry in enumerate(self.table):
+            if len(entry.key) != width:
+                raise PydanticCustomError(
+                    "key_length",
+                    "key has {count} numbers but the table has {width} properties",
+                    {"count": len(entry.key), "width": width, "at": ["table", number, "key"]},
+                )
+        return self
+
 
 class TreeNode(StrictModel):
     feature_index: int = Field(alias="featureIdx")

@@ -233,6 +233,8 @@ class LogicSolution(OrderedOpenModel):
     global_read_vector_width: _ReadVectorWidth | None = Field(default=None, alias="GlobalReadVectorWidth")
     global_read_vector_width_a: _ReadVectorWidth | None = Field(default=None, alias="GlobalReadVectorWidthA")
     global_read_vector_width_b: _ReadVectorWidth | None = Field(default=None, alias="GlobalReadVectorWidthB")
+    global_load_vector_width_a: _VectorWidth | None = Field(default=None, alias="GlobalLoadVectorWidthA")
+    global_load_vector_width_b: _VectorWidth | None = Field(default=None, alias="GlobalLoadVectorWidthB")
     vector_width: _VectorWidth | None = Field(default=None, alias="VectorWidth")
     vector_width_a: _VectorWidth | None = Field(default=None, alias="VectorWidthA")
     vector_width_b: _VectorWidth | None = Field(default=None, alias="VectorWidthB")
