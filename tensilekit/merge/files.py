@@ -42,7 +42,7 @@ from tensilekit.merge.merge import MergePolicy, merge_resolved, resolve_force_me
 from tensilekit.merge.prune import PruneReport, prune_logic
 from tensilekit.merge.report import FileMergeReport, MergeReport
 from tensilekit.model.library import MasterLibrary
-from tensilekit.model.logic import LogicFile
+from tensilekit.model.logic import MAX_SIZE, LogicFile
 
 LOGIC_SUFFIX = ".yaml"
 
@@ -268,9 +268,12 @@ def _query_from(value: Any, where: Location) -> list[int] | dict[str, Any]:
     if not isinstance(value, (list, tuple)) or not value:
         raise InvalidValue("a query is a size [M, N, B, K, ...] or a record {m, n, k, ...}", where)
     try:
-        return [int(item) for item in value]
-    except (TypeError, ValueError):
+        size = [int(item) for item in value]
+    except (TypeError, ValueError, OverflowError):
         raise InvalidValue(f"query sizes must be integers, got {value!r}", where) from None
+    if len(size) < 4 or any(not 0 <= number <= MAX_SIZE for number in size):
+        raise InvalidValue(f"a query size is [M, N, B, K, ...] with numbers 0..2^40, got {value!r:.80}", where)
+    return size
 
 
 def parse_queries(text: str, source: str | None = None) -> list[list[int] | dict[str, Any]]:

@@ -152,6 +152,24 @@ class DecisionTreeNode(_Node):
     trees: list[DecisionTreeEntry]
     null_value: LibraryNode = Field(alias="nullValue")
 
+    @model_validator(mode="after")
+    def _nodes_point_inside(self) -> DecisionTreeNode:
+        # the runtime follows nextIdx* within the tree (-1 / -2 are the leaves) and reads the
+        # feature featureIdx: anything else reads past the end
+        features = len(self.features)
+        for number, entry in enumerate(self.trees):
+            size = len(entry.tree)
+            for node_number, node in enumerate(entry.tree):
+                if not 0 <= node.feature_index < features or not all(
+                    -2 <= n < size for n in (node.next_index_lte, node.next_index_gt)
+                ):
+                    raise PydanticCustomError(
+                        "tree_index",
+                        "decision-tree node points outside its tree or feature list",
+                        {"at": ["trees", number, "tree", node_number]},
+                    )
+        return self
+
 
 class FreeSizeEntry(StrictModel):
     index: int

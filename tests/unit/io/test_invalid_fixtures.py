@@ -99,6 +99,7 @@ LOAD_ERRORS = [
     LoadError("master_table_key_not_list.yaml", InvalidValue, 19, 22, f"{MATCHING}.library.table[1].key"),
     # the runtime would read past a short key: an error when the file is read (issue 17)
     LoadError("master_key_length.yaml", InvalidValue, 19, 22, f"{MATCHING}.library.table[1].key"),
+    LoadError("master_tree_index.yaml", InvalidValue, 20, 19, f"{MATCHING}.library.trees[1].tree[0]"),
 ]
 
 FINDINGS = [
@@ -113,7 +114,6 @@ FINDINGS = [
     # Master libraries.
     Expected("master_missing_solution.yaml", "missing-solution", f"{MATCHING_FINDING}.library.table[1].index", 18, 24),
     Expected("master_duplicate_index.yaml", "duplicate-index", "solutions", 36, 1),
-    Expected("master_tree_index.yaml", "tree-index", f"{MATCHING_FINDING}.library.trees[1].tree[0]", 20, 19),
     Expected(
         "master_infinite_speed.yaml", "infinite-speed", f"{MATCHING_FINDING}.library.table[1].speed", 20, 24, "warning"
     ),
