@@ -82,6 +82,8 @@ def build_master_files(
             separate_architectures=separate_architectures,
         )
     except LibraryFormatError as error:
+        if len(inputs) == 1:  # raised after the per-file steps (kernel naming): still one file
+            error.with_file(inputs[0][0])
         _add_lines(error)
         raise
     return {name: master_from_data(tree, source=name) for name, tree in raw.items()}

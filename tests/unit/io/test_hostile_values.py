@@ -123,6 +123,17 @@ CASES = [
 ]
 
 
+def test_non_finite_parameter_is_an_input_error(tmp_path: Path) -> None:
+    """A flag spelled .inf (bench/fuzz.py seed 71): kernel naming refuses it, every command exits 3."""
+    path = _write(tmp_path, _once(LOGIC, "BufferStore: true", "BufferStore: .inf"))
+    for command in COMMANDS:
+        args = [part.format(f=path, d=tmp_path) for part in command]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code in (0, 1, 3), (args, result.exit_code, result.output[-300:])
+        if result.exit_code == 3 and command[0] != "info":
+            assert "BufferStore" in result.output and str(path) in result.output, (args, result.output[-300:])
+
+
 def _write(tmp_path: Path, text: str, name: str = LOGIC_NAME) -> Path:
     path = tmp_path / name
     path.write_text(text)
