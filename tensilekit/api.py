@@ -6,7 +6,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tensilekit.errors import InputNotFound, Location, MergeError, TensilekitError, UnsupportedFormat, error_context
+from tensilekit.errors import (
+    InputNotFound,
+    LibraryFormatError,
+    Location,
+    MergeError,
+    TensilekitError,
+    UnsupportedFormat,
+    error_context,
+)
 from tensilekit.io.detect import Kind, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
 from tensilekit.io.logic_io import detect_dialect, logic_from_data
@@ -33,7 +41,7 @@ def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLib
         decoded, _, text = decode(data, source)
         kind = detect_kind(decoded)
     if kind is Kind.MASTER:
-        return master_from_data(decoded, source=source, text=text)
+        return master_from_data(decoded, source=source, text=text, binary=data if isinstance(data, bytes) else None)
     logic = logic_from_data(decoded, source=source, text=text)
     if text is not None:
         logic._source_style = detect_style(text, decoded)
@@ -114,16 +122,40 @@ def build_master_files(
         raise MergeError("cannot build one library from both Tensile and tensilelite logic files")
     from tensilekit.build import build_master_libraries  # lazy: `select` on a master never builds
 
-    raw = build_master_libraries(
-        inputs,
-        dialect=dialects.pop(),
-        lazy=lazy,
-        separate_architectures=separate_architectures,
-        custom_kernel_config=(
-            _custom_kernel_reader(custom_kernels) if isinstance(custom_kernels, (str, Path)) else custom_kernels
-        ),
-    )
+    try:
+        raw = build_master_libraries(
+            inputs,
+            dialect=dialects.pop(),
+            lazy=lazy,
+            separate_architectures=separate_architectures,
+            custom_kernel_config=(
+                _custom_kernel_reader(custom_kernels) if isinstance(custom_kernels, (str, Path)) else custom_kernels
+            ),
+        )
+    except LibraryFormatError as error:
+        if len(inputs) == 1:  # raised after the per-file steps (kernel naming): still one file
+            error.with_file(inputs[0][0])
+        _add_lines(error)
+        raise
     return {name: master_from_data(tree, source=name) for name, tree in raw.items()}
+
+
+def _add_lines(error: LibraryFormatError) -> None:
+    """Line and column for an error the builder raised with a YAML path only (the file is read
+    again: only on the error path)."""
+    from tensilekit.io.files import read_text
+    from tensilekit.io.locations import add_line
+
+    file = error.location.file if error.location is not None else None
+    if file is None or not Path(file).is_file():
+        return
+    try:
+        text = read_text(file)
+    except TensilekitError:
+        return
+    for problem in (error, *error.related):
+        if problem.location is not None and problem.location.file == file:
+            add_line(problem, text)
 
 
 def load_for_selection(path: str | Path) -> tuple[MasterLibrary, Callable[[str], MasterLibrary] | None]:

@@ -51,13 +51,15 @@ class Location:
 
     ``line`` and ``col`` are 1-based. ``path`` is a YAML-path string such as
     ``[5][3].MacroTile0`` or ``library.rows[0].library.map.Contraction_l_Alik_Bljk_Cijk_Dijk`` (keys
-    that are not identifiers in brackets: ``map['a b']``).
+    that are not identifiers in brackets: ``map['a b']``). Binary input (msgpack) has no lines:
+    ``offset`` is the 0-based byte offset in the decoded (decompressed) data instead.
     """
 
     file: str | None = None
     path: str | None = None
     line: int | None = None
     col: int | None = None
+    offset: int | None = None
 
     def __str__(self) -> str:
         parts = [self.file or "<input>"]
@@ -66,6 +68,8 @@ class Location:
             if self.col is not None:
                 parts.append(str(self.col))
         text = ":".join(parts)
+        if self.line is None and self.offset is not None:
+            text += f": byte {self.offset}"
         if self.path:
             text += f": at {self.path}"
         return text
@@ -110,6 +114,8 @@ class TensilekitError(Exception):
             head += f":{loc.line}"
             if loc.col is not None:
                 head += f":{loc.col}"
+        elif loc.offset is not None:
+            head += f": byte {loc.offset}"
         text = f"{head}: {self.message}"
         if loc.path:
             text += f" (at {loc.path})"
@@ -131,6 +137,7 @@ class TensilekitError(Exception):
             "path": loc.path,
             "line": loc.line,
             "col": loc.col,
+            "offset": loc.offset,
         }
 
 

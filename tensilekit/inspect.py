@@ -215,6 +215,13 @@ def validate_file(path: str | Path) -> FileValidation:
             findings[0].message = findings[0].message.rsplit(" [and ", 1)[0]
         return FileValidation(path=str(path), ok=False, findings=findings)
     findings = check_master(model) if isinstance(model, MasterLibrary) else check_logic(model)
+    if isinstance(model, MasterLibrary):
+        from tensilekit.io.master_io import placeholder_problems
+
+        findings.extend(
+            Finding(severity="error", code="placeholder", message=message, path=where)
+            for where, message in placeholder_problems(model, path)
+        )
     add_finding_lines(data, findings, limit=200)
     return FileValidation(path=str(path), ok=not has_errors(findings), findings=findings)
 

@@ -25,6 +25,7 @@ import ctypes
 import ctypes.util
 import errno
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -56,36 +57,51 @@ def _temp_name(target: Path) -> Path:
     return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
 
 
-def _owner_is_gone(name: str, prefix: str) -> bool:
-    pid_text = name[len(prefix) :].split(".", 1)[0]
-    if not pid_text.isdigit():
+_OURS = re.compile(r"\..+\.(\d+)\.[0-9a-f]{8}(?:\.old)?\.tmp")
+
+
+def _owner_is_gone(name: str) -> bool:
+    match = _OURS.fullmatch(name)
+    if match is None:
         return False
-    pid = int(pid_text)
+    pid = int(match.group(1))
     if pid == os.getpid():
         return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    except PermissionError:
-        return False  # alive, someone else's
+    except (PermissionError, OverflowError):
+        return False  # alive (someone else's), or no such pid at all on this system
     return False
 
 
-def remove_leftovers(target: str | os.PathLike[str]) -> list[str]:
-    """Remove temp files / staged folders a killed writer of ``target`` left beside it; returns
-    their names. Only ours (the naming above) and only when the writing process is gone."""
-    path = Path(target)
-    prefix = f".{path.name}."
-    removed: list[str] = []
+# folder -> its mtime after this process last scanned or wrote there: a folder nobody else has
+# touched since is not scanned again (many writes into one big folder stay linear).
+_quiet_since: dict[str, int] = {}
+
+
+def _folder_mtime(folder: Path) -> int | None:
     try:
-        entries = list(os.scandir(path.parent))
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
+
+
+def remove_leftovers(target: str | os.PathLike[str]) -> list[str]:
+    """Remove the temp files and staged folders killed writers left in ``target``'s folder;
+    returns their names. Only ours (the naming above) and only when their process is gone."""
+    folder = Path(target).parent
+    removed: list[str] = []
+    mtime = _folder_mtime(folder)
+    if mtime is None or _quiet_since.get(str(folder)) == mtime:
+        return removed
+    try:
+        entries = [entry for entry in os.scandir(folder) if entry.name.endswith(".tmp") and entry.name[:1] == "."]
     except OSError:
         return removed
     for entry in entries:
-        if not (entry.name.startswith(prefix) and entry.name.endswith(".tmp")):
-            continue
-        if not _owner_is_gone(entry.name, prefix):
+        if not _owner_is_gone(entry.name):
             continue
         with contextlib.suppress(OSError):
             if entry.is_dir(follow_symlinks=False):
@@ -93,7 +109,14 @@ def remove_leftovers(target: str | os.PathLike[str]) -> list[str]:
             else:
                 os.unlink(entry.path)
             removed.append(entry.name)
+    _quiet_since[str(folder)] = _folder_mtime(folder) or 0
     return removed
+
+
+def _still_quiet(folder: Path, before: int | None) -> None:
+    """After our own write: the folder stays 'quiet' if nobody else changed it in between."""
+    if before is not None and _quiet_since.get(str(folder)) == before:
+        _quiet_since[str(folder)] = _folder_mtime(folder) or 0
 
 
 def _through_symlink(path: Path) -> Path:
@@ -112,6 +135,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
     target = _through_symlink(Path(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_leftovers(target)
+    quiet = _quiet_since.get(str(target.parent))
     temp_name = _temp_name(target)
     # O_EXCL with mode 0o666: the kernel applies the umask, nothing here reads or changes it
     descriptor = os.open(temp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
@@ -128,6 +152,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
         with contextlib.suppress(OSError):
             os.chmod(temp_name, stat.S_IMODE(target.stat().st_mode))  # a replaced file keeps its mode
         os.replace(temp_name, target)
+        _still_quiet(target.parent, quiet)
         checkpoint("renamed")
     except BaseException:
         with contextlib.suppress(OSError):
@@ -192,6 +217,8 @@ def _link_or_copy(source: str, destination: str) -> None:
 def _carry_over(old: Path, staged: Path) -> None:
     """Every entry of the old folder the writer did not replace, hard-linked (or copied) in."""
     for entry in os.scandir(old):
+        if _OURS.fullmatch(entry.name):
+            continue  # another writer's temporary: not part of the set
         destination = staged / entry.name
         if destination.exists() or destination.is_symlink():
             continue
@@ -209,7 +236,7 @@ def _restore_set_aside(target: Path) -> None:
         return
     prefix = f".{target.name}."
     for entry in os.scandir(target.parent):
-        if entry.name.startswith(prefix) and entry.name.endswith(".old.tmp") and _owner_is_gone(entry.name, prefix):
+        if entry.name.startswith(prefix) and entry.name.endswith(".old.tmp") and _owner_is_gone(entry.name):
             os.rename(entry.path, target)
             return
 
@@ -224,6 +251,10 @@ def staged_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
     fsynced and the staging folder replaces ``path``. On an exception nothing changes.
     """
     target = _through_symlink(Path(path))
+    if target.exists() and not target.is_dir():
+        from tensilekit.errors import Location, UnsupportedFormat
+
+        raise UnsupportedFormat("is a file; this output is a folder of files", Location(file=str(path)))
     target.parent.mkdir(parents=True, exist_ok=True)
     _restore_set_aside(target)
     remove_leftovers(target)

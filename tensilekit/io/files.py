@@ -28,7 +28,9 @@ def decode_text(data: bytes, source: str | None = None) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise DecodeError(f"not UTF-8 text (byte {error.start})", Location(file=source)) from None
+        line_start = data.rfind(b"\n", 0, error.start) + 1
+        where = Location(file=source, line=data.count(b"\n", 0, error.start) + 1, col=error.start - line_start + 1)
+        raise DecodeError(f"not UTF-8 text (byte {error.start})", where) from None
 
 
 def read_text(path: str | Path) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import itertools
+import re
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -142,11 +142,19 @@ def _too_big(produced: int, limit: int, ratio: int | None, source: str | None) -
 
 # -- YAML text ---------------------------------------------------------------------------------
 
-_DELETE_ALL_BUT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_BRACKET_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
-_DIGITS_ONLY = bytes.maketrans(
-    bytes(range(256)), bytes(ord("0") if chr(b).isdigit() and b < 128 else ord("x") for b in range(256))
-)
+# One pass classifies every byte: digits -> "0", brackets -> "[" / "]", "-" and "?" (block
+# sequence / complex key marks) -> "-", anything else -> "x"; blanks are dropped, so a compact
+# "- - - x" becomes a run of "-". Runs and bracket levels are then found with C-speed scans.
+_CLASSES = bytes.maketrans(
+    bytes(range(256)),
+    bytes(
+        ord("0") if 0x30 <= b <= 0x39 else ord("[") if b in b"[{" else ord("]") if b in b"]}" else
+        ord("-") if b in b"-?" else ord("x")
+        for b in range(256)
+    ),
+)  # fmt: skip
+_ALL_BUT_BRACKETS = bytes(b for b in range(256) if b not in b"[]")
+_BRACKET_CHUNK = 4096
 
 
 def _line_of(data: bytes, offset: int) -> tuple[int, int]:
@@ -155,34 +163,42 @@ def _line_of(data: bytes, offset: int) -> tuple[int, int]:
 
 
 def check_yaml_text(text: str, source: str | None) -> None:
-    """Nesting depth and integer length of YAML ``text``, checked in linear time before parsing."""
+    """Nesting depth and integer length of YAML ``text``, checked in linear time before parsing
+    (a few milliseconds for a 4 MB logic file)."""
     current = _current
     data = text.encode("utf-8", errors="replace")
-    digits = data.translate(_DIGITS_ONLY).find(b"0" * (current.max_integer_digits + 1))
-    if digits >= 0:
-        line, col = _line_of(data, digits)
-        raise InputTooLarge(
-            f"a number with more than {current.max_integer_digits} digits (limit: integer digits)",
-            Location(file=source, line=line, col=col),
-        )
+    classes = data.translate(_CLASSES, b" \t")
+    if classes.find(b"0" * (current.max_integer_digits + 1)) >= 0:
+        # exact place, in the text as written (blanks were dropped above)
+        digits = re.search(rb"(?<![0-9])[0-9]{%d}" % (current.max_integer_digits + 1), data)
+        if digits is not None:
+            line, col = _line_of(data, digits.start())
+            raise InputTooLarge(
+                f"a number with more than {current.max_integer_digits} digits (limit: integer digits)",
+                Location(file=source, line=line, col=col),
+            )
     depth = current.max_depth
-    # Flow collections: running count of open brackets (quoted brackets make this an upper bound).
-    brackets = data.translate(None, _DELETE_ALL_BUT_BRACKETS)
-    if len(brackets) > depth:
-        steps = brackets.translate(_BRACKET_STEPS)
-        levels = itertools.accumulate(steps, lambda level, step: level + (1 if step == 1 else -1), initial=0)
-        if max(levels) > depth:
-            _too_deep(data, _deepest_bracket(data, depth), source)
+    # Flow collections: the running count of open brackets (quoted brackets make it an upper
+    # bound). Chunk by chunk: only a chunk that could reach the limit is stepped through.
+    brackets = classes.translate(None, _ALL_BUT_BRACKETS)
+    level = 0
+    for start in range(0, len(brackets), _BRACKET_CHUNK):
+        chunk = brackets[start : start + _BRACKET_CHUNK]
+        opens = chunk.count(b"[")
+        if level + opens > depth:
+            for byte in chunk:
+                level += 1 if byte == 0x5B else -1
+                if level > depth:
+                    _too_deep(data, _deepest_bracket(data, depth), source)
+        else:
+            level += 2 * opens - len(chunk)
     # Block collections: each level indents by at least one column, or is one more "- " / "? "
     # of a compact nested sequence on the same line.
     indented = data.find(b"\n" + b" " * depth)
     if indented >= 0:
         _too_deep(data, indented + 1, source)
-    if data.translate(_COMPACT_MARKS, b" \t").find(b"-" * depth) >= 0:
+    if classes.find(b"-" * depth) >= 0:
         _too_deep(data, 0, source)
-
-
-_COMPACT_MARKS = bytes.maketrans(b"?", b"-")
 
 
 def _deepest_bracket(data: bytes, depth: int) -> int:

@@ -79,8 +79,13 @@ def _message(error: Any) -> str:
 def _field_loc(error: Any) -> tuple[int | str, ...]:
     """The error's ``loc``, extended by the key a model-level check named (``ctx["field"]``)."""
     loc = tuple(error.get("loc", ()))
-    field = (error.get("ctx") or {}).get("field")
-    return loc + (field,) if isinstance(field, str) else loc
+    context = error.get("ctx") or {}
+    field, at = context.get("field"), context.get("at")
+    if isinstance(field, str):
+        loc += (field,)
+    if isinstance(at, list):
+        loc += tuple(at)
+    return loc
 
 
 def to_format_error(

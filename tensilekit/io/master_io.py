@@ -6,6 +6,7 @@ reads the file it names (``<dir of master>/<prefix><extension of master>``, as t
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,12 @@ def decode(data: bytes | str, source: str | None = None) -> tuple[Any, Format, s
             return parse_yaml(text, source), fmt, text
 
 
-def master_from_data(data: Any, *, source: str | None = None, text: str | None = None) -> MasterLibrary:
-    """Validate decoded data as a :class:`MasterLibrary` (an indexed file's solutions are decoded)."""
+def master_from_data(
+    data: Any, *, source: str | None = None, text: str | None = None, binary: bytes | None = None
+) -> MasterLibrary:
+    """Validate decoded data as a :class:`MasterLibrary` (an indexed file's solutions are decoded).
+    ``binary``: the msgpack bytes it was decoded from (gzip/zlib allowed), so errors also carry
+    their byte offset."""
     indexed = isinstance(data, dict) and "format_version" in data
     if indexed:
         from tensilekit.io.indexed_msgpack import indexed_to_data
@@ -50,7 +55,10 @@ def master_from_data(data: Any, *, source: str | None = None, text: str | None =
             with gc_paused():
                 library = MasterLibrary.model_validate(data)
         except ValidationError as error:
-            raise to_format_error(error, data, source=source, text=text) from None
+            problem = to_format_error(error, data, source=source, text=text)
+            if binary is not None and text is None and not indexed:
+                add_offsets(problem, decompress(binary, source)[0])
+            raise problem from None
     if indexed:
         from tensilekit.io.indexed_msgpack import check_tree_indices
 
@@ -58,10 +66,26 @@ def master_from_data(data: Any, *, source: str | None = None, text: str | None =
     return library
 
 
+def add_offsets(error: LibraryFormatError, data: bytes) -> None:
+    """Fill in the byte offsets of a model error (and its related ones) found in msgpack ``data``."""
+    from tensilekit.io.msgpack_codec import offsets_of
+    from tensilekit.io.yaml_codec import parse_path
+
+    problems = [error, *error.related]
+    paths = [parse_path(p.location.path) for p in problems if p.location is not None and p.location.path]
+    found = offsets_of(data, paths)
+    for problem in problems:
+        location = problem.location
+        if location is not None and location.path and location.offset is None:
+            offset = found.get(tuple(parse_path(location.path)))
+            if offset is not None:
+                problem.location = dataclasses.replace(location, offset=offset)
+
+
 def loads_master(data: bytes | str, source: str | None = None) -> MasterLibrary:
     """Parse a master library from bytes (YAML or msgpack, optionally gzip/zlib) or YAML text."""
     decoded, _, text = decode(data, source)
-    return master_from_data(decoded, source=source, text=text)
+    return master_from_data(decoded, source=source, text=text, binary=data if isinstance(data, bytes) else None)
 
 
 def load_master(path: str | Path) -> MasterLibrary:
@@ -310,6 +334,33 @@ def set_suffix(fmt: str) -> str:
     return {"yaml": ".yaml", "msgpack": ".dat"}.get(fmt, ".dat.zlib")
 
 
+def placeholder_problems(master: MasterLibrary, master_path: str | Path) -> list[tuple[str, str]]:
+    """(YAML path, problem) for each Placeholder of ``master`` (read from ``master_path``) whose
+    file is missing, is the master itself or leads out of its folder (what ``validate`` reports;
+    loading it would fail). A placeholder file counts as present as ``<name>.zlib`` too, the
+    runtime's first probe."""
+    path = Path(master_path)
+    name = path.name
+    if name.endswith(".zlib"):
+        name = name[: -len(".zlib")]
+    suffix = "".join(Path(name).suffixes[-2:]) if name.endswith(".gz") else Path(name).suffix
+    folder = path.parent.resolve()
+    problems: list[tuple[str, str]] = []
+    for where, node in master.iter_nodes():
+        if not isinstance(node, PlaceholderNode):
+            continue
+        target = path.with_name(node.value + suffix)
+        resolved = target.resolve()
+        candidates = (target.with_name(target.name + ".zlib"), target)
+        if resolved in (path.resolve(), path.resolve().with_name(path.name.removesuffix(".zlib"))):
+            problems.append((f"{where}.value", f"placeholder {node.value!r} names the master library itself"))
+        elif resolved.parent != folder:
+            problems.append((f"{where}.value", f"placeholder {node.value!r} leads out of the library folder"))
+        elif not any(candidate.is_file() for candidate in candidates):
+            problems.append((f"{where}.value", f"placeholder file {target.name} does not exist"))
+    return problems
+
+
 def load_placeholder(master_path: str | Path, prefix: str, *, lazy: bool = False) -> MasterLibrary:
     """Load the lazily referenced library ``prefix`` beside ``master_path`` (same extension).
 
@@ -366,6 +417,7 @@ __all__ = [
     "format_for_path",
     "load_master",
     "load_placeholder",
+    "placeholder_problems",
     "loads_master",
     "master_from_data",
     "master_to_data",

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgpack
 
-from tensilekit.errors import InputTooLarge, InvalidValue, Location, MsgpackDecodeError
+from tensilekit.errors import InputTooLarge, InvalidValue, Location, MsgpackDecodeError, format_path
 from tensilekit.io.limits import current_limits
 
 
@@ -27,16 +27,177 @@ def parse_msgpack(data: bytes, source: str | None = None) -> Any:
             max_array_len=longest,
             max_map_len=longest,
         )
-    except (ValueError, msgpack.UnpackException, TypeError, UnicodeDecodeError) as error:
+    except (ValueError, msgpack.UnpackException, TypeError, UnicodeDecodeError, RecursionError) as error:
         detail = str(error) or type(error).__name__  # msgpack's FormatError has no message
+        offset, parts = locate_failure(data, longest)
+        where = Location(file=source, path=format_path(parts) if parts else None, offset=offset)
         if "exceeds max_" in detail:  # "1000 exceeds max_array_len(10)"
             raise InputTooLarge(
-                f"a msgpack array or map longer than {longest} elements (limit: container length)",
-                Location(file=source),
+                f"a msgpack array or map longer than {longest} elements (limit: container length)", where
             ) from None
-        raise MsgpackDecodeError(f"malformed msgpack: {detail}", Location(file=source)) from None
-    except RecursionError:
-        raise MsgpackDecodeError("msgpack nesting too deep", Location(file=source)) from None
+        if isinstance(error, RecursionError):
+            detail = "nesting too deep"
+        elif detail == "FormatError":
+            detail = "an invalid type byte"
+        raise MsgpackDecodeError(f"malformed msgpack: {detail}", where) from None
+
+
+# Header byte -> (kind, bytes of the length / value that follow). Kinds: "fixed" (a value of that
+# size), "str"/"bin"/"ext" (a length, then that many bytes; ext one more), "array", "map".
+_HEADERS: dict[int, tuple[str, int]] = {
+    0xC0: ("fixed", 0), 0xC2: ("fixed", 0), 0xC3: ("fixed", 0),
+    0xC4: ("bin", 1), 0xC5: ("bin", 2), 0xC6: ("bin", 4),
+    0xC7: ("ext", 1), 0xC8: ("ext", 2), 0xC9: ("ext", 4),
+    0xCA: ("fixed", 4), 0xCB: ("fixed", 8),
+    0xCC: ("fixed", 1), 0xCD: ("fixed", 2), 0xCE: ("fixed", 4), 0xCF: ("fixed", 8),
+    0xD0: ("fixed", 1), 0xD1: ("fixed", 2), 0xD2: ("fixed", 4), 0xD3: ("fixed", 8),
+    0xD4: ("fixed", 2), 0xD5: ("fixed", 3), 0xD6: ("fixed", 5), 0xD7: ("fixed", 9), 0xD8: ("fixed", 17),
+    0xD9: ("str", 1), 0xDA: ("str", 2), 0xDB: ("str", 4),
+    0xDC: ("array", 2), 0xDD: ("array", 4), 0xDE: ("map", 2), 0xDF: ("map", 4),
+}  # fmt: skip
+_SCAN_LIMIT = 5_000_000  # objects; past this the error is reported without an offset
+
+
+def locate_failure(data: bytes, longest: int) -> tuple[int | None, list[object]]:
+    """Byte offset and msgpack path (keys / indices) of the first object that cannot be decoded:
+    truncated, an unused header byte, invalid UTF-8, a container over ``longest``, or data
+    after the end. Walks the headers only; run on the error path."""
+    frames: list[_Frame] = []
+    position = 0
+    for _ in range(_SCAN_LIMIT):
+        if position >= len(data):
+            return (position, _path(frames)) if frames or position == 0 else (None, [])
+        start = position
+        byte = data[position]
+        position += 1
+        value: object = None
+        size = 0
+        if byte <= 0x7F or byte >= 0xE0:
+            kind, value = "fixed", byte if byte <= 0x7F else byte - 256
+        elif byte <= 0x8F:
+            kind, size = "map", byte & 0x0F
+        elif byte <= 0x9F:
+            kind, size = "array", byte & 0x0F
+        elif byte <= 0xBF:
+            kind, size = "str", byte & 0x1F
+        elif byte in _HEADERS:
+            kind, width = _HEADERS[byte]
+            if kind != "fixed":
+                size = int.from_bytes(data[position : position + width], "big")
+                width += 1 if kind == "ext" else 0
+            position += width
+        else:  # 0xC1 is never used
+            return start, _path(frames)
+        if kind in ("str", "bin", "ext"):
+            if kind == "str" and position + size <= len(data):
+                try:
+                    value = data[position : position + size].decode("utf-8")
+                except UnicodeDecodeError:
+                    return start, _path(frames)
+            position += size
+        if position > len(data) or (kind in ("array", "map") and size > longest):
+            return start, _path(frames)
+        if kind in ("array", "map") and size:
+            frames.append(_Frame(size * 2 if kind == "map" else size, kind == "map"))
+            continue
+        _advance(frames, value)
+        if not frames:
+            return (position, []) if position < len(data) else (None, [])
+    return None, _path(frames)
+
+
+def offsets_of(data: bytes, paths: list[list[object]]) -> dict[tuple[object, ...], int]:
+    """Byte offsets of the objects at ``paths`` (keys / indices) in msgpack ``data``: where a
+    model error points in a binary file. One header walk; run on the error path."""
+    wanted = {tuple(path) for path in paths}
+    found: dict[tuple[object, ...], int] = {}
+    frames: list[_Frame] = []
+    position = 0
+    for _ in range(_SCAN_LIMIT):
+        if position >= len(data) or not wanted - found.keys():
+            break
+        here = tuple(_path(frames))
+        if here in wanted and here not in found and not (frames and frames[-1].at_key):
+            found[here] = position
+        start = position
+        byte = data[position]
+        position += 1
+        value: object = None
+        size = 0
+        kind = "fixed"
+        if byte <= 0x7F or byte >= 0xE0:
+            value = byte if byte <= 0x7F else byte - 256
+        elif byte <= 0x8F:
+            kind, size = "map", byte & 0x0F
+        elif byte <= 0x9F:
+            kind, size = "array", byte & 0x0F
+        elif byte <= 0xBF:
+            kind, size = "str", byte & 0x1F
+        elif byte in _HEADERS:
+            kind, width = _HEADERS[byte]
+            if kind != "fixed":
+                size = int.from_bytes(data[position : position + width], "big")
+                width += 1 if kind == "ext" else 0
+            elif byte in (0xCC, 0xCD, 0xCE, 0xCF, 0xD0, 0xD1, 0xD2, 0xD3):
+                value = int.from_bytes(data[position : position + width], "big", signed=byte >= 0xD0)
+            position += width
+        else:
+            break
+        if kind == "str":
+            value = data[position : position + size].decode("utf-8", errors="replace")
+        if kind in ("str", "bin", "ext"):
+            position += size
+        if position > len(data) or start == position:
+            break
+        if kind in ("array", "map") and size:
+            frames.append(_Frame(size * 2 if kind == "map" else size, kind == "map"))
+            continue
+        _advance(frames, value)
+        if not frames:
+            break
+    return found
+
+
+class _Frame:
+    """An open container while walking: items left, and which item comes next."""
+
+    __slots__ = ("left", "is_map", "index", "key", "at_key")
+
+    def __init__(self, items: int, is_map: bool) -> None:
+        self.left, self.is_map, self.index, self.at_key = items, is_map, 0, is_map
+        self.key: object = None
+
+    def part(self) -> object:
+        if not self.is_map:
+            return self.index
+        return None if self.at_key else self.key  # None: at a key, the path ends at the map
+
+
+def _path(frames: list[_Frame]) -> list[object]:
+    parts: list[object] = []
+    for frame in frames:
+        part = frame.part()
+        if part is None:
+            break
+        parts.append(part)
+    return parts
+
+
+def _advance(frames: list[_Frame], value: object) -> None:
+    """An item of the innermost container is complete: step on, closing containers that end."""
+    while frames:
+        frame = frames[-1]
+        if frame.is_map:
+            if frame.at_key:
+                frame.key = value if isinstance(value, (str, int)) else "?"
+            frame.at_key = not frame.at_key
+        else:
+            frame.index += 1
+        frame.left -= 1
+        if frame.left > 0:
+            return
+        frames.pop()
+        value = None
 
 
 def dump_msgpack(data: Any) -> bytes:
@@ -48,4 +209,4 @@ def dump_msgpack(data: Any) -> bytes:
     return packed
 
 
-__all__ = ["dump_msgpack", "parse_msgpack"]
+__all__ = ["dump_msgpack", "locate_failure", "offsets_of", "parse_msgpack"]

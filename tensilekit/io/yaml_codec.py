@@ -174,6 +174,10 @@ def _parse_checked(text: str, source: str | None) -> Any:
             col=None if mark is None else mark.column + 1,
         )
         raise YamlSyntaxError(f"YAML syntax error: {problem}", location) from None
+    except yaml.reader.ReaderError as error:  # a control character: the reader knows where
+        line_start = text.rfind("\n", 0, error.position) + 1
+        where = Location(file=source, line=text.count("\n", 0, error.position) + 1, col=error.position - line_start + 1)
+        raise YamlSyntaxError(f"YAML error: {error.reason} (character {error.character!r})", where) from None
     except yaml.YAMLError as error:
         raise YamlSyntaxError(f"YAML error: {error}", Location(file=source)) from None
     except RecursionError:

@@ -42,7 +42,7 @@ from tensilekit.merge.merge import MergePolicy, merge_resolved, resolve_force_me
 from tensilekit.merge.prune import PruneReport, prune_logic
 from tensilekit.merge.report import FileMergeReport, MergeReport
 from tensilekit.model.library import MasterLibrary
-from tensilekit.model.logic import LogicFile
+from tensilekit.model.logic import MAX_SIZE, LogicFile
 
 LOGIC_SUFFIX = ".yaml"
 
@@ -268,9 +268,12 @@ def _query_from(value: Any, where: Location) -> list[int] | dict[str, Any]:
     if not isinstance(value, (list, tuple)) or not value:
         raise InvalidValue("a query is a size [M, N, B, K, ...] or a record {m, n, k, ...}", where)
     try:
-        return [int(item) for item in value]
-    except (TypeError, ValueError):
+        size = [int(item) for item in value]
+    except (TypeError, ValueError, OverflowError):
         raise InvalidValue(f"query sizes must be integers, got {value!r}", where) from None
+    if len(size) < 4 or any(not 0 <= number <= MAX_SIZE for number in size):
+        raise InvalidValue(f"a query size is [M, N, B, K, ...] with numbers 0..2^40, got {value!r:.80}", where)
+    return size
 
 
 def parse_queries(text: str, source: str | None = None) -> list[list[int] | dict[str, Any]]:
@@ -342,10 +345,12 @@ def prune_paths(
     are the removed kernels and renumbered indices.
     """
     files: list[tuple[Path, Path]] = []
+    folders: set[Path] = set()  # outputs of a directory input: written as one set
     for path in map(Path, paths):
         if path.is_dir():
             destination = Path(output) if output is not None else path
             files.extend((path / name, destination / name) for name in list_logic_files(path))
+            folders.add(destination)
         else:
             if not path.exists():
                 raise InputNotFound("no such file", Location(file=str(path)))
@@ -354,15 +359,19 @@ def prune_paths(
                 destination = destination / path.name
             files.append((path, destination))
     reports = []
-    for source, destination in files:
-        logic = load_logic(source)
-        with error_context(source):
-            pruned, report = prune_logic(logic, compat=compat, name=source.name)
-        report.path, report.output_path = str(source), str(destination)
-        if not dry_run and (destination != source or report.changed):
-            write_text_atomic(destination, dumps_logic(pruned))
-            report.written = True
-        reports.append(report)
+    with contextlib.ExitStack() as stack:
+        # a pruned directory is staged and swapped in at the end: a kill leaves all or none pruned
+        staging = {} if dry_run else {folder: stack.enter_context(staged_directory(folder)) for folder in folders}
+        for source, destination in files:
+            logic = load_logic(source)
+            with error_context(source):
+                pruned, report = prune_logic(logic, compat=compat, name=source.name)
+            report.path, report.output_path = str(source), str(destination)
+            if not dry_run and (destination != source or report.changed):
+                staged = staging.get(destination.parent)
+                write_text_atomic(destination if staged is None else staged / destination.name, dumps_logic(pruned))
+                report.written = True
+            reports.append(report)
     return reports
 
 

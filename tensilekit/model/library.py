@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag
+from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic_core import PydanticCustomError
 
 from tensilekit.errors import child_path
 from tensilekit.model.common import StrictModel
@@ -90,11 +91,21 @@ class MatchingEntry(StrictModel):
     value: SingleNode | None = None
     speed: Efficiency | None = None
 
+    @model_validator(mode="after")
+    def _names_a_solution(self) -> MatchingEntry:
+        if self.index is None and self.value is None:
+            raise PydanticCustomError(
+                "missing_solution",
+                "a table entry names its solution by 'index' (or a Single 'value')",
+                {"field": "index"},
+            )
+        return self
+
     @property
     def solution_index(self) -> int:
         if self.index is not None:
             return self.index
-        assert self.value is not None  # guaranteed by the library-level check in io
+        assert self.value is not None  # checked when the entry is read (_names_a_solution)
         return self.value.index
 
 
@@ -107,6 +118,19 @@ class MatchingNode(_Node):
     properties: list[Property]
     distance: str
     table: list[MatchingEntry]
+
+    @model_validator(mode="after")
+    def _keys_fit_the_properties(self) -> MatchingNode:
+        # the runtime reads one key number per property (a shorter key reads past its end)
+        width = len(self.properties)
+        for number, entry in enumerate(self.table):
+            if len(entry.key) != width:
+                raise PydanticCustomError(
+                    "key_length",
+                    "key has {count} numbers but the table has {width} properties",
+                    {"count": len(entry.key), "width": width, "at": ["table", number, "key"]},
+                )
+        return self
 
 
 class TreeNode(StrictModel):
@@ -128,6 +152,24 @@ class DecisionTreeNode(_Node):
     features: list[Property]
     trees: list[DecisionTreeEntry]
     null_value: LibraryNode = Field(alias="nullValue")
+
+    @model_validator(mode="after")
+    def _nodes_point_inside(self) -> DecisionTreeNode:
+        # the runtime follows nextIdx* within the tree (-1 / -2 are the leaves) and reads the
+        # feature featureIdx: anything else reads past the end
+        features = len(self.features)
+        for number, entry in enumerate(self.trees):
+            size = len(entry.tree)
+            for node_number, node in enumerate(entry.tree):
+                if not 0 <= node.feature_index < features or not all(
+                    -2 <= n < size for n in (node.next_index_lte, node.next_index_gt)
+                ):
+                    raise PydanticCustomError(
+                        "tree_index",
+                        "decision-tree node points outside its tree or feature list",
+                        {"at": ["trees", number, "tree", node_number]},
+                    )
+        return self
 
 
 class FreeSizeEntry(StrictModel):

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -302,6 +303,8 @@ def parameter_value_abbreviation(key: str, value: Any) -> str:
     if isinstance(value, dict):
         return "_".join(f"{int(pos)}{int(v)}" for pos, v in value.items())
     if isinstance(value, float):
+        if not math.isfinite(value):  # a damaged file: .inf / .nan where a number belongs
+            raise InvalidValue(f"parameter {key} is {value}, not a finite number")
         whole = int(value)
         hundredths = int(round(value * 100)) - whole * 100
         return f"{whole}p{hundredths:02d}" if hundredths > 0 else f"{whole}"

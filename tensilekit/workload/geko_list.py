@@ -139,7 +139,10 @@ def parse_geko_list(text: str, *, file: str | None = None) -> ParsedWorkload:
     broken YAML, :class:`~tensilekit.errors.MissingField` for an absent key,
     :class:`~tensilekit.errors.InvalidValue` for a bad type triple, transpose or size entry.
     """
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)  # the reader checks for control characters here
+    except yaml.YAMLError as error:
+        raise YamlSyntaxError(f"invalid YAML: {error}", Location(file=file)) from None
     try:
         root = loader.get_single_node()
         data: Any = loader.construct_document(root) if root is not None else None
@@ -147,6 +150,8 @@ def parse_geko_list(text: str, *, file: str | None = None) -> ParsedWorkload:
         mark = error.problem_mark
         line = mark.line + 1 if mark is not None else None
         raise YamlSyntaxError(f"invalid YAML: {error.problem}", Location(file=file, line=line)) from None
+    except yaml.YAMLError as error:  # e.g. a control character (ReaderError has no mark)
+        raise YamlSyntaxError(f"invalid YAML: {error}", Location(file=file)) from None
     finally:
         loader.dispose()
     if root is None or not isinstance(data, dict):

@@ -39,19 +39,28 @@ def _read_queries(
     """
     records: list[tuple[int, dict[str, Any]]] = []
     unreadable: list[dict[str, Any]] = []
-    for number, line in enumerate(source, start=1):
+    lines = enumerate(source, start=1)
+    number = 0
+    while True:
+        try:
+            number, line = next(lines)
+        except StopIteration:
+            break
+        except UnicodeDecodeError as error:  # gzip or binary data given as queries
+            raise SelectionError(f"not UTF-8 text ({error.reason})", Location(file=name)) from None
         text = line.strip()
         if not text:
             continue
+        column = None
         try:
             record = json.loads(text)
             problem = None if isinstance(record, dict) else "each line must hold one JSON object"
         except json.JSONDecodeError as error:
-            record, problem = None, f"not a JSON object: {error.msg}"
+            record, problem, column = None, f"not a JSON object: {error.msg}", error.colno
         if problem is None:
             records.append((number, record))
             continue
-        location = Location(file=name, line=number)
+        location = Location(file=name, line=number, col=column)
         if strict:
             raise SelectionError(problem, location)
         click.echo(f"warning: {location}: {problem} (line skipped)", err=True)

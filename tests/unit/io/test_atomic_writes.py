@@ -63,6 +63,22 @@ def _prepare_merge(root: Path) -> None:
     (root / "out" / "notes.txt").write_text("not a logic file: carried over untouched\n")
 
 
+def _prepare_prune(root: Path) -> None:
+    import copy
+
+    import yaml
+
+    from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE, dump_yaml
+
+    (root / "out").mkdir()
+    for path in LOGIC:  # a duplicated kernel in each file: prune rewrites both
+        data = yaml.safe_load(path.read_text())
+        twin = copy.deepcopy(data[5][0])
+        twin["SolutionIndex"] = len(data[5])
+        data[5].append(twin)
+        (root / "out" / path.name).write_text(dump_yaml(data, AMD_LOGIC_STYLE))
+
+
 def _prepare_lazy(root: Path) -> None:
     result = CliRunner().invoke(cli, ["build-master", "--lazy", str(LOGIC[1]), "-o", str(root / "out")])
     assert result.exit_code == 0, result.output
@@ -87,6 +103,13 @@ SCENARIOS = [
         ],
         "out",
         ["stage-created", "temp-created#2", "temp-written#2", "stage-written", "swapped", "replaced"],
+    ),
+    Scenario(
+        "prune-folder-in-place",
+        _prepare_prune,
+        lambda root: ["prune", str(root / "out")],
+        "out",
+        ["stage-created", "temp-written#1", "stage-written", "swapped"],
     ),
     Scenario(
         "build-master-lazy",
@@ -226,9 +249,9 @@ def test_symlinked_output_is_written_through(tmp_path: Path) -> None:
 
 def test_leftovers_of_a_live_writer_are_kept(tmp_path: Path) -> None:
     target = tmp_path / "x.yaml"
-    mine = tmp_path / f".x.yaml.{os.getpid()}.abcd.tmp"  # a writer that is still running (this one)
+    mine = tmp_path / f".x.yaml.{os.getpid()}.abcd0123.tmp"  # a writer that is still running (this one)
     mine.write_text("partial")
-    dead = tmp_path / ".x.yaml.999999999.abcd.tmp"  # no such process
+    dead = tmp_path / ".x.yaml.999999999.abcd0123.tmp"  # no such process
     dead.write_text("partial")
     unrelated = tmp_path / ".x.yaml.notes.tmp"
     unrelated.write_text("not ours")

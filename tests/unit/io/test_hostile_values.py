@@ -123,6 +123,17 @@ CASES = [
 ]
 
 
+def test_non_finite_parameter_is_an_input_error(tmp_path: Path) -> None:
+    """A flag spelled .inf (bench/fuzz.py seed 71): kernel naming refuses it, every command exits 3."""
+    path = _write(tmp_path, _once(LOGIC, "BufferStore: true", "BufferStore: .inf"))
+    for command in COMMANDS:
+        args = [part.format(f=path, d=tmp_path) for part in command]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code in (0, 1, 3), (args, result.exit_code, result.output[-300:])
+        if result.exit_code == 3 and command[0] != "info":
+            assert "BufferStore" in result.output and str(path) in result.output, (args, result.output[-300:])
+
+
 def _write(tmp_path: Path, text: str, name: str = LOGIC_NAME) -> Path:
     path = tmp_path / name
     path.write_text(text)
@@ -164,6 +175,7 @@ def test_no_command_crashes_or_hangs(tmp_path: Path, case: Case) -> None:
         result = CliRunner().invoke(cli, args)
         elapsed = time.monotonic() - start
         assert result.exit_code == 3, (args, result.exit_code, result.output[-400:])
+        assert f"{path}:{case.line}:" in result.output, (args, result.output[-400:])  # file:line:col
         assert elapsed < 10, (args, elapsed)
         assert not (tmp_path / "out.yaml").exists() and not (tmp_path / "merged.yaml").exists()
 
@@ -219,3 +231,31 @@ def test_bad_master_table_entry(tmp_path: Path, key: str, value: str) -> None:
         tensilekit.load(path)
     assert caught.value.location is not None and caught.value.location.path is not None
     assert key in caught.value.location.path and caught.value.location.line is not None
+
+
+def test_binary_input_errors_carry_offset_and_msgpack_path(tmp_path: Path) -> None:
+    import msgpack
+    import yaml
+
+    data = yaml.safe_load(_once(MASTER, "speed: 40000.0", "speed: -1.0"))
+    packed = msgpack.packb(data, use_bin_type=True)
+    path = tmp_path / "TensileLibrary.dat"
+    path.write_bytes(packed)
+    with pytest.raises(InvalidValue) as caught:
+        tensilekit.load(path)
+    location = caught.value.location
+    assert location is not None and location.line is None and location.path is not None
+    assert location.path.endswith(".table[0].speed") and location.offset is not None
+    unpacker = msgpack.Unpacker(raw=False)
+    unpacker.feed(packed[location.offset :])
+    assert next(unpacker) == -1.0
+    assert f"{path}: byte {location.offset}: " in str(caught.value)
+
+
+def test_master_depth_u_negative(tmp_path: Path) -> None:
+    assert "depthU: 16" in MASTER
+    path = _write(tmp_path, MASTER.replace("depthU: 16", "depthU: -1", 1), "TensileLibrary.yaml")
+    with pytest.raises(InvalidValue) as caught:
+        tensilekit.load(path)
+    location = caught.value.location
+    assert location is not None and location.path is not None and location.path.endswith("sizeMapping.depthU")

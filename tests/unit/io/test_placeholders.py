@@ -99,3 +99,17 @@ def test_placeholder_file_holding_a_placeholder_cycle(lazy: Path) -> None:
 def test_load_placeholder_refuses_a_bad_prefix_from_the_api(lazy: Path) -> None:
     with pytest.raises(InvalidValue, match="placeholder names a library file"):
         load_placeholder(lazy / MASTER, "../" + PART)
+
+
+def test_validate_reports_placeholder_problems(lazy: Path) -> None:
+    from tensilekit.inspect import validate_file
+
+    assert validate_file(lazy / MASTER).ok
+    (lazy / (PART + ".yaml")).unlink()
+    result = validate_file(lazy / MASTER)
+    assert not result.ok
+    [finding] = [f for f in result.findings if f.code == "placeholder"]
+    assert "does not exist" in finding.message and finding.line == 14 and finding.path.endswith(".value")
+    master = _rename_placeholder(lazy, MASTER.removesuffix(".yaml"))
+    messages = [f.message for f in validate_file(master).findings if f.code == "placeholder"]
+    assert messages == [f"placeholder {MASTER.removesuffix('.yaml')!r} names the master library itself"]

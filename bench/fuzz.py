@@ -1,0 +1,45 @@
+"""Long hostile-input fuzz run (issue 17): counts of outcomes over mutated inputs of every kind.
+
+    python bench/fuzz.py [--minutes N] [--seed S] [--corpus PATH]
+
+Drives the API and every command (in-process) on mutated fixtures and small corpus files, as
+tests/unit/io/test_fuzz_commands.py does in CI (bounded there to 300 inputs), here for N minutes
+and every command of each input kind. Prints inputs, runs and counts by outcome, then the first
+failures (exit 70 / escaping exception, non-TensilekitError from the API, runs over 10 s); exits 1
+if there was any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fuzz_driver import find_corpus, fuzz  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--corpus", type=Path, default=None)
+    parser.add_argument("--tune", action="store_true", help="also run simulated tuning on workloads (slow)")
+    options = parser.parse_args()
+    corpus = options.corpus or find_corpus()
+    start = time.monotonic()
+    report = fuzz(corpus, seed=options.seed, cases=None, seconds=options.minutes * 60, per_case=None, slow=options.tune)
+    elapsed = time.monotonic() - start
+    print(f"{report.cases} inputs, {report.runs} runs (API reads and commands) in {elapsed:.0f} s, seed {options.seed}")
+    print(f"corpus: {corpus or 'absent (fixtures only)'}")
+    for outcome, count in sorted(report.outcomes.items(), key=lambda item: -item[1]):
+        print(f"  {outcome:24s} {count:7d}")
+    print(f"failures: {len(report.failures)}")
+    for failure in report.failures[:10]:
+        print("---", failure)
+    return 1 if report.failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,360 @@
+"""Hostile-input fuzzing of the API and the commands (issue 17), shared by the CI test
+(tests/unit/io/test_fuzz_commands.py) and the long run (bench/fuzz.py).
+
+Seeds are the project's fixtures and the smallest corpus files of each input kind (logic files,
+master libraries as YAML / msgpack / gzip, workloads, query files). Each case mutates one seed,
+seeded and deterministic: bytes (truncate, flip, insert, delete or repeat a line, damage gzip) or
+structure (decode, replace a random node with a hostile value, such as the reproducers of issue 17,
+re-encode). Each case is then read through the API (only :class:`TensilekitError` may come out)
+and run through commands in-process (click's CliRunner): exit 70, an escaping exception, or a
+run over the time limit is a failure; every other exit is an outcome.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import random
+import shutil
+import signal
+import tempfile
+import time
+import traceback
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import yaml
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SAMPLE_MASTER = FIXTURES / "masters" / "coverage_equality_gfx90a.yaml"
+SAMPLE_WORKLOAD = FIXTURES / "logs" / "coverage_sgemm_mask64.log"
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+# Values that broke (or could break) code downstream of the loaders: issue 17's buckets and kin.
+HOSTILE: list[Any] = [
+    -3, 0, -1, 1, 2**70, 10**12, float("nan"), float("inf"), -0.5, "2", "", [4], [], {"x": 1}, {}, None,
+    True, "../../../../etc/passwd", "/etc/passwd", "TensileLibrary_lazy_gfx90a", "x" * 5000,
+    [0, 3, 1000000000000], [[[[[[[[1]]]]]]]], {"type": "Placeholder", "value": "../x"}, 7,
+]  # fmt: skip
+
+
+def find_corpus() -> Path | None:
+    """The AMD corpus as tests/conftest.py finds it ($TENSILEKIT_CORPUS, ../shared/corpus), or None:
+    without it the fuzz runs on the fixtures alone."""
+    import os
+
+    for candidate in (os.environ.get("TENSILEKIT_CORPUS"), FIXTURES.parent.parent / "shared" / "corpus"):
+        if candidate and (Path(candidate) / "logic").is_dir():
+            return Path(candidate)
+    return None
+
+
+@dataclass(frozen=True)
+class Seed:
+    kind: str  # logic | master | workload | queries
+    name: str  # file name to write the case under (suffix matters: .dat, .gz, .log, .csv ...)
+    data: bytes
+
+
+def seeds(corpus: Path | None, per_folder: int = 3) -> list[Seed]:
+    """Fixtures of every input kind, plus the smallest corpus files (when the corpus is present)."""
+    found: list[Seed] = []
+    for path in sorted((FIXTURES / "logic").glob("*.yaml")):
+        found.append(Seed("logic", path.name, path.read_bytes()))
+    master = SAMPLE_MASTER.read_bytes()
+    found.append(Seed("master", "TensileLibrary_gfx90a.yaml", master))
+    found.append(Seed("master", "TensileLibrary_gfx90a.dat", msgpack.packb(yaml.load(master, Loader=_Loader))))
+    found.append(Seed("master", "TensileLibrary_gfx90a.yaml.gz", gzip.compress(master, mtime=0)))
+    for path in sorted((FIXTURES / "logs").iterdir()):
+        if path.is_file():
+            found.append(Seed("workload", path.name, path.read_bytes()))
+    found.append(Seed("queries", "queries.txt", b"128 128 1 128\n4096x4096x1x4096\n1024,1024,1,1024\n"))
+    for path in sorted((FIXTURES / "invalid").iterdir()):
+        if path.suffix in (".yaml", ".dat", ".gz", ".zlib"):
+            kind = "master" if path.name.startswith(("master", "msgpack")) else "logic"
+            found.append(Seed(kind, path.name, path.read_bytes()))
+    if corpus is not None:
+        for folder in ("logic/hipblaslt", "logic/rocblas", "logic/tensile"):
+            files = sorted((corpus / folder).rglob("*.yaml"), key=lambda p: (p.stat().st_size, p.as_posix()))
+            found.extend(Seed("logic", p.name, p.read_bytes()) for p in files[:per_folder])
+        masters = sorted(
+            (p for p in (corpus / "masters").glob("*") if p.suffix in (".yaml", ".dat")),
+            key=lambda p: (p.stat().st_size, p.as_posix()),
+        )
+        found.extend(Seed("master", p.name, p.read_bytes()) for p in masters[: 2 * per_folder])
+        selects = sorted((corpus / "select").glob("*.jsonl"), key=lambda p: p.stat().st_size)[:1]
+        for path in selects:
+            head = b"".join(path.read_bytes().splitlines(keepends=True)[:20])
+            found.append(Seed("queries", "queries.jsonl", head))
+    return found
+
+
+# -- mutations --------------------------------------------------------------------------------------
+
+
+def _gunzip(data: bytes) -> bytes:
+    try:
+        return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+    except (OSError, EOFError, zlib.error):  # a damaged seed (fixtures/invalid): its bytes as they are
+        return data
+
+
+def _byte_mutation(data: bytes, rng: random.Random) -> tuple[str, bytes]:
+    raw = _gunzip(data)
+    kind = rng.choice(["truncate", "flip", "insert", "delete-line", "repeat-line", "damage-gzip"])
+    if kind == "truncate":
+        out = raw[: rng.randrange(len(raw) + 1)]
+    elif kind == "flip" and raw:
+        buffer = bytearray(raw)
+        for _ in range(rng.randint(1, 8)):
+            buffer[rng.randrange(len(buffer))] = rng.randrange(256)
+        out = bytes(buffer)
+    elif kind == "insert":
+        at = rng.randrange(len(raw) + 1)
+        blob = rng.choice([b"\x00", b"\xff\xfe", b"[", b"{", b"- ", b": ", b"&a ", b"*a", b"\t", b"9" * 2000])
+        out = raw[:at] + blob + raw[at:]
+    elif kind in ("delete-line", "repeat-line"):
+        lines = raw.splitlines(keepends=True) or [b""]
+        number = rng.randrange(len(lines))
+        lines[number : number + 1] = [] if kind == "delete-line" else [lines[number]] * rng.randint(2, 50)
+        out = b"".join(lines)
+    else:
+        packed = gzip.compress(raw, mtime=0)
+        cut = rng.randrange(10, max(11, len(packed)))
+        return "damage-gzip", packed[:cut] + bytes([packed[cut % len(packed)] ^ 0xFF]) + packed[cut + 1 :]
+    return kind, gzip.compress(out, mtime=0) if data[:2] == b"\x1f\x8b" else out
+
+
+def _containers(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    yield path, node
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(value, (dict, list)):
+                yield from _containers(value, path + (key,))
+    elif isinstance(node, list):
+        for number, value in enumerate(node):
+            if isinstance(value, (dict, list)):
+                yield from _containers(value, path + (number,))
+
+
+def _structural_mutation(data: bytes, name: str, rng: random.Random) -> tuple[str, bytes] | None:
+    compressed = data[:2] == b"\x1f\x8b"
+    raw = _gunzip(data)
+    binary = name.endswith((".dat", ".dat.gz"))
+    try:
+        decoded = msgpack.unpackb(raw, strict_map_key=False) if binary else yaml.load(raw, Loader=_Loader)
+    except Exception:  # noqa: BLE001 - a seed that is already damaged: mutate its bytes instead
+        return None
+    if not isinstance(decoded, (dict, list)):
+        return None
+    places = list(_containers(decoded))
+    for _ in range(rng.randint(1, 3)):
+        _, container = places[rng.randrange(len(places))]
+        if not container:
+            continue
+        key = rng.choice(list(container)) if isinstance(container, dict) else rng.randrange(len(container))
+        action = rng.random()
+        if action < 0.8:
+            container[key] = rng.choice(HOSTILE)
+        elif action < 0.9 and isinstance(container, dict):
+            del container[key]
+        elif isinstance(container, dict):
+            container[f"{key}x"] = container.pop(key)
+    try:
+        if binary:
+            out = msgpack.packb(decoded, use_bin_type=True)
+        else:
+            out = yaml.dump(decoded, Dumper=_Dumper, default_flow_style=None, width=1 << 20).encode()
+    except (OverflowError, ValueError, TypeError):
+        return None
+    return "replace-node", gzip.compress(out, mtime=0) if compressed else out
+
+
+def mutate(seed: Seed, rng: random.Random) -> tuple[str, bytes]:
+    if seed.kind in ("logic", "master") and rng.random() < 0.6:
+        structural = _structural_mutation(seed.data, seed.name, rng)
+        if structural is not None:
+            return structural
+    return _byte_mutation(seed.data, rng)
+
+
+# -- running --------------------------------------------------------------------------------------
+
+
+def commands(kind: str, *, slow: bool = False) -> list[list[str]]:
+    """Argument templates per input kind: {f} the case file, {d} a scratch folder. ``slow`` adds
+    the simulated tuning run (seconds per input: the long run only)."""
+    master, workload = str(SAMPLE_MASTER), str(SAMPLE_WORKLOAD)
+    library = [
+        ["validate", "{f}"],
+        ["info", "{f}"],
+        ["lint", "{f}"],
+        ["select", "-l", "{f}", "--arch", "gfx90a", "256", "256", "256"],
+        ["diff", "{f}", "{f}"],
+        ["coverage", "-l", "{f}", workload],
+        ["plot", "selection", "-l", "{f}", "--points", "6", "-o", "{d}/selection.png"],
+    ]
+    if kind == "logic":
+        return library + [
+            ["build-master", "{f}", "-o", "{d}/m.yaml"],
+            ["build-master", "--lazy", "{f}", "-o", "{d}/lazy"],
+            ["merge", "{f}", "{f}", "{d}/merged.yaml"],
+            ["prune", "{f}", "-o", "{d}/pruned.yaml"],
+        ]
+    if kind == "master":
+        return library + [["convert", "{f}", "{d}/converted.dat"]]
+    if kind == "workload":
+        tune = ["tune", "{f}", "--arch", "gfx942", "--simulate", "--workdir", "{d}/run", "--mode", "ga"]
+        tune += ["--population", "4", "--generations", "1"]
+        return [["coverage", "-l", master, "{f}"]] + ([tune] if slow else [])
+    return [["select", "-l", master, "--queries", "{f}"], ["diff", master, master, "--queries", "{f}"]]
+
+
+class Hang(BaseException):
+    """Raised by the alarm inside a run that exceeds the time limit (not an Exception: nothing
+    in tensilekit catches it)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    def expire(signum: int, frame: Any) -> None:
+        raise Hang()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@dataclass
+class Report:
+    outcomes: Counter[str] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+    cases: int = 0
+    runs: int = 0
+
+    def add(self, outcome: str, failure: str | None = None) -> None:
+        self.outcomes[outcome] += 1
+        self.runs += 1
+        if failure is not None:
+            self.failures.append(failure)
+
+
+EXIT_NAMES = {0: "exit 0", 1: "exit 1 (findings)", 2: "exit 2 (usage)", 3: "exit 3 (bad input)", 4: "exit 4 (tool)"}
+
+
+def _api(path: Path, kind: str) -> None:
+    import tensilekit
+    from tensilekit.inspect import validate_file
+    from tensilekit.merge.files import load_queries
+
+    if kind in ("logic", "master"):
+        validate_file(path)
+        tensilekit.load(path)
+    elif kind == "queries":
+        load_queries(path)
+
+
+def run_case(
+    seed: Seed,
+    label: str,
+    data: bytes,
+    report: Report,
+    *,
+    command_choice: Callable[[list[list[str]]], list[list[str]]] = lambda all_commands: all_commands,
+    limit: float = 10.0,
+    slow: bool = False,
+) -> None:
+    """Write the case, read it through the API, then run the chosen commands; record outcomes."""
+    from click.testing import CliRunner
+
+    from tensilekit.cli.main import cli
+    from tensilekit.errors import TensilekitError
+
+    report.cases += 1
+    folder = Path(tempfile.mkdtemp(prefix="tk-fuzz-"))
+    try:
+        path = folder / seed.name
+        path.write_bytes(data)
+        where = f"{seed.kind} {seed.name} [{label}]"
+        start = time.monotonic()
+        try:
+            with time_limit(limit):
+                _api(path, seed.kind)
+            report.add("api ok")
+        except TensilekitError:
+            report.add("api TensilekitError")
+        except Hang:
+            report.add("api hang", f"{where}: API over {limit} s")
+        except Exception:  # noqa: BLE001 - the point: nothing else may escape the API
+            report.add("api other exception", f"{where}: API raised\n{traceback.format_exc(limit=-4)}")
+        for template in command_choice(commands(seed.kind, slow=slow)):
+            args = [part.format(f=path, d=folder) for part in template]
+            allowed = 6 * limit if template[0] == "tune" else limit  # a (simulated) tuning run
+            start = time.monotonic()
+            try:
+                with time_limit(allowed):
+                    result = CliRunner().invoke(cli, args)
+            except Hang:
+                report.add("hang", f"{where}: {' '.join(template)} ran over {allowed} s")
+                continue
+            elapsed = time.monotonic() - start
+            if result.exit_code == 70 or (
+                result.exception is not None and not isinstance(result.exception, SystemExit)
+            ):
+                detail = result.output[-600:]
+                if result.exc_info is not None and not isinstance(result.exception, SystemExit):
+                    detail += "".join(traceback.format_exception(*result.exc_info)[-4:])
+                report.add("exit 70 / crash", f"{where}: {' '.join(template)} -> {result.exit_code}\n{detail}")
+            else:
+                report.add(EXIT_NAMES.get(result.exit_code, f"exit {result.exit_code}"))
+            if elapsed > allowed:
+                report.add("slow", f"{where}: {' '.join(template)} took {elapsed:.1f} s")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def fuzz(
+    corpus: Path | None,
+    *,
+    seed: int,
+    cases: int | None,
+    seconds: float | None,
+    per_case: int | None,
+    slow: bool = False,
+) -> Report:
+    """``cases`` cases (or as many as fit in ``seconds``); ``per_case`` commands per case, taken in
+    turn (None: every command of the kind)."""
+    rng = random.Random(seed)
+    pool = seeds(corpus)
+    report = Report()
+    turn = 0
+    deadline = None if seconds is None else time.monotonic() + seconds
+
+    def choose(all_commands: list[list[str]]) -> list[list[str]]:
+        nonlocal turn
+        if per_case is None or per_case >= len(all_commands):
+            return all_commands
+        chosen = [all_commands[(turn + n) % len(all_commands)] for n in range(per_case)]
+        turn += per_case
+        return chosen
+
+    number = 0
+    while (cases is None or number < cases) and (deadline is None or time.monotonic() < deadline):
+        case_seed = pool[rng.randrange(len(pool))]
+        label, data = mutate(case_seed, random.Random(rng.getrandbits(32)))
+        run_case(case_seed, label, data, report, command_choice=choose, slow=slow)
+        number += 1
+    return report
+
+
+__all__ = ["HOSTILE", "Report", "Seed", "commands", "find_corpus", "fuzz", "mutate", "run_case", "seeds"]
