@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def sniff_kind(path: Path) -> str | None:
     if head[:2] == b"\x1f\x8b":
         try:
             head = gzip.GzipFile(fileobj=__import__("io").BytesIO(head)).read(_SNIFF_BYTES)
-        except (OSError, EOFError):
+        except (OSError, EOFError, zlib.error):  # damaged gzip: the reader says where
             return None
     if not head:
         return None
