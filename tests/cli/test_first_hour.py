@@ -142,7 +142,7 @@ def test_queries_get_the_single_arch_default_and_an_errored_line_exits_non_zero(
     result = run("select", "--queries", str(queries), "--library", SAMPLE, "--json")
     assert result.exit_code == ExitCode.BAD_INPUT
     assert [record["id"] for record in json_lines(result.stdout)] == [1, None]
-    assert f"warning: {queries}:2: not a JSON object" in result.stderr
+    assert f"warning: {queries}:2:1: not a JSON object" in result.stderr  # line and column
 
 
 @pytest.mark.parametrize(
