@@ -134,7 +134,7 @@ def build_library(corpus: Path, shards: int, big: int, folder: Path) -> dict[str
     masters = {name: MasterLibrary.model_validate(raw) for name, raw in raws.items()}
     masters[lazy_name] = MasterLibrary.model_validate(lazy)
     for form, fmt in FORMS.items():
-        dump_master_set(masters, folder / form, fmt)
+        dump_master_set(masters, folder / form, fmt, mapping=True)  # an installed 2026 library in each form
     big_path = folder / "dat" / f"{big_name}.dat"
     return {
         "shards": len(raws),

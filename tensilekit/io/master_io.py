@@ -295,11 +295,21 @@ def dump_master(master: MasterLibrary, path: str | Path | None = None, fmt: Form
 
 
 def dump_master_set(
-    masters: dict[str, MasterLibrary], directory: str | Path, fmt: Format | str = Format.MSGPACK
+    masters: dict[str, MasterLibrary],
+    directory: str | Path,
+    fmt: Format | str = Format.MSGPACK,
+    *,
+    mapping: bool | None = None,
 ) -> list[Path]:
     """Write several masters (``name -> library``, e.g. a lazy library and its placeholder files)
     into ``directory`` as one set: staged and swapped in at once (``io.atomic.staged_directory``),
-    each lazy master written after the files its placeholders name. Returns the final paths."""
+    each lazy master written after the files its placeholders name. Returns the final paths.
+
+    ``mapping``: also write tensilelite's ``TensileLiteLibrary_lazy_<arch>_Mapping`` beside a lazy
+    master. That file belongs to the 2026 TensileCreateLibrary (rocm-libraries ``Run.py``), the one
+    that writes ``.dat.zlib`` and indexed catalogs; hipBLASLt 7d9fb683 writes none. Default (None):
+    with the 2026 formats (``zlib``, ``msgpack-indexed``) only, so a YAML or ``.dat`` lazy set stays
+    byte for byte what 7d9fb683 writes."""
     from tensilekit.io.atomic import staged_directory
 
     chosen = str(getattr(fmt, "value", fmt))
@@ -307,8 +317,10 @@ def dump_master_set(
     order = sorted(masters, key=lambda name: name.startswith("TensileLibrary_lazy"))
     from tensilekit.io.installed_library import lazy_mappings
 
+    if mapping is None:
+        mapping = chosen in ("zlib", "msgpack-indexed")
     # tensilelite lazy sets get TensileLiteLibrary_lazy_<arch>_Mapping, always msgpack (Run.py)
-    mappings = lazy_mappings(masters)
+    mappings = lazy_mappings(masters) if mapping else {}
     mapping_suffix = ".dat" if chosen in ("yaml", "msgpack") else ".dat.zlib"
     written = [f"{name}{suffix}" for name in order if not name.startswith("TensileLibrary_lazy")]
     written += [f"{name}{mapping_suffix}" for name in mappings]

@@ -39,7 +39,7 @@ def installed(original: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     folders = {}
     for fmt in ("zlib", "msgpack-indexed", "msgpack"):
         folder = tmp_path_factory.mktemp(fmt) / "library"
-        dump_master_set(files, folder, fmt)
+        dump_master_set(files, folder, fmt, mapping=True)  # an installed 2026 layout in each format
         folders[fmt] = folder
     return folders
 
