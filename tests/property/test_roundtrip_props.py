@@ -128,6 +128,10 @@ def _with_extras(typed: dict[str, Any], reserved: set[str], draw: Any) -> dict[s
 
 maybe_int = st.one_of(st.none(), st.integers(min_value=-1, max_value=4096))
 int_list = st.lists(st.integers(min_value=0, max_value=512), max_size=4)
+# values the model accepts (tensilekit.model.logic bounds): files that pass the boundary checks
+dimension = st.integers(min_value=1, max_value=4096)
+tile_list = st.lists(st.integers(min_value=1, max_value=512), max_size=4)
+index_list = st.lists(st.integers(min_value=0, max_value=17), max_size=4)
 
 
 @st.composite
@@ -145,7 +149,7 @@ def problem_types(draw: Any) -> dict[str, Any]:
                 "HighPrecisionAccumulate": st.booleans(),
                 "UseBeta": st.booleans(),
                 "Batched": st.booleans(),
-                "IndexAssignmentsA": int_list,
+                "IndexAssignmentsA": index_list,
                 "NumIndicesC": st.integers(2, 4),
             },
         )
@@ -162,11 +166,11 @@ def logic_solutions(draw: Any, dict_layout: bool) -> dict[str, Any]:
                 "SolutionIndex": maybe_int,
                 "SolutionNameMin": text,
                 "CustomKernelName": st.one_of(st.just(""), text),
-                "MacroTile0": maybe_int,
-                "MacroTile1": maybe_int,
-                "DepthU": maybe_int,
-                "WorkGroup": st.one_of(st.none(), int_list),
-                "MatrixInstruction": int_list,
+                "MacroTile0": dimension,
+                "MacroTile1": dimension,
+                "DepthU": dimension,
+                "WorkGroup": st.one_of(st.none(), tile_list),
+                "MatrixInstruction": tile_list,
                 "ISA": st.lists(st.integers(0, 12), min_size=3, max_size=3),
                 "KernelLanguage": st.sampled_from(["Assembly", "Source"]),
                 "Valid": st.booleans(),
@@ -182,7 +186,7 @@ def exact_logic(draw: Any, solution_count: int) -> list[Any]:
     width = draw(st.sampled_from([4, 8]))
     size = st.lists(st.integers(min_value=0, max_value=2**31), min_size=width, max_size=width)
     position = st.integers(min_value=0, max_value=max(solution_count - 1, 0))
-    efficiency = st.one_of(st.floats(allow_nan=False), st.integers(min_value=0, max_value=10**6))
+    efficiency = st.one_of(st.floats(min_value=0, allow_nan=False), st.integers(min_value=0, max_value=10**6))
     return draw(
         st.lists(st.tuples(size, st.tuples(position, efficiency)).map(lambda r: [r[0], list(r[1])]), max_size=6)
     )
@@ -333,6 +337,9 @@ _SINGLE_TYPES = sorted(name for name, shape in PREDICATE_SHAPES.items() if shape
 @st.composite
 def _leaf_predicate(draw: Any) -> dict[str, Any]:
     name = draw(st.sampled_from(_LEAF_TYPES))
+    if name == "TypesEqual":  # A, B, C, D (tensilelite adds the compute input type): the model needs 4+
+        types = st.sampled_from(["Float", "Half", "BFloat16", "Int8"])
+        return {"type": name, "value": draw(st.lists(types, min_size=4, max_size=5))}
     return {"type": name, **draw(_SHAPE_VALUES[PREDICATE_SHAPES[name]])}
 
 
@@ -369,7 +376,7 @@ def matching(draw: Any) -> dict[str, Any]:
     props = draw(properties)
     key = st.lists(st.integers(0, 2**40), min_size=len(props), max_size=len(props))
     entry = st.one_of(
-        st.fixed_dictionaries({"key": key, "index": solution_index}, optional={"speed": st.one_of(floats, small_int)}),
+        st.fixed_dictionaries({"key": key, "index": solution_index}, optional={"speed": st.one_of(st.floats(min_value=0, allow_nan=False), small_int)}),
         st.fixed_dictionaries({"key": key, "value": single}),  # older Tensile masters
     )
     node = {
@@ -386,7 +393,11 @@ leaf_nodes = st.one_of(
     matching(),
     st.builds(lambda t: {"type": "FreeSize", "table": [{"index": i} for i in t]}, st.lists(solution_index, max_size=3)),
     st.builds(
-        lambda v: {"type": "Placeholder", "value": v}, st.one_of(text, st.just("TensileLibrary_Type_HH_Contraction"))
+        lambda v: {"type": "Placeholder", "value": v},
+        st.one_of(
+            st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_+\-.]{0,30}", fullmatch=True).filter(lambda v: ".." not in v),
+            st.just("TensileLibrary_Type_HH_Contraction"),
+        ),
     ),
     st.builds(
         lambda indices, exact: {"type": "GranularitySelection", "indices": indices, "exact": exact},
@@ -397,16 +408,6 @@ leaf_nodes = st.one_of(
         ),
     ),
 )
-tree_nodes = st.fixed_dictionaries(
-    {
-        "featureIdx": st.integers(0, 5),
-        "threshold": st.one_of(floats, small_int),
-        "nextIdxLTE": st.integers(-2, 8),
-        "nextIdxGT": st.integers(-2, 8),
-    }
-)
-
-
 def _composite_nodes(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     rows = st.lists(st.fixed_dictionaries({"predicate": predicates, "library": children}), max_size=3)
     return st.one_of(
@@ -417,13 +418,28 @@ def _composite_nodes(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]
                 st.one_of(st.sampled_from(["Contraction_l_Alik_Bljk_Cijk_Dijk"]), small_text), children, max_size=3
             ),
         ),
-        st.builds(
-            lambda f, t, n: {"type": "DecisionTree", "features": f, "trees": t, "nullValue": n},
-            properties,
-            st.lists(st.fixed_dictionaries({"tree": st.lists(tree_nodes, max_size=3), "value": children}), max_size=2),
-            children,
-        ),
+        decision_trees(children),
     )
+
+
+@st.composite
+def decision_trees(draw: Any, children: st.SearchStrategy[Any]) -> dict[str, Any]:
+    """A DecisionTree node whose nodes point inside their tree and feature list (as the model requires)."""
+    features = draw(properties)
+    trees = []
+    for _ in range(draw(st.integers(0, 2))):
+        size = draw(st.integers(0, 3))
+        nodes = [
+            {
+                "featureIdx": draw(st.integers(0, len(features) - 1)),
+                "threshold": draw(st.one_of(floats, small_int)),
+                "nextIdxLTE": draw(st.integers(-2, size - 1)),
+                "nextIdxGT": draw(st.integers(-2, size - 1)),
+            }
+            for _ in range(size)
+        ]
+        trees.append({"tree": nodes, "value": draw(children)})
+    return {"type": "DecisionTree", "features": features, "trees": trees, "nullValue": draw(children)}
 
 
 library_nodes = st.recursive(leaf_nodes, _composite_nodes, max_leaves=8)
@@ -445,10 +461,10 @@ def master_solutions(draw: Any, index: int) -> dict[str, Any]:
                 "sizeMapping": st.fixed_dictionaries(
                     {},
                     optional={
-                        "workGroup": int_list,
-                        "macroTile": int_list,
-                        "depthU": small_int,
-                        "globalSplitU": small_int,
+                        "workGroup": tile_list,
+                        "macroTile": tile_list,
+                        "depthU": dimension,
+                        "globalSplitU": st.integers(min_value=-1, max_value=4096),
                         "staggerU": st.one_of(small_int, st.booleans()),
                         "customKernelName": text,
                         "waveNum": small_int,
