@@ -173,7 +173,7 @@ def reader_results(process: subprocess.Popen[str], files: list[Path]) -> list[di
 
 @pytest.fixture(scope="module")
 def batches(amd: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, str, str], Batch]]:
-    from tests.conftest import CORPUS
+    from conftest import CORPUS  # tests/ is on sys.path (rootdir conftest), as for amd_build
 
     root = tmp_path_factory.mktemp("amd_configs")
     problems = workload_problems(CORPUS)
