@@ -172,11 +172,11 @@ def reader_results(process: subprocess.Popen[str], files: list[Path]) -> list[di
 
 
 @pytest.fixture(scope="module")
-def batches(amd: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, str, str], Batch]]:
-    from conftest import CORPUS  # tests/ is on sys.path (rootdir conftest), as for amd_build
-
+def batches(
+    amd: Path, corpus: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[tuple[str, str, str], Batch]]:
     root = tmp_path_factory.mktemp("amd_configs")
-    problems = workload_problems(CORPUS)
+    problems = workload_problems(corpus)
     # AMD's venv is made once, before the readers start side by side (they would race to make it)
     subprocess.run([str(amd / "setup-venv")], capture_output=True, timeout=900, check=True)
     found: dict[tuple[str, str, str], Batch] = {}
@@ -188,10 +188,9 @@ def batches(amd: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
                 folder = root / f"{arch}_{reader}"
                 batch = Batch()
                 batch.files, _ = generate(folder, arch, dialect, tool, problems)
-                if CORPUS is not None:
-                    epilogues = epilogue_configs(folder, CORPUS, arch, dialect, tool)
-                    batch.files += list(epilogues)
-                    batch.expected_type = {str(path): name for path, name in epilogues.items()}
+                epilogues = epilogue_configs(folder, corpus, arch, dialect, tool)
+                batch.files += list(epilogues)
+                batch.expected_type = {str(path): name for path, name in epilogues.items()}
                 golden = GOLDEN / f"{arch}_{dialect}"
                 batch.files += sorted(golden.glob("*.yaml"))
                 found[(reader, arch, dialect)] = batch
