@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from tensilekit.api import build_master, build_master_files, load, loads
     from tensilekit.coverage import CoverageReport, coverage_of
     from tensilekit.io.logic_io import dump_logic, dumps_logic, load_logic, loads_logic
-    from tensilekit.io.master_io import dump_master, dumps_master, load_master, loads_master
+    from tensilekit.io.master_io import dump_master, dumps_master, load_master, loads_master, open_master
     from tensilekit.io.yaml_codec import YamlStyle
     from tensilekit.lint import lint_library, lint_paths
     from tensilekit.merge import (
@@ -51,6 +51,7 @@ _EXPORTS = {
     "dumps_master": "tensilekit.io.master_io",
     "load_master": "tensilekit.io.master_io",
     "loads_master": "tensilekit.io.master_io",
+    "open_master": "tensilekit.io.master_io",
     "YamlStyle": "tensilekit.io.yaml_codec",
     "lint_library": "tensilekit.lint",
     "lint_paths": "tensilekit.lint",
@@ -124,6 +125,7 @@ __all__ = [
     "loads",
     "loads_logic",
     "loads_master",
+    "open_master",
     "merge_directories",
     "merge_logic",
     "merge_paths",

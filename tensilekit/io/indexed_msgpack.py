@@ -26,13 +26,17 @@ tensilekit writes whatever the target name says and reads either.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Iterator
 from typing import Any
 
+import msgpack
 from pydantic import ValidationError
 
-from tensilekit.errors import InvalidValue, LibraryFormatError, Location
+from tensilekit.errors import InvalidValue, LibraryFormatError, Location, format_path
+from tensilekit.io.limits import current_limits
 from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack
+from tensilekit.io.yaml_codec import parse_path
 from tensilekit.model.library import (
     FreeSizeNode,
     GranularitySelectionNode,
@@ -122,26 +126,130 @@ def check_tree_indices(library: MasterLibrary, available: Collection[int], sourc
             )
 
 
-class IndexedLibrary:
-    """An indexed master opened lazily: the tree is validated, each solution decoded on request.
+def scan_plain_master(raw: bytes) -> tuple[dict[str, Any], dict[int, tuple[int, int]], dict[int, int]] | None:
+    """One pass over a plain msgpack master: the root without ``solutions`` (decoded), each
+    solution's ``index -> (offset, length)`` and ``index -> place``; the solutions themselves are
+    skipped, not decoded (a tenth of the time of ``unpackb``). None when the bytes are not a map
+    with a ``solutions`` array of maps, each with one integer ``index`` seen once, and nothing
+    after the root: the caller decodes such a file whole, which reports the problem."""
+    longest = current_limits().max_container_length
+    unpacker = msgpack.Unpacker(
+        None,
+        raw=False,
+        strict_map_key=False,
+        use_list=True,
+        max_buffer_size=max(len(raw), 1),
+        max_array_len=longest,
+        max_map_len=longest,
+    )
+    unpacker.feed(raw)
+    shell: dict[str, Any] = {}
+    slices: dict[int, tuple[int, int]] = {}
+    positions: dict[int, int] = {}
+    seen_solutions = False
+    try:
+        for _ in range(unpacker.read_map_header()):
+            key = unpacker.unpack()
+            if key != "solutions":
+                if not isinstance(key, str) or key in shell or key in _INDEXED_KEYS:
+                    return None  # an indexed root (format_version first) is read by its table
+                shell[key] = unpacker.unpack()
+                continue
+            if seen_solutions:
+                return None
+            seen_solutions = True
+            for position in range(unpacker.read_array_header()):
+                start = unpacker.tell()
+                index: Any = None
+                for _ in range(unpacker.read_map_header()):
+                    if unpacker.unpack() == "index" and index is None:
+                        index = unpacker.unpack()
+                    else:
+                        unpacker.skip()
+                if type(index) is not int or index in slices:
+                    return None
+                slices[index] = (start, unpacker.tell() - start)
+                positions[index] = position
+        if unpacker.tell() != len(raw):
+            return None
+    except (ValueError, msgpack.UnpackException, TypeError, UnicodeDecodeError, RecursionError):
+        return None  # msgpack's OutOfData, ExtraData, FormatError, StackError and limits
+    if not seen_solutions or "library" not in shell:
+        return None
+    return shell, slices, positions
 
+
+class LazyMaster:
+    """A master opened lazily: the tree is validated, each solution decoded on request.
+
+    Built from an indexed root (``LazyMaster(data)``), from a plain msgpack ``.dat``
+    (:meth:`from_plain`, whose solutions are located by one header scan instead of a table), or
+    from a loaded library (:meth:`from_master`, for YAML: nothing left to decode).""
     ``shell`` is the :class:`MasterLibrary` of the tree with no solutions; :meth:`solution`
     decodes (and keeps) one solution; :meth:`materialize` gives the whole library.
     """
 
     def __init__(self, data: dict[str, Any], source: str | None = None) -> None:
-        self.source = source
-        self.blob, self.slices = _slices(data, source)
+        blob, slices = _slices(data, source)
         shell = {key: value for key, value in data.items() if key not in _INDEXED_KEYS}
-        shell["solutions"] = []
+        self._open(shell, blob, slices, source, positions=None)
+
+    @classmethod
+    def from_plain(cls, raw: bytes, source: str | None = None) -> LazyMaster | None:
+        """A plain (non-indexed) msgpack master opened lazily, or None when its layout is not
+        the one a header scan can trust (the caller then decodes it whole, which names the
+        problem): the scan skips each solution, keeping its byte range and ``index``."""
+        scanned = scan_plain_master(raw)
+        if scanned is None:
+            return None
+        shell, slices, positions = scanned
+        library = cls.__new__(cls)
+        library._open(shell, raw, slices, source, positions=positions)
+        return library
+
+    @classmethod
+    def from_master(cls, master: MasterLibrary, source: str | None = None) -> LazyMaster:
+        """A library already in memory (every solution decoded), behind the same interface."""
+        library = cls.__new__(cls)
+        library.source, library.blob, library.slices, library._positions = source, b"", {}, None
+        library.shell = master.model_copy(update={"solutions": []})
+        library._decoded = {}
+        for solution in master.solutions:
+            library._decoded.setdefault(solution.index, solution)  # the runtime keeps the first
+        library._order = tuple(library._decoded)
+        return library
+
+    def _open(
+        self,
+        shell: dict[str, Any],
+        blob: bytes,
+        slices: dict[int, tuple[int, int]],
+        source: str | None,
+        positions: dict[int, int] | None,
+    ) -> None:
         from tensilekit.io.master_io import master_from_data
 
-        self.shell = master_from_data(shell, source=source)
+        self.source = source
+        self.blob, self.slices = blob, slices
+        self._positions = positions  # plain .dat: solution index -> place in 'solutions'
+        self.shell = master_from_data({**shell, "solutions": []}, source=source)
         check_tree_indices(self.shell, self.slices.keys(), source)
         self._decoded: dict[int, MasterSolution] = {}
+        self._order: tuple[int, ...] = tuple(slices)  # solution indices, in file order
+
+    def _path(self, index: int) -> list[object]:
+        """Where solution ``index`` sits in the file, as an error path."""
+        if self._positions is not None:
+            return ["solutions", self._positions[index]]
+        return [f"solutions_blob[index {index}]"]
 
     def __len__(self) -> int:
-        return len(self.slices)
+        return len(self._order)
+
+    @property
+    def indices(self) -> tuple[int, ...]:
+        """Every solution index the file carries, in file order."""
+        return self._order
 
     @property
     def decoded_count(self) -> int:
@@ -150,15 +258,33 @@ class IndexedLibrary:
 
     def raw_solution(self, index: int) -> dict[str, Any]:
         """The plain map of solution ``index``, decoded from its slice."""
-        where = Location(file=self.source, path=f"solutions_blob[index {index}]")
+        if index not in self.slices and index in self._decoded:
+            return self._decoded[index].model_dump(by_alias=True, exclude_unset=True)
         if index not in self.slices:
+            where = Location(file=self.source, path=f"solutions_blob[index {index}]")
             raise LibraryFormatError(f"no solution {index} in solutions_index", where)
         offset, length = self.slices[index]
-        raw = parse_msgpack(self.blob[offset : offset + length], self.source)
+        try:
+            raw = parse_msgpack(self.blob[offset : offset + length], self.source)
+        except LibraryFormatError as error:
+            raise self._relocated(error, index, offset) from None
         if not isinstance(raw, dict) or raw.get("index") != index:
             found = raw.get("index") if isinstance(raw, dict) else type(raw).__name__
+            where = Location(file=self.source, path=format_path(self._path(index)), offset=offset)
             raise LibraryFormatError(f"the slice of solution {index} holds solution {found!r}", where)
         return raw
+
+    def _relocated(self, error: LibraryFormatError, index: int, offset: int) -> LibraryFormatError:
+        """``error`` (located inside one solution's slice) located in the whole file."""
+        for problem in (error, *error.related):
+            location = problem.location or Location(file=self.source)
+            inner = parse_path(location.path) if location.path else []
+            problem.location = dataclasses.replace(
+                location,
+                path=format_path(self._path(index) + inner),
+                offset=None if location.offset is None else offset + location.offset,
+            )
+        return error
 
     def solution(self, index: int) -> MasterSolution:
         """Solution ``index`` as a model (decoded once)."""
@@ -169,14 +295,18 @@ class IndexedLibrary:
                 found = MasterSolution.model_validate(raw)
             except ValidationError as error:
                 from tensilekit.io.locations import to_format_error
+                from tensilekit.io.master_io import add_offsets
 
-                raise to_format_error(error, raw, source=self.source) from None
+                problem = to_format_error(error, raw, source=self.source)
+                offset, length = self.slices[index]
+                add_offsets(problem, self.blob[offset : offset + length])
+                raise self._relocated(problem, index, offset) from None
             self._decoded[index] = found
         return found
 
     def find(self, index: int) -> MasterSolution | None:
         """Solution ``index`` decoded, or None when the table does not carry it."""
-        return self.solution(index) if index in self.slices else None
+        return self.solution(index) if index in self.slices or index in self._decoded else None
 
     def lazy_master(self) -> MasterLibrary:
         """The tree as a :class:`MasterLibrary` with no solutions of its own, carrying this table:
@@ -185,16 +315,16 @@ class IndexedLibrary:
         :meth:`materialize`."""
         shell = self.shell.model_copy()
         object.__setattr__(shell, "_lazy_solution", self.find)
-        object.__setattr__(shell, "_lazy_indices", tuple(self.slices))
+        object.__setattr__(shell, "_lazy_indices", self._order)
         return shell
 
     def raw_solutions(self) -> list[dict[str, Any]]:
-        """Every solution's plain map, in table order (by index)."""
-        return [self.raw_solution(index) for index in self.slices]
+        """Every solution's plain map, in file order (an indexed table is sorted by index)."""
+        return [self.raw_solution(index) for index in self._order]
 
     def materialize(self) -> MasterLibrary:
-        """The whole library with every solution decoded."""
-        solutions = [self.solution(index) for index in self.slices]
+        """The whole library with every solution decoded (in file order)."""
+        solutions = [self.solution(index) for index in self._order]
         return self.shell.model_copy(update={"solutions": solutions})
 
 
@@ -254,7 +384,11 @@ def dumps_indexed(master: MasterLibrary) -> bytes:
     return dump_msgpack(indexed_layout(tensile_msgpack_order(master_to_data(master))))
 
 
-def load_indexed(path: str) -> IndexedLibrary:
+IndexedLibrary = LazyMaster
+"""The earlier name of :class:`LazyMaster` (it first served indexed files only)."""
+
+
+def load_indexed(path: str) -> LazyMaster:
     """Open an indexed master (``.dat`` or ``.dat.zlib``) lazily."""
     from tensilekit.io.master_io import decode
     from tensilekit.io.zlib_catalog import read_catalog_bytes
@@ -263,16 +397,18 @@ def load_indexed(path: str) -> IndexedLibrary:
     data, _, _ = decode(raw, str(found))
     if not is_indexed(data):
         raise LibraryFormatError("not an indexed library (no format_version)", Location(file=str(found)))
-    return IndexedLibrary(data, str(found))
+    return LazyMaster(data, str(found))
 
 
 __all__ = [
     "FORMAT_VERSION",
     "IndexedLibrary",
+    "LazyMaster",
     "check_tree_indices",
     "dumps_indexed",
     "indexed_layout",
     "indexed_to_data",
     "is_indexed",
     "load_indexed",
+    "scan_plain_master",
 ]

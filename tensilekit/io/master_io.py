@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -20,6 +20,9 @@ from tensilekit.io.logic_io import gc_paused
 from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack
 from tensilekit.io.yaml_codec import AMD_MASTER_STYLE, YamlStyle, dump_yaml, parse_yaml
 from tensilekit.model.library import MasterLibrary, PlaceholderNode, placeholder_name
+
+if TYPE_CHECKING:
+    from tensilekit.io.indexed_msgpack import LazyMaster
 
 
 def decode(data: bytes | str, source: str | None = None) -> tuple[Any, Format, str | None]:
@@ -80,6 +83,40 @@ def add_offsets(error: LibraryFormatError, data: bytes) -> None:
             offset = found.get(tuple(parse_path(location.path)))
             if offset is not None:
                 problem.location = dataclasses.replace(location, offset=offset)
+
+
+def opens_master(data: bytes | str, source: str | None = None) -> LazyMaster:
+    """:func:`open_master` of bytes (or YAML text)."""
+    from tensilekit.io.indexed_msgpack import LazyMaster
+
+    if isinstance(data, bytes):
+        with error_context(source or "<input>"):
+            raw, _ = decompress(data, source)
+            if detect_format(raw) is Format.MSGPACK:
+                with gc_paused():
+                    lazy = LazyMaster.from_plain(raw, source)
+                    if lazy is not None:
+                        return lazy
+                    decoded = parse_msgpack(raw, source)  # indexed, or a layout the scan does not trust
+                    if isinstance(decoded, dict) and "format_version" in decoded:
+                        return LazyMaster(decoded, source)
+                return LazyMaster.from_master(master_from_data(decoded, source=source, binary=raw), source)
+    return LazyMaster.from_master(loads_master(data, source), source)
+
+
+def open_master(path: str | Path) -> LazyMaster:
+    """Open a master library for selection: the tree is read and validated now, each solution
+    is decoded (and validated) when first asked for, as hipBLASLt's ``SolutionBlobCache`` does.
+
+    A plain msgpack ``.dat`` (``.dat.zlib``) is scanned once for where each solution lies,
+    without decoding it; an indexed file carries that table; YAML is read whole. Use
+    :func:`load_master` for the whole validated library; ``open_master(path).materialize()``
+    gives the same.
+    """
+    from tensilekit.io.zlib_catalog import read_catalog_bytes
+
+    data, found = read_catalog_bytes(path) if not Path(path).exists() else (read_bytes(path), Path(path))
+    return opens_master(data, str(found))
 
 
 def loads_master(data: bytes | str, source: str | None = None) -> MasterLibrary:
@@ -328,8 +365,8 @@ def dump_master_set(
     with staged_directory(directory) as staging:
         for name in order:
             if name.startswith("TensileLibrary_lazy"):
-                for mapping_name, mapping in mappings.items():
-                    payload = dump_msgpack(mapping)
+                for mapping_name, table in mappings.items():
+                    payload = dump_msgpack(table)
                     if mapping_suffix.endswith(".zlib"):
                         from tensilekit.io.zlib_catalog import compress_catalog
 
@@ -380,7 +417,7 @@ def load_placeholder(master_path: str | Path, prefix: str, *, lazy: bool = False
     ``..``), the file must not be the master itself or lead out of the folder through a symlink,
     and it must hold no Placeholder of its own (TensileCreateLibrary never writes one, and a chain
     of them could loop). With ``lazy``, an indexed shard's solutions are decoded only when
-    selection reaches them (``IndexedLibrary.lazy_master``).
+    selection reaches them (:func:`open_master`, ``LazyMaster.lazy_master``).
     """
     from tensilekit.io.zlib_catalog import logical_name, resolve_catalog
 
@@ -404,13 +441,10 @@ def load_placeholder(master_path: str | Path, prefix: str, *, lazy: bool = False
     from tensilekit.io.zlib_catalog import read_catalog_bytes
 
     data, target = read_catalog_bytes(target)  # a damaged .zlib falls back to the bare file
-    decoded, _, text = decode(data, str(target))
-    if lazy and isinstance(decoded, dict) and "format_version" in decoded:
-        from tensilekit.io.indexed_msgpack import IndexedLibrary
-
-        # an indexed shard: the tree now, each solution when a query reaches it
-        library = IndexedLibrary(decoded, str(target)).lazy_master()
+    if lazy:
+        library = opens_master(data, str(target)).lazy_master()
     else:
+        decoded, _, text = decode(data, str(target))
         library = master_from_data(decoded, source=str(target), text=text)
     for path, node in library.iter_nodes():
         if isinstance(node, PlaceholderNode):
@@ -431,6 +465,8 @@ __all__ = [
     "load_placeholder",
     "placeholder_problems",
     "loads_master",
+    "open_master",
+    "opens_master",
     "master_from_data",
     "master_to_data",
     "set_suffix",

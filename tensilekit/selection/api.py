@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 # The compiled path (numpy, the kernels and scans) is imported when first used: one query on a
 # master walks the reference selector and never needs it (`select M N K` start-up, issue 16).
-Library: TypeAlias = "MasterLibrary | CompiledLibrary"
+Library: TypeAlias = "MasterLibrary | CompiledLibrary | ReferenceSelector"
 
 
 def __getattr__(name: str) -> Any:
@@ -56,10 +56,14 @@ def _compiled(library: object) -> CompiledLibrary | None:
 
 def _reference(library: Library, loader: Loader | None, runtime: Runtime | str | None) -> ReferenceSelector:
     chosen = None if runtime is None else runtime_named(runtime)
+    if isinstance(library, ReferenceSelector) and (chosen is None or chosen is library.runtime):
+        return library
     compiled = _compiled(library)
     if compiled is not None and (chosen is None or chosen is compiled.runtime):
         return compiled.reference
     master = compiled.library if compiled is not None else library
+    if isinstance(master, ReferenceSelector):
+        loader, master = master._loader, master.library
     assert isinstance(master, MasterLibrary)
     return ReferenceSelector(master, loader, chosen if chosen is not None else detect_runtime(master))
 
@@ -79,7 +83,9 @@ def select_solution(
 
     Args:
         library: a master library, or a :class:`CompiledLibrary` (much faster for repeated
-            queries; build it once with :func:`compile_library`).
+            queries; build it once with :func:`compile_library`), or a ``ReferenceSelector``
+            (``compiled.reference``: the walk alone, which decodes only the solutions it
+            reaches in a lazily read library — what a handful of queries wants).
         loader: resolves ``Placeholder`` leaves of a lazy library (ignored for a compiled one,
             which has its own).
         explain: record the walk (every row, predicate and table entry considered) in ``trace``.

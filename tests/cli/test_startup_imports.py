@@ -51,12 +51,17 @@ def test_select_on_a_master_imports_no_build_pipeline_or_plot_module() -> None:
     assert not [name for name in modules if name.startswith(("numpy", "tensilekit.selection.fast"))]
 
 
-def test_queries_still_take_the_compiled_path(tmp_path: Path) -> None:
-    queries = tmp_path / "q.jsonl"
-    queries.write_text(json.dumps({"m": 1024, "n": 1024, "k": 1024, "arch": "gfx90a"}) + "\n")
-    code, modules = _modules_after("select", "--queries", str(queries), "--library", str(sample_library_path()))
-    assert code in (0, None)
-    assert "tensilekit.selection.fast" in modules and "numpy" in modules
+def test_many_queries_take_the_compiled_path_a_few_walk(tmp_path: Path) -> None:
+    from tensilekit.cli.commands.select import _WALK_AT_MOST
+
+    line = json.dumps({"m": 1024, "n": 1024, "k": 1024, "arch": "gfx90a"}) + "\n"
+    for count, compiled in ((_WALK_AT_MOST + 1, True), (_WALK_AT_MOST, False)):
+        queries = tmp_path / f"q{count}.jsonl"
+        queries.write_text(line * count)
+        code, modules = _modules_after("select", "--queries", str(queries), "--library", str(sample_library_path()))
+        assert code in (0, None)
+        # a handful of queries walks the tree (a lazily read shard decodes only what it reaches)
+        assert ("tensilekit.selection.fast" in modules) is compiled, count
 
 
 def test_help_and_select_help_import_no_command_module() -> None:

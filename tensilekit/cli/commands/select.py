@@ -27,6 +27,9 @@ METRICS = ["Auto", "DeviceEfficiency", "CUEfficiency", "ExperimentalDTree", "Exp
 """The ``--metric`` choices (select and plot)."""
 _CHUNK = 4096
 _PROGRESS_THRESHOLD = 20_000
+# Up to this many queries are walked one by one: compiling a table decodes every solution in it,
+# which a lazily read shard (indexed or .dat) would otherwise do for a single answer.
+_WALK_AT_MOST = 16
 
 
 def _read_queries(
@@ -326,11 +329,16 @@ def select_command(
     finally:
         if stream is not sys.stdin:
             stream.close()
-    with progress_bar("indexing the library", None):
-        from tensilekit.selection import compile_library
+    if len(records) <= _WALK_AT_MOST and not top:
+        from tensilekit.selection.walk import ReferenceSelector
 
-        compiled = compile_library(library, loader=loader, runtime=runtime)
-    results = _answer(compiled, records, default_hw, rocblas_k0, explain, top, name, strict=strict)
+        engine: Any = ReferenceSelector(library, loader, runtime)
+    else:
+        with progress_bar("indexing the library", None):
+            from tensilekit.selection import compile_library
+
+            engine = compile_library(library, loader=loader, runtime=runtime)
+    results = _answer(engine, records, default_hw, rocblas_k0, explain, top, name, strict=strict)
     results = sorted(unreadable + results, key=lambda record: int(record.pop("_line")))
     _add_no_kernel_reasons(library, results, default_hw, runtime)
     if as_json:
@@ -379,7 +387,9 @@ def _answer(
     compiled: Any, records: list[tuple[int, dict[str, Any]]], default_hw: Hardware | None, rocblas_k0: bool,
     explain: bool, top: int, name: str, *, strict: bool = False,
 ) -> list[dict[str, Any]]:  # fmt: skip
-    """One answer per query record, in order, each with its line (``_line``) and query (``_query``)."""
+    """One answer per query record, in order, each with its line (``_line``) and query (``_query``).
+
+    ``compiled``: a CompiledLibrary, or for a few queries a ReferenceSelector (walked one by one)."""
     from tensilekit.cli.render_select import batch_record, progress, selection_record
     from tensilekit.selection import (
         ProblemColumns,
@@ -388,6 +398,7 @@ def _answer(
         select_batch,
         select_solution,
     )
+    from tensilekit.selection.walk import ReferenceSelector
 
     results: list[dict[str, Any] | None] = [None] * len(records)
     parsed: list[tuple[int, Any, Hardware]] = []
@@ -400,8 +411,9 @@ def _answer(
             if strict:
                 raise error.with_file(name) if error.location is None else error from None
             results[position] = _error_record(record, f"{name}:{number}: {error}")
+    walk = isinstance(compiled, ReferenceSelector)
     with progress(len(parsed) if len(parsed) >= _PROGRESS_THRESHOLD else 0) as advance:
-        if explain or top:
+        if explain or top or walk:
             for position, problem, device in parsed:
                 number, record = records[position]
                 try:

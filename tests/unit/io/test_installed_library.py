@@ -60,7 +60,7 @@ def _answer(line: str) -> dict[str, object]:
     return dict(row)
 
 
-@pytest.mark.parametrize("fmt", ["zlib", "msgpack-indexed"])
+@pytest.mark.parametrize("fmt", ["zlib", "msgpack-indexed", "msgpack"])
 def test_every_select_hipblaslt_query_answers_as_the_original(
     fmt: str, installed: dict[str, Path], original: Path, corpus: Path
 ) -> None:
@@ -217,10 +217,13 @@ def test_per_silicon_layouts_are_found(tmp_path: Path) -> None:
     assert [m.label for m in installed.choose("gfx1250", label="gfx1250v0")] == ["gfx1250v0"]
 
 
-def test_indexed_shards_decode_only_what_the_query_reaches(installed: dict[str, Path], corpus: Path) -> None:
+@pytest.mark.parametrize("fmt", ["msgpack-indexed", "msgpack", "zlib"])
+def test_shards_decode_only_what_the_query_reaches(fmt: str, installed: dict[str, Path], corpus: Path) -> None:
+    # an indexed shard by its table, a plain .dat(.zlib) shard by one header scan (open_master)
     from tensilekit.selection import compile_library, contraction_problem, hardware_from_query
+    from tensilekit.selection.walk import ReferenceSelector
 
-    library = InstalledLibrary(installed["msgpack-indexed"])
+    library = InstalledLibrary(installed[fmt])
     tree, loader = library.for_selection()
     compiled = compile_library(tree, loader=loader, runtime="hipblaslt")
     queries = (corpus / "select-hipblaslt" / f"{NAME}.jsonl").read_text().splitlines()
@@ -228,6 +231,10 @@ def test_indexed_shards_decode_only_what_the_query_reaches(installed: dict[str, 
     problem = contraction_problem(compiled.runtime.problem_from_query(record))
     solution, _ = compiled.find(problem, hardware_from_query(record, None))
     assert solution is not None and solution.index == record["expected"]["index"]
-    shards = installed["msgpack-indexed"].glob("TensileLibrary_Type_*")
+    shards = installed[fmt].glob("TensileLibrary_Type_*")
     total = sum(len(load_master(path).solutions) for path in shards)
     assert 0 < len(compiled.solutions) < total  # only what the reached tables name was decoded
+    # the walk (what `select` uses for a handful of queries) decodes only the entries it visits
+    walker = ReferenceSelector(*library.for_selection(), runtime=compiled.runtime)
+    assert select_solution(walker, problem, hardware_from_query(record, None)).index == solution.index
+    assert 0 < len(walker._solutions) <= len(compiled.solutions)
