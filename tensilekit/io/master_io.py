@@ -121,8 +121,13 @@ def open_master(path: str | Path) -> LazyMaster:
 
 def loads_master(data: bytes | str, source: str | None = None) -> MasterLibrary:
     """Parse a master library from bytes (YAML or msgpack, optionally gzip/zlib) or YAML text."""
-    decoded, _, text = decode(data, source)
-    return master_from_data(decoded, source=source, text=text, binary=data if isinstance(data, bytes) else None)
+    # One GC pause over decode and validation, the decoded tree dropped inside it: the deferred
+    # collection then scans the model only, not the model and the plain tree it was built from.
+    with gc_paused():
+        decoded, _, text = decode(data, source)
+        library = master_from_data(decoded, source=source, text=text, binary=data if isinstance(data, bytes) else None)
+        del decoded
+    return library
 
 
 def load_master(path: str | Path) -> MasterLibrary:
