@@ -184,7 +184,7 @@ class LazyMaster:
 
     Built from an indexed root (``LazyMaster(data)``), from a plain msgpack ``.dat``
     (:meth:`from_plain`, whose solutions are located by one header scan instead of a table), or
-    from a loaded library (:meth:`from_master`, for YAML: nothing left to decode).""
+    from a loaded library (:meth:`from_master`, for YAML: nothing left to decode).
     ``shell`` is the :class:`MasterLibrary` of the tree with no solutions; :meth:`solution`
     decodes (and keeps) one solution; :meth:`materialize` gives the whole library.
     """
