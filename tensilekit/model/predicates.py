@@ -54,6 +54,8 @@ PREDICATE_SHAPES: dict[str, str] = {
     # row markers / metric tags
     "EqualityMatching": "flag",
     "FreeSizeMatching": "flag",
+    # tensilelite 2026: the row above a Prediction pool (SolutionLibrary.py @ 003add59)
+    "PredictionMatching": "flag",
     "CUEfficiency": "flag",
     "ExperimentalDTree": "flag",
     "ExperimentalGrid": "flag",
@@ -146,6 +148,7 @@ class FlagPredicate(StrictModel):
         "FalsePred",
         "EqualityMatching",
         "FreeSizeMatching",
+        "PredictionMatching",
         "CUEfficiency",
         "ExperimentalDTree",
         "ExperimentalGrid",
