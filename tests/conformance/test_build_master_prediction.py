@@ -148,19 +148,24 @@ def test_built_pool_loads_shows_and_select_names_origami(corpus: Path, tmp_path:
     assert (tmp_path / "c.dat").read_bytes() == (tmp_path / "m.dat").read_bytes()
 
 
-def test_lazy_shard_holds_the_pool(corpus: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("fmt", "suffix"), [("msgpack", ".dat"), ("msgpack-indexed", ".dat.zlib")])
+def test_lazy_shard_holds_the_pool(corpus: Path, tmp_path: Path, fmt: str, suffix: str) -> None:
+    """The pool lives in the placeholder shard; ``select`` reaches it through the lazy master and
+    through the folder as an installed library (indexed shards, lazy mapping)."""
     logic = _logic(corpus, tmp_path)
     out = tmp_path / "lazy"
-    result = CliRunner().invoke(cli, ["build-master", "--lazy", "--format", "msgpack", str(logic), "-o", f"{out}/"])
+    result = CliRunner().invoke(cli, ["build-master", "--lazy", "--format", fmt, str(logic), "-o", f"{out}/"])
     assert result.exit_code == 0, result.output
-    master = load_master(out / "TensileLibrary_lazy_gfx942.dat")
+    top = out / f"TensileLibrary_lazy_gfx942{suffix}"
+    master = load_master(top)
     assert not master.solutions and not any(isinstance(n, PredictionNode) for _, n in master.iter_nodes())
-    (shard_path,) = [p for p in out.iterdir() if p.name != "TensileLibrary_lazy_gfx942.dat"]
+    (shard_path,) = [p for p in out.iterdir() if p.name.startswith("TensileLibrary_") and p != top]
     shard = load_master(shard_path)
     (pool,) = [node for _, node in shard.iter_nodes() if isinstance(node, PredictionNode)]
     assert pool.table == [s.index for s in shard.solutions] == list(range(8))
-    selected = CliRunner().invoke(cli, ["select", "-l", str(out / "TensileLibrary_lazy_gfx942.dat"), *_QUERY])
-    assert selected.exit_code == 1 and "Origami" in selected.output and "8 candidates" in selected.output
+    for library in (top, out):
+        selected = CliRunner().invoke(cli, ["select", "-l", str(library), *_QUERY])
+        assert selected.exit_code == 1 and "Origami" in selected.output and "8 candidates" in selected.output
 
 
 def test_pools_merge_and_coexist_with_freesize(corpus: Path, tmp_path: Path) -> None:
