@@ -15,6 +15,11 @@ names, row sorting), so the tensilelite one is a port of its own, from
   lazy ``placeholder`` level, ``FixSolutionIndices``, ``merge`` (534-575), the ``PredicateLibrary``
   row merge and sort (251-270, ``Properties.Predicate.__lt__`` and
   ``Hardware.HardwarePredicate.__lt__``), ``MatchingLibrary``/``FreeSizeLibrary``;
+* ``Prediction`` pools (Origami), which 7d9fb683 does not know: followed from the newer source,
+  rocm-libraries ``projects/hipblaslt/tensilelite/Tensile/SolutionLibrary.py`` @ 003add5959de
+  (``PredictionLibrary``; the ``PredictionMatching`` row of ``selection``) and ``LibraryIO.py`` @
+  09ee40199827 (the table is every solution, as for FreeSize); the solution records stay 7d9fb683's,
+  and a pool whose solutions carry a 2026 Origami input these records cannot hold is refused;
 * ``TensileCreateLibrary.generateLogicDataAndSolutions`` (1075-1152): files merged in the given
   order, indices continue from the first file's ``SolutionIndex`` values (no arch offset);
   ``generateKernelObjectsFromSolutions``/``getSolutionAndKernelWriters`` (kernel de-duplication and
@@ -788,6 +793,24 @@ class _FreeSizeLib:
 
 
 @dataclasses.dataclass(eq=False)
+class _PredictionLib:
+    """``PredictionLibrary`` (rocm-libraries ``projects/hipblaslt/tensilelite/Tensile/SolutionLibrary.py``
+    @ 003add5959de): the pool Origami ranks at run time; its table holds the candidates' indices
+    (``IndexSolutionLibrary.state()``), not FreeSize's ``{index: …}`` entries. Not in hipBLASLt
+    7d9fb683, whose ``selection`` takes any other LibraryType for a Matching distance and fails."""
+
+    solutions: list[_Solution]
+
+    def merge(self, other: Any) -> None:
+        if not isinstance(other, _PredictionLib):
+            raise MergeError(f"cannot merge a {type(other).__name__} into a Prediction library")
+        self.solutions += other.solutions
+
+    def state(self) -> dict[str, Any]:
+        return {"type": "Prediction", "table": [s.index for s in self.solutions]}
+
+
+@dataclasses.dataclass(eq=False)
 class _PlaceholderLib:
     name: str
 
@@ -846,7 +869,7 @@ class _Logic:
     cu_count: int | None
     problem_type: Mapping[str, Any]
     solutions: list[Any]
-    library_type: str  # "Matching" or "FreeSize"
+    library_type: str  # "Matching", "FreeSize" or "Prediction"
     index_order: Any
     table: Any
     distance: Any
@@ -876,10 +899,22 @@ def _parse_logic(data: Any) -> _Logic:
     library_type = data[11] if len(data) > 11 and data[11] else None
     if library_type is None:
         raise MissingField("logic file is missing its matching property (library type)", Location(path="[11]"))
-    if library_type == "FreeSize":
-        return _Logic(architecture, cu_count, data[4], data[5], "FreeSize", None, [0, len(data[5])], None, perf)
+    if library_type in _POOL_TYPES:  # the whole solution list, in order (Prediction: LibraryIO.py @ 09ee4019)
+        return _Logic(architecture, cu_count, data[4], data[5], library_type, None, [0, len(data[5])], None, perf)
     return _Logic(architecture, cu_count, data[4], data[5], "Matching", data[6], data[7], library_type, perf)
 
+
+#: LibraryTypes whose table is every solution of the file (``parseLibraryLogicList``). ``Prediction``
+#: is the 2026 addition (rocm-libraries ``projects/hipblaslt/tensilelite/Tensile/LibraryIO.py``
+#: @ 09ee40199827); hipBLASLt 7d9fb683 knows only FreeSize.
+_POOL_TYPES = ("FreeSize", "Prediction")
+
+#: Origami inputs a 2026 logic file may carry per solution that this build's records (hipBLASLt
+#: 7d9fb683 ``SizeMapping``) have no field for: the 2026 ``SizeMapping`` writes ``CUOccupancy``
+#: (``Tensile/Contractions.py`` @ 012a6dcf) and the runtime feeds it and ``useSubtileImpl`` to
+#: Origami (``include/Tensile/Serialization/PredictionLibrary.hpp`` @ 03da8efd). Dropping them
+#: would change the ranking, so a Prediction pool that has them is refused.
+_ORIGAMI_ONLY_INPUTS = ("CUOccupancy", "UseSubtileImpl")
 
 _MATCHING_PROPERTIES = {2: ("FreeSizeA", 0), 3: ("FreeSizeB", 0), 1: ("BoundSize", 0)}
 
@@ -918,12 +953,38 @@ def _matching(logic: _Logic, solutions: list[_Solution]) -> _MatchingLib:
     return _MatchingLib(properties, table, str(logic.distance))
 
 
+def _prediction_pool(logic: _Logic, solutions: list[_Solution]) -> _PredictionLib:
+    """``PredictionLibrary.FromOriginalState`` (SolutionLibrary.py @ 003add5959de), refusing what the
+    runtime would refuse (an empty table: ``ProblemPredictionLibrary requires non empty mapping
+    index set``, Serialization/PredictionLibrary.hpp @ 03da8efd) and what this build cannot carry."""
+    start, count = logic.table
+    pool = solutions[start : start + count]
+    if not pool:
+        raise InvalidValue(
+            "a Prediction logic file needs at least one solution: hipBLASLt rejects an empty Prediction table",
+            Location(path="[5]"),
+        )
+    for position, solution in enumerate(pool, start):
+        for key in _ORIGAMI_ONLY_INPUTS:
+            if key in solution.state:
+                raise InvalidValue(
+                    f"{key} is an input of Origami's ranking of a Prediction pool, but the records this "
+                    "build writes (hipBLASLt 7d9fb683 sizeMapping) have no field for it; building would "
+                    "drop it and change the pool's ranking",
+                    Location(path=f"[5][{position}].{key}"),
+                )
+    return _PredictionLib(pool)
+
+
 def _selection(logic: _Logic, solutions: list[_Solution]) -> _PredicateLib:
     if logic.library_type == "FreeSize":
         start, count = logic.table
         return _PredicateLib(
             "Problem", [_Row(Pred("FreeSizeMatching"), _FreeSizeLib(solutions[start : start + count]))]
         )
+    if logic.library_type == "Prediction":
+        # a row of its own "so that FreeSize / Prediction can co-exist" (SolutionLibrary.py @ 003add5959de)
+        return _PredicateLib("Problem", [_Row(Pred("PredictionMatching"), _prediction_pool(logic, solutions))])
     matching = _matching(logic, solutions)
     predicate = Pred("EqualityMatching") if logic.distance == "Equality" else Pred("TruePred")
     return _PredicateLib("Problem", [_Row(predicate, matching)])

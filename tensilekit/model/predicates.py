@@ -55,6 +55,8 @@ PREDICATE_SHAPES: dict[str, str] = {
     # row markers / metric tags
     "EqualityMatching": "flag",
     "FreeSizeMatching": "flag",
+    # tensilelite 2026: the row above a Prediction pool (SolutionLibrary.py @ 003add59)
+    "PredictionMatching": "flag",
     "CUEfficiency": "flag",
     "ExperimentalDTree": "flag",
     "ExperimentalGrid": "flag",
@@ -147,6 +149,7 @@ class FlagPredicate(StrictModel):
         "FalsePred",
         "EqualityMatching",
         "FreeSizeMatching",
+        "PredictionMatching",
         "CUEfficiency",
         "ExperimentalDTree",
         "ExperimentalGrid",

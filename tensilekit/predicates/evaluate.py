@@ -804,6 +804,7 @@ HANDLERS: dict[str, _Handler] = {
     "ExperimentalMLP": _metric_equal("ExperimentalMLP"),
     "EqualityMatching": _marker,
     "FreeSizeMatching": _marker,
+    "PredictionMatching": _marker,
     "RangeMatching": _marker,
     # task
     "WorkspaceCheck": _workspace,

@@ -140,7 +140,7 @@ def _kernel(predicate: Any, solution: Any) -> tuple[str, str] | bool | None:
     kind = predicate.type
     value: Any = getattr(predicate, "value", None)
     index: Any = getattr(predicate, "index", None)
-    if kind in ("TruePred", "EqualityMatching", "FreeSizeMatching", "RangeMatching"):
+    if kind in ("TruePred", "EqualityMatching", "FreeSizeMatching", "PredictionMatching", "RangeMatching"):
         return True
     if kind == "FalsePred":
         return False

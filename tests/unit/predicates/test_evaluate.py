@@ -99,6 +99,7 @@ CASES: list[tuple[dict[str, Any], dict[str, Any], bool]] = [
     ({"type": "ExperimentalGrid"}, {"performance_metric": "ExperimentalDTree"}, False),
     ({"type": "EqualityMatching"}, {}, True),
     ({"type": "FreeSizeMatching"}, {}, True),
+    ({"type": "PredictionMatching"}, {}, True),
     ({"type": "AMDGPU", "value": {"type": "Processor", "value": "gfx90a"}}, {}, True),
     ({"type": "AMDGPU", "value": {"type": "Processor", "value": "gfx942"}}, {}, False),
     ({"type": "AMDGPU", "value": {"type": "CUCount", "value": 104}}, {}, True),
