@@ -120,6 +120,9 @@ def test_built_pool_loads_shows_and_select_names_origami(corpus: Path, tmp_path:
     for suffix in (".yaml", ".dat"):
         result = runner.invoke(cli, ["build-master", str(logic), "-o", str(tmp_path / f"m{suffix}")])
         assert result.exit_code == 0, result.output
+        # said, not silent: hipBLASLt's 2026 runtime would not load these 7d9fb683 records
+        assert "holds a Prediction pool" in result.stderr and "CUOccupancy" in result.stderr
+        assert "Prediction" not in result.stdout
     library = load_master(tmp_path / "m.dat")
     (pool,) = [node for _, node in library.iter_nodes() if isinstance(node, PredictionNode)]
     assert pool.table == [s.index for s in library.solutions] and len(pool.table) == 8

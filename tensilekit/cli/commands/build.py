@@ -54,6 +54,7 @@ def build_master_command(
     """Build the master solution library of LOGIC files or directories (no kernels, no ROCm)."""
     from tensilekit.api import build_master_files
     from tensilekit.io.master_io import dump_master, dump_master_set, format_for_path, set_suffix
+    from tensilekit.model.library import PredictionNode
 
     target = Path(output)
     check_output_path(target)
@@ -79,6 +80,15 @@ def build_master_command(
         for set_file in dump_master_set(files, directory, chosen):
             master_written = files.get(set_file.name.removesuffix(suffix))
             written.append((set_file, len(master_written.solutions) if master_written is not None else None))
+    if any(isinstance(node, PredictionNode) for library in files.values() for _, node in library.iter_nodes()):
+        # the records are hipBLASLt 7d9fb683's; the 2026 runtime that ranks Prediction pools also
+        # reads sizeMapping fields (CUOccupancy, …) they lack (docs/io.md)
+        click.echo(
+            "note: this master holds a Prediction pool; its solution records are hipBLASLt 7d9fb683's, which the "
+            "2026 runtime that ranks such pools will not load (missing sizeMapping fields such as CUOccupancy): "
+            "use it with tensilekit's select, info, lint and diff",
+            err=True,
+        )
     for written_path, solutions in written:
         if as_json:
             click.echo(json.dumps({"output": str(written_path), "solutions": solutions}))
