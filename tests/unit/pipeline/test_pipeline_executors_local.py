@@ -47,8 +47,9 @@ class Flaky:
 class Recorder:
     """Sleeps, and records per device how many jobs ran at the same time and the env it got."""
 
-    def __init__(self, seconds: float = 0.03) -> None:
+    def __init__(self, seconds: float = 0.03, barrier: threading.Barrier | None = None) -> None:
         self.seconds = seconds
+        self.barrier = barrier  # instead of sleeping: wait until this many jobs run at once
         self.lock = threading.Lock()
         self.running: collections.Counter[int | None] = collections.Counter()
         self.peak: collections.Counter[int | None] = collections.Counter()
@@ -60,7 +61,10 @@ class Recorder:
             self.running[context.device] += 1
             self.peak[context.device] = max(self.peak[context.device], self.running[context.device])
             self.envs[context.job_id] = dict(context.env)
-        time.sleep(self.seconds)
+        if self.barrier is not None:
+            self.barrier.wait(timeout=60)
+        else:
+            time.sleep(self.seconds)
         with self.lock:
             self.running[context.device] -= 1
         return payload
@@ -113,7 +117,9 @@ def test_missing_tools_are_not_retried() -> None:
 
 
 def test_jobs_spread_over_every_device_and_are_pinned() -> None:
-    recorder = Recorder(seconds=0.01)
+    # each job waits until four run at once: with one slot per device that is one per device, in
+    # waves, so the spread does not depend on how fast threads are scheduled on a loaded machine
+    recorder = Recorder(barrier=threading.Barrier(4))
     outcomes = LocalExecutor((0, 1, 2, 3)).run(jobs_of(recorder, 16))
     per_device = collections.Counter(outcome.device for outcome in outcomes)
     assert per_device == {0: 4, 1: 4, 2: 4, 3: 4}
