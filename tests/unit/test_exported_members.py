@@ -34,6 +34,7 @@ def test_public_api_is_pinned() -> None:
             "loads",
             "loads_logic",
             "loads_master",
+            "open_master",
             "run_tuning",
             "LibraryDiff",
             "MergePolicy",
