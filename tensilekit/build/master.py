@@ -49,10 +49,10 @@ from tensilekit.build.predicates import (
     problem_type_predicates,
     sort_rows,
 )
-from tensilekit.build.tensilelite import build_tensilelite_libraries
+from tensilekit.build.tensilelite import build_tensilelite_libraries, solution_states
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
 from tensilekit.io.logic_io import logic_from_data, logic_to_data
-from tensilekit.model.derive_tensilelite import CustomKernelConfig
+from tensilekit.model.derive_tensilelite import CustomKernelConfig, LiteState
 from tensilekit.model.logic import DICT_KEYS, LIST_LAYOUTS, ArchitectureSpec, Dialect, Layout, LogicFile
 from tensilekit.model.naming import (
     KernelState,
@@ -451,12 +451,19 @@ def _derived(logic: LogicFile) -> list[tuple[KernelState, dict[str, Any]]]:
     return out
 
 
-def kernel_states(logic: LogicFile) -> list[KernelState]:
+def kernel_states(
+    logic: LogicFile, *, custom_kernel_config: CustomKernelConfig | None = None
+) -> list[KernelState] | list[LiteState]:
     """Each solution's kernel state as TensileCreateLibrary derives it (``Solution(state)``).
 
     Unlike :func:`~tensilekit.model.naming.kernel_state` on its own, every assembly kernel's ISA is
     the file's architecture, whatever ``ISA`` the solution carries (``parseLibraryLogicData``).
+    A tensilelite file's states are the ones its build uses
+    (:func:`tensilekit.build.tensilelite.solution_states`: tensilelite's own ``Solution`` fork,
+    its keys, ``ProblemType`` a plain dict); its custom kernels need ``custom_kernel_config``.
     """
+    if logic.dialect is Dialect.TENSILELITE:
+        return solution_states(logic_to_data(logic), custom_kernel_config)
     return [state for state, _ in _derived(logic)]
 
 
