@@ -298,8 +298,7 @@ def _hardware(logic: LogicFile) -> _Hardware:
     spec = logic.architecture if isinstance(logic.architecture, ArchitectureSpec) else None
     cu_count = logic.cu_count if logic.cu_count is not None else spec.cu_count if spec else None
     is_apu = logic.is_apu if logic.is_apu is not None else spec.is_apu if spec else None
-    # tensilelite has no IsAPU in its hardware predicate
-    return _Hardware(architecture, cu_count, is_apu if logic.dialect is Dialect.TENSILE else None)
+    return _Hardware(architecture, cu_count, is_apu)
 
 
 def _flag(logic: LogicFile, value: Any, name: str) -> bool:
@@ -444,7 +443,6 @@ def _derived(logic: LogicFile) -> list[tuple[KernelState, dict[str, Any]]]:
             isa=isa,
             problem_type=problem_type,
             force_isa=True,
-            dialect=logic.dialect.value,
             path=f"{solutions_path}[{i}]",
         )
         out.append((state, raw))
