@@ -158,12 +158,16 @@ def _add_lines(error: LibraryFormatError) -> None:
             add_line(problem, text)
 
 
-def load_for_selection(path: str | Path) -> tuple[MasterLibrary, Callable[[str], MasterLibrary] | None]:
+def load_for_selection(
+    path: str | Path, *, subtree: str | None = None, asic_revision: int | None = None
+) -> tuple[MasterLibrary, Callable[[str], MasterLibrary] | None]:
     """The library to select from, and the loader of its lazy placeholders.
 
-    ``path`` may be a master library (YAML, msgpack ``.dat``, gzip), a library-logic file, or a
-    directory of logic files; logic is built into a master on the fly (tensilekit.build, as
-    TensileCreateLibrary would, several architectures joined under one ``Hardware`` node).
+    ``path`` may be a master library (YAML, msgpack ``.dat``, gzip), a library-logic file, a
+    directory of logic files, or an installed library folder; logic is built into a master on
+    the fly (tensilekit.build, as TensileCreateLibrary would, several architectures joined under
+    one ``Hardware`` node). ``subtree``/``asic_revision`` choose an installed folder's silicon
+    revision tree (:meth:`tensilekit.io.installed_library.InstalledLibrary.choose`).
     """
     path = Path(path)
     if not path.exists():
@@ -178,8 +182,10 @@ def load_for_selection(path: str | Path) -> tuple[MasterLibrary, Callable[[str],
         from tensilekit.model.derive_tensilelite import keep_stored_custom_kernels
 
         if is_installed_library(path):  # an installed hipBLASLt library: masters, shards read on demand
-            return InstalledLibrary(path).for_selection()
+            return InstalledLibrary(path).for_selection(label=subtree, asic_revision=asic_revision)
+        _no_subtree(path, subtree, asic_revision)
         return _joined(build_master_files([path], custom_kernels=keep_stored_custom_kernels)), None
+    _no_subtree(path, subtree, asic_revision)
     with error_context(path):
         data, _, text = decode(read_bytes(path), str(path))
         kind = detect_kind(data)
@@ -190,6 +196,13 @@ def load_for_selection(path: str | Path) -> tuple[MasterLibrary, Callable[[str],
     from tensilekit.model.derive_tensilelite import keep_stored_custom_kernels
 
     return _joined(build_master_files([path], custom_kernels=keep_stored_custom_kernels)), None
+
+
+def _no_subtree(path: Path, subtree: str | None, asic_revision: int | None) -> None:
+    if subtree is not None or asic_revision is not None:
+        from tensilekit.io.installed_library import UnknownSubtree
+
+        raise UnknownSubtree.not_installed(path)
 
 
 def runtime_sample(library: MasterLibrary, loader: Callable[[str], MasterLibrary] | None) -> list[MasterSolution]:

@@ -3,7 +3,8 @@
 Reproduces ``Tensile/Contractions.py`` ``Solution.FromOriginalState`` / ``state()`` for the Tensile
 4.44 field set: ``name``, ``index``, ``libraryLogicIndex``, ``problemType`` (summary dict),
 ``hardwarePredicate`` (always TruePred), ``problemPredicate``, ``taskPredicate``, ``sizeMapping``,
-``debugKernel``, ``ideals`` and ``linearModel``. The tensilelite dialect adds ``kernelName``.
+``debugKernel``, ``ideals`` and ``linearModel``. tensilelite records are
+:mod:`tensilekit.build.tensilelite`'s.
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ from tensilekit.errors import InvalidValue, Location
 from tensilekit.model.naming import KernelState, ProblemTypeState
 
 #: ``SizeMapping.FromOriginalState``: a chain of ifs, so anything else (old files write ``False``)
-#: is 0. tensilelite adds the last two.
+#: is 0.
 _GLOBAL_ACCUMULATION = {None: 0, False: 0, "SingleBuffer": 1, "MultipleBuffer": 2}
-_TENSILELITE_GLOBAL_ACCUMULATION = {**_GLOBAL_ACCUMULATION, "MultipleBufferSingleKernel": 3, "PartialsBuffer": 4}
 
 
 def problem_type_summary(pt: ProblemTypeState) -> dict[str, Any]:
@@ -46,18 +46,17 @@ def problem_type_summary(pt: ProblemTypeState) -> dict[str, Any]:
     }
 
 
-def size_mapping(state: Mapping[str, Any], *, dialect: str = "tensile", path: str = "") -> dict[str, Any]:
+def size_mapping(state: Mapping[str, Any], *, path: str = "") -> dict[str, Any]:
     """``Contractions.SizeMapping.FromOriginalState``."""
     accumulation = state.get("_GlobalAccumulation")
     if accumulation is not None and not isinstance(accumulation, (str, bool)):
         raise InvalidValue(
             f"_GlobalAccumulation must be a name, got {accumulation!r}", Location(path=f"{path}._GlobalAccumulation")
         )
-    codes = _TENSILELITE_GLOBAL_ACCUMULATION if dialect == "tensilelite" else _GLOBAL_ACCUMULATION
     preload = state.get("PreloadKernelArguments", 0)
     return {
         "depthU": state["DepthU"],
-        "globalAccumulation": codes.get(accumulation, 0),
+        "globalAccumulation": _GLOBAL_ACCUMULATION.get(accumulation, 0),
         "globalSplitU": state["GlobalSplitU"],
         "macroTile": [state["MacroTile0"], state["MacroTile1"], 1],
         "magicDivAlg": state.get("MagicDivAlg", 1),
@@ -85,7 +84,6 @@ def solution_record(
     index: int,
     library_logic_index: int,
     raw: Mapping[str, Any],
-    dialect: str = "tensile",
     path: str = "",
 ) -> dict[str, Any]:
     """One ``solutions[i]`` entry of a master library (keys in Tensile's sorted output order)."""
@@ -95,16 +93,14 @@ def solution_record(
         "ideals": dict(raw.get("Ideals") or {}),
         "index": index,
     }
-    if dialect == "tensilelite":
-        record["kernelName"] = name
     record.update(
         {
             "libraryLogicIndex": library_logic_index,
             "linearModel": dict(raw.get("LinearModel") or {}),
             "name": name,
-            "problemPredicate": solution_problem_predicate(state, path=path, dialect=dialect).state(),
+            "problemPredicate": solution_problem_predicate(state, path=path).state(),
             "problemType": problem_type_summary(state["ProblemType"]),
-            "sizeMapping": size_mapping(state, dialect=dialect, path=path),
+            "sizeMapping": size_mapping(state, path=path),
             "taskPredicate": solution_task_predicate(state).state(),
         }
     )

@@ -49,10 +49,10 @@ from tensilekit.build.predicates import (
     problem_type_predicates,
     sort_rows,
 )
-from tensilekit.build.tensilelite import build_tensilelite_libraries
+from tensilekit.build.tensilelite import build_tensilelite_libraries, solution_states
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
 from tensilekit.io.logic_io import logic_from_data, logic_to_data
-from tensilekit.model.derive_tensilelite import CustomKernelConfig
+from tensilekit.model.derive_tensilelite import CustomKernelConfig, LiteState
 from tensilekit.model.logic import DICT_KEYS, LIST_LAYOUTS, ArchitectureSpec, Dialect, Layout, LogicFile
 from tensilekit.model.naming import (
     KernelState,
@@ -273,7 +273,6 @@ def _renumber(solutions: list[_Solution], start: int) -> int:
 
 _INDEX_PROPERTIES = {2: ("FreeSizeA", 0), 3: ("FreeSizeB", 0), 1: ("BoundSize", 0)}
 _FIELD_KEYS = {field: key for key, field in DICT_KEYS.items()}
-_TENSILELITE_LIST_TYPES = ("Equality", "GridBased", "FreeSize")
 
 
 def _where(logic: LogicFile, field: str) -> str:
@@ -299,8 +298,7 @@ def _hardware(logic: LogicFile) -> _Hardware:
     spec = logic.architecture if isinstance(logic.architecture, ArchitectureSpec) else None
     cu_count = logic.cu_count if logic.cu_count is not None else spec.cu_count if spec else None
     is_apu = logic.is_apu if logic.is_apu is not None else spec.is_apu if spec else None
-    # tensilelite has no IsAPU in its hardware predicate
-    return _Hardware(architecture, cu_count, is_apu if logic.dialect is Dialect.TENSILE else None)
+    return _Hardware(architecture, cu_count, is_apu)
 
 
 def _flag(logic: LogicFile, value: Any, name: str) -> bool:
@@ -309,27 +307,17 @@ def _flag(logic: LogicFile, value: Any, name: str) -> bool:
 
 
 def _selection_kind(logic: LogicFile) -> str:
-    """``Matching`` distance name, ``DecisionTree`` or ``FreeSize`` (``parseLibraryLogicData``)."""
+    """``Matching`` distance name or ``DecisionTree`` (Tensile's ``parseLibraryLogicData``;
+    tensilelite files are built by :mod:`tensilekit.build.tensilelite`)."""
     if logic.layout is Layout.DICT:
         if logic.library_type is None:
             raise MissingField("logic file has no LibraryType", Location(path="LibraryType"))
-        # tensilelite canonical dict logic (LibraryIO.py prepareLibraryLogicDict @ 4cbb0598):
-        # Equality/GridBased are Matching distances, FreeSize a pool, as in the list form
-        if logic.dialect is Dialect.TENSILELITE and logic.library_type in _TENSILELITE_LIST_TYPES:
-            return logic.library_type
         if logic.library_type != "DecisionTree":
             raise InvalidValue(
                 f"unsupported LibraryType {logic.library_type!r} in a mapping-form logic file",
                 Location(path="LibraryType"),
             )
         return "DecisionTree"
-    if logic.dialect is Dialect.TENSILELITE:
-        if logic.library_type not in _TENSILELITE_LIST_TYPES:
-            raise InvalidValue(
-                f"tensilelite library type must be Equality, GridBased or FreeSize, got {logic.library_type!r}",
-                Location(path=_where(logic, "library_type")),
-            )
-        return logic.library_type
     return logic.distance or "Euclidean"
 
 
@@ -341,8 +329,7 @@ def _matching(logic: LogicFile, solutions: list[_Solution], distance: str) -> _M
     if table is None:
         raise InvalidValue("exact logic must be a list", Location(path=where))
     props = dict(_INDEX_PROPERTIES)
-    batch_distances = ("Equality", "GridBased") if logic.dialect is Dialect.TENSILELITE else ("Equality",)
-    if distance in batch_distances:
+    if distance == "Equality":
         props[0] = ("BatchSize", 0)
     properties = [{"index": props[i][1], "type": props[i][0]} for i in index_order if i in props]
     key_order = [pos for pos, code in enumerate(index_order) if code in props]
@@ -401,7 +388,7 @@ def _selection(logic: LogicFile, solutions: list[_Solution]) -> _Node:
     kind = _selection_kind(logic)
     if kind == "DecisionTree":
         return _decision_trees(logic, solutions)
-    if kind == "FreeSize":
+    if kind == "FreeSize":  # a Tensile file whose distance field says FreeSize
         return _PredicateLib("Problem", [_Row(Predicate("FreeSizeMatching"), _FreeSizeLib(list(solutions)))])
     matching = _matching(logic, solutions, kind)
     predicate = Predicate("EqualityMatching") if matching.distance == "Equality" else TRUE
@@ -456,19 +443,25 @@ def _derived(logic: LogicFile) -> list[tuple[KernelState, dict[str, Any]]]:
             isa=isa,
             problem_type=problem_type,
             force_isa=True,
-            dialect=logic.dialect.value,
             path=f"{solutions_path}[{i}]",
         )
         out.append((state, raw))
     return out
 
 
-def kernel_states(logic: LogicFile) -> list[KernelState]:
+def kernel_states(
+    logic: LogicFile, *, custom_kernel_config: CustomKernelConfig | None = None
+) -> list[KernelState] | list[LiteState]:
     """Each solution's kernel state as TensileCreateLibrary derives it (``Solution(state)``).
 
     Unlike :func:`~tensilekit.model.naming.kernel_state` on its own, every assembly kernel's ISA is
     the file's architecture, whatever ``ISA`` the solution carries (``parseLibraryLogicData``).
+    A tensilelite file's states are the ones its build uses
+    (:func:`tensilekit.build.tensilelite.solution_states`: tensilelite's own ``Solution`` fork,
+    its keys, ``ProblemType`` a plain dict); its custom kernels need ``custom_kernel_config``.
     """
+    if logic.dialect is Dialect.TENSILELITE:
+        return solution_states(logic_to_data(logic), custom_kernel_config)
     return [state for state, _ in _derived(logic)]
 
 
@@ -485,7 +478,6 @@ def _solutions(logic: LogicFile) -> list[_Solution]:
             name="",
             index=index,
             raw=raw,
-            dialect=logic.dialect.value,
             path=f"{solutions_path}[{i}]",
             library_logic_index=raw_index if raw_index is not None else -1,
         )
@@ -494,7 +486,7 @@ def _solutions(logic: LogicFile) -> list[_Solution]:
 
 
 def _from_logic(logic: LogicFile, hardware: _Hardware, *, lazy: bool) -> _Master:
-    pt = problem_type_state(logic.problem_type.raw(), path=_where(logic, "problem_type"), dialect=logic.dialect.value)
+    pt = problem_type_state(logic.problem_type.raw(), path=_where(logic, "problem_type"))
     solutions = _solutions(logic)
 
     library: _Node = _selection(logic, solutions)
@@ -509,15 +501,14 @@ def _from_logic(logic: LogicFile, hardware: _Hardware, *, lazy: bool) -> _Master
     type_preds = problem_type_predicates(pt, include_operation=False, include_type=True)
     library = _PredicateLib("Problem", [_Row(and_(type_preds), library)])
     name += placeholder_type_string(pt)
-    if logic.dialect is Dialect.TENSILE:
-        fp16_round = _flag(logic, logic.fp16_alt_impl_round, "Fp16AltImplRound")
-        library = _PredicateLib("Problem", [_Row(Predicate("Fp16AltImplRound") if fp16_round else TRUE, library)])
-        if fp16_round:
-            name += "_Fp16AltRnz"
-        fp16 = _flag(logic, logic.fp16_alt_impl, "Fp16AltImpl")
-        library = _PredicateLib("Problem", [_Row(Predicate("Fp16AltImpl") if fp16 else TRUE, library)])
-        if fp16:
-            name += "_Fp16Alt"
+    fp16_round = _flag(logic, logic.fp16_alt_impl_round, "Fp16AltImplRound")
+    library = _PredicateLib("Problem", [_Row(Predicate("Fp16AltImplRound") if fp16_round else TRUE, library)])
+    if fp16_round:
+        name += "_Fp16AltRnz"
+    fp16 = _flag(logic, logic.fp16_alt_impl, "Fp16AltImpl")
+    library = _PredicateLib("Problem", [_Row(Predicate("Fp16AltImpl") if fp16 else TRUE, library)])
+    if fp16:
+        name += "_Fp16Alt"
     perf_metric = logic.performance_metric or "DeviceEfficiency"
     metric = Predicate(perf_metric) if perf_metric != "DeviceEfficiency" else TRUE
     library = _PredicateLib("Problem", [_Row(metric, library)])

@@ -1073,6 +1073,17 @@ def _states(logic: _Logic, custom_kernel_config: CustomKernelConfig | None) -> l
     return states
 
 
+def solution_states(data: Any, custom_kernel_config: CustomKernelConfig | None = None) -> list[LiteState]:
+    """Each solution of a tensilelite logic file (parsed YAML) as the build derives it:
+    ``parseLibraryLogicData``'s ``Solution(...)`` (:func:`~tensilekit.model.derive_tensilelite.solution_state`),
+    checked against the file's problem type and nameable. Custom kernels need ``custom_kernel_config``."""
+    logic = _parse_logic(data)
+    try:
+        return _states(logic, custom_kernel_config)
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise LibraryFormatError(f"malformed logic file: {exc!r}", Location(path="[5]")) from exc
+
+
 def build_tensilelite_libraries(
     logic_files: Sequence[tuple[str, Any]],
     *,
@@ -1150,4 +1161,5 @@ __all__ = [
     "build_tensilelite_libraries",
     "contraction_type",
     "hardware_predicate",
+    "solution_states",
 ]

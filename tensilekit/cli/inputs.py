@@ -31,19 +31,32 @@ def _is_library_name(path: Path) -> bool:
     return path.name.lower().endswith(LIBRARY_SUFFIXES)
 
 
-def library_files(paths: Iterable[str | Path], *, suffixes: tuple[str, ...] = LIBRARY_SUFFIXES) -> list[Path]:
-    """Files named directly and library files inside folders (recursive, sorted).
+def library_files(
+    paths: Iterable[str | Path],
+    *,
+    suffixes: tuple[str, ...] = LIBRARY_SUFFIXES,
+    subtree: str | None = None,
+    asic_revision: int | None = None,
+) -> list[Path]:
+    """Files named directly and library files inside folders (recursive, sorted). With
+    ``subtree``/``asic_revision`` an installed library folder gives only the files of the trees
+    they choose (``InstalledLibrary.folders``), as the runtime reads them.
 
     Raises:
         InputNotFound: a path does not exist, or nothing readable was found (exit 3), saying what
             the folders hold instead.
+        UnknownSubtree: see ``InstalledLibrary.choose`` (exit 2).
     """
     found: list[Path] = []
     others = 0
     given = [Path(raw) for raw in paths]
+    if (subtree is not None or asic_revision is not None) and not any(path.is_dir() for path in given):
+        from tensilekit.io.installed_library import UnknownSubtree
+
+        raise UnknownSubtree.not_installed(", ".join(map(str, given)))
     for path in given:
         if path.is_dir():
-            for child in sorted(path.rglob("*")):
+            for child in _folder_files(path, subtree, asic_revision):
                 if child.is_file():
                     if child.name.lower().endswith(suffixes):
                         found.append(child)
@@ -60,6 +73,17 @@ def library_files(paths: Iterable[str | Path], *, suffixes: tuple[str, ...] = LI
             Location(file=", ".join(str(path) for path in given)),
         )
     return found
+
+
+def _folder_files(folder: Path, subtree: str | None, asic_revision: int | None) -> list[Path]:
+    if subtree is None and asic_revision is None:
+        return sorted(folder.rglob("*"))
+    from tensilekit.io.installed_library import InstalledLibrary, UnknownSubtree, is_installed_library
+
+    if not is_installed_library(folder):
+        raise UnknownSubtree.not_installed(folder)
+    chosen = InstalledLibrary(folder).folders(subtree, asic_revision=asic_revision)
+    return sorted(child for tree in chosen for child in tree.iterdir())
 
 
 def sniff_kind(path: Path) -> str | None:

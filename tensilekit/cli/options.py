@@ -5,8 +5,9 @@ Nothing here imports the core: option checks run before a library is read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -112,6 +113,31 @@ def check_output_path(path: Path, *, suffixes: dict[str, str] | None = None, opt
             )
 
 
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def subtree_options(command: _Command) -> _Command:
+    """``--subtree LABEL`` and ``--asic-revision N``: which silicon-revision tree of an installed
+    library folder the device loads (``InstalledLibrary.choose``); the command takes ``subtree``
+    and ``asic_revision``."""
+    command = click.option(
+        "--asic-revision",
+        type=click.IntRange(min=0),
+        default=None,
+        metavar="N",
+        help="The device's ASIC revision (hipDeviceProp_t::asicRevision): an installed library folder "
+        "gives the tree the runtime loads for it (0 on gfx1250: gfx1250v0/, no fallback).",
+    )(command)
+    command = click.option(
+        "--subtree",
+        default=None,
+        metavar="LABEL",
+        help="Installed library folder: load this subtree (e.g. gfx1250v0) for the architecture it serves "
+        "instead of the device's default tree (overrides --asic-revision).",
+    )(command)
+    return command
+
+
 __all__ = [
     "KNOWN_ARCHS",
     "SHORT_TYPE_NAMES",
@@ -119,5 +145,6 @@ __all__ = [
     "check_arch",
     "check_output_path",
     "check_type_spec",
+    "subtree_options",
     "type_spec_callback",
 ]

@@ -199,12 +199,18 @@ class Classifier:
         return self._result(gemm, problem, solution, fitness, route, weight, share)
 
     def classify_all(
-        self, gemms: Sequence[CoverageGemm], weights: Sequence[float], total: float
+        self,
+        gemms: Sequence[CoverageGemm],
+        weights: Sequence[float],
+        total: float,
+        progress: Callable[[int], None] | None = None,
     ) -> tuple[list[GemmCoverage], list[Skipped]]:
         """Classify many GEMMs through the batch path ``select --queries`` uses (same answers).
 
         A chunk the batch path cannot evaluate is redone GEMM by GEMM, so one GEMM the library
-        cannot evaluate is skipped (and reported) without losing the others.
+        cannot evaluate is skipped (and reported) without losing the others. ``progress(n)`` is
+        called after each chunk with the GEMMs it classified (or skipped): the calls add up to
+        ``len(gemms)``.
         """
         results: list[GemmCoverage] = []
         skipped: list[Skipped] = []
@@ -222,6 +228,8 @@ class Classifier:
                         results.append(self.classify(gemms[i], weights[i], share))
                     except SelectionError as error:
                         skipped.append(_skipped(gemms[i], error))
+                if progress is not None:
+                    progress(len(chunk))
                 continue
             routes = route.routes()
             closest = self._nearest(routes, problems, sids, columns)
@@ -242,6 +250,8 @@ class Classifier:
                     *closest.get(offset, (None, None)),
                 )
                 results.append(result)
+            if progress is not None:
+                progress(len(chunk))
         return results, skipped
 
     def _nearest(
@@ -353,6 +363,7 @@ def coverage_of(
     tune_next: int = DEFAULT_TUNE_NEXT,
     rocblas_k0: bool = False,
     skipped: Sequence[Skipped] = (),
+    progress: Callable[[int], None] | None = None,
 ) -> CoverageReport:
     """Coverage of a workload: every GEMM classified, the summary, and the "tune next" ranking.
 
@@ -362,6 +373,8 @@ def coverage_of(
         near: the relative distance per dimension within which a matched entry counts as near.
         tune_next: how many GEMMs the ranking keeps at most (0: all that are not exact).
         skipped: lines or GEMMs the caller could not read, carried into the report.
+        progress: called with the number of GEMMs classified so far in each step (the steps add
+            up to ``len(gemms)``); a long workload over an installed library reads shards as it goes.
 
     A GEMM the library cannot evaluate (a predicate tensilekit does not model …) is listed in
     ``skipped`` rather than stopping the whole workload.
@@ -369,7 +382,7 @@ def coverage_of(
     classifier = Classifier(library, loader=loader, near=near, rocblas_k0=rocblas_k0)
     basis, weights = weigh(gemms)
     total = sum(weights)
-    results, unusable = classifier.classify_all(gemms, weights, total)
+    results, unusable = classifier.classify_all(gemms, weights, total, progress)
     problems = [*skipped, *unusable]
     by_class: dict[CoverageClass, float] = dict.fromkeys(CoverageClass, 0.0)
     types: dict[str, list[GemmCoverage]] = {}

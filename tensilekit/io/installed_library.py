@@ -55,6 +55,48 @@ class ShardUnreadable(SelectionError):
         return cls(f"shard {prefix} cannot be read: {detail}", location)
 
 
+def revisioned_arch_name(arch: str, asic_revision: int) -> str:
+    """The library subtree a device loads (hipBLASLt ``rocblaslt_revisioned_arch_name``): an A0
+    gfx1250 (``hipDeviceProp_t::asicRevision`` 0) loads ``gfx1250v0/``, every other device (a
+    revision unknown to HIP is -1) the tree named for its processor. ``gfx1250-strict`` keeps its
+    name. The files in the subtree are still named for the processor, and the runtime never falls
+    back from ``gfx1250v0/`` to ``gfx1250/`` (B0 kernels give wrong results on A0).
+
+    Ported from ``projects/hipblaslt/library/src/amd_detail/rocblaslt/src/include/rocblaslt_arch_revision.hpp``
+    (somayeh-rahimipour/rocm-libraries-fork @ 6b05219a6101) and its use in ``tensile_host.cpp``
+    ``TensileHost::initialize``: without ``HIPBLASLT_TENSILE_LIBPATH`` the runtime loads
+    ``<library>/<subtree>/`` when it holds ``TensileLibrary_lazy_<processor>.dat(.zlib)|.yaml``,
+    else the folder itself (ROCm/rocm-libraries @ 003add5959de: ``path / processor``);
+    ``HIPBLASLT_TENSILE_LIBPATH`` is used as it is (point ``--library`` at the subtree).
+    """
+    return "gfx1250v0" if arch == "gfx1250" and asic_revision == 0 else arch
+
+
+def _label_list(labels: list[str]) -> str:
+    return ", ".join("." + " (the folder itself)" if label == "." else label for label in labels)
+
+
+class UnknownSubtree(TensilekitError, ValueError):
+    """A subtree label the installed library folder does not have (a usage error, exit 2)."""
+
+    exit_code = 2
+
+    @classmethod
+    def of(cls, library: InstalledLibrary, label: str, arch: str | None, served: set[str]) -> UnknownSubtree:
+        if served:
+            why = f"subtree {label!r} serves {', '.join(sorted(served))}, not {arch}"
+        else:
+            why = f"no subtree {label!r} holds a master"
+        return cls(f"{why}; this folder has: {_label_list(library.labels())}", Location(file=str(library.folder)))
+
+    @classmethod
+    def not_installed(cls, path: str | Path) -> UnknownSubtree:
+        return cls(
+            "a subtree or an ASIC revision chooses among the trees of an installed library folder; this is not one",
+            Location(file=str(path)),
+        )
+
+
 @dataclasses.dataclass
 class InstalledMaster:
     """One master the runtime could load: its folder label (``gfx942``, ``gfx1250v0``, or ``.``
@@ -206,20 +248,50 @@ class InstalledLibrary:
     def archs(self) -> list[str]:
         return sorted({master.arch for master in self.masters})
 
-    def choose(self, arch: str | None = None, label: str | None = None) -> list[InstalledMaster]:
-        """The masters serving ``arch`` (all when None); the base subtree unless ``label`` names a
-        revision subtree (``gfx1250v0``) — one master per architecture, as one device loads one."""
-        chosen: dict[str, InstalledMaster] = {}
+    def labels(self) -> list[str]:
+        """The subtrees holding a master (``.`` for the folder itself), sorted."""
+        return sorted({master.label for master in self.masters})
+
+    def choose(
+        self, arch: str | None = None, label: str | None = None, *, asic_revision: int | None = None
+    ) -> list[InstalledMaster]:
+        """The masters serving ``arch`` (all when None), one per architecture, as one device loads one.
+
+        By default each architecture's own subtree (``gfx942/``), else the flat folder. ``label``
+        names the subtree to load instead for the architecture it serves (``gfx1250v0``: its
+        files are named for ``gfx1250``); the other architectures keep their default.
+        ``asic_revision`` picks the subtree as the runtime does from the device
+        (:func:`revisioned_arch_name`), and as the runtime never falls back to another tree.
+
+        Raises:
+            UnknownSubtree: ``label`` is not a subtree of this folder, or serves none of ``arch``
+                (exit 2, listing the labels the folder has).
+            InputNotFound: the tree the device's revision loads is not in this folder.
+        """
+        if label is not None:
+            served = {master.arch for master in self.masters if master.label == label}
+            if not served or (arch is not None and arch not in served):
+                raise UnknownSubtree.of(self, label, arch, served)
+        by_arch: dict[str, dict[str, InstalledMaster]] = {}
         for master in self.masters:
-            if arch is not None and master.arch != arch:
-                continue
-            if label is not None and master.label not in (label, "."):
-                continue
-            current = chosen.get(master.arch)
-            preferred = master.label == (label or master.arch) or (label is None and master.label == ".")
-            if current is None or (preferred and current.label != (label or master.arch)):
-                chosen[master.arch] = master
-        return list(chosen.values())
+            if arch is None or master.arch == arch:
+                by_arch.setdefault(master.arch, {}).setdefault(master.label, master)  # the first of a label
+        chosen: list[InstalledMaster] = []
+        for name, by_label in by_arch.items():
+            revision = -1 if asic_revision is None else asic_revision
+            wanted = label if label in by_label else revisioned_arch_name(name, revision)
+            picked = by_label.get(wanted) or (by_label.get(".") if wanted == name else None)
+            if picked is None and asic_revision is None:
+                picked = next(iter(by_label.values()))  # no device named: the tree the folder has
+            if picked is None:
+                raise InputNotFound(
+                    f"a {name} device of ASIC revision {asic_revision} loads the {wanted} tree, which this "
+                    f"folder lacks (the runtime does not fall back to another tree; the folder has "
+                    f"{_label_list(self.labels())})",
+                    Location(file=str(self.folder)),
+                )
+            chosen.append(picked)
+        return chosen
 
     def load(self, master: InstalledMaster) -> MasterLibrary:
         from tensilekit.io.master_io import load_master
@@ -249,11 +321,12 @@ class InstalledLibrary:
         return [node.value for _, node in library.iter_nodes() if isinstance(node, PlaceholderNode)]
 
     def for_selection(
-        self, arch: str | None = None, label: str | None = None
+        self, arch: str | None = None, label: str | None = None, *, asic_revision: int | None = None
     ) -> tuple[MasterLibrary, Callable[[str], MasterLibrary]]:
         """One library answering for every chosen architecture (their ``Hardware`` rows joined) and
-        the loader of its placeholders (each resolved beside the master that names it)."""
-        chosen = self.choose(arch, label)
+        the loader of its placeholders (each resolved beside the master that names it); ``label``
+        and ``asic_revision`` as in :meth:`choose`."""
+        chosen = self.choose(arch, label, asic_revision=asic_revision)
         if not chosen:
             raise InputNotFound(
                 f"no master for {arch} in this library (it serves {', '.join(self.archs())})",
@@ -288,9 +361,19 @@ class InstalledLibrary:
             return libraries[0], load_shard
         return join_masters(libraries), load_shard
 
-    def materialize_all(self, arch: str | None = None) -> MasterLibrary:
-        """Every chosen master with all its shards inlined, joined under one ``Hardware`` node."""
-        return _materialize_all(self, arch)
+    def materialize_all(
+        self, arch: str | None = None, label: str | None = None, *, asic_revision: int | None = None
+    ) -> MasterLibrary:
+        """Every chosen master (:meth:`choose`) with all its shards inlined, joined under one
+        ``Hardware`` node."""
+        masters = [self.materialize(master) for master in self.choose(arch, label, asic_revision=asic_revision)]
+        return masters[0] if len(masters) == 1 else join_masters(masters)
+
+    def folders(self, label: str | None = None, *, asic_revision: int | None = None) -> list[Path]:
+        """The folders the chosen masters live in (:meth:`choose`): what the runtime reads."""
+        return list(
+            dict.fromkeys(master.path.parent for master in self.choose(None, label, asic_revision=asic_revision))
+        )
 
     def materialize(
         self, master: InstalledMaster, *, on_error: Callable[[TensilekitError], None] | None = None
@@ -325,11 +408,6 @@ class InstalledLibrary:
 
         tree = inline(raw["library"])
         return MasterLibrary.model_validate({**raw, "solutions": solutions, "library": tree})
-
-
-def _materialize_all(library: InstalledLibrary, arch: str | None) -> MasterLibrary:
-    masters = [library.materialize(master) for master in library.choose(arch)]
-    return masters[0] if len(masters) == 1 else join_masters(masters)
 
 
 def _referenced(node: Any, found: set[int]) -> None:
@@ -399,10 +477,9 @@ def split_lazy(master: MasterLibrary, arch: str) -> dict[str, MasterLibrary]:
     return {**shards, f"TensileLibrary_lazy_{arch}": lazy_master}
 
 
-
-
 __all__ = [
     "InstalledLibrary",
+    "UnknownSubtree",
     "InstalledMaster",
     "ShardUnreadable",
     "find_masters",
@@ -411,6 +488,7 @@ __all__ = [
     "is_mapping_name",
     "lazy_mappings",
     "read_mapping",
+    "revisioned_arch_name",
     "shard_for_index",
     "split_lazy",
 ]

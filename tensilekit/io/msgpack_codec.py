@@ -55,7 +55,32 @@ _HEADERS: dict[int, tuple[str, int]] = {
     0xD9: ("str", 1), 0xDA: ("str", 2), 0xDB: ("str", 4),
     0xDC: ("array", 2), 0xDD: ("array", 4), 0xDE: ("map", 2), 0xDF: ("map", 4),
 }  # fmt: skip
+_SIZED_INTS = frozenset((0xCC, 0xCD, 0xCE, 0xCF, 0xD0, 0xD1, 0xD2, 0xD3))
 _SCAN_LIMIT = 5_000_000  # objects; past this the error is reported without an offset
+
+
+def _header(data: bytes, position: int) -> tuple[str, int, object, int] | None:
+    """The msgpack header at ``position``: its kind (as in ``_HEADERS``), the length it announces
+    (items of an array or map, bytes of a str/bin/ext payload), a fixint's value, and where the
+    header ends (an ext's type byte included). None for 0xC1, which is never used."""
+    byte = data[position]
+    position += 1
+    if byte <= 0x7F or byte >= 0xE0:
+        return "fixed", 0, byte if byte <= 0x7F else byte - 256, position
+    if byte <= 0x8F:
+        return "map", byte & 0x0F, None, position
+    if byte <= 0x9F:
+        return "array", byte & 0x0F, None, position
+    if byte <= 0xBF:
+        return "str", byte & 0x1F, None, position
+    if byte not in _HEADERS:
+        return None
+    kind, width = _HEADERS[byte]
+    size = 0
+    if kind != "fixed":
+        size = int.from_bytes(data[position : position + width], "big")
+        width += 1 if kind == "ext" else 0
+    return kind, size, None, position + width
 
 
 def locate_failure(data: bytes, longest: int) -> tuple[int | None, list[object]]:
@@ -68,26 +93,10 @@ def locate_failure(data: bytes, longest: int) -> tuple[int | None, list[object]]
         if position >= len(data):
             return (position, _path(frames)) if frames or position == 0 else (None, [])
         start = position
-        byte = data[position]
-        position += 1
-        value: object = None
-        size = 0
-        if byte <= 0x7F or byte >= 0xE0:
-            kind, value = "fixed", byte if byte <= 0x7F else byte - 256
-        elif byte <= 0x8F:
-            kind, size = "map", byte & 0x0F
-        elif byte <= 0x9F:
-            kind, size = "array", byte & 0x0F
-        elif byte <= 0xBF:
-            kind, size = "str", byte & 0x1F
-        elif byte in _HEADERS:
-            kind, width = _HEADERS[byte]
-            if kind != "fixed":
-                size = int.from_bytes(data[position : position + width], "big")
-                width += 1 if kind == "ext" else 0
-            position += width
-        else:  # 0xC1 is never used
+        header = _header(data, position)
+        if header is None:
             return start, _path(frames)
+        kind, size, value, position = header
         if kind in ("str", "bin", "ext"):
             if kind == "str" and position + size <= len(data):
                 try:
@@ -120,29 +129,12 @@ def offsets_of(data: bytes, paths: list[list[object]]) -> dict[tuple[object, ...
         if here in wanted and here not in found and not (frames and frames[-1].at_key):
             found[here] = position
         start = position
-        byte = data[position]
-        position += 1
-        value: object = None
-        size = 0
-        kind = "fixed"
-        if byte <= 0x7F or byte >= 0xE0:
-            value = byte if byte <= 0x7F else byte - 256
-        elif byte <= 0x8F:
-            kind, size = "map", byte & 0x0F
-        elif byte <= 0x9F:
-            kind, size = "array", byte & 0x0F
-        elif byte <= 0xBF:
-            kind, size = "str", byte & 0x1F
-        elif byte in _HEADERS:
-            kind, width = _HEADERS[byte]
-            if kind != "fixed":
-                size = int.from_bytes(data[position : position + width], "big")
-                width += 1 if kind == "ext" else 0
-            elif byte in (0xCC, 0xCD, 0xCE, 0xCF, 0xD0, 0xD1, 0xD2, 0xD3):
-                value = int.from_bytes(data[position : position + width], "big", signed=byte >= 0xD0)
-            position += width
-        else:
+        header = _header(data, position)
+        if header is None:
             break
+        kind, size, value, position = header
+        if data[start] in _SIZED_INTS:  # a map key the paths may name
+            value = int.from_bytes(data[start + 1 : position], "big", signed=data[start] >= 0xD0)
         if kind == "str":
             value = data[position : position + size].decode("utf-8", errors="replace")
         if kind in ("str", "bin", "ext"):

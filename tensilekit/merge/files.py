@@ -318,13 +318,16 @@ def load_queries(path: str | os.PathLike[str]) -> list[list[int] | dict[str, Any
     return parse_queries(read_text(os.fspath(path)), os.fspath(path))
 
 
-def load_library_input(path: Path) -> LogicFile | MasterLibrary | dict[str, LogicFile]:
+def load_library_input(
+    path: Path, *, subtree: str | None = None, asic_revision: int | None = None
+) -> LogicFile | MasterLibrary | dict[str, LogicFile]:
     """A logic file, a master library (YAML or msgpack), a directory of logic files, or an
-    installed library folder (every shard read: a structural diff compares all of them)."""
+    installed library folder (every shard read: a structural diff compares all of them; the
+    trees ``subtree``/``asic_revision`` choose, as ``InstalledLibrary.choose``)."""
     from tensilekit.io.installed_library import InstalledLibrary, is_installed_library
 
     if path.is_dir() and is_installed_library(path):
-        return InstalledLibrary(path).materialize_all()
+        return InstalledLibrary(path).materialize_all(label=subtree, asic_revision=asic_revision)
     if path.is_dir():
         return {name: load_logic(path / name) for name in list_logic_files(path)}
     from tensilekit.api import load

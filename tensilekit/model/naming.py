@@ -236,9 +236,17 @@ def kernel_state(
             ``MatrixInstruction`` contradict raises :class:`InvalidValue` (the file does not
             describe the kernel a build would make). False overwrites it, as Tensile's
             ``Solution()`` does; TensileMergeLibrary's kernel identity compares such states.
-        dialect: ``tensile`` or ``tensilelite``: which data-type enum the codes use.
+        dialect: ``tensile``. A tensilelite solution is derived by its own fork's port
+            (:func:`tensilekit.model.derive_tensilelite.solution_state`; a whole file:
+            :func:`tensilekit.build.kernel_states`): ``tensilelite`` raises :class:`InvalidValue`.
         path: location prefix for error messages, e.g. ``[5][12]``.
     """
+    if dialect == "tensilelite":
+        raise InvalidValue(
+            "kernel_state derives Tensile solutions; derive a tensilelite one with "
+            "tensilekit.model.derive_tensilelite.solution_state (tensilekit.build.kernel_states for a file)",
+            Location(path=path or None),
+        )
     if not isinstance(solution, Mapping):
         raise InvalidValue("a solution must be a mapping", Location(path=path or None))
     raw_pt = solution.get("ProblemType", problem_type)
@@ -264,7 +272,7 @@ def kernel_state(
             state[key] = copy.deepcopy(value)
     for key in ("MacroTile0", "MacroTile1", "DepthU"):
         _require_int(state, key, path)
-    assign_derived_parameters(state, solution, path=path, dialect=dialect, strict=strict)
+    assign_derived_parameters(state, solution, path=path, strict=strict)
     if kernel:
         state["Kernel"] = True
     return state

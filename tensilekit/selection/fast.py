@@ -434,6 +434,22 @@ class _Table(_Node):
         usable: BoolArray = solution_ok[self.entry_rows] & ~self.never
         return usable
 
+    def _grouped(self, cols: ColumnsLike) -> tuple[IntArray, list[int], IntArray] | None:
+        """The queries (rows of ``cols``) that pass the predicates every kernel of the table
+        shares, grouped by which of the other predicates hold: the rows, each group's signature,
+        each row's group. None when no query passes."""
+        ok = np.ones(cols.size, dtype=bool)
+        for atom in self.common:
+            ok &= atom.vector(cols)
+        rows = np.flatnonzero(ok)
+        if rows.size == 0:
+            return None
+        if not self.varying:
+            return rows, [0], np.zeros(rows.size, dtype=np.int64)
+        view = cols if rows.size == cols.size else cols.take(rows)
+        groups, inverse = _unique_rows(np.stack([atom.vector(view) for atom in self.varying], axis=1))
+        return rows, groups, inverse
+
     def subtable(self, signature: int) -> Usable:
         sub = self.subtables.get(signature)
         if sub is None:
@@ -507,18 +523,10 @@ class _Table(_Node):
             return self._equality_batch(lib, cols, queries, route)
         if len(self.keys) == 0:
             return sids, fits
-        ok = np.ones(count, dtype=bool)
-        for atom in self.common:
-            ok &= atom.vector(cols)
-        rows = np.flatnonzero(ok)
-        if rows.size == 0:
+        grouped = self._grouped(cols)
+        if grouped is None:
             return sids, fits
-        view = cols if rows.size == count else cols.take(rows)
-        if self.varying:
-            bits = np.stack([atom.vector(view) for atom in self.varying], axis=1)
-            groups, inverse = _unique_rows(bits)
-        else:
-            groups, inverse = [0], np.zeros(rows.size, dtype=np.int64)
+        rows, groups, inverse = grouped
         squared = self.metric == "square"
         vectorised = self.metric is not None and self.codes is not None
         order = np.argsort(inverse, kind="stable")
@@ -700,18 +708,10 @@ class _GridTable(_Table):
             return sids, fits
         raw = np.stack([np.full(count, 1, np.int64) if a is None else getattr(cols, a) for a in self.attrs], axis=1)
         queries = self.grid_keys(raw)
-        ok = np.ones(count, dtype=bool)
-        for atom in self.common:
-            ok &= atom.vector(cols)
-        rows = np.flatnonzero(ok)
-        if rows.size == 0:
+        grouped = self._grouped(cols)
+        if grouped is None:
             return sids, fits
-        view = cols if rows.size == count else cols.take(rows)
-        if self.varying:
-            bits = np.stack([atom.vector(view) for atom in self.varying], axis=1)
-            groups, inverse = _unique_rows(bits)
-        else:
-            groups, inverse = [0], np.zeros(rows.size, dtype=np.int64)
+        rows, groups, inverse = grouped
         masks = [self.subtable(signature).mask for signature in groups]
         usable = np.stack(masks) if masks else np.zeros((0, len(self.keys)), dtype=bool)
         member_keys = queries[rows]

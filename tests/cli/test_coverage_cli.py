@@ -231,3 +231,46 @@ def test_read_gemms_takes_times_from_aiter_and_tunableop_files(tmp_path: Path) -
         ("BBS_TN", 4096, 16.9),
         ("SSS_NN", 64, 500.0),
     ]
+
+
+def _many_gemms(path: Path, count: int) -> Path:
+    lines = [json.dumps({"m": 64 + i, "n": 128 + i % 5, "k": 256, "a_type": "Float"}) for i in range(count)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_long_run_reports_progress_and_json_or_a_pipe_prints_nothing_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import contextlib
+    from collections.abc import Iterator
+
+    from tensilekit.cli.commands import coverage as command
+    from tensilekit.cli.commands.coverage import coverage_report
+    from tensilekit.coverage import coverage_of
+
+    workload = _many_gemms(tmp_path / "gemms.jsonl", 1500)
+    # off a terminal (CliRunner): the same report as the Python API, and nothing on stderr
+    quiet = CliRunner().invoke(cli, ["coverage", str(workload), "--library", SAMPLE, "--arch", "gfx90a", "--json"])
+    assert quiet.exit_code == 0 and quiet.stderr == "", quiet.stderr
+    plain = CliRunner().invoke(cli, ["coverage", str(workload), "--library", SAMPLE, "--arch", "gfx90a"])
+    assert plain.exit_code == 0 and plain.stderr == "", plain.stderr
+    report, compiled = coverage_report(None, [workload], Path(SAMPLE), "gfx90a", None)  # type: ignore[arg-type]
+    gemms = [item.gemm for item in report.gemms]
+    assert json.loads(quiet.stdout) == json.loads(json.dumps(coverage_of(compiled, gemms).to_dict()))
+    # the bar the command opens: total = the GEMMs, advanced to it; none with --json
+    bars: list[tuple[str, int | None, list[int]]] = []
+
+    @contextlib.contextmanager
+    def recording(label: str, total: int | None) -> Iterator[Any]:
+        steps: list[int] = []
+        bars.append((label, total, steps))
+        yield steps.append
+
+    monkeypatch.setattr(command, "progress_bar", recording)
+    assert CliRunner().invoke(cli, ["coverage", str(workload), "--library", SAMPLE]).exit_code == 0
+    (_, total, steps), *_ = [bar for bar in bars if bar[0] == "classifying"]
+    assert total == 1500 and sum(steps) == 1500
+    bars.clear()
+    assert CliRunner().invoke(cli, ["coverage", str(workload), "--library", SAMPLE, "--json"]).exit_code == 0
+    assert [bar[1] for bar in bars if bar[0] == "classifying"] == [0]

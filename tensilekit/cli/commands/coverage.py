@@ -14,7 +14,7 @@ from rich.console import Console
 
 from tensilekit.api import library_runtime, load_for_selection
 from tensilekit.cli.commands.select import library_arch
-from tensilekit.cli.options import check_output_path
+from tensilekit.cli.options import check_output_path, subtree_options
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.coverage import (
@@ -38,6 +38,8 @@ from tensilekit.selection.runtime import Runtime
 from tensilekit.selection.served import served_problem_types
 from tensilekit.selection.unserved import device_reason, problem_type_label
 from tensilekit.workload import ParsedWorkload, WorkloadFormat, aiter_times, load_tunableop_csv, load_workloads
+
+_PROGRESS_AT_LEAST = 1000  # GEMMs; fewer are classified before a bar would be seen
 
 
 def _is_query_lines(path: Path) -> bool:
@@ -149,14 +151,16 @@ def _frozen() -> Iterator[None]:
 def coverage_report(
     ctx: click.Context, workloads: Sequence[Path], library_path: Path, arch: str | None, cu_count: int | None,
     *, near: float = DEFAULT_NEAR, tune_next: int = DEFAULT_TUNE_NEXT, strict: bool = False,
+    subtree: str | None = None, asic_revision: int | None = None, show_progress: bool = True,
 ) -> tuple[CoverageReport, CompiledLibrary]:  # fmt: skip
     """Load the library and the workloads and classify (coverage and plot coverage).
 
     Skipped lines go to stderr; a library serving none of the workload's problem types is
-    reported in one line and the command exits 1.
+    reported in one line and the command exits 1. A long workload shows a progress bar on
+    stderr while it is classified (``show_progress``; on a terminal only).
     """
     with progress_bar(f"reading {library_path.name}", None):
-        library, loader = load_for_selection(library_path)
+        library, loader = load_for_selection(library_path, subtree=subtree, asic_revision=asic_revision)
     device = Hardware(arch=library_arch(library, arch), cu_count=cu_count)
     unserved_device = device_reason(library, device)
     if unserved_device is not None:  # every GEMM would be "none": that is the whole answer
@@ -178,8 +182,10 @@ def coverage_report(
             Location(file=str(library_path)),
         )
     compiled = compile_library(library, loader=loader, runtime=library_runtime(library, loader))
-    with _frozen():
-        return coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped), compiled
+    bar_total = len(gemms) if show_progress and len(gemms) >= _PROGRESS_AT_LEAST else 0
+    with _frozen(), progress_bar("classifying", bar_total) as advance:
+        report = coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped, progress=advance)
+    return report, compiled
 
 
 @click.command("coverage")
@@ -190,8 +196,10 @@ def coverage_report(
     "library_path",
     required=True,
     type=click.Path(path_type=Path),
-    help="Master library (YAML/msgpack, .gz), a logic file, or a directory of logic files.",
+    help="Master library (YAML/msgpack, .gz), a logic file, a directory of logic files, or an installed "
+    "library folder.",
 )
+@subtree_options
 @click.option("--arch", help="Device processor, e.g. gfx942 (default: the library's only architecture).")
 @click.option("--cu-count", type=click.IntRange(min=1), help="Device compute units (CU-specific library rows).")
 @click.option(
@@ -224,6 +232,7 @@ def coverage_report(
 def coverage_command(
     ctx: click.Context, workloads: tuple[Path, ...], library_path: Path, arch: str | None, cu_count: int | None,
     near: float, tune_next: int, as_json: bool, markdown: bool, strict: bool, output_dir: Path | None,
+    subtree: str | None, asic_revision: int | None,
 ) -> None:  # fmt: skip
     """Which kernel each GEMM of a workload hits, how the runtime reached it, and what to tune next.
 
@@ -236,8 +245,9 @@ def coverage_command(
     if output_dir is not None:
         check_output_path(output_dir, option="-o")
     report, _ = coverage_report(
-        ctx, workloads, library_path, arch, cu_count, near=near, tune_next=tune_next, strict=strict
-    )
+        ctx, workloads, library_path, arch, cu_count, near=near, tune_next=tune_next, strict=strict,
+        subtree=subtree, asic_revision=asic_revision, show_progress=not as_json,
+    )  # fmt: skip
     with _frozen():  # the report lives until the end
         _print_and_write(report, library_path, as_json, markdown, output_dir)
 

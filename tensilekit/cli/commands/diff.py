@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 
 from tensilekit.cli.inputs import require_readable_folder
-from tensilekit.cli.options import check_arch
+from tensilekit.cli.options import check_arch, subtree_options
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.merge import Compat, diff_libraries
@@ -77,11 +77,12 @@ def _log_queries(path: Path, strict: bool) -> list[dict[str, Any]]:
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when there are differences.")
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
+@subtree_options
 @click.pass_context
 def diff_command(
     ctx: click.Context, a: Path, b: Path, queries_path: Path | None, log_path: Path | None, grid: bool,
     selector: str, arch: str | None, cu_count: int | None, compat: str | None, output_format: str, as_json: bool,
-    exit_code: bool, strict: bool,
+    exit_code: bool, strict: bool, subtree: str | None, asic_revision: int | None,
 ) -> None:  # fmt: skip
     """Compare two logic files, two directories of logic files, or two master libraries.
 
@@ -95,8 +96,14 @@ def diff_command(
         raise click.UsageError("give at most one of --queries, --from-log, --grid")
     for path in (a, b):
         require_readable_folder(path)
+    if subtree is not None or asic_revision is not None:
+        from tensilekit.io.installed_library import UnknownSubtree, is_installed_library
+
+        if not any(is_installed_library(path) for path in (a, b)):
+            raise UnknownSubtree.not_installed(a)
     with progress_bar("reading", None):
-        left, right = load_library_input(a), load_library_input(b)
+        left = load_library_input(a, subtree=subtree, asic_revision=asic_revision)
+        right = load_library_input(b, subtree=subtree, asic_revision=asic_revision)
     queries: list[Any] | None = None
     if queries_path is not None:
         queries = list(load_queries(queries_path))

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from tensilekit.cli.inputs import MASTER, library_files, require_kind
-from tensilekit.cli.options import check_output_path
+from tensilekit.cli.options import check_output_path, subtree_options
 from tensilekit.cli.output import progress_bar, stdout_console, stdout_is_terminal
 
 _MASTER_SUFFIXES = {
@@ -27,7 +27,10 @@ _WRITE_FORMATS = ("yaml", "msgpack", "zlib", "msgpack-indexed")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--sample", is_flag=True, help="Describe the sample master library shipped with tensilekit.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def info_command(paths: tuple[str, ...], sample: bool, as_json: bool) -> None:
+@subtree_options
+def info_command(
+    paths: tuple[str, ...], sample: bool, as_json: bool, subtree: str | None, asic_revision: int | None
+) -> None:
     """Summarise logic files and master libraries (a directory file by file)."""
     from tensilekit.cli.render import INFO_COLUMNS, info_row, print_json, render_info
     from tensilekit.data import sample_library_path
@@ -37,7 +40,7 @@ def info_command(paths: tuple[str, ...], sample: bool, as_json: bool) -> None:
         paths = paths + (str(sample_library_path()),)
     if not paths:
         raise click.UsageError("give PATH... or --sample")
-    files = library_files(paths)
+    files = library_files(paths, subtree=subtree, asic_revision=asic_revision)
     stream_rows = len(files) > 1 and not as_json and not stdout_is_terminal()
     if stream_rows:
         click.echo("\t".join(INFO_COLUMNS))
@@ -58,13 +61,16 @@ def info_command(paths: tuple[str, ...], sample: bool, as_json: bool) -> None:
 @click.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@subtree_options
 @click.pass_context
-def validate_command(ctx: click.Context, paths: tuple[str, ...], as_json: bool) -> None:
+def validate_command(
+    ctx: click.Context, paths: tuple[str, ...], as_json: bool, subtree: str | None, asic_revision: int | None
+) -> None:
     """Schema and semantic checks; exits 1 when any file has an error."""
     from tensilekit.cli.render import print_json, render_validation_file, render_validation_total
     from tensilekit.inspect import validate_file
 
-    files = library_files(paths)
+    files = library_files(paths, subtree=subtree, asic_revision=asic_revision)
     console = stdout_console()
     results = []
     with progress_bar("validating", len(files) if len(files) > 1 else None) as advance:

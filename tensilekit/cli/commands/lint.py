@@ -7,6 +7,7 @@ from rich.console import Console
 
 from tensilekit.cli.inputs import library_files
 from tensilekit.cli.main import ExitCode
+from tensilekit.cli.options import subtree_options
 from tensilekit.cli.output import progress_bar, stdout_console
 from tensilekit.cli.render import print_json
 from tensilekit.lint import FileLint, LintCode, LintOptions
@@ -69,10 +70,12 @@ def _render_total(results: list[FileLint], console: Console) -> None:
     help="grid-outlier: macro-tile area ratio to every neighbour.",
 )
 @click.option("--size/--no-size", "show_size", default=False, help="Also print the size findings (always in --json).")
+@subtree_options
 @click.pass_context
 def lint_command(
-    ctx: click.Context, libraries: tuple[str, ...], as_json: bool, error_on: str, grid_factor: float, show_size: bool
-) -> None:
+    ctx: click.Context, libraries: tuple[str, ...], as_json: bool, error_on: str, grid_factor: float, show_size: bool,
+    subtree: str | None, asic_revision: int | None,
+) -> None:  # fmt: skip
     """Semantic checks of libraries: dead, shadowed and unreachable entries and kernels, problem
     types with no fallback, GridBased outliers, sizes.
 
@@ -81,7 +84,7 @@ def lint_command(
     3 when a file cannot be read.
     """
     failing = _codes(error_on)
-    files = library_files(libraries)
+    files = library_files(libraries, subtree=subtree, asic_revision=asic_revision)
     options = LintOptions(grid_factor=grid_factor)
     console = stdout_console()
     results: list[FileLint] = []

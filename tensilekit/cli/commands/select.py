@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from tensilekit.cli.options import TYPE_HELP, check_arch, type_spec_callback
+from tensilekit.cli.options import TYPE_HELP, check_arch, subtree_options, type_spec_callback
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.errors import InputNotFound, Location, NoKernel, SelectionError, TensilekitError
@@ -175,9 +175,10 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
     "library_path",
     default=None,
     type=click.Path(path_type=Path),
-    help="Master library (YAML/msgpack, .gz), a logic file, or a directory of logic files "
-    "(default: the small gfx90a sample library shipped with tensilekit).",
+    help="Master library (YAML/msgpack, .gz), a logic file, a directory of logic files, or an installed "
+    "library folder (default: the small gfx90a sample library shipped with tensilekit).",
 )
+@subtree_options
 @click.option("--arch", help="Device processor, e.g. gfx90a (default for --queries lines without one).")
 @click.option("--cu-count", type=click.IntRange(min=1), help="Device compute units (CU-specific library rows).")
 @click.option("--is-apu", is_flag=True, help="The device is an APU.")
@@ -255,7 +256,7 @@ def select_command(
     is_apu: bool, pci_chip_id: int | None, batch: int, trans_a: str, trans_b: str, type_spec: str,
     hpa: bool | None, alpha: float, beta: float, metric: str, rocblas_k0: bool, queries: Path | None,
     from_log: Path | None, runtime_name: str | None, compute_name: str | None, workspace_size: int | None,
-    explain: bool, top: int, as_json: bool, strict: bool,
+    explain: bool, top: int, as_json: bool, strict: bool, subtree: str | None, asic_revision: int | None,
 ) -> None:  # fmt: skip
     """Predict the kernel the runtime selects for an M×N×K GEMM: rocBLAS's Tensile
     (findBestSolution) or hipBLASLt's heuristic (findTopSolutions(.., 1)), detected from the library.
@@ -277,7 +278,7 @@ def select_command(
         library_path = sample_library_path()
         click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
     with progress_bar(f"reading {library_path.name}", None):
-        library, loader = load_for_selection(library_path)
+        library, loader = load_for_selection(library_path, subtree=subtree, asic_revision=asic_revision)
     runtime = runtime_named(runtime_name) if runtime_name else library_runtime(library, loader)
     if queries is None:  # a single query or a log: one device
         arch = library_arch(library, arch, required_for=" for a single query")

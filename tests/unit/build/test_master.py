@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -95,6 +96,28 @@ def test_a_logic_file_of_the_other_dialect_is_refused() -> None:
     assert info.value.location is not None and info.value.location.file == "lite.yaml"
     with pytest.raises(InvalidValue):
         build_master_tree([("a.yaml", model)], dialect="rocblas")
+
+
+def test_kernel_states_of_a_tensilelite_file_are_what_its_build_writes(corpus: Path) -> None:
+    # tensilelite logic derives through derive_tensilelite (the build's own path): every sizeMapping
+    # field of the built master comes from these states; the old partial Tensile-fork derivation
+    # gave another _WorkspaceSizePerElemC for 618 solutions of these files
+    from tensilekit.io.logic_io import load_logic
+
+    files = sorted((corpus / "logic" / "hipblaslt").rglob("*.yaml"))[:30]
+    assert files
+    for path in files:
+        logic = load_logic(path)
+        states = kernel_states(logic)
+        records = build_master_tree([(str(path), logic)], dialect="tensilelite")["solutions"]
+        assert len(states) == len(records), path
+        for state, record in zip(states, records, strict=True):
+            mapping = record["sizeMapping"]
+            assert state["Valid"] in (True, False)  # a tensilelite Solution key
+            assert mapping["workspaceSizePerElemC"] == state["_WorkspaceSizePerElemC"], path
+            assert mapping["staggerStrideShift"] == state["_staggerStrideShift"], path
+            assert mapping["macroTile"] == [state["MacroTile0"], state["MacroTile1"], 1], path
+            assert (mapping["depthU"], mapping["globalSplitU"]) == (state["DepthU"], state["GlobalSplitU"]), path
 
 
 def test_assembly_kernels_take_the_files_architecture_as_isa() -> None:

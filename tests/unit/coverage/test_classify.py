@@ -164,3 +164,21 @@ def test_json_form_has_every_field(sample: Classifier) -> None:
     assert data["weight_basis"] == "calls x flops"
     assert data["summary"]["by_class"]["far"] == {"share": 1.0, "gemms": 1}
     assert data["tune_next"][0]["rank"] == 1
+
+
+def test_progress_advances_to_the_total_and_changes_nothing(sample: Classifier) -> None:
+    gemms = [sgemm(64 + i, 128 + i % 7, 256) for i in range(5000)]  # two chunks of the batch path
+    steps: list[int] = []
+    report = coverage_of(sample.compiled, gemms, progress=steps.append)
+    assert steps == [4096, 904] and sum(steps) == len(gemms)
+    assert report == coverage_of(sample.compiled, gemms)
+
+
+def test_progress_counts_the_gemms_redone_one_by_one() -> None:
+    table = matching([([8, 8, 8], 1, 1.0)])
+    table["properties"][0]["index"] = 1  # the batch path cannot evaluate it: every GEMM is retried and skipped
+    library = master([solution(1)], table)
+    gemms = [CoverageGemm(GemmProblem(m=8, n=8, k=8), GFX90A, "SSS_NN", origin=f"w.log:{n}") for n in range(3)]
+    steps: list[int] = []
+    report = coverage_of(library, gemms, progress=steps.append)
+    assert sum(steps) == 3 and len(report.skipped) == 3

@@ -19,10 +19,12 @@ from tensilekit.io.installed_library import (
     InstalledLibrary,
     find_masters,
     read_mapping,
+    revisioned_arch_name,
     shard_for_index,
     split_lazy,
 )
-from tensilekit.io.master_io import dump_master_set, load_master
+from tensilekit.io.master_io import dump_master, dump_master_set, load_master
+from tensilekit.model.library import MasterLibrary
 from tensilekit.selection import GemmProblem, Hardware, select_solution
 
 NAME = "hipblaslt_aldebaran_all"
@@ -238,3 +240,107 @@ def test_shards_decode_only_what_the_query_reaches(fmt: str, installed: dict[str
     walker = ReferenceSelector(*library.for_selection(), runtime=compiled.runtime)
     assert select_solution(walker, problem, hardware_from_query(record, None)).index == solution.index
     assert 0 < len(walker._solutions) <= len(compiled.solutions)
+
+
+def test_revisioned_arch_name_is_amds_rule() -> None:
+    # rocblaslt_arch_revision.hpp and its smoke test: only an A0 gfx1250 (revision 0) differs
+    assert revisioned_arch_name("gfx1250", 0) == "gfx1250v0"
+    assert revisioned_arch_name("gfx1250", 1) == "gfx1250"
+    assert revisioned_arch_name("gfx1250", -1) == "gfx1250"  # HIP too old to report it
+    assert revisioned_arch_name("gfx1250-strict", 0) == "gfx1250-strict"
+    assert revisioned_arch_name("gfx942", 0) == "gfx942"
+
+
+def _first_type_only(master: MasterLibrary) -> MasterLibrary:
+    """The master with one problem type left, so its answers differ from the full one's."""
+    raw = master.to_raw()
+    problems = raw["library"]["rows"][0]["library"]
+    first = next(iter(problems["map"]))
+    problems["map"] = {first: problems["map"][first]}
+    return MasterLibrary.model_validate(raw)
+
+
+@pytest.fixture(scope="module")
+def revisions(original: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """An installed folder with a gfx1250 tree (B0) and a smaller gfx1250v0 tree (A0), both named
+    for gfx1250 as TensileCreateLibrary names them, and each tree as one master file. Only the
+    file names say gfx1250 (the tree is chosen by name); the rows inside stay the corpus's gfx90a
+    ones, so the corpus queries still reach kernels."""
+    base = tmp_path_factory.mktemp("revisions")
+    full = load_master(original)
+    part = _first_type_only(full)
+    folder = base / "library"
+    folder.mkdir()
+    dump_master_set(split_lazy(full, "gfx1250"), folder / "gfx1250", "zlib")
+    dump_master_set(split_lazy(part, "gfx1250"), folder / "gfx1250v0", "zlib")
+    dump_master(full, base / "b0.dat")
+    dump_master(part, base / "a0.dat")
+    queries = (original.parent.parent / "select-hipblaslt" / f"{NAME}.jsonl").read_text().splitlines()
+    (base / "queries.jsonl").write_text("\n".join(queries[::12]) + "\n")
+    return {"folder": folder, "a0": base / "a0.dat", "b0": base / "b0.dat", "queries": base / "queries.jsonl"}
+
+
+def _select(library: Path, queries: Path, *options: str) -> list[dict[str, object]]:
+    args = ["select", "--library", str(library), *options, "--queries", str(queries), "--json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    return [_answer(line) for line in result.output.splitlines() if line.startswith("{")]
+
+
+def test_subtree_and_asic_revision_choose_the_tree_the_runtime_loads(revisions: dict[str, Path]) -> None:
+    folder, queries = revisions["folder"], revisions["queries"]
+    a0, b0 = _select(revisions["a0"], queries), _select(revisions["b0"], queries)
+    assert a0 != b0 and sum(row["index"] is not None for row in a0) > 0
+    assert _select(folder, queries) == b0  # no device revision named: gfx1250/
+    assert _select(folder, queries, "--asic-revision", "1") == b0
+    assert _select(folder, queries, "--asic-revision", "0") == a0  # an A0 part loads gfx1250v0/
+    assert _select(folder, queries, "--subtree", "gfx1250v0") == a0
+    assert _select(folder, queries, "--subtree", "gfx1250", "--asic-revision", "0") == b0  # the option overrides
+
+
+def test_unknown_subtree_exits_2_listing_the_folders_labels(revisions: dict[str, Path], tmp_path: Path) -> None:
+    folder = str(revisions["folder"])
+    workload = tmp_path / "gemm.jsonl"
+    workload.write_text(json.dumps({"m": 64, "n": 64, "k": 64, "a_type": "Half", "compute_type": "Float"}) + "\n")
+    commands = [
+        ["select", "--library", folder, "64", "64", "64"],
+        ["coverage", "--library", folder, str(workload)],
+        ["lint", folder],
+        ["validate", folder],
+        ["info", folder],
+        ["diff", folder, str(revisions["a0"])],
+    ]
+    for command in commands:
+        result = CliRunner().invoke(cli, [*command, "--subtree", "gfx1250v9"])
+        assert result.exit_code == 2, (command, result.output)
+        assert "no subtree 'gfx1250v9'" in result.output and "this folder has: gfx1250, gfx1250v0" in result.output
+    for command in (["info", str(revisions["a0"])], ["select", "-l", str(revisions["a0"]), "1", "1", "1"]):
+        result = CliRunner().invoke(cli, [*command, "--asic-revision", "0"])
+        assert result.exit_code == 2 and "not one" in result.output, result.output
+
+
+def test_a_revision_tree_has_no_fallback(revisions: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "library"
+    shutil.copytree(revisions["folder"] / "gfx1250", folder / "gfx1250")
+    result = CliRunner().invoke(cli, ["select", "-l", str(folder), "--asic-revision", "0", "64", "64", "64"])
+    assert result.exit_code == 3 and "loads the gfx1250v0 tree" in result.output, result.output
+    assert "does not fall back" in result.output
+
+
+def test_lint_validate_info_diff_read_the_chosen_tree(revisions: dict[str, Path]) -> None:
+    folder = revisions["folder"]
+    runner = CliRunner()
+    result = runner.invoke(cli, ["info", "--json", str(folder), "--subtree", "gfx1250v0"])
+    assert result.exit_code == 0, result.output
+    paths = [Path(info["path"]) for info in json.loads(result.output)]
+    assert paths and all(path.parent.name == "gfx1250v0" for path in paths)
+    for command in (["lint"], ["validate"]):
+        result = runner.invoke(cli, [*command, str(folder), "--asic-revision", "0"])
+        assert result.exit_code == 0, result.output
+        assert "gfx1250v0" in result.output and f"gfx1250{'/'}Tensile" not in result.output
+    same = runner.invoke(cli, ["diff", str(folder), str(revisions["a0"]), "--subtree", "gfx1250v0"])
+    assert same.exit_code == 0 and "no differences" in same.output, same.output
+    other = runner.invoke(cli, ["diff", str(folder), str(revisions["a0"])])
+    assert other.exit_code == 0 and "no differences" not in other.output, other.output

@@ -220,3 +220,10 @@ def test_custom_kernels_do_not_enter_min_naming() -> None:
     assert naming == MinNaming(frozenset({"Kernel"}))
     assert solution_name_min(custom, naming) == "my_kernel"
     assert "StaggerU" in min_naming([plain, kernel_state(_sol(StaggerU=0), isa=(9, 0, 10))])
+
+
+def test_a_tensilelite_solution_is_sent_to_its_own_derivation() -> None:
+    # tensilelite's Solution is another fork (model.derive_tensilelite); the Tensile port refuses it
+    with pytest.raises(InvalidValue, match="derive_tensilelite.solution_state") as info:
+        kernel_state(_sol(), dialect="tensilelite", path="[5][1]")
+    assert info.value.location is not None and info.value.location.path == "[5][1]"
