@@ -54,7 +54,21 @@ def amd() -> Path:
         if os.environ.get("CI"):
             pytest.fail("CI must provide AMD's tools (TENSILEKIT_AMD or ../shared/amd)")
         pytest.skip("AMD's tools not found: set TENSILEKIT_AMD or place ../shared/amd")
+    _ensure_amd_venv(found)
     return found
+
+
+def _ensure_amd_venv(amd_tools: Path) -> None:
+    """Make AMD's virtual environment once, before any tool runs: each tool would otherwise make it
+    on first use, and the test workers (pytest-xdist) would make it at the same time. The lock
+    lets one worker create it while the others wait."""
+    import fcntl
+    import subprocess
+    import tempfile
+
+    with open(Path(tempfile.gettempdir()) / "tensilekit-amd-venv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run([str(amd_tools / "setup-venv")], check=True, capture_output=True, timeout=1800)
 
 
 @pytest.fixture
