@@ -45,10 +45,16 @@ def device_reason(library: MasterLibrary, hardware: Hardware) -> str | None:
 
 
 def problem_type_label(fields: dict[str, Any]) -> str:
-    """``NN Half→Half HPA``: transposes, A type (→ D type when it differs) and the flags that matter."""
+    """``NN Half/Float8 HPA``: transposes, A type (/ B type, → D type, compute input type when they
+    differ) and the flags that matter."""
     a_type = str(fields.get("a_type", "any type"))
+    b_type = str(fields.get("b_type", a_type))
     d_type = str(fields.get("d_type", a_type))
-    types = a_type if d_type == a_type else f"{a_type}→{d_type}"
+    types = a_type if b_type == a_type else f"{a_type}/{b_type}"  # mixed inputs: A/B
+    types += "" if d_type == a_type else f"→{d_type}"
+    compute_input = fields.get("compute_input_type")
+    if compute_input is not None and str(compute_input) != a_type:
+        types += f" (compute input {compute_input})"
     transposes = f"{fields.get('trans_a', '?')}{fields.get('trans_b', '?')}"
     flags = []
     if fields.get("hpa"):
@@ -77,6 +83,7 @@ def problem_type_reason(library: MasterLibrary, problem: GemmProblem) -> str | N
         "b_type": _value(resolved.b_type),
         "c_type": _value(resolved.c_type),
         "d_type": _value(resolved.d_type),
+        "compute_input_type": _value(resolved.compute_input_type),
         "hpa": bool(resolved.hpa),
         "strided_batched": problem.strided_batched,
         "stochastic_rounding": problem.stochastic_rounding,
@@ -92,6 +99,8 @@ def problem_type_reason(library: MasterLibrary, problem: GemmProblem) -> str | N
     type_keys = ("a_type", "b_type", "c_type", "d_type")
     if not any(matches(fields, type_keys) for fields in served):
         what = "these types"
+    elif not any(matches(fields, (*type_keys, "compute_input_type")) for fields in served):
+        what = "this compute input type"
     elif not any(matches(fields, (*type_keys, "trans_a", "trans_b")) for fields in served):
         what = "these transposes"
     else:

@@ -48,3 +48,22 @@ def test_each_kind_of_missing_row_is_named(sample: object) -> None:
 def test_cu_specific_rows_name_their_cu_counts(corpus: Path) -> None:
     library = load_for_selection(corpus / "masters" / "aldebaran_SB_NN_equality.dat")[0]
     assert device_reason(library, Hardware(arch="gfx90a", cu_count=110)) is None  # the generic gfx90a row serves it
+
+
+def test_a_compute_input_type_no_kernel_takes_is_named(corpus: Path) -> None:
+    # tensilelite's TypesEqual carries computeInputType 5th: a GEMM whose types match but whose
+    # compute input does not has no kernel, and the reason says so (not "size or alignment")
+    import json
+
+    from tensilekit.selection.runtime import HIPBLASLT
+
+    library = load_for_selection(corpus / "masters-hipblaslt" / "hipblaslt_gfx942_grid.dat")[0]
+    record = json.loads((corpus / "select-hipblaslt" / "hipblaslt_gfx942_grid.jsonl").read_text().splitlines()[0])
+    device = Hardware(arch="gfx942", cu_count=record["cu_count"])
+    served = HIPBLASLT.problem_from_query(record)
+    assert select_solution(library, served, device).index is not None
+    assert problem_type_reason(library, served) is None
+    unserved = HIPBLASLT.problem_from_query({**record, "compute_input_type": "BFloat8"})
+    assert select_solution(library, unserved, device).index is None
+    reason = no_kernel_reason(library, unserved, device)
+    assert "(this compute input type)" in reason and "compute input BFloat8" in reason, reason
