@@ -61,8 +61,6 @@ def predicate_problem_fields(root: Any) -> dict[str, Any]:
             fields["trans_b"] = ("C" if "_BjlkC" in operation else "T") if "_Bjlk" in operation else "N"
         elif predicate.type == "TypesEqual":
             fields.update(zip(("a_type", "b_type", "c_type", "d_type"), predicate.value[:4], strict=True))
-            if len(predicate.value) > 4:  # tensilelite: the 5th type is computeInputType
-                fields["compute_input_type"] = predicate.value[4]
         elif predicate.type in _FLAG_FIELDS:
             fields[_FLAG_FIELDS[predicate.type]] = bool(predicate.value)
     return fields

@@ -1,0 +1,75 @@
+"""Error and finding locations come from libyaml's event stream (``node_positions``); the rule is
+that of composing the node graph and walking it (``_composed_positions``): the node at each path,
+or its deepest ancestor, and nothing for a text that is not one YAML document."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tensilekit.io.yaml_codec import _composed_positions, node_positions
+
+_keys = st.one_of(st.sampled_from(["a", "b", "MacroTile0", "3", "x y"]), st.integers(0, 4))
+_documents = st.recursive(
+    st.one_of(st.integers(-5, 5), st.text("ab: -", max_size=4), st.booleans(), st.none()),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_keys, inner, max_size=4)),
+    max_leaves=25,
+)
+
+
+def _paths_into(data: Any, rng: random.Random, count: int) -> list[list[object]]:
+    paths = []
+    for _ in range(count):
+        node, path = data, []
+        while isinstance(node, (list, dict)) and node and rng.random() < 0.8:
+            if isinstance(node, list):
+                position = rng.randrange(len(node))
+                path.append(position)
+                node = node[position]
+            else:
+                key = rng.choice(list(node))
+                path.append(key)
+                node = node[key]
+        if rng.random() < 0.25:
+            path.append(rng.choice(["missing", 7]))
+        paths.append(path)
+    return paths
+
+
+@given(_documents, st.sampled_from([None, False, True]), st.integers(0, 2**16))
+@settings(max_examples=200, deadline=None)
+def test_event_walk_agrees_with_the_composed_graph(data: Any, flow: bool | None, seed: int) -> None:
+    text = yaml.safe_dump(data, default_flow_style=flow)
+    paths = _paths_into(data, random.Random(seed), 8) + [[]]
+    assert node_positions(text, paths) == _composed_positions(text, paths)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x {b: 1}\nc: *x\n",  # an alias: its children are reached through the anchor
+        "a: 1\na: {b: 2}\n",  # a repeated key: the first one counts
+        "? [1, 2]\n: v\nk: {m: 1}\n",  # a complex key
+        "- 1\n---\n- 2\n",  # two documents: no position at all
+        "a: [1, 2\n",  # not YAML
+    ],
+)
+def test_awkward_documents_agree(text: str) -> None:
+    paths: list[list[object]] = [["a"], ["a", "b"], ["c", "b"], ["k", "m"], [0], [1], []]
+    assert node_positions(text, paths) == _composed_positions(text, paths)
+
+
+def test_corpus_logic_files_agree(corpus: Path) -> None:
+    rng = random.Random(18)
+    files = sorted((corpus / "logic").rglob("*.yaml"))
+    for path in rng.sample(files, 12):
+        text = path.read_text()
+        data = yaml.load(text, Loader=yaml.CSafeLoader)
+        wanted = _paths_into(data, rng, 40)
+        assert node_positions(text, wanted) == _composed_positions(text, wanted), path
