@@ -163,6 +163,9 @@ def test_ctrl_c_stops_the_tool_and_re_raises(fake_bin: Path, tmp_path: Path) -> 
     import threading
 
     pidfile = tmp_path / "child.pid"
+    # Ctrl-C as Python delivers it by default: a library an earlier test in this process started
+    # (Ray's driver) may have replaced the SIGINT handler, so the test puts Python's own back
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
@@ -172,6 +175,7 @@ def test_ctrl_c_stops_the_tool_and_re_raises(fake_bin: Path, tmp_path: Path) -> 
             )
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     grandchild = int(pidfile.read_text())
     deadline = time.monotonic() + 5
     while _alive(grandchild) and time.monotonic() < deadline:
