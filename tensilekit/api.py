@@ -17,15 +17,14 @@ from tensilekit.errors import (
 )
 from tensilekit.io.detect import Kind, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
-from tensilekit.io.logic_io import detect_dialect, logic_from_data
 from tensilekit.io.master_io import decode, load_placeholder, master_from_data
 from tensilekit.io.yaml_codec import detect_style, parse_yaml
 from tensilekit.model.library import HardwareNode, MasterLibrary, PlaceholderNode, join_masters
-from tensilekit.model.logic import LogicFile
 from tensilekit.model.solution import MasterSolution
 
 if TYPE_CHECKING:
     from tensilekit.model.derive_tensilelite import CustomKernelConfig
+    from tensilekit.model.logic import LogicFile
     from tensilekit.selection.runtime import Runtime
 
 
@@ -42,6 +41,8 @@ def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLib
         kind = detect_kind(decoded)
     if kind is Kind.MASTER:
         return master_from_data(decoded, source=source, text=text, binary=data if isinstance(data, bytes) else None)
+    from tensilekit.io.logic_io import logic_from_data  # lazy: `select` on a master reads no logic file
+
     logic = logic_from_data(decoded, source=source, text=text)
     if text is not None:
         logic._source_style = detect_style(text, decoded)
@@ -111,6 +112,8 @@ def build_master_files(
                     data = {**data, "Solutions": [expanded_solution(s, data) for s in data["Solutions"]]}
             if detect_kind(data) is not Kind.LOGIC:
                 raise UnsupportedFormat("not a library-logic file", Location(file=str(path)))
+            from tensilekit.io.logic_io import detect_dialect
+
             file_dialect = dialect or detect_dialect(data).value
             dialects.add(file_dialect)
             if isinstance(data, dict) and file_dialect == "tensilelite":

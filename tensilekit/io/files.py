@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tensilekit.errors import DecodeError, InputNotFound, Location, UnsupportedFormat
@@ -38,4 +41,16 @@ def read_text(path: str | Path) -> str:
     return decode_text(read_bytes(path), str(path))
 
 
-__all__ = ["decode_text", "read_bytes", "read_text"]
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building large acyclic trees (it would rescan them many times)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+__all__ = ["decode_text", "gc_paused", "read_bytes", "read_text"]

@@ -8,15 +8,14 @@ dict) position by position from :data:`LIST_LAYOUTS` and emits it in the file's 
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MissingField, error_context
+from tensilekit.io.files import gc_paused
 from tensilekit.io.locations import add_line, raw_path, to_format_error
 from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE, YamlStyle, detect_style, dump_yaml, parse_yaml
 from tensilekit.model.common import to_raw
@@ -31,18 +30,6 @@ from tensilekit.model.logic import (
 
 _FIELD_TO_DICT_KEY = {field: key for key, field in DICT_KEYS.items()}
 _MIN_LIST_LENGTH = 8  # up to the exact-logic table (position 7)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building large acyclic trees (it would rescan them many times)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def detect_dialect(data: Any) -> Dialect:

@@ -14,9 +14,8 @@ from pydantic import ValidationError
 
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, error_context
 from tensilekit.io.detect import Format, Kind, decompress, detect_format, detect_kind
-from tensilekit.io.files import decode_text, read_bytes
+from tensilekit.io.files import decode_text, gc_paused, read_bytes
 from tensilekit.io.locations import to_format_error
-from tensilekit.io.logic_io import gc_paused
 from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack
 from tensilekit.io.yaml_codec import AMD_MASTER_STYLE, YamlStyle, dump_yaml, parse_yaml
 from tensilekit.model.library import MasterLibrary, PlaceholderNode, placeholder_name

@@ -3,9 +3,32 @@
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ModelWrapValidatorHandler, PrivateAttr, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, ModelWrapValidatorHandler, PrivateAttr, model_validator
+
+# What the derivation, naming and selection code relies on. Generous: every bound is far past any
+# value a real kernel or GPU problem has (corpus maxima in comments), but small enough that loops
+# over them end (an index assignment of 10**12 made ``range(num_c, total)`` run for ever).
+
+MAX_TENSOR_INDICES = 18
+"""Tensor indices are named ``i``..``z`` (Tensile ``globalParameters["IndexChars"]``)."""
+MAX_TILE = 1 << 16  # macro tile, depth U, thread tile, work group (corpus: <= 512)
+MAX_VECTOR_WIDTH = 1 << 10  # vector widths (corpus: <= 16)
+MAX_SIZE = 1 << 40  # a problem size or leading dimension (corpus: <= 16 000 000)
+MAX_PARAMETER = 1 << 20  # other small integer parameters (stagger, element multiples, ...)
+
+
+def _non_negative(value: float | int) -> float | int:
+    # ``not >=`` is also true for NaN. Infinity stays legal: AMD's tools write .inf for
+    # kernels that were never timed (rocBLAS aquavanjaram logic), and it sorts consistently.
+    if not value >= 0:
+        raise ValueError("must be a number >= 0 (not negative, not NaN)")
+    return value
+
+
+Efficiency = Annotated[float | int, AfterValidator(_non_negative)]
+"""A table efficiency or master speed: not negative, not NaN (NaN would sort arbitrarily)."""
 
 _KEY_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
 

@@ -17,8 +17,7 @@ from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag, mode
 from pydantic_core import PydanticCustomError
 
 from tensilekit.errors import child_path
-from tensilekit.model.common import StrictModel
-from tensilekit.model.logic import MAX_SIZE, MAX_TENSOR_INDICES, Efficiency
+from tensilekit.model.common import MAX_SIZE, MAX_TENSOR_INDICES, Efficiency, StrictModel
 from tensilekit.model.predicates import Predicate
 from tensilekit.model.solution import MasterSolution
 

@@ -14,7 +14,17 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic_core import PydanticCustomError
 
-from tensilekit.model.common import OrderedOpenModel, StrictModel
+# the bounds live in model.common, so model.library has them without importing this module
+from tensilekit.model.common import (
+    MAX_PARAMETER,
+    MAX_SIZE,
+    MAX_TENSOR_INDICES,
+    MAX_TILE,
+    MAX_VECTOR_WIDTH,
+    Efficiency,
+    OrderedOpenModel,
+    StrictModel,
+)
 
 
 class Dialect(str, enum.Enum):
@@ -77,18 +87,6 @@ DICT_KEYS: dict[str, str] = {
 
 
 # -- value bounds checked once, when a file is read -----------------------------------------------
-# What the derivation, naming and selection code relies on. Generous: every bound is far past any
-# value a real kernel or GPU problem has (corpus maxima in comments), but small enough that loops
-# over them end (an index assignment of 10**12 made ``range(num_c, total)`` run for ever).
-
-MAX_TENSOR_INDICES = 18
-"""Tensor indices are named ``i``..``z`` (Tensile ``globalParameters["IndexChars"]``)."""
-MAX_TILE = 1 << 16  # macro tile, depth U, thread tile, work group (corpus: <= 512)
-MAX_VECTOR_WIDTH = 1 << 10  # vector widths (corpus: <= 16)
-MAX_SIZE = 1 << 40  # a problem size or leading dimension (corpus: <= 16 000 000)
-MAX_PARAMETER = 1 << 20  # other small integer parameters (stagger, element multiples, ...)
-
-
 def _not_null(value: Any) -> Any:
     # An explicit ``null`` for a field the kernel cannot exist without (absent keys are allowed).
     if value is None:
@@ -102,14 +100,6 @@ def _not_zero(value: int | None) -> int | None:
     return value
 
 
-def _non_negative(value: float | int) -> float | int:
-    # ``not >=`` is also true for NaN. Infinity stays legal: AMD's tools write .inf for
-    # kernels that were never timed (rocBLAS aquavanjaram logic), and it sorts consistently.
-    if not value >= 0:
-        raise ValueError("must be a number >= 0 (not negative, not NaN)")
-    return value
-
-
 TensorIndex = Annotated[int, Field(ge=0, lt=MAX_TENSOR_INDICES)]
 _IndexList = Annotated[list[TensorIndex], Field(max_length=MAX_TENSOR_INDICES)]
 _Dimension = Annotated[int | None, Field(ge=1, le=MAX_TILE), AfterValidator(_not_null)]
@@ -120,8 +110,6 @@ _VectorWidth = Annotated[int, Field(ge=-1, le=MAX_VECTOR_WIDTH)]
 _ReadVectorWidth = Annotated[int, Field(ge=-2, le=MAX_VECTOR_WIDTH), AfterValidator(_not_zero)]
 _Prefetch = Annotated[int, Field(ge=0, le=64)] | bool
 _IndexMap = dict[TensorIndex, int]
-Efficiency = Annotated[float | int, AfterValidator(_non_negative)]
-"""A table efficiency or master speed: not negative, not NaN (NaN would sort arbitrarily)."""
 
 
 def _problem_indices_error(

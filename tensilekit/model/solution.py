@@ -10,8 +10,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from tensilekit.model.common import OpenModel
-from tensilekit.model.logic import MAX_TILE
+from tensilekit.model.common import MAX_TILE, OpenModel
 from tensilekit.model.predicates import InternedPredicate
 
 _Tile = list[Annotated[int, Field(ge=1, le=MAX_TILE)]]
