@@ -186,8 +186,9 @@ def _profiles() -> dict[str, ToolProfile]:
     develop = ToolProfile(
         name="hipblaslt-develop",
         description="hipBLASLt develop (rocm-libraries tensilelite, as read from source)",
-        # GEKO writes MinimumRequiredVersion '5.0.0' (config_sections_generator.py @06204e51);
-        # versionIsCompatible needs the same major, so 4.x configs are refused there.
+        # GEKO writes MinimumRequiredVersion '5.0.0' (config_sections_generator.py @06204e51), and so
+        # do AMD's own develop test configs (projects/hipblaslt/tensilelite/Tensile/Tests/common/gemm/
+        # fp16_tn.yaml @ 5dc77c3d0a11); versionIsCompatible needs the same major, so 4.x is refused.
         dialect="tensilelite", tensile_version="5.0.0", minimum_required_version="5.0.0",
         archs=("gfx90a", "gfx942", "gfx950"), gemm_types=_DEVELOP_GEMM_TYPES,
         letters=letters_7d9fb68 | frozenset(_FNUZ.values()), scale_mode="ints",
