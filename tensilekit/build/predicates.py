@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
 from tensilekit.errors import InvalidValue, Location, MissingField
 from tensilekit.model.naming import KernelState, ProblemTypeState
@@ -307,17 +307,10 @@ def _tlu(pt: ProblemTypeState, tensor: str) -> bool:
     return bool(assignments) and assignments[0] < pt["NumIndicesC"]
 
 
-#: tensilelite's ``globalParameters["MinKForGSU"]`` (hipBLASLt's GlobalParameters.py of the corpus's
-#: logic files); Tensile's is 256 and comes from the kernel's own ``MinKForGSU``.
-TENSILELITE_MIN_K_FOR_GSU: Final = 32
-
-
-def compound_predicates(state: KernelState, *, path: str = "", dialect: str = "tensile") -> list[Predicate]:
-    """``ProblemPredicate.CompoundPredicates`` (Tensile 4.44 set, see selection.md a.2).
-
-    tensilelite writes ``GlobalSplitUCheckMinK`` as ``[minK, GSU]``, which the runtime skips for
-    GSU 1 (and auto GSU), where Tensile writes the single bound ``MinKForGSU x GSU``.
-    """
+def compound_predicates(state: KernelState, *, path: str = "") -> list[Predicate]:
+    """``ProblemPredicate.CompoundPredicates`` (Tensile 4.44 set, see selection.md a.2); Tensile
+    writes ``GlobalSplitUCheckMinK`` as the single bound ``MinKForGSU x GSU`` (tensilelite's
+    ``[minK, GSU]`` form is built by ``build.tensilelite``)."""
     pt: ProblemTypeState = state["ProblemType"]
     preds: list[Predicate] = []
     tlua, tlub = _tlu(pt, "A"), _tlu(pt, "B")
@@ -360,19 +353,16 @@ def compound_predicates(state: KernelState, *, path: str = "", dialect: str = "t
             limit = min(mt1, int(less_than[1]) - 1)
         preds.append(Predicate("BufferStoreOffsetLimitCheck", value=limit))
     if accumulation is not None and not stream_k:
-        if dialect == "tensilelite":
-            preds.append(Predicate("GlobalSplitUCheckMinK", value=[TENSILELITE_MIN_K_FOR_GSU, gsu]))
-        else:
-            min_k = state.get("MinKForGSU", 256)
-            preds.append(Predicate("GlobalSplitUCheckMinK", value=int(min_k) * gsu))
+        min_k = state.get("MinKForGSU", 256)
+        preds.append(Predicate("GlobalSplitUCheckMinK", value=int(min_k) * gsu))
     return preds
 
 
-def solution_problem_predicate(state: KernelState, *, path: str = "", dialect: str = "tensile") -> Predicate:
+def solution_problem_predicate(state: KernelState, *, path: str = "") -> Predicate:
     """``ProblemPredicate.FromOriginalState``: key-pair, problem-type, then compound predicates."""
     preds = [p for key, value in state.items() if (p := key_pair_predicate(key, value, path=path)) is not None]
     preds += problem_type_predicates(state["ProblemType"], include_operation=True, include_type=True)
-    preds += compound_predicates(state, path=path, dialect=dialect)
+    preds += compound_predicates(state, path=path)
     return and_(preds)
 
 
