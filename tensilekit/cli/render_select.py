@@ -216,7 +216,9 @@ def _device(hardware: Hardware) -> str:
 
 
 def _runtime_line(hipblaslt: bool) -> str:
-    return "hipBLASLt (tensilelite heuristic: findTopSolutions(1))" if hipblaslt else "rocBLAS Tensile (findBestSolution)"
+    return (
+        "hipBLASLt (tensilelite heuristic: findTopSolutions(1))" if hipblaslt else "rocBLAS Tensile (findBestSolution)"
+    )
 
 
 def _tensilelite_line(problem: GemmProblem, contraction: ContractionProblem) -> str:

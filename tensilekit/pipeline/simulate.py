@@ -58,6 +58,7 @@ SIMULATOR_VERSION = "tensilekit-gpu-simulator/1"
 TUNED_LIBRARY_FILE = "SIMULATED_library.json"
 """What a simulated tuned-library build writes; the simulated bench reads it via the libpath."""
 
+
 def _unit(*parts: object) -> float:
     """A deterministic number in [0, 1) from ``parts`` (sha256, not Python's salted hash)."""
     digest = hashlib.sha256("|".join(str(part) for part in parts).encode()).digest()

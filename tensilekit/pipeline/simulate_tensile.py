@@ -249,7 +249,9 @@ def run_simulated_driver(
             if letters == "S" and str(problem_type.get("F32XdlMathOp", "S")) == "X":
                 letters = "X"  # xf32: the X instructions (F32XdlMathOp)
             flavour = driver_flavour(benchmark)
-            context = make_context(profile, letters, [], 8 if letters == "D" else 4, "tensile" if flavour == "tensile" else "tensilelite")
+            context = make_context(
+                profile, letters, [], 8 if letters == "D" else 4, "tensile" if flavour == "tensile" else "tensilelite"
+            )
             defaults = profile.default_genes(letters)
             accepted: list[KernelParams] = []
             group_number += 1

@@ -248,7 +248,10 @@ def tuning_config(
     benchmark = {
         "BenchmarkCommonParameters": common_parameters(problem_type, dialect),
         "ForkParameters": [{"Groups": [group]}],
-        "BenchmarkFinalParameters": [{"ProblemSizes": problem_sizes}, *epilogue_arguments(problem_type, bias_type, activation)],
+        "BenchmarkFinalParameters": [
+            {"ProblemSizes": problem_sizes},
+            *epilogue_arguments(problem_type, bias_type, activation),
+        ],
     }
     config: dict[str, Any] = {
         "GlobalParameters": global_parameters(sizes, beta=beta, minimum_required_version=minimum_required_version),

@@ -172,7 +172,12 @@ def build_bench_argv(
         "--compute_type", compute_type_for_bench(problem.compute_type),
         "--scale_type", problem.scale_type,
     ]  # fmt: skip
-    for flag, mode in (("--scaleA", problem.scale_a), ("--scaleB", problem.scale_b), ("--scaleC", problem.scale_c), ("--scaleD", problem.scale_d)):
+    for flag, mode in (
+        ("--scaleA", problem.scale_a),
+        ("--scaleB", problem.scale_b),
+        ("--scaleC", problem.scale_c),
+        ("--scaleD", problem.scale_d),
+    ):
         if mode:
             argv += [flag, scale(mode)]
     if problem.batch_mode:
@@ -205,7 +210,12 @@ def _option_args(opts: BenchOptions) -> list[str]:
         argv += ["--requested_solution", str(opts.requested_solution)]
     if opts.api_method is not None:
         argv += ["--api_method", opts.api_method]
-    for flag, value in (("--iters", opts.iters), ("--cold_iters", opts.cold_iters), ("--rotating", opts.rotating), ("--device", opts.device)):
+    for flag, value in (
+        ("--iters", opts.iters),
+        ("--cold_iters", opts.cold_iters),
+        ("--rotating", opts.rotating),
+        ("--device", opts.device),
+    ):
         if value is not None:
             argv += [flag, str(value)]
     if opts.initialization is not None:
@@ -256,7 +266,10 @@ def bench_yaml_record(problem: GemmProblem, options: BenchOptions | None = None)
         if value is not None:
             record[name] = value
     record.update(
-        flush=opts.flush, use_gpu_timer=opts.use_gpu_timer, print_kernel_info=opts.print_kernel_info, unit_check=opts.verify
+        flush=opts.flush,
+        use_gpu_timer=opts.use_gpu_timer,
+        print_kernel_info=opts.print_kernel_info,
+        unit_check=opts.verify,
     )
     return record
 
@@ -299,7 +312,13 @@ _TOLERANCE_COLUMNS = frozenset({"atol", "rtol"})
 class InvalidMeasurement(ToolOutputError):
     """A timing no benchmark can produce (NaN, infinite, zero or negative): a measurement error of
     the job that printed it, never a result."""
-_SOLUTION_LINES = {"--Solution index:": "solution_index", "--Solution name:": "solution_name", "--kernel name:": "kernel_name"}
+
+
+_SOLUTION_LINES = {
+    "--Solution index:": "solution_index",
+    "--Solution name:": "solution_name",
+    "--kernel name:": "kernel_name",
+}
 
 
 class BenchResult(BaseModel):
@@ -456,7 +475,9 @@ def parse_bench_output(text: str | Iterable[str], *, source: str | None = None) 
                     try:
                         rows[-1][name] = int(value)
                     except ValueError:
-                        raise ToolOutputError(f"solution index is not an integer: {value!r}", Location(file=where, line=number)) from None
+                        raise ToolOutputError(
+                            f"solution index is not an integer: {value!r}", Location(file=where, line=number)
+                        ) from None
                 else:
                     rows[-1][name] = value
             continue

@@ -59,7 +59,14 @@ _WINNER_COLUMNS = ("WinnerGFlops", "WinnerTimeUS", "WinnerIdx", "WinnerName")
 _TENSILELITE_EXTRA_COLUMNS = ("TilesPerCu", "TotalGranularity")
 _TENSILE_EXTRA_COLUMNS = ("WinnerFreq", "WinnerPower", "WinnerTemperature")
 NON_SOLUTION_COLUMNS = frozenset(
-    {*_METRIC_COLUMNS, *_LD_COLUMNS, "TotalFlops", *_WINNER_COLUMNS, *_TENSILELITE_EXTRA_COLUMNS, *_TENSILE_EXTRA_COLUMNS}
+    {
+        *_METRIC_COLUMNS,
+        *_LD_COLUMNS,
+        "TotalFlops",
+        *_WINNER_COLUMNS,
+        *_TENSILELITE_EXTRA_COLUMNS,
+        *_TENSILE_EXTRA_COLUMNS,
+    }
 )
 """Every client CSV column that is not a solution (besides ``Size<I…>``)."""
 
@@ -229,9 +236,7 @@ def parse_client_csv(text: str, *, source: str | None = None) -> ClientCsv:
     header = [cell.strip() for cell in next(csv.reader([header_line], skipinitialspace=True))]
     header_location = Location(file=source, line=header_number)
     if header[0] not in _METRIC_COLUMNS or "SizeI" not in header:
-        raise ToolOutputError(
-            f"not a Tensile client CSV: header starts {', '.join(header[:3])!r}", header_location
-        )
+        raise ToolOutputError(f"not a Tensile client CSV: header starts {', '.join(header[:3])!r}", header_location)
     if len(set(header)) != len(header):
         raise ToolOutputError("client CSV header repeats a column name", header_location)
     size_columns = [name for name in header if name.startswith("Size") and len(name) == 5 and name[4].isupper()]

@@ -182,8 +182,13 @@ def problem_from_tunableop(op_name: str, params: str) -> GemmProblem:
         a_type, b_type, out_type = (torch_type(name) for name in types)
         scale = 2 if values.get("rowwise") else 1
         problem.update(
-            a_type=a_type, b_type=b_type, c_type=out_type, d_type=out_type, compute_type="c_f32_r",
-            scale_a=scale, scale_b=scale,
+            a_type=a_type,
+            b_type=b_type,
+            c_type=out_type,
+            d_type=out_type,
+            compute_type="c_f32_r",
+            scale_a=scale,
+            scale_b=scale,
         )
         bias = values.get("bias")
         if bias is not None and bias != "None":
@@ -293,7 +298,11 @@ def parse_aiter_csv(
         problems.append(problem)
     warnings = (f"{duplicates} row(s) repeat an earlier GEMM and were dropped",) if duplicates else ()
     return ParsedWorkload(
-        format=WorkloadFormat.AITER, source=file, problems=tuple(problems), bad_lines=tuple(sink.bad_lines), warnings=warnings
+        format=WorkloadFormat.AITER,
+        source=file,
+        problems=tuple(problems),
+        bad_lines=tuple(sink.bad_lines),
+        warnings=warnings,
     )
 
 
@@ -323,7 +332,11 @@ def _aiter_rows(
     text: str, file: str | None, sink: BadLineSink, default_dtype: str, default_out_dtype: str | None
 ) -> Iterator[tuple[dict[str, str], GemmProblem]]:
     """Each readable row of an AITER CSV with its problem; bad rows go to ``sink``."""
-    rows = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip() and not line.lstrip().startswith("#")]
+    rows = [
+        (number, line)
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     if not rows:
         raise ToolOutputError("empty AITER CSV: no header line", Location(file=file, line=1))
     header_line, header_text = rows[0]

@@ -31,7 +31,11 @@ def detect_workload_format(text: str) -> WorkloadFormat | None:
         if first == "hipblaslt-bench" or first.endswith("/hipblaslt-bench") or line.startswith(("- {", "-{")):
             return WorkloadFormat.HIPBLASLT_LOG
     head = lines[0]
-    if head.startswith("Validator,") or head.split(",", 1)[0].endswith("TunableOp_") or "TunableOp_" in head.split(",", 1)[0]:
+    if (
+        head.startswith("Validator,")
+        or head.split(",", 1)[0].endswith("TunableOp_")
+        or "TunableOp_" in head.split(",", 1)[0]
+    ):
         return WorkloadFormat.TUNABLEOP
     columns = {cell.strip() for cell in head.split(",")}
     if {"M", "N", "K"} <= columns:

@@ -185,7 +185,9 @@ def parse_geko_list(text: str, *, file: str | None = None) -> ParsedWorkload:
     sizes = require("Sizes")
     sizes_node = nodes.get("Sizes")
     if not isinstance(sizes, list) or not sizes:
-        raise InvalidValue("Sizes must be a non-empty list of [M, N, batch, K]", _node_location(file, sizes_node, "Sizes"))
+        raise InvalidValue(
+            "Sizes must be a non-empty list of [M, N, batch, K]", _node_location(file, sizes_node, "Sizes")
+        )
     size_nodes = sizes_node.value if isinstance(sizes_node, yaml.SequenceNode) else []
     problems: list[GemmProblem] = []
     seen: set[tuple[int, ...]] = set()

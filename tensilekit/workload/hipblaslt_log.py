@@ -341,7 +341,12 @@ _BENCH_SWITCHES: dict[str, str] = {
     "--swizzleB": "swizzle_b",
     "--grouped_gemm": "grouped_gemm",
 }
-_BENCH_SCALES: dict[str, str] = {"--scaleA": "scale_a", "--scaleB": "scale_b", "--scaleC": "scale_c", "--scaleD": "scale_d"}
+_BENCH_SCALES: dict[str, str] = {
+    "--scaleA": "scale_a",
+    "--scaleB": "scale_b",
+    "--scaleC": "scale_c",
+    "--scaleD": "scale_d",
+}
 _BENCH_GROUP_FIELDS = frozenset(
     {"m", "n", "k", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d"}
 )

@@ -257,9 +257,7 @@ class GemmProblem(BaseModel):
         compute = values.get("compute_type")
         values["compute_type"] = normalize_compute_type(compute) if compute else default_compute_type(a_type)
         scale = values.get("scale_type")
-        values["scale_type"] = (
-            normalize_data_type(scale) if scale else default_scale_type(values["compute_type"])
-        )
+        values["scale_type"] = normalize_data_type(scale) if scale else default_scale_type(values["compute_type"])
         for name in ("trans_a", "trans_b"):
             if name in values:
                 values[name] = _normalize_transpose(values[name])
@@ -332,9 +330,7 @@ class GemmProblem(BaseModel):
             ignored.add("batch_mode")
         if self.batch == 1:
             ignored |= {"stride_a", "stride_b", "stride_c", "stride_d"}
-        return tuple(
-            (name, getattr(self, name)) for name in type(self).model_fields if name not in ignored
-        )
+        return tuple((name, getattr(self, name)) for name in type(self).model_fields if name not in ignored)
 
     def with_call_count(self, call_count: int) -> GemmProblem:
         """A copy with another call count."""

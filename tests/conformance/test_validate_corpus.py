@@ -13,5 +13,9 @@ from tensilekit.inspect import validate_paths
 def test_corpus_validates(corpus: Path, folder: str) -> None:
     results = validate_paths([corpus / folder])
     assert results, f"no library files found under {folder}/"
-    failed = {result.path: [f.message for f in result.findings if f.severity == "error"] for result in results if not result.ok}
+    failed = {
+        result.path: [f.message for f in result.findings if f.severity == "error"]
+        for result in results
+        if not result.ok
+    }
     assert not failed, failed

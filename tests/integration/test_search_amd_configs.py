@@ -68,9 +68,23 @@ def workload_problems(corpus: Path | None) -> dict[str, list[GemmProblem]]:
     }  # fmt: skip
     for name, (data, dest, compute) in types.items():
         found[f"type_{name}"] = [
-            GemmProblem(m=m, n=n, k=k, trans_a=ta, trans_b=tb, a_type=data, b_type=data, c_type=dest, d_type=dest,
-                        compute_type=compute)  # fmt: skip
-            for m, n, k, ta, tb in ((4096, 4096, 4096, "T", "N"), (1024, 16, 8192, "N", "N"), (3072, 2048, 1024, "N", "T"))
+            GemmProblem(
+                m=m,
+                n=n,
+                k=k,
+                trans_a=ta,
+                trans_b=tb,
+                a_type=data,
+                b_type=data,
+                c_type=dest,
+                d_type=dest,
+                compute_type=compute,
+            )  # fmt: skip
+            for m, n, k, ta, tb in (
+                (4096, 4096, 4096, "T", "N"),
+                (1024, 16, 8192, "N", "N"),
+                (3072, 2048, 1024, "N", "T"),
+            )
         ]
     return found
 
@@ -85,7 +99,9 @@ class Batch:
     results: list[dict[str, Any]] = field(default_factory=list)
 
 
-def generate(folder: Path, arch: str, dialect: str, tool: ToolProfile, problems: dict[str, list[GemmProblem]]) -> tuple[list[Path], list[str]]:
+def generate(
+    folder: Path, arch: str, dialect: str, tool: ToolProfile, problems: dict[str, list[GemmProblem]]
+) -> tuple[list[Path], list[str]]:
     """GA configs (generations 0..2, synthetic times) for every workload group the profile can express."""
     profile = profile_for(arch)
     written: list[Path] = []
@@ -133,18 +149,39 @@ def epilogue_configs(folder: Path, corpus: Path, arch: str, dialect: str, tool: 
             continue
         logic = load_logic(path)
         raw = logic.problem_type.model_dump(by_alias=True)
-        data, dest, compute = (letters_of.get(int(raw.get(key, -1)), "?") for key in ("DataType", "DestDataType", "ComputeDataType"))
-        if "?" in (data, dest, compute) or raw.get("DataTypeA", raw["DataType"]) != raw.get("DataTypeB", raw["DataType"]) \
-                or raw.get("DataTypeA", raw["DataType"]) != raw["DataType"] or tool.config_type_issue((data, dest, compute), arch):
+        data, dest, compute = (
+            letters_of.get(int(raw.get(key, -1)), "?") for key in ("DataType", "DestDataType", "ComputeDataType")
+        )
+        if (
+            "?" in (data, dest, compute)
+            or raw.get("DataTypeA", raw["DataType"]) != raw.get("DataTypeB", raw["DataType"])
+            or raw.get("DataTypeA", raw["DataType"]) != raw["DataType"]
+            or tool.config_type_issue((data, dest, compute), arch)
+        ):
             continue  # fmt: skip
-        base = problem_type_config(data, dest, compute, "T" if raw.get("TransposeA") else "N", "T" if raw.get("TransposeB") else "N")
+        base = problem_type_config(
+            data, dest, compute, "T" if raw.get("TransposeA") else "N", "T" if raw.get("TransposeB") else "N"
+        )
         problem_type = {**base, **library_epilogue(raw, "tensilelite")}
-        shapes = [ProblemShape(4096, 4096, 1, 4096, "T" if raw.get("TransposeA") else "N", "T" if raw.get("TransposeB") else "N", 4096, 4096)]
+        shapes = [
+            ProblemShape(
+                4096,
+                4096,
+                1,
+                4096,
+                "T" if raw.get("TransposeA") else "N",
+                "T" if raw.get("TransposeB") else "N",
+                4096,
+                4096,
+            )
+        ]
         from tensilekit.search.ga import SearchProblem
         from tensilekit.search.profiles import gene_space
         from tensilekit.search.pruning import make_context
 
-        search = SearchProblem(gene_space(profile, data), make_context(profile, data, shapes, 8 if data == "D" else 4), (1.0,), "epilogue")
+        search = SearchProblem(
+            gene_space(profile, data), make_context(profile, data, shapes, 8 if data == "D" else 4), (1.0,), "epilogue"
+        )
         kernels = propose(GAState(), search, GAConfig(population=6, seed=2), [])
         config = tuning_config(problem_type, shapes, kernels, profile, "tensilelite",
                                minimum_required_version=tool.minimum_required_version)  # fmt: skip
@@ -244,7 +281,9 @@ def test_tuned_kernels_get_the_library_rows_problem_type(batches: dict[tuple[str
 def test_types_a_release_cannot_express_are_not_written() -> None:
     # ROCm/Tensile has no (F8, B, S) (validGEMMTypes, Common.py:453-462 @09ec347) and no F8N;
     # 7d9fb68 reads gfx942's FNUZ fp8 as F8 (same bits) but knows no gfx950.
-    tensile, lite, develop = (tool_profile(name) for name in ("tensile-09ec347", "hipblaslt-7d9fb68", "hipblaslt-develop"))
+    tensile, lite, develop = (
+        tool_profile(name) for name in ("tensile-09ec347", "hipblaslt-7d9fb68", "hipblaslt-develop")
+    )
     assert tensile.config_type_issue(("F8", "B", "S"), "gfx942") is not None
     assert tensile.config_type_issue(("F8", "H", "S"), "gfx942") is None
     assert lite.config_type_issue(("F8N", "B", "S"), "gfx942") is None and lite.config_letters("F8N", "gfx942") == "F8"

@@ -62,4 +62,8 @@ def test_contained_dir_and_finite_json(tmp_path: Path) -> None:
         else:
             raise AssertionError(f"{bad} was accepted")
     value = {"uplift": float("inf"), "ratios": [float("nan"), 1.5], "name": "x"}
-    assert json.loads(json.dumps(finite_json(value), allow_nan=False)) == {"uplift": None, "ratios": [None, 1.5], "name": "x"}
+    assert json.loads(json.dumps(finite_json(value), allow_nan=False)) == {
+        "uplift": None,
+        "ratios": [None, 1.5],
+        "name": "x",
+    }

@@ -376,7 +376,10 @@ def matching(draw: Any) -> dict[str, Any]:
     props = draw(properties)
     key = st.lists(st.integers(0, 2**40), min_size=len(props), max_size=len(props))
     entry = st.one_of(
-        st.fixed_dictionaries({"key": key, "index": solution_index}, optional={"speed": st.one_of(st.floats(min_value=0, allow_nan=False), small_int)}),
+        st.fixed_dictionaries(
+            {"key": key, "index": solution_index},
+            optional={"speed": st.one_of(st.floats(min_value=0, allow_nan=False), small_int)},
+        ),
         st.fixed_dictionaries({"key": key, "value": single}),  # older Tensile masters
     )
     node = {
@@ -408,6 +411,8 @@ leaf_nodes = st.one_of(
         ),
     ),
 )
+
+
 def _composite_nodes(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     rows = st.lists(st.fixed_dictionaries({"predicate": predicates, "library": children}), max_size=3)
     return st.one_of(

@@ -314,7 +314,9 @@ def tune_command(
             tool_profile=tool_profile, tensile_profile=tensile_profile,
         )  # fmt: skip
     except ValidationError as error:  # option combinations TuneConfig refuses are usage errors (exit 2)
-        problems = "; ".join(f"{'.'.join(map(str, item['loc'])) or 'options'}: {item['msg']}" for item in error.errors())
+        problems = "; ".join(
+            f"{'.'.join(map(str, item['loc'])) or 'options'}: {item['msg']}" for item in error.errors()
+        )
         raise click.UsageError(problems) from None
     stderr = Console(stderr=True, highlight=False, soft_wrap=True)
     executor = build_executor(executor_kind, config, address)

@@ -158,9 +158,7 @@ class LocalExecutor:
     def run(self, jobs: Sequence[Job], on_event: EventCallback | None = None) -> list[JobOutcome]:
         """Run ``jobs`` on the pool; outcomes come back in input order (:func:`run_schedule`)."""
         check_unique_ids(jobs)
-        slots = [
-            Slot(str(device), device) for device in self.device_ids for _ in range(self.slots_per_device)
-        ]
+        slots = [Slot(str(device), device) for device in self.device_ids for _ in range(self.slots_per_device)]
         return run_schedule(
             jobs, slots, _ThreadBackend(self.timeout, self._clock), cpu_slots=self.cpu_slots, retries=self.retries,
             emit=on_event or (lambda event: None),

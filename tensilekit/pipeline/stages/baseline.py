@@ -137,8 +137,14 @@ class BaselineStage(TuneStage):
                         "failed verification" if result.get("verify_failed") else "ok",
                     ]
                     if (result := measured.get(gemm.id)) is not None
-                    else [None, None, None, None, None,
-                          f"not expressible: {unsupported[gemm.id]}" if gemm.id in unsupported else "failed"]
+                    else [
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        f"not expressible: {unsupported[gemm.id]}" if gemm.id in unsupported else "failed",
+                    ]
                 )
                 for gemm in gemms
             ),

@@ -143,9 +143,7 @@ def _problem_type(problem: Any, tool: ToolProfile | None = None, arch: str = "")
     return config
 
 
-def build_groups(
-    gemms: Sequence[GemmEntry], config: TuneConfig, tool: ToolProfile | None = None
-) -> list[SearchGroup]:
+def build_groups(gemms: Sequence[GemmEntry], config: TuneConfig, tool: ToolProfile | None = None) -> list[SearchGroup]:
     """The searches: per GEMM type (in workload order), clusters of distinct sizes.
 
     ``tool`` (the driver's profile) maps type letters to the ones its release uses.
@@ -197,7 +195,6 @@ def shape_problem(shape: Sequence[Any], group: SearchGroup) -> Any:
     from tensilekit.pipeline.simulate_tensile import problem_from_type
 
     return problem_from_type(group.problem_type, shape[:4])
-
 
 
 __all__ = [

@@ -365,11 +365,19 @@ class KernelSearchStage(TuneStage):
                 else propose(GAState(), problems[group.name], ga_config, seeds[group.name])
             )  # fmt: skip
             tuned = tuning_config(
-                group.problem_type, group.problem_shapes(), kernels, profile, config.search_dialect, beta=group.beta,
-                minimum_required_version=config.driver_profile().minimum_required_version, bias_type=group.bias_type,
+                group.problem_type,
+                group.problem_shapes(),
+                kernels,
+                profile,
+                config.search_dialect,
+                beta=group.beta,
+                minimum_required_version=config.driver_profile().minimum_required_version,
+                bias_type=group.bias_type,
                 activation=group.activation,
             )
-            write_config(folder, group.name, tuned, config_header(group, config.arch, config.search_dialect, config.simulate))
+            write_config(
+                folder, group.name, tuned, config_header(group, config.arch, config.search_dialect, config.simulate)
+            )
         context.record(folder)
 
     @staticmethod

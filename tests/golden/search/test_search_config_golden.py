@@ -50,7 +50,10 @@ def build(case: dict[str, Any]) -> tuple[dict[str, Any], list[KernelParams], str
     shapes = case.get("shapes", DECODE)
     profile = profile_for(arch)
     problem = SearchProblem(
-        gene_space(profile, "B", dialect), make_context(profile, "B", shapes, dialect=dialect), tuple(1.0 for _ in shapes), "golden"
+        gene_space(profile, "B", dialect),
+        make_context(profile, "B", shapes, dialect=dialect),
+        tuple(1.0 for _ in shapes),
+        "golden",
     )
     kernels = propose(GAState(), problem, GAConfig(population=6, seed=0))
     trans_a, trans_b = shapes[0].trans_a, shapes[0].trans_b

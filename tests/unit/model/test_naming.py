@@ -136,9 +136,7 @@ def test_min_naming_lists_only_varying_parameters() -> None:
 
 def test_min_naming_uses_python_equality_and_skips_prepended_and_omitted() -> None:
     a = kernel_state(_sol(FractionalLoad=0, Fp16AltImpl=False, MatrixInstruction=[]), isa=(9, 0, 10))
-    b = kernel_state(
-        _sol(FractionalLoad=False, Fp16AltImpl=True, DepthU=32, **MFMA_16x16), isa=(9, 0, 10)
-    )
+    b = kernel_state(_sol(FractionalLoad=False, Fp16AltImpl=True, DepthU=32, **MFMA_16x16), isa=(9, 0, 10))
     names = min_naming([a, b]).required
     assert "FractionalLoad" not in names and "DepthU" not in names
     assert "Fp16AltImpl" not in names and "MatrixInstruction" not in names
@@ -183,7 +181,9 @@ def test_infer_min_naming_reads_the_key_set_off_a_name() -> None:
     wider = MinNaming(naming.required | {"ISA", "WorkGroup"})
     assert solution_name_min(b, wider) == "Cijk_Ailk_Bljk_SB_MT128x32x16_SN_ISA90a_K1_SU0_SUS0_TT8_4_WG16_8_1_WGM1"
     assert infer_min_naming(b, solution_name_min(b, wider)) == wider
-    assert infer_min_naming(b, "Cijk_Ailk_Bljk_SB_MT128x32x16_SN_ISA908_K1_SU0_SUS0_TT8_4_WGM1") is None  # a value differs
+    assert (
+        infer_min_naming(b, "Cijk_Ailk_Bljk_SB_MT128x32x16_SN_ISA908_K1_SU0_SUS0_TT8_4_WGM1") is None
+    )  # a value differs
     assert infer_min_naming(a, solution_name_min(b, naming)) is None  # the head differs
 
 

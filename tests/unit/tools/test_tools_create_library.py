@@ -27,7 +27,9 @@ ROCM = CreateLibraryFlavor.ROCM_LIBRARIES
 
 
 def make_config(tmp_path: Path, **fields: Any) -> CreateLibraryConfig:
-    return CreateLibraryConfig.model_validate({"logic_dir": tmp_path / "logic", "output_dir": tmp_path / "build", **fields})
+    return CreateLibraryConfig.model_validate(
+        {"logic_dir": tmp_path / "logic", "output_dir": tmp_path / "build", **fields}
+    )
 
 
 @pytest.fixture
@@ -93,7 +95,10 @@ def test_argv_defaults_and_rocm_libraries_flavor(tmp_path: Path) -> None:
 def test_expected_master_names(tmp_path: Path) -> None:
     assert expected_master_names(make_config(tmp_path), ["gfx942"]) == ["TensileLibrary.dat"]
     separate = make_config(tmp_path, separate_architectures=True, library_format="yaml")
-    assert expected_master_names(separate, ["gfx942", "gfx90a"]) == ["TensileLibrary_gfx942.yaml", "TensileLibrary_gfx90a.yaml"]
+    assert expected_master_names(separate, ["gfx942", "gfx90a"]) == [
+        "TensileLibrary_gfx942.yaml",
+        "TensileLibrary_gfx90a.yaml",
+    ]
     assert expected_master_names(make_config(tmp_path, flavor=ROCM), ["gfx950"]) == ["TensileLibrary_lazy_gfx950.dat"]
 
 
@@ -123,7 +128,10 @@ def test_parse_progress_output() -> None:
         SAMPLE.replace("LibraryLogicFiles(2):", "LibraryLogicFiles: 2").replace("      from TensileCreateLibrary:", ":")
     )
     assert older == log
-    assert log.logic_files == ("/src/Logic/aquavanjaram/gfx942/Equality/a.yaml", "/src/Logic/aquavanjaram/gfx942/GridBased/b.yaml")
+    assert log.logic_files == (
+        "/src/Logic/aquavanjaram/gfx942/Equality/a.yaml",
+        "/src/Logic/aquavanjaram/gfx942/GridBased/b.yaml",
+    )
 
 
 def test_parse_progress_output_count_mismatch() -> None:
@@ -179,7 +187,9 @@ def test_fake_rocm_libraries_flavor(fake_bin: Path, tmp_path: Path, logic_dir: P
     old = make_config(tmp_path, separate_architectures=True)
     with pytest.raises(ToolFailed) as caught:
         run_create_library(SubprocessRunner(), old, env={"TENSILEKIT_FAKE_FLAVOR": "rocm-libraries"})
-    assert caught.value.returncode == 2 and "unrecognized arguments: --separate-architectures" in caught.value.stderr_tail
+    assert (
+        caught.value.returncode == 2 and "unrecognized arguments: --separate-architectures" in caught.value.stderr_tail
+    )
 
 
 def test_fake_corpus_logic_file(fake_bin: Path, tmp_path: Path, corpus: Path) -> None:
@@ -199,7 +209,9 @@ def test_fake_corpus_logic_file(fake_bin: Path, tmp_path: Path, corpus: Path) ->
         ("nolib", ToolOutputError, "wrote no TensileLibrary"),
     ],
 )
-def test_fake_bad_outputs(fake_bin: Path, tmp_path: Path, logic_dir: Path, garbage: str, error: type[Exception], message: str) -> None:
+def test_fake_bad_outputs(
+    fake_bin: Path, tmp_path: Path, logic_dir: Path, garbage: str, error: type[Exception], message: str
+) -> None:
     with pytest.raises(error, match=message):
         run_create_library(SubprocessRunner(), make_config(tmp_path), env={"TENSILEKIT_FAKE_GARBAGE": garbage})
 
@@ -217,7 +229,9 @@ def test_fake_failures(fake_bin: Path, tmp_path: Path, logic_dir: Path) -> None:
         run_create_library(SubprocessRunner(), make_config(tmp_path, architecture="gfx1100"))
     assert no_files.value.returncode == 1 and "AttributeError" in no_files.value.stderr_tail
     with pytest.raises(ToolFailed) as slow:
-        run_create_library(SubprocessRunner(kill_grace=1), make_config(tmp_path), env={"TENSILEKIT_FAKE_HANG": "30"}, timeout=0.5)
+        run_create_library(
+            SubprocessRunner(kill_grace=1), make_config(tmp_path), env={"TENSILEKIT_FAKE_HANG": "30"}, timeout=0.5
+        )
     assert slow.value.timed_out
     with pytest.raises(InputNotFound):
         run_create_library(SubprocessRunner(), make_config(tmp_path, logic_dir=tmp_path / "absent"))

@@ -36,5 +36,9 @@ def test_package_surfaces() -> None:
     import tensilekit.tools as tools
     import tensilekit.workload as workload
 
-    assert {"CommandRunner", "SubprocessRunner", "FakeRunner", "run_bench", "run_tensile", "run_create_library"} <= set(tools.__all__)
-    assert {"GemmProblem", "parse_hipblaslt_log", "aggregate_problems", "group_by_gemm_type", "load_workload"} <= set(workload.__all__)
+    assert {"CommandRunner", "SubprocessRunner", "FakeRunner", "run_bench", "run_tensile", "run_create_library"} <= set(
+        tools.__all__
+    )
+    assert {"GemmProblem", "parse_hipblaslt_log", "aggregate_problems", "group_by_gemm_type", "load_workload"} <= set(
+        workload.__all__
+    )

@@ -79,7 +79,9 @@ def test_argv_for_one_problem() -> None:
 def test_argv_epilogue_scales_and_compute_spellings() -> None:
     problem = GemmProblem(m=64, n=64, k=64, a_type="f8_r", c_type="bf16_r", scale_a=2, scale_b=2, bias=True,
                           bias_type="bf16_r", bias_source="a", activation="gelu", swizzle_a=True, alpha=0.5)  # fmt: skip
-    argv = build_bench_argv(problem, BenchOptions(print_kernel_info=False, requested_solution=-1), executable="/opt/bench")
+    argv = build_bench_argv(
+        problem, BenchOptions(print_kernel_info=False, requested_solution=-1), executable="/opt/bench"
+    )
     assert argv[0] == "/opt/bench"
     joined = " ".join(argv)
     for part in ("--scaleA 2 --scaleB 2", "--swizzleA", "--bias_vector --bias_source a --bias_type bf16_r",
@@ -95,7 +97,9 @@ def test_argv_epilogue_scales_and_compute_spellings() -> None:
 def test_argv_round_trips_through_the_bench_line_parser() -> None:
     from tensilekit.workload.hipblaslt_log import parse_bench_line
 
-    problem = GemmProblem(m=96, n=40, k=72, batch=3, trans_b="T", a_type="f16_r", beta=1.0, bias=True, bias_type="f16_r")
+    problem = GemmProblem(
+        m=96, n=40, k=72, batch=3, trans_b="T", a_type="f16_r", beta=1.0, bias=True, bias_type="f16_r"
+    )
     [back] = parse_bench_line(" ".join(build_bench_argv(problem, BenchOptions(algo_method="index", solution_index=9))))
     assert back.identity() == problem.identity() and back.solution_index == 9
 
@@ -146,11 +150,15 @@ def test_old_header_without_rank(corpus: Path) -> None:
 
 
 def test_newer_doc_layouts(corpus: Path) -> None:
-    winner = parse_bench_output((corpus / "samples/hipblaslt-newer-docs/offline_tuning_doc__winner_output.txt").read_text())
+    winner = parse_bench_output(
+        (corpus / "samples/hipblaslt-newer-docs/offline_tuning_doc__winner_output.txt").read_text()
+    )
     assert winner.results == () and winner.winner is not None
     assert winner.winner.solution_index == 56537 and winner.winner.kernel_name == "<kernel_name>"
     assert winner.best() is winner.winner and winner.winner.values["rotating_buffer"] == "512"
-    heuristic = parse_bench_output((corpus / "samples/hipblaslt-newer-docs/offline_tuning_doc__heuristic_output.txt").read_text())
+    heuristic = parse_bench_output(
+        (corpus / "samples/hipblaslt-newer-docs/offline_tuning_doc__heuristic_output.txt").read_text()
+    )
     [result] = heuristic.results
     assert result.rank == 0 and result.gflops == 37575.2 and result.solution_index == 56537
 

@@ -69,7 +69,11 @@ def test_argv_puts_positionals_first_and_global_parameters_last() -> None:
         "--device", "1", "--prebuilt-client", "/opt/client", "--library-format", "msgpack",
         "--global-parameters", "NumWarmups=10", "Architecture='gfx942'",
     ]  # fmt: skip
-    assert build_tensile_argv(TensileRunConfig(config_file=Path("c.yaml"), output_dir=Path("o"))) == ["Tensile", "c.yaml", "o"]
+    assert build_tensile_argv(TensileRunConfig(config_file=Path("c.yaml"), output_dir=Path("o"))) == [
+        "Tensile",
+        "c.yaml",
+        "o",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -102,7 +106,9 @@ def test_client_csv_fixture(fixture_path: FixturePath) -> None:
 
 
 def test_minimal_csv_quoted_names_and_per_cu_metric() -> None:
-    text = 'GFlopsPerCU, SizeI, SizeJ, SizeK, SizeL, TotalFlops, "sol,with,commas", plain\n0, 8, 8, 1, 8, 1024, -1, -1\n'
+    text = (
+        'GFlopsPerCU, SizeI, SizeJ, SizeK, SizeL, TotalFlops, "sol,with,commas", plain\n0, 8, 8, 1, 8, 1024, -1, -1\n'
+    )
     data = parse_client_csv(text)
     assert data.metric == "GFlopsPerCU" and data.solution_names == ("sol,with,commas", "plain")
     [row] = data.rows
@@ -240,9 +246,7 @@ def test_run_with_fake_runner_uses_cwd_and_env(config: TensileRunConfig, fixture
 
 
 @pytest.mark.parametrize("flavour", ["tensilelite", "tensile"])
-def test_fake_driver_version_columns_are_not_solutions(
-    fake_bin: Path, config: TensileRunConfig, flavour: str
-) -> None:
+def test_fake_driver_version_columns_are_not_solutions(fake_bin: Path, config: TensileRunConfig, flavour: str) -> None:
     # tensilelite @7d9fb68 adds TilesPerCu/TotalGranularity, ROCm/Tensile @09ec347 always adds
     # WinnerFreq/WinnerPower/WinnerTemperature (ResultFileReporter.cpp); none is a solution.
     result = run_tensile(SubprocessRunner(), config, env={"TENSILEKIT_FAKE_FLAVOUR": flavour})

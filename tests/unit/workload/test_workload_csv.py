@@ -51,14 +51,24 @@ def test_tunableop_results_file(fixture_path: FixturePath) -> None:
     assert results.validators["PT_VERSION"] == "2.6.0"
     assert results.validators["GCN_ARCH_NAME"] == "gfx942:sramecc+:xnack-"
     hipblaslt, rocblas, default, no_time, batched, scaled, old = results.entries
-    assert (hipblaslt.solution, hipblaslt.time_ms, hipblaslt.problem.solution_index) == ("Gemm_Hipblaslt_302671", 0.0214, 302671)
+    assert (hipblaslt.solution, hipblaslt.time_ms, hipblaslt.problem.solution_index) == (
+        "Gemm_Hipblaslt_302671",
+        0.0214,
+        302671,
+    )
     assert (rocblas.solution, rocblas.problem.solution_index) == ("Gemm_Rocblas_21544", None)
     assert default.solution == "Default" and default.problem.solution_index is None
     assert no_time.time_ms is None and no_time.problem.solution_index == 302540
     assert (batched.problem.batch, batched.problem.a_type) == (32, "f16_r")
     assert scaled.problem.bias and scaled.problem.bias_type == "bf16_r" and scaled.problem.scale_a == 1
     # Old files have no ld part: BLAS defaults apply.
-    assert (old.problem.m, old.problem.n, old.problem.k, old.problem.lda, old.problem.ldb) == (16384, 2048, 96, 16384, 2048)
+    assert (old.problem.m, old.problem.n, old.problem.k, old.problem.lda, old.problem.ldb) == (
+        16384,
+        2048,
+        96,
+        16384,
+        2048,
+    )
     assert old.line == 12
     workload = results.to_workload()
     assert len(workload.problems) == 7 and workload.metadata["ROCM_VERSION"].startswith("6.3")
@@ -118,7 +128,12 @@ def test_aiter_untuned_with_extra_column(fixture_path: FixturePath) -> None:
 def test_aiter_with_only_m_n_k_uses_defaults(fixture_path: FixturePath) -> None:
     path = fixture_path("logs", "aiter_a8w8_untuned_min_cols.csv")
     workload = load_aiter_csv(path, default_dtype="i8_r")
-    assert [(p.m, p.n, p.k) for p in workload.problems] == [(1536, 1, 7168), (1536, 16, 7168), (7168, 16, 2048), (7168, 512, 2048)]
+    assert [(p.m, p.n, p.k) for p in workload.problems] == [
+        (1536, 1, 7168),
+        (1536, 16, 7168),
+        (7168, 16, 2048),
+        (7168, 512, 2048),
+    ]
     first = workload.problems[0]
     assert (first.a_type, first.c_type, first.compute_type, first.gemm_type) == ("i8_r", "bf16_r", "c_i32_r", "I8BI_TN")
     fp16_out = load_aiter_csv(path, default_dtype="f8_r", default_out_dtype="f16_r").problems[0]

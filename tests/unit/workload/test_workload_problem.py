@@ -63,7 +63,10 @@ def test_compute_type_for_bench_inverts_the_normalisation() -> None:
 
 
 def test_transposes_accept_lower_case_and_booleans_but_not_conjugate() -> None:
-    assert GemmProblem.model_validate({"m": 1, "n": 1, "k": 1, "a_type": "f16_r", "trans_a": "t", "trans_b": True}).trans_b == "T"
+    assert (
+        GemmProblem.model_validate({"m": 1, "n": 1, "k": 1, "a_type": "f16_r", "trans_a": "t", "trans_b": True}).trans_b
+        == "T"
+    )
     with pytest.raises(ValidationError, match="trans_a"):
         GemmProblem.model_validate({"m": 1, "n": 1, "k": 1, "a_type": "f16_r", "trans_a": "C"})
 
@@ -75,7 +78,15 @@ def test_scale_modes_accept_bench_letters() -> None:
 
 def test_epilogue_types_are_dropped_when_the_epilogue_is_off() -> None:
     off = GemmProblem.model_validate(
-        {"m": 1, "n": 1, "k": 1, "a_type": "f16_r", "bias_type": "non-supported type", "bias_source": "a", "aux_type": "f32_r"}
+        {
+            "m": 1,
+            "n": 1,
+            "k": 1,
+            "a_type": "f16_r",
+            "bias_type": "non-supported type",
+            "bias_source": "a",
+            "aux_type": "f32_r",
+        }
     )
     assert (off.bias_type, off.bias_source, off.aux_type) == (None, "d", None)
     on = GemmProblem(m=1, n=1, k=1, a_type="f16_r", bias=True, bias_type="bf16_r", bias_source="b")
@@ -120,9 +131,12 @@ def test_problem_is_frozen_and_closed() -> None:
 
 def test_identity_ignores_call_count_and_solution_and_unbatched_strides() -> None:
     base = GemmProblem(m=64, n=8, k=32, trans_a="T", a_type="bf16_r")
-    assert base.identity() == base.model_copy(
-        update={"call_count": 9, "solution_index": 3, "kernel_name": "k", "stride_a": 0, "stride_d": 0}
-    ).identity()
+    assert (
+        base.identity()
+        == base.model_copy(
+            update={"call_count": 9, "solution_index": 3, "kernel_name": "k", "stride_a": 0, "stride_d": 0}
+        ).identity()
+    )
     assert base.identity() != base.model_copy(update={"beta": 1.0}).identity()
     batched = base.model_copy(update={"batch": 2})
     assert batched.identity() != batched.model_copy(update={"stride_a": 0}).identity()
