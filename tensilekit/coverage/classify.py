@@ -416,7 +416,9 @@ def coverage_of(
 def _skipped(gemm: CoverageGemm, error: SelectionError) -> Skipped:
     p = gemm.problem
     size = f"{p.m}x{p.n}x{p.k}" + (f" batch {p.batch}" if p.batch != 1 else "")
-    return Skipped(gemm.origin, f"{gemm.gemm_type} {size}: {error.message}")
+    # with the file and place when the error has them (a damaged shard: its file, byte and path)
+    detail = str(error) if error.location is not None and error.location.file else error.message
+    return Skipped(gemm.origin, f"{gemm.gemm_type} {size}: {detail}")
 
 
 __all__ = ["DEFAULT_NEAR", "DEFAULT_TUNE_NEXT", "Classifier", "coverage_of", "weigh"]

@@ -152,12 +152,14 @@ def coverage_report(
     ctx: click.Context, workloads: Sequence[Path], library_path: Path, arch: str | None, cu_count: int | None,
     *, near: float = DEFAULT_NEAR, tune_next: int = DEFAULT_TUNE_NEXT, strict: bool = False,
     subtree: str | None = None, asic_revision: int | None = None, show_progress: bool = True,
-) -> tuple[CoverageReport, CompiledLibrary]:  # fmt: skip
-    """Load the library and the workloads and classify (coverage and plot coverage).
+) -> tuple[CoverageReport, CompiledLibrary, int]:  # fmt: skip
+    """Load the library and the workloads and classify (coverage and plot coverage); returns the
+    report, the compiled library and how many GEMMs could not be evaluated.
 
-    Skipped lines go to stderr; a library serving none of the workload's problem types is
-    reported in one line and the command exits 1. A long workload shows a progress bar on
-    stderr while it is classified (``show_progress``; on a terminal only).
+    Skipped lines go to stderr, and so does each GEMM the library could not evaluate (a damaged
+    shard it reaches: the shard and the decoder's message); a library serving none of the
+    workload's problem types is reported in one line and the command exits 1. A long workload
+    shows a progress bar on stderr while it is classified (``show_progress``; on a terminal only).
     """
     with progress_bar(f"reading {library_path.name}", None):
         library, loader = load_for_selection(library_path, subtree=subtree, asic_revision=asic_revision)
@@ -185,7 +187,10 @@ def coverage_report(
     bar_total = len(gemms) if show_progress and len(gemms) >= _PROGRESS_AT_LEAST else 0
     with _frozen(), progress_bar("classifying", bar_total) as advance:
         report = coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped, progress=advance)
-    return report, compiled
+    unevaluated = report.skipped[len(skipped) :]  # coverage_of appends what it could not evaluate
+    for item in unevaluated:
+        click.echo(f"warning: {item} (not evaluated)", err=True)
+    return report, compiled, len(unevaluated)
 
 
 @click.command("coverage")
@@ -244,12 +249,15 @@ def coverage_command(
         raise click.UsageError("give at most one of --json and --markdown")
     if output_dir is not None:
         check_output_path(output_dir, option="-o")
-    report, _ = coverage_report(
+    report, _, unevaluated = coverage_report(
         ctx, workloads, library_path, arch, cu_count, near=near, tune_next=tune_next, strict=strict,
         subtree=subtree, asic_revision=asic_revision, show_progress=not as_json,
     )  # fmt: skip
     with _frozen():  # the report lives until the end
         _print_and_write(report, library_path, as_json, markdown, output_dir)
+    if unevaluated:  # the report is printed, but it is not the whole workload's
+        click.echo(f"error: {unevaluated} GEMM(s) of the workload could not be evaluated (warnings above)", err=True)
+        raise SystemExit(3)
 
 
 def _print_and_write(

@@ -120,7 +120,7 @@ def plot_coverage_command(
     from tensilekit.selection.grid import log_grid, selection_map
 
     check_output_path(output, suffixes={".png": "PNG"})
-    report, compiled = coverage_report(ctx, workloads, library_path, arch, cu_count, near=near)
+    report, compiled, _ = coverage_report(ctx, workloads, library_path, arch, cu_count, near=near)
     cut = map_slice(report, gemm_type=gemm_type, k=k)
     grid = log_grid(cut.low, cut.high, points)
     smap = selection_map(compiled, cut.problem, cut.hardware, grid, grid)

@@ -125,6 +125,35 @@ def test_damaged_shard_is_named_and_the_others_answer(installed: dict[str, Path]
     assert all(prefix in row["error"] for row in failed)
 
 
+def test_coverage_names_a_damaged_shard_and_reports_the_rest(
+    installed: dict[str, Path], corpus: Path, tmp_path: Path
+) -> None:
+    # a plain .dat shard cut in half: the GEMMs that reach it are not evaluated, each warned with
+    # the shard's file and byte, the others are reported as from the intact folder, and the exit
+    # code says the report is not the whole workload's
+    import shutil
+
+    folder = tmp_path / "library"
+    shutil.copytree(installed["msgpack"], folder)
+    queries = corpus / "select-hipblaslt" / f"{NAME}.jsonl"
+    args = ["coverage", "-l", str(folder), "--arch", "gfx90a", str(queries), "--json"]
+    intact = CliRunner().invoke(cli, args)
+    assert intact.exit_code == 0, intact.output
+    whole = json.loads(intact.stdout)
+    victim = sorted(folder.glob("TensileLibrary_Type_*.dat"), key=lambda path: path.stat().st_size)[-1]
+    victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
+    damaged = CliRunner().invoke(cli, args)
+    assert damaged.exit_code == 3, damaged.output
+    warnings = [line for line in damaged.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings and all(victim.name in line and ": byte " in line for line in warnings)
+    assert "could not be evaluated" in damaged.stderr
+    report = json.loads(damaged.stdout)
+    assert 0 < len(report["gemms"]) < len(whole["gemms"])
+    assert len(report["gemms"]) + len(warnings) == len(whole["gemms"])
+    kept = {json.dumps(row, sort_keys=True) for row in whole["gemms"]}
+    assert all(json.dumps(row, sort_keys=True) in kept for row in report["gemms"])
+
+
 def _plain(library: Path, queries: Path) -> list[dict[str, object]]:
     result = CliRunner().invoke(cli, ["select", "--library", str(library), "--queries", str(queries), "--json"])
     assert result.exit_code == 0, result.output
