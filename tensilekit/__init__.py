@@ -7,9 +7,9 @@ predict kernel selection, merge and diff libraries, drive tuning. Names are impo
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from tensilekit._lazy import lazy_exports
 from tensilekit._version import __version__
 from tensilekit.errors import Location, TensilekitError
 
@@ -78,13 +78,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tensilekit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

@@ -10,8 +10,9 @@ benchmark drivers import per process) do not pull in the whole pipeline.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tensilekit._lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from tensilekit.pipeline.api import load_report, run_tuning
@@ -52,13 +53,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tensilekit.pipeline' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

@@ -7,8 +7,9 @@ and hipBLASLt's tensilelite runtime lives in :mod:`.runtime` (hipBLASLt's proble
 :mod:`.hipblaslt`).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from tensilekit._lazy import lazy_exports
 from tensilekit.selection.api import (
     BatchSelection,
     find_all_solutions,
@@ -48,13 +49,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is not None:
-        import importlib
-
-        return getattr(importlib.import_module(module), name)
-    raise AttributeError(f"module 'tensilekit.selection' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [

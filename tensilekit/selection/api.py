@@ -19,8 +19,9 @@ import dataclasses
 import math
 import sys
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
+from tensilekit._lazy import lazy_exports
 from tensilekit.errors import SelectionError
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
@@ -40,12 +41,11 @@ if TYPE_CHECKING:
 Library: TypeAlias = "MasterLibrary | CompiledLibrary | ReferenceSelector"
 
 
-def __getattr__(name: str) -> Any:
-    if name in ("CompiledLibrary", "compile_library"):
-        from tensilekit.selection import fast
-
-        return getattr(fast, name)
-    raise AttributeError(f"module 'tensilekit.selection.api' has no attribute {name!r}")
+__getattr__ = lazy_exports(
+    __name__,
+    {"CompiledLibrary": "tensilekit.selection.fast", "compile_library": "tensilekit.selection.fast"},
+    globals(),
+)
 
 
 def _compiled(library: object) -> CompiledLibrary | None:
