@@ -59,7 +59,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
@@ -77,6 +77,7 @@ from tensilekit.model.library import (
     PredictionNode,
     ProblemMapNode,
     ProblemNode,
+    Row,
     SingleNode,
 )
 from tensilekit.model.solution import MasterSolution
@@ -418,14 +419,21 @@ class ReferenceSelector:
             f"Origami's analytical performance model, which tensilekit does not reproduce; candidates: {shown}"
         )
 
-    def _rows(self, node: HardwareNode | ProblemNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
-        fallback: MasterSolution | None = None
+    def _holding_rows(
+        self, node: HardwareNode | ProblemNode, path: str, depth: int, q: _Query
+    ) -> Iterator[tuple[int, Row, str]]:
+        """The rows of ``node`` whose predicate holds, in order, each noted as it is evaluated
+        (lazily: a caller that stops early evaluates no further row)."""
         for number, row in enumerate(node.rows):
             row_path = f"{path}.rows[{number}]"
             verdict = evaluate(row.predicate, q.problem, q.hardware)
             q.note(depth, node.type, row_path, verdict.passed, f"row {number}: {verdict.reason}")
-            if not verdict.passed:
-                continue
+            if verdict.passed:
+                yield number, row, row_path
+
+    def _rows(self, node: HardwareNode | ProblemNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
+        fallback: MasterSolution | None = None
+        for number, row, row_path in self._holding_rows(node, path, depth, q):
             solution = self._find(row.library, f"{row_path}.library", depth + 1, q)
             if solution is not None and chip_fallback_match(row.predicate, q.hardware):
                 # ExactLogicLibrary::findBestSolution (tensilelite): a row reached through the PCI
@@ -747,12 +755,7 @@ class ReferenceSelector:
     def _top(self, node: AnyNode, path: str, depth: int, q: _Query, count: int) -> list[MasterSolution]:
         if isinstance(node, (HardwareNode, ProblemNode)):
             found: list[MasterSolution] = []
-            for number, row in enumerate(node.rows):
-                row_path = f"{path}.rows[{number}]"
-                verdict = evaluate(row.predicate, q.problem, q.hardware)
-                q.note(depth, node.type, row_path, verdict.passed, f"row {number}: {verdict.reason}")
-                if not verdict.passed:
-                    continue
+            for _, row, row_path in self._holding_rows(node, path, depth, q):
                 # ExactLogicLibrary::findTopSolutions: ask each row for what is still missing and
                 # append it as it comes (a kernel two rows list appears twice).
                 found.extend(self._top(row.library, f"{row_path}.library", depth + 1, q, count - len(found)))
