@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from tensilekit.errors import (
     InvalidValue,
@@ -780,31 +780,32 @@ class _MatchingLib:
 
 
 @dataclasses.dataclass(eq=False)
-class _FreeSizeLib:
+class _PoolLib:
+    """A pool of solutions with no size key; two pools of one kind merge by joining."""
+
     solutions: list[_Solution]
+    kind: ClassVar[str]
 
     def merge(self, other: Any) -> None:
-        if not isinstance(other, _FreeSizeLib):
-            raise MergeError(f"cannot merge a {type(other).__name__} into a FreeSize library")
+        if type(other) is not type(self):
+            raise MergeError(f"cannot merge a {type(other).__name__} into a {self.kind} library")
         self.solutions += other.solutions
+
+
+class _FreeSizeLib(_PoolLib):
+    kind = "FreeSize"
 
     def state(self) -> dict[str, Any]:
         return {"type": "FreeSize", "table": [{"index": s.index} for s in self.solutions]}
 
 
-@dataclasses.dataclass(eq=False)
-class _PredictionLib:
+class _PredictionLib(_PoolLib):
     """``PredictionLibrary`` (rocm-libraries ``projects/hipblaslt/tensilelite/Tensile/SolutionLibrary.py``
     @ 003add5959de): the pool Origami ranks at run time; its table holds the candidates' indices
     (``IndexSolutionLibrary.state()``), not FreeSize's ``{index: …}`` entries. Not in hipBLASLt
     7d9fb683, whose ``selection`` takes any other LibraryType for a Matching distance and fails."""
 
-    solutions: list[_Solution]
-
-    def merge(self, other: Any) -> None:
-        if not isinstance(other, _PredictionLib):
-            raise MergeError(f"cannot merge a {type(other).__name__} into a Prediction library")
-        self.solutions += other.solutions
+    kind = "Prediction"
 
     def state(self) -> dict[str, Any]:
         return {"type": "Prediction", "table": [s.index for s in self.solutions]}
