@@ -141,3 +141,18 @@ def random_queries(library: MasterLibrary, count: int, seed: int) -> tuple[list[
         devices.append(Hardware(arch=rng.choice(processors + ["gfx90a"]), cu_count=rng.choice([104, 110, 120, 304, None]),
                                 is_apu=rng.random() < 0.05))  # fmt: skip
     return problems, devices
+
+
+def as_prediction_pools(node: Any) -> Any:
+    """A master tree (plain data) with each FreeSize level written as a Prediction pool, as
+    rocm-libraries ``SolutionLibrary.py`` @ 003add5959de writes one: the ``FreeSizeMatching`` row
+    becomes ``PredictionMatching`` and the pool ``{type: Prediction, table: [index, …]}``."""
+    if isinstance(node, dict):
+        if node.get("type") == "FreeSizeMatching":
+            return {**node, "type": "PredictionMatching"}
+        if node.get("type") == "FreeSize":
+            return {"type": "Prediction", "table": [entry["index"] for entry in node["table"]]}
+        return {key: as_prediction_pools(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [as_prediction_pools(item) for item in node]
+    return node

@@ -28,6 +28,7 @@ import pytest
 import yaml
 from amd_build import amd_build_master
 from click.testing import CliRunner
+from selection_factory import as_prediction_pools
 
 from tensilekit.cli.main import cli
 from tensilekit.io.logic_io import dump_logic, load_logic
@@ -55,24 +56,11 @@ def _logic(corpus: Path, folder: Path, library_type: str = "Prediction", name: s
     return path
 
 
-def _as_prediction(node: Any) -> Any:
-    """AMD's FreeSize level rewritten as SolutionLibrary.py @ 003add5959de writes a Prediction pool."""
-    if isinstance(node, dict):
-        if node.get("type") == "FreeSizeMatching":
-            return {**node, "type": "PredictionMatching"}
-        if node.get("type") == "FreeSize":
-            return {"type": "Prediction", "table": [entry["index"] for entry in node["table"]]}
-        return {key: _as_prediction(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [_as_prediction(item) for item in node]
-    return node
-
-
 def _expected_dat(amd_dat: Path) -> bytes:
     raw = amd_dat.read_bytes()
     tree = msgpack.unpackb(raw, raw=False, strict_map_key=False)
     assert msgpack.packb(tree) == raw  # re-packing AMD's own file is exact, so the rewrite is the only change
-    return bytes(msgpack.packb(_as_prediction(tree)))
+    return bytes(msgpack.packb(as_prediction_pools(tree)))
 
 
 def test_amd_7d9fb683_does_not_know_prediction(corpus: Path, amd: Path, tmp_path: Path) -> None:
@@ -109,7 +97,7 @@ def test_prediction_build_is_amds_freesize_build_with_the_pool_level_rewritten(
             assert (ours / name).read_bytes() == _expected_dat(theirs / name), name
         else:
             mine = yaml.load((ours / name).read_text(), Loader=yaml.CSafeLoader)
-            assert mine == _as_prediction(yaml.load((theirs / name).read_text(), Loader=yaml.CSafeLoader)), name
+            assert mine == as_prediction_pools(yaml.load((theirs / name).read_text(), Loader=yaml.CSafeLoader)), name
             pools += json.dumps(mine).count('"type": "Prediction"')
     assert pools == 1  # one pool, in the master or (lazy) in its shard
 

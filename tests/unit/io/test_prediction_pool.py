@@ -1,38 +1,28 @@
 """Issue 18: Prediction libraries (Origami pools) load, validate, show in info/lint, and ``select``
 says plainly that the runtime ranks the pool with Origami's model, naming the candidates.
 
-Fixture: the AMD-written FreeSize master with its pools written as ``Prediction`` nodes
-(``{type: Prediction, table: [index, …]}``, tensilelite PredictionLibrary serialisation).
+Fixture: the AMD-written FreeSize master with its pools written as ``Prediction`` nodes under
+``PredictionMatching`` rows, as the tensilelite build writes them (``selection_factory.as_prediction_pools``).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from selection_factory import as_prediction_pools
 
 from tensilekit.cli.main import cli
 from tensilekit.io.master_io import dump_master, dumps_master, load_master
 from tensilekit.model.library import MasterLibrary, PredictionNode
 
 
-def _as_prediction(node: Any) -> Any:
-    if isinstance(node, dict):
-        if node.get("type") == "FreeSize":
-            return {"type": "Prediction", "table": [entry["index"] for entry in node["table"]]}
-        return {key: _as_prediction(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [_as_prediction(item) for item in node]
-    return node
-
-
 @pytest.fixture
 def pool(corpus: Path, tmp_path: Path) -> Path:
     raw = load_master(corpus / "masters-hipblaslt" / "hipblaslt_gfx942_freesize.dat").to_raw()
-    library = MasterLibrary.model_validate({**raw, "library": _as_prediction(raw["library"])})
+    library = MasterLibrary.model_validate({**raw, "library": as_prediction_pools(raw["library"])})
     path = tmp_path / "TensileLibrary_gfx942.dat.zlib"
     dump_master(library, path)
     return path
