@@ -31,27 +31,28 @@ def nested_predicates(predicate: Any) -> Iterator[Any]:
             yield from nested_predicates(item)
 
 
-def served_problem_types(library: MasterLibrary) -> list[dict[str, Any]]:
+def served_problem_types(library: MasterLibrary, *, compute_input_type: bool = False) -> list[dict[str, Any]]:
     """The distinct problem types the library's kernels serve, as ``GemmProblem`` fields.
 
     Each is a dict of ``trans_a``/``trans_b`` (from ``OperationIdentifierEqual``), ``a_type`` …
     ``d_type`` (``TypesEqual``) and the ``hpa``/``strided_batched``/``stochastic_rounding``
-    flags, in the order the kernels first name them.
+    flags, in the order the kernels first name them; with ``compute_input_type`` also
+    tensilelite's ``compute_input_type`` (``TypesEqual``'s 5th type), where a kernel names one.
     """
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
     for solution in library.solutions:
         # a kernel whose predicates name no type serves any problem: {} (all defaults) stands for it
-        fields = solution_problem_fields(solution)
+        fields = solution_problem_fields(solution, compute_input_type=compute_input_type)
         seen.setdefault(tuple(sorted((key, str(value)) for key, value in fields.items())), fields)
     return list(seen.values())
 
 
-def solution_problem_fields(solution: MasterSolution) -> dict[str, Any]:
+def solution_problem_fields(solution: MasterSolution, *, compute_input_type: bool = False) -> dict[str, Any]:
     """The problem type one kernel's predicates ask for (see :func:`served_problem_types`)."""
-    return predicate_problem_fields(solution.problem_predicate)
+    return predicate_problem_fields(solution.problem_predicate, compute_input_type=compute_input_type)
 
 
-def predicate_problem_fields(root: Any) -> dict[str, Any]:
+def predicate_problem_fields(root: Any, *, compute_input_type: bool = False) -> dict[str, Any]:
     """The problem type a predicate (a kernel's, or a library row's) asks for, as ``GemmProblem`` fields."""
     fields: dict[str, Any] = {}
     for predicate in nested_predicates(root):
@@ -61,6 +62,8 @@ def predicate_problem_fields(root: Any) -> dict[str, Any]:
             fields["trans_b"] = ("C" if "_BjlkC" in operation else "T") if "_Bjlk" in operation else "N"
         elif predicate.type == "TypesEqual":
             fields.update(zip(("a_type", "b_type", "c_type", "d_type"), predicate.value[:4], strict=True))
+            if compute_input_type and len(predicate.value) > 4:
+                fields["compute_input_type"] = predicate.value[4]
         elif predicate.type in _FLAG_FIELDS:
             fields[_FLAG_FIELDS[predicate.type]] = bool(predicate.value)
     return fields

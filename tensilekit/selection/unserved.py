@@ -13,7 +13,7 @@ from typing import Any
 
 from tensilekit.model.library import HardwareNode, MasterLibrary
 from tensilekit.selection.problem import GemmProblem, Hardware, contraction_problem
-from tensilekit.selection.served import library_devices, nested_predicates, solution_problem_fields
+from tensilekit.selection.served import library_devices, nested_predicates, served_problem_types
 
 
 def _has_generic_device_row(library: MasterLibrary) -> bool:
@@ -70,21 +70,9 @@ def _value(value: Any) -> str:
     return str(getattr(value, "value", value))
 
 
-def _served_with_compute_input(library: MasterLibrary) -> list[dict[str, Any]]:
-    """``served_problem_types`` plus tensilelite's computeInputType (``TypesEqual``'s 5th type)."""
-    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for solution in library.solutions:
-        fields = solution_problem_fields(solution)
-        for predicate in nested_predicates(solution.problem_predicate):
-            if predicate.type == "TypesEqual" and len(predicate.value) > 4:
-                fields["compute_input_type"] = predicate.value[4]
-        seen.setdefault(tuple(sorted((key, str(value)) for key, value in fields.items())), fields)
-    return list(seen.values())
-
-
 def problem_type_reason(library: MasterLibrary, problem: GemmProblem) -> str | None:
     """Why no kernel of ``library`` serves ``problem``'s types / transposes / flags, or None if one may."""
-    served = _served_with_compute_input(library)
+    served = served_problem_types(library, compute_input_type=True)
     if not served or any(not fields for fields in served):
         return None
     resolved = contraction_problem(problem)
