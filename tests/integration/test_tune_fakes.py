@@ -164,7 +164,8 @@ def test_real_command_lines_reach_the_tools(real_run: dict[str, Any]) -> None:
     assert len(screens) == 15 and all("--print_kernel_info" in call["argv"] for call in screens)
     assert accurate and all("--verify" in call["argv"] and "--solution_index" in call["argv"] for call in accurate)
     tuned = [call for call in bench if call["libpath"]]
-    library = real_run["workdir"] / "05_build" / "tcl" / "library"
+    # the fakes play hipblaslt-develop, whose TensileCreateLibrary writes library/<arch>/ (Run.py @00ee1f9d)
+    library = real_run["workdir"] / "05_build" / "tcl" / "library" / "gfx942"
     assert tuned and {call["libpath"] for call in tuned} == {str(library.resolve())}
     builds = [call for call in calls if call["tool"] == "TensileCreateLibrary" and call["argv"] != ["--help"]]
     assert len(builds) == 2 and builds[0]["argv"] == builds[1]["argv"]  # failed once, retried
@@ -195,7 +196,10 @@ def test_preflight_says_which_tool_profile(real_run: dict[str, Any]) -> None:
     # decided by TensileCreateLibrary's options (rocm-libraries: --no-lazy-library-loading); the
     # bench's hipBLASLt version (100200 = 1.2.0) is only reported
     log = (real_run["workdir"] / "tune.log").read_text()
-    assert "tool profile hipblaslt-develop" in log and "detected: TensileCreateLibrary has --no-lazy-library-loading" in log
+    assert (
+        "tool profile hipblaslt-develop" in log
+        and "detected: TensileCreateLibrary has --no-lazy-library-loading" in log
+    )
     assert "hipBLASLt 1.2.0" in log
     run = json.loads((real_run["workdir"] / "run.json").read_text())
     assert run["config"]["tool_profile"] == "hipblaslt-develop"
