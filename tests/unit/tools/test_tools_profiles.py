@@ -3,6 +3,9 @@ hipBLASLt version threshold (hipBLASLt 0.11 to 0.14 all ship tensilelite 4.33.0)
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tensilekit.pipeline.config import TuneConfig
@@ -68,3 +71,14 @@ def test_the_driver_version_decides_the_major() -> None:
     assert mixed is None and "different releases" in why
     unknown, why = profile_for_tools(help_2024, (9, 0, 0))
     assert unknown is None and "no profile knows" in why
+
+
+def test_tune_on_a_7d9fb683_node_detects_its_profile(standins: Path, tmp_path: Path) -> None:
+    """`tensilekit tune` with the stand-ins first on PATH and no --tool-profile (preflight, then ingest)."""
+    log = Path(__file__).resolve().parents[3] / "fixtures" / "logs" / "llama3_8b_bf16_mask64.log"
+    env = {**os.environ, "PATH": f"{standins}{os.pathsep}{os.environ.get('PATH', '')}"}
+    args = [sys.executable, "-m", "tensilekit", "tune", str(log), "--arch", "gfx942", "--workdir", str(tmp_path / "W"),
+            "--library-logic", str(_logic(tmp_path)), "--only", "ingest"]  # fmt: skip
+    completed = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "tool profile hipblaslt-7d9fb68" in (tmp_path / "W" / "tune.log").read_text()
