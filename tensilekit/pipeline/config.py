@@ -52,14 +52,21 @@ class TuneConfig(BaseModel):
     timeout: float | None = Field(default=900.0, gt=0)
     keep_thr: float = Field(default=1.0, gt=0.0, le=1.0)
     err_thr: float = Field(default=2.0, gt=0.0)
-    up_thr: float = 0.01
+    up_thr: float = 0.03
+    """GEKO's keep threshold (3 %): a GPU's run-to-run noise must not pass for an uplift."""
     verify_ratio: float = Field(default=10.0, gt=0.0)
     top_k: int = Field(default=5, ge=1)
     screen_iters: int = Field(default=10, ge=1)
     screen_cold_iters: int = Field(default=2, ge=0)
     accurate_iters: int = Field(default=100, ge=1)
     accurate_cold_iters: int = Field(default=20, ge=0)
-    rotating_mb: int | None = Field(default=None, ge=0)
+    rotating_mb: int | None = Field(default=512, ge=0)
+    """Rotating buffer of every verified run, in MB (GEKO: 512): no run times a warm cache."""
+    flush: bool = True
+    """``--flush`` on every verified run (GEKO's ``flush=True``)."""
+    bench_duration: float = Field(default=0.5, ge=0.0)
+    """Seconds each of the cold and the timed phase of a verified run lasts: iterations are
+    ``ceil(duration / baseline time)`` (GEKO ``bench.log.update``); 0 keeps ``accurate_iters``."""
     from_stage: str | None = None
     only: tuple[str, ...] = ()
     no_rerun: bool = False
@@ -173,6 +180,8 @@ class TuneConfig(BaseModel):
             "accurate_iters": self.accurate_iters,
             "accurate_cold_iters": self.accurate_cold_iters,
             "rotating_mb": self.rotating_mb,
+            "flush": self.flush,
+            "bench_duration": self.bench_duration,
             "tool_profile": self.hipblaslt_profile().name,
         }
         if self.simulate:

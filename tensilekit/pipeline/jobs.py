@@ -47,6 +47,9 @@ class Job:
             progress display derives its ETA from it. Only relative values matter.
         key: content hash of ``fn`` and ``payload`` (:func:`job_key`); a cached result is
             reused only when the key matches.
+        device_group: GPU jobs of one group run on one device (the first one's), retries
+            included: measurements compared with each other (a GEMM's reference and its
+            candidates) must not differ by which GPU took them. None: any device.
     """
 
     id: str
@@ -55,6 +58,7 @@ class Job:
     kind: JobKind = JobKind.GPU
     cost: float = 1.0
     key: str = ""
+    device_group: str | None = None
 
 
 def device_env(device: int | None) -> dict[str, str | None]:
@@ -203,9 +207,19 @@ def job_key(fn: JobFunction, payload: Any) -> str:
     return digest.hexdigest()
 
 
-def make_job(job_id: str, fn: JobFunction, payload: Any, *, kind: JobKind = JobKind.GPU, cost: float = 1.0) -> Job:
+def make_job(
+    job_id: str,
+    fn: JobFunction,
+    payload: Any,
+    *,
+    kind: JobKind = JobKind.GPU,
+    cost: float = 1.0,
+    device_group: str | None = None,
+) -> Job:
     """A :class:`Job` with its cache key filled in."""
-    return Job(id=job_id, fn=fn, payload=payload, kind=kind, cost=cost, key=job_key(fn, payload))
+    return Job(
+        id=job_id, fn=fn, payload=payload, kind=kind, cost=cost, key=job_key(fn, payload), device_group=device_group
+    )
 
 
 # --------------------------------------------------------------------------------------------

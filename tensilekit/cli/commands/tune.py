@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -80,6 +81,11 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
     console.print(
         f"report: {workdir / 'report.md'}  final logic: {workdir / 'final_libs'}  merged: {workdir / 'merged'}"
     )
+
+
+def _default(name: str) -> Any:
+    """The API's default of a TuneConfig field: one default, however a run is started."""
+    return TuneConfig.model_fields[name].default
 
 
 @click.command("tune")
@@ -195,9 +201,31 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
 @click.option(
     "--up-thr",
     type=float,
-    default=0.01,
+    default=_default("up_thr"),
     show_default=True,
-    help="Drop a tuned kernel whose uplift (reference/tuned time - 1) is below this.",
+    help="Drop a tuned kernel whose uplift (reference/tuned time - 1) is below this (GEKO: 3 %, above a GPU's noise).",
+)
+@click.option(
+    "--bench-duration",
+    type=click.FloatRange(min=0),
+    default=_default("bench_duration"),
+    show_default=True,
+    help="Seconds of the cold and of the timed phase of each compared run (iterations from the baseline time); "
+    "0: fixed iterations.",
+)
+@click.option(
+    "--rotating",
+    "rotating_mb",
+    type=click.IntRange(min=0),
+    default=_default("rotating_mb"),
+    show_default=True,
+    help="Rotating buffer of every verified run, in MB (0: none).",
+)
+@click.option(
+    "--flush/--no-flush",
+    default=_default("flush"),
+    show_default=True,
+    help="Flush the GPU caches between iterations of every verified run.",
 )
 @click.option(
     "--top-k",
@@ -285,6 +313,9 @@ def tune_command(
     keep_thr: float,
     err_thr: float,
     up_thr: float,
+    bench_duration: float,
+    rotating_mb: int,
+    flush: bool,
     top_k: int,
     verify_ratio: float,
     from_stage: str | None,
@@ -330,7 +361,7 @@ def tune_command(
         config = TuneConfig(
             logs=logs, arch=arch, workdir=workdir, simulate=simulate, mode=mode, devices=devices,
             slots_per_device=slots_per_device, retries=retries, timeout=timeout, keep_thr=keep_thr, err_thr=err_thr,
-            up_thr=up_thr, top_k=top_k, verify_ratio=verify_ratio, from_stage=from_stage, only=only, no_rerun=no_rerun,
+            up_thr=up_thr, bench_duration=bench_duration, rotating_mb=rotating_mb, flush=flush, top_k=top_k, verify_ratio=verify_ratio, from_stage=from_stage, only=only, no_rerun=no_rerun,
             merge_into=merge_into, library_logic=library_logic, reference_library=reference_library,
             custom_kernels=custom_kernels, seed=seed, bench_executable=bench_executable,
             create_library_executable=create_library_executable, sim_time_scale=sim_time_scale,

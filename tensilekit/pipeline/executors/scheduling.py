@@ -2,7 +2,9 @@
 
 Policy: jobs are queued longest first (``cost``, then input order), per kind. A GPU job goes to
 the idle slot whose device runs the fewest jobs (then: was given the fewest so far, then slot
-order); a retry avoids the device its last attempt failed on when another is free. CPU jobs run
+order); a retry avoids the device its last attempt failed on when another is free. Jobs of one
+``device_group`` all run on the device the group's first job got (a job waits for it rather than
+run elsewhere; jobs behind it in the queue go on meanwhile). CPU jobs run
 up to ``cpu_slots`` at a time. A failed attempt is retried while attempts remain
 (:func:`should_retry`). Events are emitted only after the free slots are busy again, so their
 cost (job-cache writes, displays) never delays the next job. A slot whose worker died leaves the
@@ -96,9 +98,15 @@ def run_schedule(
     outcomes: dict[str, JobOutcome] = {}
     events: list[JobEvent] = []
 
+    group_label: dict[str, str] = {}
+
     def pick(job: Job) -> Slot | None:
         if not idle:
             return None
+        bound = group_label.get(job.device_group) if job.device_group is not None else None
+        if bound is not None and any(slot.label == bound for slot in pool):
+            matching = [slot for slot in idle if slot.label == bound]
+            return matching[0] if matching else None
         candidates = idle
         avoid = last_label.get(job.id)
         if avoid is not None and any(slot.label != avoid for slot in idle):
@@ -129,18 +137,22 @@ def run_schedule(
         events.append(JobFinished(outcome, job.kind))
 
     while ready[JobKind.GPU] or ready[JobKind.CPU] or in_flight:
-        while ready[JobKind.GPU]:
-            job, number = ready[JobKind.GPU][0]
+        waiting: list[tuple[Job, int]] = []  # jobs whose group's device is busy: they keep their place
+        while ready[JobKind.GPU] and idle:
+            job, number = ready[JobKind.GPU].popleft()
             slot = pick(job)
             if slot is None:
-                break
-            ready[JobKind.GPU].popleft()
+                waiting.append((job, number))
+                continue
+            if job.device_group is not None:
+                group_label.setdefault(job.device_group, slot.label)
             idle.remove(slot)
             running_on[slot.label] += 1
             dispatched_to[slot.label] += 1
             in_flight += 1
             backend.start(job, number, slot)
             events.append(JobStarted(job.id, number, slot.device, job.kind, slot.node))
+        ready[JobKind.GPU].extendleft(reversed(waiting))
         while ready[JobKind.CPU] and cpu_running < cpu_slots:
             job, number = ready[JobKind.CPU].popleft()
             cpu_running += 1

@@ -14,20 +14,22 @@ from typing import Any
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.costs import estimate_time_us
 from tensilekit.pipeline.stage import StageContext, StageResult
+from tensilekit.pipeline.stages.baseline import BASELINE_FILE
 from tensilekit.pipeline.stages.build import BUILD_FILE
 from tensilekit.pipeline.stages.common import (
+    BASELINE,
     BENCHMARK,
     BUILD,
     INGEST,
     PROBLEM_HEADER,
     TuneStage,
-    accurate_options,
     bench_job_for,
     bench_spec,
     error_ratio,
     load_gemms,
     problem_columns,
     read_json,
+    timed_options,
 )
 
 BENCHMARK_FILE = "benchmark.json"
@@ -53,8 +55,8 @@ class BenchmarkStage(TuneStage):
     """Reference vs tuned, verified (``benchmark.json``, ``raw_results.csv``)."""
 
     name = BENCHMARK
-    version = "1"
-    inputs = (INGEST, BUILD)
+    version = "2"
+    inputs = (INGEST, BASELINE, BUILD)
     outputs = (BENCHMARK_FILE, RAW_RESULTS)
 
     def config_slice(self, config: TuneConfig) -> dict[str, Any]:
@@ -68,17 +70,21 @@ class BenchmarkStage(TuneStage):
         build = read_json(context.upstream_path(BUILD, BUILD_FILE))
         gemms = [gemm for gemm in load_gemms(context) if gemm.id in build["entries"]]
         library = None if build["library_dir"] is None else str((context.run_root / build["library_dir"]).resolve())
-        options = accurate_options(config, requested_solution=1)
+        baseline = read_json(context.upstream_path(BASELINE, BASELINE_FILE))["gemms"]
         iterations = config.accurate_iters + config.accurate_cold_iters
         jobs = []
         subjects: dict[str, str] = {}
         for gemm in gemms:
+            # reference and tuned library on one GPU, with iterations sized by the baseline time
+            options = timed_options(config, (baseline[gemm.id]["measured"] or {}).get("us"), requested_solution=1)
             cost = estimate_time_us(gemm.problem, config.arch) * iterations
-            jobs.append(bench_job_for(f"ref-{gemm.id}", bench_spec(config, gemm.problem, options), cost))
+            jobs.append(
+                bench_job_for(f"ref-{gemm.id}", bench_spec(config, gemm.problem, options), cost, device_group=gemm.id)
+            )
             tuned_spec = bench_spec(
                 config, gemm.problem, options, library_dir=library, library_hash=build["library_hash"]
             )
-            jobs.append(bench_job_for(f"tuned-{gemm.id}", tuned_spec, cost))
+            jobs.append(bench_job_for(f"tuned-{gemm.id}", tuned_spec, cost, device_group=gemm.id))
             subjects[f"ref-{gemm.id}"] = f"{gemm.label} reference library"
             subjects[f"tuned-{gemm.id}"] = f"{gemm.label} tuned library"
         outcomes = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -179,21 +180,58 @@ def bench_spec(
     )
 
 
-def bench_job_for(job_id: str, spec: BenchJobSpec, cost: float) -> Job:
-    return make_job(job_id, bench_job, spec, kind=JobKind.GPU, cost=cost)
+def bench_job_for(job_id: str, spec: BenchJobSpec, cost: float, device_group: str | None = None) -> Job:
+    return make_job(job_id, bench_job, spec, kind=JobKind.GPU, cost=cost, device_group=device_group)
 
 
 def accurate_options(config: TuneConfig, **changes: Any) -> BenchOptions:
-    """Options of an accurate, verified run (baseline, top-k, tuned-vs-reference)."""
+    """Options of an accurate, verified run with the fixed ``accurate_iters`` (the baseline, whose
+    time sizes the later runs: :func:`timed_options`)."""
     values: dict[str, Any] = {
         "verify": True,
         "iters": config.accurate_iters,
         "cold_iters": config.accurate_cold_iters,
-        "rotating": config.rotating_mb,
+        "rotating": config.rotating_mb or None,
+        "flush": config.flush,
         "print_kernel_info": True,
     }
     values.update(changes)
     return BenchOptions(**values)
+
+
+def duration_iterations(duration_s: float, latency_us: float | None) -> int | None:
+    """Iterations that make one phase last ``duration_s`` at ``latency_us`` per call (GEKO
+    ``bench.log.update``: ``ceil(duration * 1e6 / latency)``); None when either is unknown."""
+    if duration_s <= 0 or latency_us is None or not math.isfinite(latency_us) or latency_us <= 0:
+        return None
+    return max(math.ceil(duration_s * 1e6 / latency_us), 1)
+
+
+def timed_options(config: TuneConfig, latency_us: float | None, **changes: Any) -> BenchOptions:
+    """Options of a verified run compared with another one (a GEMM's reference and candidates,
+    reference and tuned library): cold and timed phases each ``bench_duration`` long at the
+    GEMM's baseline time, else ``accurate_iters``."""
+    iterations = duration_iterations(config.bench_duration, latency_us)
+    if iterations is not None:
+        changes = {"iters": iterations, "cold_iters": iterations, **changes}
+    return accurate_options(config, **changes)
+
+
+def measurement_settings(config: TuneConfig) -> dict[str, Any]:
+    """How verified runs are measured, as the report records it."""
+    return {
+        "same_device": "a GEMM's reference and candidates, and its reference and tuned runs, on one GPU",
+        "iterations": (
+            f"cold and timed phases of {config.bench_duration:g} s each at the GEMM's baseline time"
+            if config.bench_duration > 0
+            else f"{config.accurate_iters} timed, {config.accurate_cold_iters} cold"
+        ),
+        "baseline_iterations": {"iters": config.accurate_iters, "cold_iters": config.accurate_cold_iters},
+        "rotating_mb": config.rotating_mb,
+        "flush": config.flush,
+        "keep_threshold": config.up_thr,
+        "error_threshold": config.err_thr,
+    }
 
 
 def error_ratio(error: float | None, reference: float | None) -> float | None:
@@ -244,6 +282,9 @@ __all__ = [
     "GemmEntry",
     "TuneStage",
     "accurate_options",
+    "duration_iterations",
+    "measurement_settings",
+    "timed_options",
     "bench_job",
     "bench_job_for",
     "bench_spec",

@@ -31,13 +31,13 @@ from tensilekit.pipeline.stages.common import (
     SEARCH,
     GemmEntry,
     TuneStage,
-    accurate_options,
     bench_job_for,
     bench_spec,
     error_ratio,
     load_gemms,
     problem_columns,
     read_json,
+    timed_options,
 )
 from tensilekit.pipeline.stages.library import CATALOG_FILE, problem_type_key, type_key_text
 from tensilekit.tools.hipblaslt_bench import AlgoMethod, BenchOptions
@@ -81,7 +81,7 @@ class SearchStage(TuneStage):
     """Screen then accurate top-k with verification; ``search.json`` holds the winners."""
 
     name = SEARCH
-    version = "2"
+    version = "3"
     inputs = (INGEST, LIBRARY, BASELINE)
     outputs = (SEARCH_FILE, "screen.csv", "accurate.csv", "winners.csv")
 
@@ -140,16 +140,27 @@ class SearchStage(TuneStage):
                 config.top_k,
             )
             rankings[gemm.id], absent[gemm.id] = ranked, missing
-            for candidate in ranked:
-                if not candidate["selected"]:
-                    continue
+            selected = [candidate for candidate in ranked if candidate["selected"]]
+            if not selected:
+                continue
+            # The reference is timed again beside its candidates, on their GPU and with their settings:
+            # a candidate must beat the heuristic's pick as measured there, not on another device.
+            latency = (baseline["gemms"][gemm.id]["measured"] or {}).get("us")
+            cost = estimates[gemm.id] * accurate_iterations
+            reference_id = f"acc-{gemm.id}-reference"
+            accurate_jobs.append(
+                bench_job_for(
+                    reference_id, bench_spec(config, gemm.problem, timed_options(config, latency, requested_solution=1)),
+                    cost, device_group=gemm.id,
+                )
+            )  # fmt: skip
+            subjects[reference_id] = f"{gemm.label} reference (heuristic)"
+            for candidate in selected:
                 index = candidate["solution_index"]
                 job_id = f"acc-{gemm.id}-{index}"
-                options = accurate_options(config, algo_method=AlgoMethod.INDEX, solution_index=index)
+                options = timed_options(config, latency, algo_method=AlgoMethod.INDEX, solution_index=index)
                 accurate_jobs.append(
-                    bench_job_for(
-                        job_id, bench_spec(config, gemm.problem, options), estimates[gemm.id] * accurate_iterations
-                    )
+                    bench_job_for(job_id, bench_spec(config, gemm.problem, options), cost, device_group=gemm.id)
                 )
                 subjects[job_id] = f"{gemm.label} solution {index}"
         accurate = {
@@ -179,6 +190,9 @@ class SearchStage(TuneStage):
         reference = baseline["gemms"][gemm.id]["measured"]
         if gemm.id not in rankings:
             return {"winner": None, "status": "screen failed", "candidates": []}
+        session = accurate.get(f"acc-{gemm.id}-reference")
+        if session is not None and session.ok and session.value["results"]:
+            reference = session.value["results"][0]  # timed beside the candidates, on their GPU
         candidates: list[dict[str, Any]] = []
         for candidate in rankings[gemm.id]:
             if not candidate["selected"]:
@@ -220,7 +234,8 @@ class SearchStage(TuneStage):
                 status = "no candidate: the screen timed no solution"
             return {"winner": None, "status": status, "candidates": candidates}
         winner = min(verified, key=lambda entry: (entry["us"], entry["solution_index"]))
-        return {"winner": winner, "status": "winner", "candidates": candidates, "baseline_us": reference["us"]}
+        return {"winner": winner, "status": "winner", "candidates": candidates, "baseline_us": reference["us"],
+                "reference": reference}  # fmt: skip
 
     @staticmethod
     def _write_tables(

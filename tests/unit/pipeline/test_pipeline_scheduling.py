@@ -59,3 +59,34 @@ def test_no_device_left_is_an_error() -> None:
     with pytest.raises(PipelineError, match="no device is left"):
         run_schedule(jobs(2), [Slot("0", 0)], ScriptedBackend(dies={"0"}), cpu_slots=1, retries=3,
                      emit=lambda event: None)  # fmt: skip
+
+
+class FailingFirstBackend(ScriptedBackend):
+    """Every job's first attempt fails (retryable); attempts finish in start order."""
+
+    def start(self, job: Job, number: int, slot: Slot | None) -> None:
+        label = slot.label if slot is not None else None
+        self.started.append((job.id, number, label))
+        attempt = Attempt(ok=number > 1, value=job.payload if number > 1 else None,
+                          error=None if number > 1 else "flaky", error_type=None if number > 1 else "ToolFailed",
+                          started=0.0, finished=0.0, device=slot.device if slot else None)  # fmt: skip
+        self.pending.append(Finished(job, number, slot, attempt))
+
+
+def test_jobs_of_one_device_group_share_a_device_retries_included() -> None:
+    """A GEMM's reference and candidates are timed on one GPU: the group follows its first job's
+    device, also when a retry would otherwise avoid it; ungrouped jobs still spread."""
+    grouped = [
+        make_job(f"{group}-{i}", _noop, i, kind=JobKind.GPU, cost=1.0, device_group=group)
+        for i in range(4) for group in ("g1", "g2", "g3")
+    ]  # fmt: skip
+    free = [make_job(f"free-{i}", _noop, i, kind=JobKind.GPU, cost=0.5) for i in range(6)]
+    slots = [Slot(str(device), device) for device in range(4)]
+    backend = FailingFirstBackend()
+    outcomes = run_schedule([*grouped, *free], slots, backend, cpu_slots=1, retries=1, emit=lambda event: None)
+    assert all(outcome.ok for outcome in outcomes)
+    for group in ("g1", "g2", "g3"):
+        labels = {label for job_id, _, label in backend.started if job_id.startswith(f"{group}-")}
+        assert len(labels) == 1, (group, labels)
+    free_labels = {label for job_id, _, label in backend.started if job_id.startswith("free-")}
+    assert len(free_labels) > 1
