@@ -149,3 +149,23 @@ def test_gemm_status_names_the_stage_that_stopped_it() -> None:
         "baseline failed", "not tuned (below --keep-thr)", "no winner: no verified candidate", "tuned",
         "dropped: uplift 0.1% < 1.00%",
     ]  # fmt: skip
+
+
+def test_a_mixed_fp8_library_row_is_indexed_under_both_input_types() -> None:
+    # AMD's mixed fp8 logic says DataType 13 (F8B8) and derives DataTypeA/B from it
+    # (aquavanjaram gfx940 ..._F8B8HS_BH_...yaml; SolutionStructs.py:108 @7d9fb68).
+    problem = GemmProblem(m=64, n=64, k=64, trans_a="T", a_type="f8_r", b_type="bf8_r", c_type="f16_r")
+    raw = problem_type_dict(problem)
+    assert raw["DataType"] == raw["DataTypeA"] == raw["DataTypeB"] == 13
+    amd = {key: value for key, value in raw.items() if key not in ("DataTypeA", "DataTypeB")}
+    assert logic_type_key(ProblemType.model_validate(amd)) == problem_type_key(problem)
+    assert logic_type_key(ProblemType.model_validate(raw)) == problem_type_key(problem)
+
+
+def test_kernel_search_refuses_mx_block_scaling_and_names_the_modes() -> None:
+    from tensilekit.pipeline.stages.kernel_groups import kernel_search_issue, type_letters
+
+    plain = GemmProblem(m=64, n=64, k=64, a_type="f8_r", b_type="bf8_r", c_type="f16_r", scale_a=1, scale_b=1)
+    assert kernel_search_issue(plain) is None and type_letters(plain) == ("F8B8", "H", "S")
+    issue = kernel_search_issue(plain.model_copy(update={"scale_b": 3}))
+    assert issue is not None and "MX block scaling (scaleB 3)" in issue
