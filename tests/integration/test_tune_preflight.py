@@ -113,3 +113,16 @@ def test_each_release_gets_its_own_create_library_command_line(fake_tools: Path,
         # 7d9fb68 needs --merge-files --separate-architectures for lazy loading; rocm-libraries has none
         assert ("--lazy-library-loading" in build and "--merge-files" in build) is lazy_flag
         assert (workdir / "05_build" / "tcl" / "library" / "TensileLibrary_lazy_gfx942.dat").is_file()
+
+
+def test_every_missing_tool_is_named_with_the_option_that_supplies_it(
+    fake_tools: Path, tmp_path: Path, library: Path
+) -> None:
+    args = base_args(tmp_path, library, "--mode", "ga", "--bench-executable", "no-bench",
+                     "--create-library-executable", "no-tcl", "--tensile-executable", "no-tensile")  # fmt: skip
+    code, output, _ = run(args, {})
+    assert code == 4 and "3 tools are missing" in output
+    for name, option in (("no-bench", "--bench-executable"), ("no-tcl", "--create-library-executable"),
+                         ("no-tensile", "--tensile-executable")):  # fmt: skip
+        assert f"'{name}' was not found on PATH; install it or pass its path with {option}" in output
+    assert not (tmp_path / "W" / "03_baseline").exists()

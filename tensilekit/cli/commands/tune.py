@@ -238,8 +238,18 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
 @click.option("--sim-time-scale", type=click.FloatRange(min=0), default=0.0, hidden=True)
-@click.option("--bench-executable", default="hipblaslt-bench", hidden=True)
-@click.option("--create-library-executable", default="TensileCreateLibrary", hidden=True)
+@click.option(
+    "--bench-executable",
+    default="hipblaslt-bench",
+    show_default=True,
+    help="hipblaslt-bench to run (name on PATH or path; hipBLASLt's build/release/clients/staging).",
+)
+@click.option(
+    "--create-library-executable",
+    default="TensileCreateLibrary",
+    show_default=True,
+    help="TensileCreateLibrary to run (name on PATH or path; from hipBLASLt's tensilelite).",
+)
 @click.option(
     "--tensile-executable",
     default="Tensile",
