@@ -70,6 +70,7 @@ def test_outputs_say_simulated(simulated_run: tuple[Path, object]) -> None:
         assert rows and {row["data"] for row in rows} == {"SIMULATED"}, name
     assert (workdir / "report.md").read_text().startswith("# tensilekit tuning report -- SIMULATED")
     assert json.loads((workdir / "report.json").read_text())["data"] == "SIMULATED"
+    assert json.loads((workdir / "results" / "metrics.json").read_text())["data"] == "SIMULATED"
     assert all(line.split(" ", 1)[1].startswith("[SIMULATED]") or " stage " in f" {line.split(' ', 1)[1]}" or "job" in line
                for line in (workdir / "tune.log").read_text().splitlines())  # fmt: skip
 
@@ -179,3 +180,20 @@ def test_the_serial_reference_gives_the_same_files(simulated_run: tuple[Path, ob
     workdir = tmp_path / "serial"
     run_tuning(TuneConfig(logs=(LLAMA_LOG,), arch="gfx942", workdir=workdir, simulate=True), SerialExecutor())
     assert final_files(workdir) == final_files(source)
+
+
+def test_metrics_json_is_geko_s_run_summary_of_the_report(simulated_run: tuple[Path, object]) -> None:
+    # GEKO writes results/metrics.json (geko/optim/optim.py analyze, geko/optim/_metrics.py @9915500485e1).
+    workdir, _ = simulated_run
+    metrics = json.loads((workdir / "results" / "metrics.json").read_text())
+    assert {"config", "counts", "uplift_all_attempted", "uplift_kept", "diversity", "e2e", "per_dtype_layout"} <= set(
+        metrics
+    )
+    report = json.loads((workdir / "report.json").read_text())
+    tuned = [gemm for gemm in report["gemms"] if gemm["status"] == "tuned"]
+    assert metrics["counts"]["n_kept"] == len(tuned) > 0
+    mean = sum(100 * gemm["uplift"] for gemm in tuned) / len(tuned)
+    assert metrics["uplift_kept"]["mean_uplift_pct"] == pytest.approx(mean)
+    assert metrics["e2e"]["e2e_uplift_pct"] == pytest.approx(100 * report["gemm_time_saving"])
+    assert sum(layout["n"] for layout in metrics["per_dtype_layout"].values()) == len(tuned)
+    assert "results/metrics.json" in report["outputs"]["results"]
