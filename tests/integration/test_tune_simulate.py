@@ -77,7 +77,9 @@ def test_outputs_say_simulated(simulated_run: tuple[Path, object]) -> None:
 
 def test_validate_accepts_the_final_and_merged_logic(simulated_run: tuple[Path, object]) -> None:
     workdir, _ = simulated_run
-    result = CliRunner().invoke(cli, ["validate", str(workdir / "final_libs"), str(workdir / "merged")])
+    result = CliRunner().invoke(
+        cli, ["validate", str(workdir / "final_libs"), str(workdir / "full_libs"), str(workdir / "merged")]
+    )
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1].endswith("file(s) valid")
 
@@ -197,3 +199,24 @@ def test_metrics_json_is_geko_s_run_summary_of_the_report(simulated_run: tuple[P
     assert metrics["e2e"]["e2e_uplift_pct"] == pytest.approx(100 * report["gemm_time_saving"])
     assert sum(layout["n"] for layout in metrics["per_dtype_layout"].values()) == len(tuned)
     assert "results/metrics.json" in report["outputs"]["results"]
+
+
+def test_full_libs_hold_every_benchmarked_gemm_with_the_better_solution(simulated_run: tuple[Path, object]) -> None:
+    # GEKO's full_libs (library.from_full_dataframe, geko/library/operations.py @0c09056413): the tuned
+    # solution where it won, the reference run's solution elsewhere, for every benchmarked GEMM.
+    workdir, _ = simulated_run
+    bench = json.loads((workdir / "06_benchmark" / "benchmark.json").read_text())["gemms"]
+    kept = set(json.loads((workdir / "07_postprocess" / "postprocess.json").read_text())["kept"])
+    assert kept and set(bench) - kept  # both kinds are in the run
+    gemms = {f"g{index:04d}": problem for index, problem in enumerate(load_workload(LLAMA_LOG).problems, start=1)}
+    rows: dict[tuple[int, ...], str] = {}
+    for path in (workdir / "full_libs").glob("*.yaml"):
+        logic = load_logic(path)
+        for entry in logic.table:
+            rows[tuple(entry.size[:4])] = logic.solutions[entry.solution].solution_name_min or ""
+    assert len(rows) == len(bench)
+    for gemm_id, record in bench.items():
+        problem = gemms[gemm_id]
+        side = "tuned" if gemm_id in kept else "reference"
+        assert rows[(problem.m, problem.n, problem.batch, problem.k)] == record[side]["solution_name"], gemm_id
+    assert json.loads((workdir / "08_final" / "final.json").read_text())["full_missing_reference"] == []

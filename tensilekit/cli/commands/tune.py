@@ -78,7 +78,8 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
     if report.failures:
         console.print(f"{len(report.failures)} job(s) failed; see {workdir / 'report.md'}")
     console.print(
-        f"report: {workdir / 'report.md'}  final logic: {workdir / 'final_libs'}  merged: {workdir / 'merged'}"
+        f"report: {workdir / 'report.md'}  final logic: {workdir / 'final_libs'}  "
+        f"full logic: {workdir / 'full_libs'}  merged: {workdir / 'merged'}"
     )
 
 

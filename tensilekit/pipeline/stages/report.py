@@ -43,7 +43,7 @@ from tensilekit.pipeline.stages.common import (
     load_gemms,
     read_json,
 )
-from tensilekit.pipeline.stages.final import FINAL_DIR
+from tensilekit.pipeline.stages.final import FINAL_DIR, FULL_DIR
 from tensilekit.pipeline.stages.merge import MERGED_DIR
 from tensilekit.pipeline.stages.postprocess import POSTPROCESS_FILE
 from tensilekit.pipeline.stages.search import SEARCH_FILE
@@ -151,6 +151,7 @@ class ReportStage(TuneStage):
             )
         outputs = {
             "final logic files": f"{FINAL_DIR}/",
+            "full logic files (tuned or reference, every benchmarked GEMM)": f"{FULL_DIR}/",
             "merged logic files": f"{MERGED_DIR}/",
             "per-GEMM summary": "gemms.csv",
             "per-type summary": "summary.csv",

@@ -10,7 +10,7 @@ from tensilekit.pipeline.simulate import library_logic, problem_type_dict
 from tensilekit.pipeline.stages.benchmark import compare
 from tensilekit.pipeline.stages.build import equality_logic
 from tensilekit.pipeline.stages.common import error_ratio, keep_by_share, share_table
-from tensilekit.pipeline.stages.final import keep_sizes
+from tensilekit.pipeline.stages.final import full_logic, keep_sizes
 from tensilekit.pipeline.stages.library import logic_type_key, problem_type_key
 from tensilekit.pipeline.stages.postprocess import judge
 from tensilekit.pipeline.stages.report import gemm_status
@@ -169,3 +169,21 @@ def test_kernel_search_refuses_mx_block_scaling_and_names_the_modes() -> None:
     assert kernel_search_issue(plain) is None and type_letters(plain) == ("F8B8", "H", "S")
     issue = kernel_search_issue(plain.model_copy(update={"scale_b": 3}))
     assert issue is not None and "MX block scaling (scaleB 3)" in issue
+
+
+def test_full_logic_keeps_won_tuned_rows_and_adds_the_reference_solution_elsewhere() -> None:
+    _, base = library_logic("gfx942", PROBLEM)
+    one, two, three = [1] * 8, [2] * 8, [3] * 8
+    tuned = equality_logic(
+        base, [base.solutions[5], base.solutions[2]], [(one, 0, 7.0), (two, 1, 3.0), (three, 1, 1.0)]
+    )
+    # size 1 kept; sizes 2 and 3 lost to the reference, which for size 3 is the tuned file's own solution 2
+    full = full_logic(tuned, {tuple(one)}, [(two, base.solutions[9], 5.0), (three, base.solutions[2], 2.0)])
+    assert full is not None and full.library_type == "Equality"
+    names = [solution.solution_name_min for solution in full.solutions]
+    assert names == [base.solutions[5].solution_name_min, base.solutions[9].solution_name_min,
+                     base.solutions[2].solution_name_min]  # fmt: skip
+    assert [(entry.size[0], entry.solution, entry.efficiency) for entry in full.table] == [
+        (1, 0, 7.0), (2, 1, 5.0), (3, 2, 2.0)
+    ]  # fmt: skip
+    assert full_logic(tuned, set(), []) is None
