@@ -84,7 +84,16 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
 
 
 @click.command("tune")
-@click.argument("logs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("logs", nargs=-1, required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--inline",
+    "inline",
+    nargs=9,
+    multiple=True,
+    metavar="M N BATCH K DATATYPE DESTDATATYPE COMPUTEDATATYPE TRANSA TRANSB",
+    help="A GEMM given on the command line, in GEKO's --inline form (Tensile type letters), e.g. "
+    "--inline 1024 1024 1 1024 B B S N T. Repeat for more; with or instead of LOG files.",
+)
 @click.option("--arch", required=True, type=click.Choice(KNOWN_ARCHS), help="Target GPU architecture.")
 @click.option(
     "--workdir",
@@ -259,6 +268,7 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
 )
 def tune_command(
     logs: tuple[Path, ...],
+    inline: tuple[tuple[str, ...], ...],
     arch: str,
     workdir: Path,
     simulate: bool,
@@ -295,7 +305,8 @@ def tune_command(
     tensile_executable: str,
     strict: bool,
 ) -> None:
-    """Tune hipBLASLt for the GEMMs in LOG... (profile logs, GEKO lists, TunableOp/AITER CSVs).
+    """Tune hipBLASLt for the GEMMs in LOG... (profile logs, GEKO lists, TunableOp/AITER CSVs)
+    and/or given with --inline.
 
     Stages (each resumable in WORKDIR/NN_stage/): ingest, library, baseline, search, build,
     benchmark, postprocess, final, merge, report. With --mode ga or grid the search stage
@@ -310,14 +321,18 @@ def tune_command(
         raise click.UsageError("--address is only used with --executor ray")
     if population <= 2 and mode == "ga":
         raise click.UsageError("--population must be larger than the 2 elite kernels")
-    read_workloads(list(logs), strict=strict)  # bad lines: file:line warnings (or exit 3), as every command
+    if not logs and not inline:
+        raise click.UsageError("give the workload: LOG files, --inline GEMMs, or both")
+    if logs:
+        read_workloads(list(logs), strict=strict)  # bad lines: file:line warnings (or exit 3), as every command
     from pydantic import ValidationError
 
     try:
         config = TuneConfig(
-            logs=logs, arch=arch, workdir=workdir, simulate=simulate, mode=mode, devices=devices,
-            slots_per_device=slots_per_device, retries=retries, timeout=timeout, keep_thr=keep_thr, err_thr=err_thr,
-            up_thr=up_thr, top_k=top_k, verify_ratio=verify_ratio, from_stage=from_stage, only=only, no_rerun=no_rerun,
+            logs=logs, inline=tuple(" ".join(values) for values in inline), arch=arch, workdir=workdir,
+            simulate=simulate, mode=mode, devices=devices, slots_per_device=slots_per_device, retries=retries,
+            timeout=timeout, keep_thr=keep_thr, err_thr=err_thr, up_thr=up_thr, top_k=top_k, verify_ratio=verify_ratio,
+            from_stage=from_stage, only=only, no_rerun=no_rerun,
             merge_into=merge_into, library_logic=library_logic, seed=seed, bench_executable=bench_executable,
             create_library_executable=create_library_executable, sim_time_scale=sim_time_scale,
             population=population, generations=generations, stagnation=stagnation, time_budget=time_budget,
