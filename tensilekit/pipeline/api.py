@@ -34,6 +34,8 @@ def _absolute(config: TuneConfig) -> TuneConfig:
             "logs": tuple(path.expanduser().resolve() for path in config.logs),
             "merge_into": resolve(config.merge_into),
             "library_logic": resolve(config.library_logic),
+            "reference_library": resolve(config.reference_library),
+            "custom_kernels": resolve(config.custom_kernels),
         }
     )
 

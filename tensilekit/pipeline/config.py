@@ -68,6 +68,11 @@ class TuneConfig(BaseModel):
     merge_into: Path | None = None
     library_logic: Path | None = None
     """Real runs: the logic files the installed hipBLASLt was built from (solutions to reuse)."""
+    reference_library: Path | None = None
+    """Real runs: the library folder every reference run uses (``HIPBLASLT_TENSILE_LIBPATH``);
+    None: the one hipBLASLt finds by itself (:mod:`tensilekit.tools.hipblaslt_library`)."""
+    custom_kernels: Path | None = None
+    """hipBLASLt's ``tensilelite/Tensile/CustomKernels``: configs of the custom kernels logic files name."""
     seed: int = 0
     bench_executable: str = "hipblaslt-bench"
     create_library_executable: str = "TensileCreateLibrary"
@@ -183,6 +188,8 @@ class TuneConfig(BaseModel):
             values["seed"] = self.seed
         else:
             values["bench_executable"] = self.bench_executable
+            if self.reference_library is not None:
+                values["reference_library"] = str(self.reference_library)
         return values
 
     def kernel_search_slice(self) -> dict[str, object]:

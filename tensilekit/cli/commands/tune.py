@@ -239,6 +239,19 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
     help="Logic files the installed hipBLASLt was built from (required without --simulate).",
 )
 @click.option(
+    "--reference-library",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="The hipBLASLt library folder to tune against (HIPBLASLT_TENSILE_LIBPATH of every reference run; "
+    "default: the one hipBLASLt finds). Solutions are identified by their index in it.",
+)
+@click.option(
+    "--custom-kernels",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="hipBLASLt's tensilelite/Tensile/CustomKernels folder, for logic files that name custom kernels.",
+)
+@click.option(
     "--seed",
     type=int,
     default=0,
@@ -297,6 +310,8 @@ def tune_command(
     no_rerun: bool,
     merge_into: Path | None,
     library_logic: Path | None,
+    reference_library: Path | None,
+    custom_kernels: Path | None,
     seed: int,
     as_json: bool,
     sim_time_scale: float,
@@ -332,8 +347,9 @@ def tune_command(
             logs=logs, inline=tuple(" ".join(values) for values in inline), arch=arch, workdir=workdir,
             simulate=simulate, mode=mode, devices=devices, slots_per_device=slots_per_device, retries=retries,
             timeout=timeout, keep_thr=keep_thr, err_thr=err_thr, up_thr=up_thr, top_k=top_k, verify_ratio=verify_ratio,
-            from_stage=from_stage, only=only, no_rerun=no_rerun,
-            merge_into=merge_into, library_logic=library_logic, seed=seed, bench_executable=bench_executable,
+            from_stage=from_stage, only=only, no_rerun=no_rerun, merge_into=merge_into, library_logic=library_logic,
+            reference_library=reference_library, custom_kernels=custom_kernels, seed=seed,
+            bench_executable=bench_executable,
             create_library_executable=create_library_executable, sim_time_scale=sim_time_scale,
             population=population, generations=generations, stagnation=stagnation, time_budget=time_budget,
             grid_limit=grid_limit, search_dialect=config_dialect, tensile_executable=tensile_executable,

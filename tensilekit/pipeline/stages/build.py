@@ -99,7 +99,7 @@ class BuildStage(TuneStage):
     """Winners -> ``logic/*.yaml`` (Equality) -> tuned library (``library/`` or ``tcl/library/``)."""
 
     name = BUILD
-    version = "1"
+    version = "2"
     inputs = (INGEST, LIBRARY, SEARCH)
     outputs = (BUILD_FILE, LOGIC_DIR)
 
@@ -132,7 +132,8 @@ class BuildStage(TuneStage):
             winner = search[gemm_id]["winner"]
             if winner is None:
                 continue
-            found = lookup(catalog, gemms[gemm_id].problem, winner["solution_name"])
+            # the search placed its winner (by index where it could); the kernel search names its own
+            found = winner.get("location") or lookup(catalog, gemms[gemm_id].problem, winner["solution_name"])
             if found is None:
                 raise StageFailed(f"winner {winner['solution_name']} of {gemm_id} is not in {CATALOG_FILE}")
             source_index, position = found

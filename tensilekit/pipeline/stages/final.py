@@ -164,7 +164,9 @@ class FinalStage(TuneStage):
                 kept_keys.setdefault(entry["file"], set()).add(tuple(key))
                 continue
             reference = bench[gemm_id].get("reference") or {}
-            found = lookup(catalog, gemms[gemm_id].problem, reference.get("solution_name"))
+            found = lookup(
+                catalog, gemms[gemm_id].problem, reference.get("solution_name"), reference.get("solution_index")
+            )
             if found is None:
                 missing.append(gemm_id)
                 continue
