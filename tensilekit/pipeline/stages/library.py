@@ -33,7 +33,6 @@ from tensilekit.pipeline.simulate import (
     SIMULATED,
     TENSILELITE_TYPE_CODES,
     library_logic,
-    problem_type_name,
 )
 from tensilekit.pipeline.stage import StageContext, StageResult, relative_to_root
 from tensilekit.pipeline.stages.common import INGEST, LIBRARY, TuneStage, load_gemms
@@ -79,7 +78,8 @@ def logic_type_key(problem_type: ProblemType | Mapping[str, Any]) -> tuple[str, 
     data_type = raw.get("DataType")
     a_code = data_type if raw.get("DataTypeA") is None else raw["DataTypeA"]
     b_code = data_type if raw.get("DataTypeB") is None else raw["DataTypeB"]
-    a_code, b_code = _MIXED_FP8_PARTS.get((a_code, b_code), (a_code, b_code))
+    if isinstance(a_code, int) and isinstance(b_code, int):
+        a_code, b_code = _MIXED_FP8_PARTS.get((a_code, b_code), (a_code, b_code))
     d_code = raw.get("DestDataType", data_type)
     compute_code = raw.get("ComputeDataType", d_code)
     names = [_TYPE_NAMES.get(code) if isinstance(code, int) else None for code in (a_code, b_code, d_code)]

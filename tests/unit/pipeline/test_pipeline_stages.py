@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tensilekit.model.logic import ProblemType
+from tensilekit.pipeline.library_index import Resolution
 from tensilekit.pipeline.report import GemmReport, summarize
 from tensilekit.pipeline.simulate import library_logic, problem_type_dict
 from tensilekit.pipeline.stages.benchmark import compare
@@ -14,7 +15,6 @@ from tensilekit.pipeline.stages.final import full_logic, keep_sizes
 from tensilekit.pipeline.stages.library import logic_type_key, problem_type_key
 from tensilekit.pipeline.stages.postprocess import judge
 from tensilekit.pipeline.stages.report import gemm_status
-from tensilekit.pipeline.library_index import Resolution
 from tensilekit.pipeline.stages.search import rank_candidates
 from tensilekit.workload.problem import GemmProblem
 
