@@ -35,6 +35,8 @@ class TuneConfig(BaseModel):
         Both kernel-search modes benchmark with the Tensile driver (``tensile_executable``, or the
         SIMULATED driver) using configs in ``search_dialect``; sizes of one GEMM type are
         grouped when within a factor ``2**cluster_distance`` (at most ``cluster_size`` per group).
+        ``search_dialect`` ``tensile`` (ROCm/Tensile, rocBLAS) ends the run after the search:
+        rocBLAS tuning stops at configs (no rocBLAS build or benchmark path).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -141,6 +143,13 @@ class TuneConfig(BaseModel):
         if self.accurate_iters < self.screen_iters:
             raise ValueError(
                 f"accurate_iters ({self.accurate_iters}) must not be smaller than screen_iters ({self.screen_iters})"
+            )
+        # ROCm/Tensile configs are what the kernel search writes; the dense search only replays
+        # hipBLASLt's own solutions with hipblaslt-bench (no rocBLAS benchmark path exists).
+        if self.search_dialect == "tensile" and self.mode == "search":
+            raise ValueError(
+                "search_dialect 'tensile' (ROCm/Tensile configs for rocBLAS) needs mode ga or grid: rocBLAS tuning "
+                "stops at configs, and the dense search only replays hipBLASLt's own solutions"
             )
         # Elitism is the GA's; grid and search modes do not breed, so the population size is moot.
         if self.mode == "ga" and self.elite >= self.population:

@@ -143,7 +143,10 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
     type=click.Choice(["tensilelite", "tensile"]),
     default="tensilelite",
     show_default=True,
-    help="ga/grid: write hipBLASLt tensilelite configs or ROCm/Tensile ones.",
+    help="ga/grid: write hipBLASLt tensilelite configs, or ROCm/Tensile ones for rocBLAS. rocBLAS tuning stops at "
+    "configs: with tensile the run ends after the search stage (configs in WORKDIR/04_search, measured by "
+    "ROCm/Tensile's driver); tensilekit has no rocBLAS build or benchmark path (no rocblas-bench), so nothing is "
+    "built, benchmarked or merged.",
 )
 @click.option(
     "--tool-profile",
@@ -326,6 +329,7 @@ def tune_command(
     Stages (each resumable in WORKDIR/NN_stage/): ingest, library, baseline, search, build,
     benchmark, postprocess, final, merge, report. With --mode ga or grid the search stage
     generates Tensile tuning configs and searches new kernels with the Tensile benchmark driver.
+    rocBLAS tuning (--config-dialect tensile) stops at configs: the run ends after the search stage.
     """
     from tensilekit.cli.tune_progress import TuneProgress
     from tensilekit.pipeline.api import run_tuning
@@ -336,6 +340,11 @@ def tune_command(
         raise click.UsageError("--address is only used with --executor ray")
     if population <= 2 and mode == "ga":
         raise click.UsageError("--population must be larger than the 2 elite kernels")
+    if config_dialect == "tensile" and mode == "search":
+        raise click.UsageError(
+            "--config-dialect tensile writes ROCm/Tensile configs for rocBLAS, which only --mode ga or grid does; "
+            "rocBLAS tuning stops at configs (tensilekit has no rocBLAS benchmark path)"
+        )
     if not logs and not inline:
         raise click.UsageError("give the workload: LOG files, --inline GEMMs, or both")
     if logs:
@@ -369,6 +378,12 @@ def tune_command(
             executor.close()
     if as_json:
         click.echo(report.model_dump_json(indent=1))
+    elif config.search_dialect == "tensile":
+        from tensilekit.pipeline.stages import ROCBLAS_STOPS_AT_CONFIGS
+
+        console = Console(highlight=False, soft_wrap=True)
+        console.print(f"{ROCBLAS_STOPS_AT_CONFIGS}{' (SIMULATED)' if config.simulate else ''}.")
+        console.print(f"configs: {workdir / '04_search' / 'configs'}  search results: {workdir / '04_search'}")
     else:
         render_summary(report, workdir, Console(highlight=False, soft_wrap=True))
 

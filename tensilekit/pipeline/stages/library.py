@@ -192,9 +192,10 @@ class LibraryStage(TuneStage):
         )
         skipped += built.skipped
         if not any(item.type_key in wanted for item in built.solutions):
+            why = f"; skipped: {'; '.join(skipped[:3])}" if skipped else ""
             raise StageFailed(
                 f"no solutions for the workload's GEMM types ({', '.join(type_key_text(key) for key in wanted)}) "
-                f"in the {config.arch} logic files of {root}"
+                f"in the {config.arch} logic files of {root}{why}"
             )
 
         notes: list[str] = [f"skipped logic file {item}" for item in skipped[:5]]
