@@ -246,11 +246,12 @@ def _run_stage(
     started = clock()
     try:
         result = stage.run(context)
-    except StageFailed as error:
-        # The failed jobs the message points to are on disk, and the message says where.
+    except Exception as error:
+        # Whatever stopped the stage, the jobs that failed before it are on disk, and a message
+        # that points to failures.json says where.
         failures_path = directory / FAILURES_NAME
         _write_failures(context, failures_path)
-        if FAILURES_NAME in error.message and str(failures_path) not in error.message:
+        if isinstance(error, StageFailed) and FAILURES_NAME in error.message and str(failures_path) not in str(error):
             raise StageFailed(error.message.replace(FAILURES_NAME, str(failures_path)), error.location) from error
         raise
     for relative in stage.outputs:
