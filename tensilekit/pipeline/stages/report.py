@@ -136,9 +136,13 @@ class ReportStage(TuneStage):
         context.write_json(context.run_root / METRICS_FILE, metrics)
         failures: list[JobFailure] = []
         stages: list[StageSummary] = []
+        failure_files: list[str] = []
         for stage in _STAGES:
             directory = context.upstream[stage]
-            failures += [JobFailure.model_validate(item) for item in read_json(directory / FAILURES_NAME)]
+            failed = [JobFailure.model_validate(item) for item in read_json(directory / FAILURES_NAME)]
+            if failed:
+                failure_files.append(relative_to_root(directory / FAILURES_NAME, context.run_root))
+            failures += failed
             marker = json.loads((directory / MARKER_NAME).read_text(encoding="utf-8"))
             stages.append(
                 StageSummary(
@@ -157,6 +161,8 @@ class ReportStage(TuneStage):
             "per-type summary": "summary.csv",
             "results": f"results/raw_results.csv, results/final_results.csv, {METRICS_FILE}",
         }
+        if failure_files:  # the files the Failures table comes from (each exists: it was just read)
+            outputs["failed jobs"] = ", ".join(failure_files)
         notes: list[str] = []
         mode = search_doc.get("mode")
         if mode in ("ga", "grid"):
