@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tensilekit.errors import TensilekitError
 from tensilekit.pipeline.simulate import SIMULATED, SimulatorConfig
 from tensilekit.tools.profiles import DEFAULT_PROFILE, DEFAULT_TENSILE_PROFILE, PROFILES, ToolProfile, tool_profile
 
@@ -40,7 +41,10 @@ class TuneConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    logs: tuple[Path, ...] = Field(min_length=1)
+    logs: tuple[Path, ...] = ()
+    inline: tuple[str, ...] = ()
+    """GEMMs given on the command line, each in GEKO's ``--inline`` form
+    ``M N batch K DataType DestDataType ComputeDataType transA transB`` (call count 1)."""
     arch: str
     workdir: Path
     simulate: bool = False
@@ -118,6 +122,18 @@ class TuneConfig(BaseModel):
             raise ValueError(f"unknown tool profile {value!r} (profiles: {', '.join(sorted(PROFILES))})")
         return value
 
+    @field_validator("inline")
+    @classmethod
+    def _inline_gemms(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        from tensilekit.workload.geko_list import parse_inline_gemm
+
+        for spec in value:
+            try:
+                parse_inline_gemm(spec)
+            except TensilekitError as error:
+                raise ValueError(str(error)) from None
+        return tuple(" ".join(spec.split()) for spec in value)
+
     @field_validator("devices")
     @classmethod
     def _distinct_devices(cls, value: tuple[int, ...]) -> tuple[int, ...]:
@@ -127,6 +143,8 @@ class TuneConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> TuneConfig:
+        if not self.logs and not self.inline:
+            raise ValueError("no workload: give log files, --inline GEMMs, or both")
         # The accurate phase re-times the screen's best candidates: fewer iterations than the
         # screen would make it the noisier of the two.
         if self.accurate_iters < self.screen_iters:

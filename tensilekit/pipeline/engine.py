@@ -38,6 +38,7 @@ from tensilekit.pipeline.graph import build_graph, downstream_of, execution_orde
 from tensilekit.pipeline.progress import NullReporter, Reporter
 from tensilekit.pipeline.stage import (
     FingerprintInputs,
+    JobFailure,
     Stage,
     StageContext,
     hash_path,
@@ -209,6 +210,13 @@ def run_pipeline(
     return PipelineRun(tuple(runs))
 
 
+def _write_failures(context: StageContext, path: Path) -> list[JobFailure]:
+    """``failures.json``: the stage's failed jobs, sorted; returns them."""
+    failures = sorted(context.failures, key=lambda failure: (failure.phase, failure.job_id))
+    context.write_json(path, [failure.model_dump(mode="json") for failure in failures])
+    return failures
+
+
 def _run_stage(
     stage: Stage,
     number: int,
@@ -236,14 +244,22 @@ def _run_stage(
     report.stage_started(number, name, f"{status.value}: {reason}")
     started_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     started = clock()
-    result = stage.run(context)
+    try:
+        result = stage.run(context)
+    except Exception as error:
+        # Whatever stopped the stage, the jobs that failed before it are on disk, and a message
+        # that points to failures.json says where.
+        failures_path = directory / FAILURES_NAME
+        _write_failures(context, failures_path)
+        if isinstance(error, StageFailed) and FAILURES_NAME in error.message and str(failures_path) not in str(error):
+            raise StageFailed(error.message.replace(FAILURES_NAME, str(failures_path)), error.location) from error
+        raise
     for relative in stage.outputs:
         path = directory / relative
         if not path.exists():
             raise StageFailed(f"stage {number:02d}_{name} did not write its output {relative}")
         context.record(path)
-    failures = sorted(context.failures, key=lambda failure: (failure.phase, failure.job_id))
-    context.write_json(directory / FAILURES_NAME, [failure.model_dump(mode="json") for failure in failures])
+    failures = _write_failures(context, directory / FAILURES_NAME)
     outputs = {relative_to_root(path, run_dir.root): hash_path(path) for path in context.written}
     marker = StageMarker(
         stage=name, number=number, version=stage.version, fingerprint=fingerprint,

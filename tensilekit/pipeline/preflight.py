@@ -35,16 +35,29 @@ VERSION_TIMEOUT_S = 20.0
 imports tensilelite); longer means it hangs."""
 
 
-def _executable(name: str, role: str) -> str:
-    found = shutil.which(name)
-    if found is None:
-        path = Path(name)
-        if path.is_file():
-            if not os.access(path, os.X_OK):
-                raise ToolNotFound(f"{role} {name} is not executable (chmod +x, or pass another executable)")
-            return str(path)
-        raise ToolNotFound(f"{role} {name!r} was not found on PATH; install it or pass its path")
-    return found
+def _executable_problem(name: str, role: str, option: str) -> str | None:
+    """Why ``name`` cannot be run as ``role`` (None: it can), naming the ``option`` that supplies it."""
+    if shutil.which(name) is not None:
+        return None
+    path = Path(name)
+    if path.is_file():
+        if not os.access(path, os.X_OK):
+            return f"{role} {name} is not executable (chmod +x, or pass another executable with {option})"
+        return None
+    return f"{role} {name!r} was not found on PATH; install it or pass its path with {option}"
+
+
+def _executable(name: str) -> str:
+    return shutil.which(name) or name
+
+
+def _check_tools(tools: list[tuple[str, str, str]]) -> None:
+    """Every missing tool at once: ``(name, role, option)`` each; one :class:`ToolNotFound`."""
+    problems = [problem for name, role, option in tools if (problem := _executable_problem(name, role, option))]
+    if len(problems) == 1:
+        raise ToolNotFound(problems[0])
+    if problems:
+        raise ToolNotFound(f"{len(problems)} tools are missing:\n" + "\n".join(f"  {item}" for item in problems))
 
 
 def _check_library_logic(folder: Path) -> None:
@@ -95,7 +108,8 @@ def preflight(config: TuneConfig, runner: CommandRunner | None = None) -> tuple[
 
     Raises:
         ToolNotFound / ToolFailed / ToolError: a tool is missing, cannot run, or does not know
-            the architecture (exit 4).
+            the architecture (exit 4). Every missing tool is named at once, each with the
+            option that supplies its path.
         InputNotFound: ``--library-logic`` is missing, empty or unreadable (exit 3).
     """
     messages: list[str] = []
@@ -106,11 +120,16 @@ def preflight(config: TuneConfig, runner: CommandRunner | None = None) -> tuple[
         reason = "named" if config.tool_profile else "default for the architecture"
         messages.append(f"tool profile {profile.name}: {profile.description} ({reason}; SIMULATED tools)")
     else:
-        bench = _executable(config.bench_executable, "hipblaslt-bench")
-        create_library = _executable(config.create_library_executable, "TensileCreateLibrary")
-        driver = None
+        tools = [
+            (config.bench_executable, "hipblaslt-bench", "--bench-executable"),
+            (config.create_library_executable, "TensileCreateLibrary", "--create-library-executable"),
+        ]
         if config.mode in ("ga", "grid"):
-            driver = _executable(config.tensile_executable, "the Tensile benchmark driver")
+            tools.append((config.tensile_executable, "the Tensile benchmark driver", "--tensile-executable"))
+        _check_tools(tools)
+        bench = _executable(config.bench_executable)
+        create_library = _executable(config.create_library_executable)
+        driver = _executable(config.tensile_executable) if config.mode in ("ga", "grid") else None
         run = runner or SubprocessRunner()
         banner = _probe(run, [bench, "--version"], "hipblaslt-bench")
         if config.tool_profile is not None:

@@ -33,6 +33,9 @@ TENSILELITE_TYPE_CODES: dict[str, int] = {
 }  # fmt: skip
 """hipBLASLt data-type name -> tensilelite ``DataType`` code (formats.md 1.4; the first name of a code is canonical)."""
 
+MIXED_FP8_CODES: dict[tuple[int, int], int] = {(11, 12): 13, (12, 11): 14}
+"""(A code, B code) -> tensilelite's combined ``DataType`` (13 ``F8B8``, 14 ``B8F8``)."""
+
 COMPUTE_TYPE_CODES: dict[str, int] = {"c_f32_r": 0, "c_f64_r": 1, "c_f16_r": 4, "c_i32_r": 6}
 """Compute type -> tensilelite ``ComputeDataType`` code (``c_xf32_r`` is 0 plus ``F32XdlMathOp``)."""
 
@@ -41,6 +44,12 @@ def problem_type_dict(problem: GemmProblem) -> dict[str, Any]:
     """A tensilelite ``ProblemType`` dict for a plain GEMM (tensilelite type codes)."""
     trans_a, trans_b = problem.trans_a == "T", problem.trans_b == "T"
     a_code = TENSILELITE_TYPE_CODES.get(problem.a_type, 0)
+    b_code = TENSILELITE_TYPE_CODES.get(problem.b_type, 0)
+    # Mixed fp8 is its own DataType, as in AMD's logic (aquavanjaram gfx940 ..._F8B8HS_BH_...yaml:
+    # DataType: 13; tensilelite derives DataTypeA/B = DataType, SolutionStructs.py:108 @7d9fb68).
+    mixed = MIXED_FP8_CODES.get((a_code, b_code))
+    if mixed is not None:
+        a_code = b_code = mixed
     return {
         "Activation": False,
         "Batched": True,
@@ -49,7 +58,7 @@ def problem_type_dict(problem: GemmProblem) -> dict[str, Any]:
         "ComputeDataType": COMPUTE_TYPE_CODES.get(problem.compute_type, 0),
         "DataType": a_code,
         "DataTypeA": a_code,
-        "DataTypeB": TENSILELITE_TYPE_CODES.get(problem.b_type, 0),
+        "DataTypeB": b_code,
         "DestDataType": TENSILELITE_TYPE_CODES.get(problem.d_type, 0),
         "HighPrecisionAccumulate": type_bytes(problem.a_type) <= 2,
         "IndexAssignmentsA": [3, 0, 2] if trans_a else [0, 3, 2],

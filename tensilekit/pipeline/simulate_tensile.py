@@ -56,6 +56,11 @@ LETTER_TYPES: dict[str, str] = {
     "B8": "bf8_r", "F8N": "f8_fnuz_r", "B8N": "bf8_fnuz_r",
 }  # fmt: skip
 """Tensile type letter -> hipBLASLt data type name (the first of ``workload.problem.DATA_TYPES``)."""
+MIXED_LETTER_TYPES: dict[str, tuple[str, str]] = {
+    "F8B8": ("f8_r", "bf8_r"), "B8F8": ("bf8_r", "f8_r"), "F8B8N": ("f8_fnuz_r", "bf8_fnuz_r"),
+    "B8F8N": ("bf8_fnuz_r", "f8_fnuz_r"),
+}  # fmt: skip
+"""Combined input letters (tensilelite's mixed fp8 ``DataType``) -> (A type, B type)."""
 COMPUTE_LETTERS: dict[str, str] = {"S": "c_f32_r", "D": "c_f64_r", "H": "c_f16_r", "I": "c_i32_r"}
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -109,13 +114,16 @@ def problem_from_type(problem_type: Mapping[str, Any], size: Sequence[int]) -> G
     dest = _letters(problem_type.get("DestDataType", letters))
     compute = _letters(problem_type.get("ComputeDataType", dest))
     data_type = LETTER_TYPES.get(letters, "f32_r")
+    b_type = data_type
+    if letters in MIXED_LETTER_TYPES:  # F8B8: A is fp8, B bf8 (Common.py validGEMMTypes)
+        data_type, b_type = MIXED_LETTER_TYPES[letters]
     dest_type = LETTER_TYPES.get(dest, data_type)
     m, n, batch, k = (int(value) for value in size[:4])
     values: dict[str, Any] = {
         "m": m, "n": n, "batch": batch, "k": k,
         "trans_a": "T" if problem_type.get("TransposeA") else "N",
         "trans_b": "T" if problem_type.get("TransposeB") else "N",
-        "a_type": data_type, "b_type": data_type, "c_type": dest_type, "d_type": dest_type,
+        "a_type": data_type, "b_type": b_type, "c_type": dest_type, "d_type": dest_type,
         "compute_type": COMPUTE_LETTERS.get(compute, "c_f32_r"),
     }  # fmt: skip
     if len(size) >= 8:

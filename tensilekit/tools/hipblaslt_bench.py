@@ -106,12 +106,21 @@ def bench_problem_issue(problem: GemmProblem, profile: ToolProfile | None) -> st
     hipBLASLt 7d9fb68 has no ``--scaleC``/``--scaleD``/``--swizzleA``/``--swizzleB``/
     ``--aux_type``/``--batch_mode`` ("Option --scaleC is not defined.", client.cpp:313-575), and
     takes ``--scaleA``/``--scaleB`` only as ``s``/``v``: anything else silently means *no
-    scaling* (client.cpp:484-490, 826-834), so an MX scale mode would be measured unscaled.
+    scaling* (client.cpp:484-490, 826-834), so an MX scale mode would be measured unscaled. Its
+    bench reads only the data types of ``profile.bench_data_types`` (no ``f4_r``: FP4 cannot be
+    expressed there).
     """
     if profile is None:
         return None
     if problem.grouped_gemm:
         return "grouped GEMMs need all their groups on one command line"
+    if profile.bench_data_types:
+        unknown = sorted(
+            {profile.bench_type_name(name) for name in (problem.a_type, problem.b_type, problem.c_type, problem.d_type)}
+            - profile.bench_data_types
+        )
+        if unknown:
+            return f"{profile.description}'s hipblaslt-bench has no data type {', '.join(unknown)}"
     wanted = [
         ("--scaleC", problem.scale_c != 0), ("--scaleD", problem.scale_d != 0), ("--swizzleA", problem.swizzle_a),
         ("--swizzleB", problem.swizzle_b), ("--aux_type", bool(problem.aux_type)),

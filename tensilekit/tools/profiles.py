@@ -93,6 +93,13 @@ _BENCH_FLAGS_DEVELOP: frozenset[str] = frozenset(
 """Flags hipblaslt-bench gained after 7d9fb68 (client.cpp @0687ecfd defines them; @7d9fb68 does not)."""
 
 
+_BENCH_DATA_TYPES_7D9FB68 = frozenset(
+    {"f32_r", "f64_r", "f16_r", "bf16_r", "i8_r", "i32_r", "f8_r", "bf8_r"}
+)  # fmt: skip
+"""Data types hipblaslt-bench @7d9fb68 reads (string_to_hip_datatype, library/src/include/auxiliary.hpp):
+no ``f4_r``/``f6_r`` (FP4/FP6 arrived with MX block scaling in later releases)."""
+
+
 class ProfileError(TensilekitError):
     """An unknown tool profile name."""
 
@@ -121,6 +128,9 @@ class ToolProfile:
     create_library_flavor: Literal["hipblaslt-2024", "rocm-libraries"] = "hipblaslt-2024"
     driver_flags: frozenset[str] = frozenset()
     """Optional driver flags it defines (``--use-cache``, ``--logic-format``: tensilelite only)."""
+    bench_data_types: frozenset[str] = frozenset()
+    """The ``--a_type``/``--b_type``/``--c_type``/``--d_type`` names its hipblaslt-bench reads
+    (empty: not restricted, as far as tensilekit knows)."""
 
     # ------------------------------------------------------------------ configs
 
@@ -183,6 +193,7 @@ def _profiles() -> dict[str, ToolProfile]:
         archs=("gfx90a", "gfx942"), gemm_types=_TENSILELITE_7D9FB68_GEMM_TYPES, letters=letters_7d9fb68,
         scale_mode="letters", extra_bench_flags=_BENCH_FLAGS_7D9FB68, fnuz_type_names=False,
         create_library_flavor="hipblaslt-2024", driver_flags=frozenset({"--use-cache", "--logic-format"}),
+        bench_data_types=_BENCH_DATA_TYPES_7D9FB68,
     )  # fmt: skip
     develop = ToolProfile(
         name="hipblaslt-develop",

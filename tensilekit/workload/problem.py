@@ -137,6 +137,28 @@ def tensile_type_letters(data_type: str) -> str:
     return data_type.removesuffix("_r").upper()
 
 
+# Mixed fp8 inputs are one tensilelite DataType (Common.py:450-464 validGEMMTypes @7d9fb68:
+# ('F8B8','S','S'), ('B8F8','H','S') ...; TensileInstructions/DataType.py 'char': 'F8B8'/'B8F8'),
+# not DataType F8 with another B: AMD's logic files say ``DataType: 13`` (aquavanjaram gfx940
+# ``..._F8B8HS_BH_...yaml``). The FNUZ spellings are the develop profile's letters.
+_MIXED_INPUT_LETTERS: dict[tuple[str, str], str] = {
+    ("F8", "B8"): "F8B8", ("B8", "F8"): "B8F8", ("F8N", "B8N"): "F8B8N", ("B8N", "F8N"): "B8F8N",
+}  # fmt: skip
+
+
+def input_type_letters(a_type: str, b_type: str) -> str:
+    """Tensile's ``DataType`` letters for the inputs A and B (pure).
+
+    Equal types are one letter set (``B``); mixed fp8 is its combined type (``F8B8``, ``B8F8``);
+    any other mix is both sets (``F8H``), which no ``validGEMMTypes`` entry holds, so a tool
+    profile refuses it instead of tuning another problem.
+    """
+    a_letters, b_letters = tensile_type_letters(a_type), tensile_type_letters(b_type)
+    if a_letters == b_letters:
+        return a_letters
+    return _MIXED_INPUT_LETTERS.get((a_letters, b_letters), a_letters + b_letters)
+
+
 def default_compute_type(a_type: str) -> str:
     """hipBLASLt's usual compute type for an input type: f64 -> f64, int8 -> i32, else f32."""
     if a_type in ("f64_r", "f64_c"):
@@ -375,6 +397,7 @@ __all__ = [
     "compute_type_for_bench",
     "default_compute_type",
     "default_scale_type",
+    "input_type_letters",
     "normalize_compute_type",
     "normalize_data_type",
     "tensile_type_letters",

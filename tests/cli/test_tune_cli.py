@@ -23,7 +23,8 @@ def test_help_lists_the_options() -> None:
     assert result.exit_code == 0  # type: ignore[attr-defined]
     for option in ("--arch", "--workdir", "--simulate", "--mode", "--devices", "--slots-per-device", "--executor",
                    "--address", "--retries", "--timeout", "--keep-thr", "--err-thr", "--up-thr", "--from-stage",
-                   "--only", "--no-rerun", "--merge-into", "--seed", "--library-logic", "--top-k"):  # fmt: skip
+                   "--only", "--no-rerun", "--merge-into", "--seed", "--library-logic", "--top-k", "--inline",
+                   "--bench-executable", "--create-library-executable", "--tensile-executable"):  # fmt: skip
         assert option in result.output, option  # type: ignore[attr-defined]
     assert "--sim-time-scale" not in result.output  # type: ignore[attr-defined]
 
@@ -81,6 +82,38 @@ def test_json_report_on_stdout_with_the_serial_executor(tmp_path: Path) -> None:
     report = json.loads(result.stdout)  # type: ignore[attr-defined]
     assert report["data"] == "SIMULATED" and report["arch"] == "gfx90a" and len(report["gemms"]) == 14
     assert "01_ingest skipped (up to date)" in result.stderr  # type: ignore[attr-defined]
+
+
+def test_inline_gemms_are_tuned_with_or_without_a_log(tmp_path: Path) -> None:
+    # GEKO's --inline M N batch K DataType DestDataType ComputeDataType transA transB (geko/cli.py @0618e531).
+    workdir = tmp_path / "W"
+    result = invoke("--simulate", "--arch", "gfx942", "--workdir", str(workdir), "--inline", "4096", "1024", "1",
+                    "4096", "B", "B", "S", "T", "N", "--inline", "1024", "512", "2", "1024", "F8B8", "H", "S", "T", "N")  # fmt: skip
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    gemms = json.loads((workdir / "01_ingest" / "workload.json").read_text())["gemms"]
+    problems = [(g["problem"]["m"], g["problem"]["n"], g["problem"]["batch"], g["problem"]["a_type"],
+                 g["problem"]["b_type"], g["problem"]["d_type"]) for g in gemms]  # fmt: skip
+    assert problems == [(4096, 1024, 1, "bf16_r", "bf16_r", "bf16_r"), (1024, 512, 2, "f8_r", "bf8_r", "f16_r")]
+    assert (workdir / "report.md").is_file()
+    # with a log: the log's GEMMs first, an identical inline GEMM adds one call
+    log_gemm = ["6144", "8", "1", "4096", "B", "B", "S", "T", "N"]  # the llama log's first GEMM
+    result = invoke("--simulate", str(LOG), "--arch", "gfx942", "--workdir", str(tmp_path / "L"), "--inline", *log_gemm)
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    with_log = json.loads((tmp_path / "L" / "01_ingest" / "workload.json").read_text())["gemms"]
+    from tensilekit.workload import load_workloads
+
+    assert with_log[0]["problem"]["call_count"] == load_workloads([LOG])[0].problems[0].call_count + 1
+
+
+def test_the_workload_and_inline_gemms_are_checked(tmp_path: Path) -> None:
+    base = ["--simulate", "--arch", "gfx942", "--workdir", str(tmp_path / "W")]
+    result = invoke(*base)
+    assert result.exit_code == 2 and "LOG files, --inline GEMMs, or both" in result.output  # type: ignore[attr-defined]
+    result = invoke(*base, "--inline", "64", "64", "1", "64", "Q", "B", "S", "T", "N")
+    assert result.exit_code == 2 and "unknown Tensile type letters 'Q'" in result.output  # type: ignore[attr-defined]
+    result = invoke(*base, "--inline", "64", "64", "1", "64", "B", "B", "S", "T")
+    assert result.exit_code == 2  # type: ignore[attr-defined]
+    assert not (tmp_path / "W").exists()
 
 
 def test_rocblas_tuning_stops_at_configs(tmp_path: Path) -> None:

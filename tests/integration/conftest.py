@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FAKE_BIN = ROOT / "tests" / "fakes" / "bin"
 LLAMA_LOG = ROOT / "fixtures" / "logs" / "llama3_8b_bf16_mask64.log"
 FINAL_OUTPUTS = (
-    "gemms.csv", "summary.csv", "report.md", "report.csv", "report.json", "uplift.png", "results", "final_libs", "merged",
+    "gemms.csv", "summary.csv", "report.md", "report.csv", "report.json", "uplift.png", "results", "final_libs", "full_libs", "merged",
 )  # fmt: skip
 
 

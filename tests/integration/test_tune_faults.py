@@ -59,7 +59,9 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
 
 
 def _fastest(screen: Any) -> int:
-    return int(min((result for result in screen.results if result.us and not result.winner), key=lambda r: r.us).solution_index)
+    return int(
+        min((result for result in screen.results if result.us and not result.winner), key=lambda r: r.us).solution_index
+    )
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +70,9 @@ def real_run(standins: Path, amd: Path, corpus: Path, tmp_path_factory: pytest.T
     logic = copy_logic(corpus, root / "logic", names=[BBS_TN])
     installed = create_library(standins, logic, root / "lib" / "hipblaslt", root / "tcl-cwd")
     # the candidates the faults hit: the fastest screened solution of g0001 and of g0002
-    screens = [bench(standins, installed, gemm, "--algo_method", "all", "--print_kernel_info") for gemm in (G0001, G0002)]
+    screens = [
+        bench(standins, installed, gemm, "--algo_method", "all", "--print_kernel_info") for gemm in (G0001, G0002)
+    ]
     broken, wrong = (_fastest(screen) for screen in screens)
     rules = [
         # every screening run of GEMM 4096x8x4096 (g0003) crashes (SIGSEGV, AMD's memory-fault message)
@@ -165,6 +169,11 @@ def test_failures_are_listed_with_their_attempts(real_run: dict[str, Any]) -> No
     assert failures["tuned-g0011"]["error_type"] == "ToolOutputError"
     markdown = (real_run["workdir"] / "report.md").read_text()
     assert "| search | screen | screen-g0003 | BBS_TN 4096x8x1x4096 | 2 | ToolFailed:" in markdown
+    # the report names the failures.json files its Failures table comes from, and they exist
+    named = report["outputs"]["failed jobs"].split(", ")
+    assert {"04_search/failures.json", "06_benchmark/failures.json"} <= set(named)
+    listed = [item["job_id"] for path in named for item in json.loads((real_run["workdir"] / path).read_text())]
+    assert sorted(listed) == sorted(failures)
     search = json.loads((real_run["workdir"] / "04_search" / "search.json").read_text())["gemms"]
     statuses = {entry["solution_index"]: entry["status"] for entry in search["g0001"]["candidates"]}
     assert statuses[real_run["broken"]] == "job failed"

@@ -12,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 
 from tensilekit.cli.main import cli
-
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.executors.local import SerialExecutor
 from tensilekit.pipeline.progress import NullReporter
@@ -142,3 +141,16 @@ def test_each_release_gets_its_own_create_library_command_line(
     # hipBLASLt reads HIPBLASLT_TENSILE_LIBPATH as is, so the tuned runs must name the master's folder.
     assert library == tmp_path / "05_build" / "tcl" / "library" / ("" if lazy_flags else "gfx942")
     assert (library / "TensileLibrary_lazy_gfx942.dat").is_file()
+
+
+def test_every_missing_tool_is_named_with_the_option_that_supplies_it(
+    fake_tools: Path, tmp_path: Path, library: Path
+) -> None:
+    args = base_args(tmp_path, library, "--mode", "ga", "--bench-executable", "no-bench",
+                     "--create-library-executable", "no-tcl", "--tensile-executable", "no-tensile")  # fmt: skip
+    code, output, _ = run(args, {})
+    assert code == 4 and "3 tools are missing" in output
+    for name, option in (("no-bench", "--bench-executable"), ("no-tcl", "--create-library-executable"),
+                         ("no-tensile", "--tensile-executable")):  # fmt: skip
+        assert f"'{name}' was not found on PATH; install it or pass its path with {option}" in output
+    assert not (tmp_path / "W" / "03_baseline").exists()

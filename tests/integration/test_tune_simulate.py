@@ -70,13 +70,16 @@ def test_outputs_say_simulated(simulated_run: tuple[Path, object]) -> None:
         assert rows and {row["data"] for row in rows} == {"SIMULATED"}, name
     assert (workdir / "report.md").read_text().startswith("# tensilekit tuning report -- SIMULATED")
     assert json.loads((workdir / "report.json").read_text())["data"] == "SIMULATED"
+    assert json.loads((workdir / "results" / "metrics.json").read_text())["data"] == "SIMULATED"
     assert all(line.split(" ", 1)[1].startswith("[SIMULATED]") or " stage " in f" {line.split(' ', 1)[1]}" or "job" in line
                for line in (workdir / "tune.log").read_text().splitlines())  # fmt: skip
 
 
 def test_validate_accepts_the_final_and_merged_logic(simulated_run: tuple[Path, object]) -> None:
     workdir, _ = simulated_run
-    result = CliRunner().invoke(cli, ["validate", str(workdir / "final_libs"), str(workdir / "merged")])
+    result = CliRunner().invoke(
+        cli, ["validate", str(workdir / "final_libs"), str(workdir / "full_libs"), str(workdir / "merged")]
+    )
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1].endswith("file(s) valid")
 
@@ -183,3 +186,41 @@ def test_the_serial_reference_gives_the_same_files(simulated_run: tuple[Path, ob
     workdir = tmp_path / "serial"
     run_tuning(TuneConfig(logs=(LLAMA_LOG,), arch="gfx942", workdir=workdir, simulate=True), SerialExecutor())
     assert final_files(workdir) == final_files(source)
+
+
+def test_metrics_json_is_geko_s_run_summary_of_the_report(simulated_run: tuple[Path, object]) -> None:
+    # GEKO writes results/metrics.json (geko/optim/optim.py analyze, geko/optim/_metrics.py @9915500485e1).
+    workdir, _ = simulated_run
+    metrics = json.loads((workdir / "results" / "metrics.json").read_text())
+    assert {"config", "counts", "uplift_all_attempted", "uplift_kept", "diversity", "e2e", "per_dtype_layout"} <= set(
+        metrics
+    )
+    report = json.loads((workdir / "report.json").read_text())
+    tuned = [gemm for gemm in report["gemms"] if gemm["status"] == "tuned"]
+    assert metrics["counts"]["n_kept"] == len(tuned) > 0
+    mean = sum(100 * gemm["uplift"] for gemm in tuned) / len(tuned)
+    assert metrics["uplift_kept"]["mean_uplift_pct"] == pytest.approx(mean)
+    assert metrics["e2e"]["e2e_uplift_pct"] == pytest.approx(100 * report["gemm_time_saving"])
+    assert sum(layout["n"] for layout in metrics["per_dtype_layout"].values()) == len(tuned)
+    assert "results/metrics.json" in report["outputs"]["results"]
+
+
+def test_full_libs_hold_every_benchmarked_gemm_with_the_better_solution(simulated_run: tuple[Path, object]) -> None:
+    # GEKO's full_libs (library.from_full_dataframe, geko/library/operations.py @0c09056413): the tuned
+    # solution where it won, the reference run's solution elsewhere, for every benchmarked GEMM.
+    workdir, _ = simulated_run
+    bench = json.loads((workdir / "06_benchmark" / "benchmark.json").read_text())["gemms"]
+    kept = set(json.loads((workdir / "07_postprocess" / "postprocess.json").read_text())["kept"])
+    assert kept and set(bench) - kept  # both kinds are in the run
+    gemms = {f"g{index:04d}": problem for index, problem in enumerate(load_workload(LLAMA_LOG).problems, start=1)}
+    rows: dict[tuple[int, ...], str] = {}
+    for path in (workdir / "full_libs").glob("*.yaml"):
+        logic = load_logic(path)
+        for entry in logic.table:
+            rows[tuple(entry.size[:4])] = logic.solutions[entry.solution].solution_name_min or ""
+    assert len(rows) == len(bench)
+    for gemm_id, record in bench.items():
+        problem = gemms[gemm_id]
+        side = "tuned" if gemm_id in kept else "reference"
+        assert rows[(problem.m, problem.n, problem.batch, problem.k)] == record[side]["solution_name"], gemm_id
+    assert json.loads((workdir / "08_final" / "final.json").read_text())["full_missing_reference"] == []

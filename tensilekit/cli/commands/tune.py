@@ -79,7 +79,8 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
     if report.failures:
         console.print(f"{len(report.failures)} job(s) failed; see {workdir / 'report.md'}")
     console.print(
-        f"report: {workdir / 'report.md'}  final logic: {workdir / 'final_libs'}  merged: {workdir / 'merged'}"
+        f"report: {workdir / 'report.md'}  final logic: {workdir / 'final_libs'}  "
+        f"full logic: {workdir / 'full_libs'}  merged: {workdir / 'merged'}"
     )
 
 
@@ -89,7 +90,16 @@ def _default(name: str) -> Any:
 
 
 @click.command("tune")
-@click.argument("logs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("logs", nargs=-1, required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--inline",
+    "inline",
+    nargs=9,
+    multiple=True,
+    metavar="M N BATCH K DATATYPE DESTDATATYPE COMPUTEDATATYPE TRANSA TRANSB",
+    help="A GEMM given on the command line, in GEKO's --inline form (Tensile type letters), e.g. "
+    "--inline 1024 1024 1 1024 B B S N T. Repeat for more; with or instead of LOG files.",
+)
 @click.option("--arch", required=True, type=click.Choice(KNOWN_ARCHS), help="Target GPU architecture.")
 @click.option(
     "--workdir",
@@ -282,8 +292,18 @@ def _default(name: str) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
 @click.option("--sim-time-scale", type=click.FloatRange(min=0), default=0.0, hidden=True)
-@click.option("--bench-executable", default="hipblaslt-bench", hidden=True)
-@click.option("--create-library-executable", default="TensileCreateLibrary", hidden=True)
+@click.option(
+    "--bench-executable",
+    default="hipblaslt-bench",
+    show_default=True,
+    help="hipblaslt-bench to run (name on PATH or path; hipBLASLt's build/release/clients/staging).",
+)
+@click.option(
+    "--create-library-executable",
+    default="TensileCreateLibrary",
+    show_default=True,
+    help="TensileCreateLibrary to run (name on PATH or path; from hipBLASLt's tensilelite).",
+)
 @click.option(
     "--tensile-executable",
     default="Tensile",
@@ -292,6 +312,7 @@ def _default(name: str) -> Any:
 )
 def tune_command(
     logs: tuple[Path, ...],
+    inline: tuple[tuple[str, ...], ...],
     arch: str,
     workdir: Path,
     simulate: bool,
@@ -333,7 +354,8 @@ def tune_command(
     tensile_executable: str,
     strict: bool,
 ) -> None:
-    """Tune hipBLASLt for the GEMMs in LOG... (profile logs, GEKO lists, TunableOp/AITER CSVs).
+    """Tune hipBLASLt for the GEMMs in LOG... (profile logs, GEKO lists, TunableOp/AITER CSVs)
+    and/or given with --inline.
 
     Stages (each resumable in WORKDIR/NN_stage/): ingest, library, baseline, search, build,
     benchmark, postprocess, final, merge, report. With --mode ga or grid the search stage
@@ -354,16 +376,21 @@ def tune_command(
             "--config-dialect tensile writes ROCm/Tensile configs for rocBLAS, which only --mode ga or grid does; "
             "rocBLAS tuning stops at configs (tensilekit has no rocBLAS benchmark path)"
         )
-    read_workloads(list(logs), strict=strict)  # bad lines: file:line warnings (or exit 3), as every command
+    if not logs and not inline:
+        raise click.UsageError("give the workload: LOG files, --inline GEMMs, or both")
+    if logs:
+        read_workloads(list(logs), strict=strict)  # bad lines: file:line warnings (or exit 3), as every command
     from pydantic import ValidationError
 
     try:
         config = TuneConfig(
-            logs=logs, arch=arch, workdir=workdir, simulate=simulate, mode=mode, devices=devices,
-            slots_per_device=slots_per_device, retries=retries, timeout=timeout, keep_thr=keep_thr, err_thr=err_thr,
-            up_thr=up_thr, bench_duration=bench_duration, rotating_mb=rotating_mb, flush=flush, top_k=top_k, verify_ratio=verify_ratio, from_stage=from_stage, only=only, no_rerun=no_rerun,
-            merge_into=merge_into, library_logic=library_logic, reference_library=reference_library,
-            custom_kernels=custom_kernels, seed=seed, bench_executable=bench_executable,
+            logs=logs, inline=tuple(" ".join(values) for values in inline), arch=arch, workdir=workdir,
+            simulate=simulate, mode=mode, devices=devices, slots_per_device=slots_per_device, retries=retries,
+            timeout=timeout, keep_thr=keep_thr, err_thr=err_thr, up_thr=up_thr, bench_duration=bench_duration,
+            rotating_mb=rotating_mb, flush=flush, top_k=top_k, verify_ratio=verify_ratio,
+            from_stage=from_stage, only=only, no_rerun=no_rerun, merge_into=merge_into, library_logic=library_logic,
+            reference_library=reference_library, custom_kernels=custom_kernels, seed=seed,
+            bench_executable=bench_executable,
             create_library_executable=create_library_executable, sim_time_scale=sim_time_scale,
             population=population, generations=generations, stagnation=stagnation, time_budget=time_budget,
             grid_limit=grid_limit, search_dialect=config_dialect, tensile_executable=tensile_executable,

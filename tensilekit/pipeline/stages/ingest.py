@@ -1,4 +1,5 @@
-"""Stage ``ingest``: read the workload logs into one de-duplicated list of GEMMs with call counts."""
+"""Stage ``ingest``: read the workload logs (and ``--inline`` GEMMs) into one de-duplicated list of
+GEMMs with call counts."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from tensilekit.errors import StageFailed
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.common import INGEST, PROBLEM_HEADER, WORKLOAD_FILE, TuneStage, problem_columns
-from tensilekit.workload import load_workloads
+from tensilekit.workload import aggregate_problems, load_workloads, parse_inline_gemm
 
 
 class IngestStage(TuneStage):
@@ -24,7 +25,10 @@ class IngestStage(TuneStage):
     outputs = (WORKLOAD_FILE, "gemms_in.csv")
 
     def config_slice(self, config: TuneConfig) -> dict[str, Any]:
-        return {"skip_bad_lines": True}
+        values: dict[str, Any] = {"skip_bad_lines": True}
+        if config.inline:  # only then, so runs without --inline keep their fingerprints
+            values["inline"] = list(config.inline)
+        return values
 
     def input_files(self, config: TuneConfig) -> list[Path]:
         return list(config.logs)
@@ -32,10 +36,20 @@ class IngestStage(TuneStage):
     def run(self, context: StageContext) -> StageResult:
         config: TuneConfig = context.config
         workload, parsed = load_workloads(config.logs, skip_bad_lines=True)
+        if config.inline:  # GEKO's --inline GEMMs, after the logs' (identical ones add up)
+            inline = [parse_inline_gemm(spec) for spec in config.inline]
+            merged = aggregate_problems([*workload.problems, *inline])
+            workload = merged.model_copy(
+                update={
+                    "warnings": workload.warnings + merged.warnings,
+                    "records_in": workload.records_in + len(inline),
+                }
+            )
         problems = [problem for problem in workload.problems if not problem.grouped_gemm]
         grouped = len(workload.problems) - len(problems)
         if not problems:
-            raise StageFailed(f"no GEMMs found in {', '.join(str(path) for path in config.logs)}")
+            sources = [str(path) for path in config.logs] + ["--inline"] * bool(config.inline)
+            raise StageFailed(f"no GEMMs found in {', '.join(sources)}")
         gemms = [
             {"id": f"g{position:04d}", "problem": problem.without_solution().model_dump(mode="json")}
             for position, problem in enumerate(problems, start=1)

@@ -33,7 +33,7 @@ from tensilekit.search.profiles import profile_for
 from tensilekit.tools.hipblaslt_bench import InvalidMeasurement
 from tensilekit.tools.profiles import ToolProfile
 from tensilekit.tools.runner import CommandRunner, SubprocessRunner
-from tensilekit.workload.problem import COMPUTE_TYPES, tensile_type_letters
+from tensilekit.workload.problem import COMPUTE_TYPES, input_type_letters, tensile_type_letters
 
 
 class SearchGroup(BaseModel):
@@ -117,12 +117,34 @@ def config_header(group: SearchGroup, arch: str, dialect: str, simulated: bool) 
 
 
 def type_letters(problem: Any) -> tuple[str, str, str]:
-    """``(DataType, DestDataType, ComputeDataType)`` of a GEMM in tensilekit's letters."""
+    """``(DataType, DestDataType, ComputeDataType)`` of a GEMM in tensilekit's letters.
+
+    The input letters name both A and B (:func:`~tensilekit.workload.problem.input_type_letters`):
+    an fp8 x bf8 GEMM is ``F8B8``, never ``F8`` (that would tune F8 x F8, another problem).
+    """
     return (
-        tensile_type_letters(problem.a_type),
+        input_type_letters(problem.a_type, problem.b_type),
         tensile_type_letters(problem.d_type),
         COMPUTE_TYPES.get(problem.compute_type, "S"),
     )
+
+
+def kernel_search_issue(problem: Any) -> str | None:
+    """Why tensilekit's kernel search cannot tune ``problem`` as logged (None: it can; pure).
+
+    MX block scaling (``scaleA``/``scaleB`` >= 3, GEKO detects it the same way: pipeline.py
+    ``_detect_mx_from_log`` @6349c3cb) needs the MX ProblemType keys of newer tensilelite, which
+    tensilekit does not write: the config would search the unscaled GEMM, another problem.
+    """
+    modes = {"scaleA": problem.scale_a, "scaleB": problem.scale_b}
+    block = {name: mode for name, mode in modes.items() if mode >= 3}
+    if block:
+        shown = ", ".join(f"{name} {mode}" for name, mode in block.items())
+        return (
+            f"MX block scaling ({shown}) cannot be written into a tuning config by tensilekit; "
+            "tune it with --mode search"
+        )
+    return None
 
 
 def is_xf32(problem: Any) -> bool:
@@ -204,6 +226,7 @@ __all__ = [
     "config_header",
     "driver_job",
     "is_xf32",
+    "kernel_search_issue",
     "shape_problem",
     "type_letters",
 ]

@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tensilekit.errors import SearchError, StageFailed, TensilekitError
+from tensilekit.errors import SearchError, SearchSpaceTooLarge, StageFailed, TensilekitError
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.io.logic_io import dump_logic, load_logic, logic_from_data
 from tensilekit.model.logic import LogicFile, LogicSolution
@@ -70,6 +70,7 @@ from tensilekit.pipeline.stages.kernel_groups import (
     build_groups,
     config_header,
     driver_job,
+    kernel_search_issue,
     shape_problem,
 )
 from tensilekit.pipeline.stages.library import CATALOG_FILE, catalog_source, lookup, problem_type_key, type_key_text
@@ -147,9 +148,18 @@ class KernelSearchStage(TuneStage):
         groups: list[SearchGroup] = []
         problems: dict[str, SearchProblem] = {}
         skipped: dict[str, str] = {}
+        # Why each GEMM that is in no searched group was left out (its report status).
+        reasons = {
+            gemm.id: f"cannot be tuned as logged: {issue}"
+            for gemm in gemms
+            if (issue := kernel_search_issue(gemm.problem)) is not None
+        }
+        for gemm_id, reason in reasons.items():
+            context.log(f"{gemm_id} not searched: {reason}")
         tool = config.driver_profile()
         context.log(f"kernel search configs for {tool.description} (tool profile {tool.name})")
-        for group in build_groups(gemms, config, tool):
+        built = build_groups([gemm for gemm in gemms if gemm.id not in reasons], config, tool)
+        for group in built:
             issue = tool.config_type_issue(group.type_letters, config.arch)
             if issue is not None:  # reported, never tuned as another problem
                 skipped[group.name] = f"cannot be expressed: {issue}"
@@ -161,8 +171,6 @@ class KernelSearchStage(TuneStage):
                 skipped[group.name] = str(error)
                 continue
             groups.append(group)
-        for name, reason in skipped.items():
-            context.log(f"group {name} not searched: {reason}")
         seeds = {group.name: self._seeds(context, group, gemms, baseline, catalog, problems[group.name], profile)
                  for group in groups}  # fmt: skip
         ga_config = GAConfig(
@@ -173,14 +181,23 @@ class KernelSearchStage(TuneStage):
         )  # fmt: skip
         grid: dict[str, list[KernelParams]] = {}
         if self.mode == "grid":
-            for group in groups:
+            for group in list(groups):
                 problem = problems[group.name]
-                grid[group.name] = unique(
-                    [*seeds[group.name], *enumerate_kernels(
+                try:
+                    kernels = enumerate_kernels(
                         problem.space, problem.context, profile.default_genes(group.letters), profile.grid_genes,
                         limit=config.grid_limit,
-                    )]
-                )  # fmt: skip
+                    )  # fmt: skip
+                except SearchSpaceTooLarge as error:  # this group's GEMMs are skipped; the others run
+                    skipped[group.name] = f"--grid-limit: {error}"
+                    groups.remove(group)
+                    continue
+                grid[group.name] = unique([*seeds[group.name], *kernels])
+        for name, reason in skipped.items():
+            context.log(f"group {name} not searched: {reason}")
+        for group in built:
+            for gemm_id, _ in group.gemms if group.name in skipped else ():
+                reasons.setdefault(gemm_id, skipped[group.name])
         key = hashlib.sha256(
             canonical_json(
                 {"slice": self.config_slice(config), "groups": [group.model_dump(mode="json") for group in groups],
@@ -190,8 +207,9 @@ class KernelSearchStage(TuneStage):
         states = self._load_states(context, key, groups)
         history = self._search(context, config, groups, problems, seeds, grid, ga_config, states, key)
         return self._finish(
-            context, config, profile, groups, problems, seeds, states, history, gemms, baseline, catalog, skipped
-        )
+            context, config, profile, groups, problems, seeds, states, history, gemms, baseline, catalog, skipped,
+            reasons,
+        )  # fmt: skip
 
     @staticmethod
     def _with_library_epilogue(
@@ -363,6 +381,7 @@ class KernelSearchStage(TuneStage):
         """``configs/<group>.yaml`` + ``.sh``: each group's first benchmark, runnable by hand."""
         profile = profile_for(config.arch)
         folder = context.path(CONFIGS_DIR)
+        folder.mkdir(parents=True, exist_ok=True)  # empty when every group was skipped (--grid-limit)
         for group in groups:
             kernels = (
                 list(grid[group.name]) if self.mode == "grid"
@@ -460,6 +479,7 @@ class KernelSearchStage(TuneStage):
         baseline: Mapping[str, Any],
         catalog: Mapping[str, Any],
         skipped: Mapping[str, str],
+        reasons: Mapping[str, str],
     ) -> StageResult:
         by_id = {gemm.id: gemm for gemm in gemms}
         records: dict[str, list[dict[str, Any]]] = {}
@@ -538,7 +558,7 @@ class KernelSearchStage(TuneStage):
             reference = (baseline["gemms"][gemm.id]["measured"] or {}).get("us")
             group_name = next((group.name for group in groups if any(g == gemm.id for g, _ in group.gemms)), None)
             if group_name is None:
-                reason = "; ".join(sorted(set(skipped.values()))) or "no search group"
+                reason = reasons.get(gemm.id) or "; ".join(sorted(set(skipped.values()))) or "no search group"
                 results[gemm.id] = {
                     "winner": None,
                     "status": f"not searched: {reason}",

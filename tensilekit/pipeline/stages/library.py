@@ -33,7 +33,6 @@ from tensilekit.pipeline.simulate import (
     SIMULATED,
     TENSILELITE_TYPE_CODES,
     library_logic,
-    problem_type_name,
 )
 from tensilekit.pipeline.stage import StageContext, StageResult, relative_to_root
 from tensilekit.pipeline.stages.common import INGEST, LIBRARY, TuneStage, load_gemms
@@ -45,6 +44,8 @@ LOGIC_DIR = "logic"
 
 _TYPE_NAMES = {code: name for name, code in reversed(TENSILELITE_TYPE_CODES.items())}
 _COMPUTE_NAMES = {code: name for name, code in COMPUTE_TYPE_CODES.items()}
+_MIXED_FP8_PARTS = {(13, 13): (11, 12), (14, 14): (12, 11)}
+"""Mixed fp8 (DataType 13 F8B8 / 14 B8F8, DataTypeA/B derived equal) -> the (A, B) fp8 codes."""
 _FP8 = {"f8_fnuz_r": "f8_r", "bf8_fnuz_r": "bf8_r", "f8_ocp_r": "f8_r", "bf8_ocp_r": "bf8_r"}
 
 
@@ -75,8 +76,10 @@ def logic_type_key(problem_type: ProblemType | Mapping[str, Any]) -> tuple[str, 
     """The :func:`problem_type_key` of a tensilelite problem type, model or raw (None if not a plain GEMM type)."""
     raw = problem_type if isinstance(problem_type, Mapping) else problem_type.model_dump(by_alias=True)
     data_type = raw.get("DataType")
-    a_code = raw.get("DataTypeA", data_type)
-    b_code = raw.get("DataTypeB", data_type)
+    a_code = data_type if raw.get("DataTypeA") is None else raw["DataTypeA"]
+    b_code = data_type if raw.get("DataTypeB") is None else raw["DataTypeB"]
+    if isinstance(a_code, int) and isinstance(b_code, int):
+        a_code, b_code = _MIXED_FP8_PARTS.get((a_code, b_code), (a_code, b_code))
     d_code = raw.get("DestDataType", data_type)
     compute_code = raw.get("ComputeDataType", d_code)
     names = [_TYPE_NAMES.get(code) if isinstance(code, int) else None for code in (a_code, b_code, d_code)]

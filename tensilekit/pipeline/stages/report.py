@@ -1,7 +1,8 @@
 """Stage ``report``: per-GEMM results, averages, expected effect and failures, as MD/CSV/JSON/PNG.
 
 Reads every earlier stage's outputs and ``failures.json``; writes ``report.md``, ``report.csv``,
-``report.json`` and (with matplotlib) ``uplift.png`` to the top of the work directory.
+``report.json`` and (with matplotlib) ``uplift.png`` to the top of the work directory, and GEKO's
+``results/metrics.json`` (:mod:`tensilekit.pipeline.metrics`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.engine import FAILURES_NAME
+from tensilekit.pipeline.metrics import MetricsRow, summarize_metrics
 from tensilekit.pipeline.report import (
     CSV_HEADER,
     GemmReport,
@@ -41,7 +43,7 @@ from tensilekit.pipeline.stages.common import (
     load_gemms,
     read_json,
 )
-from tensilekit.pipeline.stages.final import FINAL_DIR
+from tensilekit.pipeline.stages.final import FINAL_DIR, FULL_DIR
 from tensilekit.pipeline.stages.merge import MERGED_DIR
 from tensilekit.pipeline.stages.postprocess import POSTPROCESS_FILE
 from tensilekit.pipeline.stages.search import SEARCH_FILE
@@ -49,6 +51,8 @@ from tensilekit.pipeline.state import MARKER_NAME
 
 REPORT_FILES = ("report.md", "report.csv", "report.json")
 PLOT_FILE = "uplift.png"
+METRICS_FILE = "results/metrics.json"
+"""GEKO's run-level statistics (:mod:`tensilekit.pipeline.metrics`), where GEKO writes them."""
 _STAGES = (INGEST, LIBRARY, BASELINE, SEARCH, BUILD, BENCHMARK, POSTPROCESS, FINAL, MERGE)
 
 
@@ -68,6 +72,21 @@ def gemm_status(gemm_id: str, baseline: dict[str, Any], search: dict[str, Any], 
     if decision is None:
         return "not built"
     return "tuned" if decision == "kept" else decision
+
+
+def metrics_row(gemm: GemmEntry, record: dict[str, Any], compared: dict[str, Any], decision: str | None) -> MetricsRow:
+    """One GEMM's :class:`~tensilekit.pipeline.metrics.MetricsRow` from the stages' records (pure)."""
+    reference = compared.get("reference") or {}
+    tuned = compared.get("tuned") or {}
+    problem = gemm.problem
+    invalid = (decision or "").startswith(("dropped: error ratio", "dropped: tuned kernel failed", "dropped: no error"))
+    return MetricsRow(
+        a_type=problem.a_type, trans_a=problem.trans_a, trans_b=problem.trans_b, call_count=problem.call_count,
+        reference_us=reference.get("us"), tuned_us=tuned.get("us"), time_share=record["measured_share"],
+        valid=not invalid and compared.get("status") == "ok", kept=decision == "kept",
+        kernel_reference=reference.get("kernel_name") or reference.get("solution_name"),
+        kernel_tuned=tuned.get("kernel_name") or tuned.get("solution_name"),
+    )  # fmt: skip
 
 
 def gemm_report(
@@ -95,7 +114,10 @@ class ReportStage(TuneStage):
     inputs = _STAGES
 
     def config_slice(self, config: TuneConfig) -> dict[str, Any]:
-        return {"arch": config.arch, "data": config.data_label, "plot": plot_available()}
+        return {
+            "arch": config.arch, "data": config.data_label, "plot": plot_available(), "up_thr": config.up_thr,
+            "err_thr": config.err_thr,
+        }  # fmt: skip
 
     def run(self, context: StageContext) -> StageResult:
         config: TuneConfig = context.config
@@ -106,11 +128,21 @@ class ReportStage(TuneStage):
         bench = read_json(context.upstream_path(BENCHMARK, BENCHMARK_FILE))["gemms"]
         decisions = read_json(context.upstream_path(POSTPROCESS, POSTPROCESS_FILE))["decisions"]
         rows = tuple(gemm_report(gemm, baseline, search, bench, decisions) for gemm in gemms)
+        metrics = summarize_metrics(
+            [metrics_row(gemm, baseline["gemms"][gemm.id], bench.get(gemm.id) or {}, decisions.get(gemm.id))
+             for gemm in gemms],
+            up_thr=config.up_thr, err_thr=config.err_thr, data=config.data_label,
+        )  # fmt: skip
+        context.write_json(context.run_root / METRICS_FILE, metrics)
         failures: list[JobFailure] = []
         stages: list[StageSummary] = []
+        failure_files: list[str] = []
         for stage in _STAGES:
             directory = context.upstream[stage]
-            failures += [JobFailure.model_validate(item) for item in read_json(directory / FAILURES_NAME)]
+            failed = [JobFailure.model_validate(item) for item in read_json(directory / FAILURES_NAME)]
+            if failed:
+                failure_files.append(relative_to_root(directory / FAILURES_NAME, context.run_root))
+            failures += failed
             marker = json.loads((directory / MARKER_NAME).read_text(encoding="utf-8"))
             stages.append(
                 StageSummary(
@@ -123,11 +155,14 @@ class ReportStage(TuneStage):
             )
         outputs = {
             "final logic files": f"{FINAL_DIR}/",
+            "full logic files (tuned or reference, every benchmarked GEMM)": f"{FULL_DIR}/",
             "merged logic files": f"{MERGED_DIR}/",
             "per-GEMM summary": "gemms.csv",
             "per-type summary": "summary.csv",
-            "results": "results/raw_results.csv, results/final_results.csv",
+            "results": f"results/raw_results.csv, results/final_results.csv, {METRICS_FILE}",
         }
+        if failure_files:  # the files the Failures table comes from (each exists: it was just read)
+            outputs["failed jobs"] = ", ".join(failure_files)
         notes: list[str] = []
         mode = search_doc.get("mode")
         if mode in ("ga", "grid"):
@@ -159,4 +194,4 @@ class ReportStage(TuneStage):
         )
 
 
-__all__ = ["PLOT_FILE", "REPORT_FILES", "ReportStage", "gemm_status"]
+__all__ = ["METRICS_FILE", "PLOT_FILE", "REPORT_FILES", "ReportStage", "gemm_status", "metrics_row"]

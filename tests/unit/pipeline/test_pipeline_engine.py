@@ -211,3 +211,22 @@ def test_progress_lines(tmp_path: Path) -> None:
         "stage 02_b started (new: not run yet)",
     ]
     assert "b/p: 2 job(s) queued, 0 cached" in reporter.lines
+
+
+class EveryJobFails(Toy):
+    """Runs jobs that all fail, then gives up as the baseline stage does ("see failures.json")."""
+
+    def run(self, context: StageContext) -> StageResult:
+        context.run_jobs([make_job(f"{self.name}-{i}", count_job, -1) for i in range(2)], phase="p")
+        raise StageFailed("every benchmark failed; see failures.json")
+
+
+def test_a_failed_stage_leaves_the_failures_json_its_message_points_to(tmp_path: Path) -> None:
+    with pytest.raises(StageFailed) as raised:
+        run([Toy("a", key="ka"), EveryJobFails("b", "a")], tmp_path)
+    path = tmp_path / "02_b" / "failures.json"
+    assert str(path) in str(raised.value)
+    failures = json.loads(path.read_text())
+    assert [failure["job_id"] for failure in failures] == ["b-0", "b-1"]
+    assert all("negative" in failure["error"] for failure in failures)
+    assert not (tmp_path / "02_b" / ".done.json").exists()  # the stage did not complete

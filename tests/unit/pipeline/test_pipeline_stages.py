@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 
 from tensilekit.model.logic import ProblemType
+from tensilekit.pipeline.library_index import Resolution
 from tensilekit.pipeline.report import GemmReport, summarize
 from tensilekit.pipeline.simulate import library_logic, problem_type_dict
 from tensilekit.pipeline.stages.benchmark import compare
 from tensilekit.pipeline.stages.build import equality_logic
 from tensilekit.pipeline.stages.common import error_ratio, keep_by_share, share_table
-from tensilekit.pipeline.stages.final import keep_sizes
+from tensilekit.pipeline.stages.final import full_logic, keep_sizes
 from tensilekit.pipeline.stages.library import logic_type_key, problem_type_key
 from tensilekit.pipeline.stages.postprocess import judge
 from tensilekit.pipeline.stages.report import gemm_status
-from tensilekit.pipeline.library_index import Resolution
 from tensilekit.pipeline.stages.search import rank_candidates
 from tensilekit.workload.problem import GemmProblem
 
@@ -155,3 +155,41 @@ def test_gemm_status_names_the_stage_that_stopped_it() -> None:
         "baseline failed", "not tuned (below --keep-thr)", "no winner: no verified candidate", "tuned",
         "dropped: uplift 0.1% < 1.00%",
     ]  # fmt: skip
+
+
+def test_a_mixed_fp8_library_row_is_indexed_under_both_input_types() -> None:
+    # AMD's mixed fp8 logic says DataType 13 (F8B8) and derives DataTypeA/B from it
+    # (aquavanjaram gfx940 ..._F8B8HS_BH_...yaml; SolutionStructs.py:108 @7d9fb68).
+    problem = GemmProblem(m=64, n=64, k=64, trans_a="T", a_type="f8_r", b_type="bf8_r", c_type="f16_r")
+    raw = problem_type_dict(problem)
+    assert raw["DataType"] == raw["DataTypeA"] == raw["DataTypeB"] == 13
+    amd = {key: value for key, value in raw.items() if key not in ("DataTypeA", "DataTypeB")}
+    assert logic_type_key(ProblemType.model_validate(amd)) == problem_type_key(problem)
+    assert logic_type_key(ProblemType.model_validate(raw)) == problem_type_key(problem)
+
+
+def test_kernel_search_refuses_mx_block_scaling_and_names_the_modes() -> None:
+    from tensilekit.pipeline.stages.kernel_groups import kernel_search_issue, type_letters
+
+    plain = GemmProblem(m=64, n=64, k=64, a_type="f8_r", b_type="bf8_r", c_type="f16_r", scale_a=1, scale_b=1)
+    assert kernel_search_issue(plain) is None and type_letters(plain) == ("F8B8", "H", "S")
+    issue = kernel_search_issue(plain.model_copy(update={"scale_b": 3}))
+    assert issue is not None and "MX block scaling (scaleB 3)" in issue
+
+
+def test_full_logic_keeps_won_tuned_rows_and_adds_the_reference_solution_elsewhere() -> None:
+    _, base = library_logic("gfx942", PROBLEM)
+    one, two, three = [1] * 8, [2] * 8, [3] * 8
+    tuned = equality_logic(
+        base, [base.solutions[5], base.solutions[2]], [(one, 0, 7.0), (two, 1, 3.0), (three, 1, 1.0)]
+    )
+    # size 1 kept; sizes 2 and 3 lost to the reference, which for size 3 is the tuned file's own solution 2
+    full = full_logic(tuned, {tuple(one)}, [(two, base.solutions[9], 5.0), (three, base.solutions[2], 2.0)])
+    assert full is not None and full.library_type == "Equality"
+    names = [solution.solution_name_min for solution in full.solutions]
+    assert names == [base.solutions[5].solution_name_min, base.solutions[9].solution_name_min,
+                     base.solutions[2].solution_name_min]  # fmt: skip
+    assert [(entry.size[0], entry.solution, entry.efficiency) for entry in full.table] == [
+        (1, 0, 7.0), (2, 1, 5.0), (3, 2, 2.0)
+    ]  # fmt: skip
+    assert full_logic(tuned, set(), []) is None

@@ -365,7 +365,8 @@ def test_argv_follows_the_tool_profile() -> None:
 @pytest.mark.parametrize(
     ("changes", "words"),
     [({"scale_c": 1}, "--scaleC"), ({"swizzle_a": True}, "--swizzleA"), ({"aux_type": "bf16_r", "use_e": True,
-      "activation": "gelu"}, "--aux_type"), ({"batch_mode": 1}, "--batch_mode"), ({"scale_a": 3}, "scale mode 3")],
+      "activation": "gelu"}, "--aux_type"), ({"batch_mode": 1}, "--batch_mode"), ({"scale_a": 3}, "scale mode 3"),
+     ({"a_type": "f4_r", "b_type": "f4_r"}, "has no data type f4_r")],
 )  # fmt: skip
 def test_gemms_an_older_bench_cannot_express_are_refused(changes: dict[str, Any], words: str) -> None:
     problem = SCALED_FP8.model_copy(update=changes)

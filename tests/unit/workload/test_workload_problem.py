@@ -8,6 +8,7 @@ from pydantic import ValidationError
 from tensilekit.workload.problem import (
     GemmProblem,
     compute_type_for_bench,
+    input_type_letters,
     normalize_compute_type,
     tensile_type_letters,
 )
@@ -154,3 +155,13 @@ def test_missing_size_is_the_only_error_reported() -> None:
     with pytest.raises(ValidationError) as caught:
         GemmProblem.model_validate({"n": 1, "k": 1, "a_type": "f16_r"})
     assert [error["loc"] for error in caught.value.errors()] == [("m",)]
+
+
+@pytest.mark.parametrize(
+    ("a_type", "b_type", "letters"),
+    [("bf16_r", "bf16_r", "B"), ("f8_r", "bf8_r", "F8B8"), ("bf8_r", "f8_r", "B8F8"),
+     ("f8_fnuz_r", "bf8_fnuz_r", "F8B8N"), ("f8_r", "f16_r", "F8H")],
+)  # fmt: skip
+def test_input_letters_name_both_inputs(a_type: str, b_type: str, letters: str) -> None:
+    # Mixed fp8 is one tensilelite DataType (Common.py:450-464 validGEMMTypes @7d9fb68), never A's alone.
+    assert input_type_letters(a_type, b_type) == letters
