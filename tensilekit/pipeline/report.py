@@ -76,6 +76,8 @@ class TuneReport(BaseModel):
     stages: tuple[StageSummary, ...] = ()
     outputs: dict[str, str] = {}
     notes: tuple[str, ...] = ()
+    measurement: dict[str, Any] = {}
+    """How the compared runs were measured (device, iterations, rotating buffer, flush, thresholds)."""
     runs: tuple[Any, ...] = Field(default=(), exclude=True)
     """What happened to each stage in the run that returned this report (``StageRun``; not saved)."""
 
@@ -117,6 +119,12 @@ def _num(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}g}"
 
 
+def _setting(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{key} {item}" for key, item in value.items())
+    return "none" if value is None else str(value)
+
+
 def render_markdown(report: TuneReport) -> str:
     """The human report (``report.md``)."""
     title = "# tensilekit tuning report"
@@ -153,6 +161,9 @@ def render_markdown(report: TuneReport) -> str:
             f"{share} | {_num(gemm.baseline_us)} | {_num(gemm.reference_us)} | {_num(gemm.tuned_us)} | "
             f"{_pct(gemm.uplift)} | {_num(gemm.error_ratio, 3)} | {gemm.status} |"
         )
+    if report.measurement:
+        lines += ["", "## Measurement", ""]
+        lines += [f"* {key.replace('_', ' ')}: {_setting(value)}" for key, value in report.measurement.items()]
     lines += ["", "## Failures", ""]
     if report.failures:
         lines += ["| stage | phase | job | subject | attempts | error |", "| --- | --- | --- | --- | ---: | --- |"]

@@ -240,3 +240,37 @@ def test_jobs_are_pinned_to_their_device(real_run: dict[str, Any]) -> None:
     assert {call["hip"] for call in jobs} == {"0"}
     builds = [call for call in real_run["calls"] if call["tool"] == "TensileCreateLibrary"]
     assert builds and all(call["rocr"] is None and call["hip"] is None for call in builds)  # CPU jobs are not pinned
+
+
+def _devices(stage_dir: Path) -> dict[str, int]:
+    return {
+        path.stem: json.loads(path.read_text())["device"]
+        for path in (stage_dir / "jobs").glob("*.json")
+    }
+
+
+def test_a_gemm_is_compared_on_one_gpu_with_geko_settings(real_run: dict[str, Any]) -> None:
+    """Issue 22 item 7: the reference and the candidates of one GEMM, and its reference and tuned
+    library runs, are timed on one device (4 here), with a rotating buffer, --flush and iterations
+    sized from the baseline time; the report records the settings."""
+    workdir = real_run["workdir"]
+    accurate = _devices(workdir / "04_search")
+    for gemm_id in {job.split("-")[1] for job in accurate if job.startswith("acc-")}:
+        devices = {device for job, device in accurate.items() if job.startswith(f"acc-{gemm_id}-")}
+        assert len(devices) == 1 and f"acc-{gemm_id}-reference" in accurate, (gemm_id, devices)
+    compared = _devices(workdir / "06_benchmark")
+    for job, device in compared.items():
+        if job.startswith("ref-"):
+            assert compared.get(f"tuned-{job[4:]}", device) == device, job
+    assert len(set(compared.values())) > 1  # GEMMs still spread over the GPUs
+    baseline = json.loads((workdir / "03_baseline" / "baseline.json").read_text())["gemms"]
+    argv = next(call["argv"] for call in real_run["calls"]
+                if call["tool"] == "hipblaslt-bench" and "index" in call["argv"]
+                and " ".join(call["argv"]).startswith("-m 6144 -n 8 -k 4096 "))  # fmt: skip
+    assert argv[argv.index("--rotating") + 1] == "512" and "--flush" in argv
+    expected = -(-500000 // baseline["g0001"]["measured"]["us"])  # ceil(0.5 s / baseline time)
+    assert int(argv[argv.index("--iters") + 1]) == int(expected) == int(argv[argv.index("--cold_iters") + 1])
+    measurement = _report(real_run)["measurement"]
+    assert measurement["rotating_mb"] == 512 and measurement["flush"] is True
+    assert measurement["keep_threshold"] == 0.03
+    assert "## Measurement" in (workdir / "report.md").read_text()

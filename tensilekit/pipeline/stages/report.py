@@ -41,6 +41,7 @@ from tensilekit.pipeline.stages.common import (
     GemmEntry,
     TuneStage,
     load_gemms,
+    measurement_settings,
     read_json,
 )
 from tensilekit.pipeline.stages.final import FINAL_DIR, FULL_DIR
@@ -110,13 +111,13 @@ class ReportStage(TuneStage):
     """Everything together: ``report.{md,csv,json}`` (+ ``uplift.png``) in the work directory."""
 
     name = REPORT
-    version = "1"
+    version = "2"
     inputs = _STAGES
 
     def config_slice(self, config: TuneConfig) -> dict[str, Any]:
         return {
             "arch": config.arch, "data": config.data_label, "plot": plot_available(), "up_thr": config.up_thr,
-            "err_thr": config.err_thr,
+            "err_thr": config.err_thr, "measurement": measurement_settings(config),
         }  # fmt: skip
 
     def run(self, context: StageContext) -> StageResult:
@@ -173,7 +174,7 @@ class ReportStage(TuneStage):
             notes.append(f"{config.data_label}: produced by tensilekit's GPU simulator; do not ship these files.")
         report = TuneReport(
             data=config.data_label, arch=config.arch, gemms=rows, failures=tuple(failures), stages=tuple(stages),
-            outputs=outputs, notes=tuple(notes), **summarize(rows),
+            outputs=outputs, notes=tuple(notes), measurement=measurement_settings(config), **summarize(rows),
         )  # fmt: skip
         png = plot_uplift(report) if report.tuned else None
         if png is not None:
