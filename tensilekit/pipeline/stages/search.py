@@ -14,6 +14,7 @@ its job failed -- and the stage fails only if no GEMM could be screened at all.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
@@ -73,7 +74,7 @@ class SearchStage(TuneStage):
     """Screen then accurate top-k with verification; ``search.json`` holds the winners."""
 
     name = SEARCH
-    version = "1"
+    version = "2"  # 2: screen.csv has a status column, search.json the invalid screen rows
     inputs = (INGEST, LIBRARY, BASELINE)
     outputs = (SEARCH_FILE, "screen.csv", "accurate.csv", "winners.csv")
 
@@ -148,6 +149,8 @@ class SearchStage(TuneStage):
         }
 
         results = {gemm.id: self._decide(config, gemm, baseline, rankings, absent, accurate) for gemm in gemms}
+        for gemm, outcome in zip(gemms, screened, strict=True):  # screen rows that were no measurement
+            results[gemm.id]["invalid"] = outcome.value.get("invalid", []) if outcome.ok else []
         context.write_json(context.path(SEARCH_FILE), {"gemms": results, "data": config.data_label})
         self._write_tables(context, config, gemms, baseline, rankings, results)
         winners = sum(1 for result in results.values() if result["winner"] is not None)
@@ -214,15 +217,23 @@ class SearchStage(TuneStage):
         results: dict[str, dict[str, Any]],
     ) -> None:
         label = config.data_label
+        screened_rows = (
+            [label, gemm.id, *problem_columns(gemm.problem), rank, item["solution_index"], item["solution_name"],
+             item["us"], item["gflops"], item["in_library"], item["selected"], "ok"]
+            for gemm in gemms
+            for rank, item in enumerate(rankings.get(gemm.id, []), start=1)
+        )  # fmt: skip
+        invalid_rows = (  # rows of the screen that were no measurement: recorded, never ranked
+            [label, gemm.id, *problem_columns(gemm.problem), None, item["solution_index"], item["solution_name"],
+             None, None, None, False, f"invalid: {item['reason']}"]
+            for gemm in gemms
+            for item in results[gemm.id]["invalid"]
+        )  # fmt: skip
         context.write_csv(
             context.path("screen.csv"),
-            ["data", "id", *PROBLEM_HEADER, "rank", "solution_index", "solution_name", "us", "gflops", "in_library", "selected"],
-            (
-                [label, gemm.id, *problem_columns(gemm.problem), rank, item["solution_index"], item["solution_name"],
-                 item["us"], item["gflops"], item["in_library"], item["selected"]]
-                for gemm in gemms
-                for rank, item in enumerate(rankings.get(gemm.id, []), start=1)
-            ),
+            ["data", "id", *PROBLEM_HEADER, "rank", "solution_index", "solution_name", "us", "gflops", "in_library",
+             "selected", "status"],
+            itertools.chain(screened_rows, invalid_rows),
         )  # fmt: skip
         context.write_csv(
             context.path("accurate.csv"),
