@@ -6,7 +6,11 @@ order); a retry avoids the device its last attempt failed on when another is fre
 up to ``cpu_slots`` at a time. A failed attempt is retried while attempts remain
 (:func:`should_retry`). Events are emitted only after the free slots are busy again, so their
 cost (job-cache writes, displays) never delays the next job. A slot whose worker died leaves the
-pool; when no slot is left for the waiting GPU jobs the run fails.
+pool; when no slot is left for the waiting GPU jobs the run fails. When ``emit`` raises
+:class:`~tensilekit.errors.PipelineAborted` (too many failures in a row), nothing more is
+started or retried, the attempts in flight are drained (their events still emitted, so their
+results are cached) and the abort is raised. Events of a batch with a failed job are emitted
+before the next dispatch, so that no job starts after the one that trips the abort.
 
 A :class:`Backend` supplies only *how* an attempt starts on a slot and how finished attempts
 come back; *which* job runs where and when is decided here, once.
@@ -19,7 +23,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from tensilekit.errors import PipelineError
+from tensilekit.errors import PipelineAborted, PipelineError
 from tensilekit.pipeline.jobs import (
     Attempt,
     Job,
@@ -95,6 +99,16 @@ def run_schedule(
     in_flight = 0
     outcomes: dict[str, JobOutcome] = {}
     events: list[JobEvent] = []
+    aborted: PipelineAborted | None = None
+
+    def flush() -> None:
+        nonlocal aborted
+        for event in events:
+            try:
+                emit(event)
+            except PipelineAborted as error:
+                aborted = aborted or error
+        events.clear()
 
     def pick(job: Job) -> Slot | None:
         if not idle:
@@ -120,7 +134,7 @@ def run_schedule(
                     on_dead(slot)
         else:
             cpu_running -= 1
-        if should_retry(attempt, number, retries):
+        if aborted is None and should_retry(attempt, number, retries):
             events.append(JobRetrying(job.id, number, attempt.device, attempt.error or ""))
             ready[job.kind].appendleft((job, number + 1))
             return
@@ -128,8 +142,8 @@ def run_schedule(
         outcomes[job.id] = outcome
         events.append(JobFinished(outcome, job.kind))
 
-    while ready[JobKind.GPU] or ready[JobKind.CPU] or in_flight:
-        while ready[JobKind.GPU]:
+    while ((ready[JobKind.GPU] or ready[JobKind.CPU]) and aborted is None) or in_flight:
+        while ready[JobKind.GPU] and aborted is None:
             job, number = ready[JobKind.GPU][0]
             slot = pick(job)
             if slot is None:
@@ -141,23 +155,24 @@ def run_schedule(
             in_flight += 1
             backend.start(job, number, slot)
             events.append(JobStarted(job.id, number, slot.device, job.kind, slot.node))
-        while ready[JobKind.CPU] and cpu_running < cpu_slots:
+        while ready[JobKind.CPU] and cpu_running < cpu_slots and aborted is None:
             job, number = ready[JobKind.CPU].popleft()
             cpu_running += 1
             in_flight += 1
             backend.start(job, number, None)
             events.append(JobStarted(job.id, number, None, job.kind))
-        for event in events:
-            emit(event)
-        events.clear()
+        flush()
         if not in_flight:
-            if ready[JobKind.GPU] and not pool:
+            if ready[JobKind.GPU] and not pool and aborted is None:
                 raise PipelineError("no device is left to run the remaining jobs (every worker died)")
             continue
         for done in backend.wait():
             finish(done)
-    for event in events:
-        emit(event)
+        if any(isinstance(event, JobFinished) and not event.outcome.ok for event in events):
+            flush()  # a failure may trip the abort: decide before anything else starts
+    flush()
+    if aborted is not None:
+        raise aborted
     return [outcomes[job.id] for job in jobs]
 
 
