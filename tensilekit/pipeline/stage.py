@@ -397,11 +397,11 @@ class StageContext:
             )  # fmt: skip
             write_failure_record(self._failure_file(job), record)
             return record
-        record = {
+        entry = {
             "key": job.key, "job": job.id, "value": outcome.value, "attempts": outcome.attempts,
             "device": outcome.device, "node": outcome.node,
         }  # fmt: skip
-        _write_cache_entry(self._cache_file(job), json.dumps(record, sort_keys=True, default=str))
+        _write_cache_entry(self._cache_file(job), json.dumps(entry, sort_keys=True, default=str))
         if earlier is not None or self.fresh:  # fresh: a record from before may exist, unread
             self._failure_file(job).unlink(missing_ok=True)
         return None
