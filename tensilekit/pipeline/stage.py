@@ -442,9 +442,10 @@ class StageContext:
         retired_now = {job_id for job_id, outcome in results.items() if outcome.error_type == RETIRED}
         if retired_now:
             self.log(f"{phase}: {len(retired_now)} retired job(s) not run (--retire-after {self.retire_after})")
+        cached_count = len(jobs) - len(todo) - len(retired_now)
         self.jobs_total += len(jobs)
-        self.jobs_cached += len(jobs) - len(todo) - len(retired_now)
-        self.reporter.jobs_queued(self.name, phase, todo, len(jobs) - len(todo), self.executor.devices)
+        self.jobs_cached += cached_count
+        self.reporter.jobs_queued(self.name, phase, todo, cached_count, self.executor.devices)
 
         def on_event(event: JobEvent) -> None:
             if isinstance(event, JobFinished):
