@@ -83,20 +83,13 @@ def logic_paths(paths: Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def build_master_files(
-    paths: Iterable[str | Path],
-    *,
-    lazy: bool = False,
-    separate_architectures: bool = True,
-    dialect: str | None = None,
-    custom_kernels: str | Path | CustomKernelConfig | None = None,
-) -> dict[str, MasterLibrary]:
-    """Logic files or directories -> every master file TensileCreateLibrary would write, by base name.
+def logic_inputs(paths: Iterable[str | Path], *, dialect: str | None = None) -> tuple[list[tuple[str, Any]], str]:
+    """Logic files or directories -> ``(path, parsed YAML in the build's list form)`` pairs in
+    :func:`logic_paths` order, and their one dialect (``tensile`` or ``tensilelite``).
 
-    The dialect (``tensile`` for rocBLAS, ``tensilelite`` for hipBLASLt) is detected from the
-    files unless ``dialect`` names it. ``custom_kernels`` is hipBLASLt's
-    ``tensilelite/Tensile/CustomKernels`` directory, needed by logic files with custom kernels
-    (or a ``name -> custom.config`` lookup).
+    Raises:
+        LibraryFormatError: a file is not a logic file (location names it).
+        MergeError: the files mix both dialects.
     """
     inputs: list[tuple[str, Any]] = []
     dialects = set()
@@ -123,12 +116,31 @@ def build_master_files(
         inputs.append((str(path), data))
     if len(dialects) > 1:
         raise MergeError("cannot build one library from both Tensile and tensilelite logic files")
+    return inputs, dialects.pop()
+
+
+def build_master_files(
+    paths: Iterable[str | Path],
+    *,
+    lazy: bool = False,
+    separate_architectures: bool = True,
+    dialect: str | None = None,
+    custom_kernels: str | Path | CustomKernelConfig | None = None,
+) -> dict[str, MasterLibrary]:
+    """Logic files or directories -> every master file TensileCreateLibrary would write, by base name.
+
+    The dialect (``tensile`` for rocBLAS, ``tensilelite`` for hipBLASLt) is detected from the
+    files unless ``dialect`` names it. ``custom_kernels`` is hipBLASLt's
+    ``tensilelite/Tensile/CustomKernels`` directory, needed by logic files with custom kernels
+    (or a ``name -> custom.config`` lookup).
+    """
+    inputs, file_dialect = logic_inputs(paths, dialect=dialect)
     from tensilekit.build import build_master_libraries  # lazy: `select` on a master never builds
 
     try:
         raw = build_master_libraries(
             inputs,
-            dialect=dialects.pop(),
+            dialect=file_dialect,
             lazy=lazy,
             separate_architectures=separate_architectures,
             custom_kernel_config=(

@@ -58,6 +58,18 @@ def amd() -> Path:
     return found
 
 
+@pytest.fixture(scope="session")
+def standins(amd: Path) -> Path:
+    """AMD's stand-ins for the tools ``tune`` drives (``amd/standins``, README there): hipBLASLt
+    7d9fb683's hipblaslt-bench and TensileCreateLibrary, answered by AMD's own code."""
+    folder = amd / "standins"
+    if not (folder / "hipblaslt-bench").is_file() or not (folder / "TensileCreateLibrary").is_file():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must provide AMD's stand-ins ({folder})")
+        pytest.skip(f"AMD's stand-ins not found in {folder}")
+    return folder
+
+
 def _ensure_amd_venv(amd_tools: Path) -> None:
     """Make AMD's virtual environment once, before any tool runs: each tool would otherwise make it
     on first use, and the test workers (pytest-xdist) would make it at the same time. The lock

@@ -1091,6 +1091,7 @@ def build_tensilelite_libraries(
     lazy: bool = False,
     version: str | None = TENSILELITE_VERSION,
     custom_kernel_config: CustomKernelConfig | None = None,
+    match_table: dict[int, tuple[str, int]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Every master file tensilelite's TensileCreateLibrary writes for these logic files, by base name.
 
@@ -1101,6 +1102,10 @@ def build_tensilelite_libraries(
     ``custom_kernel_config(name)`` gives a custom kernel's ``custom.config`` (hipBLASLt's
     ``CustomKernels/<name>.s``); files with custom kernels need it.
 
+    ``match_table``, when given, is filled as TensileCreateLibrary's ``MatchTable.yaml``
+    (``generateLogicDataAndSolutions``, TensileCreateLibrary.py:1146-1149 @7d9fb68): every master
+    solution index -> ``(source, position of the solution in that logic file)``.
+
     Raises:
         LibraryFormatError: a logic file does not fit (location names file and position).
         MergeError: libraries that cannot be merged.
@@ -1109,6 +1114,8 @@ def build_tensilelite_libraries(
         raise InvalidValue("no logic files given")
     masters: dict[str, _Master] = {}
     next_index = 0
+    # (source, the file's solutions in file order): merges renumber them in place
+    per_file: list[tuple[str, list[_Solution]]] = []
     for source, data in logic_files:
         with error_context(source):
             logic = _parse_logic(data)
@@ -1117,6 +1124,9 @@ def build_tensilelite_libraries(
                 new = _from_logic(logic, states, lazy=lazy)
             except (KeyError, IndexError, TypeError, AttributeError) as exc:
                 raise LibraryFormatError(f"malformed logic file: {exc!r}", Location(path="[5]")) from exc
+        per_file.append(
+            (source, [*new.solutions.values(), *(s for lib in new.lazy.values() for s in lib.solutions.values())])
+        )
         arch = logic.architecture
         if arch in masters:
             next_index = masters[arch].merge(new, next_index)
@@ -1142,6 +1152,10 @@ def build_tensilelite_libraries(
         s.state["Kernel"] = True  # Solution.getKernels
     naming = MinNaming.of(unique_kernels([s.state for s in ordered]))
 
+    if match_table is not None:
+        for source, solutions in per_file:
+            for position, solution in enumerate(solutions):
+                match_table[solution.index] = (source, position)
     out: dict[str, dict[str, Any]] = {}
     for arch, master in masters.items():
         base = ("TensileLibrary_lazy_" if lazy else "TensileLibrary_") + arch

@@ -195,10 +195,37 @@ def arch_caps(isa: tuple[int, int, int]) -> dict[str, bool]:
     }
 
 
+# ``DataType.lookup`` (TensileInstructions/DataType.py:415-432 @7d9fb68): each row's name, char,
+# enum and libEnum, lower-cased -> the row's code. Custom-kernel configs spell types so (``DataType: b``).
+_LITE_TYPE_NAMES: Final[tuple[tuple[str, str, str], ...]] = (
+    ("single", "Float", "tensileDataTypeFloat"), ("double", "Double", "tensileDataTypeDouble"),
+    ("complexSingle", "ComplexFloat", "tensileDataTypeComplexFloat"),
+    ("complexDouble", "ComplexDouble", "tensileDataTypeComplexDouble"), ("half", "Half", "tensileDataTypeHalf"),
+    ("int8x4", "Int8x4", "tensileDataTypeInt8x4"), ("int32", "Int32", "tensileDataTypeInt32"),
+    ("bfloat16", "BFloat16", "tensileDataTypeBFloat16"), ("int8", "Int8", "tensileDataTypeInt8"),
+    ("int64", "Int64", "tensileDataTypeInt64"), ("xfloat32", "XFloat32", "tensileDataTypeXFloat32"),
+    ("float8", "Float8", "tensileDataTypeF8"), ("bfloat8", "BFloat8", "tensileDataTypeB8"),
+    ("float8Bfloat8", "Float8BFloat8", "tensileDataTypeF8B8"), ("bfloat8Float8", "BFloat8Float8", "tensileDataTypeB8F8"),
+)  # fmt: skip
+_LITE_TYPE_CHARS: Final[tuple[str, ...]] = (
+    "S", "D", "C", "Z", "H", "4xi8", "I", "B", "I8", "I64", "X", "F8", "B8", "F8B8", "B8F8",
+)  # fmt: skip
+_LITE_TYPE_LOOKUP: Final[Mapping[str, int]] = MappingProxyType(
+    {
+        spelling.lower(): code
+        for code, (char, names) in enumerate(zip(_LITE_TYPE_CHARS, _LITE_TYPE_NAMES, strict=True))
+        for spelling in (names[0], char, names[1], names[2])
+    }
+)
+
+
 def lite_type(code: Any) -> DataTypeInfo:
-    """A tensilelite ``DataType`` from its integer code (KeyError for an unknown one)."""
+    """A tensilelite ``DataType`` from its integer code or, as ``DataType(value)`` takes it, any of
+    its spellings in any case (``b``, ``bfloat16``, ``BFloat16``); KeyError for an unknown one."""
     if isinstance(code, DataTypeInfo):
         return code
+    if isinstance(code, str) and code.lower() in _LITE_TYPE_LOOKUP:
+        code = _LITE_TYPE_LOOKUP[code.lower()]
     if isinstance(code, bool) or not isinstance(code, int):
         raise KeyError(code)
     return TENSILELITE_DATA_TYPE_BY_CODE[code]

@@ -16,7 +16,7 @@ from tensilekit.pipeline.preflight import preflight
 from tensilekit.pipeline.progress import LabelledReporter, LogFileReporter, NullReporter, Reporter, TeeReporter
 from tensilekit.pipeline.report import TuneReport
 from tensilekit.pipeline.simulate import SIMULATED
-from tensilekit.pipeline.stages import STAGE_NAMES, tune_stages
+from tensilekit.pipeline.stages import ROCBLAS_STOPS_AT_CONFIGS, STAGE_NAMES, tune_stages
 from tensilekit.pipeline.state import RunDirectory
 from tensilekit.tools.runner import CommandRunner
 
@@ -34,6 +34,8 @@ def _absolute(config: TuneConfig) -> TuneConfig:
             "logs": tuple(path.expanduser().resolve() for path in config.logs),
             "merge_into": resolve(config.merge_into),
             "library_logic": resolve(config.library_logic),
+            "reference_library": resolve(config.reference_library),
+            "custom_kernels": resolve(config.custom_kernels),
         }
     )
 
@@ -56,6 +58,10 @@ def _check(config: TuneConfig) -> None:
             raise PipelineError(f"no stage named {name!r} (stages: {', '.join(STAGE_NAMES)})")
     if config.from_stage and config.only:
         raise PipelineError("--from-stage and --only cannot be combined")
+    ran = {stage.name for stage in tune_stages(config.mode, config.search_dialect)}
+    for name in [*config.only, *([config.from_stage] if config.from_stage else [])]:
+        if name not in ran:
+            raise PipelineError(f"stage {name!r} does not run: {ROCBLAS_STOPS_AT_CONFIGS}")
     for path in config.logs:
         if not path.is_file():
             raise PipelineError(f"no such log file: {path}")
@@ -119,7 +125,7 @@ def run_tuning(
                     {"tensilekit": __version__, "executor": chosen.describe(), "config": config.model_dump(mode="json")}
                 )
                 pipeline = run_pipeline(
-                    tune_stages(config.mode), config, run_dir, executor=chosen, reporter=combined, from_stage=config.from_stage,
+                    tune_stages(config.mode, config.search_dialect), config, run_dir, executor=chosen, reporter=combined, from_stage=config.from_stage,
                     only=config.only, no_rerun=config.no_rerun, tool_version=tool_version, simulated=config.simulate,
                     retire_after=config.retire_after, abort_after=config.abort_after,
                 )  # fmt: skip
@@ -137,7 +143,8 @@ def load_report(config: TuneConfig, pipeline: PipelineRun | None = None) -> Tune
     try:
         report = TuneReport.model_validate_json(path.read_text(encoding="utf-8"))
     except (OSError, ValidationError):
-        report = TuneReport(data=config.data_label, arch=config.arch, gemms=(), notes=("the report stage has not run",))
+        note = ROCBLAS_STOPS_AT_CONFIGS if config.search_dialect == "tensile" else "the report stage has not run"
+        report = TuneReport(data=config.data_label, arch=config.arch, gemms=(), notes=(note,))
     if pipeline is not None:
         report = report.model_copy(update={"runs": pipeline.stages})
     return report

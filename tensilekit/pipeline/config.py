@@ -42,6 +42,8 @@ class TuneConfig(BaseModel):
         Both kernel-search modes benchmark with the Tensile driver (``tensile_executable``, or the
         SIMULATED driver) using configs in ``search_dialect``; sizes of one GEMM type are
         grouped when within a factor ``2**cluster_distance`` (at most ``cluster_size`` per group).
+        ``search_dialect`` ``tensile`` (ROCm/Tensile, rocBLAS) ends the run after the search:
+        rocBLAS tuning stops at configs (no rocBLAS build or benchmark path).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -75,6 +77,11 @@ class TuneConfig(BaseModel):
     merge_into: Path | None = None
     library_logic: Path | None = None
     """Real runs: the logic files the installed hipBLASLt was built from (solutions to reuse)."""
+    reference_library: Path | None = None
+    """Real runs: the library folder every reference run uses (``HIPBLASLT_TENSILE_LIBPATH``);
+    None: the one hipBLASLt finds by itself (:mod:`tensilekit.tools.hipblaslt_library`)."""
+    custom_kernels: Path | None = None
+    """hipBLASLt's ``tensilelite/Tensile/CustomKernels``: configs of the custom kernels logic files name."""
     seed: int = 0
     bench_executable: str = "hipblaslt-bench"
     create_library_executable: str = "TensileCreateLibrary"
@@ -130,6 +137,13 @@ class TuneConfig(BaseModel):
             raise ValueError(
                 f"accurate_iters ({self.accurate_iters}) must not be smaller than screen_iters ({self.screen_iters})"
             )
+        # ROCm/Tensile configs are what the kernel search writes; the dense search only replays
+        # hipBLASLt's own solutions with hipblaslt-bench (no rocBLAS benchmark path exists).
+        if self.search_dialect == "tensile" and self.mode == "search":
+            raise ValueError(
+                "search_dialect 'tensile' (ROCm/Tensile configs for rocBLAS) needs mode ga or grid: rocBLAS tuning "
+                "stops at configs, and the dense search only replays hipBLASLt's own solutions"
+            )
         # Elitism is the GA's; grid and search modes do not breed, so the population size is moot.
         if self.mode == "ga" and self.elite >= self.population:
             raise ValueError(f"elite ({self.elite}) must be smaller than the population ({self.population})")
@@ -176,6 +190,8 @@ class TuneConfig(BaseModel):
             values["seed"] = self.seed
         else:
             values["bench_executable"] = self.bench_executable
+            if self.reference_library is not None:
+                values["reference_library"] = str(self.reference_library)
         return values
 
     def kernel_search_slice(self) -> dict[str, object]:

@@ -7,7 +7,10 @@ with one clear message: a tool problem is a :class:`~tensilekit.errors.ToolError
 input problem an :class:`~tensilekit.errors.InputNotFound` (exit 3).
 
 It also decides the tool profile (:mod:`tensilekit.tools.profiles`): the one named by
-``--tool-profile``, else the one ``hipblaslt-bench --version`` reports, and says which and why.
+``--tool-profile``, else the one the tools are -- TensileCreateLibrary's options (``--help``) and,
+for ``--mode ga``/``grid``, the tensilelite version the Tensile driver prints (``--version``) --
+and says which and why. hipBLASLt's own version (``hipblaslt-bench --version``) is only reported:
+hipBLASLt 0.11 to 0.14 all ship tensilelite 4.33.0.
 """
 
 from __future__ import annotations
@@ -18,11 +21,18 @@ from pathlib import Path
 
 from tensilekit.errors import InputNotFound, Location, ToolError, ToolFailed, ToolNotFound
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.tools.profiles import profile_from_bench_banner, tool_profile
+from tensilekit.tools.profiles import (
+    ToolProfile,
+    bench_version,
+    profile_for_tools,
+    tensile_version_from_output,
+    tool_profile,
+)
 from tensilekit.tools.runner import CommandRunner, SubprocessRunner
 
 VERSION_TIMEOUT_S = 20.0
-"""``hipblaslt-bench --version`` loads hipBLASLt but runs nothing; longer means it hangs."""
+"""``hipblaslt-bench --version`` loads hipBLASLt but runs nothing (``TensileCreateLibrary --help``
+imports tensilelite); longer means it hangs."""
 
 
 def _executable(name: str, role: str) -> str:
@@ -53,6 +63,31 @@ def _check_library_logic(folder: Path) -> None:
         raise InputNotFound(f"--library-logic {folder} cannot be read: {error}", Location(file=str(folder))) from None
 
 
+def _probe(runner: CommandRunner, argv: list[str], role: str) -> str:
+    completed = runner.run(argv, timeout=VERSION_TIMEOUT_S)
+    if completed.returncode != 0:
+        raise ToolFailed(
+            f"{role} cannot run ({' '.join(argv)} exited with status {completed.returncode}): "
+            f"{(completed.stderr or completed.stdout).strip()[-500:]}",
+            argv=completed.argv, returncode=completed.returncode,
+        )  # fmt: skip
+    return completed.stdout + completed.stderr
+
+
+def _detect_profile(runner: CommandRunner, create_library: str, driver: str | None) -> tuple[ToolProfile, str]:
+    """The profile of what the tools are: TensileCreateLibrary's options, the driver's tensilelite version."""
+    options = _probe(runner, [create_library, "--help"], "TensileCreateLibrary")
+    version = None
+    if driver is not None:
+        version = tensile_version_from_output(_probe(runner, [driver, "--version"], "the Tensile benchmark driver"))
+    profile, why = profile_for_tools(options, version)
+    if profile is None:
+        raise ToolError(
+            f"cannot tell which tensilelite the tools belong to: {why}; name the release with --tool-profile"
+        )
+    return profile, why
+
+
 def preflight(config: TuneConfig, runner: CommandRunner | None = None) -> tuple[TuneConfig, list[str]]:
     """Check tools, inputs and the architecture; return the config with its tool profile decided.
 
@@ -72,30 +107,30 @@ def preflight(config: TuneConfig, runner: CommandRunner | None = None) -> tuple[
         messages.append(f"tool profile {profile.name}: {profile.description} ({reason}; SIMULATED tools)")
     else:
         bench = _executable(config.bench_executable, "hipblaslt-bench")
-        _executable(config.create_library_executable, "TensileCreateLibrary")
+        create_library = _executable(config.create_library_executable, "TensileCreateLibrary")
+        driver = None
         if config.mode in ("ga", "grid"):
-            _executable(config.tensile_executable, "the Tensile benchmark driver")
-        completed = (runner or SubprocessRunner()).run([bench, "--version"], timeout=VERSION_TIMEOUT_S)
-        if completed.returncode != 0:
-            raise ToolFailed(
-                f"hipblaslt-bench cannot run ({bench} --version exited with status {completed.returncode}): "
-                f"{(completed.stderr or completed.stdout).strip()[-500:]}",
-                argv=completed.argv, returncode=completed.returncode,
-            )  # fmt: skip
+            driver = _executable(config.tensile_executable, "the Tensile benchmark driver")
+        run = runner or SubprocessRunner()
+        banner = _probe(run, [bench, "--version"], "hipblaslt-bench")
         if config.tool_profile is not None:
             profile = tool_profile(config.tool_profile)
-            messages.append(f"tool profile {profile.name}: {profile.description} (named)")
+            messages.append(f"tool profile {profile.name}: {profile.description} (named; {bench_version(banner)})")
         else:
-            profile, why = profile_from_bench_banner(completed.stdout)
-            messages.append(f"tool profile {profile.name}: {profile.description} (detected: {why})")
+            # ROCm/Tensile's driver (--config-dialect tensile) says nothing about hipBLASLt's tensilelite.
+            lite_driver = driver if config.search_dialect == "tensilelite" else None
+            profile, why = _detect_profile(run, create_library, lite_driver)
+            messages.append(
+                f"tool profile {profile.name}: {profile.description} (detected: {why}; {bench_version(banner)})"
+            )
     if config.arch not in profile.archs:
         raise ToolError(
             f"{profile.description} does not support {config.arch} (its tools know {', '.join(profile.archs)}); "
             "use the hipBLASLt release that supports it, or --tool-profile"
         )
-    driver = config.model_copy(update={"tool_profile": profile.name}).driver_profile()
-    if config.mode in ("ga", "grid") and config.arch not in driver.archs:
-        raise ToolError(f"{driver.description} does not support {config.arch} (--config-dialect)")
+    driver_profile = config.model_copy(update={"tool_profile": profile.name}).driver_profile()
+    if config.mode in ("ga", "grid") and config.arch not in driver_profile.archs:
+        raise ToolError(f"{driver_profile.description} does not support {config.arch} (--config-dialect)")
     return config.model_copy(update={"tool_profile": profile.name}), messages
 
 

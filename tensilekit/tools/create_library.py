@@ -11,10 +11,12 @@ The command line follows the real argparse of tensilelite. Two generations diffe
   loading is the default (``--no-lazy-library-loading`` turns it off), no merge/separate flags,
   and ``--library-format`` also takes ``msgpack-indexed``.
 
-Outputs under ``OutputPath/library/``: ``TensileLibrary.{yaml,dat}`` (one library),
-``TensileLibrary_<arch>.*`` (separate architectures) or ``TensileLibrary_lazy_<arch>.*`` plus
-placeholder libraries (lazy loading), code objects ``*.co``/``*.hsaco``, and
-``TensileManifest.txt`` listing every file the tool meant to write. ``MatchTable.yaml`` (solution
+Outputs under ``OutputPath/library/`` (7d9fb68) or ``OutputPath/library/<arch>/``
+(rocm-libraries, ``libraryDir`` in ``TensileCreateLibrary/Run.py`` @00ee1f9d):
+``TensileLibrary.{yaml,dat}`` (one library), ``TensileLibrary_<arch>.*`` (separate architectures)
+or ``TensileLibrary_lazy_<arch>.*`` plus placeholder libraries (lazy loading), code objects
+``*.co``/``*.hsaco``, and (7d9fb68 only) ``TensileManifest.txt`` listing every file the tool
+meant to write; :func:`master_library_dir` finds the folder that holds the master. ``MatchTable.yaml`` (solution
 index -> logic file, read by ``find_exact.py``) is written to the *working directory*, so
 :func:`run_create_library` runs the tool in the output directory.
 """
@@ -161,32 +163,36 @@ class CreateLibraryLog(BaseModel):
     architecture: str | None = None
     library_format: str | None = None
     logic_files: tuple[str, ...] = ()
-    """The logic files it read, as printed under ``# LibraryLogicFiles(N):``."""
+    """The logic files it listed (7d9fb68 always; rocm-libraries only at ``--verbose 2``)."""
+    logic_file_count: int | None = None
+    """How many logic files it said it read (None: it did not say)."""
     done: bool = False
     """True when ``# Tensile Library Writer DONE`` was printed."""
 
 
-# What TensileCreateLibrary.py:1364-1365,1404 @7d9fb68 prints (print1):
+# What TensileCreateLibrary.py:1364-1365,1404-1406 @7d9fb68 prints (print1):
 #   "# Architecture      from TensileCreateLibrary: gfx942"
 #   "# LibraryFormat     from TensileCreateLibrary: msgpack"
 #   "# LibraryLogicFiles(3):" then one "#   <path>" line per file.
-# The older "# Architecture: X" / "# LibraryLogicFiles: N" spellings are read too.
+# rocm-libraries (TensileCreateLibrary/Run.py @00ee1f9d) prints "# LibraryLogicFiles: 3" (print1),
+# per-revision "# gfx1250 ASIC revision: ..." lines, and the "#   <path>" lines only with print2,
+# i.e. at --verbose 2; it has no Architecture/LibraryFormat lines.
 _SETTING = re.compile(r"^# (Architecture|LibraryFormat)\s*(?:from TensileCreateLibrary)?:\s*(.*)$")
 _LOGIC_COUNT = re.compile(r"^# LibraryLogicFiles(?:\((?P<paren>[^)]*)\):|:\s*(?P<colon>.*))\s*$")
 
 
 def parse_create_library_output(text: str, *, source: str | None = None) -> CreateLibraryLog:
-    """Read TensileCreateLibrary's progress output.
+    """Read TensileCreateLibrary's progress output, as either generation prints it.
 
-    Raises :class:`~tensilekit.errors.ToolOutputError` when the announced number of logic files
-    does not match the file lines that follow it.
+    The announced number of logic files and the listed ones need not agree: the newer tool
+    lists them only at ``--verbose 2``. Raises :class:`~tensilekit.errors.ToolOutputError` only
+    for a count that is not a number.
     """
     where = source or _STDOUT
     architecture: str | None = None
     library_format: str | None = None
     logic_files: list[str] = []
-    expected: int | None = None
-    expected_line = 0
+    count: int | None = None
     collecting = False
     done = False
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -194,7 +200,8 @@ def parse_create_library_output(text: str, *, source: str | None = None) -> Crea
         if collecting and line.startswith("#   "):
             logic_files.append(line[4:].strip())
             continue
-        collecting = False
+        # rocm-libraries prints its per-revision "# ..." lines between the count and the list.
+        collecting = collecting and line.startswith("# ") and not line.startswith("# Tensile Library Writer DONE")
         setting = _SETTING.match(line)
         counted = _LOGIC_COUNT.match(line)
         if setting is not None:
@@ -203,19 +210,20 @@ def parse_create_library_output(text: str, *, source: str | None = None) -> Crea
             else:
                 library_format = setting.group(2).strip()
         elif counted is not None:
-            count = (counted.group("paren") if counted.group("paren") is not None else counted.group("colon")).strip()
-            if not count.isdigit():
-                raise ToolOutputError(f"logic file count is not a number: {count!r}", Location(file=where, line=number))
-            expected, expected_line, collecting = int(count), number, True
+            announced = (
+                counted.group("paren") if counted.group("paren") is not None else counted.group("colon")
+            ).strip()
+            if not announced.isdigit():
+                raise ToolOutputError(
+                    f"logic file count is not a number: {announced!r}", Location(file=where, line=number)
+                )
+            count, collecting = int(announced), True
         elif line.startswith("# Tensile Library Writer DONE"):
             done = True
-    if expected is not None and expected != len(logic_files):
-        raise ToolOutputError(
-            f"announced {expected} logic files but listed {len(logic_files)}", Location(file=where, line=expected_line)
-        )
     return CreateLibraryLog(
-        architecture=architecture, library_format=library_format, logic_files=tuple(logic_files), done=done
-    )
+        architecture=architecture, library_format=library_format, logic_files=tuple(logic_files),
+        logic_file_count=count, done=done,
+    )  # fmt: skip
 
 
 def read_manifest(path: str | Path) -> list[Path]:
@@ -313,6 +321,26 @@ def run_create_library(
     return result
 
 
+def master_library_dir(output_dir: str | Path, architecture: str) -> Path | None:
+    """The folder under ``output_dir/library`` that holds the master library for ``architecture``
+    (None: no master was written).
+
+    hipBLASLt uses ``HIPBLASLT_TENSILE_LIBPATH`` as is and loads ``TensileLibrary_lazy_<arch>.dat``
+    (or ``TensileLibrary.dat``) from it (tensile_host.cpp:1260-1440 @7d9fb68), so a benchmark must
+    point at this folder: ``library/`` for 7d9fb68's TensileCreateLibrary (TensileCreateLibrary.py:985
+    @7d9fb68), ``library/<arch>/`` for rocm-libraries' (``libraryDir`` in TensileCreateLibrary/Run.py
+    @00ee1f9d). Lazy masters are looked for first, then per-architecture ones, then a single one.
+    """
+    library = Path(output_dir) / "library"
+    base = architecture.split(":")[0]
+    for stem in (f"TensileLibrary_lazy_{base}", f"TensileLibrary_{base}", "TensileLibrary"):
+        for extension in (".dat", ".yaml"):
+            found = sorted(library.rglob(stem + extension), key=lambda path: (len(path.parts), path))
+            if found:
+                return found[0].parent
+    return None
+
+
 def expected_master_names(config: CreateLibraryConfig, architectures: Sequence[str]) -> list[str]:
     """The master library file names the tool writes for ``architectures`` (placeholders aside)."""
     extension = config.library_extension
@@ -334,6 +362,7 @@ __all__ = [
     "build_create_library_argv",
     "collect_create_library_outputs",
     "expected_master_names",
+    "master_library_dir",
     "parse_create_library_output",
     "read_manifest",
     "run_create_library",

@@ -24,7 +24,8 @@ A GEMM a profile cannot express is reported as such (:meth:`ToolProfile.bench_pr
 Profiles (``PROFILES``):
 
 ``hipblaslt-7d9fb68``
-    hipBLASLt 7d9fb683 (Oct 2024, ROCm 6.3), tensilelite 4.33.0. Runnable here (``../shared/amd``).
+    hipBLASLt 7d9fb683 (Oct 2024, hipBLASLt 0.11.0), tensilelite 4.33.0; the tensilelite 4.x
+    releases (hipBLASLt 0.11 to 0.14) share its command lines. Runnable here (``../shared/amd``).
 ``hipblaslt-develop``
     current ROCm/rocm-libraries ``projects/hipblaslt`` as read from source (client.cpp @0687ecfd,
     GEKO ``config_sections_generator.py`` @06204e51); not runnable here, so its values are what
@@ -226,26 +227,83 @@ def tool_profile(name: str) -> ToolProfile:
 
 _HIPBLASLT_VERSION = re.compile(r"hipBLASLt version:\s*(\d+)")
 _GIT_VERSION = re.compile(r"hipBLASLt git version:\s*(\S+)")
+_TENSILE_VERSION = re.compile(r"\bTensile v?(\d+)\.(\d+)\.(\d+)")
+_OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
+
+_CREATE_LIBRARY_2024_OPTIONS = frozenset({"--merge-files", "--separate-architectures", "--lazy-library-loading"})
+"""Options only tensilelite 4.x's TensileCreateLibrary has (TensileCreateLibrary.py:1259,1288,1290
+@7d9fb68): lazy loading is opt-in there and needs the other two (:1393-1394)."""
+_CREATE_LIBRARY_ROCM_LIBRARIES_OPTION = "--no-lazy-library-loading"
+"""rocm-libraries' TensileCreateLibrary builds lazily unless told otherwise
+(``TensileCreateLibrary/ParseArguments.py`` @2680ace6) and has none of the 2024 options."""
 
 
-def profile_from_bench_banner(text: str) -> tuple[ToolProfile, str]:
-    """The hipBLASLt profile for a ``hipblaslt-bench`` start-up banner, and why.
+def bench_version(text: str) -> str:
+    """What a ``hipblaslt-bench`` banner says about hipBLASLt, for messages (``hipBLASLt 0.11.0 (git 7d9fb683)``).
 
-    ``hipblaslt-bench --version`` (and every run's banner) prints ``hipBLASLt version: <N>``
-    with N = major * 100000 + minor * 100 + patch (hipblasLtGetVersion: 600 is 0.6.0, 100200
-    is 1.2.0) and the banner also ``hipBLASLt git version: <sha>`` (client.cpp). Versions up to
-    0.10 (ROCm 6.3; 7d9fb68 is 0.10.0) take the 7d9fb68 command line, newer ones the develop
-    one. Without a version line the default profile is used, and the reason says so.
+    ``hipBLASLt version: <N>`` is major * 100000 + minor * 100 + patch (hipblasLtGetVersion:
+    7d9fb683 prints 1100, 0.11.0, from ``VERSION_STRING`` in its CMakeLists). It names the
+    hipBLASLt release, not the tensilelite inside it: 0.11 to 0.14 all ship tensilelite 4.33.0,
+    so the profile is never chosen from it (:func:`profile_for_tools`).
     """
     git = _GIT_VERSION.search(text)
     sha = git.group(1) if git else "unknown"
     found = _HIPBLASLT_VERSION.search(text)
     if found is None:
-        return tool_profile(DEFAULT_PROFILE), f"hipblaslt-bench printed no version; assuming {DEFAULT_PROFILE}"
+        return f"hipBLASLt of unknown version (git {sha})"
     number = int(found.group(1))
-    major, minor = number // 100000, number // 100 % 1000
-    name = DEFAULT_PROFILE if (major, minor) <= (0, 10) else "hipblaslt-develop"
-    return tool_profile(name), f"hipBLASLt {major}.{minor}.{number % 100} (git {sha})"
+    return f"hipBLASLt {number // 100000}.{number // 100 % 1000}.{number % 100} (git {sha})"
+
+
+def create_library_flavor_from_help(text: str) -> Literal["hipblaslt-2024", "rocm-libraries"] | None:
+    """Which TensileCreateLibrary command line ``TensileCreateLibrary --help`` shows (None: neither)."""
+    options = set(_OPTION.findall(text))
+    if options & _CREATE_LIBRARY_2024_OPTIONS:
+        return "hipblaslt-2024"
+    if _CREATE_LIBRARY_ROCM_LIBRARIES_OPTION in options:
+        return "rocm-libraries"
+    return None
+
+
+def tensile_version_from_output(text: str) -> tuple[int, int, int] | None:
+    """The version the Tensile driver prints: ``Tensile 4.33.0`` for ``--version`` and the splash
+    ``#  Tensile v4.33.0`` (Tensile.py:196,206 @7d9fb68; the same two lines in rocm-libraries)."""
+    found = _TENSILE_VERSION.search(text)
+    if found is None:
+        return None
+    return int(found.group(1)), int(found.group(2)), int(found.group(3))
+
+
+def profile_for_tools(
+    create_library_help: str, driver_version: tuple[int, int, int] | None = None
+) -> tuple[ToolProfile | None, str]:
+    """The hipBLASLt profile of the installed tools, and why; None (with the reason) when they do
+    not say, or contradict each other.
+
+    Decided from what the tools are, not from hipBLASLt's version number: TensileCreateLibrary's
+    options tell the tensilelite generation (:func:`create_library_flavor_from_help`), and the
+    tensilelite driver's ``--version`` (when known) its exact version, whose major is what
+    ``versionIsCompatible`` compares (Common.py:1821-1827 @7d9fb68).
+    """
+    flavor = create_library_flavor_from_help(create_library_help)
+    lite = [profile for profile in PROFILES.values() if profile.dialect == "tensilelite"]
+    by_flavor = next((profile for profile in lite if profile.create_library_flavor == flavor), None)
+    if driver_version is not None:
+        text = ".".join(map(str, driver_version))
+        by_version = next((p for p in lite if int(p.tensile_version.split(".")[0]) == driver_version[0]), None)
+        if by_version is None:
+            return None, f"the Tensile driver is tensilelite {text}, a major version no profile knows"
+        if by_flavor is not None and by_flavor is not by_version:
+            return None, (
+                f"the Tensile driver is tensilelite {text} but TensileCreateLibrary has the {flavor} command line "
+                f"({by_flavor.description}): the tools come from different releases"
+            )
+        return by_version, f"the Tensile driver is tensilelite {text}"
+    if by_flavor is None:
+        return None, "TensileCreateLibrary --help shows neither --lazy-library-loading nor --no-lazy-library-loading"
+    if flavor == "hipblaslt-2024":
+        return by_flavor, "TensileCreateLibrary has --lazy-library-loading/--merge-files: tensilelite 4.x"
+    return by_flavor, "TensileCreateLibrary has --no-lazy-library-loading: rocm-libraries tensilelite"
 
 
 __all__ = [
@@ -254,6 +312,9 @@ __all__ = [
     "PROFILES",
     "ProfileError",
     "ToolProfile",
-    "profile_from_bench_banner",
+    "bench_version",
+    "create_library_flavor_from_help",
+    "profile_for_tools",
+    "tensile_version_from_output",
     "tool_profile",
 ]

@@ -74,6 +74,12 @@ class CompletedCommand:
     def failure(self, message: str | None = None) -> ToolFailed:
         """A :class:`ToolFailed` describing this run (argv, status, stderr tail)."""
         name = Path(self.argv[0]).name if self.argv else "<command>"
+        if message is None and self.returncode < 0:  # subprocess' way of saying "killed by a signal"
+            try:
+                signal_name = signal.Signals(-self.returncode).name
+            except ValueError:
+                signal_name = "an unknown signal"
+            message = f"{name} was killed by signal {-self.returncode} ({signal_name})"
         text = message or f"{name} exited with status {self.returncode}"
         return ToolFailed(text, argv=self.argv, returncode=self.returncode, stderr_tail=self.error_tail())
 

@@ -81,3 +81,26 @@ def test_json_report_on_stdout_with_the_serial_executor(tmp_path: Path) -> None:
     report = json.loads(result.stdout)  # type: ignore[attr-defined]
     assert report["data"] == "SIMULATED" and report["arch"] == "gfx90a" and len(report["gemms"]) == 14
     assert "01_ingest skipped (up to date)" in result.stderr  # type: ignore[attr-defined]
+
+
+def test_rocblas_tuning_stops_at_configs(tmp_path: Path) -> None:
+    """--config-dialect tensile has no benchmark path (no rocblas-bench, no rocBLAS TensileCreateLibrary):
+    --help says so, and the run ends after the search stage with that message instead of building
+    ROCm/Tensile winners with hipBLASLt's tools."""
+    help_text = " ".join(invoke("--help").output.split())  # type: ignore[attr-defined]
+    assert "rocBLAS tuning stops at configs" in help_text and "no rocBLAS build or benchmark path" in help_text
+    workdir = tmp_path / "W"
+    base = ["--simulate", str(LOG), "--arch", "gfx942", "--workdir", str(workdir), "--config-dialect", "tensile"]
+    refused = invoke(*base)  # the dense search replays hipBLASLt's own solutions: nothing to write
+    assert refused.exit_code == 2 and "rocBLAS tuning stops at configs" in refused.output  # type: ignore[attr-defined]
+    assert not workdir.exists()
+    result = invoke(*base, "--mode", "ga", "--population", "4", "--generations", "1")
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    assert "rocBLAS tuning stops at configs" in " ".join(result.output.split())  # type: ignore[attr-defined]
+    assert list((workdir / "04_search" / "configs").glob("*.yaml"))
+    assert not (workdir / "05_build").exists() and not (workdir / "report.json").exists()
+    resumed = invoke(*base, "--mode", "ga", "--population", "4", "--generations", "1", "--json")
+    as_json = json.loads(resumed.stdout)  # type: ignore[attr-defined]
+    assert any("rocBLAS tuning stops at configs" in note for note in as_json["notes"])
+    later = invoke(*base, "--mode", "ga", "--population", "4", "--generations", "1", "--only", "build")
+    assert later.exit_code != 0 and "does not run" in later.output  # type: ignore[attr-defined]

@@ -80,7 +80,10 @@ def test_the_ga_runs_end_to_end_through_the_fake_driver(fake_run: dict[str, Any]
 
 def test_the_driver_read_the_generated_configs(fake_run: dict[str, Any]) -> None:
     workdir = fake_run["workdir"]
-    runs = [call for call in fake_run["calls"] if call["tool"] == "Tensile"]
+    calls = [call for call in fake_run["calls"] if call["tool"] == "Tensile"]
+    # preflight asks the driver its tensilelite version (the profile's major); the rest are runs
+    assert calls[0]["argv"] == ["--version"]
+    runs = calls[1:]
     groups = json.loads((workdir / "04_search" / "search.json").read_text())["groups"]
     assert len(runs) == sum(group["generations"] for group in groups.values())
     for call in runs:

@@ -108,8 +108,14 @@ def test_each_release_gets_its_own_create_library_command_line(fake_tools: Path,
                 str(write_fake_library_logic(tmp_path / f"logic-{profile}")), "--top-k", "1"]  # fmt: skip
         code, output, _ = run(args, {"TENSILEKIT_FAKE_PROFILE": profile, "TENSILEKIT_FAKE_ARGV_LOG": str(calls)})
         assert code == 0, output
-        [build] = [json.loads(line)["argv"] for line in calls.read_text().splitlines()
-                   if json.loads(line)["tool"] == "TensileCreateLibrary"]  # fmt: skip
+        [probe, build] = [json.loads(line)["argv"] for line in calls.read_text().splitlines()
+                          if json.loads(line)["tool"] == "TensileCreateLibrary"]  # fmt: skip
+        assert probe == ["--help"]  # preflight reads the release from TensileCreateLibrary's options
         # 7d9fb68 needs --merge-files --separate-architectures for lazy loading; rocm-libraries has none
         assert ("--lazy-library-loading" in build and "--merge-files" in build) is lazy_flag
-        assert (workdir / "05_build" / "tcl" / "library" / "TensileLibrary_lazy_gfx942.dat").is_file()
+        # ... and writes library/<arch>/ (Run.py @00ee1f9d libraryDir) where 7d9fb68 writes library/.
+        # hipBLASLt reads HIPBLASLT_TENSILE_LIBPATH as is, so the tuned runs must name the master's folder.
+        library = workdir / "05_build" / "tcl" / "library" / ("" if lazy_flag else "gfx942")
+        assert (library / "TensileLibrary_lazy_gfx942.dat").is_file()
+        tuned = {json.loads(line)["libpath"] for line in calls.read_text().splitlines()} - {None}
+        assert tuned == {str(library.resolve())}

@@ -136,7 +136,10 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
     type=click.Choice(["tensilelite", "tensile"]),
     default="tensilelite",
     show_default=True,
-    help="ga/grid: write hipBLASLt tensilelite configs or ROCm/Tensile ones.",
+    help="ga/grid: write hipBLASLt tensilelite configs, or ROCm/Tensile ones for rocBLAS. rocBLAS tuning stops at "
+    "configs: with tensile the run ends after the search stage (configs in WORKDIR/04_search, measured by "
+    "ROCm/Tensile's driver); tensilekit has no rocBLAS build or benchmark path (no rocblas-bench), so nothing is "
+    "built, benchmarked or merged.",
 )
 @click.option(
     "--tool-profile",
@@ -254,6 +257,19 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
     help="Logic files the installed hipBLASLt was built from (required without --simulate).",
 )
 @click.option(
+    "--reference-library",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="The hipBLASLt library folder to tune against (HIPBLASLT_TENSILE_LIBPATH of every reference run; "
+    "default: the one hipBLASLt finds). Solutions are identified by their index in it.",
+)
+@click.option(
+    "--custom-kernels",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="hipBLASLt's tensilelite/Tensile/CustomKernels folder, for logic files that name custom kernels.",
+)
+@click.option(
     "--seed",
     type=int,
     default=0,
@@ -304,6 +320,8 @@ def tune_command(
     no_rerun: bool,
     merge_into: Path | None,
     library_logic: Path | None,
+    reference_library: Path | None,
+    custom_kernels: Path | None,
     seed: int,
     as_json: bool,
     sim_time_scale: float,
@@ -317,6 +335,7 @@ def tune_command(
     Stages (each resumable in WORKDIR/NN_stage/): ingest, library, baseline, search, build,
     benchmark, postprocess, final, merge, report. With --mode ga or grid the search stage
     generates Tensile tuning configs and searches new kernels with the Tensile benchmark driver.
+    rocBLAS tuning (--config-dialect tensile) stops at configs: the run ends after the search stage.
     """
     from tensilekit.cli.tune_progress import TuneProgress
     from tensilekit.pipeline.api import run_tuning
@@ -327,6 +346,11 @@ def tune_command(
         raise click.UsageError("--address is only used with --executor ray")
     if population <= 2 and mode == "ga":
         raise click.UsageError("--population must be larger than the 2 elite kernels")
+    if config_dialect == "tensile" and mode == "search":
+        raise click.UsageError(
+            "--config-dialect tensile writes ROCm/Tensile configs for rocBLAS, which only --mode ga or grid does; "
+            "rocBLAS tuning stops at configs (tensilekit has no rocBLAS benchmark path)"
+        )
     read_workloads(list(logs), strict=strict)  # bad lines: file:line warnings (or exit 3), as every command
     from pydantic import ValidationError
 
@@ -336,7 +360,8 @@ def tune_command(
             slots_per_device=slots_per_device, retries=retries, timeout=timeout, stall_timeout=stall_timeout or None,
             retire_after=retire_after, abort_after=abort_after, keep_thr=keep_thr, err_thr=err_thr,
             up_thr=up_thr, top_k=top_k, verify_ratio=verify_ratio, from_stage=from_stage, only=only, no_rerun=no_rerun,
-            merge_into=merge_into, library_logic=library_logic, seed=seed, bench_executable=bench_executable,
+            merge_into=merge_into, library_logic=library_logic, reference_library=reference_library,
+            custom_kernels=custom_kernels, seed=seed, bench_executable=bench_executable,
             create_library_executable=create_library_executable, sim_time_scale=sim_time_scale,
             population=population, generations=generations, stagnation=stagnation, time_budget=time_budget,
             grid_limit=grid_limit, search_dialect=config_dialect, tensile_executable=tensile_executable,
@@ -356,6 +381,12 @@ def tune_command(
             executor.close()
     if as_json:
         click.echo(report.model_dump_json(indent=1))
+    elif config.search_dialect == "tensile":
+        from tensilekit.pipeline.stages import ROCBLAS_STOPS_AT_CONFIGS
+
+        console = Console(highlight=False, soft_wrap=True)
+        console.print(f"{ROCBLAS_STOPS_AT_CONFIGS}{' (SIMULATED)' if config.simulate else ''}.")
+        console.print(f"configs: {workdir / '04_search' / 'configs'}  search results: {workdir / '04_search'}")
     else:
         render_summary(report, workdir, Console(highlight=False, soft_wrap=True))
 

@@ -37,7 +37,12 @@ from tensilekit.pipeline.stages.common import (
 )
 from tensilekit.pipeline.stages.library import CATALOG_FILE, catalog_source, lookup
 from tensilekit.pipeline.stages.search import SEARCH_FILE
-from tensilekit.tools.create_library import CreateLibraryConfig, CreateLibraryFlavor, run_create_library
+from tensilekit.tools.create_library import (
+    CreateLibraryConfig,
+    CreateLibraryFlavor,
+    master_library_dir,
+    run_create_library,
+)
 from tensilekit.tools.runner import SubprocessRunner
 
 BUILD_FILE = "build.json"
@@ -99,7 +104,7 @@ class BuildStage(TuneStage):
     """Winners -> ``logic/*.yaml`` (Equality) -> tuned library (``library/`` or ``tcl/library/``)."""
 
     name = BUILD
-    version = "1"
+    version = "2"
     inputs = (INGEST, LIBRARY, SEARCH)
     outputs = (BUILD_FILE, LOGIC_DIR)
 
@@ -132,7 +137,8 @@ class BuildStage(TuneStage):
             winner = search[gemm_id]["winner"]
             if winner is None:
                 continue
-            found = lookup(catalog, gemms[gemm_id].problem, winner["solution_name"])
+            # the search placed its winner (by index where it could); the kernel search names its own
+            found = winner.get("location") or lookup(catalog, gemms[gemm_id].problem, winner["solution_name"])
             if found is None:
                 raise StageFailed(f"winner {winner['solution_name']} of {gemm_id} is not in {CATALOG_FILE}")
             source_index, position = found
@@ -235,7 +241,12 @@ class BuildStage(TuneStage):
         (outcome,) = context.run_jobs([job], phase="create-library", subjects={job.id: str(logic_dir)})
         if not outcome.ok:
             raise StageFailed(f"TensileCreateLibrary failed after {outcome.attempts} attempt(s): {outcome.error}")
-        return output / "library"
+        # hipBLASLt reads HIPBLASLT_TENSILE_LIBPATH as is (tensile_host.cpp:1260-1440 @7d9fb68): the
+        # benchmark must point at the master's own folder, library/<arch>/ for rocm-libraries' tool.
+        library = master_library_dir(output, config.arch)
+        if library is None:
+            raise StageFailed(f"TensileCreateLibrary wrote no master library for {config.arch} under {output}")
+        return library
 
 
 __all__ = ["BUILD_FILE", "BuildStage", "CreateLibraryJobSpec", "create_library_job", "equality_logic", "size_key"]

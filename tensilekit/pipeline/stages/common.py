@@ -201,7 +201,10 @@ def bench_spec(
     library_dir: str | None = None,
     library_hash: str | None = None,
 ) -> BenchJobSpec:
-    """A job spec for ``problem`` with the run's executable or simulator."""
+    """A job spec for ``problem`` with the run's executable or simulator; ``library_dir`` None
+    runs the reference library (``--reference-library``, else the one hipBLASLt finds)."""
+    if library_dir is None and config.reference_library is not None and not config.simulate:
+        library_dir = str(config.reference_library)
     return BenchJobSpec(
         problem=problem.without_solution().with_call_count(1),
         options=options,

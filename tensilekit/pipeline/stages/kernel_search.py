@@ -207,7 +207,9 @@ class KernelSearchStage(TuneStage):
         by_id = {gemm.id: gemm for gemm in gemms}
         for gemm_id, _ in group.gemms:
             measured = baseline["gemms"][gemm_id]["measured"] or {}
-            found = lookup(dict(catalog), by_id[gemm_id].problem, measured.get("solution_name"))
+            found = lookup(
+                catalog, by_id[gemm_id].problem, measured.get("solution_name"), measured.get("solution_index")
+            )
             if found is None:
                 continue
             try:
@@ -245,7 +247,9 @@ class KernelSearchStage(TuneStage):
         seeds: list[KernelParams | None] = []
         for gemm_id, _ in group.gemms:
             measured = baseline["gemms"][gemm_id]["measured"] or {}
-            found = lookup(dict(catalog), by_id[gemm_id].problem, measured.get("solution_name"))
+            found = lookup(
+                catalog, by_id[gemm_id].problem, measured.get("solution_name"), measured.get("solution_index")
+            )
             if found is None:
                 continue
             source = catalog_source(context.run_root, dict(catalog), found[0])

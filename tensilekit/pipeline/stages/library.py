@@ -1,26 +1,33 @@
-"""Stage ``library``: index the solutions the search may pick, by name, in their logic files.
+"""Stage ``library``: which logic-file solution each solution a benchmark reports is (``catalog.json``).
 
-hipblaslt-bench reports a solution by index and name; the index is only valid for one library
-build, the name is stable. The tuned library needs each winner's full solution record, so this
-stage maps every solution name of the workload's GEMM types, per GEMM type, to
-``(logic file, list position)``:
+hipblaslt-bench reports a solution by its index in the library it loaded and that library's
+``name``; neither is in the logic files (TensileCreateLibrary numbers solutions in file-read
+order and names them over the whole build). The tuned library needs each winner's full solution
+record, so this stage maps, per GEMM type of the workload, every solution to
+``(logic file, list position)`` (:mod:`tensilekit.pipeline.library_index`):
 
-* real runs read ``--library-logic DIR`` (the logic files the installed hipBLASLt was built
-  from; only files whose name and problem type match a workload GEMM type are loaded);
-* simulated runs write the simulated library's logic files to ``logic/`` and index those.
+* real runs build ``--library-logic DIR`` as TensileCreateLibrary does (its names and its
+  ``MatchTable``) and read the library hipblaslt-bench loads (``--reference-library``, else where
+  hipBLASLt looks: :mod:`tensilekit.tools.hipblaslt_library`); its indices are matched to the
+  build's records, and a library not built from ``--library-logic`` is reported;
+* simulated runs write the simulated library's logic files to ``logic/`` and index those by the
+  names the SIMULATED bench prints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tensilekit.api import logic_inputs
 from tensilekit.errors import StageFailed, TensilekitError
+from tensilekit.io.installed_library import InstalledLibrary
 from tensilekit.io.logic_io import dump_logic, load_logic
 from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE
 from tensilekit.model.logic import LogicFile, ProblemType
 from tensilekit.pipeline.config import TuneConfig
+from tensilekit.pipeline.library_index import catalog_of, index_installed, index_logic, resolve
 from tensilekit.pipeline.simulate import (
     COMPUTE_TYPE_CODES,
     SIMULATED,
@@ -30,6 +37,7 @@ from tensilekit.pipeline.simulate import (
 )
 from tensilekit.pipeline.stage import StageContext, StageResult, relative_to_root
 from tensilekit.pipeline.stages.common import INGEST, LIBRARY, TuneStage, load_gemms
+from tensilekit.tools.hipblaslt_library import locate_hipblaslt_library
 from tensilekit.workload.problem import GemmProblem
 
 CATALOG_FILE = "catalog.json"
@@ -51,21 +59,21 @@ def type_key_text(key: tuple[str, ...]) -> str:
     return ",".join(key)
 
 
-def lookup(catalog: dict[str, Any], problem: GemmProblem, name: str | None) -> list[int] | None:
-    """``[source, position]`` of a solution name for a problem's type, or None."""
-    if name is None:
-        return None
-    entry = catalog["solutions"].get(type_key_text(problem_type_key(problem)), {}).get(name)
-    return None if entry is None else list(entry)
+def lookup(
+    catalog: Mapping[str, Any], problem: GemmProblem, name: str | None, index: int | None = None
+) -> list[int] | None:
+    """``[source, position]`` of the solution a benchmark printed as ``index`` / ``name`` for a
+    problem's type, or None (:func:`~tensilekit.pipeline.library_index.resolve` says why)."""
+    return resolve(catalog, type_key_text(problem_type_key(problem)), name, index).location
 
 
 def _bool(value: Any) -> bool:
     return bool(value) and value not in ("false", "False", 0)
 
 
-def logic_type_key(problem_type: ProblemType) -> tuple[str, ...] | None:
-    """The :func:`problem_type_key` of a tensilelite problem type (None if not a plain GEMM type)."""
-    raw = problem_type.model_dump(by_alias=True)
+def logic_type_key(problem_type: ProblemType | Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The :func:`problem_type_key` of a tensilelite problem type, model or raw (None if not a plain GEMM type)."""
+    raw = problem_type if isinstance(problem_type, Mapping) else problem_type.model_dump(by_alias=True)
     data_type = raw.get("DataType")
     a_code = raw.get("DataTypeA", data_type)
     b_code = raw.get("DataTypeB", data_type)
@@ -95,20 +103,23 @@ def solution_names(logic: LogicFile) -> Iterable[tuple[int, str]]:
 
 
 class LibraryStage(TuneStage):
-    """Index solution names -> logic file and position (``catalog.json``); see the module docstring."""
+    """Index the solutions a benchmark can report -> logic file and position (``catalog.json``)."""
 
     name = LIBRARY
-    version = "1"
+    version = "2"
     inputs = (INGEST,)
     outputs = (CATALOG_FILE,)
 
     def config_slice(self, config: TuneConfig) -> dict[str, Any]:
-        return {"arch": config.arch, "simulate": config.simulate}
+        values: dict[str, Any] = {"arch": config.arch, "simulate": config.simulate}
+        if not config.simulate:
+            values["reference_library"] = None if config.reference_library is None else str(config.reference_library)
+        return values
 
     def input_files(self, config: TuneConfig) -> list[Path]:
         if config.simulate or config.library_logic is None:
             return []
-        return [config.library_logic]
+        return [config.library_logic, *([config.reference_library] if config.reference_library else [])]
 
     def run(self, context: StageContext) -> StageResult:
         config: TuneConfig = context.config
@@ -116,47 +127,29 @@ class LibraryStage(TuneStage):
         wanted: dict[tuple[str, ...], GemmProblem] = {}
         for gemm in gemms:
             wanted.setdefault(problem_type_key(gemm.problem), gemm.problem)
-        if config.simulate:
-            folder = context.own_dir(context.path(LOGIC_DIR))
-            written: list[str] = []
-            for problem in wanted.values():
-                name, logic = library_logic(config.arch, problem)
-                dump_logic(logic, folder / name, AMD_LOGIC_STYLE)
-                written.append(name)
-            for stale in folder.glob("*.yaml"):
-                if stale.name not in written:
-                    stale.unlink()
-            context.record(folder)
-            candidates = [folder / name for name in sorted(written)]
-            origin = f"{SIMULATED} library for {config.arch}"
-        else:
-            if config.library_logic is None:
-                raise StageFailed("real runs need --library-logic DIR (the logic files hipBLASLt was built from)")
-            prefixes = {f"{problem_type_name(problem)}" for problem in wanted.values()}
-            candidates = sorted(
-                path for path in Path(config.library_logic).rglob("*.yaml")
-                if any(prefix.rsplit("_", 1)[0] in path.name for prefix in prefixes)
-            )  # fmt: skip
-            if not candidates:  # unusual file names: read them all, the problem type decides
-                candidates = sorted(Path(config.library_logic).rglob("*.yaml"))
-            origin = str(config.library_logic)
+        if not config.simulate:
+            return self._index_real(context, config, wanted)
+        folder = context.own_dir(context.path(LOGIC_DIR))
+        written: list[str] = []
+        for problem in wanted.values():
+            name, logic = library_logic(config.arch, problem)
+            dump_logic(logic, folder / name, AMD_LOGIC_STYLE)
+            written.append(name)
+        for stale in folder.glob("*.yaml"):
+            if stale.name not in written:
+                stale.unlink()
+        context.record(folder)
+        origin = f"{SIMULATED} library for {config.arch}"
+        # The SIMULATED bench prints the simulated logic files' own names: identity by name.
         sources: list[str] = []
         solutions: dict[str, dict[str, list[int]]] = {}
-        skipped: list[str] = []
-        for path in candidates:
-            try:
-                logic = load_logic(path)
-            except TensilekitError as error:
-                skipped.append(f"{path}: {error}")
-                continue
-            arch = logic.architecture_name
+        for path in [folder / name for name in sorted(written)]:
+            logic = load_logic(path)
             key = logic_type_key(logic.problem_type)
-            if arch not in (config.arch, None) or key is None or key not in wanted:
+            if key is None or key not in wanted:
                 continue
             source = len(sources)
-            sources.append(
-                relative_to_root(path, context.run_root) if path.is_relative_to(context.run_root) else str(path)
-            )
+            sources.append(relative_to_root(path, context.run_root))
             named = solutions.setdefault(type_key_text(key), {})
             for position, name in solution_names(logic):
                 named.setdefault(name, [source, position])
@@ -164,17 +157,126 @@ class LibraryStage(TuneStage):
             raise StageFailed(f"no solutions for the workload's GEMM types in {origin}")
         context.write_json(
             context.path(CATALOG_FILE),
+            {"origin": origin, "data": config.data_label, "sources": sources, "solutions": solutions, "skipped": []},
+        )
+        count = sum(len({tuple(entry) for entry in named.values()}) for named in solutions.values())
+        return StageResult(summary=f"{count} solution(s) in {len(sources)} logic file(s) from {origin}")
+
+    @staticmethod
+    def _index_real(
+        context: StageContext, config: TuneConfig, wanted: dict[tuple[str, ...], GemmProblem]
+    ) -> StageResult:
+        """Build ``--library-logic`` as TensileCreateLibrary does and read the library the bench
+        loads; the catalog maps its indices (and the build's names) to logic files."""
+        if config.library_logic is None:
+            raise StageFailed("real runs need --library-logic DIR (the logic files hipBLASLt was built from)")
+        root = Path(config.library_logic)
+        paths = [path for path in sorted(root.rglob("*.yaml")) if _may_serve(path, config.arch)]
+        inputs: list[tuple[str, Any]] = []
+        skipped: list[str] = []
+        for path in paths:
+            try:
+                found, dialect = logic_inputs([path])
+            except TensilekitError as error:
+                skipped.append(f"{path}: {error}")
+                continue
+            if dialect == "tensilelite":
+                inputs.extend(found)
+            else:
+                skipped.append(f"{path}: a Tensile (rocBLAS) logic file; hipblaslt-bench runs tensilelite libraries")
+        built = index_logic(
+            inputs, config.arch, logic_type_key, custom_kernel_config=_custom_kernels(config.custom_kernels)
+        )
+        skipped += built.skipped
+        if not any(item.type_key in wanted for item in built.solutions):
+            why = f"; skipped: {'; '.join(skipped[:3])}" if skipped else ""
+            raise StageFailed(
+                f"no solutions for the workload's GEMM types ({', '.join(type_key_text(key) for key in wanted)}) "
+                f"in the {config.arch} logic files of {root}{why}"
+            )
+
+        notes: list[str] = [f"skipped logic file {item}" for item in skipped[:5]]
+        installed, installed_origin = _read_installed(config, notes)
+        sources = list(dict.fromkeys(item.source for item in built.solutions))
+        catalog = catalog_of(built, sources, installed, installed_origin, types=wanted)
+        identity = catalog["identity"]
+        if installed is not None:
+            matched = sum(len(entries) for entries in catalog["indices"].values())
+            unmatched = identity["installed_not_in_logic"]
+            if unmatched:
+                notes.append(
+                    f"the installed library ({installed_origin}) is not the one built from {root}: {unmatched} of its "
+                    f"{len(installed)} solutions are not in it (e.g. indices "
+                    f"{', '.join(map(str, identity['installed_not_in_logic_sample']))}); those are not tuned"
+                )
+            if not matched:
+                notes.append(f"none of the installed library's solutions of the workload's types is in {root}")
+        else:
+            notes.append(
+                f"identifying solutions by the names the build of {root} gives them (the installed library was not "
+                f"read: {installed_origin}); pass --reference-library DIR to identify them by index"
+            )
+        context.write_json(
+            context.path(CATALOG_FILE),
             {
-                "origin": origin,
+                "origin": str(root),
                 "data": config.data_label,
                 "sources": sources,
-                "solutions": solutions,
+                **catalog,
+                "reference_library": None if installed is None else installed_origin,
                 "skipped": skipped,
             },
         )
-        notes = tuple(f"skipped unreadable logic file {item}" for item in skipped[:5])
-        count = sum(len({tuple(entry) for entry in named.values()}) for named in solutions.values())
-        return StageResult(summary=f"{count} solution(s) in {len(sources)} logic file(s) from {origin}", notes=notes)
+        return StageResult(
+            summary=(
+                f"{sum(item.type_key in wanted for item in built.solutions)} solution(s) of the workload's types "
+                f"in {len(sources)} logic file(s) from "
+                f"{root}; indices from {identity['indices_from']}"
+            ),
+            notes=tuple(notes),
+        )
+
+
+def _may_serve(path: Path, arch: str) -> bool:
+    """Whether a logic file may be for ``arch`` (cheap: its header names it; the build decides)."""
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(4096)
+    except OSError:
+        return True  # the build reports it
+    return arch.encode() in head or b"fallback" in head
+
+
+def _custom_kernels(folder: Path | None) -> Any:
+    if folder is None:
+        return None
+    from tensilekit.io.custom_kernels import custom_kernel_reader
+
+    return custom_kernel_reader(folder)
+
+
+def _read_installed(config: TuneConfig, notes: list[str]) -> tuple[dict[int, tuple[str, str]] | None, str]:
+    """The solutions of the library hipblaslt-bench loads (``--reference-library``, else where
+    hipBLASLt looks), or None and why not."""
+    if config.reference_library is not None:
+        folder: Path | None = Path(config.reference_library)
+        origin = f"--reference-library {folder}"
+    else:
+        folder, origin = locate_hipblaslt_library(config.arch, bench=config.bench_executable)
+        if folder is None:
+            return None, origin
+    assert folder is not None
+    try:
+        library = InstalledLibrary(folder)
+        records: list[dict[str, Any]] = []
+        for master in library.choose(config.arch):
+            records += library.materialize(master).to_raw().get("solutions", [])
+    except TensilekitError as error:
+        if config.reference_library is not None:
+            raise
+        notes.append(f"cannot read hipBLASLt's library at {folder} ({origin}): {error}")
+        return None, f"{folder} could not be read"
+    return index_installed(records), f"{folder}, {origin}"
 
 
 def catalog_source(run_root: Path, catalog: dict[str, Any], index: int) -> Path:

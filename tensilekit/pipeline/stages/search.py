@@ -15,12 +15,13 @@ its job failed -- and the stage fails only if no GEMM could be screened at all.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable
 from typing import Any
 
 from tensilekit.errors import StageFailed
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.costs import estimate_time_us
+from tensilekit.pipeline.library_index import Resolution, resolve
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.baseline import BASELINE_FILE
 from tensilekit.pipeline.stages.common import (
@@ -46,11 +47,12 @@ SEARCH_FILE = "search.json"
 
 
 def rank_candidates(
-    results: list[dict[str, Any]], names: Mapping[str, Any], top_k: int
+    results: list[dict[str, Any]], identify: Callable[[str | None, int | None], Resolution], top_k: int
 ) -> tuple[list[dict[str, Any]], int]:
     """The screened solutions sorted fastest first (ties: lower index), the top ``top_k`` of
-    present in ``names`` (the library logic's solutions of the GEMM's type) marked ``selected``;
-    also returns how many were absent (pure).
+    those whose logic-file solution ``identify`` finds marked ``selected``; also returns how many
+    it could not place (pure). Each candidate carries ``location`` (``[source, position]`` in the
+    catalog) or ``not_in_library`` (why not).
     """
     seen: set[int] = set()
     ranked: list[dict[str, Any]] = []
@@ -61,7 +63,13 @@ def rank_candidates(
         if index is None or index in seen or result["us"] is None:
             continue
         seen.add(index)
-        ranked.append(dict(result, in_library=result["solution_name"] in names, selected=False))
+        found = identify(result["solution_name"], index)
+        ranked.append(
+            dict(
+                result, in_library=found.location is not None, location=found.location,
+                not_in_library=found.reason, selected=False,
+            )
+        )  # fmt: skip
     selected = 0
     for candidate in ranked:
         if candidate["in_library"] and selected < top_k:
@@ -74,7 +82,7 @@ class SearchStage(TuneStage):
     """Screen then accurate top-k with verification; ``search.json`` holds the winners."""
 
     name = SEARCH
-    version = "2"  # 2: screen.csv has a status column, search.json the invalid screen rows
+    version = "3"  # 3: screen.csv has a status column, search.json the invalid screen rows
     inputs = (INGEST, LIBRARY, BASELINE)
     outputs = (SEARCH_FILE, "screen.csv", "accurate.csv", "winners.csv")
 
@@ -126,8 +134,12 @@ class SearchStage(TuneStage):
         for gemm, outcome in zip(gemms, screened, strict=True):
             if not outcome.ok:
                 continue
-            names = catalog["solutions"].get(type_key_text(problem_type_key(gemm.problem)), {})
-            ranked, missing = rank_candidates(outcome.value["results"], names, config.top_k)
+            type_text = type_key_text(problem_type_key(gemm.problem))
+            ranked, missing = rank_candidates(
+                outcome.value["results"],
+                lambda name, index, type_text=type_text: resolve(catalog, type_text, name, index),  # type: ignore[misc]
+                config.top_k,
+            )
             rankings[gemm.id], absent[gemm.id] = ranked, missing
             for candidate in ranked:
                 if not candidate["selected"]:
@@ -178,6 +190,7 @@ class SearchStage(TuneStage):
             outcome = accurate[f"acc-{gemm.id}-{index}"]
             entry: dict[str, Any] = {
                 "solution_index": index, "solution_name": candidate["solution_name"], "screen_us": candidate["us"],
+                "location": candidate["location"],
             }  # fmt: skip
             if not outcome.ok or not outcome.value["results"]:
                 entry.update(status="job failed", error=outcome.error)
@@ -185,8 +198,8 @@ class SearchStage(TuneStage):
                 timed = outcome.value["results"][0]
                 ratio = error_ratio(timed["norm_error"], reference["norm_error"])
                 entry.update(us=timed["us"], gflops=timed["gflops"], norm_error=timed["norm_error"], error_ratio=ratio)
-                if timed["solution_name"] != candidate["solution_name"]:
-                    entry["status"] = f"ran another solution ({timed['solution_name']})"
+                if timed["solution_index"] != index or timed["solution_name"] != candidate["solution_name"]:
+                    entry["status"] = f"ran another solution ({timed['solution_index']}: {timed['solution_name']})"
                 elif timed.get("verify_failed"):
                     entry["status"] = "failed verification"
                 elif ratio is None:
@@ -198,11 +211,16 @@ class SearchStage(TuneStage):
             candidates.append(entry)
         verified = [entry for entry in candidates if entry["status"] == "ok"]
         if not verified:
-            status = (
-                "no verified candidate"
-                if candidates
-                else ("no candidate in the library logic" if absent.get(gemm.id) else "no candidate")
-            )
+            if candidates:
+                status = "no verified candidate"
+            elif absent.get(gemm.id):
+                reasons = sorted({str(item["not_in_library"]) for item in rankings[gemm.id] if not item["in_library"]})
+                status = (
+                    f"no candidate: none of the {absent[gemm.id]} timed solution(s) is identified in --library-logic "
+                    f"({'; '.join(reasons[:2])})"
+                )
+            else:
+                status = "no candidate: the screen timed no solution"
             return {"winner": None, "status": status, "candidates": candidates}
         winner = min(verified, key=lambda entry: (entry["us"], entry["solution_index"]))
         return {"winner": winner, "status": "winner", "candidates": candidates, "baseline_us": reference["us"]}
@@ -219,20 +237,20 @@ class SearchStage(TuneStage):
         label = config.data_label
         screened_rows = (
             [label, gemm.id, *problem_columns(gemm.problem), rank, item["solution_index"], item["solution_name"],
-             item["us"], item["gflops"], item["in_library"], item["selected"], "ok"]
+             item["us"], item["gflops"], item["in_library"], item["selected"], item.get("not_in_library"), "ok"]
             for gemm in gemms
             for rank, item in enumerate(rankings.get(gemm.id, []), start=1)
         )  # fmt: skip
         invalid_rows = (  # rows of the screen that were no measurement: recorded, never ranked
             [label, gemm.id, *problem_columns(gemm.problem), None, item["solution_index"], item["solution_name"],
-             None, None, None, False, f"invalid: {item['reason']}"]
+             None, None, None, False, None, f"invalid: {item['reason']}"]
             for gemm in gemms
             for item in results[gemm.id]["invalid"]
         )  # fmt: skip
         context.write_csv(
             context.path("screen.csv"),
             ["data", "id", *PROBLEM_HEADER, "rank", "solution_index", "solution_name", "us", "gflops", "in_library",
-             "selected", "status"],
+             "selected", "not_in_library", "status"],
             itertools.chain(screened_rows, invalid_rows),
         )  # fmt: skip
         context.write_csv(

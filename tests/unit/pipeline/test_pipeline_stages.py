@@ -14,6 +14,7 @@ from tensilekit.pipeline.stages.final import keep_sizes
 from tensilekit.pipeline.stages.library import logic_type_key, problem_type_key
 from tensilekit.pipeline.stages.postprocess import judge
 from tensilekit.pipeline.stages.report import gemm_status
+from tensilekit.pipeline.library_index import Resolution
 from tensilekit.pipeline.stages.search import rank_candidates
 from tensilekit.workload.problem import GemmProblem
 
@@ -48,7 +49,12 @@ def test_rank_candidates_selects_the_fastest_present_in_the_library() -> None:
         result(5, None),
         result(1, 4.0),
     ]
-    ranked, absent = rank_candidates(results, {"k1": 0, "k2": 0, "k3": 0}, top_k=2)
+    places = {"k1": [0, 1], "k2": [0, 2], "k3": [0, 3]}
+
+    def identify(name: str | None, index: int | None) -> Resolution:
+        return Resolution(places.get(str(name)), None if name in places else "not in the library")
+
+    ranked, absent = rank_candidates(results, identify, top_k=2)
     assert [(item["solution_index"], item["selected"]) for item in ranked] == [
         (4, False),
         (1, True),

@@ -1,0 +1,104 @@
+"""Driving AMD's stand-ins (``shared/amd/standins``) from tests: build a library with the stand-in
+TensileCreateLibrary (AMD's own function), ask the stand-in hipblaslt-bench (AMD's selection), run
+``tensilekit tune`` with both first on PATH. Nothing here decides what a tool prints."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tensilekit.tools.hipblaslt_bench import BenchOutput, parse_bench_output
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Three gfx942 Equality logic files of hipBLASLt (issue 22's reproduction): HHS TN and NT, F8HS TN.
+EQUALITY = "logic/hipblaslt/aquavanjaram/gfx942/Equality"
+EQUALITY_FILES = (
+    "aquavanjaram_Cijk_Alik_Bljk_HHS_BH_Bias_HAS_SAV_UserArgs.yaml",
+    "aquavanjaram_Cijk_Ailk_Bjlk_HHS_BH_Bias_HAS_SAV_UserArgs.yaml",
+    "aquavanjaram_Cijk_Alik_Bljk_F8HS_BH_UserArgs.yaml",
+)
+# (transA, transB, a/b type, c/d type) the three files serve
+GEMM_TYPES = (("T", "N", "f16_r", "f16_r"), ("N", "T", "f16_r", "f16_r"), ("T", "N", "f8_r", "f16_r"))
+
+
+def copy_logic(corpus: Path, folder: Path, names: Sequence[str] = EQUALITY_FILES) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (folder / name).write_bytes((corpus / EQUALITY / name).read_bytes())
+    return folder
+
+
+def standin_env(standins: Path, **extra: str) -> dict[str, str]:
+    """The environment of a run on a node whose tools are the stand-ins (no HIPBLASLT_* leaks in)."""
+    env = {
+        key: value for key, value in os.environ.items() if not key.startswith(("HIPBLASLT_", "TENSILE_", "ROCM_"))
+    }
+    env["PATH"] = f"{standins}{os.pathsep}{env.get('PATH', '')}"
+    env.update(extra)
+    return env
+
+
+def create_library(standins: Path, logic: Path, output: Path, cwd: Path, *, jobs: int = 1) -> Path:
+    """Build ``logic`` as a hipBLASLt 7d9fb683 install does (lazy, one architecture); returns the
+    folder that holds ``TensileLibrary_lazy_gfx942.dat``."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    completed = subprocess.run(
+        [str(standins / "TensileCreateLibrary"), str(logic), str(output), "HIP", "--architecture", "gfx942",
+         "--merge-files", "--separate-architectures", "--lazy-library-loading", "--no-enumerate",
+         "--version", "4.33.0", "--jobs", str(jobs)],
+        cwd=cwd, env=standin_env(standins), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    folder = output / "library"
+    assert (folder / "TensileLibrary_lazy_gfx942.dat").is_file()
+    return folder
+
+
+def gemm_args(gemm: Mapping[str, Any]) -> list[str]:
+    return [
+        "-m", str(gemm["M"]), "-n", str(gemm["N"]), "-k", str(gemm["K"]),
+        "--transA", gemm["transA"], "--transB", gemm["transB"],
+        "--a_type", gemm["a_type"], "--b_type", gemm["b_type"], "--c_type", gemm["c_type"],
+        "--d_type", gemm["d_type"], "--compute_type", "f32_r",
+    ]  # fmt: skip
+
+
+def bench(standins: Path, library: Path, gemm: Mapping[str, Any], *extra: str) -> BenchOutput | None:
+    """What the stand-in hipblaslt-bench prints for ``gemm`` on ``library`` (None: it refused)."""
+    completed = subprocess.run(
+        [str(standins / "hipblaslt-bench"), *gemm_args(gemm), *extra],
+        env=standin_env(standins, HIPBLASLT_TENSILE_LIBPATH=str(library)), capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    if completed.returncode != 0:
+        return None
+    return parse_bench_output(completed.stdout)
+
+
+def mask64_line(gemm: Mapping[str, Any], calls: int) -> str:
+    """One hipBLASLt profile-log record (``HIPBLASLT_LOG_MASK=64``) for ``gemm``."""
+    m, n, k = gemm["M"], gemm["N"], gemm["K"]
+    lda = k if gemm["transA"] == "T" else m
+    ldb = n if gemm["transB"] == "T" else k
+    return (
+        f"- {{ function: matmul, M: {m}, N: {n}, K: {k}, lda: {lda}, ldb: {ldb}, ldc: {m}, ldd: {m}, "
+        "stride_a: 0, stride_b: 0, stride_c: 0, stride_d: 0, alpha: 1.0, beta: 0.0, "
+        f"transA: {gemm['transA']}, transB: {gemm['transB']}, batch_count: 1, scaleA: 0, scaleB: 0, "
+        "scaleAlpha_vector: false, gradient: false, use_e: false, bias_vector: false, bias_source: d, "
+        f"a_type: {gemm['a_type']}, b_type: {gemm['b_type']}, c_type: {gemm['c_type']}, d_type: {gemm['d_type']}, "
+        "scale_type: f32_r, bias_type: f32_r, compute_type: c_f32_r, activation_type: none, flush: false, "
+        f"rotating: 0, cold_iters: 0, iters: 0, call_count: {calls} }}"
+    )
+
+
+def run_tune(standins: Path, *args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``tensilekit tune ARGS`` as a user on a stand-in node runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "tensilekit", "tune", *args],
+        env={**standin_env(standins), **(env or {})}, capture_output=True, text=True, timeout=900, cwd=ROOT,
+    )  # fmt: skip
