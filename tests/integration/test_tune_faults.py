@@ -89,8 +89,8 @@ def real_run(standins: Path, amd: Path, corpus: Path, tmp_path_factory: pytest.T
         # the first heuristic run of 4096x2048x14336 (g0006's baseline) reports a NaN time
         {"tool": "hipblaslt-bench", "words": ["-m 4096 -n 2048 -k 14336 ", "--algo_method heuristic"], "times": 1,
          "faults": "nan"},
-        # TensileCreateLibrary fails once, then works
-        {"tool": "TensileCreateLibrary", "words": [], "times": 1, "exit": 1},
+        # TensileCreateLibrary's build (not preflight's --help) fails once, then works
+        {"tool": "TensileCreateLibrary", "words": [" HIP "], "times": 1, "exit": 1},
     ]  # fmt: skip
     wrappers = root / "bin"
     wrappers.mkdir()
@@ -111,7 +111,7 @@ def real_run(standins: Path, amd: Path, corpus: Path, tmp_path_factory: pytest.T
         workdir = root / "W"
         args = ["tune", "--mode", "search", str(LLAMA_LOG), "--arch", "gfx942", "--workdir", str(workdir),
                 "--library-logic", str(logic), "--reference-library", str(installed), "--devices", "0,1,2,3",
-                "--retries", "1", "--timeout", "15", "--top-k", "2", "--tool-profile", "hipblaslt-7d9fb68",
+                "--retries", "1", "--timeout", "15", "--top-k", "2",
                 # the file names a custom kernel: its config is in hipBLASLt's CustomKernels folder
                 "--custom-kernels", str(amd / "tensilelite-7d9fb68" / "Tensile" / "CustomKernels")]  # fmt: skip
         result = CliRunner().invoke(cli, args, catch_exceptions=False)
@@ -200,7 +200,7 @@ def test_real_command_lines_reach_the_tools(real_run: dict[str, Any]) -> None:
     # reference runs use --reference-library, tuned runs the library the build stage made
     library = real_run["workdir"] / "05_build" / "tcl" / "library"
     assert {call["libpath"] for call in bench_calls} == {str(real_run["installed"]), str(library.resolve())}
-    builds = [call for call in calls if call["tool"] == "TensileCreateLibrary"]
+    builds = [call for call in calls if call["tool"] == "TensileCreateLibrary" and call["argv"] != ["--help"]]
     assert len(builds) == 2 and builds[0]["argv"] == builds[1]["argv"]  # failed once, retried
     assert builds[-1]["argv"][:3] == [
         str(real_run["workdir"] / "05_build" / "logic"),
@@ -210,6 +210,15 @@ def test_real_command_lines_reach_the_tools(real_run: dict[str, Any]) -> None:
     # hipBLASLt 7d9fb683's TensileCreateLibrary builds lazily only with --lazy-library-loading (and its two companions)
     assert {"--merge-files", "--separate-architectures", "--lazy-library-loading"} <= set(builds[-1]["argv"])
     assert (library / "TensileLibrary_lazy_gfx942.dat").is_file()
+
+
+def test_preflight_detects_the_7d9fb683_profile(real_run: dict[str, Any]) -> None:
+    # hipBLASLt 7d9fb683 prints version 1100 (0.11.0) and ships tensilelite 4.33.0: its
+    # TensileCreateLibrary's --lazy-library-loading option decides, not a version threshold
+    log = (real_run["workdir"] / "tune.log").read_text()
+    assert "tool profile hipblaslt-7d9fb68" in log and "hipBLASLt 0.11.0" in log
+    run = json.loads((real_run["workdir"] / "run.json").read_text())
+    assert run["config"]["tool_profile"] == "hipblaslt-7d9fb68"
 
 
 def test_jobs_are_pinned_to_their_device(real_run: dict[str, Any]) -> None:

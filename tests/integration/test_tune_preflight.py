@@ -13,7 +13,17 @@ from click.testing import CliRunner
 
 from tensilekit.cli.main import cli
 
+from tensilekit.pipeline.config import TuneConfig
+from tensilekit.pipeline.executors.local import SerialExecutor
+from tensilekit.pipeline.progress import NullReporter
+from tensilekit.pipeline.stage import StageContext
+from tensilekit.pipeline.stages.build import BuildStage
+
 from .conftest import LLAMA_LOG, write_fake_library_logic
+from .standin_support import EQUALITY
+
+BBS_TN = "aquavanjaram_Cijk_Alik_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs.yaml"
+F8HS_TN = "aquavanjaram_Cijk_Alik_Bljk_F8HS_BH_UserArgs.yaml"
 
 # hipBLASLt 7d9fb68's mask-32 lines (tensile_host.cpp:453-540 @7d9fb68): a bf16 GEMM, an fp8 GEMM
 # scaled with `s`, and one with the bare --scaleC/--scaleD that release logs but cannot replay.
@@ -76,13 +86,20 @@ def test_bad_option_combinations_are_usage_errors(tmp_path: Path) -> None:
     assert code == 2
 
 
-def test_the_pipeline_speaks_the_7d9fb68_command_line(fake_tools: Path, tmp_path: Path) -> None:
+def test_the_pipeline_speaks_the_7d9fb68_command_line(
+    fake_tools: Path, tmp_path: Path, corpus: Path, amd: Path
+) -> None:
+    """The stand-in hipblaslt-bench refuses --scaleA s|v ("not modelled"), so this one runs the fake,
+    which plays 7d9fb68's command line; the library logic is AMD's (a bf16 TN file)."""
     log = tmp_path / "old.log"
     log.write_text(OLD_LOG)
-    library = write_fake_library_logic(tmp_path / "logic", log=log)
+    library = tmp_path / "logic"
+    library.mkdir()
+    (library / BBS_TN).write_bytes((corpus / EQUALITY / BBS_TN).read_bytes())
     calls = tmp_path / "calls.jsonl"
     env = {"TENSILEKIT_FAKE_PROFILE": "hipblaslt-7d9fb68", "TENSILEKIT_FAKE_ARGV_LOG": str(calls)}
     args = ["tune", str(log), "--arch", "gfx942", "--workdir", str(tmp_path / "W"), "--library-logic", str(library),
+            "--custom-kernels", str(amd / "tensilelite-7d9fb68" / "Tensile" / "CustomKernels"),
             "--top-k", "1"]  # fmt: skip
     code, output, _ = run(args, env)
     assert code == 0, output
@@ -100,22 +117,28 @@ def test_the_pipeline_speaks_the_7d9fb68_command_line(fake_tools: Path, tmp_path
     assert os.path.isfile(workdir / "report.md")
 
 
-def test_each_release_gets_its_own_create_library_command_line(fake_tools: Path, tmp_path: Path) -> None:
-    for profile, lazy_flag in (("hipblaslt-7d9fb68", True), ("hipblaslt-develop", False)):
-        calls = tmp_path / f"{profile}.jsonl"
-        workdir = tmp_path / profile
-        args = ["tune", str(LLAMA_LOG), "--arch", "gfx942", "--workdir", str(workdir), "--library-logic",
-                str(write_fake_library_logic(tmp_path / f"logic-{profile}")), "--top-k", "1"]  # fmt: skip
-        code, output, _ = run(args, {"TENSILEKIT_FAKE_PROFILE": profile, "TENSILEKIT_FAKE_ARGV_LOG": str(calls)})
-        assert code == 0, output
-        [probe, build] = [json.loads(line)["argv"] for line in calls.read_text().splitlines()
-                          if json.loads(line)["tool"] == "TensileCreateLibrary"]  # fmt: skip
-        assert probe == ["--help"]  # preflight reads the release from TensileCreateLibrary's options
-        # 7d9fb68 needs --merge-files --separate-architectures for lazy loading; rocm-libraries has none
-        assert ("--lazy-library-loading" in build and "--merge-files" in build) is lazy_flag
-        # ... and writes library/<arch>/ (Run.py @00ee1f9d libraryDir) where 7d9fb68 writes library/.
-        # hipBLASLt reads HIPBLASLT_TENSILE_LIBPATH as is, so the tuned runs must name the master's folder.
-        library = workdir / "05_build" / "tcl" / "library" / ("" if lazy_flag else "gfx942")
-        assert (library / "TensileLibrary_lazy_gfx942.dat").is_file()
-        tuned = {json.loads(line)["libpath"] for line in calls.read_text().splitlines()} - {None}
-        assert tuned == {str(library.resolve())}
+@pytest.mark.parametrize(("profile", "lazy_flags"), [("hipblaslt-7d9fb68", True), ("hipblaslt-develop", False)])
+def test_each_release_gets_its_own_create_library_command_line(
+    fake_tools: Path, tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch, profile: str, lazy_flags: bool
+) -> None:
+    """The build stage's TensileCreateLibrary call, as each release's argparse takes it (the fake
+    plays both: the stand-in is 7d9fb683 only)."""
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("TENSILEKIT_FAKE_PROFILE", profile)
+    monkeypatch.setenv("TENSILEKIT_FAKE_ARGV_LOG", str(calls))
+    logic = tmp_path / "05_build" / "logic"
+    logic.mkdir(parents=True)
+    (logic / F8HS_TN).write_bytes((corpus / EQUALITY / F8HS_TN).read_bytes())
+    config = TuneConfig(logs=(LLAMA_LOG,), arch="gfx942", workdir=tmp_path, tool_profile=profile)
+    context = StageContext(
+        name="build", number=5, directory=tmp_path / "05_build", run_root=tmp_path, config=config,
+        executor=SerialExecutor(0, timeout=300), reporter=NullReporter(), upstream={},
+    )  # fmt: skip
+    library = BuildStage._create_library(context, config, logic)
+    [build] = [json.loads(line)["argv"] for line in calls.read_text().splitlines()]
+    # 7d9fb68 needs --merge-files --separate-architectures for lazy loading; rocm-libraries has none
+    assert ("--lazy-library-loading" in build and "--merge-files" in build) is lazy_flags
+    # ... and writes library/<arch>/ (Run.py @00ee1f9d libraryDir) where 7d9fb68 writes library/.
+    # hipBLASLt reads HIPBLASLT_TENSILE_LIBPATH as is, so the tuned runs must name the master's folder.
+    assert library == tmp_path / "05_build" / "tcl" / "library" / ("" if lazy_flags else "gfx942")
+    assert (library / "TensileLibrary_lazy_gfx942.dat").is_file()
