@@ -29,6 +29,7 @@ Every error tensilekit raises derives from :class:`TensilekitError`. Errors abou
     │   ├── ToolFailed                       non-zero exit or timeout: argv, return code, stderr tail
     │   └── ToolOutputError (ValueError)     output that cannot be parsed (file and line)
     └── PipelineError
+        ├── PipelineAborted                  too many consecutive job failures (exit 4, resumable)
         ├── StageFailed
         ├── DependencyCycle
         └── StaleRunDirectory
@@ -268,12 +269,15 @@ class ToolFailed(ToolError):
         returncode: int | None = None,
         stderr_tail: str = "",
         timed_out: bool = False,
+        stalled: bool = False,
     ) -> None:
         super().__init__(message)
         self.argv = list(argv)
         self.returncode = returncode
         self.stderr_tail = stderr_tail
         self.timed_out = timed_out
+        self.stalled = stalled
+        """The tool's output stopped moving for the stall limit (``timed_out`` is set too)."""
 
 
 class ToolOutputError(ToolError, ValueError):
@@ -282,6 +286,12 @@ class ToolOutputError(ToolError, ValueError):
 
 class PipelineError(TensilekitError):
     """Failure of the tuning pipeline as a whole."""
+
+
+class PipelineAborted(PipelineError):
+    """The run stopped itself: too many jobs failed in a row (a broken node or tool); resumable."""
+
+    exit_code = 4
 
 
 class StageFailed(PipelineError):
@@ -320,6 +330,7 @@ __all__ = [
     "MissingField",
     "MsgpackDecodeError",
     "NoKernel",
+    "PipelineAborted",
     "PipelineError",
     "SearchError",
     "SearchSpaceTooLarge",

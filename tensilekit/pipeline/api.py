@@ -41,13 +41,14 @@ def _absolute(config: TuneConfig) -> TuneConfig:
 
 
 def default_executor(config: TuneConfig) -> LocalExecutor:
-    """The local device-pinned pool described by ``config`` (devices, slots, retries, timeout)."""
+    """The local device-pinned pool described by ``config`` (devices, slots, retries, timeouts)."""
     return LocalExecutor(
         config.devices,
         slots_per_device=config.slots_per_device,
         cpu_slots=config.cpu_slots,
         retries=config.retries,
         timeout=config.timeout,
+        stall_timeout=config.stall_timeout,
     )
 
 
@@ -96,8 +97,10 @@ def run_tuning(
     ``--library-logic`` folder and the architecture, and decides the tool profile.
 
     Raises:
-        PipelineError: bad options, a cycle, a stale work directory under ``no_rerun``, or a
-            stage that could not produce its outputs (:class:`~tensilekit.errors.StageFailed`).
+        PipelineError: bad options, a cycle, a stale work directory under ``no_rerun``, a
+            stage that could not produce its outputs (:class:`~tensilekit.errors.StageFailed`),
+            or ``abort_after`` jobs failing in a row (:class:`~tensilekit.errors.PipelineAborted`,
+            exit 4; rerunning resumes).
         ToolError: preflight found a missing or unrunnable tool, or an architecture the tools
             do not know (exit 4); InputNotFound: an unreadable ``--library-logic`` (exit 3).
         ToolError, LibraryFormatError…: input that cannot be read at all.
@@ -124,6 +127,7 @@ def run_tuning(
                 pipeline = run_pipeline(
                     tune_stages(config.mode, config.search_dialect), config, run_dir, executor=chosen, reporter=combined, from_stage=config.from_stage,
                     only=config.only, no_rerun=config.no_rerun, tool_version=tool_version, simulated=config.simulate,
+                    retire_after=config.retire_after, abort_after=config.abort_after,
                 )  # fmt: skip
             finally:
                 log.close()

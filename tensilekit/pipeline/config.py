@@ -26,6 +26,14 @@ class TuneConfig(BaseModel):
         verify_ratio: during the search, a candidate whose error exceeds ``verify_ratio`` times
             the reference error fails verification (a per-candidate result).
 
+    Resilience (:mod:`tensilekit.pipeline.resilience`):
+        timeout: seconds one tool run may take in all. stall_timeout: seconds it may go without
+            printing anything before it is killed as stalled (None: never).
+        retire_after: a job whose attempts have failed this many times over all runs is retired
+            -- reported, never started again (0: never retire).
+        abort_after: this many jobs failing one after the other stop the run (exit 4; rerun to
+            resume; 0: never).
+
     Modes:
         search: dense search over the solutions the library already has.
         ga: genetic search over new kernels (:mod:`tensilekit.search.ga`): ``population``,
@@ -54,6 +62,9 @@ class TuneConfig(BaseModel):
     cpu_slots: int = Field(default=1, ge=1)
     retries: int = Field(default=1, ge=0)
     timeout: float | None = Field(default=900.0, gt=0)
+    stall_timeout: float | None = Field(default=300.0, gt=0)
+    retire_after: int = Field(default=4, ge=0)
+    abort_after: int = Field(default=8, ge=0)
     keep_thr: float = Field(default=1.0, gt=0.0, le=1.0)
     err_thr: float = Field(default=2.0, gt=0.0)
     up_thr: float = 0.03

@@ -9,11 +9,14 @@ State machine (``run_pipeline``), for each stage in :func:`~tensilekit.pipeline.
    that reproduces identical outputs does not invalidate what follows) plus the hashes of the
    stage's external files; tool versions come from the injected ``tool_version`` resolver.
 3. **Decide** with :func:`~tensilekit.pipeline.state.decide`: ``up-to-date`` is skipped;
-   ``stale``/``damaged`` raise :class:`StaleRunDirectory` under ``no_rerun``; everything else runs.
+   ``stale``/``damaged`` raise :class:`StaleRunDirectory` under ``no_rerun``; everything else runs
+   (``retry``: a stage that completed with failed jobs runs again, its successes from the cache).
 4. **Run.** The old marker is removed first, the stage runs with a :class:`StageContext`,
    its declared outputs are checked, ``failures.json`` is written, and only then the new marker
    (atomically). A crash or SIGKILL at any point leaves either no marker (the stage reruns,
-   reusing its cached jobs) or a complete one.
+   reusing its cached jobs) or a complete one. So does an abort
+   (:class:`~tensilekit.errors.PipelineAborted`, ``abort_after`` failed jobs in a row; see
+   :mod:`~tensilekit.pipeline.resilience`, which also explains ``retire_after``).
 
 Stages run one at a time in the calling thread; the parallelism is inside a stage, in the
 executor. (Generations from :func:`~tensilekit.pipeline.graph.topological_generations` could
@@ -36,6 +39,7 @@ from tensilekit.errors import StageFailed, StaleRunDirectory
 from tensilekit.pipeline.executors import Executor
 from tensilekit.pipeline.graph import build_graph, downstream_of, execution_order, upstream_of
 from tensilekit.pipeline.progress import NullReporter, Reporter
+from tensilekit.pipeline.resilience import FailureBreaker
 from tensilekit.pipeline.stage import (
     FingerprintInputs,
     JobFailure,
@@ -130,15 +134,22 @@ def run_pipeline(
     tool_version: ToolVersion = executable_version,
     simulated: bool = False,
     clock: Callable[[], float] = time.monotonic,
+    retire_after: int = 0,
+    abort_after: int = 0,
 ) -> PipelineRun:
     """Run ``stages`` in ``run_dir``, skipping what is up to date; see the module docstring.
+
+    ``retire_after`` failed attempts (over all runs) retire a job; ``abort_after`` jobs failing
+    one after the other stop the run (0: never; :mod:`~tensilekit.pipeline.resilience`).
 
     Raises:
         DependencyCycle: the stages' inputs form a cycle.
         StaleRunDirectory: ``no_rerun`` and a completed stage no longer matches.
         StageFailed: a stage could not produce its outputs, or ``only`` lacks an upstream.
+        PipelineAborted: ``abort_after`` consecutive jobs failed.
     """
     report = reporter or NullReporter()
+    breaker = FailureBreaker(abort_after)
     graph = build_graph(stages)
     order = execution_order(graph)
     numbers = {name: position for position, name in enumerate(order, start=1)}
@@ -203,7 +214,7 @@ def run_pipeline(
             )
         marker = _run_stage(
             stage, number, config, run_dir, executor, report, upstream_dirs, fingerprint,
-            input_hashes, tools, status, reason, simulated, clock,
+            input_hashes, tools, status, reason, simulated, clock, retire_after, breaker,
         )  # fmt: skip
         markers[name] = marker
         runs.append(StageRun(name, number, status, reason, marker))
@@ -232,6 +243,8 @@ def _run_stage(
     reason: str,
     simulated: bool,
     clock: Callable[[], float],
+    retire_after: int = 0,
+    breaker: FailureBreaker | None = None,
 ) -> StageMarker:
     name = stage.name
     directory = run_dir.stage_dir(number, name)
@@ -240,6 +253,7 @@ def _run_stage(
     context = StageContext(
         name=name, number=number, directory=directory, run_root=run_dir.root, config=config,
         executor=executor, reporter=report, upstream=upstream_dirs, fresh=status is StageStatus.FORCED,
+        retire_after=retire_after, breaker=breaker,
     )  # fmt: skip
     report.stage_started(number, name, f"{status.value}: {reason}")
     started_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
@@ -271,7 +285,8 @@ def _run_stage(
     run_dir.write_marker(marker)
     summary = result.summary
     if failures:
-        summary += f" ({len(failures)} job(s) failed)"
+        retired = sum(1 for failure in failures if failure.retired)
+        summary += f" ({len(failures)} job(s) failed" + (f", {retired} retired)" if retired else ")")
     report.stage_finished(number, name, summary)
     for note in result.notes:
         report.message(f"{name}: {note}")

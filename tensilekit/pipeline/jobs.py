@@ -89,6 +89,8 @@ class JobContext:
     """Environment overrides for child processes (device pinning)."""
     node: str | None = None
     """Host that ran the attempt (Ray); None for the local machine."""
+    stall_timeout: float | None = None
+    """Seconds the job's tool may go without output before it is killed as stalled."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -171,6 +171,8 @@ def render_markdown(report: TuneReport) -> str:
             error = f"{failure.error_type}: {failure.error}".replace("|", "\\|").replace("\n", " ")
             if failure.timed_out:
                 error = "timed out -- " + error
+            if failure.retired:
+                error = "retired (not retried again; --from-stage re-measures) -- " + error
             lines.append(
                 f"| {failure.stage} | {failure.phase} | {failure.job_id} | {failure.subject} | {failure.attempts} | {error[:300]} |"
             )

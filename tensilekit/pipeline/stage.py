@@ -32,6 +32,14 @@ from tensilekit.io.atomic import write_bytes_atomic, write_text_atomic
 from tensilekit.pipeline.executors import Executor
 from tensilekit.pipeline.jobs import Job, JobEvent, JobFinished, JobOutcome
 from tensilekit.pipeline.progress import Reporter
+from tensilekit.pipeline.resilience import (
+    RETIRED,
+    FailureBreaker,
+    FailureRecord,
+    is_retired,
+    read_failure_record,
+    write_failure_record,
+)
 
 _CHUNK = 1 << 20
 
@@ -118,6 +126,9 @@ class JobFailure(BaseModel):
     error_type: str | None = None
     error: str | None = None
     timed_out: bool = False
+    retired: bool = False
+    """The job has failed ``--retire-after`` attempts over all runs and is not started again
+    (:mod:`tensilekit.pipeline.resilience`); a stage whose failures are all retired is complete."""
 
 
 class StageResult(BaseModel):
@@ -254,8 +265,11 @@ class StageContext:
     """Everything a running stage may use; records the files it writes and the jobs that failed.
 
     ``fresh`` (the stage was forced with ``--from-stage``/``--only``) makes :meth:`run_jobs`
-    ignore cached job results; otherwise a job whose cache file holds the same key is not run
-    again, which is what lets a killed search resume where it stopped.
+    ignore cached job results and failure counts; otherwise a job whose cache file holds the
+    same key is not run again, which is what lets a killed search resume where it stopped. Only
+    successes are cached: a failed job runs again when the stage does, until it is retired
+    after ``retire_after`` failed attempts; ``breaker`` counts consecutive failures over the
+    run (:mod:`tensilekit.pipeline.resilience`).
     """
 
     def __init__(
@@ -270,6 +284,8 @@ class StageContext:
         reporter: Reporter,
         upstream: Mapping[str, Path],
         fresh: bool = False,
+        retire_after: int = 0,
+        breaker: FailureBreaker | None = None,
     ) -> None:
         self.name = name
         self.number = number
@@ -280,6 +296,8 @@ class StageContext:
         self.reporter = reporter
         self.upstream = dict(upstream)
         self.fresh = fresh
+        self.retire_after = retire_after
+        self.breaker = breaker or FailureBreaker()
         self.written: list[Path] = []
         self.failures: list[JobFailure] = []
         self.jobs_total = 0
@@ -360,14 +378,33 @@ class StageContext:
             device=data.get("device"), node=data.get("node"), cached=True,
         )  # fmt: skip
 
-    def _store(self, job: Job, outcome: JobOutcome) -> None:
-        if not job.key or not outcome.ok:
-            return
-        record = {
+    def _failure_file(self, job: Job) -> Path:
+        return self.directory / "jobs" / f"{_safe_name(job.id)}.failed.json"
+
+    def _failure_record(self, job: Job) -> FailureRecord | None:
+        if self.fresh or not job.key:
+            return None
+        return read_failure_record(self._failure_file(job), job.key)
+
+    def _store(self, job: Job, outcome: JobOutcome, earlier: FailureRecord | None) -> FailureRecord | None:
+        """Cache a success (dropping its failure record) or count a failure's attempts."""
+        if not job.key:
+            return None
+        if not outcome.ok:
+            record = FailureRecord(
+                key=job.key, failures=(earlier.failures if earlier else 0) + outcome.attempts,
+                error_type=outcome.error_type, error=outcome.error,
+            )  # fmt: skip
+            write_failure_record(self._failure_file(job), record)
+            return record
+        entry = {
             "key": job.key, "job": job.id, "value": outcome.value, "attempts": outcome.attempts,
             "device": outcome.device, "node": outcome.node,
         }  # fmt: skip
-        _write_cache_entry(self._cache_file(job), json.dumps(record, sort_keys=True, default=str))
+        _write_cache_entry(self._cache_file(job), json.dumps(entry, sort_keys=True, default=str))
+        if earlier is not None or self.fresh:  # fresh: a record from before may exist, unread
+            self._failure_file(job).unlink(missing_ok=True)
+        return None
 
     def run_jobs(
         self, jobs: Sequence[Job], *, phase: str, subjects: Mapping[str, str] | None = None
@@ -376,25 +413,53 @@ class StageContext:
 
         Each successful outcome is written to the job cache as soon as it arrives. Failures are
         recorded in :attr:`failures` (with ``subjects[job.id]`` as the subject) and returned,
-        never raised.
+        never raised. A retired job is not run: its outcome is a failure of type ``Retired``.
+
+        Raises:
+            PipelineAborted: the run's ``breaker`` counted too many failures in a row (jobs
+                already running finish first and their results are cached).
         """
+        subjects = subjects or {}
         by_id = {job.id: job for job in jobs}
         results: dict[str, JobOutcome] = {}
+        records: dict[str, FailureRecord | None] = {}
         todo: list[Job] = []
         for job in jobs:
             cached = self._cached(job)
             if cached is not None:
                 results[job.id] = cached
+                continue
+            record = records[job.id] = self._failure_record(job)
+            if is_retired(record, self.retire_after):
+                assert record is not None
+                results[job.id] = JobOutcome(
+                    job_id=job.id, ok=False, attempts=0, error_type=RETIRED,
+                    error=f"not run: retired after {record.failures} failed attempt(s) in earlier runs "
+                    f"(last: {record.error_type}: {record.error})",
+                )  # fmt: skip
             else:
                 todo.append(job)
+        retired_now = {job_id for job_id, outcome in results.items() if outcome.error_type == RETIRED}
+        if retired_now:
+            self.log(f"{phase}: {len(retired_now)} retired job(s) not run (--retire-after {self.retire_after})")
+        cached_count = len(jobs) - len(todo) - len(retired_now)
         self.jobs_total += len(jobs)
-        self.jobs_cached += len(jobs) - len(todo)
-        self.reporter.jobs_queued(self.name, phase, todo, len(jobs) - len(todo), self.executor.devices)
+        self.jobs_cached += cached_count
+        self.reporter.jobs_queued(self.name, phase, todo, cached_count, self.executor.devices)
 
         def on_event(event: JobEvent) -> None:
             if isinstance(event, JobFinished):
-                self._store(by_id[event.outcome.job_id], event.outcome)
+                outcome = event.outcome
+                job = by_id[outcome.job_id]
+                record = self._store(job, outcome, records.get(job.id))
+                if is_retired(record, self.retire_after):
+                    retired_now.add(job.id)
             self.reporter.job_event(self.name, event)
+            if isinstance(event, JobFinished):
+                if event.outcome.ok:
+                    self.breaker.success()
+                else:
+                    self.breaker.failure(self.name, event.outcome, subjects.get(event.outcome.job_id, ""))
 
         if todo:
             for outcome in self.executor.run(todo, on_event):
@@ -407,11 +472,12 @@ class StageContext:
                         stage=self.name,
                         phase=phase,
                         job_id=job.id,
-                        subject=(subjects or {}).get(job.id, ""),
+                        subject=subjects.get(job.id, ""),
                         attempts=outcome.attempts,
                         error_type=outcome.error_type,
                         error=outcome.error,
                         timed_out=outcome.timed_out,
+                        retired=job.id in retired_now,
                     )  # fmt: skip
                 )
         return [results[job.id] for job in jobs]

@@ -19,12 +19,15 @@ status             when
 ``up-to-date``     marker fingerprint matches and every output still has its recorded hash
 ``stale``          the fingerprint differs (configuration, inputs or tool versions changed)
 ``damaged``        fingerprint matches but an output is missing or was modified
+``retry``          up to date, but jobs failed that are not retired: the stage runs again,
+                   its successful jobs come from the job cache and only the failed ones run
 ``forced``         ``--from-stage`` / ``--only`` asked for a rerun
 =================  ==========================================================================
 
 Only ``up-to-date`` stages are skipped. With ``--no-rerun`` a ``stale`` or ``damaged`` stage
 raises :class:`~tensilekit.errors.StaleRunDirectory` instead of being redone (protecting hours of
-GPU time from a mistyped option); ``new`` stages still run.
+GPU time from a mistyped option); ``new`` and ``retry`` stages still run (they redo nothing that
+succeeded).
 """
 
 from __future__ import annotations
@@ -56,13 +59,14 @@ class StageStatus(str, enum.Enum):
     UP_TO_DATE = "up-to-date"
     STALE = "stale"
     DAMAGED = "damaged"
+    RETRY = "retry"
     FORCED = "forced"
     NOT_SELECTED = "not selected"
 
     @property
     def runs(self) -> bool:
         """Whether a stage with this status is executed."""
-        return self in (StageStatus.NEW, StageStatus.STALE, StageStatus.DAMAGED, StageStatus.FORCED)
+        return self in (StageStatus.NEW, StageStatus.STALE, StageStatus.DAMAGED, StageStatus.RETRY, StageStatus.FORCED)
 
 
 class StageMarker(BaseModel):
@@ -110,6 +114,9 @@ def decide(
             return StageStatus.DAMAGED, f"output {path} is missing"
         if now != recorded:
             return StageStatus.DAMAGED, f"output {path} was modified"
+    retry = [failure for failure in marker.failures if not failure.retired]
+    if retry:
+        return StageStatus.RETRY, f"{len(retry)} failed job(s) to retry"
     return StageStatus.UP_TO_DATE, "up to date"
 
 

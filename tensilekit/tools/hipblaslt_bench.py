@@ -345,6 +345,9 @@ class BenchResult(BaseModel):
     kernel_name: str | None = None
     winner: bool = False
     """True for the block printed after ``Winner:``."""
+    malformed: str | None = None
+    """Why the values row could not be read (cut short, a number that is not one); only from
+    :func:`parse_bench_output` with ``lenient=True``. ``values`` then holds what could be read."""
 
     def number(self, column: str) -> float | None:
         """A numeric column, or None when the output has no such column (or ``failed`` in a tolerance)."""
@@ -372,8 +375,10 @@ class BenchResult(BaseModel):
         return any(self.values.get(column) == VERIFY_FAILED for column in _TOLERANCE_COLUMNS)
 
     def measurement_error(self) -> str | None:
-        """Why this row's timing is not a measurement (NaN, infinite, zero or negative ``us``;
-        non-finite GFlops), or None when it is one."""
+        """Why this row's timing is not a measurement (a malformed row; NaN, infinite, zero or
+        negative ``us``; non-finite GFlops), or None when it is one."""
+        if self.malformed is not None:
+            return self.malformed
         us = self.us
         if us is not None and (not math.isfinite(us) or us <= 0):
             return f"time {self.values['us']!r} us"
@@ -439,12 +444,15 @@ def _is_header(fields: Sequence[str]) -> bool:
     return len(fields) > 1 and fields[0].strip() == "transA"
 
 
-def parse_bench_output(text: str | Iterable[str], *, source: str | None = None) -> BenchOutput:
+def parse_bench_output(text: str | Iterable[str], *, source: str | None = None, lenient: bool = False) -> BenchOutput:
     """Read hipblaslt-bench output by header name (see the module docstring for the layouts).
 
     Raises :class:`~tensilekit.errors.ToolOutputError` naming ``source`` and the line when a
-    values row does not match its header or a numeric column is not a number. Output without
-    any result row parses to an empty :class:`BenchOutput`.
+    values row does not match its header or a numeric column is not a number. With
+    ``lenient`` such a row is kept instead, marked :attr:`BenchResult.malformed` (one cut-short
+    row among hundreds of ``--algo_method all`` rows is that solution's problem, not the
+    run's); its ``--Solution`` lines still attach to it. Output without any result row parses
+    to an empty :class:`BenchOutput`.
     """
     where = source or _STDOUT
     lines = text.splitlines() if isinstance(text, str) else [line.rstrip("\n") for line in text]
@@ -493,22 +501,26 @@ def parse_bench_output(text: str | Iterable[str], *, source: str | None = None) 
         if header is None or "," not in stripped or not (expect_values or raw[:1].isspace()):
             continue  # banner and progress lines
         values = _split_values(stripped)
+        problem: str | None = None
         if len(values) != len(header):
-            raise ToolOutputError(
-                f"values row has {len(values)} fields but the header has {len(header)}",
-                Location(file=where, line=number),
-            )
-        row = dict(zip(header, values, strict=True))
-        for column in _NUMERIC_COLUMNS & row.keys():
+            problem = f"values row has {len(values)} fields but the header has {len(header)}"
+        row = dict(zip(header, values, strict=False))
+        for column in sorted(_NUMERIC_COLUMNS & row.keys()):
+            if problem is not None:
+                break
             if column in _TOLERANCE_COLUMNS and row[column] == VERIFY_FAILED:
                 continue  # that kernel failed verification: a result (BenchResult.verification_failed)
             try:
                 float(row[column])
             except ValueError:
-                raise ToolOutputError(
-                    f"column {column} is not a number: {row[column]!r}", Location(file=where, line=number)
-                ) from None
-        entry: dict[str, Any] = {"line": number, "rank": rank, "values": row, "winner": pending_winner}
+                problem = f"column {column} is not a number: {row[column]!r}"
+        if problem is not None:
+            if not lenient:
+                raise ToolOutputError(problem, Location(file=where, line=number))
+            row = {column: value for column, value in row.items() if column not in _NUMERIC_COLUMNS}
+        entry: dict[str, Any] = {
+            "line": number, "rank": rank, "values": row, "winner": pending_winner, "malformed": problem,
+        }  # fmt: skip
         # Newer versions also print the solution as columns (solution_index, kernel_name).
         if row.get("solution_index", "").lstrip("-").isdigit() and int(row["solution_index"]) >= 0:
             entry["solution_index"] = int(row["solution_index"])
@@ -544,11 +556,12 @@ def _run(
     env: EnvOverrides | None,
     cwd: str | Path | None,
     timeout: float | None,
+    lenient: bool = False,
 ) -> BenchOutput:
     overrides: dict[str, str | None] = dict(env or {})
     overrides.update(library_env(library_dir))
     completed = runner.run(argv, cwd=cwd, env=overrides, timeout=timeout).check()
-    output = parse_bench_output(completed.stdout)
+    output = parse_bench_output(completed.stdout, lenient=lenient)
     if not output.results and output.winner is None:
         raise ToolOutputError("hipblaslt-bench printed no result rows", Location(file=_STDOUT))
     return output
@@ -565,15 +578,17 @@ def run_bench(
     cwd: str | Path | None = None,
     timeout: float | None = None,
     profile: ToolProfile | None = None,
+    lenient: bool = False,
 ) -> BenchOutput:
     """Benchmark one problem; ``library_dir`` None means hipBLASLt's installed library.
 
     Raises :class:`~tensilekit.errors.ToolFailed` for a non-zero exit or a timeout,
-    :class:`~tensilekit.errors.ToolOutputError` for output without results or with bad rows and
-    :class:`NotExpressible` when ``profile``'s bench cannot express the problem.
+    :class:`~tensilekit.errors.ToolOutputError` for output without results or (unless
+    ``lenient``, see :func:`parse_bench_output`) with bad rows and :class:`NotExpressible` when
+    ``profile``'s bench cannot express the problem.
     """
     argv = build_bench_argv(problem, options, executable=executable, profile=profile)
-    return _run(runner, argv, library_dir=library_dir, env=env, cwd=cwd, timeout=timeout)
+    return _run(runner, argv, library_dir=library_dir, env=env, cwd=cwd, timeout=timeout, lenient=lenient)
 
 
 def run_bench_yaml(

@@ -8,15 +8,24 @@ raises only when there is no status to return: the program is missing (:class:`T
 or it ran out of time (:class:`ToolFailed` with ``timed_out=True``).
 
 ``SubprocessRunner`` passes argv lists, never a shell. Each child starts in its own process
-group (session) so that a timeout, Ctrl-C or SIGTERM kills the tool *and* everything it spawned
-(Tensile starts compilers and the benchmark client): SIGTERM to the group, then SIGKILL after a
-grace period.
+group (session) so that a timeout, a stall, Ctrl-C or SIGTERM kills the tool *and* everything it
+spawned (Tensile starts compilers and the benchmark client): SIGTERM to the group, then SIGKILL
+after a grace period. The group is registered with this process's
+:class:`~tensilekit.tools.reaper.ProcessGroupReaper` while it runs, so that even a ``kill -9`` of
+tensilekit does not leave a benchmark running.
+
+Two clocks stop a run: ``timeout`` (total seconds) and ``stall_timeout`` (seconds without a byte
+on stdout or stderr: a tool whose output stops moving is hung, however long it was allowed to
+run). hipblaslt-bench prints a row per solution in a screen, but buffers stdout into a pipe,
+so a single long ``--verify`` run may print nothing until it ends: the stall limit must exceed
+the longest quiet run.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import selectors
 import shutil
 import signal
 import subprocess
@@ -26,6 +35,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from tensilekit.errors import ToolFailed, ToolNotFound
+from tensilekit.tools.reaper import ProcessGroupReaper, process_reaper
 
 EnvOverrides = Mapping[str, str | None]
 """Environment changes for one run: a string sets a variable, None removes it."""
@@ -123,6 +133,11 @@ class SubprocessRunner:
             environment at the time of each run (never read at construction or import).
         kill_grace: seconds between SIGTERM and SIGKILL when a run is stopped.
         tail_chars: how much of stderr a :class:`ToolFailed` carries.
+        stall_timeout: seconds a run may go without output before it is killed as stalled
+            (:class:`ToolFailed` with ``timed_out`` and ``stalled``); None never.
+        kill_on_exit: register each run's process group with this process's
+            :class:`~tensilekit.tools.reaper.ProcessGroupReaper`, which kills it should this
+            process die first (even by SIGKILL).
     """
 
     def __init__(
@@ -131,10 +146,16 @@ class SubprocessRunner:
         base_env: Mapping[str, str] | None = None,
         kill_grace: float = 5.0,
         tail_chars: int = DEFAULT_TAIL_CHARS,
+        stall_timeout: float | None = None,
+        kill_on_exit: bool = True,
     ) -> None:
+        if stall_timeout is not None and stall_timeout <= 0:
+            raise ValueError("stall_timeout must be > 0 seconds (None: never)")
         self.base_env = dict(base_env) if base_env is not None else None
         self.kill_grace = kill_grace
         self.tail_chars = tail_chars
+        self.stall_timeout = stall_timeout
+        self.reaper: ProcessGroupReaper | None = process_reaper() if kill_on_exit else None
 
     def run(
         self,
@@ -163,22 +184,38 @@ class SubprocessRunner:
             )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
             raise ToolNotFound(f"cannot start {args[0]}: {error.strerror or error}") from None
+        if self.reaper is not None:
+            self.reaper.register(process.pid)
         try:
-            stdout_bytes, stderr_bytes = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            stdout_bytes, stderr_bytes = self._stop(process)
-            stderr = _decode(stderr_bytes)
-            raise ToolFailed(
-                f"{Path(args[0]).name} timed out after {timeout:g} s and was killed",
-                argv=args,
-                returncode=process.returncode,
-                stderr_tail=tail(stderr if stderr.strip() else _decode(stdout_bytes), self.tail_chars),
-                timed_out=True,
-            ) from None
+            stdout_bytes, stderr_bytes, reason = self._collect(process, timeout)
+            if reason is not None:
+                more_out, more_err = self._stop(process)
+                stdout_bytes += more_out
+                stderr_bytes += more_err
+                stderr = _decode(stderr_bytes)
+                stalled = reason == "stall"
+                what = (
+                    f"stalled (no output for {self.stall_timeout or 0:g} s)"
+                    if stalled
+                    else f"timed out after {timeout or 0:g} s"
+                )
+                raise ToolFailed(
+                    f"{Path(args[0]).name} {what} and was killed",
+                    argv=args,
+                    returncode=process.returncode,
+                    stderr_tail=tail(stderr if stderr.strip() else _decode(stdout_bytes), self.tail_chars),
+                    timed_out=True,
+                    stalled=stalled,
+                ) from None
+        except ToolFailed:
+            raise
         except BaseException:
             # Ctrl-C, SIGTERM turned into an exception, or anything else: do not leave the tool running.
             self._stop(process)
             raise
+        finally:
+            if self.reaper is not None:
+                self.reaper.unregister(process.pid)
         return CompletedCommand(
             argv=tuple(args),
             returncode=process.returncode,
@@ -187,6 +224,43 @@ class SubprocessRunner:
             duration=time.monotonic() - started,
             cwd=None if cwd is None else str(cwd),
         )
+
+    def _collect(self, process: subprocess.Popen[bytes], timeout: float | None) -> tuple[bytes, bytes, str | None]:
+        """Read both pipes until the process closes them and exits; the third value is
+        ``"timeout"`` or ``"stall"`` when a clock ran out first (the process still runs)."""
+        started = last_output = time.monotonic()
+        streams = [stream for stream in (process.stdout, process.stderr) if stream is not None]
+        chunks: list[list[bytes]] = [[] for _ in streams]
+        with selectors.DefaultSelector() as selector:
+            for position, stream in enumerate(streams):
+                selector.register(stream, selectors.EVENT_READ, position)
+            while selector.get_map():
+                deadlines = []
+                if timeout is not None:
+                    deadlines.append((started + timeout, "timeout"))
+                if self.stall_timeout is not None:
+                    deadlines.append((last_output + self.stall_timeout, "stall"))
+                wait = None
+                if deadlines:
+                    deadline, reason = min(deadlines)
+                    wait = deadline - time.monotonic()
+                    if wait <= 0:
+                        return _joined(chunks) + (reason,)
+                for key, _ in selector.select(wait):
+                    data = os.read(key.fd, 1 << 16)
+                    if data:
+                        chunks[key.data].append(data)
+                        last_output = time.monotonic()
+                    else:
+                        selector.unregister(key.fileobj)
+        remaining = None if timeout is None else max(0.0, started + timeout - time.monotonic())
+        try:
+            process.wait(timeout=remaining)
+        except subprocess.TimeoutExpired:
+            return _joined(chunks) + ("timeout",)
+        for stream in streams:
+            stream.close()
+        return _joined(chunks) + (None,)
 
     @staticmethod
     def _resolve(program: str, environment: Mapping[str, str], cwd: str | Path | None) -> str:
@@ -219,6 +293,11 @@ class SubprocessRunner:
                 stream.close()
         process.wait()
         return b"", b""
+
+
+def _joined(chunks: list[list[bytes]]) -> tuple[bytes, bytes]:
+    stdout, stderr = (b"".join(parts) for parts in chunks)
+    return stdout, stderr
 
 
 def _decode(data: bytes | None) -> str:

@@ -42,12 +42,15 @@ def build_executor(kind: str, config: TuneConfig, address: str | None) -> Execut
 
         return RayExecutor(
             address, slots_per_device=config.slots_per_device, cpu_slots=config.cpu_slots,
-            retries=config.retries, timeout=config.timeout, local_devices=len(config.devices),
+            retries=config.retries, timeout=config.timeout, stall_timeout=config.stall_timeout,
+            local_devices=len(config.devices),
         )  # fmt: skip
     if kind == "serial":
         from tensilekit.pipeline.executors.local import SerialExecutor
 
-        return SerialExecutor(config.devices[0], retries=config.retries, timeout=config.timeout)
+        return SerialExecutor(
+            config.devices[0], retries=config.retries, timeout=config.timeout, stall_timeout=config.stall_timeout
+        )
     return None
 
 
@@ -195,6 +198,28 @@ def _default(name: str) -> Any:
     help="Seconds one tool run may take before it is killed.",
 )
 @click.option(
+    "--stall-timeout",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    help="Kill a tool run that prints nothing for this many seconds, as stalled (0: never).",
+)
+@click.option(
+    "--retire-after",
+    type=click.IntRange(min=0),
+    default=4,
+    show_default=True,
+    help="Retire a job (a GEMM's screen or baseline, one candidate) after this many failed attempts over all "
+    "runs: reported, never started again (0: never; --from-stage starts counting anew).",
+)
+@click.option(
+    "--abort-after",
+    type=click.IntRange(min=0),
+    default=8,
+    show_default=True,
+    help="Stop the run (exit 4) after this many jobs failed in a row: a broken GPU or tool. Rerun to resume (0: never).",
+)
+@click.option(
     "--keep-thr",
     type=click.FloatRange(0, 1, min_open=True),
     default=1.0,
@@ -331,6 +356,9 @@ def tune_command(
     address: str | None,
     retries: int,
     timeout: float,
+    stall_timeout: float,
+    retire_after: int,
+    abort_after: int,
     keep_thr: float,
     err_thr: float,
     up_thr: float,
@@ -386,7 +414,8 @@ def tune_command(
         config = TuneConfig(
             logs=logs, inline=tuple(" ".join(values) for values in inline), arch=arch, workdir=workdir,
             simulate=simulate, mode=mode, devices=devices, slots_per_device=slots_per_device, retries=retries,
-            timeout=timeout, keep_thr=keep_thr, err_thr=err_thr, up_thr=up_thr, bench_duration=bench_duration,
+            timeout=timeout, stall_timeout=stall_timeout or None, retire_after=retire_after, abort_after=abort_after,
+            keep_thr=keep_thr, err_thr=err_thr, up_thr=up_thr, bench_duration=bench_duration,
             rotating_mb=rotating_mb, flush=flush, top_k=top_k, verify_ratio=verify_ratio,
             from_stage=from_stage, only=only, no_rerun=no_rerun, merge_into=merge_into, library_logic=library_logic,
             reference_library=reference_library, custom_kernels=custom_kernels, seed=seed,

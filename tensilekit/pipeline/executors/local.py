@@ -49,11 +49,13 @@ from tensilekit.pipeline.jobs import (
 )
 
 
-def _check_policy(retries: int, timeout: float | None) -> None:
+def _check_policy(retries: int, timeout: float | None, stall_timeout: float | None = None) -> None:
     if retries < 0:
         raise ValueError("retries must be >= 0")
     if timeout is not None and timeout <= 0:
         raise ValueError("timeout must be > 0 seconds")
+    if stall_timeout is not None and stall_timeout <= 0:
+        raise ValueError("stall_timeout must be > 0 seconds (None: never)")
 
 
 class SerialExecutor:
@@ -69,12 +71,14 @@ class SerialExecutor:
         *,
         retries: int = 1,
         timeout: float | None = None,
+        stall_timeout: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        _check_policy(retries, timeout)
+        _check_policy(retries, timeout, stall_timeout)
         self.device = device
         self.retries = retries
         self.timeout = timeout
+        self.stall_timeout = stall_timeout
         self._clock = clock
 
     @property
@@ -97,7 +101,9 @@ class SerialExecutor:
             number = 1
             while True:
                 emit(JobStarted(job.id, number, device, job.kind))
-                context = JobContext(job.id, number, device, self.timeout, device_env(device))
+                context = JobContext(
+                    job.id, number, device, self.timeout, device_env(device), stall_timeout=self.stall_timeout
+                )
                 attempt = run_attempt(job, context, self._clock)
                 if not should_retry(attempt, number, self.retries):
                     break
@@ -118,6 +124,8 @@ class LocalExecutor:
         cpu_slots: CPU jobs (library builds) that may run at the same time.
         retries: extra attempts for a failed job.
         timeout: seconds each attempt's tool may run (enforced by the job's runner).
+        stall_timeout: seconds each attempt's tool may go without output (the job's runner
+            kills it as stalled); None never.
     """
 
     def __init__(
@@ -128,6 +136,7 @@ class LocalExecutor:
         cpu_slots: int = 1,
         retries: int = 1,
         timeout: float | None = None,
+        stall_timeout: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not devices:
@@ -136,12 +145,13 @@ class LocalExecutor:
             raise ValueError(f"devices must be distinct non-negative indices, got {list(devices)}")
         if slots_per_device < 1 or cpu_slots < 1:
             raise ValueError("slots_per_device and cpu_slots must be >= 1")
-        _check_policy(retries, timeout)
+        _check_policy(retries, timeout, stall_timeout)
         self.device_ids = tuple(devices)
         self.slots_per_device = slots_per_device
         self.cpu_slots = cpu_slots
         self.retries = retries
         self.timeout = timeout
+        self.stall_timeout = stall_timeout
         self._clock = clock
 
     @property
@@ -160,7 +170,7 @@ class LocalExecutor:
         check_unique_ids(jobs)
         slots = [Slot(str(device), device) for device in self.device_ids for _ in range(self.slots_per_device)]
         return run_schedule(
-            jobs, slots, _ThreadBackend(self.timeout, self._clock), cpu_slots=self.cpu_slots, retries=self.retries,
+            jobs, slots, _ThreadBackend(self.timeout, self._clock, self.stall_timeout), cpu_slots=self.cpu_slots, retries=self.retries,
             emit=on_event or (lambda event: None),
         )  # fmt: skip
 
@@ -168,14 +178,15 @@ class LocalExecutor:
 class _ThreadBackend:
     """Each attempt in its own thread, pinned by its context's environment; results via a queue."""
 
-    def __init__(self, timeout: float | None, clock: Callable[[], float]) -> None:
+    def __init__(self, timeout: float | None, clock: Callable[[], float], stall_timeout: float | None = None) -> None:
         self.timeout = timeout
         self.clock = clock
+        self.stall_timeout = stall_timeout
         self.done: queue.SimpleQueue[Finished] = queue.SimpleQueue()
 
     def start(self, job: Job, number: int, slot: Slot | None) -> None:
         device = slot.device if slot is not None else None
-        context = JobContext(job.id, number, device, self.timeout, device_env(device))
+        context = JobContext(job.id, number, device, self.timeout, device_env(device), stall_timeout=self.stall_timeout)
 
         def work() -> None:
             self.done.put(Finished(job, number, slot, run_attempt(job, context, self.clock)))

@@ -100,16 +100,18 @@ class _DeviceWorker:
         self.device = device
         self.node = node
 
-    def run(self, job: Job, attempt: int, timeout: float | None) -> Attempt:
-        context = JobContext(job.id, attempt, self.device, timeout, device_env(self.device), node=self.node)
+    def run(self, job: Job, attempt: int, timeout: float | None, stall_timeout: float | None = None) -> Attempt:
+        context = JobContext(
+            job.id, attempt, self.device, timeout, device_env(self.device), node=self.node, stall_timeout=stall_timeout
+        )
         return run_attempt(job, context)
 
     def ping(self) -> int | None:
         return self.device
 
 
-def _cpu_attempt(job: Job, attempt: int, timeout: float | None) -> Attempt:
-    context = JobContext(job.id, attempt, None, timeout, {}, node=socket.gethostname())
+def _cpu_attempt(job: Job, attempt: int, timeout: float | None, stall_timeout: float | None = None) -> Attempt:
+    context = JobContext(job.id, attempt, None, timeout, {}, node=socket.gethostname(), stall_timeout=stall_timeout)
     return run_attempt(job, context)
 
 
@@ -134,6 +136,7 @@ class RayExecutor:
         cpu_slots: concurrent CPU jobs (each a ``num_cpus=1`` task).
         retries: extra attempts for a failed job.
         timeout: seconds each attempt's tool may run (enforced in the job by its runner).
+        stall_timeout: seconds each attempt's tool may go without output; None never.
         resource: the per-device custom resource, or ``"GPU"`` for Ray's GPUs.
         init_kwargs: more ``ray.init`` arguments when this executor starts Ray.
     """
@@ -146,6 +149,7 @@ class RayExecutor:
         cpu_slots: int = 1,
         retries: int = 1,
         timeout: float | None = None,
+        stall_timeout: float | None = None,
         resource: str = DEVICE_RESOURCE,
         init_kwargs: dict[str, Any] | None = None,
         local_devices: int = 1,
@@ -159,6 +163,7 @@ class RayExecutor:
         self.cpu_slots = cpu_slots
         self.retries = retries
         self.timeout = timeout
+        self.stall_timeout = stall_timeout
         self.resource = resource
         self.init_kwargs = dict(init_kwargs or {})
         self.local_devices = max(1, local_devices)
@@ -269,7 +274,7 @@ class RayExecutor:
                 self._slots.remove(slot.handle)
 
         return run_schedule(
-            jobs, slots, _RayBackend(self._ray, self.timeout), cpu_slots=self.cpu_slots, retries=self.retries,
+            jobs, slots, _RayBackend(self._ray, self.timeout, self.stall_timeout), cpu_slots=self.cpu_slots, retries=self.retries,
             emit=on_event or (lambda event: None), on_dead=dead,
         )  # fmt: skip
 
@@ -277,17 +282,18 @@ class RayExecutor:
 class _RayBackend:
     """Attempts as actor calls (GPU) or ``num_cpus=1`` tasks (CPU); a dead actor fails its attempt."""
 
-    def __init__(self, ray: Any, timeout: float | None) -> None:
+    def __init__(self, ray: Any, timeout: float | None, stall_timeout: float | None = None) -> None:
         self.ray = ray
         self.timeout = timeout
+        self.stall_timeout = stall_timeout
         self.cpu_task = ray.remote(num_cpus=1)(_cpu_attempt)
         self.in_flight: dict[Any, tuple[Job, int, Slot | None]] = {}
 
     def start(self, job: Job, number: int, slot: Slot | None) -> None:
         if slot is None:
-            reference = self.cpu_task.remote(job, number, self.timeout)
+            reference = self.cpu_task.remote(job, number, self.timeout, self.stall_timeout)
         else:
-            reference = slot.handle.actor.run.remote(job, number, self.timeout)
+            reference = slot.handle.actor.run.remote(job, number, self.timeout, self.stall_timeout)
         self.in_flight[reference] = (job, number, slot)
 
     def wait(self) -> list[Finished]:

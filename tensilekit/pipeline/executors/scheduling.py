@@ -8,7 +8,11 @@ run elsewhere; jobs behind it in the queue go on meanwhile). CPU jobs run
 up to ``cpu_slots`` at a time. A failed attempt is retried while attempts remain
 (:func:`should_retry`). Events are emitted only after the free slots are busy again, so their
 cost (job-cache writes, displays) never delays the next job. A slot whose worker died leaves the
-pool; when no slot is left for the waiting GPU jobs the run fails.
+pool; when no slot is left for the waiting GPU jobs the run fails. When ``emit`` raises
+:class:`~tensilekit.errors.PipelineAborted` (too many failures in a row), nothing more is
+started or retried, the attempts in flight are drained (their events still emitted, so their
+results are cached) and the abort is raised. Events of a batch with a failed job are emitted
+before the next dispatch, so that no job starts after the one that trips the abort.
 
 A :class:`Backend` supplies only *how* an attempt starts on a slot and how finished attempts
 come back; *which* job runs where and when is decided here, once.
@@ -21,7 +25,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from tensilekit.errors import PipelineError
+from tensilekit.errors import PipelineAborted, PipelineError
 from tensilekit.pipeline.jobs import (
     Attempt,
     Job,
@@ -97,6 +101,16 @@ def run_schedule(
     in_flight = 0
     outcomes: dict[str, JobOutcome] = {}
     events: list[JobEvent] = []
+    aborted: PipelineAborted | None = None
+
+    def flush() -> None:
+        nonlocal aborted
+        for event in events:
+            try:
+                emit(event)
+            except PipelineAborted as error:
+                aborted = aborted or error
+        events.clear()
 
     group_label: dict[str, str] = {}
 
@@ -128,7 +142,7 @@ def run_schedule(
                     on_dead(slot)
         else:
             cpu_running -= 1
-        if should_retry(attempt, number, retries):
+        if aborted is None and should_retry(attempt, number, retries):
             events.append(JobRetrying(job.id, number, attempt.device, attempt.error or ""))
             ready[job.kind].appendleft((job, number + 1))
             return
@@ -136,9 +150,9 @@ def run_schedule(
         outcomes[job.id] = outcome
         events.append(JobFinished(outcome, job.kind))
 
-    while ready[JobKind.GPU] or ready[JobKind.CPU] or in_flight:
+    while ((ready[JobKind.GPU] or ready[JobKind.CPU]) and aborted is None) or in_flight:
         waiting: list[tuple[Job, int]] = []  # jobs whose group's device is busy: they keep their place
-        while ready[JobKind.GPU] and idle:
+        while ready[JobKind.GPU] and idle and aborted is None:
             job, number = ready[JobKind.GPU].popleft()
             slot = pick(job)
             if slot is None:
@@ -153,23 +167,24 @@ def run_schedule(
             backend.start(job, number, slot)
             events.append(JobStarted(job.id, number, slot.device, job.kind, slot.node))
         ready[JobKind.GPU].extendleft(reversed(waiting))
-        while ready[JobKind.CPU] and cpu_running < cpu_slots:
+        while ready[JobKind.CPU] and cpu_running < cpu_slots and aborted is None:
             job, number = ready[JobKind.CPU].popleft()
             cpu_running += 1
             in_flight += 1
             backend.start(job, number, None)
             events.append(JobStarted(job.id, number, None, job.kind))
-        for event in events:
-            emit(event)
-        events.clear()
+        flush()
         if not in_flight:
-            if ready[JobKind.GPU] and not pool:
+            if ready[JobKind.GPU] and not pool and aborted is None:
                 raise PipelineError("no device is left to run the remaining jobs (every worker died)")
             continue
         for done in backend.wait():
             finish(done)
-    for event in events:
-        emit(event)
+        if any(isinstance(event, JobFinished) and not event.outcome.ok for event in events):
+            flush()  # a failure may trip the abort: decide before anything else starts
+    flush()
+    if aborted is not None:
+        raise aborted
     return [outcomes[job.id] for job in jobs]
 
 

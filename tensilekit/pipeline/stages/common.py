@@ -15,7 +15,7 @@ from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.jobs import Job, JobContext, JobKind, make_job
 from tensilekit.pipeline.simulate import SIMULATOR_VERSION, SimulatedBenchRunner, SimulatorConfig
 from tensilekit.pipeline.stage import BaseStage, StageContext
-from tensilekit.tools.hipblaslt_bench import BenchOptions, BenchResult, InvalidMeasurement, run_bench
+from tensilekit.tools.hipblaslt_bench import AlgoMethod, BenchOptions, BenchResult, InvalidMeasurement, run_bench
 from tensilekit.tools.profiles import tool_profile
 from tensilekit.tools.runner import CommandRunner, SubprocessRunner
 from tensilekit.workload.problem import GemmProblem
@@ -108,11 +108,12 @@ class BenchJobSpec(BaseModel):
     """The hipBLASLt release whose command line the job speaks (:mod:`tensilekit.tools.profiles`)."""
 
 
-def runner_for(spec: BenchJobSpec) -> CommandRunner:
-    """The simulated GPU when the spec says so, else real processes."""
+def runner_for(spec: BenchJobSpec, context: JobContext | None = None) -> CommandRunner:
+    """The simulated GPU when the spec says so, else real processes (killed when their output
+    stops moving for the context's ``stall_timeout``)."""
     if spec.simulator is not None:
         return SimulatedBenchRunner(spec.simulator)
-    return SubprocessRunner()
+    return SubprocessRunner(stall_timeout=context.stall_timeout if context is not None else None)
 
 
 def compact_result(result: BenchResult) -> dict[str, Any]:
@@ -128,17 +129,35 @@ def compact_result(result: BenchResult) -> dict[str, Any]:
     }
 
 
+def invalid_row(result: BenchResult, reason: str) -> dict[str, Any]:
+    """A row that is not a measurement, as a screen records it (JSON-able)."""
+    return {
+        "solution_index": result.solution_index,
+        "solution_name": result.solution_name or result.kernel_name,
+        "kernel_name": result.kernel_name,
+        "reason": reason,
+    }
+
+
 def bench_job(context: JobContext, spec: BenchJobSpec) -> dict[str, Any]:
     """Run hipblaslt-bench (or the simulator) for one problem, pinned by ``context.env``.
 
     Raises whatever :func:`~tensilekit.tools.hipblaslt_bench.run_bench` raises (non-zero exit,
-    timeout, unparsable output), and :class:`~tensilekit.tools.hipblaslt_bench.InvalidMeasurement`
-    for a NaN, infinite, zero or negative time: the executor records it as a failed attempt of
-    this job (retried per ``--retries``, then reported), so it never becomes a result. A kernel
-    that failed ``--verify`` (``failed`` tolerances) is a result: ``verify_failed``.
+    timeout, stall, unparsable output). A row that is not a measurement (NaN, infinite, zero or
+    negative time; a row cut short) is the problem of the solution that printed it:
+
+    * in a screen (``--algo_method all``, hundreds of solutions in one run) the valid rows are
+      kept in ``results`` and the bad ones listed in ``invalid`` with their reason; only when no
+      row is valid does the job fail;
+    * in a run of one solution (``index``, ``heuristic``) the job fails with
+      :class:`~tensilekit.tools.hipblaslt_bench.InvalidMeasurement` (retried per ``--retries``,
+      then reported), so it never becomes a result.
+
+    A kernel that failed ``--verify`` (``failed`` tolerances) is a result: ``verify_failed``.
     """
+    screen = spec.options.algo_method is AlgoMethod.ALL
     output = run_bench(
-        runner_for(spec),
+        runner_for(spec, context),
         spec.problem,
         spec.options,
         executable=spec.executable,
@@ -146,16 +165,34 @@ def bench_job(context: JobContext, spec: BenchJobSpec) -> dict[str, Any]:
         env=context.env,
         timeout=context.timeout,
         profile=tool_profile(spec.tool_profile) if spec.tool_profile else None,
+        lenient=screen,
     )
-    for result in (*output.results, *((output.winner,) if output.winner is not None else ())):
+    results: list[dict[str, Any]] = []
+    invalid: list[dict[str, Any]] = []
+    for result in output.results:
         problem = result.measurement_error()
-        if problem is not None:
-            solution = result.solution_name or result.kernel_name or result.solution_index
+        if problem is None:
+            results.append(compact_result(result))
+            continue
+        solution = result.solution_name or result.kernel_name or result.solution_index
+        if not screen:
             raise InvalidMeasurement(f"hipblaslt-bench reported {problem} for solution {solution}: a measurement error")
-    return {
-        "results": [compact_result(result) for result in output.results],
-        "winner": compact_result(output.winner) if output.winner is not None else None,
+        invalid.append(invalid_row(result, problem))
+    winner = output.winner
+    if winner is not None and winner.measurement_error() is not None:
+        if not screen:
+            raise InvalidMeasurement(f"hipblaslt-bench reported {winner.measurement_error()} for its winner")
+        winner = None
+    if screen and not results:
+        reasons = "; ".join(f"solution {row['solution_index']}: {row['reason']}" for row in invalid[:3])
+        raise InvalidMeasurement(f"hipblaslt-bench printed no valid row ({len(invalid)} invalid: {reasons})")
+    value: dict[str, Any] = {
+        "results": results,
+        "winner": compact_result(winner) if winner is not None else None,
     }
+    if screen:
+        value["invalid"] = invalid
+    return value
 
 
 def bench_spec(
@@ -290,6 +327,7 @@ __all__ = [
     "bench_spec",
     "compact_result",
     "error_ratio",
+    "invalid_row",
     "keep_by_share",
     "load_gemms",
     "problem_columns",

@@ -14,6 +14,7 @@ its job failed -- and the stage fails only if no GEMM could be screened at all.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -81,7 +82,7 @@ class SearchStage(TuneStage):
     """Screen then accurate top-k with verification; ``search.json`` holds the winners."""
 
     name = SEARCH
-    version = "3"
+    version = "4"  # 4: references timed beside their candidates; 3: screen.csv has a status column, search.json the invalid screen rows
     inputs = (INGEST, LIBRARY, BASELINE)
     outputs = (SEARCH_FILE, "screen.csv", "accurate.csv", "winners.csv")
 
@@ -171,6 +172,8 @@ class SearchStage(TuneStage):
         }
 
         results = {gemm.id: self._decide(config, gemm, baseline, rankings, absent, accurate) for gemm in gemms}
+        for gemm, outcome in zip(gemms, screened, strict=True):  # screen rows that were no measurement
+            results[gemm.id]["invalid"] = outcome.value.get("invalid", []) if outcome.ok else []
         context.write_json(context.path(SEARCH_FILE), {"gemms": results, "data": config.data_label})
         self._write_tables(context, config, gemms, baseline, rankings, results)
         winners = sum(1 for result in results.values() if result["winner"] is not None)
@@ -247,16 +250,23 @@ class SearchStage(TuneStage):
         results: dict[str, dict[str, Any]],
     ) -> None:
         label = config.data_label
+        screened_rows = (
+            [label, gemm.id, *problem_columns(gemm.problem), rank, item["solution_index"], item["solution_name"],
+             item["us"], item["gflops"], item["in_library"], item["selected"], item.get("not_in_library"), "ok"]
+            for gemm in gemms
+            for rank, item in enumerate(rankings.get(gemm.id, []), start=1)
+        )  # fmt: skip
+        invalid_rows = (  # rows of the screen that were no measurement: recorded, never ranked
+            [label, gemm.id, *problem_columns(gemm.problem), None, item["solution_index"], item["solution_name"],
+             None, None, None, False, None, f"invalid: {item['reason']}"]
+            for gemm in gemms
+            for item in results[gemm.id]["invalid"]
+        )  # fmt: skip
         context.write_csv(
             context.path("screen.csv"),
             ["data", "id", *PROBLEM_HEADER, "rank", "solution_index", "solution_name", "us", "gflops", "in_library",
-             "selected", "not_in_library"],
-            (
-                [label, gemm.id, *problem_columns(gemm.problem), rank, item["solution_index"], item["solution_name"],
-                 item["us"], item["gflops"], item["in_library"], item["selected"], item.get("not_in_library")]
-                for gemm in gemms
-                for rank, item in enumerate(rankings.get(gemm.id, []), start=1)
-            ),
+             "selected", "not_in_library", "status"],
+            itertools.chain(screened_rows, invalid_rows),
         )  # fmt: skip
         context.write_csv(
             context.path("accurate.csv"),

@@ -181,3 +181,72 @@ def test_ctrl_c_stops_the_tool_and_re_raises(fake_bin: Path, tmp_path: Path) -> 
     while _alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(grandchild)
+
+
+# ------------------------------------------------------------------------------------------
+# Stall detection and kill -9 of the caller (issue 22 item 8)
+
+
+def test_a_run_whose_output_stops_moving_is_killed_as_stalled() -> None:
+    script = "import sys, time; print('started', flush=True); time.sleep(60)"
+    started = time.monotonic()
+    with pytest.raises(ToolFailed) as caught:
+        SubprocessRunner(stall_timeout=0.5, kill_grace=1.0).run([sys.executable, "-c", script], timeout=60)
+    assert time.monotonic() - started < 10, "the stall limit, not the total timeout, must stop it"
+    assert caught.value.stalled and caught.value.timed_out
+    assert "stalled (no output for 0.5 s)" in str(caught.value)
+
+
+def test_a_slow_run_that_keeps_printing_is_not_stalled() -> None:
+    script = "import time\nfor i in range(12):\n    print(i, flush=True)\n    time.sleep(0.1)"
+    completed = SubprocessRunner(stall_timeout=0.5).run([sys.executable, "-c", script], timeout=60)
+    assert completed.ok and completed.stdout.split() == [str(i) for i in range(12)]
+
+
+def test_stderr_output_counts_as_progress() -> None:
+    script = "import sys, time\nfor i in range(8):\n    print(i, file=sys.stderr, flush=True)\n    time.sleep(0.1)"
+    completed = SubprocessRunner(stall_timeout=0.4).run([sys.executable, "-c", script], timeout=60)
+    assert completed.ok and completed.stderr.split() == [str(i) for i in range(8)]
+
+
+def test_the_total_timeout_still_applies_to_a_chatty_run() -> None:
+    script = "import time\nwhile True:\n    print('x', flush=True)\n    time.sleep(0.05)"
+    with pytest.raises(ToolFailed) as caught:
+        SubprocessRunner(stall_timeout=5, kill_grace=1.0).run([sys.executable, "-c", script], timeout=0.5)
+    assert caught.value.timed_out and not caught.value.stalled
+    assert "timed out after 0.5 s" in str(caught.value)
+
+
+def test_kill_9_of_the_caller_does_not_leave_its_tool_running(tmp_path: Path) -> None:
+    """SIGKILL cannot be caught: the process-group reaper must stop the tool the caller started."""
+    pid_file = tmp_path / "tool.pid"
+    tool = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    caller = (
+        "import sys; from tensilekit.tools.runner import SubprocessRunner; "
+        f"SubprocessRunner().run([sys.executable, '-c', {tool!r}])"
+    )
+    import subprocess
+
+    import tensilekit
+
+    env = {**os.environ, "PYTHONPATH": str(Path(tensilekit.__file__).resolve().parents[1])}
+
+    process = subprocess.Popen([sys.executable, "-c", caller], env=env)
+    tool_pid = None
+    try:
+        deadline = time.monotonic() + 30
+        while tool_pid is None and time.monotonic() < deadline:
+            if pid_file.exists() and pid_file.read_text():
+                tool_pid = int(pid_file.read_text())
+            time.sleep(0.05)
+        assert tool_pid is not None and _alive(tool_pid)
+        process.kill()
+        process.wait()
+        deadline = time.monotonic() + 15
+        while _alive(tool_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(tool_pid), "the tool outlived the kill -9 of the tensilekit process that started it"
+    finally:
+        process.kill()
+        if tool_pid is not None and _alive(tool_pid):
+            os.kill(tool_pid, 9)
