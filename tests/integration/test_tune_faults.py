@@ -246,6 +246,7 @@ def _devices(stage_dir: Path) -> dict[str, int]:
     return {
         path.stem: json.loads(path.read_text())["device"]
         for path in (stage_dir / "jobs").glob("*.json")
+        if not path.name.endswith(".failed.json")  # a failure count, not a result
     }
 
 
