@@ -195,10 +195,25 @@ def arch_caps(isa: tuple[int, int, int]) -> dict[str, bool]:
     }
 
 
+_LITE_NAMES: Final = {0: "single", 1: "double", 2: "complexsingle", 3: "complexdouble"}
+#: ``DataType.lookup`` (DataType.py:264-270,419-432 @7d9fb68): every type's char, name, enum and
+#: libEnum, lower-cased -> the type. A custom kernel's config spells types so (``DataType: b``).
+_LITE_BY_TEXT: Final[Mapping[str, DataTypeInfo]] = MappingProxyType(
+    {
+        text.lower(): info
+        for info in TENSILELITE_DATA_TYPE_BY_CODE.values()
+        for text in (info.char, info.enum, _LITE_NAMES.get(info.code, info.enum), f"tensileDataType{info.enum}")
+    }
+)
+
+
 def lite_type(code: Any) -> DataTypeInfo:
-    """A tensilelite ``DataType`` from its integer code (KeyError for an unknown one)."""
+    """A tensilelite ``DataType`` from its integer code, or from any spelling tensilelite's
+    ``DataType(str)`` accepts (case-insensitive char, name, enum, libEnum); KeyError for an unknown one."""
     if isinstance(code, DataTypeInfo):
         return code
+    if isinstance(code, str):
+        return _LITE_BY_TEXT[code.lower()]
     if isinstance(code, bool) or not isinstance(code, int):
         raise KeyError(code)
     return TENSILELITE_DATA_TYPE_BY_CODE[code]
