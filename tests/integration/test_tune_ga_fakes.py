@@ -157,3 +157,30 @@ def test_the_driver_benchmarked_amds_solutions_of_the_generated_configs(tuned: d
         records = load_solution_records(csv_file.with_suffix(".yaml"))
         # AMD's records (LibraryIO.writeSolutions): complete, as TensileCreateLibrary needs them
         assert records and all("CustomKernelName" in record and "MIBlock" in record for record in records)
+
+
+def _option(argv: list[str], flag: str) -> str | None:
+    return argv[argv.index(flag) + 1] if flag in argv else None
+
+
+def test_the_client_is_built_once_per_node_and_every_run_holds_its_gpus_client_lock(tuned: dict[str, Any]) -> None:
+    """Issue 22 item 4: no driver run rebuilds the client (Tensile.py:129-131,169-173 and
+    ClientWriter.py:172-174 @7d9fb68); as GEKO, one client per node and a per-GPU client lock."""
+    workdir = tuned["workdir"]
+    runs = [call["argv"] for call in tuned["calls"] if call["tool"] == "Tensile"]
+    assert len(runs) >= 2
+    builders = [argv for argv in runs if "--prebuilt-client" not in argv]
+    assert len(builders) == 1, "exactly one run builds the client"
+    build_path = Path(str(_option(builders[0], "--client-build-path")))
+    client = build_path / "client" / "tensile_client"  # ClientExecutable.builtPath("client/tensile_client")
+    assert client.is_file()
+    for argv in runs:
+        if argv is not builders[0]:
+            assert _option(argv, "--prebuilt-client") == str(client) and "--client-build-path" not in argv
+        lock = Path(str(_option(argv, "--client-lock")))
+        assert lock.parent == build_path.parent and lock.name in ("gpu0.lock", "gpu1.lock")
+    assert len({_option(argv, "--client-lock") for argv in runs}) == 2, "both GPUs ran the driver"
+    # no run built a client of its own (<output>/0_Build), and no config forces a rebuild
+    assert not list((workdir / "04_search" / "runs").glob("build_*/0_Build"))
+    for config in (workdir / "04_search" / "runs").glob("*.yaml"):
+        assert yaml.safe_load(config.read_text())["GlobalParameters"]["ForceRedoLibraryClient"] is False
