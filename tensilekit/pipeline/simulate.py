@@ -359,6 +359,7 @@ from tensilekit.pipeline.simulate_bench import SimulatedBenchRunner  # noqa: E40
 from tensilekit.pipeline.simulate_library import (  # noqa: E402
     COMPUTE_TYPE_CODES,
     TENSILELITE_TYPE_CODES,
+    derived_record,
     library_logic,
     problem_type_dict,
     solution_dict,
@@ -377,6 +378,7 @@ __all__ = [
     "SimulatedGpu",
     "SimulatorConfig",
     "arch_spec",
+    "derived_record",
     "estimate_time_us",
     "heuristic_kernel",
     "kernel_catalog",

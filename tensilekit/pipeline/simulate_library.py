@@ -8,8 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from tensilekit.errors import InvalidKernel, TensilekitError
 from tensilekit.io.logic_io import logic_from_data
 from tensilekit.model.logic import LogicFile
+from tensilekit.model.tensile_parameters import DataTypeInfo
 from tensilekit.pipeline.simulate import (
     SIMULATED,
     ArchSpec,
@@ -32,6 +34,8 @@ TENSILELITE_TYPE_CODES: dict[str, int] = {
     "f8_fnuz_r": 11, "bf8_fnuz_r": 12, "f8_ocp_r": 11, "bf8_ocp_r": 12,
 }  # fmt: skip
 """hipBLASLt data-type name -> tensilelite ``DataType`` code (formats.md 1.4; the first name of a code is canonical)."""
+
+_TYPE_NAMES_BY_CODE: dict[int, str] = {code: name for name, code in reversed(TENSILELITE_TYPE_CODES.items())}
 
 COMPUTE_TYPE_CODES: dict[str, int] = {"c_f32_r": 0, "c_f64_r": 1, "c_f16_r": 4, "c_i32_r": 6}
 """Compute type -> tensilelite ``ComputeDataType`` code (``c_xf32_r`` is 0 plus ``F32XdlMathOp``)."""
@@ -67,8 +71,80 @@ def problem_type_dict(problem: GemmProblem) -> dict[str, Any]:
     }
 
 
+def _record_value(value: Any) -> Any:
+    """A derived state's value as ``LibraryIO.writeSolutions`` writes it (LibraryIO.py:124-152
+    @7d9fb68): data types as their codes, tuples as lists."""
+    if isinstance(value, DataTypeInfo):
+        return value.code
+    if isinstance(value, Mapping):
+        return {key: _record_value(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_record_value(item) for item in value]
+    return value
+
+
+def derived_record(
+    problem_type: Mapping[str, Any],
+    parameters: Mapping[str, Any],
+    *,
+    isa: Sequence[int],
+    cu_count: int | None,
+    name: str,
+    position: int,
+) -> dict[str, Any]:
+    """A complete tensilelite solution record for a kernel's config parameters, as tensilelite's
+    driver writes one: ``Solution(config)`` (tensilekit's port,
+    :func:`~tensilekit.model.derive_tensilelite.solution_state`), then ``SolutionIndex``,
+    ``SolutionNameMin`` and ``KernelNameMin`` (BenchmarkProblems.py:338-345 @7d9fb68), written
+    as ``LibraryIO.writeSolutions`` does. AMD's TensileCreateLibrary builds such records (a record
+    missing keys it reads, e.g. ``CustomKernelName``, fails its ``parseLibraryLogicData``).
+
+    Raises:
+        InvalidKernel: tensilelite's derivation rejects the kernel.
+    """
+    from tensilekit.model.derive_tensilelite import solution_state
+
+    config = {"ProblemType": dict(problem_type), "KernelLanguage": "Assembly", **parameters}
+    try:
+        state = solution_state(config, isa=(int(isa[0]), int(isa[1]), int(isa[2])), cu_count=cu_count)
+    except TensilekitError as error:
+        raise InvalidKernel(f"{name}: {error}") from None
+    if not state.get("Valid"):
+        raise InvalidKernel(f"{name}: tensilelite's Solution() rejects it")
+    record: dict[str, Any] = _record_value(state)
+    record.pop("CUCount", None)  # set from the logic file by parseLibraryLogicData, never written
+    record.update(SolutionIndex=position, SolutionNameMin=name, KernelNameMin=name)
+    return record
+
+
 def solution_dict(kernel: SimKernel, position: int, problem_type: Mapping[str, Any], arch: ArchSpec) -> dict[str, Any]:
-    """A tensilelite solution dict for a simulated kernel (``SolutionIndex`` = list position)."""
+    """A complete tensilelite solution record for a simulated kernel (``SolutionIndex`` = list
+    position; :func:`derived_record`): the kernel's tile, MI, waves, DepthU, GSU and WGM, the
+    catalogue's defaults for the rest (16-byte loads, PrefetchGlobalRead 2, StaggerU 32), and
+    ``StaggerUStride`` -1 (derived: tensilelite rejects a stride below ``DepthU`` bytes)."""
+    from tensilekit.search.params import KernelParams
+
+    element = type_bytes(_TYPE_NAMES_BY_CODE.get(problem_type.get("DataType", 0), "f32_r"))
+    widest = max(1, kernel.vector_bytes // element)
+    params = KernelParams.from_solution(
+        {"MatrixInstruction": list(kernel.mi), "MacroTile0": kernel.mt0, "MacroTile1": kernel.mt1,
+         "DepthU": kernel.depth_u, "WorkGroup": list(kernel.work_group)},
+        {"gsu": kernel.gsu, "stream_k": kernel.stream_k, "wgm": kernel.wgm, "wgm_xcc": 1, "grvw_a": widest,
+         "grvw_b": widest, "prefetch_global_read": kernel.prefetch, "lds_buffer": 0, "stagger_u": kernel.stagger_u},
+    )  # fmt: skip
+    parameters = {**params.fork_values("tensilelite"), "StaggerUStride": -1}
+    try:
+        return derived_record(
+            problem_type, parameters, isa=arch.isa, cu_count=arch.cu_count, name=kernel.name, position=position
+        )
+    except InvalidKernel:
+        # tensilelite 7d9fb68 cannot derive it (gfx950's MFMAs are newer than it): the model's keys only
+        return _minimal_record(kernel, position, problem_type, arch)
+
+
+def _minimal_record(
+    kernel: SimKernel, position: int, problem_type: Mapping[str, Any], arch: ArchSpec
+) -> dict[str, Any]:
     return {
         "DepthU": kernel.depth_u,
         "EnableMatrixInstruction": True,
@@ -111,8 +187,12 @@ def library_logic(
     """
     spec = arch_spec(arch)
     chosen = list(kernels) if kernels is not None else list(kernel_catalog(arch, problem))
-    problem_type = problem_type_dict(problem)
-    solutions = [solution_dict(kernel, position, problem_type, spec) for position, kernel in enumerate(chosen)]
+    solutions = [
+        solution_dict(kernel, position, problem_type_dict(problem), spec) for position, kernel in enumerate(chosen)
+    ]
+    # the file's ProblemType is the solutions' derived one (AMD's build reads TotalIndices & co. from it)
+    problem_type = solutions[0]["ProblemType"] if solutions else problem_type_dict(problem)
+    solutions = [dict(solution, ProblemType=problem_type) for solution in solutions]
     if table is None:
         rows: list[list[Any]] = []
         for m, n, batch, k in _STANDARD_SIZES:
@@ -140,4 +220,11 @@ def library_logic(
     return name, logic_from_data(data, dialect="tensilelite", source=name)
 
 
-__all__ = ["COMPUTE_TYPE_CODES", "TENSILELITE_TYPE_CODES", "library_logic", "problem_type_dict", "solution_dict"]
+__all__ = [
+    "COMPUTE_TYPE_CODES",
+    "TENSILELITE_TYPE_CODES",
+    "derived_record",
+    "library_logic",
+    "problem_type_dict",
+    "solution_dict",
+]

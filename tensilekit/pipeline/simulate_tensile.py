@@ -38,6 +38,7 @@ from tensilekit.pipeline.simulate import (
     SimulatedGpu,
     SimulatorConfig,
     arch_spec,
+    derived_record,
     kernel_is_broken,
     problem_type_dict,
     problem_type_name,
@@ -154,8 +155,18 @@ def sim_kernel(params: KernelParams, problem: GemmProblem) -> SimKernel:
 
 
 def solution_record(params: KernelParams, name: str, position: int, problem: GemmProblem, arch: str) -> dict[str, Any]:
-    """A tensilelite solution record for a generated kernel (what the driver's outputs hold)."""
+    """A tensilelite solution record for a generated kernel (what the driver's outputs hold): the
+    complete record tensilelite's driver writes (:func:`~tensilekit.pipeline.simulate_library.derived_record`,
+    so AMD's TensileCreateLibrary builds a tuned library holding it), or, for a kernel tensilelite
+    7d9fb68 cannot derive (gfx950), the keys the model reads."""
     spec = arch_spec(arch)
+    try:
+        return derived_record(
+            problem_type_dict(problem), params.fork_values("tensilelite"), isa=spec.isa, cu_count=spec.cu_count,
+            name=name, position=position,
+        )  # fmt: skip
+    except InvalidKernel:
+        pass
     return {
         "1LDSBuffer": params.lds_buffer,
         "DepthU": params.depth_u,
