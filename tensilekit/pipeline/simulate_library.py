@@ -5,13 +5,16 @@ Part of :mod:`tensilekit.pipeline.simulate`'s public names.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from tensilekit.errors import InvalidKernel, TensilekitError
 from tensilekit.io.logic_io import logic_from_data
 from tensilekit.model.logic import LogicFile
 from tensilekit.model.tensile_parameters import DataTypeInfo
+from tensilekit.pipeline.library_index import LogicIndex
 from tensilekit.pipeline.simulate import (
     SIMULATED,
     ArchSpec,
@@ -220,11 +223,88 @@ def library_logic(
     return name, logic_from_data(data, dialect="tensilelite", source=name)
 
 
+# ---------------------------------------------------------------------------------------------
+# --simulate --library-logic DIR: the simulated library is DIR's logic files
+
+
+@functools.lru_cache(maxsize=8)
+def logic_index(folder: str, arch: str, custom_kernels: str | None) -> tuple[LogicIndex, dict[str, Any]]:
+    """DIR built as stage ``library`` builds ``--library-logic`` (TensileCreateLibrary's order,
+    indices and names: :func:`~tensilekit.pipeline.library_index.index_logic`), and each logic
+    file's data. The SIMULATED bench prints these indices and names, so simulated runs identify
+    solutions by index exactly as real ones do."""
+    from tensilekit.api import logic_inputs
+    from tensilekit.pipeline.library_index import index_logic
+    from tensilekit.pipeline.stages.library import _custom_kernels, _may_serve, logic_type_key
+
+    inputs: list[tuple[str, Any]] = []
+    skipped: list[str] = []
+    for path in sorted(Path(folder).rglob("*.yaml")):
+        if not _may_serve(path, arch):
+            continue
+        try:
+            found, dialect = logic_inputs([path])
+        except TensilekitError as error:
+            skipped.append(f"{path}: {error}")
+            continue
+        if dialect == "tensilelite":
+            inputs.extend(found)
+        else:
+            skipped.append(f"{path}: a Tensile (rocBLAS) logic file; hipblaslt-bench runs tensilelite libraries")
+    custom = _custom_kernels(Path(custom_kernels)) if custom_kernels else None
+    built = index_logic(inputs, arch, logic_type_key, custom_kernel_config=custom)
+    return LogicIndex(built.solutions, [*skipped, *built.skipped]), dict(inputs)
+
+
+def _logic_kernel(index: int, name: str, record: Mapping[str, Any], element: int) -> SimKernel:
+    """The simulated kernel of a logic-file record: the parameters the model reads, from the record."""
+
+    def number(key: str, default: int) -> int:
+        value = record.get(key)
+        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+    mi = [int(value) for value in (record.get("MatrixInstruction") or [16, 16, 16, 1])[:4]]
+    work_group = record.get("WorkGroup") or [64, 1, 1]
+    threads = int(work_group[0]) * int(work_group[1]) * (int(work_group[2]) if len(work_group) > 2 else 1)
+    widths = [number(key, 0) for key in ("GlobalReadVectorWidthA", "GlobalReadVectorWidthB")]
+    return SimKernel(
+        index=index, name=name, mt0=number("MacroTile0", 64), mt1=number("MacroTile1", 64),
+        depth_u=number("DepthU", 32), gsu=max(1, number("GlobalSplitU", 1)),
+        mi=(mi[0], mi[1], mi[2], mi[3]) if len(mi) == 4 else (16, 16, 16, 1),
+        work_group=(64, max(1, threads // 64), 1), wgm=max(1, abs(number("WorkGroupMapping", 8))),
+        stream_k=number("StreamK", 0), vector_bytes=min(widths) * element if min(widths) > 0 else 16,
+        prefetch=number("PrefetchGlobalRead", 2), stagger_u=number("StaggerU", 32),
+    )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=8)
+def _logic_catalogs(
+    folder: str, arch: str, custom_kernels: str | None
+) -> dict[tuple[str, ...] | None, tuple[SimKernel, ...]]:
+    built, data = logic_index(folder, arch, custom_kernels)
+    kernels: dict[tuple[str, ...] | None, list[SimKernel]] = {}
+    for solution in built.solutions:
+        record = data[solution.source][5][solution.position]
+        element = type_bytes(_TYPE_NAMES_BY_CODE.get(data[solution.source][4].get("DataType", 0), "f32_r"))
+        kernels.setdefault(solution.type_key, []).append(_logic_kernel(solution.index, solution.name, record, element))
+    return {key: tuple(items) for key, items in kernels.items()}
+
+
+def logic_catalog(folder: str, arch: str, custom_kernels: str | None, problem: GemmProblem) -> tuple[SimKernel, ...]:
+    """The simulated library's kernels for ``problem``'s GEMM type when it is ``--library-logic DIR``:
+    one per built solution of that type, with the build's index and name and the record's parameters."""
+    from tensilekit.pipeline.stages.library import problem_type_key
+
+    return _logic_catalogs(folder, arch, custom_kernels).get(problem_type_key(problem), ())
+
+
 __all__ = [
     "COMPUTE_TYPE_CODES",
     "TENSILELITE_TYPE_CODES",
     "derived_record",
     "library_logic",
+    "logic_catalog",
+    "logic_index",
     "problem_type_dict",
     "solution_dict",
 ]
