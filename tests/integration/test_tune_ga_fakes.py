@@ -16,12 +16,14 @@ from __future__ import annotations
 import csv
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from amd_build import amd_build_master
 
 from tensilekit.search.driver import load_solution_records
 
@@ -184,3 +186,20 @@ def test_the_client_is_built_once_per_node_and_every_run_holds_its_gpus_client_l
     assert not list((workdir / "04_search" / "runs").glob("build_*/0_Build"))
     for config in (workdir / "04_search" / "runs").glob("*.yaml"):
         assert yaml.safe_load(config.read_text())["GlobalParameters"]["ForceRedoLibraryClient"] is False
+
+
+def test_a_runnable_config_gives_library_logic_from_amds_writer_that_amds_build_takes(
+    tuned: dict[str, Any], standins: Path, node: dict[str, Path], tmp_path: Path
+) -> None:
+    """``configs/<group>.yaml`` (the hand-runnable first benchmark, with its LibraryLogic section):
+    the driver fake's 3_LibraryLogic is written by tensilelite's own LibraryLogic.generateLogic, and
+    AMD's TensileCreateLibrary library step builds it."""
+    config = sorted((tuned["workdir"] / "04_search" / "configs").glob("*.yaml"))[0]
+    completed = subprocess.run(
+        [str(node["bin"] / "Tensile"), str(config), str(tmp_path / "out")],
+        env={**os.environ, "TENSILEKIT_FAKE_STANDINS": str(standins)}, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    [logic] = (tmp_path / "out" / "3_LibraryLogic").glob("*.yaml")
+    assert logic.name.startswith("aquavanjaram_Cijk_Alik_Bljk_BBS_BH_Bias_")  # the library row's epilogue
+    amd_build_master(standins.parent, "gfx942", [logic], tmp_path / "built")

@@ -86,4 +86,25 @@ def main() -> dict:
     return {"ok": True, "groups": groups}
 
 
-print(json.dumps(main()), flush=True)
+def library_logic() -> dict:
+    """``python _amd_solutions.py AMD_DIR ARCH CONFIG OUT_DIR --logic``: tensilelite's LibraryLogic
+    step on OUT_DIR/2_BenchmarkData (Tensile.py:59-77 @7d9fb68: ``LibraryLogic.main`` ->
+    ``generateLogic``), writing OUT_DIR/3_LibraryLogic."""
+    from Tensile import LibraryLogic
+
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(captured):
+            Common.restoreDefaultGlobalParameters()
+            config = LibraryIO.readYAML(config_path)
+            Common.assignGlobalParameters(dict(config.get("GlobalParameters", {})))
+            globalParameters["CurrentISA"] = gfxArch(arch)
+            globalParameters["WorkingPath"] = out_dir
+            LibraryLogic.generateLogic(config.get("LibraryLogic") or {}, os.path.join(out_dir, "2_BenchmarkData"),
+                                       os.path.join(out_dir, "3_LibraryLogic"))  # fmt: skip
+    except SystemExit:
+        return {"ok": False, "exit": captured.getvalue().strip().splitlines()[-3:]}
+    return {"ok": True, "files": sorted(os.listdir(os.path.join(out_dir, "3_LibraryLogic")))}
+
+
+print(json.dumps(library_logic() if sys.argv[5:6] == ["--logic"] else main()), flush=True)
