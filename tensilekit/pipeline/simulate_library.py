@@ -227,12 +227,29 @@ def library_logic(
 # --simulate --library-logic DIR: the simulated library is DIR's logic files
 
 
-@functools.lru_cache(maxsize=8)
+def _stamp(folder: str) -> tuple[tuple[str, int, int], ...]:
+    stamps = []
+    for path in sorted(Path(folder).rglob("*.yaml")):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        stamps.append((str(path), stat.st_size, stat.st_mtime_ns))
+    return tuple(stamps)
+
+
 def logic_index(folder: str, arch: str, custom_kernels: str | None) -> tuple[LogicIndex, dict[str, Any]]:
     """DIR built as stage ``library`` builds ``--library-logic`` (TensileCreateLibrary's order,
     indices and names: :func:`~tensilekit.pipeline.library_index.index_logic`), and each logic
     file's data. The SIMULATED bench prints these indices and names, so simulated runs identify
-    solutions by index exactly as real ones do."""
+    solutions by index exactly as real ones do. Cached per process while DIR's files are unchanged."""
+    return _logic_index(folder, arch, custom_kernels, _stamp(folder))
+
+
+@functools.lru_cache(maxsize=8)
+def _logic_index(
+    folder: str, arch: str, custom_kernels: str | None, stamp: tuple[tuple[str, int, int], ...]
+) -> tuple[LogicIndex, dict[str, Any]]:
     from tensilekit.api import logic_inputs
     from tensilekit.pipeline.library_index import index_logic
     from tensilekit.pipeline.stages.library import _custom_kernels, _may_serve, logic_type_key
@@ -279,9 +296,9 @@ def _logic_kernel(index: int, name: str, record: Mapping[str, Any], element: int
 
 @functools.lru_cache(maxsize=8)
 def _logic_catalogs(
-    folder: str, arch: str, custom_kernels: str | None
+    folder: str, arch: str, custom_kernels: str | None, stamp: tuple[tuple[str, int, int], ...]
 ) -> dict[tuple[str, ...] | None, tuple[SimKernel, ...]]:
-    built, data = logic_index(folder, arch, custom_kernels)
+    built, data = _logic_index(folder, arch, custom_kernels, stamp)
     kernels: dict[tuple[str, ...] | None, list[SimKernel]] = {}
     for solution in built.solutions:
         record = data[solution.source][5][solution.position]
@@ -295,7 +312,7 @@ def logic_catalog(folder: str, arch: str, custom_kernels: str | None, problem: G
     one per built solution of that type, with the build's index and name and the record's parameters."""
     from tensilekit.pipeline.stages.library import problem_type_key
 
-    return _logic_catalogs(folder, arch, custom_kernels).get(problem_type_key(problem), ())
+    return _logic_catalogs(folder, arch, custom_kernels, _stamp(folder)).get(problem_type_key(problem), ())
 
 
 __all__ = [
