@@ -198,8 +198,10 @@ class TuneConfig(BaseModel):
         if not self.simulate:
             return None
         return SimulatorConfig(
-            arch=self.arch, seed=self.seed, time_scale=self.sim_time_scale, startup_s=self.sim_startup_s
-        )
+            arch=self.arch, seed=self.seed, time_scale=self.sim_time_scale, startup_s=self.sim_startup_s,
+            library_logic=None if self.library_logic is None else str(self.library_logic),
+            custom_kernels=None if self.library_logic is None or self.custom_kernels is None else str(self.custom_kernels),
+        )  # fmt: skip
 
     def measurement_slice(self) -> dict[str, object]:
         """The options every benchmarking stage's results depend on."""

@@ -260,6 +260,11 @@ class SimulatorConfig(BaseModel):
     startup_s: float = Field(default=0.0, ge=0.0)
     screen_noise: float = 0.03
     accurate_noise: float = 0.01
+    library_logic: str | None = None
+    """``--library-logic DIR``: the simulated library is those logic files (their records, the
+    indices and names tensilekit's build of DIR gives them) instead of the built-in catalogue."""
+    custom_kernels: str | None = None
+    """``--custom-kernels``: the custom kernels' configs the build of ``library_logic`` needs."""
 
 
 class SimulatedGpu:
@@ -270,6 +275,8 @@ class SimulatedGpu:
         self.arch = arch_spec(config.arch)
 
     def catalog(self, problem: GemmProblem) -> tuple[SimKernel, ...]:
+        if self.config.library_logic is not None:
+            return logic_catalog(self.config.library_logic, self.arch.name, self.config.custom_kernels, problem)
         return kernel_catalog(self.arch.name, problem)
 
     def supported(self, problem: GemmProblem) -> list[SimKernel]:
@@ -359,7 +366,10 @@ from tensilekit.pipeline.simulate_bench import SimulatedBenchRunner  # noqa: E40
 from tensilekit.pipeline.simulate_library import (  # noqa: E402
     COMPUTE_TYPE_CODES,
     TENSILELITE_TYPE_CODES,
+    derived_record,
     library_logic,
+    logic_catalog,
+    logic_index,
     problem_type_dict,
     solution_dict,
 )
@@ -377,6 +387,7 @@ __all__ = [
     "SimulatedGpu",
     "SimulatorConfig",
     "arch_spec",
+    "derived_record",
     "estimate_time_us",
     "heuristic_kernel",
     "kernel_catalog",
@@ -384,6 +395,8 @@ __all__ = [
     "kernel_quality",
     "kernel_time_us",
     "library_logic",
+    "logic_catalog",
+    "logic_index",
     "norm_error",
     "problem_type_dict",
     "problem_type_name",

@@ -5,11 +5,16 @@ Part of :mod:`tensilekit.pipeline.simulate`'s public names.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from tensilekit.errors import InvalidKernel, TensilekitError
 from tensilekit.io.logic_io import logic_from_data
 from tensilekit.model.logic import LogicFile
+from tensilekit.model.tensile_parameters import DataTypeInfo
+from tensilekit.pipeline.library_index import LogicIndex
 from tensilekit.pipeline.simulate import (
     SIMULATED,
     ArchSpec,
@@ -35,6 +40,7 @@ TENSILELITE_TYPE_CODES: dict[str, int] = {
 
 MIXED_FP8_CODES: dict[tuple[int, int], int] = {(11, 12): 13, (12, 11): 14}
 """(A code, B code) -> tensilelite's combined ``DataType`` (13 ``F8B8``, 14 ``B8F8``)."""
+_TYPE_NAMES_BY_CODE: dict[int, str] = {code: name for name, code in reversed(TENSILELITE_TYPE_CODES.items())}
 
 COMPUTE_TYPE_CODES: dict[str, int] = {"c_f32_r": 0, "c_f64_r": 1, "c_f16_r": 4, "c_i32_r": 6}
 """Compute type -> tensilelite ``ComputeDataType`` code (``c_xf32_r`` is 0 plus ``F32XdlMathOp``)."""
@@ -76,8 +82,80 @@ def problem_type_dict(problem: GemmProblem) -> dict[str, Any]:
     }
 
 
+def _record_value(value: Any) -> Any:
+    """A derived state's value as ``LibraryIO.writeSolutions`` writes it (LibraryIO.py:124-152
+    @7d9fb68): data types as their codes, tuples as lists."""
+    if isinstance(value, DataTypeInfo):
+        return value.code
+    if isinstance(value, Mapping):
+        return {key: _record_value(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_record_value(item) for item in value]
+    return value
+
+
+def derived_record(
+    problem_type: Mapping[str, Any],
+    parameters: Mapping[str, Any],
+    *,
+    isa: Sequence[int],
+    cu_count: int | None,
+    name: str,
+    position: int,
+) -> dict[str, Any]:
+    """A complete tensilelite solution record for a kernel's config parameters, as tensilelite's
+    driver writes one: ``Solution(config)`` (tensilekit's port,
+    :func:`~tensilekit.model.derive_tensilelite.solution_state`), then ``SolutionIndex``,
+    ``SolutionNameMin`` and ``KernelNameMin`` (BenchmarkProblems.py:338-345 @7d9fb68), written
+    as ``LibraryIO.writeSolutions`` does. AMD's TensileCreateLibrary builds such records (a record
+    missing keys it reads, e.g. ``CustomKernelName``, fails its ``parseLibraryLogicData``).
+
+    Raises:
+        InvalidKernel: tensilelite's derivation rejects the kernel.
+    """
+    from tensilekit.model.derive_tensilelite import solution_state
+
+    config = {"ProblemType": dict(problem_type), "KernelLanguage": "Assembly", **parameters}
+    try:
+        state = solution_state(config, isa=(int(isa[0]), int(isa[1]), int(isa[2])), cu_count=cu_count)
+    except TensilekitError as error:
+        raise InvalidKernel(f"{name}: {error}") from None
+    if not state.get("Valid"):
+        raise InvalidKernel(f"{name}: tensilelite's Solution() rejects it")
+    record: dict[str, Any] = _record_value(state)
+    record.pop("CUCount", None)  # set from the logic file by parseLibraryLogicData, never written
+    record.update(SolutionIndex=position, SolutionNameMin=name, KernelNameMin=name)
+    return record
+
+
 def solution_dict(kernel: SimKernel, position: int, problem_type: Mapping[str, Any], arch: ArchSpec) -> dict[str, Any]:
-    """A tensilelite solution dict for a simulated kernel (``SolutionIndex`` = list position)."""
+    """A complete tensilelite solution record for a simulated kernel (``SolutionIndex`` = list
+    position; :func:`derived_record`): the kernel's tile, MI, waves, DepthU, GSU and WGM, the
+    catalogue's defaults for the rest (16-byte loads, PrefetchGlobalRead 2, StaggerU 32), and
+    ``StaggerUStride`` -1 (derived: tensilelite rejects a stride below ``DepthU`` bytes)."""
+    from tensilekit.search.params import KernelParams
+
+    element = type_bytes(_TYPE_NAMES_BY_CODE.get(problem_type.get("DataType", 0), "f32_r"))
+    widest = max(1, kernel.vector_bytes // element)
+    params = KernelParams.from_solution(
+        {"MatrixInstruction": list(kernel.mi), "MacroTile0": kernel.mt0, "MacroTile1": kernel.mt1,
+         "DepthU": kernel.depth_u, "WorkGroup": list(kernel.work_group)},
+        {"gsu": kernel.gsu, "stream_k": kernel.stream_k, "wgm": kernel.wgm, "wgm_xcc": 1, "grvw_a": widest,
+         "grvw_b": widest, "prefetch_global_read": kernel.prefetch, "lds_buffer": 0, "stagger_u": kernel.stagger_u},
+    )  # fmt: skip
+    parameters = {**params.fork_values("tensilelite"), "StaggerUStride": -1}
+    try:
+        return derived_record(
+            problem_type, parameters, isa=arch.isa, cu_count=arch.cu_count, name=kernel.name, position=position
+        )
+    except InvalidKernel:
+        # tensilelite 7d9fb68 cannot derive it (gfx950's MFMAs are newer than it): the model's keys only
+        return _minimal_record(kernel, position, problem_type, arch)
+
+
+def _minimal_record(
+    kernel: SimKernel, position: int, problem_type: Mapping[str, Any], arch: ArchSpec
+) -> dict[str, Any]:
     return {
         "DepthU": kernel.depth_u,
         "EnableMatrixInstruction": True,
@@ -120,8 +198,12 @@ def library_logic(
     """
     spec = arch_spec(arch)
     chosen = list(kernels) if kernels is not None else list(kernel_catalog(arch, problem))
-    problem_type = problem_type_dict(problem)
-    solutions = [solution_dict(kernel, position, problem_type, spec) for position, kernel in enumerate(chosen)]
+    solutions = [
+        solution_dict(kernel, position, problem_type_dict(problem), spec) for position, kernel in enumerate(chosen)
+    ]
+    # the file's ProblemType is the solutions' derived one (AMD's build reads TotalIndices & co. from it)
+    problem_type = solutions[0]["ProblemType"] if solutions else problem_type_dict(problem)
+    solutions = [dict(solution, ProblemType=problem_type) for solution in solutions]
     if table is None:
         rows: list[list[Any]] = []
         for m, n, batch, k in _STANDARD_SIZES:
@@ -149,4 +231,105 @@ def library_logic(
     return name, logic_from_data(data, dialect="tensilelite", source=name)
 
 
-__all__ = ["COMPUTE_TYPE_CODES", "TENSILELITE_TYPE_CODES", "library_logic", "problem_type_dict", "solution_dict"]
+# ---------------------------------------------------------------------------------------------
+# --simulate --library-logic DIR: the simulated library is DIR's logic files
+
+
+def _stamp(folder: str) -> tuple[tuple[str, int, int], ...]:
+    stamps = []
+    for path in sorted(Path(folder).rglob("*.yaml")):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        stamps.append((str(path), stat.st_size, stat.st_mtime_ns))
+    return tuple(stamps)
+
+
+def logic_index(folder: str, arch: str, custom_kernels: str | None) -> tuple[LogicIndex, dict[str, Any]]:
+    """DIR built as stage ``library`` builds ``--library-logic`` (TensileCreateLibrary's order,
+    indices and names: :func:`~tensilekit.pipeline.library_index.index_logic`), and each logic
+    file's data. The SIMULATED bench prints these indices and names, so simulated runs identify
+    solutions by index exactly as real ones do. Cached per process while DIR's files are unchanged."""
+    return _logic_index(folder, arch, custom_kernels, _stamp(folder))
+
+
+@functools.lru_cache(maxsize=8)
+def _logic_index(
+    folder: str, arch: str, custom_kernels: str | None, stamp: tuple[tuple[str, int, int], ...]
+) -> tuple[LogicIndex, dict[str, Any]]:
+    from tensilekit.api import logic_inputs
+    from tensilekit.pipeline.library_index import index_logic
+    from tensilekit.pipeline.stages.library import _custom_kernels, _may_serve, logic_type_key
+
+    inputs: list[tuple[str, Any]] = []
+    skipped: list[str] = []
+    for path in sorted(Path(folder).rglob("*.yaml")):
+        if not _may_serve(path, arch):
+            continue
+        try:
+            found, dialect = logic_inputs([path])
+        except TensilekitError as error:
+            skipped.append(f"{path}: {error}")
+            continue
+        if dialect == "tensilelite":
+            inputs.extend(found)
+        else:
+            skipped.append(f"{path}: a Tensile (rocBLAS) logic file; hipblaslt-bench runs tensilelite libraries")
+    custom = _custom_kernels(Path(custom_kernels)) if custom_kernels else None
+    built = index_logic(inputs, arch, logic_type_key, custom_kernel_config=custom)
+    return LogicIndex(built.solutions, [*skipped, *built.skipped]), dict(inputs)
+
+
+def _logic_kernel(index: int, name: str, record: Mapping[str, Any], element: int) -> SimKernel:
+    """The simulated kernel of a logic-file record: the parameters the model reads, from the record."""
+
+    def number(key: str, default: int) -> int:
+        value = record.get(key)
+        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+    mi = [int(value) for value in (record.get("MatrixInstruction") or [16, 16, 16, 1])[:4]]
+    work_group = record.get("WorkGroup") or [64, 1, 1]
+    threads = int(work_group[0]) * int(work_group[1]) * (int(work_group[2]) if len(work_group) > 2 else 1)
+    widths = [number(key, 0) for key in ("GlobalReadVectorWidthA", "GlobalReadVectorWidthB")]
+    return SimKernel(
+        index=index, name=name, mt0=number("MacroTile0", 64), mt1=number("MacroTile1", 64),
+        depth_u=number("DepthU", 32), gsu=max(1, number("GlobalSplitU", 1)),
+        mi=(mi[0], mi[1], mi[2], mi[3]) if len(mi) == 4 else (16, 16, 16, 1),
+        work_group=(64, max(1, threads // 64), 1), wgm=max(1, abs(number("WorkGroupMapping", 8))),
+        stream_k=number("StreamK", 0), vector_bytes=min(widths) * element if min(widths) > 0 else 16,
+        prefetch=number("PrefetchGlobalRead", 2), stagger_u=number("StaggerU", 32),
+    )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=8)
+def _logic_catalogs(
+    folder: str, arch: str, custom_kernels: str | None, stamp: tuple[tuple[str, int, int], ...]
+) -> dict[tuple[str, ...] | None, tuple[SimKernel, ...]]:
+    built, data = _logic_index(folder, arch, custom_kernels, stamp)
+    kernels: dict[tuple[str, ...] | None, list[SimKernel]] = {}
+    for solution in built.solutions:
+        record = data[solution.source][5][solution.position]
+        element = type_bytes(_TYPE_NAMES_BY_CODE.get(data[solution.source][4].get("DataType", 0), "f32_r"))
+        kernels.setdefault(solution.type_key, []).append(_logic_kernel(solution.index, solution.name, record, element))
+    return {key: tuple(items) for key, items in kernels.items()}
+
+
+def logic_catalog(folder: str, arch: str, custom_kernels: str | None, problem: GemmProblem) -> tuple[SimKernel, ...]:
+    """The simulated library's kernels for ``problem``'s GEMM type when it is ``--library-logic DIR``:
+    one per built solution of that type, with the build's index and name and the record's parameters."""
+    from tensilekit.pipeline.stages.library import problem_type_key
+
+    return _logic_catalogs(folder, arch, custom_kernels, _stamp(folder)).get(problem_type_key(problem), ())
+
+
+__all__ = [
+    "COMPUTE_TYPE_CODES",
+    "TENSILELITE_TYPE_CODES",
+    "derived_record",
+    "library_logic",
+    "logic_catalog",
+    "logic_index",
+    "problem_type_dict",
+    "solution_dict",
+]

@@ -38,6 +38,7 @@ from tensilekit.pipeline.simulate import (
     SimulatedGpu,
     SimulatorConfig,
     arch_spec,
+    derived_record,
     kernel_is_broken,
     problem_type_dict,
     problem_type_name,
@@ -161,9 +162,28 @@ def sim_kernel(params: KernelParams, problem: GemmProblem) -> SimKernel:
     )  # fmt: skip
 
 
-def solution_record(params: KernelParams, name: str, position: int, problem: GemmProblem, arch: str) -> dict[str, Any]:
-    """A tensilelite solution record for a generated kernel (what the driver's outputs hold)."""
+def solution_record(
+    params: KernelParams,
+    name: str,
+    position: int,
+    problem: GemmProblem,
+    arch: str,
+    problem_type: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A tensilelite solution record for a generated kernel (what the driver's outputs hold): the
+    complete record tensilelite's driver writes (:func:`~tensilekit.pipeline.simulate_library.derived_record`,
+    so AMD's TensileCreateLibrary builds a tuned library holding it), or, for a kernel tensilelite
+    7d9fb68 cannot derive (gfx950), the keys the model reads. ``problem_type`` is the config's
+    (with the library row's epilogue keys, as the real driver's records carry them); default: the
+    plain GEMM's."""
     spec = arch_spec(arch)
+    try:
+        return derived_record(
+            problem_type if problem_type is not None else problem_type_dict(problem), params.fork_values("tensilelite"), isa=spec.isa, cu_count=spec.cu_count,
+            name=name, position=position,
+        )  # fmt: skip
+    except InvalidKernel:
+        pass
     return {
         "1LDSBuffer": params.lds_buffer,
         "DepthU": params.depth_u,
@@ -311,7 +331,7 @@ def run_simulated_driver(
             stem = f"{type_name}_{number:02d}_CSVWinner"
             write_text_atomic(data_dir / f"{stem}.csv", _csv_text(rows, names, flavour))
             records = [
-                solution_record(params, name, position, problems[0], arch)
+                solution_record(params, name, position, problems[0], arch, problem_type)
                 for position, (params, name) in enumerate(kernels)
             ]
             # LibraryIO.writeSolutions' header items (version, sizes), then the solutions; one flow

@@ -69,7 +69,10 @@ def global_parameters(
         "MinimumRequiredVersion": minimum_required_version,
         "ForceRedoBenchmarkProblems": True,
         "ForceRedoLibraryLogic": True,
-        "ForceRedoLibraryClient": True,
+        # The client is built once per node and shared (--prebuilt-client, see
+        # tensilekit.search.driver.SharedClient); tensilelite's default True wipes the build dir
+        # (ClientWriter.py:172-174 @7d9fb68).
+        "ForceRedoLibraryClient": False,
         "CMakeBuildType": "Release",
         "NumBenchmarks": 1,
         "SyncsPerBenchmark": 1,

@@ -22,10 +22,14 @@ This is the search's subprocess edge; everything else in :mod:`tensilekit.search
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import fcntl
 import json
 import math
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+import socket
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +187,57 @@ def read_driver_results(
     return measurements
 
 
+@dataclasses.dataclass(frozen=True)
+class SharedClient:
+    """The driver's benchmark client, built once per node and shared by every driver run.
+
+    Left alone, each driver run builds its own client into ``<output>/0_Build`` (no
+    ``PrebuiltClient``: ``ClientExecutable.getClientExecutable``, ClientExecutable.py:57-90 @7d9fb68)
+    and a GA rebuilds it every generation. As GEKO does (``build_tensilelite_client`` once, then
+    every run with ``--client-lock <tuning_dir>/gpulock_<device>``: geko/optim/optim.py ``run`` @
+    114ce39e in ROCm/rocm-libraries projects/hipblaslt/utilities/geko; its run scripts pass
+    ``--prebuilt-client``, geko/config_generator/output_writer.py ``write_run_script``), the first
+    run on a node builds it into :attr:`build_dir` (``--client-build-path``) while holding
+    ``build.lock``; every later run (and any run that waited on that lock) passes
+    ``--prebuilt-client`` :attr:`executable`. ``--client-lock`` is a per-GPU lock
+    (``ClientExecutionLockPath``, held while the client runs: ClientWriter.py:210 @7d9fb68), so
+    two runs on one GPU never time at the same time.
+    """
+
+    folder: Path
+    """``<runs>/client/<host>``: one client per node (device numbers are per node too)."""
+
+    @classmethod
+    def for_node(cls, runs: str | Path, node: str | None = None) -> SharedClient:
+        return cls(Path(runs).resolve() / "client" / (node or socket.gethostname()))
+
+    @property
+    def build_dir(self) -> Path:
+        return self.folder / "build"
+
+    @property
+    def executable(self) -> Path:
+        """Where the driver's CMake build leaves the client (``builtPath("client/tensile_client")``)."""
+        return self.build_dir / "client" / "tensile_client"
+
+    def gpu_lock(self, device: int) -> Path:
+        return self.folder / f"gpu{device}.lock"
+
+    @contextlib.contextmanager
+    def arguments(self, device: int | None) -> Iterator[dict[str, Path]]:
+        """The :class:`TensileRunConfig` fields of one run: prebuilt client or build it (holding
+        the node's build lock until the run is over), and the GPU's client lock."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fields: dict[str, Path] = {} if device is None else {"client_lock": self.gpu_lock(device)}
+        with open(self.folder / "build.lock", "a", encoding="utf-8") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if self.executable.is_file():
+                fcntl.flock(lock, fcntl.LOCK_UN)
+                yield {**fields, "prebuilt_client": self.executable}
+            else:
+                yield {**fields, "client_build_path": self.build_dir}
+
+
 def evaluate_with_driver(
     runner: CommandRunner,
     kernels: Sequence[KernelParams],
@@ -203,11 +258,14 @@ def evaluate_with_driver(
     minimum_required_version: str = MINIMUM_REQUIRED_VERSION,
     bias_type: str | None = None,
     activation: str | None = None,
+    client: SharedClient | None = None,
+    device: int | None = None,
 ) -> list[Measurement]:
     """Benchmark ``kernels`` on ``sizes`` with the driver; one measurement per kernel.
 
     Writes ``<workdir>/<name>.yaml`` (+ ``.sh``) and runs the driver into
-    ``<workdir>/build_<name>/`` (emptied first).
+    ``<workdir>/build_<name>/`` (emptied first). With a ``client``, the run uses (or builds) that
+    shared client and holds ``device``'s client lock (:class:`SharedClient`).
 
     Raises:
         ToolError: the driver could not be run, crashed, or wrote unreadable output (a
@@ -221,14 +279,16 @@ def evaluate_with_driver(
     config_path = write_config(folder, name, config, header)
     output = folder / f"build_{name}"
     shutil.rmtree(output, ignore_errors=True)
-    result = run_tensile(
-        runner,
-        TensileRunConfig(config_file=config_path, output_dir=output),
-        executable=executable,
-        env=env,
-        timeout=timeout,
-    )
+    with contextlib.ExitStack() as stack:
+        fields = stack.enter_context(client.arguments(device)) if client is not None else {}
+        result = run_tensile(
+            runner,
+            TensileRunConfig(config_file=config_path, output_dir=output, **fields),
+            executable=executable,
+            env=env,
+            timeout=timeout,
+        )
     return read_driver_results(result, kernels, sizes, defaults=defaults, type_name=type_name)
 
 
-__all__ = ["MEASUREMENT_ERROR", "evaluate_with_driver", "load_solution_records", "read_driver_results"]
+__all__ = ["MEASUREMENT_ERROR", "SharedClient", "evaluate_with_driver", "load_solution_records", "read_driver_results"]

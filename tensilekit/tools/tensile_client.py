@@ -88,6 +88,10 @@ class TensileRunConfig(BaseModel):
     use_cache: bool = False
     device: int | None = None
     prebuilt_client: Path | None = None
+    client_build_path: Path | None = None
+    """Where the driver builds its client (``ClientBuildPath``, default ``<output>/0_Build``)."""
+    client_lock: Path | None = None
+    """``ClientExecutionLockPath``: a file lock held while the client runs (Common.py:1837-1842 @7d9fb68)."""
     library_format: Literal["yaml", "msgpack"] | None = None
     logic_format: Literal["yaml", "json"] | None = None
     verbose: bool = False
@@ -97,6 +101,8 @@ class TensileRunConfig(BaseModel):
     def _check(self) -> TensileRunConfig:
         if self.size_file is not None and not self.alternate_format:
             raise ValueError("size_file is only read with alternate_format=True")
+        if self.prebuilt_client is not None and self.client_build_path is not None:
+            raise ValueError("a prebuilt client is not built: give prebuilt_client or client_build_path")
         for key, _ in self.global_parameters:
             if not key or "=" in key:
                 raise ValueError(f"bad global parameter name {key!r}")
@@ -129,6 +135,10 @@ def build_tensile_argv(
         argv += ["--device", str(config.device)]
     if config.prebuilt_client is not None:
         argv += ["--prebuilt-client", str(config.prebuilt_client)]
+    if config.client_build_path is not None:
+        argv += ["--client-build-path", str(config.client_build_path)]
+    if config.client_lock is not None:
+        argv += ["--client-lock", str(config.client_lock)]
     if config.library_format is not None:
         argv += ["--library-format", config.library_format]
     if config.logic_format is not None:

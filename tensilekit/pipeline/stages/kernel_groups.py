@@ -27,7 +27,7 @@ from tensilekit.search.clusters import cluster_sizes
 from tensilekit.search.configs import (
     problem_type_config,
 )
-from tensilekit.search.driver import MEASUREMENT_ERROR, evaluate_with_driver
+from tensilekit.search.driver import MEASUREMENT_ERROR, SharedClient, evaluate_with_driver
 from tensilekit.search.params import Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import profile_for
 from tensilekit.tools.hipblaslt_bench import InvalidMeasurement
@@ -88,6 +88,8 @@ def driver_job(context: JobContext, spec: DriverJobSpec) -> dict[str, Any]:
     ``--retries`` and then reported, like any failed job.
     """
     runner: CommandRunner = SimulatedTensileRunner(spec.simulator) if spec.simulator else SubprocessRunner()
+    # Real runs share one client per node, each run holding its GPU's client lock (SharedClient).
+    client = None if spec.simulator else SharedClient.for_node(spec.workdir, context.node)
     profile = profile_for(spec.arch)
     group = spec.group
     kernels = [KernelParams.from_json(item) for item in spec.kernels]
@@ -97,7 +99,7 @@ def driver_job(context: JobContext, spec: DriverJobSpec) -> dict[str, Any]:
         type_name=group.type_name, dialect=spec.dialect, executable=spec.executable, env=context.env,
         timeout=context.timeout, header=config_header(group, spec.arch, spec.dialect, spec.simulator is not None),
         beta=group.beta, minimum_required_version=spec.minimum_required_version, bias_type=group.bias_type,
-        activation=group.activation,
+        activation=group.activation, client=client, device=context.device,
     )  # fmt: skip
     benchmarked = [m for m in measurements if m.status == "ok" or m.status.startswith(MEASUREMENT_ERROR)]
     if benchmarked and all(m.status.startswith(MEASUREMENT_ERROR) for m in benchmarked):

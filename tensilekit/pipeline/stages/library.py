@@ -115,13 +115,18 @@ class LibraryStage(TuneStage):
 
     def config_slice(self, config: TuneConfig) -> dict[str, Any]:
         values: dict[str, Any] = {"arch": config.arch, "simulate": config.simulate}
+        if config.simulate and config.library_logic is not None:
+            values["library_logic"] = str(config.library_logic)
+            values["custom_kernels"] = None if config.custom_kernels is None else str(config.custom_kernels)
         if not config.simulate:
             values["reference_library"] = None if config.reference_library is None else str(config.reference_library)
         return values
 
     def input_files(self, config: TuneConfig) -> list[Path]:
-        if config.simulate or config.library_logic is None:
+        if config.library_logic is None:
             return []
+        if config.simulate:
+            return [config.library_logic]
         return [config.library_logic, *([config.reference_library] if config.reference_library else [])]
 
     def run(self, context: StageContext) -> StageResult:
@@ -132,6 +137,8 @@ class LibraryStage(TuneStage):
             wanted.setdefault(problem_type_key(gemm.problem), gemm.problem)
         if not config.simulate:
             return self._index_real(context, config, wanted)
+        if config.library_logic is not None:
+            return self._index_simulated_logic(context, config, wanted)
         folder = context.own_dir(context.path(LOGIC_DIR))
         written: list[str] = []
         for problem in wanted.values():
@@ -164,6 +171,40 @@ class LibraryStage(TuneStage):
         )
         count = sum(len({tuple(entry) for entry in named.values()}) for named in solutions.values())
         return StageResult(summary=f"{count} solution(s) in {len(sources)} logic file(s) from {origin}")
+
+    @staticmethod
+    def _index_simulated_logic(
+        context: StageContext, config: TuneConfig, wanted: dict[tuple[str, ...], GemmProblem]
+    ) -> StageResult:
+        """``--simulate --library-logic DIR``: the SIMULATED library is DIR's logic files, and the
+        SIMULATED bench prints the indices and names tensilekit's build of DIR gives them
+        (:func:`~tensilekit.pipeline.simulate.logic_index`), so solutions are identified by index
+        as in a real run whose installed library was built from DIR."""
+        from tensilekit.pipeline.simulate import logic_index
+
+        root = Path(str(config.library_logic))
+        built, _ = logic_index(
+            str(root), config.arch, None if config.custom_kernels is None else str(config.custom_kernels)
+        )
+        if not any(item.type_key in wanted for item in built.solutions):
+            raise StageFailed(
+                f"no solutions for the workload's GEMM types ({', '.join(type_key_text(key) for key in wanted)}) "
+                f"in the {config.arch} logic files of {root}"
+            )
+        sources = list(dict.fromkeys(item.source for item in built.solutions))
+        catalog = catalog_of(built, sources, None, None, types=wanted)
+        catalog["identity"]["indices_from"] = f"the {SIMULATED} bench over the build of {root}"
+        context.write_json(
+            context.path(CATALOG_FILE),
+            {"origin": f"{SIMULATED} library: {root}", "data": config.data_label, "sources": sources, **catalog,
+             "reference_library": None, "skipped": built.skipped},
+        )  # fmt: skip
+        count = sum(item.type_key in wanted for item in built.solutions)
+        return StageResult(
+            summary=f"{count} solution(s) of the workload's types in {len(sources)} logic file(s) from {root} "
+            f"({SIMULATED} library)",
+            notes=tuple(f"skipped logic file {item}" for item in built.skipped[:5]),
+        )
 
     @staticmethod
     def _index_real(

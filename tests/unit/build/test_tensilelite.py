@@ -361,3 +361,17 @@ def test_transient_masters_may_keep_a_custom_kernels_stored_values() -> None:
     )["TensileLibrary_gfx90a"]
     support = tree["solutions"][0]["internalArgsSupport"]
     assert support["version"] == 2 and support["useUniversalArgs"] is False
+
+
+def test_lite_type_reads_every_spelling_tensilelites_data_type_accepts() -> None:
+    """A custom kernel's config spells its types as text (``DataType: b`` in hipBLASLt's
+    Custom_Cijk_Alik_Bljk_BBS_..._DTVA.s); tensilelite's ``DataType(str)`` looks the lower-cased
+    text up among every type's char, name, enum and libEnum (DataType.py:264-270,419-432 @7d9fb68)."""
+    from tensilekit.model.tensilelite_parameters import lite_type
+
+    assert lite_type("b").code == lite_type("BFloat16").code == lite_type("bfloat16").code == 7
+    assert lite_type("s").code == lite_type("single").code == lite_type("tensileDataTypeFloat").code == 0
+    assert lite_type("f8").code == lite_type(11).code == 11
+    assert lite_type("X").enum == "XFloat32"
+    with pytest.raises(KeyError):
+        lite_type("nope")

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import os
 import random
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from tensilekit.pipeline.simulate import SimulatorConfig, kernel_is_broken
 from tensilekit.pipeline.simulate_tensile import SimulatedTensileRunner, problem_from_type, sim_kernel
-from tensilekit.search.configs import problem_type_config
-from tensilekit.search.driver import evaluate_with_driver, load_solution_records, read_driver_results
+from tensilekit.search.configs import global_parameters, problem_type_config
+from tensilekit.search.driver import SharedClient, evaluate_with_driver, load_solution_records, read_driver_results
 from tensilekit.search.ga import SearchProblem, random_kernel
 from tensilekit.search.params import KernelParams, ProblemShape
 from tensilekit.search.profiles import gene_space, profile_for
@@ -226,3 +228,57 @@ def test_a_driver_run_that_measured_nothing_is_a_failed_job(tmp_path: Path, monk
     monkeypatch.setenv("TENSILEKIT_FAKE_BAD_GFLOPS", "nan")  # the only kernel: nothing was measured
     with pytest.raises(InvalidMeasurement, match="every kernel's time is invalid"):
         driver_job(context, spec)
+
+
+class _ClientBuildingRunner:
+    """The SIMULATED driver, plus what the real one does with the client options: with
+    --client-build-path it builds the client there (slowly), else it needs --prebuilt-client."""
+
+    def __init__(self) -> None:
+        self.inner = SimulatedTensileRunner(SimulatorConfig(arch="gfx942"))
+        self.argvs: list[list[str]] = []
+
+    def run(self, argv: list[str], **options: object) -> CompletedCommand:
+        self.argvs.append(list(argv))
+        if "--client-build-path" in argv:
+            client = Path(argv[argv.index("--client-build-path") + 1]) / "client" / "tensile_client"
+            time.sleep(0.3)
+            client.parent.mkdir(parents=True, exist_ok=True)
+            client.write_text("client\n")
+        else:
+            assert Path(argv[argv.index("--prebuilt-client") + 1]).is_file()
+        return self.inner.run(argv, **options)  # type: ignore[arg-type]
+
+
+def test_driver_runs_share_one_client_per_node_and_hold_their_gpus_client_lock(tmp_path: Path) -> None:
+    """Issue 22 item 4: tensilelite rebuilds the client on every run without --prebuilt-client
+    (Tensile.py:129-131,169-173, ClientExecutable.py:79-90 @7d9fb68) and the config's
+    ForceRedoLibraryClient: True wipes its build dir (ClientWriter.py:172-174); GEKO builds it
+    once and passes a per-GPU --client-lock (geko/optim/optim.py run @114ce39e)."""
+    runner = _ClientBuildingRunner()
+    client = SharedClient.for_node(tmp_path / "runs", "node-a")
+    kernel_list = kernels()[:2]
+
+    def run(name: str, device: int) -> None:
+        evaluate_with_driver(
+            runner, kernel_list, name=name, workdir=tmp_path / "runs", problem_type=PROBLEM_TYPE,  # type: ignore[arg-type]
+            sizes=SIZES, profile=PROFILE, defaults=DEFAULTS, type_name=TYPE_NAME, client=client, device=device,
+        )  # fmt: skip
+
+    first = [threading.Thread(target=run, args=(f"G{device}_g000", device)) for device in (0, 1)]
+    for thread in first:
+        thread.start()
+    for thread in first:
+        thread.join()
+    run("G0_g001", 0)
+    builds = [argv for argv in runner.argvs if "--client-build-path" in argv]
+    assert len(builds) == 1 and len(runner.argvs) == 3
+    assert builds[0][builds[0].index("--client-build-path") + 1] == str(client.build_dir)
+    for argv in runner.argvs:
+        if argv is not builds[0]:
+            assert argv[argv.index("--prebuilt-client") + 1] == str(client.executable)
+        assert Path(argv[argv.index("--client-lock") + 1]).name in ("gpu0.lock", "gpu1.lock")
+    assert (
+        client.executable == tmp_path.resolve() / "runs" / "client" / "node-a" / "build" / "client" / "tensile_client"
+    )
+    assert global_parameters(SIZES)["ForceRedoLibraryClient"] is False
