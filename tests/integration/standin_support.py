@@ -35,9 +35,7 @@ def copy_logic(corpus: Path, folder: Path, names: Sequence[str] = EQUALITY_FILES
 
 def standin_env(standins: Path, **extra: str) -> dict[str, str]:
     """The environment of a run on a node whose tools are the stand-ins (no HIPBLASLT_* leaks in)."""
-    env = {
-        key: value for key, value in os.environ.items() if not key.startswith(("HIPBLASLT_", "TENSILE_", "ROCM_"))
-    }
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("HIPBLASLT_", "TENSILE_", "ROCM_"))}
     env["PATH"] = f"{standins}{os.pathsep}{env.get('PATH', '')}"
     env.update(extra)
     return env
