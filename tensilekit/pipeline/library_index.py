@@ -29,7 +29,6 @@ import dataclasses
 import json
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from tensilekit.errors import TensilekitError
@@ -244,12 +243,6 @@ def resolve(catalog: Mapping[str, Any], type_text: str, name: str | None, index:
     return Resolution(None, "not in the library built from --library-logic")
 
 
-def source_path(run_root: Path, catalog: Mapping[str, Any], number: int) -> Path:
-    """The logic file a catalog location points at (relative entries are inside the run directory)."""
-    path = Path(catalog["sources"][number])
-    return path if path.is_absolute() else run_root / path
-
-
 __all__ = [
     "RENUMBERED_FIELDS",
     "BuiltSolution",
@@ -260,5 +253,4 @@ __all__ = [
     "index_logic",
     "record_identity",
     "resolve",
-    "source_path",
 ]

@@ -258,27 +258,9 @@ def logic_index(folder: str, arch: str, custom_kernels: str | None) -> tuple[Log
 def _logic_index(
     folder: str, arch: str, custom_kernels: str | None, stamp: tuple[tuple[str, int, int], ...]
 ) -> tuple[LogicIndex, dict[str, Any]]:
-    from tensilekit.api import logic_inputs
-    from tensilekit.pipeline.library_index import index_logic
-    from tensilekit.pipeline.stages.library import _custom_kernels, _may_serve, logic_type_key
+    from tensilekit.pipeline.stages.library import index_logic_folder
 
-    inputs: list[tuple[str, Any]] = []
-    skipped: list[str] = []
-    for path in sorted(Path(folder).rglob("*.yaml")):
-        if not _may_serve(path, arch):
-            continue
-        try:
-            found, dialect = logic_inputs([path])
-        except TensilekitError as error:
-            skipped.append(f"{path}: {error}")
-            continue
-        if dialect == "tensilelite":
-            inputs.extend(found)
-        else:
-            skipped.append(f"{path}: a Tensile (rocBLAS) logic file; hipblaslt-bench runs tensilelite libraries")
-    custom = _custom_kernels(Path(custom_kernels)) if custom_kernels else None
-    built = index_logic(inputs, arch, logic_type_key, custom_kernel_config=custom)
-    return LogicIndex(built.solutions, [*skipped, *built.skipped]), dict(inputs)
+    return index_logic_folder(Path(folder), arch, Path(custom_kernels) if custom_kernels else None)
 
 
 def _logic_kernel(index: int, name: str, record: Mapping[str, Any], element: int) -> SimKernel:

@@ -12,7 +12,7 @@ without a size are not written; files from an earlier run that are no longer pro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +98,22 @@ def full_logic(
     return equality_logic(tuned, solutions, rows)
 
 
+def _write_folder(context: StageContext, target: Path, files: Iterable[tuple[str, LogicFile | None]]) -> dict[str, int]:
+    """Write each logic file that is not None into ``target`` (a stage-owned folder), remove the
+    files an earlier run left there, and return the table size of each file written."""
+    written: dict[str, int] = {}
+    for name, logic in files:
+        if logic is None:
+            continue
+        dump_logic(logic, target / name)
+        written[name] = len(logic.table)
+    for stale in target.glob("*.yaml"):
+        if stale.name not in written:
+            stale.unlink()
+    context.record(target)
+    return written
+
+
 class FinalStage(TuneStage):
     """Kept sizes only -> ``<workdir>/final_libs/*.yaml``; best of tuned and reference for every
     benchmarked size -> ``<workdir>/full_libs/*.yaml`` (``final.json`` lists both)."""
@@ -120,17 +136,11 @@ class FinalStage(TuneStage):
             if gemm_id in kept:
                 wanted.setdefault(entry["file"], set()).add(tuple(size_key(gemms[gemm_id])))
         target = context.own_dir(context.run_root / FINAL_DIR)
-        written: dict[str, int] = {}
-        for name in sorted(wanted):
-            reduced = keep_sizes(load_logic(context.upstream_path(BUILD, f"{LOGIC_DIR}/{name}")), wanted[name])
-            if reduced is None:
-                continue
-            dump_logic(reduced, target / name)
-            written[name] = len(reduced.table)
-        for stale in target.glob("*.yaml"):
-            if stale.name not in written:
-                stale.unlink()
-        context.record(target)
+        written = _write_folder(
+            context, target,
+            ((name, keep_sizes(load_logic(context.upstream_path(BUILD, f"{LOGIC_DIR}/{name}")), wanted[name]))
+             for name in sorted(wanted)),
+        )  # fmt: skip
         full, missing = self._full_libs(context, build, kept, gemms)
         context.write_json(
             context.path(FINAL_FILE),
@@ -180,18 +190,12 @@ class FinalStage(TuneStage):
             gflops = float(reference.get("gflops") or 0.0)
             references.setdefault(entry["file"], []).append((key, loaded[source].solutions[found[1]], gflops))
         target = context.own_dir(context.run_root / FULL_DIR)
-        written: dict[str, int] = {}
-        for name in sorted(set(kept_keys) | set(references)):
-            tuned = load_logic(context.upstream_path(BUILD, f"{LOGIC_DIR}/{name}"))
-            logic = full_logic(tuned, kept_keys.get(name, set()), references.get(name, []))
-            if logic is None:
-                continue
-            dump_logic(logic, target / name)
-            written[name] = len(logic.table)
-        for stale in target.glob("*.yaml"):
-            if stale.name not in written:
-                stale.unlink()
-        context.record(target)
+        written = _write_folder(
+            context, target,
+            ((name, full_logic(load_logic(context.upstream_path(BUILD, f"{LOGIC_DIR}/{name}")),
+                               kept_keys.get(name, set()), references.get(name, [])))
+             for name in sorted(set(kept_keys) | set(references))),
+        )  # fmt: skip
         return written, missing
 
 

@@ -27,7 +27,7 @@ from tensilekit.io.logic_io import dump_logic, load_logic
 from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE
 from tensilekit.model.logic import LogicFile, ProblemType
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.library_index import catalog_of, index_installed, index_logic, resolve
+from tensilekit.pipeline.library_index import LogicIndex, catalog_of, index_installed, index_logic, resolve
 from tensilekit.pipeline.simulate import (
     COMPUTE_TYPE_CODES,
     SIMULATED,
@@ -215,23 +215,8 @@ class LibraryStage(TuneStage):
         if config.library_logic is None:
             raise StageFailed("real runs need --library-logic DIR (the logic files hipBLASLt was built from)")
         root = Path(config.library_logic)
-        paths = [path for path in sorted(root.rglob("*.yaml")) if _may_serve(path, config.arch)]
-        inputs: list[tuple[str, Any]] = []
-        skipped: list[str] = []
-        for path in paths:
-            try:
-                found, dialect = logic_inputs([path])
-            except TensilekitError as error:
-                skipped.append(f"{path}: {error}")
-                continue
-            if dialect == "tensilelite":
-                inputs.extend(found)
-            else:
-                skipped.append(f"{path}: a Tensile (rocBLAS) logic file; hipblaslt-bench runs tensilelite libraries")
-        built = index_logic(
-            inputs, config.arch, logic_type_key, custom_kernel_config=_custom_kernels(config.custom_kernels)
-        )
-        skipped += built.skipped
+        built, _ = index_logic_folder(root, config.arch, config.custom_kernels)
+        skipped = built.skipped
         if not any(item.type_key in wanted for item in built.solutions):
             why = f"; skipped: {'; '.join(skipped[:3])}" if skipped else ""
             raise StageFailed(
@@ -279,6 +264,28 @@ class LibraryStage(TuneStage):
             ),
             notes=tuple(notes),
         )
+
+
+def index_logic_folder(root: Path, arch: str, custom_kernels: Path | None) -> tuple[LogicIndex, dict[str, Any]]:
+    """Every ``arch`` logic file under ``root`` built as TensileCreateLibrary builds them
+    (:func:`~tensilekit.pipeline.library_index.index_logic`; files it cannot build are in
+    ``skipped`` with the reason), and the parsed files by path."""
+    inputs: list[tuple[str, Any]] = []
+    skipped: list[str] = []
+    for path in sorted(root.rglob("*.yaml")):
+        if not _may_serve(path, arch):
+            continue
+        try:
+            found, dialect = logic_inputs([path])
+        except TensilekitError as error:
+            skipped.append(f"{path}: {error}")
+            continue
+        if dialect == "tensilelite":
+            inputs.extend(found)
+        else:
+            skipped.append(f"{path}: a Tensile (rocBLAS) logic file; hipblaslt-bench runs tensilelite libraries")
+    built = index_logic(inputs, arch, logic_type_key, custom_kernel_config=_custom_kernels(custom_kernels))
+    return LogicIndex(built.solutions, [*skipped, *built.skipped]), dict(inputs)
 
 
 def _may_serve(path: Path, arch: str) -> bool:
@@ -334,6 +341,7 @@ __all__ = [
     "LOGIC_DIR",
     "LibraryStage",
     "catalog_source",
+    "index_logic_folder",
     "logic_type_key",
     "lookup",
     "problem_type_key",
