@@ -16,7 +16,7 @@ from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.executors.local import SerialExecutor
 from tensilekit.pipeline.progress import NullReporter
 from tensilekit.pipeline.stage import StageContext
-from tensilekit.pipeline.stages.build import BuildStage
+from tensilekit.pipeline.stages.common import create_library
 
 from .conftest import LLAMA_LOG, write_fake_library_logic
 from .standin_support import EQUALITY
@@ -133,7 +133,7 @@ def test_each_release_gets_its_own_create_library_command_line(
         name="build", number=5, directory=tmp_path / "05_build", run_root=tmp_path, config=config,
         executor=SerialExecutor(0, timeout=300), reporter=NullReporter(), upstream={},
     )  # fmt: skip
-    library = BuildStage._create_library(context, config, logic)
+    library = create_library(context, config, logic)
     [build] = [json.loads(line)["argv"] for line in calls.read_text().splitlines()]
     # 7d9fb68 needs --merge-files --separate-architectures for lazy loading; rocm-libraries has none
     assert ("--lazy-library-loading" in build and "--merge-files" in build) is lazy_flags

@@ -73,7 +73,7 @@ def _key(gemm: dict[str, Any]) -> str:
     return f"{gemm['M']}x{gemm['N']}x{gemm['K']}{gemm['transA']}{gemm['transB']}{gemm['a_type']}"
 
 
-@pytest.mark.parametrize("identify_by", ["installed-index", "build-names"])
+@pytest.mark.parametrize("identify_by", ["installed-index", "build-names", "reference-built-from-logic"])
 def test_search_keeps_every_faster_kernel_and_the_rebuilt_library_picks_it(
     standins: Path, node: dict[str, Path], tmp_path: Path, identify_by: str
 ) -> None:
@@ -87,6 +87,8 @@ def test_search_keeps_every_faster_kernel_and_the_rebuilt_library_picks_it(
     env: dict[str, str] = {}
     if identify_by == "installed-index":
         args += ["--reference-library", str(node["installed"])]
+    elif identify_by == "reference-built-from-logic":  # GEKO's custom reference library, from logic files
+        args += ["--reference-library", str(node["logic"])]
     else:  # the bench finds the installed library by itself, where tensilekit cannot: the build's names identify
         env["HIPBLASLT_STANDIN_LIB_DIR"] = str(node["lib_dir"])
     completed = run_tune(standins, *args, env=env)
@@ -94,6 +96,12 @@ def test_search_keeps_every_faster_kernel_and_the_rebuilt_library_picks_it(
 
     search = json.loads((workdir / "04_search" / "search.json").read_text())["gemms"]
     assert not [item["status"] for item in search.values() if item["status"].startswith("no candidate")]
+    catalog = json.loads((workdir / "02_library" / "catalog.json").read_text())
+    assert catalog["identity"]["installed_read"] is (identify_by != "build-names")
+    if identify_by == "reference-built-from-logic":
+        built = workdir / catalog["reference_library_dir"]
+        assert (built / "TensileLibrary_lazy_gfx942.dat").is_file()
+        assert catalog["identity"]["installed_not_in_logic"] == 0
     results = _results(workdir)
     faster = [gemm for gemm in gemms if gemm["heuristic_us"] / gemm["best_us"] >= UPLIFT]
     assert faster, "the draw must hold GEMMs the library does not serve at their best"

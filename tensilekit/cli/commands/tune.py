@@ -299,7 +299,8 @@ def _default(name: str) -> Any:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
     help="The hipBLASLt library folder to tune against (HIPBLASLT_TENSILE_LIBPATH of every reference run; "
-    "default: the one hipBLASLt finds). Solutions are identified by their index in it.",
+    "default: the one hipBLASLt finds), or a folder of logic files to build it from. Solutions are identified "
+    "by their index in it.",
 )
 @click.option(
     "--custom-kernels",

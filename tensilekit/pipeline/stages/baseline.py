@@ -19,6 +19,7 @@ from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.common import (
     BASELINE,
     INGEST,
+    LIBRARY,
     PROBLEM_HEADER,
     TuneStage,
     accurate_options,
@@ -29,6 +30,7 @@ from tensilekit.pipeline.stages.common import (
     problem_columns,
     share_table,
 )
+from tensilekit.pipeline.stages.library import reference_library_dir
 from tensilekit.tools.hipblaslt_bench import bench_problem_issue
 
 BASELINE_FILE = "baseline.json"
@@ -39,7 +41,7 @@ class BaselineStage(TuneStage):
 
     name = BASELINE
     version = "1"
-    inputs = (INGEST,)
+    inputs = (INGEST, LIBRARY)  # the library stage builds --reference-library when it is logic
     outputs = (BASELINE_FILE, "baseline.csv")
 
     def config_slice(self, config: TuneConfig) -> dict[str, Any]:
@@ -62,8 +64,13 @@ class BaselineStage(TuneStage):
         for gemm_id, issue in unsupported.items():
             context.log(f"{gemm_id} not benchmarked: {issue}")
         runnable = [gemm for gemm in gemms if gemm.id not in unsupported]
+        reference = reference_library_dir(context)
         jobs = [
-            bench_job_for(f"base-{gemm.id}", bench_spec(config, gemm.problem, options), estimates[gemm.id] * iterations)
+            bench_job_for(
+                f"base-{gemm.id}",
+                bench_spec(config, gemm.problem, options, library_dir=reference),
+                estimates[gemm.id] * iterations,
+            )
             for gemm in runnable
         ]
         outcomes = context.run_jobs(

@@ -21,6 +21,7 @@ from tensilekit.pipeline.stages.common import (
     BENCHMARK,
     BUILD,
     INGEST,
+    LIBRARY,
     PROBLEM_HEADER,
     TuneStage,
     bench_job_for,
@@ -31,6 +32,7 @@ from tensilekit.pipeline.stages.common import (
     read_json,
     timed_options,
 )
+from tensilekit.pipeline.stages.library import reference_library_dir
 
 BENCHMARK_FILE = "benchmark.json"
 RAW_RESULTS = "raw_results.csv"
@@ -56,7 +58,7 @@ class BenchmarkStage(TuneStage):
 
     name = BENCHMARK
     version = "2"
-    inputs = (INGEST, BASELINE, BUILD)
+    inputs = (INGEST, LIBRARY, BASELINE, BUILD)
     outputs = (BENCHMARK_FILE, RAW_RESULTS)
 
     def config_slice(self, config: TuneConfig) -> dict[str, Any]:
@@ -72,6 +74,7 @@ class BenchmarkStage(TuneStage):
         library = None if build["library_dir"] is None else str((context.run_root / build["library_dir"]).resolve())
         baseline = read_json(context.upstream_path(BASELINE, BASELINE_FILE))["gemms"]
         iterations = config.accurate_iters + config.accurate_cold_iters
+        reference = reference_library_dir(context)
         jobs = []
         subjects: dict[str, str] = {}
         for gemm in gemms:
@@ -79,7 +82,12 @@ class BenchmarkStage(TuneStage):
             options = timed_options(config, (baseline[gemm.id]["measured"] or {}).get("us"), requested_solution=1)
             cost = estimate_time_us(gemm.problem, config.arch) * iterations
             jobs.append(
-                bench_job_for(f"ref-{gemm.id}", bench_spec(config, gemm.problem, options), cost, device_group=gemm.id)
+                bench_job_for(
+                    f"ref-{gemm.id}",
+                    bench_spec(config, gemm.problem, options, library_dir=reference),
+                    cost,
+                    device_group=gemm.id,
+                )
             )
             tuned_spec = bench_spec(
                 config, gemm.problem, options, library_dir=library, library_hash=build["library_hash"]

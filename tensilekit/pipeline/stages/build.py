@@ -10,18 +10,14 @@ library directory is what the ``benchmark`` stage points ``HIPBLASLT_TENSILE_LIB
 
 from __future__ import annotations
 
-import shutil
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict
 
 from tensilekit.errors import StageFailed
 from tensilekit.io.logic_io import dump_logic, load_logic
 from tensilekit.model.logic import ExactLogicEntry, LogicFile, LogicSolution
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.jobs import JobContext, JobKind, make_job
 from tensilekit.pipeline.simulate import SimKernel, kernel_catalog, tuned_size_key, type_tag, write_tuned_library
 from tensilekit.pipeline.simulate_tensile import tuned_kernel
 from tensilekit.pipeline.stage import StageContext, StageResult, hash_path, relative_to_root
@@ -30,46 +26,20 @@ from tensilekit.pipeline.stages.common import (
     INGEST,
     LIBRARY,
     SEARCH,
+    CreateLibraryJobSpec,
     GemmEntry,
     TuneStage,
+    create_library,
+    create_library_job,
     load_gemms,
     read_json,
 )
 from tensilekit.pipeline.stages.library import CATALOG_FILE, catalog_source, lookup
 from tensilekit.pipeline.stages.search import SEARCH_FILE
-from tensilekit.tools.create_library import (
-    CreateLibraryConfig,
-    CreateLibraryFlavor,
-    master_library_dir,
-    run_create_library,
-)
-from tensilekit.tools.runner import SubprocessRunner
 
 BUILD_FILE = "build.json"
 LOGIC_DIR = "logic"
 LIBRARY_DIR = "library"
-TCL_DIR = "tcl"
-
-
-class CreateLibraryJobSpec(BaseModel):
-    """Payload of :func:`create_library_job`; ``logic_hash`` ties a cached result to the inputs."""
-
-    model_config = ConfigDict(frozen=True)
-
-    config: CreateLibraryConfig
-    executable: str
-    logic_hash: str
-
-
-def create_library_job(context: JobContext, spec: CreateLibraryJobSpec) -> dict[str, Any]:
-    """Run TensileCreateLibrary into a clean output directory; returns what it wrote."""
-    shutil.rmtree(spec.config.output_dir, ignore_errors=True)
-    result = run_create_library(SubprocessRunner(), spec.config, executable=spec.executable, timeout=context.timeout)
-    return {
-        "master_libraries": [str(path) for path in result.master_libraries],
-        "code_objects": len(result.code_objects),
-        "logic_files": len(result.log.logic_files),
-    }
 
 
 def equality_logic(
@@ -201,7 +171,7 @@ class BuildStage(TuneStage):
                 generated,
             )
         elif entries:
-            library_dir = self._create_library(context, config, logic_dir)
+            library_dir = create_library(context, config, logic_dir)
         if library_dir is not None:
             context.record(library_dir)
         context.write_json(
@@ -217,36 +187,6 @@ class BuildStage(TuneStage):
         )
         kind = "SIMULATED library" if config.simulate else "TensileCreateLibrary build"
         return StageResult(summary=f"{len(entries)} tuned size(s) in {len(groups)} logic file(s); {kind}")
-
-    @staticmethod
-    def _create_library(context: StageContext, config: TuneConfig, logic_dir: Path) -> Path:
-        output = context.own_dir(context.path(TCL_DIR))  # the job empties it: it must be ours
-        # The release's command line: hipBLASLt 7d9fb68 needs --merge-files --separate-architectures
-        # for --lazy-library-loading (TensileCreateLibrary.py:1393-1394); rocm-libraries loads lazily
-        # by default and has none of those flags.
-        flavor = CreateLibraryFlavor(config.hipblaslt_profile().create_library_flavor)
-        options: dict[str, Any] = (
-            {"merge_files": True, "separate_architectures": True, "lazy_library_loading": True}
-            if flavor is CreateLibraryFlavor.HIPBLASLT_2024 else {}
-        )  # fmt: skip
-        spec = CreateLibraryJobSpec(
-            config=CreateLibraryConfig(
-                logic_dir=logic_dir, output_dir=output, architecture=config.arch, library_format="msgpack",
-                flavor=flavor, **options,
-            ),
-            executable=config.create_library_executable,
-            logic_hash=hash_path(logic_dir),
-        )  # fmt: skip
-        job = make_job("create-library", create_library_job, spec, kind=JobKind.CPU, cost=60.0)
-        (outcome,) = context.run_jobs([job], phase="create-library", subjects={job.id: str(logic_dir)})
-        if not outcome.ok:
-            raise StageFailed(f"TensileCreateLibrary failed after {outcome.attempts} attempt(s): {outcome.error}")
-        # hipBLASLt reads HIPBLASLT_TENSILE_LIBPATH as is (tensile_host.cpp:1260-1440 @7d9fb68): the
-        # benchmark must point at the master's own folder, library/<arch>/ for rocm-libraries' tool.
-        library = master_library_dir(output, config.arch)
-        if library is None:
-            raise StageFailed(f"TensileCreateLibrary wrote no master library for {config.arch} under {output}")
-        return library
 
 
 __all__ = ["BUILD_FILE", "BuildStage", "CreateLibraryJobSpec", "create_library_job", "equality_logic", "size_key"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,13 @@ from tensilekit.errors import StageFailed
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.jobs import Job, JobContext, JobKind, make_job
 from tensilekit.pipeline.simulate import SIMULATOR_VERSION, SimulatedBenchRunner, SimulatorConfig
-from tensilekit.pipeline.stage import BaseStage, StageContext
+from tensilekit.pipeline.stage import BaseStage, StageContext, hash_path
+from tensilekit.tools.create_library import (
+    CreateLibraryConfig,
+    CreateLibraryFlavor,
+    master_library_dir,
+    run_create_library,
+)
 from tensilekit.tools.hipblaslt_bench import AlgoMethod, BenchOptions, BenchResult, InvalidMeasurement, run_bench
 from tensilekit.tools.profiles import tool_profile
 from tensilekit.tools.runner import CommandRunner, SubprocessRunner
@@ -203,9 +210,8 @@ def bench_spec(
     library_hash: str | None = None,
 ) -> BenchJobSpec:
     """A job spec for ``problem`` with the run's executable or simulator; ``library_dir`` None
-    runs the reference library (``--reference-library``, else the one hipBLASLt finds)."""
-    if library_dir is None and config.reference_library is not None and not config.simulate:
-        library_dir = str(config.reference_library)
+    runs the library hipBLASLt finds itself (reference runs pass
+    :func:`~tensilekit.pipeline.stages.library.reference_library_dir`)."""
     return BenchJobSpec(
         problem=problem.without_solution().with_call_count(1),
         options=options,
@@ -219,6 +225,69 @@ def bench_spec(
 
 def bench_job_for(job_id: str, spec: BenchJobSpec, cost: float, device_group: str | None = None) -> Job:
     return make_job(job_id, bench_job, spec, kind=JobKind.GPU, cost=cost, device_group=device_group)
+
+
+# --------------------------------------------------------------------------------------------
+# The TensileCreateLibrary job
+
+TCL_DIR = "tcl"
+
+
+class CreateLibraryJobSpec(BaseModel):
+    """Payload of :func:`create_library_job`; ``logic_hash`` ties a cached result to the inputs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    config: CreateLibraryConfig
+    executable: str
+    logic_hash: str
+
+
+def create_library_job(context: JobContext, spec: CreateLibraryJobSpec) -> dict[str, Any]:
+    """Run TensileCreateLibrary into a clean output directory; returns what it wrote."""
+    shutil.rmtree(spec.config.output_dir, ignore_errors=True)
+    result = run_create_library(SubprocessRunner(), spec.config, executable=spec.executable, timeout=context.timeout)
+    return {
+        "master_libraries": [str(path) for path in result.master_libraries],
+        "code_objects": len(result.code_objects),
+        "logic_files": len(result.log.logic_files),
+    }
+
+
+def create_library(context: StageContext, config: TuneConfig, logic_dir: Path) -> Path:
+    """Build ``logic_dir`` with the run's TensileCreateLibrary into the stage's ``tcl/`` (a CPU job,
+    retried like any other) and return the folder that holds the master library.
+
+    Raises:
+        StageFailed: every attempt failed, or no master library was written.
+    """
+    output = context.own_dir(context.path(TCL_DIR))  # the job empties it: it must be ours
+    # The release's command line: hipBLASLt 7d9fb68 needs --merge-files --separate-architectures
+    # for --lazy-library-loading (TensileCreateLibrary.py:1393-1394); rocm-libraries loads lazily
+    # by default and has none of those flags.
+    flavor = CreateLibraryFlavor(config.hipblaslt_profile().create_library_flavor)
+    options: dict[str, Any] = (
+        {"merge_files": True, "separate_architectures": True, "lazy_library_loading": True}
+        if flavor is CreateLibraryFlavor.HIPBLASLT_2024 else {}
+    )  # fmt: skip
+    spec = CreateLibraryJobSpec(
+        config=CreateLibraryConfig(
+            logic_dir=logic_dir, output_dir=output, architecture=config.arch, library_format="msgpack",
+            flavor=flavor, **options,
+        ),
+        executable=config.create_library_executable,
+        logic_hash=hash_path(logic_dir),
+    )  # fmt: skip
+    job = make_job("create-library", create_library_job, spec, kind=JobKind.CPU, cost=60.0)
+    (outcome,) = context.run_jobs([job], phase="create-library", subjects={job.id: str(logic_dir)})
+    if not outcome.ok:
+        raise StageFailed(f"TensileCreateLibrary failed after {outcome.attempts} attempt(s): {outcome.error}")
+    # hipBLASLt reads HIPBLASLT_TENSILE_LIBPATH as is (tensile_host.cpp:1260-1440 @7d9fb68): the
+    # benchmark must point at the master's own folder, library/<arch>/ for rocm-libraries' tool.
+    library = master_library_dir(output, config.arch)
+    if library is None:
+        raise StageFailed(f"TensileCreateLibrary wrote no master library for {config.arch} under {output}")
+    return library
 
 
 def accurate_options(config: TuneConfig, **changes: Any) -> BenchOptions:
@@ -316,6 +385,8 @@ __all__ = [
     "SEARCH",
     "WORKLOAD_FILE",
     "BenchJobSpec",
+    "CreateLibraryJobSpec",
+    "TCL_DIR",
     "GemmEntry",
     "TuneStage",
     "accurate_options",
@@ -325,6 +396,8 @@ __all__ = [
     "bench_job",
     "bench_job_for",
     "bench_spec",
+    "create_library",
+    "create_library_job",
     "compact_result",
     "error_ratio",
     "invalid_row",

@@ -22,7 +22,7 @@ from typing import Any
 
 from tensilekit.api import logic_inputs
 from tensilekit.errors import StageFailed, TensilekitError
-from tensilekit.io.installed_library import InstalledLibrary
+from tensilekit.io.installed_library import InstalledLibrary, find_masters
 from tensilekit.io.logic_io import dump_logic, load_logic
 from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE
 from tensilekit.model.logic import LogicFile, ProblemType
@@ -35,7 +35,7 @@ from tensilekit.pipeline.simulate import (
     library_logic,
 )
 from tensilekit.pipeline.stage import StageContext, StageResult, relative_to_root
-from tensilekit.pipeline.stages.common import INGEST, LIBRARY, TuneStage, load_gemms
+from tensilekit.pipeline.stages.common import INGEST, LIBRARY, TuneStage, create_library, load_gemms, read_json
 from tensilekit.tools.hipblaslt_library import locate_hipblaslt_library
 from tensilekit.workload.problem import GemmProblem
 
@@ -109,7 +109,7 @@ class LibraryStage(TuneStage):
     """Index the solutions a benchmark can report -> logic file and position (``catalog.json``)."""
 
     name = LIBRARY
-    version = "2"
+    version = "3"
     inputs = (INGEST,)
     outputs = (CATALOG_FILE,)
 
@@ -225,7 +225,7 @@ class LibraryStage(TuneStage):
             )
 
         notes: list[str] = [f"skipped logic file {item}" for item in skipped[:5]]
-        installed, installed_origin = _read_installed(config, notes)
+        installed, installed_origin, built_reference = _read_installed(context, config, notes)
         sources = list(dict.fromkeys(item.source for item in built.solutions))
         catalog = catalog_of(built, sources, installed, installed_origin, types=wanted)
         identity = catalog["identity"]
@@ -253,6 +253,9 @@ class LibraryStage(TuneStage):
                 "sources": sources,
                 **catalog,
                 "reference_library": None if installed is None else installed_origin,
+                "reference_library_dir": (
+                    None if built_reference is None else relative_to_root(built_reference, context.run_root)
+                ),
                 "skipped": skipped,
             },
         )
@@ -306,17 +309,27 @@ def _custom_kernels(folder: Path | None) -> Any:
     return custom_kernel_reader(folder)
 
 
-def _read_installed(config: TuneConfig, notes: list[str]) -> tuple[dict[int, tuple[str, str]] | None, str]:
-    """The solutions of the library hipblaslt-bench loads (``--reference-library``, else where
-    hipBLASLt looks), or None and why not."""
-    if config.reference_library is not None:
-        folder: Path | None = Path(config.reference_library)
-        origin = f"--reference-library {folder}"
-    else:
+def _reference_folder(context: StageContext, config: TuneConfig) -> tuple[Path | None, str, Path | None]:
+    """The library every reference run loads, how it was found, and the folder this stage built it
+    into when ``--reference-library`` is a logic folder (GEKO's custom reference library)."""
+    if config.reference_library is None:
         folder, origin = locate_hipblaslt_library(config.arch, bench=config.bench_executable)
-        if folder is None:
-            return None, origin
-    assert folder is not None
+        return folder, origin, None
+    given = Path(config.reference_library)
+    if find_masters(given) or not any(given.rglob("*.yaml")):
+        return given, f"--reference-library {given}", None
+    built = create_library(context, config, given)  # logic files: build them as the install was built
+    return built, f"--reference-library {given}, built with TensileCreateLibrary", built
+
+
+def _read_installed(
+    context: StageContext, config: TuneConfig, notes: list[str]
+) -> tuple[dict[int, tuple[str, str]] | None, str, Path | None]:
+    """The solutions of the library hipblaslt-bench loads (:func:`_reference_folder`), or None and
+    why not; and the folder built from ``--reference-library`` logic, if any."""
+    folder, origin, built = _reference_folder(context, config)
+    if folder is None:
+        return None, origin, None
     try:
         library = InstalledLibrary(folder)
         records: list[dict[str, Any]] = []
@@ -326,8 +339,18 @@ def _read_installed(config: TuneConfig, notes: list[str]) -> tuple[dict[int, tup
         if config.reference_library is not None:
             raise
         notes.append(f"cannot read hipBLASLt's library at {folder} ({origin}): {error}")
-        return None, f"{folder} could not be read"
-    return index_installed(records), f"{folder}, {origin}"
+        return None, f"{folder} could not be read", None
+    return index_installed(records), f"{folder}, {origin}", built
+
+
+def reference_library_dir(context: StageContext) -> str | None:
+    """``HIPBLASLT_TENSILE_LIBPATH`` of every reference run: ``--reference-library`` (or this
+    stage's build of it, when it is a logic folder); None: the library hipBLASLt finds itself."""
+    config: TuneConfig = context.config
+    if config.simulate or config.reference_library is None:
+        return None
+    built = read_json(context.upstream_path(LIBRARY, CATALOG_FILE)).get("reference_library_dir")
+    return str(context.run_root / built) if built else str(config.reference_library)
 
 
 def catalog_source(run_root: Path, catalog: dict[str, Any], index: int) -> Path:
@@ -345,6 +368,7 @@ __all__ = [
     "logic_type_key",
     "lookup",
     "problem_type_key",
+    "reference_library_dir",
     "solution_names",
     "type_key_text",
 ]

@@ -40,7 +40,7 @@ from tensilekit.pipeline.stages.common import (
     read_json,
     timed_options,
 )
-from tensilekit.pipeline.stages.library import CATALOG_FILE, problem_type_key, type_key_text
+from tensilekit.pipeline.stages.library import CATALOG_FILE, problem_type_key, reference_library_dir, type_key_text
 from tensilekit.tools.hipblaslt_bench import AlgoMethod, BenchOptions
 
 SEARCH_FILE = "search.json"
@@ -106,6 +106,7 @@ class SearchStage(TuneStage):
         estimates = {gemm.id: estimate_time_us(gemm.problem, config.arch) for gemm in gemms}
         library_size = max(1, max((len(names) for names in catalog["solutions"].values()), default=1))
 
+        reference = reference_library_dir(context)
         screen_options = BenchOptions(
             algo_method=AlgoMethod.ALL,
             iters=config.screen_iters,
@@ -115,7 +116,7 @@ class SearchStage(TuneStage):
         screen_iterations = config.screen_iters + config.screen_cold_iters
         screen_jobs = [
             bench_job_for(
-                f"screen-{gemm.id}", bench_spec(config, gemm.problem, screen_options),
+                f"screen-{gemm.id}", bench_spec(config, gemm.problem, screen_options, library_dir=reference),
                 estimates[gemm.id] * screen_iterations * library_size,
             )
             for gemm in gemms
@@ -151,7 +152,10 @@ class SearchStage(TuneStage):
             reference_id = f"acc-{gemm.id}-reference"
             accurate_jobs.append(
                 bench_job_for(
-                    reference_id, bench_spec(config, gemm.problem, timed_options(config, latency, requested_solution=1)),
+                    reference_id,
+                    bench_spec(
+                        config, gemm.problem, timed_options(config, latency, requested_solution=1), library_dir=reference
+                    ),
                     cost, device_group=gemm.id,
                 )
             )  # fmt: skip
@@ -161,7 +165,12 @@ class SearchStage(TuneStage):
                 job_id = f"acc-{gemm.id}-{index}"
                 options = timed_options(config, latency, algo_method=AlgoMethod.INDEX, solution_index=index)
                 accurate_jobs.append(
-                    bench_job_for(job_id, bench_spec(config, gemm.problem, options), cost, device_group=gemm.id)
+                    bench_job_for(
+                        job_id,
+                        bench_spec(config, gemm.problem, options, library_dir=reference),
+                        cost,
+                        device_group=gemm.id,
+                    )
                 )
                 subjects[job_id] = f"{gemm.label} solution {index}"
         accurate = {

@@ -13,7 +13,7 @@ from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.executors.local import SerialExecutor
 from tensilekit.pipeline.progress import NullReporter
 from tensilekit.pipeline.stage import StageContext
-from tensilekit.pipeline.stages.build import BuildStage
+from tensilekit.pipeline.stages.common import create_library
 
 FAKE_TCL = Path(__file__).resolve().parents[2] / "fakes" / "bin" / "TensileCreateLibrary"
 LOGIC = "logic/hipblaslt/aquavanjaram/gfx942/Equality/aquavanjaram_Cijk_Alik_Bljk_F8HS_BH_UserArgs.yaml"
@@ -28,7 +28,7 @@ def _build(tmp_path: Path, profile: str, executable: Path, logic: Path) -> Path:
         name="build", number=5, directory=tmp_path / "05_build", run_root=tmp_path, config=config,
         executor=SerialExecutor(0, timeout=300), reporter=NullReporter(), upstream={},
     )  # fmt: skip
-    return BuildStage._create_library(context, config, logic)
+    return create_library(context, config, logic)
 
 
 def test_the_7d9fb683_tool_writes_the_master_into_library(standins: Path, corpus: Path, tmp_path: Path) -> None:
