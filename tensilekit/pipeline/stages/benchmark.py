@@ -74,7 +74,7 @@ class BenchmarkStage(TuneStage):
         library = None if build["library_dir"] is None else str((context.run_root / build["library_dir"]).resolve())
         baseline = read_json(context.upstream_path(BASELINE, BASELINE_FILE))["gemms"]
         iterations = config.accurate_iters + config.accurate_cold_iters
-        reference = reference_library_dir(context)
+        reference_dir = reference_library_dir(context)
         jobs = []
         subjects: dict[str, str] = {}
         for gemm in gemms:
@@ -84,7 +84,7 @@ class BenchmarkStage(TuneStage):
             jobs.append(
                 bench_job_for(
                     f"ref-{gemm.id}",
-                    bench_spec(config, gemm.problem, options, library_dir=reference),
+                    bench_spec(config, gemm.problem, options, library_dir=reference_dir),
                     cost,
                     device_group=gemm.id,
                 )
