@@ -113,8 +113,12 @@ def main(argv: list[str] | None = None) -> int:
         log = root / "workload.log"
         log.write_text(synthetic_log(args.gemms, args.seed))
         devices = tuple(range(args.devices))
+        # Fixed iterations (bench_duration 0): jobs last their simulated GPU time, as before GEKO's
+        # 0.5 s phases, so the run stays a few seconds; the accurate and benchmark batches keep their
+        # device groups (a GEMM's runs on one GPU), which is what the wall/ideal ratio now also checks.
         config = TuneConfig(logs=(log,), arch="gfx942", workdir=root / "W", simulate=True, devices=devices,
-                            top_k=args.top_k, seed=args.seed, sim_time_scale=args.time_scale)  # fmt: skip
+                            top_k=args.top_k, seed=args.seed, sim_time_scale=args.time_scale,
+                            bench_duration=0.0)  # fmt: skip
         timer = BatchTimer()
         started = time.monotonic()
         report = run_tuning(config, LocalExecutor(devices, retries=0), reporter=timer)
