@@ -14,6 +14,7 @@ its job failed -- and the stage fails only if no GEMM could be screened at all.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -137,9 +138,7 @@ class SearchStage(TuneStage):
                 continue
             type_text = type_key_text(problem_type_key(gemm.problem))
             ranked, missing = rank_candidates(
-                outcome.value["results"],
-                lambda name, index, type_text=type_text: resolve(catalog, type_text, name, index),  # type: ignore[misc]
-                config.top_k,
+                outcome.value["results"], functools.partial(resolve, catalog, type_text), config.top_k
             )
             rankings[gemm.id], absent[gemm.id] = ranked, missing
             selected = [candidate for candidate in ranked if candidate["selected"]]
