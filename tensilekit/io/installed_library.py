@@ -381,33 +381,52 @@ class InstalledLibrary:
         """``master`` with every placeholder replaced by its shard's tree (all shards read): what
         lint, info, coverage over everything and diff need. A shard that cannot be read raises,
         or with ``on_error`` is reported and left a Placeholder, so the other shards still count."""
-        from tensilekit.io.master_io import load_placeholder
+        library, read = inline_placeholders(self.load(master), master.path, on_error=on_error)
+        self.shards_read.extend(read)
+        return library
 
-        library = self.load(master)
-        raw = library.to_raw()
-        solutions: list[Any] = list(raw.get("solutions", []))
 
-        def inline(node: Any) -> Any:
-            if isinstance(node, dict):
-                if node.get("type") == "Placeholder":
-                    try:
-                        shard = load_placeholder(master.path, node["value"])
-                    except TensilekitError as error:
-                        if on_error is None:
-                            raise
-                        on_error(error)
-                        return node
-                    self.shards_read.append(master.path.with_name(node["value"]))
-                    shard_raw = shard.to_raw()
-                    solutions.extend(shard_raw["solutions"])
-                    return shard_raw["library"]
-                return {key: inline(value) for key, value in node.items()}
-            if isinstance(node, list):
-                return [inline(item) for item in node]
-            return node
+def inline_placeholders(
+    library: MasterLibrary,
+    master_path: str | Path,
+    *,
+    on_error: Callable[[TensilekitError], None] | None = None,
+) -> tuple[MasterLibrary, list[Path]]:
+    """``library`` (read from ``master_path``) with every Placeholder replaced by its shard's tree
+    and the shard's solutions added: a lazy master's content, as the runtime would see it once
+    every shard is loaded; and the shard files read. A library without placeholders comes back
+    as it is. A shard that cannot be read raises, or with ``on_error`` is reported and left a
+    Placeholder, so the other shards still count."""
+    from tensilekit.io.master_io import load_placeholder
 
-        tree = inline(raw["library"])
-        return MasterLibrary.model_validate({**raw, "solutions": solutions, "library": tree})
+    if not any(isinstance(node, PlaceholderNode) for _, node in library.iter_nodes()):
+        return library, []
+    path = Path(master_path)
+    raw = library.to_raw()
+    solutions: list[Any] = list(raw.get("solutions", []))
+    read: list[Path] = []
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            if node.get("type") == "Placeholder":
+                try:
+                    shard = load_placeholder(path, node["value"])
+                except TensilekitError as error:
+                    if on_error is None:
+                        raise
+                    on_error(error)
+                    return node
+                read.append(path.with_name(node["value"]))
+                shard_raw = shard.to_raw()
+                solutions.extend(shard_raw["solutions"])
+                return shard_raw["library"]
+            return {key: inline(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        return node
+
+    tree = inline(raw["library"])
+    return MasterLibrary.model_validate({**raw, "solutions": solutions, "library": tree}), read
 
 
 def _referenced(node: Any, found: set[int]) -> None:
@@ -484,6 +503,7 @@ __all__ = [
     "ShardUnreadable",
     "find_masters",
     "check_mapping",
+    "inline_placeholders",
     "is_installed_library",
     "is_mapping_name",
     "lazy_mappings",

@@ -115,3 +115,38 @@ def test_single_file_rebuild_removes_the_other_catalog_spelling(logic: dict[str,
     assert not (tmp_path / "TensileLibrary_gfx90a.dat.zlib").exists()
     assert "removed stale" in output
     assert _select(target) == (0, _kernel(logic["new"], tmp_path))
+
+
+# -- 4. a lazy master's content is its shards ----------------------------------------------------
+
+
+@pytest.mark.parametrize("grid", [False, True])
+def test_diff_of_lazy_masters_compares_their_shards(logic: dict[str, Path], tmp_path: Path, grid: bool) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    _build(logic["old"], old, "msgpack")
+    _build(logic["new"], new, "zlib")
+    args = ["diff", "--exit-code", *(["--grid"] if grid else [])]
+    result = CliRunner().invoke(cli, [*args, str(old / f"{MASTER}.dat"), str(new / f"{MASTER}.dat.zlib")])
+    assert result.exit_code == 1, result.output
+    assert "no differences" not in result.output
+    assert "MT128x128" in result.output and "MT64x64" in result.output
+    # the same logic, lazy and not: no difference (a lazy master equals its non-lazy build)
+    flat = tmp_path / "TensileLibrary_gfx90a.dat"
+    _build(logic["old"], flat, "msgpack", lazy=False)
+    result = CliRunner().invoke(cli, [*args, str(old / f"{MASTER}.dat"), str(flat)])
+    assert result.exit_code == 0, result.output
+    assert "no differences" in result.output
+
+
+def test_diff_of_lazy_masters_with_only_a_shard_changed(logic: dict[str, Path], tmp_path: Path) -> None:
+    # the masters are byte-identical; only the shard's table differs (another size)
+    folder = tmp_path / "logic"
+    folder.mkdir()
+    more = _logic(folder, "more", 64, sizes=(1024, 2048))
+    old, new = tmp_path / "old", tmp_path / "new"
+    _build(logic["old"], old, "yaml")
+    _build(more, new, "yaml")
+    assert (old / f"{MASTER}.yaml").read_bytes() == (new / f"{MASTER}.yaml").read_bytes()
+    result = CliRunner().invoke(cli, ["diff", "--exit-code", str(old / f"{MASTER}.yaml"), str(new / f"{MASTER}.yaml")])
+    assert result.exit_code == 1, result.output
+    assert "2048" in result.output
