@@ -291,7 +291,62 @@ def staged_directory(path: str | os.PathLike[str], *, owns: Callable[[str], bool
         raise
 
 
+# -- reading a set through one generation -----------------------------------------------------
+
+
+class FolderGeneration:
+    """The generation of one or more folders a reader reads a set of files from.
+
+    A writer replaces a folder's set only by swapping in a new folder (:func:`staged_directory`):
+    the path then names a new directory, and the old one is renamed away and removed, never put
+    back. Holding the old directory open keeps its inode alive (its number cannot be reused), so
+    "the path still names the directory held open" after a read proves every open since the pin
+    resolved in that one directory: no mix of old and new files. :meth:`check` raises
+    :class:`~tensilekit.errors.LibraryChanged` otherwise; read the set again.
+    """
+
+    def __init__(self, folders: Iterator[Path] | list[Path] | tuple[Path, ...]) -> None:
+        self._pinned: list[tuple[Path, int]] = []
+        for folder in dict.fromkeys(Path(os.path.abspath(f)) for f in folders):
+            with contextlib.suppress(OSError):
+                self._pinned.append((folder, os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))))
+
+    def changed(self) -> Path | None:
+        """The first pinned folder whose path no longer names the directory held open, else None."""
+        for folder, descriptor in self._pinned:
+            held = os.fstat(descriptor)
+            try:
+                now = os.stat(folder)
+            except OSError:
+                return folder  # between the two renames of the fallback swap, or removed
+            if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+                return folder
+        return None
+
+    def check(self) -> None:
+        """Raise :class:`~tensilekit.errors.LibraryChanged` when a pinned folder was swapped."""
+        folder = self.changed()
+        if folder is not None:
+            from tensilekit.errors import LibraryChanged, Location
+
+            raise LibraryChanged(
+                "the library folder was rewritten (a new build swapped in) while it was read; what was read "
+                "mixes two builds and is dropped: read it again",
+                Location(file=str(folder)),
+            )
+
+    def close(self) -> None:
+        for _, descriptor in self._pinned:
+            with contextlib.suppress(OSError):
+                os.close(descriptor)
+        self._pinned = []
+
+    def __del__(self) -> None:
+        self.close()
+
+
 __all__ = [
+    "FolderGeneration",
     "atomic_open",
     "checkpoint",
     "remove_leftovers",

@@ -335,11 +335,15 @@ def load_library_input(
     if path.is_dir():
         return {name: load_logic(path / name) for name in list_logic_files(path)}
     from tensilekit.api import load
+    from tensilekit.io.atomic import FolderGeneration
     from tensilekit.io.zlib_catalog import resolve_catalog
 
+    generation = FolderGeneration([path.parent])  # the master and its shards: one generation
     library = load(path)
     if isinstance(library, MasterLibrary):
-        library, _ = inline_placeholders(library, path if path.exists() else resolve_catalog(path))
+        library, _ = inline_placeholders(
+            library, path if path.exists() else resolve_catalog(path), check=generation.check
+        )
     return library
 
 

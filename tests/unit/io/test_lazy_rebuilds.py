@@ -13,16 +13,24 @@ one problem type whose kernels differ, so each answer says which build it came f
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
+from tensilekit.api import build_master_files, load_for_selection
 from tensilekit.cli.main import cli
-from tests.unit.build.logic_factory import list_logic, solution
+from tensilekit.errors import LibraryChanged
+from tensilekit.io.installed_library import InstalledLibrary
+from tensilekit.io.master_io import dump_master_set
+from tests.unit.build.logic_factory import NN_SGEMM_PROBLEM_TYPE, list_logic, solution
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX folder swaps")
 
@@ -150,3 +158,120 @@ def test_diff_of_lazy_masters_with_only_a_shard_changed(logic: dict[str, Path], 
     result = CliRunner().invoke(cli, ["diff", "--exit-code", str(old / f"{MASTER}.yaml"), str(new / f"{MASTER}.yaml")])
     assert result.exit_code == 1, result.output
     assert "2048" in result.output
+
+
+# -- 5. a reader never sees a mix of two builds -------------------------------------------------
+
+
+def _swap_in(logic: Path, out: Path, fmt: str = "msgpack") -> None:
+    dump_master_set(build_master_files([logic], lazy=True), out, fmt)
+
+
+def test_loader_refuses_a_shard_of_another_build(logic: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "lib"
+    _build(logic["old"], out, "msgpack")
+    for source in (out / f"{MASTER}.dat", out):
+        library, loader = load_for_selection(source)
+        assert loader is not None
+        _swap_in(logic["new"], out)  # the old master is read; the folder is rebuilt before the shard
+        with pytest.raises(LibraryChanged) as caught:
+            loader(SHARD)
+        assert caught.value.exit_code == 3 and caught.value.location is not None
+        _swap_in(logic["old"], out)
+    installed = InstalledLibrary(out)
+    _swap_in(logic["new"], out)
+    with pytest.raises(LibraryChanged):
+        installed.materialize_all()
+
+
+def _half_logic(folder: Path) -> Path:
+    """A build of another problem type (HH): its shard has another name than the SS one."""
+    problem_type = copy.deepcopy(NN_SGEMM_PROBLEM_TYPE)
+    problem_type.update(DataType=4, DestDataType=4, ComputeDataType=4)
+    data = list_logic([solution(0, ProblemType=problem_type)], [[[1024, 1024, 1, 1024], [0, 100.0]]])
+    data[4] = problem_type
+    path = folder / "half.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _outcome(library: Path) -> tuple[int, str]:
+    """``_select`` with a no-kernel answer reduced to its verdict (the rest names paths)."""
+    code, said = _select(library)
+    return (code, "no kernel") if code == 1 and "no kernel" in said else (code, said)
+
+
+@pytest.mark.parametrize("through", ["folder", "master"])
+def test_select_across_a_rebuild_reads_one_build(
+    logic: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through: str
+) -> None:
+    """The rebuild lands between the master and the shard read: select reads again and answers
+    as the build now in the folder does (here: no kernel, exit 1), never from the old master
+    with the new shards (main: "placeholder file ... does not exist", a mix)."""
+    from tensilekit.io import master_io
+
+    half = _half_logic(tmp_path)
+    out = tmp_path / "lib"
+    _build(logic["old"], out, "msgpack")
+    fresh = tmp_path / "fresh"
+    _build(half, fresh, "msgpack")
+    expected = _outcome(fresh)
+    real = master_io.load_placeholder
+    rebuilt: list[bool] = []
+
+    def rebuild_first(*args: Any, **kwargs: Any) -> Any:
+        if not rebuilt:
+            rebuilt.append(True)
+            _swap_in(half, out)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(master_io, "load_placeholder", rebuild_first)
+    monkeypatch.setattr("tensilekit.api.load_placeholder", rebuild_first)
+    assert _outcome(out if through == "folder" else out / f"{MASTER}.dat") == expected
+    assert rebuilt
+
+
+def test_concurrent_rebuilds_never_answer_from_a_mix(logic: dict[str, Path], tmp_path: Path) -> None:
+    """A thread rebuilds the folder in a loop (other kernels, another problem type, other formats)
+    while select reads it, through the folder and through the master: each answer is one build's,
+    or a clean LibraryChanged error (exit 3); never an answer from a mix. Bounded in time."""
+    half = _half_logic(tmp_path)
+    out = tmp_path / "lib"
+    _build(logic["old"], out, "msgpack")
+    answers = {(0, _kernel(logic["old"], tmp_path)), (0, _kernel(logic["new"], tmp_path)), (1, "no kernel")}
+    sets = {name: build_master_files([path], lazy=True) for name, path in {**logic, "half": half}.items()}
+    # every format the runtime reads as X.dat (the master path below names X.dat)
+    rotation = [("new", "zlib"), ("half", "msgpack"), ("old", "msgpack-indexed"), ("half", "zlib"), ("old", "msgpack")]
+    stop = threading.Event()
+    rebuilds = 0
+    failures: list[BaseException] = []
+
+    def rebuild() -> None:
+        nonlocal rebuilds
+        try:
+            while not stop.is_set():
+                for name, fmt in rotation:
+                    dump_master_set(sets[name], out, fmt)
+                    rebuilds += 1
+        except BaseException as error:  # noqa: BLE001 - reported by the test
+            failures.append(error)
+
+    writer = threading.Thread(target=rebuild, daemon=True)
+    writer.start()
+    outcomes: list[tuple[int, str]] = []
+    deadline = time.monotonic() + 6
+    try:
+        while time.monotonic() < deadline:
+            outcomes.append(_outcome(out))
+            outcomes.append(_outcome(out / f"{MASTER}.dat"))
+    finally:
+        stop.set()
+        writer.join(timeout=30)
+    assert not failures, failures
+    assert rebuilds > len(rotation) and len(outcomes) > 4
+    for code, said in outcomes:
+        assert (code, said) in answers or (code == 3 and "rewritten" in said), (code, said)
+    # one whole set is left, the last one written: no temporaries, nothing of an earlier build
+    last = rotation[(rebuilds - 1) % len(rotation)][1]
+    names = sorted(path.name for path in out.iterdir())
+    assert len(names) == 2 and all(name.endswith(SUFFIX[last]) for name in names), names
