@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -175,7 +176,9 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
     "-l",
     "library_path",
     default=None,
-    type=click.Path(path_type=Path),
+    # readable=False: click's stat-then-access check races a rebuild swapping the folder (exit 2
+    # for a file that was there); reading reports an unreadable file itself (exit 3, located)
+    type=click.Path(path_type=Path, readable=False),
     help="Master library (YAML/msgpack, .gz), a logic file, a directory of logic files, or an installed "
     "library folder (default: the small gfx90a sample library shipped with tensilekit).",
 )
@@ -282,6 +285,7 @@ def select_command(
             if attempt == _READ_ATTEMPTS:
                 raise
             click.echo("note: the library was rebuilt while it was read; reading it again", err=True)
+            time.sleep(0.01 * attempt)  # let a rebuild in progress finish its swap
 
 
 #: How often ``select`` reads a library again that a concurrent rebuild swapped mid-read.

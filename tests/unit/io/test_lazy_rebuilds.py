@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
 import sys
 import threading
 import time
@@ -25,6 +27,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+import tensilekit
 from tensilekit.api import build_master_files, load_for_selection
 from tensilekit.cli.main import cli
 from tensilekit.errors import LibraryChanged
@@ -231,33 +234,69 @@ def test_select_across_a_rebuild_reads_one_build(
     assert rebuilt
 
 
-def test_concurrent_rebuilds_never_answer_from_a_mix(logic: dict[str, Path], tmp_path: Path) -> None:
-    """A thread rebuilds the folder in a loop (other kernels, another problem type, other formats)
-    while select reads it, through the folder and through the master: each answer is one build's,
-    or a clean LibraryChanged error (exit 3); never an answer from a mix. Bounded in time."""
-    half = _half_logic(tmp_path)
+#: The rebuilds a writer cycles through: other kernels, another problem type (another shard
+#: name), every format the runtime reads as ``X.dat`` (the master path the reader names).
+ROTATION = [("new", "zlib"), ("half", "msgpack"), ("old", "msgpack-indexed"), ("half", "zlib"), ("old", "msgpack")]
+
+_WRITER = """
+import sys, time
+from pathlib import Path
+from tensilekit.api import build_master_files
+from tensilekit.io.master_io import dump_master_set
+
+out, stop, rotation = Path(sys.argv[1]), Path(sys.argv[2]), [item.split(":") for item in sys.argv[4:]]
+sets = {name: build_master_files([Path(sys.argv[3]) / (name + ".yaml")], lazy=True) for name, _ in rotation}
+rebuilds, deadline = 0, time.monotonic() + 60
+while not stop.exists() and time.monotonic() < deadline:
+    for name, fmt in rotation:
+        dump_master_set(sets[name], out, fmt)
+        rebuilds += 1
+print(rebuilds)
+"""
+
+
+@pytest.mark.parametrize("writer", ["thread", "process"])
+def test_concurrent_rebuilds_never_answer_from_a_mix(logic: dict[str, Path], tmp_path: Path, writer: str) -> None:
+    """A thread or another process rebuilds the folder in a loop (:data:`ROTATION`) while select
+    reads it, through the folder and through the master: each answer is one build's, or a clean
+    LibraryChanged error (exit 3); never an answer from a mix, never exit 70. Bounded in time."""
+    half = _half_logic(logic["old"].parent)
     out = tmp_path / "lib"
     _build(logic["old"], out, "msgpack")
-    answers = {(0, _kernel(logic["old"], tmp_path)), (0, _kernel(logic["new"], tmp_path)), (1, "no kernel")}
-    sets = {name: build_master_files([path], lazy=True) for name, path in {**logic, "half": half}.items()}
-    # every format the runtime reads as X.dat (the master path below names X.dat)
-    rotation = [("new", "zlib"), ("half", "msgpack"), ("old", "msgpack-indexed"), ("half", "zlib"), ("old", "msgpack")]
+    answers = {(0, _kernel(logic["old"], tmp_path)), (0, _kernel(logic["new"], tmp_path))}
+    fresh = tmp_path / "fresh-half"
+    _build(half, fresh, "msgpack")
+    answers.add(_outcome(fresh))  # the HH build has no kernel for this SGEMM: exit 1, said so
     stop = threading.Event()
     rebuilds = 0
     failures: list[BaseException] = []
+    stop_file = tmp_path / "stop"
+    process: subprocess.Popen[str] | None = None
 
     def rebuild() -> None:
         nonlocal rebuilds
+        sets = {name: build_master_files([path], lazy=True) for name, path in {**logic, "half": half}.items()}
         try:
             while not stop.is_set():
-                for name, fmt in rotation:
+                for name, fmt in ROTATION:
                     dump_master_set(sets[name], out, fmt)
                     rebuilds += 1
         except BaseException as error:  # noqa: BLE001 - reported by the test
             failures.append(error)
 
-    writer = threading.Thread(target=rebuild, daemon=True)
-    writer.start()
+    thread = threading.Thread(target=rebuild, daemon=True)
+    if writer == "thread":
+        thread.start()
+    else:
+        package_root = str(Path(tensilekit.__file__).resolve().parents[1])
+        argv = [sys.executable, "-c", _WRITER, str(out), str(stop_file), str(logic["old"].parent)]
+        process = subprocess.Popen(
+            [*argv, *(f"{name}:{fmt}" for name, fmt in ROTATION)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": package_root},
+        )
+        time.sleep(1.0)  # its imports and builds; the reads below overlap its rebuilds
     outcomes: list[tuple[int, str]] = []
     deadline = time.monotonic() + 6
     try:
@@ -266,12 +305,18 @@ def test_concurrent_rebuilds_never_answer_from_a_mix(logic: dict[str, Path], tmp
             outcomes.append(_outcome(out / f"{MASTER}.dat"))
     finally:
         stop.set()
-        writer.join(timeout=30)
+        stop_file.touch()
+        if process is not None:
+            stdout, _ = process.communicate(timeout=60)
+            assert process.returncode == 0
+            rebuilds = int(stdout)
+        else:
+            thread.join(timeout=30)
     assert not failures, failures
-    assert rebuilds > len(rotation) and len(outcomes) > 4
+    assert rebuilds > len(ROTATION) and len(outcomes) > 4
     for code, said in outcomes:
         assert (code, said) in answers or (code == 3 and "rewritten" in said), (code, said)
     # one whole set is left, the last one written: no temporaries, nothing of an earlier build
-    last = rotation[(rebuilds - 1) % len(rotation)][1]
+    last = ROTATION[(rebuilds - 1) % len(ROTATION)][1]
     names = sorted(path.name for path in out.iterdir())
     assert len(names) == 2 and all(name.endswith(SUFFIX[last]) for name in names), names
