@@ -463,6 +463,33 @@ def placeholder_problems(master: MasterLibrary, master_path: str | Path) -> list
     return problems
 
 
+def shadowed_catalogs(master: MasterLibrary, master_path: str | Path) -> list[tuple[str, str]]:
+    """(YAML path, message) for each file of the set at ``master_path`` that has both catalog
+    spellings: the runtime reads ``X.dat.zlib`` and never ``X.dat``, so one of the two is left over
+    from another build (what ``validate`` warns about; tensilekit's own builds remove it)."""
+    from tensilekit.io.zlib_catalog import logical_name
+
+    path = Path(master_path)
+    logical = logical_name(path)
+    found: list[tuple[str, str]] = []
+    if logical.suffix == ".dat":
+        for other in catalog_siblings(path):
+            read = other if other.name.endswith(".zlib") else path
+            unread = path if read == other else other
+            found.append(("", f"{unread.name} beside {read.name}: the runtime reads {read.name} only (a stale file?)"))
+        for where, node in master.iter_nodes():
+            if isinstance(node, PlaceholderNode):
+                bare = path.with_name(node.value + ".dat")
+                if bare.is_file() and bare.with_name(bare.name + ".zlib").is_file():
+                    found.append(
+                        (
+                            f"{where}.value",
+                            f"{bare.name} beside {bare.name}.zlib: the runtime reads the .zlib only (a stale file?)",
+                        )
+                    )
+    return found
+
+
 def load_placeholder(master_path: str | Path, prefix: str, *, lazy: bool = False) -> MasterLibrary:
     """Load the lazily referenced library ``prefix`` beside ``master_path`` (same extension).
 
@@ -526,5 +553,6 @@ __all__ = [
     "master_from_data",
     "master_to_data",
     "set_suffix",
+    "shadowed_catalogs",
     "WRITE_FORMATS",
 ]

@@ -128,6 +128,20 @@ def test_single_file_rebuild_removes_the_other_catalog_spelling(logic: dict[str,
     assert _select(target) == (0, _kernel(logic["new"], tmp_path))
 
 
+def test_validate_warns_about_a_shadowed_catalog(logic: dict[str, Path], tmp_path: Path) -> None:
+    # a folder another tool left with both spellings: the runtime reads X.dat.zlib, never X.dat
+    out = tmp_path / "lib"
+    _build(logic["old"], out, "zlib")
+    stale = tmp_path / "stale"
+    _build(logic["new"], stale, "msgpack")
+    for path in stale.iterdir():
+        (out / path.name).write_bytes(path.read_bytes())
+    result = CliRunner().invoke(cli, ["validate", "--json", str(out / f"{MASTER}.dat.zlib")])
+    assert result.exit_code == 0, result.output  # a warning: the runtime's view is consistent
+    codes = [finding["code"] for record in json.loads(result.stdout) for finding in record["findings"]]
+    assert codes.count("shadowed-catalog") == 2, result.output  # the master's and the shard's
+
+
 # -- 4. a lazy master's content is its shards ----------------------------------------------------
 
 
@@ -232,6 +246,33 @@ def test_select_across_a_rebuild_reads_one_build(
     monkeypatch.setattr("tensilekit.api.load_placeholder", rebuild_first)
     assert _outcome(out if through == "folder" else out / f"{MASTER}.dat") == expected
     assert rebuilt
+
+
+def test_validate_across_a_rebuild(logic: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder is rebuilt (another problem type) after the master was read: no finding about
+    the new build's files is charged to the old master (main: "placeholder file … does not
+    exist", exit 1); validate stops with LibraryChanged (exit 3), located at the folder."""
+    from tensilekit.io import master_io
+
+    half = _half_logic(logic["old"].parent)
+    out = tmp_path / "lib"
+    _build(logic["old"], out, "msgpack")
+    rebuilt: list[bool] = []
+
+    def rebuilding(real: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if not rebuilt:
+                rebuilt.append(True)
+                _swap_in(half, out)
+            return real(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(master_io, "placeholder_problems", rebuilding(master_io.placeholder_problems))
+    result = CliRunner().invoke(cli, ["validate", str(out / f"{MASTER}.dat")])
+    assert rebuilt
+    assert result.exit_code == 3, result.output
+    assert "rewritten" in result.output and str(out) in result.output
 
 
 #: The rebuilds a writer cycles through: other kernels, another problem type (another shard
