@@ -123,6 +123,13 @@ def _catalog_files(folder: Path) -> list[Path]:
     return runtime_view(sorted(p for p in folder.iterdir() if p.is_file()))
 
 
+def master_arch(name: str) -> str | None:
+    """The architecture in a master's file (or base) name, e.g. ``gfx942`` for
+    ``TensileLibrary_lazy_gfx942.dat``; None for a shard, a mapping or another file."""
+    match = _MASTER.fullmatch(name if name.endswith((".dat", ".yaml", ".zlib")) else name + ".dat")
+    return match.group("arch") if match else None
+
+
 def _subtrees(root: Path) -> list[Path]:
     """The per-architecture subfolders (``gfx942/``, ``gfx1250v0/``) of an installed library folder."""
     return sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("gfx"))
@@ -544,6 +551,7 @@ __all__ = [
     "inline_placeholders",
     "is_installed_library",
     "is_mapping_name",
+    "master_arch",
     "lazy_mappings",
     "read_mapping",
     "revisioned_arch_name",

@@ -82,6 +82,7 @@ def build_master_command(
         chosen = fmt or ("yaml" if format_for_path(target).value == "yaml" and target.suffix else "msgpack")
         suffix = set_suffix(chosen)
         directory = target if not target.suffix else target.parent
+        _refuse_shadowing_subtrees(directory, files)
         # one set, swapped in at once: a lazy master never appears without its placeholder files
         for set_file in dump_master_set(files, directory, chosen, removed=removed):
             master_written = files.get(set_file.name.removesuffix(suffix))
@@ -102,3 +103,24 @@ def build_master_command(
             click.echo(json.dumps({"output": str(written_path), "solutions": solutions}))
         else:
             click.echo(f"wrote {written_path}" + (f" ({solutions} solutions)" if solutions is not None else ""))
+
+
+def _refuse_shadowing_subtrees(directory: Path, files: dict[str, object]) -> None:
+    """A per-architecture subtree (``gfx942/``) holding a master for an architecture this build
+    writes flat would be loaded by the runtime instead of the new masters (installed_library
+    ``revisioned_arch_name``): the build owns the folder's library files, but does not remove a
+    whole tree another layout wrote; it refuses and lists them (exit 3)."""
+    from tensilekit.errors import Location, TensilekitError
+    from tensilekit.io.installed_library import find_masters, master_arch
+
+    if not directory.is_dir():
+        return
+    built = {arch for arch in (master_arch(name) for name in files) if arch is not None}
+    shadowing = sorted({str(m.path) for m in find_masters(directory) if m.label != "." and m.arch in built})
+    if shadowing:
+        raise TensilekitError(
+            "per-architecture subtrees hold masters the runtime would load instead of this build's: "
+            + ", ".join(shadowing)
+            + "; remove them or build into the subtree (-o DIR/<arch>)",
+            Location(file=str(directory)),
+        )

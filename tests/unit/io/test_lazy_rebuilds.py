@@ -128,6 +128,20 @@ def test_single_file_rebuild_removes_the_other_catalog_spelling(logic: dict[str,
     assert _select(target) == (0, _kernel(logic["new"], tmp_path))
 
 
+def test_flat_build_refuses_a_subtree_that_would_shadow_it(logic: dict[str, Path], tmp_path: Path) -> None:
+    # the runtime loads <folder>/gfx90a/ when it holds a gfx90a master, not the folder's own
+    out = tmp_path / "lib"
+    out.mkdir()
+    _build(logic["old"], out / "gfx90a", "msgpack")
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    result = CliRunner().invoke(cli, ["build-master", "--lazy", "-o", str(out), str(logic["new"])])
+    assert result.exit_code == 3, result.output
+    assert str(out / "gfx90a" / f"{MASTER}.dat") in result.output
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before  # nothing written
+    _build(logic["new"], out / "gfx90a", "zlib")  # into the subtree: the old set goes
+    assert _select(out) == (0, _kernel(logic["new"], tmp_path))
+
+
 def test_validate_warns_about_a_shadowed_catalog(logic: dict[str, Path], tmp_path: Path) -> None:
     # a folder another tool left with both spellings: the runtime reads X.dat.zlib, never X.dat
     out = tmp_path / "lib"
