@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -105,7 +106,7 @@ def build_master_command(
             click.echo(f"wrote {written_path}" + (f" ({solutions} solutions)" if solutions is not None else ""))
 
 
-def _refuse_shadowing_subtrees(directory: Path, files: dict[str, object]) -> None:
+def _refuse_shadowing_subtrees(directory: Path, files: Mapping[str, object]) -> None:
     """A per-architecture subtree (``gfx942/``) holding a master for an architecture this build
     writes flat would be loaded by the runtime instead of the new masters (installed_library
     ``revisioned_arch_name``): the build owns the folder's library files, but does not remove a
