@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from tensilekit.errors import (
     InputNotFound,
+    LibraryChanged,
     LibraryFormatError,
     Location,
     MergeError,
@@ -184,12 +185,18 @@ def load_for_selection(
     one ``Hardware`` node). ``subtree``/``asic_revision`` choose an installed folder's silicon
     revision tree (:meth:`tensilekit.io.installed_library.InstalledLibrary.choose`).
     """
+    from tensilekit.io.atomic import FolderGeneration
+
     path = Path(path)
+    # a lazy master and its shards are one set: read through one generation of their folder
+    # (a rebuild swaps the folder; a mix is refused with LibraryChanged, never answered from)
+    generation = FolderGeneration([path.parent, *([path] if path.is_dir() else [])])
     if not path.exists():
         from tensilekit.io.zlib_catalog import resolve_catalog
 
         path = resolve_catalog(path)  # a logical X.dat served by X.dat.zlib, as the runtime probes
     if not path.exists():
+        generation.check()  # gone with a rebuild in another format, not missing
         raise InputNotFound("no such file or directory", Location(file=str(path)))
     # a transient master: hipBLASLt custom kernels keep their stored values (no CustomKernels dir)
     if path.is_dir():
@@ -198,16 +205,31 @@ def load_for_selection(
 
         if is_installed_library(path):  # an installed hipBLASLt library: masters, shards read on demand
             return InstalledLibrary(path).for_selection(label=subtree, asic_revision=asic_revision)
+        generation.check()  # no master seen: a folder listed while a rebuild removed it is not logic
         _no_subtree(path, subtree, asic_revision)
         return _joined(build_master_files([path], custom_kernels=keep_stored_custom_kernels)), None
     _no_subtree(path, subtree, asic_revision)
-    with error_context(path):
-        data, _, text = decode(read_bytes(path), str(path))
-        kind = detect_kind(data)
+    try:
+        with error_context(path):
+            data, _, text = decode(read_bytes(path), str(path))
+            kind = detect_kind(data)
+    except TensilekitError:
+        generation.check()
+        raise
     if kind is Kind.MASTER:
         library = master_from_data(data, source=str(path), text=text)
         master_path = path
-        return library, lambda prefix: load_placeholder(master_path, prefix)
+
+        def load_shard(prefix: str) -> MasterLibrary:
+            try:
+                shard = load_placeholder(master_path, prefix)
+            except TensilekitError:
+                generation.check()  # a shard gone or damaged because the folder was swapped
+                raise
+            generation.check()
+            return shard
+
+        return library, load_shard
     from tensilekit.model.derive_tensilelite import keep_stored_custom_kernels
 
     return _joined(build_master_files([path], custom_kernels=keep_stored_custom_kernels)), None
@@ -233,6 +255,8 @@ def runtime_sample(library: MasterLibrary, loader: Callable[[str], MasterLibrary
                 if lazy_indices:
                     return [shard._lazy_solution(lazy_indices[0])]  # type: ignore[attr-defined]
                 return list(shard.solutions[:1])
+            except LibraryChanged:
+                raise
             except TensilekitError:
                 continue  # a damaged shard is reported by the query that reaches it; try the next
     return []

@@ -195,6 +195,12 @@ class InputNotFound(TensilekitError, FileNotFoundError):
     """A path that does not exist."""
 
 
+class LibraryChanged(TensilekitError):
+    """A library folder was rewritten (swapped for a new build) while it was being read: what was
+    read so far mixes two generations, so it is dropped. Reading again sees one of them; the
+    commands that select retry a few times before they report this (exit 3)."""
+
+
 class MissingDependency(TensilekitError, ImportError):
     """An optional extra is not installed; the message names it (``install tensilekit[ray]``)."""
 
@@ -323,6 +329,7 @@ __all__ = [
     "InputTooLarge",
     "InvalidKernel",
     "InvalidValue",
+    "LibraryChanged",
     "LibraryFormatError",
     "Location",
     "MergeError",

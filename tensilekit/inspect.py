@@ -200,8 +200,11 @@ def finding_from_error(error: TensilekitError, path: str | Path) -> Finding:
 
 def validate_file(path: str | Path) -> FileValidation:
     """Schema and semantic checks of one file; decoding/schema errors become findings."""
+    from tensilekit.io.atomic import FolderGeneration
     from tensilekit.io.installed_library import check_mapping, is_mapping_name
 
+    # a master and the shards it names are one set: checked in one generation of their folder
+    generation = FolderGeneration([Path(path).parent])
     try:
         if is_mapping_name(path):  # a lazy mapping: index -> shard, every shard present
             check_mapping(path)
@@ -209,6 +212,7 @@ def validate_file(path: str | Path) -> FileValidation:
         data = read_bytes(path)
         model = loads(data, str(path))
     except TensilekitError as error:
+        generation.check()  # not the file's fault: the folder was rebuilt while it was read
         related = getattr(error, "related", [])
         findings = [finding_from_error(problem, path) for problem in [error, *related]]
         if related:  # every problem is listed: drop the first one's "[and N more problem(s)]"
@@ -216,12 +220,18 @@ def validate_file(path: str | Path) -> FileValidation:
         return FileValidation(path=str(path), ok=False, findings=findings)
     findings = check_master(model) if isinstance(model, MasterLibrary) else check_logic(model)
     if isinstance(model, MasterLibrary):
-        from tensilekit.io.master_io import placeholder_problems
+        from tensilekit.io.master_io import placeholder_problems, shadowed_catalogs
 
         findings.extend(
             Finding(severity="error", code="placeholder", message=message, path=where)
             for where, message in placeholder_problems(model, path)
         )
+        findings.extend(
+            Finding(severity="warning", code="shadowed-catalog", message=message, path=where)
+            for where, message in shadowed_catalogs(model, path)
+        )
+        if any(isinstance(node, PlaceholderNode) for _, node in model.iter_nodes()):
+            generation.check()  # the placeholder files were looked up in the master's own build
     add_finding_lines(data, findings, limit=200)
     return FileValidation(path=str(path), ok=not has_errors(findings), findings=findings)
 

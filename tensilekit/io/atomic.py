@@ -30,7 +30,7 @@ import secrets
 import shutil
 import signal
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -214,11 +214,14 @@ def _link_or_copy(source: str, destination: str) -> None:
         shutil.copy2(source, destination, follow_symlinks=False)
 
 
-def _carry_over(old: Path, staged: Path) -> None:
-    """Every entry of the old folder the writer did not replace, hard-linked (or copied) in."""
+def _carry_over(old: Path, staged: Path, owns: Callable[[str], bool] | None = None) -> None:
+    """Every entry of the old folder the writer did not replace, hard-linked (or copied) in,
+    except those ``owns`` claims: the writer's own kind of file it did not write again is stale."""
     for entry in os.scandir(old):
         if _OURS.fullmatch(entry.name):
             continue  # another writer's temporary: not part of the set
+        if owns is not None and owns(entry.name) and not entry.is_dir(follow_symlinks=False):
+            continue  # a file of the set's kind that this write did not produce: stale, it goes
         destination = staged / entry.name
         if destination.exists() or destination.is_symlink():
             continue
@@ -242,13 +245,15 @@ def _restore_set_aside(target: Path) -> None:
 
 
 @contextlib.contextmanager
-def staged_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
+def staged_directory(path: str | os.PathLike[str], *, owns: Callable[[str], bool] | None = None) -> Iterator[Path]:
     """Write a set of files into a staging folder, then swap it in for ``path`` all at once.
 
     Yields the staging folder; write the new files there with plain writes (in the order a
     reader should see them appear, for systems without the atomic swap). On success, entries
-    of the existing folder that were not written are carried over (hard links), everything is
-    fsynced and the staging folder replaces ``path``. On an exception nothing changes.
+    of the existing folder that were not written are carried over (hard links), except the
+    files ``owns(name)`` claims (the writer owns every file of its kind in the folder: one it did
+    not write again is stale and goes with the swap); everything is fsynced and the staging
+    folder replaces ``path``. On an exception nothing changes.
     """
     target = _through_symlink(Path(path))
     if target.exists() and not target.is_dir():
@@ -264,7 +269,7 @@ def staged_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
         checkpoint("stage-created")
         yield staged
         if target.is_dir():
-            _carry_over(target, staged)
+            _carry_over(target, staged, owns)
             with contextlib.suppress(OSError):
                 os.chmod(staged, stat.S_IMODE(target.stat().st_mode))
         _fsync_tree(staged)
@@ -286,7 +291,62 @@ def staged_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise
 
 
+# -- reading a set through one generation -----------------------------------------------------
+
+
+class FolderGeneration:
+    """The generation of one or more folders a reader reads a set of files from.
+
+    A writer replaces a folder's set only by swapping in a new folder (:func:`staged_directory`):
+    the path then names a new directory, and the old one is renamed away and removed, never put
+    back. Holding the old directory open keeps its inode alive (its number cannot be reused), so
+    "the path still names the directory held open" after a read proves every open since the pin
+    resolved in that one directory: no mix of old and new files. :meth:`check` raises
+    :class:`~tensilekit.errors.LibraryChanged` otherwise; read the set again.
+    """
+
+    def __init__(self, folders: Iterator[Path] | list[Path] | tuple[Path, ...]) -> None:
+        self._pinned: list[tuple[Path, int]] = []
+        for folder in dict.fromkeys(Path(os.path.abspath(f)) for f in folders):
+            with contextlib.suppress(OSError):
+                self._pinned.append((folder, os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))))
+
+    def changed(self) -> Path | None:
+        """The first pinned folder whose path no longer names the directory held open, else None."""
+        for folder, descriptor in self._pinned:
+            held = os.fstat(descriptor)
+            try:
+                now = os.stat(folder)
+            except OSError:
+                return folder  # between the two renames of the fallback swap, or removed
+            if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+                return folder
+        return None
+
+    def check(self) -> None:
+        """Raise :class:`~tensilekit.errors.LibraryChanged` when a pinned folder was swapped."""
+        folder = self.changed()
+        if folder is not None:
+            from tensilekit.errors import LibraryChanged, Location
+
+            raise LibraryChanged(
+                "the library folder was rewritten (a new build swapped in) while it was read; what was read "
+                "mixes two builds and is dropped: read it again",
+                Location(file=str(folder)),
+            )
+
+    def close(self) -> None:
+        for _, descriptor in self._pinned:
+            with contextlib.suppress(OSError):
+                os.close(descriptor)
+        self._pinned = []
+
+    def __del__(self) -> None:
+        self.close()
+
+
 __all__ = [
+    "FolderGeneration",
     "atomic_open",
     "checkpoint",
     "remove_leftovers",

@@ -25,7 +25,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tensilekit.errors import InputNotFound, LibraryFormatError, Location, SelectionError, TensilekitError
+from tensilekit.errors import (
+    InputNotFound,
+    LibraryChanged,
+    LibraryFormatError,
+    Location,
+    SelectionError,
+    TensilekitError,
+)
 from tensilekit.model.library import MasterLibrary, PlaceholderNode, join_masters
 
 # TensileLibrary_lazy_gfx942.dat, TensileLibrary_gfx90a.yaml, TensileLibrary_lazy_gfx1250-strict.dat.zlib;
@@ -116,11 +123,23 @@ def _catalog_files(folder: Path) -> list[Path]:
     return runtime_view(sorted(p for p in folder.iterdir() if p.is_file()))
 
 
+def master_arch(name: str) -> str | None:
+    """The architecture in a master's file (or base) name, e.g. ``gfx942`` for
+    ``TensileLibrary_lazy_gfx942.dat``; None for a shard, a mapping or another file."""
+    match = _MASTER.fullmatch(name if name.endswith((".dat", ".yaml", ".zlib")) else name + ".dat")
+    return match.group("arch") if match else None
+
+
+def _subtrees(root: Path) -> list[Path]:
+    """The per-architecture subfolders (``gfx942/``, ``gfx1250v0/``) of an installed library folder."""
+    return sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("gfx"))
+
+
 def find_masters(folder: str | Path) -> list[InstalledMaster]:
     """The masters of an installed library folder (flat and per-architecture subfolders)."""
     root = Path(folder)
     found: list[InstalledMaster] = []
-    folders = [root] + sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("gfx"))
+    folders = [root, *_subtrees(root)]
     for sub in folders:
         files = _catalog_files(sub)
         mappings: dict[str | None, Path] = {}
@@ -233,10 +252,16 @@ class InstalledLibrary:
     """An installed library folder: its masters, loaded on demand, and their shards."""
 
     def __init__(self, folder: str | Path) -> None:
+        from tensilekit.io.atomic import FolderGeneration
+
         self.folder = Path(folder)
         if not self.folder.is_dir():
             raise InputNotFound("no such library folder", Location(file=str(folder)))
+        # masters and shards are one set: everything is read through one generation of the
+        # folder and its subtrees (a rebuild swaps a folder in; a mix raises LibraryChanged)
+        self.generation = FolderGeneration([self.folder, *_subtrees(self.folder)])
         self.masters = find_masters(self.folder)
+        self.generation.check()  # a listing taken while a rebuild swapped the folder is partial
         if not self.masters:
             raise InputNotFound(
                 "no TensileLibrary_lazy_<arch>.dat(.zlib) or TensileLibrary_<arch>.dat(.zlib) in this folder",
@@ -298,7 +323,12 @@ class InstalledLibrary:
 
         library = self._loaded.get(master.path)
         if library is None:
-            library = load_master(master.path)
+            try:
+                library = load_master(master.path)
+            except TensilekitError:
+                self.generation.check()  # gone or damaged because the folder was swapped
+                raise
+            self.generation.check()
             self._loaded[master.path] = library
         return library
 
@@ -307,7 +337,12 @@ class InstalledLibrary:
         from tensilekit.io.master_io import load_placeholder
 
         def load_shard(prefix: str) -> MasterLibrary:
-            library = load_placeholder(master.path, prefix, lazy=True)
+            try:
+                library = load_placeholder(master.path, prefix, lazy=True)
+            except TensilekitError:
+                self.generation.check()
+                raise
+            self.generation.check()
             self.shards_read.append(master.path.with_name(prefix))
             return library
 
@@ -351,6 +386,8 @@ class InstalledLibrary:
                 raise failed[prefix]
             try:
                 return loaders[id(owner)](prefix)
+            except LibraryChanged:
+                raise  # not this shard's fault: the whole read is dropped (and retried)
             except TensilekitError as error:
                 # a selection error: the batch reports it for the queries reaching this shard and
                 # answers the others (selection.api.select_batch)
@@ -381,33 +418,60 @@ class InstalledLibrary:
         """``master`` with every placeholder replaced by its shard's tree (all shards read): what
         lint, info, coverage over everything and diff need. A shard that cannot be read raises,
         or with ``on_error`` is reported and left a Placeholder, so the other shards still count."""
-        from tensilekit.io.master_io import load_placeholder
+        library, read = inline_placeholders(
+            self.load(master), master.path, on_error=on_error, check=self.generation.check
+        )
+        self.shards_read.extend(read)
+        return library
 
-        library = self.load(master)
-        raw = library.to_raw()
-        solutions: list[Any] = list(raw.get("solutions", []))
 
-        def inline(node: Any) -> Any:
-            if isinstance(node, dict):
-                if node.get("type") == "Placeholder":
-                    try:
-                        shard = load_placeholder(master.path, node["value"])
-                    except TensilekitError as error:
-                        if on_error is None:
-                            raise
-                        on_error(error)
-                        return node
-                    self.shards_read.append(master.path.with_name(node["value"]))
-                    shard_raw = shard.to_raw()
-                    solutions.extend(shard_raw["solutions"])
-                    return shard_raw["library"]
-                return {key: inline(value) for key, value in node.items()}
-            if isinstance(node, list):
-                return [inline(item) for item in node]
-            return node
+def inline_placeholders(
+    library: MasterLibrary,
+    master_path: str | Path,
+    *,
+    on_error: Callable[[TensilekitError], None] | None = None,
+    check: Callable[[], None] | None = None,
+) -> tuple[MasterLibrary, list[Path]]:
+    """``library`` (read from ``master_path``) with every Placeholder replaced by its shard's tree
+    and the shard's solutions added: a lazy master's content, as the runtime would see it once
+    every shard is loaded; and the shard files read. A library without placeholders comes back
+    as it is. A shard that cannot be read raises, or with ``on_error`` is reported and left a
+    Placeholder, so the other shards still count. ``check`` is called after each shard read
+    and before an error is handled (:meth:`FolderGeneration.check`: a read across a rebuild)."""
+    from tensilekit.io.master_io import load_placeholder
 
-        tree = inline(raw["library"])
-        return MasterLibrary.model_validate({**raw, "solutions": solutions, "library": tree})
+    if not any(isinstance(node, PlaceholderNode) for _, node in library.iter_nodes()):
+        return library, []
+    path = Path(master_path)
+    raw = library.to_raw()
+    solutions: list[Any] = list(raw.get("solutions", []))
+    read: list[Path] = []
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            if node.get("type") == "Placeholder":
+                try:
+                    shard = load_placeholder(path, node["value"])
+                except TensilekitError as error:
+                    if check is not None:
+                        check()
+                    if on_error is None:
+                        raise
+                    on_error(error)
+                    return node
+                if check is not None:
+                    check()
+                read.append(path.with_name(node["value"]))
+                shard_raw = shard.to_raw()
+                solutions.extend(shard_raw["solutions"])
+                return shard_raw["library"]
+            return {key: inline(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        return node
+
+    tree = inline(raw["library"])
+    return MasterLibrary.model_validate({**raw, "solutions": solutions, "library": tree}), read
 
 
 def _referenced(node: Any, found: set[int]) -> None:
@@ -484,8 +548,10 @@ __all__ = [
     "ShardUnreadable",
     "find_masters",
     "check_mapping",
+    "inline_placeholders",
     "is_installed_library",
     "is_mapping_name",
+    "master_arch",
     "lazy_mappings",
     "read_mapping",
     "revisioned_arch_name",

@@ -7,6 +7,7 @@ reads the file it names (``<dir of master>/<prefix><extension of master>``, as t
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -341,6 +342,7 @@ def dump_master_set(
     fmt: Format | str = Format.MSGPACK,
     *,
     mapping: bool | None = None,
+    removed: list[Path] | None = None,
 ) -> list[Path]:
     """Write several masters (``name -> library``, e.g. a lazy library and its placeholder files)
     into ``directory`` as one set: staged and swapped in at once (``io.atomic.staged_directory``),
@@ -350,7 +352,11 @@ def dump_master_set(
     master. That file belongs to the 2026 TensileCreateLibrary (rocm-libraries ``Run.py``), the one
     that writes ``.dat.zlib`` and indexed catalogs; hipBLASLt 7d9fb683 writes none. Default (None):
     with the 2026 formats (``zlib``, ``msgpack-indexed``) only, so a YAML or ``.dat`` lazy set stays
-    byte for byte what 7d9fb683 writes."""
+    byte for byte what 7d9fb683 writes.
+
+    The set owns the folder's library files (:func:`is_library_file_name`): those it does not
+    write again (an earlier build's, in another format or for a shard no longer named) are
+    removed with the swap, and appended to ``removed`` when given. Other files stay."""
     from tensilekit.io.atomic import staged_directory
 
     chosen = str(getattr(fmt, "value", fmt))
@@ -366,7 +372,12 @@ def dump_master_set(
     written = [f"{name}{suffix}" for name in order if not name.startswith("TensileLibrary_lazy")]
     written += [f"{name}{mapping_suffix}" for name in mappings]
     written += [f"{name}{suffix}" for name in order if name.startswith("TensileLibrary_lazy")]
-    with staged_directory(directory) as staging:
+    # the build owns the folder's library files: one of an earlier build it does not write again
+    # (another format's .dat.zlib shard the runtime would probe first, a shard no master names
+    # any more) goes with the swap; code objects and anything else stay
+    if removed is not None:
+        removed.extend(stale_library_files(directory, [Path(name) for name in written]))
+    with staged_directory(directory, owns=is_library_file_name) as staging:
         for name in order:
             if name.startswith("TensileLibrary_lazy"):
                 for mapping_name, table in mappings.items():
@@ -379,6 +390,44 @@ def dump_master_set(
                 mappings = {}
             dump_master(masters[name], staging / f"{name}{suffix}", "msgpack" if chosen == "zlib" else chosen)
     return [Path(directory) / name for name in written]
+
+
+# TensileLibrary_lazy_gfx942.dat, TensileLibrary_Type_…_gfx942.dat.zlib, TensileLibrary.yaml,
+# TensileLiteLibrary_lazy_gfx942_Mapping.dat: any master, shard or mapping catalog, in any format
+# a master is read or written in; not code objects (TensileLibrary_gfx942.co, .hsaco) or others.
+_LIBRARY_FILE = re.compile(
+    r"Tensile(?:Lite)?Library(?:_.*)?\.(?:dat|yaml|yml|msgpack)(?:\.zlib|\.gz)?", re.IGNORECASE | re.DOTALL
+)
+
+
+def is_library_file_name(name: str) -> bool:
+    """A master, shard or lazy-mapping file name, in any format (what a build of the folder owns)."""
+    return _LIBRARY_FILE.fullmatch(name) is not None
+
+
+def stale_library_files(directory: str | Path, written: list[Path]) -> list[Path]:
+    """The library files in ``directory`` (:func:`is_library_file_name`) that are not among
+    ``written``: what writing that set there removes."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        return []
+    names = {path.name for path in written}
+    return sorted(
+        path
+        for path in folder.iterdir()
+        if is_library_file_name(path.name) and path.name not in names and path.is_file()
+    )
+
+
+def catalog_siblings(path: str | Path) -> list[Path]:
+    """The other spellings of the catalog ``path`` the runtime probes (``X.dat`` ↔ ``X.dat.zlib``)
+    that exist: stale once ``path`` is written, and the ``.zlib`` one would be read first."""
+    from tensilekit.io.zlib_catalog import probe_order
+
+    target = Path(path)
+    if not target.name.endswith((".dat", ".dat.zlib")):
+        return []
+    return [candidate for candidate in probe_order(target) if candidate != target and candidate.is_file()]
 
 
 def set_suffix(fmt: str) -> str:
@@ -412,6 +461,33 @@ def placeholder_problems(master: MasterLibrary, master_path: str | Path) -> list
         elif not any(candidate.is_file() for candidate in candidates):
             problems.append((f"{where}.value", f"placeholder file {target.name} does not exist"))
     return problems
+
+
+def shadowed_catalogs(master: MasterLibrary, master_path: str | Path) -> list[tuple[str, str]]:
+    """(YAML path, message) for each file of the set at ``master_path`` that has both catalog
+    spellings: the runtime reads ``X.dat.zlib`` and never ``X.dat``, so one of the two is left over
+    from another build (what ``validate`` warns about; tensilekit's own builds remove it)."""
+    from tensilekit.io.zlib_catalog import logical_name
+
+    path = Path(master_path)
+    logical = logical_name(path)
+    found: list[tuple[str, str]] = []
+    if logical.suffix == ".dat":
+        for other in catalog_siblings(path):
+            read = other if other.name.endswith(".zlib") else path
+            unread = path if read == other else other
+            found.append(("", f"{unread.name} beside {read.name}: the runtime reads {read.name} only (a stale file?)"))
+        for where, node in master.iter_nodes():
+            if isinstance(node, PlaceholderNode):
+                bare = path.with_name(node.value + ".dat")
+                if bare.is_file() and bare.with_name(bare.name + ".zlib").is_file():
+                    found.append(
+                        (
+                            f"{where}.value",
+                            f"{bare.name} beside {bare.name}.zlib: the runtime reads the .zlib only (a stale file?)",
+                        )
+                    )
+    return found
 
 
 def load_placeholder(master_path: str | Path, prefix: str, *, lazy: bool = False) -> MasterLibrary:
@@ -462,7 +538,10 @@ def load_placeholder(master_path: str | Path, prefix: str, *, lazy: bool = False
 __all__ = [
     "decode",
     "dump_master",
+    "catalog_siblings",
     "dump_master_set",
+    "is_library_file_name",
+    "stale_library_files",
     "dumps_master",
     "format_for_path",
     "load_master",
@@ -474,5 +553,6 @@ __all__ = [
     "master_from_data",
     "master_to_data",
     "set_suffix",
+    "shadowed_catalogs",
     "WRITE_FORMATS",
 ]

@@ -13,12 +13,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from tensilekit.build import build_master_libraries
-from tensilekit.errors import TensilekitError, error_context
+from tensilekit.errors import LibraryChanged, TensilekitError, error_context
 from tensilekit.inspect import add_finding_lines, finding_from_error, iter_library_files
 from tensilekit.io.detect import Kind, detect_kind
 from tensilekit.io.files import read_bytes
@@ -32,6 +32,9 @@ from tensilekit.model.derive_tensilelite import keep_stored_custom_kernels
 from tensilekit.model.library import MasterLibrary, MatchingNode
 from tensilekit.model.logic import LogicFile
 from tensilekit.selection.walk import Loader
+
+if TYPE_CHECKING:
+    from tensilekit.io.atomic import FolderGeneration
 
 #: Logic ``indexOrder`` code -> the key property it becomes (``MatchingLibrary.FromOriginalState``).
 _INDEX_CODES = {2: "FreeSizeA", 3: "FreeSizeB", 1: "BoundSize", 0: "BatchSize"}
@@ -122,6 +125,21 @@ def _measure(raw: Any) -> int:
     return len(dump_msgpack(raw))
 
 
+def _generation_loader(load: Loader, generation: FolderGeneration) -> Loader:
+    """``load`` checked against ``generation`` after each shard (and before its error counts)."""
+
+    def load_shard(prefix: str) -> MasterLibrary:
+        try:
+            shard = load(prefix)
+        except TensilekitError:
+            generation.check()
+            raise
+        generation.check()
+        return shard
+
+    return load_shard
+
+
 def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
     """Lint one master library or logic file (see the module docstring)."""
     source = str(path)
@@ -133,6 +151,10 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
         except TensilekitError as error:
             return FileLint(path=source, kind="mapping", findings=[finding_from_error(error, path)])
         return FileLint(path=source, kind="mapping", findings=[])
+    from tensilekit.io.atomic import FolderGeneration
+
+    # a master and its shards are one set: linted through one generation of their folder
+    generation = FolderGeneration([Path(path).parent])
     try:
         data = read_bytes(path)
         with error_context(source):
@@ -143,7 +165,7 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
             loader: Loader | None = None
             if kind is Kind.MASTER:
                 library = master_from_data(decoded, source=source, text=text)
-                loader = functools.partial(load_placeholder, Path(path))
+                loader = _generation_loader(functools.partial(load_placeholder, Path(path)), generation)
             else:
                 logic = logic_from_data(decoded, source=source, text=text)
                 library = _built_master(logic, source)
@@ -156,7 +178,10 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
                 measure=_measure,
                 file_bytes=len(data),
             )
+    except LibraryChanged:
+        raise
     except TensilekitError as error:
+        generation.check()  # not the file's fault: the folder was rebuilt while it was read
         return FileLint(path=source, kind="unreadable", findings=[finding_from_error(error, path)])
     add_finding_lines(data, [finding for finding in findings if not finding.path.startswith(BUILT_PREFIX)])
     return FileLint(path=source, kind="master" if kind is Kind.MASTER else "logic", findings=findings)

@@ -323,16 +323,28 @@ def load_library_input(
 ) -> LogicFile | MasterLibrary | dict[str, LogicFile]:
     """A logic file, a master library (YAML or msgpack), a directory of logic files, or an
     installed library folder (every shard read: a structural diff compares all of them; the
-    trees ``subtree``/``asic_revision`` choose, as ``InstalledLibrary.choose``)."""
-    from tensilekit.io.installed_library import InstalledLibrary, is_installed_library
+    trees ``subtree``/``asic_revision`` choose, as ``InstalledLibrary.choose``).
+
+    A lazy master file comes with its shards inlined (every Placeholder replaced by the tree of
+    the file it names, the shard's solutions added): its content is its shards, so two lazy
+    masters whose shards differ differ, and a lazy master equals its non-lazy build."""
+    from tensilekit.io.installed_library import InstalledLibrary, inline_placeholders, is_installed_library
 
     if path.is_dir() and is_installed_library(path):
         return InstalledLibrary(path).materialize_all(label=subtree, asic_revision=asic_revision)
     if path.is_dir():
         return {name: load_logic(path / name) for name in list_logic_files(path)}
     from tensilekit.api import load
+    from tensilekit.io.atomic import FolderGeneration
+    from tensilekit.io.zlib_catalog import resolve_catalog
 
-    return load(path)
+    generation = FolderGeneration([path.parent])  # the master and its shards: one generation
+    library = load(path)
+    if isinstance(library, MasterLibrary):
+        library, _ = inline_placeholders(
+            library, path if path.exists() else resolve_catalog(path), check=generation.check
+        )
+    return library
 
 
 def prune_paths(

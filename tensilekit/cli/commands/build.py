@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -53,7 +54,7 @@ def build_master_command(
 ) -> None:  # fmt: skip
     """Build the master solution library of LOGIC files or directories (no kernels, no ROCm)."""
     from tensilekit.api import build_master_files
-    from tensilekit.io.master_io import dump_master, dump_master_set, format_for_path, set_suffix
+    from tensilekit.io.master_io import catalog_siblings, dump_master, dump_master_set, format_for_path, set_suffix
     from tensilekit.model.library import PredictionNode
 
     target = Path(output)
@@ -64,6 +65,7 @@ def build_master_command(
     with progress_bar("building", None):
         files = build_master_files(logic, lazy=lazy, dialect=dialect, custom_kernels=custom_kernels)
     written: list[tuple[Path, int | None]] = []
+    removed: list[Path] = []  # the previous build's library files this one does not write again
     if len(files) == 1 and not lazy and not target.is_dir():
         if fmt is None:  # the format follows the suffix, or is an error
             check_output_path(target, suffixes=_OUTPUT_SUFFIXES)
@@ -72,12 +74,18 @@ def build_master_command(
             target = target.with_name(target.name + ".zlib")
         dump_master(master, target, fmt)
         written.append((target, len(master.solutions)))
+        # X.dat and X.dat.zlib are one catalog to the runtime (.zlib probed first): the other
+        # spelling is the previous build's, removed after the new file is in place
+        for sibling in catalog_siblings(target):
+            sibling.unlink(missing_ok=True)
+            removed.append(sibling)
     else:
         chosen = fmt or ("yaml" if format_for_path(target).value == "yaml" and target.suffix else "msgpack")
         suffix = set_suffix(chosen)
         directory = target if not target.suffix else target.parent
+        _refuse_shadowing_subtrees(directory, files)
         # one set, swapped in at once: a lazy master never appears without its placeholder files
-        for set_file in dump_master_set(files, directory, chosen):
+        for set_file in dump_master_set(files, directory, chosen, removed=removed):
             master_written = files.get(set_file.name.removesuffix(suffix))
             written.append((set_file, len(master_written.solutions) if master_written is not None else None))
     if any(isinstance(node, PredictionNode) for library in files.values() for _, node in library.iter_nodes()):
@@ -89,8 +97,31 @@ def build_master_command(
             "use it with tensilekit's select, info, lint and diff",
             err=True,
         )
+    for stale in removed:
+        click.echo(f"removed stale {stale} (not part of this build)", err=True)
     for written_path, solutions in written:
         if as_json:
             click.echo(json.dumps({"output": str(written_path), "solutions": solutions}))
         else:
             click.echo(f"wrote {written_path}" + (f" ({solutions} solutions)" if solutions is not None else ""))
+
+
+def _refuse_shadowing_subtrees(directory: Path, files: Mapping[str, object]) -> None:
+    """A per-architecture subtree (``gfx942/``) holding a master for an architecture this build
+    writes flat would be loaded by the runtime instead of the new masters (installed_library
+    ``revisioned_arch_name``): the build owns the folder's library files, but does not remove a
+    whole tree another layout wrote; it refuses and lists them (exit 3)."""
+    from tensilekit.errors import Location, TensilekitError
+    from tensilekit.io.installed_library import find_masters, master_arch
+
+    if not directory.is_dir():
+        return
+    built = {arch for arch in (master_arch(name) for name in files) if arch is not None}
+    shadowing = sorted({str(m.path) for m in find_masters(directory) if m.label != "." and m.arch in built})
+    if shadowing:
+        raise TensilekitError(
+            "per-architecture subtrees hold masters the runtime would load instead of this build's: "
+            + ", ".join(shadowing)
+            + "; remove them or build into the subtree (-o DIR/<arch>)",
+            Location(file=str(directory)),
+        )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -12,7 +14,7 @@ import click
 from tensilekit.cli.options import TYPE_HELP, check_arch, subtree_options, type_spec_callback
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
-from tensilekit.errors import InputNotFound, Location, NoKernel, SelectionError, TensilekitError
+from tensilekit.errors import InputNotFound, LibraryChanged, Location, NoKernel, SelectionError, TensilekitError
 
 if TYPE_CHECKING:
     from tensilekit.selection import GemmProblem, Hardware
@@ -174,7 +176,9 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
     "-l",
     "library_path",
     default=None,
-    type=click.Path(path_type=Path),
+    # readable=False: click's stat-then-access check races a rebuild swapping the folder (exit 2
+    # for a file that was there); reading reports an unreadable file itself (exit 3, located)
+    type=click.Path(path_type=Path, readable=False),
     help="Master library (YAML/msgpack, .gz), a logic file, a directory of logic files, or an installed "
     "library folder (default: the small gfx90a sample library shipped with tensilekit).",
 )
@@ -265,6 +269,37 @@ def select_command(
     corpus/select-hipblaslt; a line's arch/cu_count/is_apu override --arch/--cu-count/--is-apu),
     or --from-log LOG for every GEMM a hipBLASLt log recorded.
     """
+    # stdin is read once: a read across a rebuild of the library is done again with the same queries
+    stdin_text = sys.stdin.read() if queries is not None and str(queries) == "-" else None
+    for attempt in range(1, _READ_ATTEMPTS + 1):
+        try:
+            _select(
+                m, n, k, library_path, arch, cu_count, is_apu, pci_chip_id, batch, trans_a, trans_b, type_spec, hpa,
+                alpha, beta, metric, rocblas_k0, queries, from_log, runtime_name, compute_name, workspace_size,
+                explain, top, as_json, strict, subtree, asic_revision, stdin_text,
+            )  # fmt: skip
+            return
+        except LibraryChanged:
+            # the library folder was swapped for a new build mid-read: nothing was printed (answers
+            # are rendered after every shard is read); read it again, through one generation
+            if attempt == _READ_ATTEMPTS:
+                raise
+            click.echo("note: the library was rebuilt while it was read; reading it again", err=True)
+            time.sleep(0.01 * attempt)  # let a rebuild in progress finish its swap
+
+
+#: How often ``select`` reads a library again that a concurrent rebuild swapped mid-read.
+_READ_ATTEMPTS = 5
+
+
+def _select(
+    m: int | None, n: int | None, k: int | None, library_path: Path | None, arch: str | None, cu_count: int | None,
+    is_apu: bool, pci_chip_id: int | None, batch: int, trans_a: str, trans_b: str, type_spec: str,
+    hpa: bool | None, alpha: float, beta: float, metric: str, rocblas_k0: bool, queries: Path | None,
+    from_log: Path | None, runtime_name: str | None, compute_name: str | None, workspace_size: int | None,
+    explain: bool, top: int, as_json: bool, strict: bool, subtree: str | None, asic_revision: int | None,
+    stdin_text: str | None,
+) -> None:  # fmt: skip
     from tensilekit.api import library_runtime, load_for_selection
     from tensilekit.cli.render_select import render_batch, render_selection, selection_record
     from tensilekit.data import sample_library_path
@@ -324,12 +359,11 @@ def select_command(
     name = "<stdin>" if str(queries) == "-" else str(queries)
     if name != "<stdin>" and not queries.exists():
         raise InputNotFound("no such file", Location(file=name))
-    stream = sys.stdin if name == "<stdin>" else queries.open(encoding="utf-8")
+    stream = io.StringIO(stdin_text or "") if name == "<stdin>" else queries.open(encoding="utf-8")
     try:
         records, unreadable = _read_queries(stream, name, strict=strict)
     finally:
-        if stream is not sys.stdin:
-            stream.close()
+        stream.close()
     if len(records) <= _WALK_AT_MOST and not top:
         from tensilekit.selection.walk import ReferenceSelector
 
@@ -421,6 +455,8 @@ def _answer(
                     selection = select_solution(compiled, problem, device, explain=explain, top=top)
                     listing = bool(top) and compiled.runtime.name == "hipblaslt"
                     results[position] = selection_record(selection, record.get("id"), explain=explain, listing=listing)
+                except LibraryChanged:
+                    raise  # the whole read is dropped and done again, not this query's error
                 except TensilekitError as error:
                     results[position] = _error_record(record, f"{name}:{number}: {error}")
                 advance(1)
