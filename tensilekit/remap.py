@@ -257,6 +257,16 @@ def _csv_line(cells: Sequence[str], ending: str) -> str:
     return text if ending else text.rstrip("\n")
 
 
+def _renamed(recorded: str, old_record: Mapping[str, Any], new: BuildSolutions, target: int) -> str:
+    """The kernel-name cell for NEW: NEW's spelling of the same field (``kernelName`` or ``name``)
+    when the recorded one is OLD's, else the recorded text (tensilekit cannot tell its spelling)."""
+    new_record = new.table.records.get(target, {})
+    for field in ("kernelName", "name"):
+        if old_record.get(field) == recorded and new_record.get(field):
+            return str(new_record[field])
+    return recorded
+
+
 def remap_aiter(
     text: str,
     file: str,
@@ -312,9 +322,11 @@ def remap_aiter(
         if target is None:
             out[number - 1] = ""
             continue
+        if target == old_index:  # same: the row stays byte for byte (its name column included)
+            continue
         changed = dict(row_cells, solidx=str(target))
         if "kernelName" in changed:
-            changed["kernelName"] = new.kernel(target) or changed["kernelName"]
+            changed["kernelName"] = _renamed(changed["kernelName"], old.table.records[old_index], new, target)
         if changed != row_cells:
             raw_cells = next(csv.reader([body]))
             for position, name in enumerate(header):
