@@ -9,7 +9,11 @@ the OLD build's record of that index and the NEW build's solutions with the same
 * ``same`` -- NEW's solution at the recorded index is that solution;
 * ``moved`` -- exactly one NEW solution is, under another index (given);
 * ``ambiguous`` -- several NEW solutions are, none at the recorded index (listed; none picked);
-* ``missing`` -- none is; NEW's heuristic pick for the row's problem is given, labelled as such.
+* ``missing`` -- none is; NEW's heuristic pick for the row's problem is given, labelled as such;
+* ``rejected`` -- a same/moved solution that NEW's predicates refuse for the row's problem on the
+  row's device (``canSolve``: hardware, problem and task predicates; the deciding one is named).
+  Checked only when the device is known in full (architecture and CU count), since a CU-count
+  predicate cannot hold for an unknown count; NEW's heuristic pick is given as for ``missing``.
 
 The artefact for NEW keeps every byte of the input except the rewritten fields of moved rows
 (and the dropped rows: missing and ambiguous ones, unless ``fill_heuristic``), so remapping a file
@@ -44,6 +48,7 @@ class RemapStatus(str, enum.Enum):
     MOVED = "moved"
     MISSING = "missing"
     AMBIGUOUS = "ambiguous"
+    REJECTED = "rejected"
 
     @property
     def carried(self) -> bool:
@@ -112,6 +117,9 @@ class RemapReport:
 Picker = Callable[[GemmProblem, str | None, int | None], tuple[int | None, str]]
 """(problem, arch, CU count) -> NEW's heuristic pick and a label for it."""
 
+Checker = Callable[[int, GemmProblem, str | None, int | None], str | None]
+"""(NEW index, problem, arch, CU count) -> why NEW refuses that solution for the problem, or None."""
+
 
 @dataclasses.dataclass(frozen=True)
 class BuildSolutions:
@@ -163,6 +171,26 @@ def classify(file: str, line: int, old_index: int, old: BuildSolutions, new: Bui
     return RemapRow(file, line, RemapStatus.MISSING, old_index, None, old.kernel(old_index), "NEW has no such solution")
 
 
+def _judged(
+    row: RemapRow,
+    problem: GemmProblem,
+    arch: str | None,
+    cus: int | None,
+    picker: Picker | None,
+    checker: Checker | None,
+) -> RemapRow:
+    """The row after NEW's predicates (``rejected``) and NEW's heuristic (for rows not carried)."""
+    if row.status.carried and checker is not None and row.new_index is not None:
+        refused = checker(row.new_index, problem, arch, cus)
+        if refused is not None:
+            row = dataclasses.replace(
+                row, status=RemapStatus.REJECTED, reason=f"NEW refuses {row.new_index}: {refused}"
+            )
+    if row.status in (RemapStatus.MISSING, RemapStatus.REJECTED) and picker is not None:
+        row = _with_pick(row, picker(problem, arch, cus))
+    return row
+
+
 def _with_pick(row: RemapRow, pick: tuple[int | None, str] | None) -> RemapRow:
     if pick is None:
         return row
@@ -192,6 +220,7 @@ def remap_tunableop(
     new: BuildSolutions,
     *,
     picker: Picker | None = None,
+    checker: Checker | None = None,
     fill_heuristic: bool = False,
     strict: bool = False,
     validators: Mapping[str, str] | None = None,
@@ -215,8 +244,7 @@ def remap_tunableop(
         if row is None:
             bad.append(_bad(file, entry.line, f"OLD has no solution {old_index}", raw))
             continue
-        if row.status is RemapStatus.MISSING and picker is not None:
-            row = _with_pick(row, picker(entry.problem, arch, None))
+        row = _judged(row, entry.problem, arch, None, picker, checker)
         rows.append(row)
         target = row.new_index if row.status.carried else row.heuristic_index if fill_heuristic else None
         if target is None:
@@ -274,6 +302,7 @@ def remap_aiter(
     new: BuildSolutions,
     *,
     picker: Picker | None = None,
+    checker: Checker | None = None,
     fill_heuristic: bool = False,
     strict: bool = False,
 ) -> RemappedArtefact:
@@ -314,9 +343,8 @@ def remap_aiter(
         if row is None:
             bad.append(_bad(file, number, f"OLD has no solution {old_index}", raw))
             continue
-        if row.status is RemapStatus.MISSING and picker is not None:
-            cu = row_cells.get("cu_num", "")
-            row = _with_pick(row, picker(problem, row_cells.get("gfx") or None, int(cu) if cu.isdigit() else None))
+        cu = row_cells.get("cu_num", "")
+        row = _judged(row, problem, row_cells.get("gfx") or None, int(cu) if cu.isdigit() else None, picker, checker)
         rows.append(row)
         target = row.new_index if row.status.carried else row.heuristic_index if fill_heuristic else None
         if target is None:
@@ -357,6 +385,7 @@ def remap_text(
     new: BuildSolutions,
     *,
     picker: Picker | None = None,
+    checker: Checker | None = None,
     fill_heuristic: bool = False,
     strict: bool = False,
     validators: Mapping[str, str] | None = None,
@@ -365,39 +394,74 @@ def remap_text(
     chosen = detect_workload_format(text)
     if chosen is WorkloadFormat.TUNABLEOP:
         return remap_tunableop(
-            text, file, old, new, picker=picker, fill_heuristic=fill_heuristic, strict=strict, validators=validators
+            text,
+            file,
+            old,
+            new,
+            picker=picker,
+            checker=checker,
+            fill_heuristic=fill_heuristic,
+            strict=strict,
+            validators=validators,
         )
     if chosen is WorkloadFormat.AITER:
         if validators:
             raise UnsupportedFormat("--validator applies to TunableOp files only", Location(file=file))
-        return remap_aiter(text, file, old, new, picker=picker, fill_heuristic=fill_heuristic, strict=strict)
+        return remap_aiter(
+            text, file, old, new, picker=picker, checker=checker, fill_heuristic=fill_heuristic, strict=strict
+        )
     raise UnsupportedFormat("not a TunableOp results file or an AITER tuned CSV", Location(file=file, line=1))
 
 
-def _heuristic_picker(
+def _judges(
     library: MasterLibrary, loader: Callable[[str], MasterLibrary] | None, arch: str | None, cu_count: int | None
-) -> Picker:
+) -> tuple[Picker, Checker]:
+    """NEW's heuristic pick and NEW's ``canSolve`` for a row, on the row's device (else ``arch``/
+    ``cu_count``, else the library's only architecture)."""
     from tensilekit.api import library_processors, library_runtime
     from tensilekit.selection import select_solution
     from tensilekit.selection.problem import Hardware
+    from tensilekit.selection.walk import ReferenceSelector, as_contraction
 
     runtime = library_runtime(library, loader)
+    selector = ReferenceSelector(library, loader, runtime)
+    for _, node in library.iter_nodes():  # canSolve of any index: every shard's solutions joined
+        if isinstance(node, PlaceholderNode):
+            selector.load_placeholder(node.value)
     processors = library_processors(library)
 
+    def device(row_arch: str | None, row_cus: int | None) -> Hardware | None:
+        chosen = row_arch or arch or (processors[0] if len(processors) == 1 else None)
+        if chosen is None:
+            return None
+        return Hardware(arch=chosen, cu_count=row_cus if row_cus is not None else cu_count)
+
     def pick(problem: GemmProblem, row_arch: str | None, row_cus: int | None) -> tuple[int | None, str]:
-        device_arch = row_arch or arch or (processors[0] if len(processors) == 1 else None)
-        if device_arch is None:
+        hardware = device(row_arch, row_cus)
+        if hardware is None:
             return None, "NEW's heuristic pick unknown (the library serves several architectures; give --arch)"
         try:
-            device = Hardware(arch=device_arch, cu_count=row_cus if row_cus is not None else cu_count)
-            chosen = select_solution(library, runtime.problem_from_workload(problem), device, loader=loader)
+            chosen = select_solution(selector, runtime.problem_from_workload(problem), hardware)
         except SelectionError as error:
             return None, f"NEW's heuristic cannot answer: {error.message}"
         if chosen.index is None:
             return None, "NEW's heuristic finds no kernel"
         return chosen.index, f"NEW's heuristic picks {chosen.index} ({chosen.name})"
 
-    return pick
+    def check(index: int, problem: GemmProblem, row_arch: str | None, row_cus: int | None) -> str | None:
+        hardware = device(row_arch, row_cus)
+        if hardware is None or hardware.cu_count is None:
+            return None  # a CU-count predicate cannot hold for an unknown count: not checked
+        try:
+            contraction = as_contraction(runtime.problem_from_workload(problem))
+            verdicts = [selector.verdict(index, attempt, hardware) for attempt in runtime.attempts(contraction)]
+        except SelectionError:
+            return None  # a predicate tensilekit cannot evaluate: not a refusal
+        if any(verdict.passed for verdict in verdicts):
+            return None
+        return f"{verdicts[0].type or 'predicate'} fails ({verdicts[0].reason})"
+
+    return pick, check
 
 
 def remap(
@@ -414,7 +478,8 @@ def remap(
     """Remap tuning artefacts recorded against library ``old`` to library ``new``.
 
     ``old``/``new`` are any library form :func:`tensilekit.api.load_for_selection` reads.
-    ``arch``/``cu_count`` describe the device for NEW's heuristic pick when a row does not say.
+    ``arch``/``cu_count`` describe the device for NEW's heuristic pick and predicates when a row
+    does not say (``rejected`` is decided only when the CU count is known).
     Nothing is written; each :class:`RemappedArtefact` carries its text for NEW.
     """
     from tensilekit.api import load_for_selection
@@ -423,7 +488,7 @@ def remap(
     new_library, new_loader = load_for_selection(new)
     old_solutions = BuildSolutions.from_records(library_records(old_library, old_loader))
     new_solutions = BuildSolutions.from_records(library_records(new_library, new_loader))
-    picker = _heuristic_picker(new_library, new_loader, arch, cu_count)
+    picker, checker = _judges(new_library, new_loader, arch, cu_count)
     remapped = tuple(
         remap_text(
             read_artefact(path),
@@ -431,6 +496,7 @@ def remap(
             old_solutions,
             new_solutions,
             picker=picker,
+            checker=checker,
             fill_heuristic=fill_heuristic,
             strict=strict,
             validators=validators,

@@ -8,8 +8,10 @@ solutions disappear. TunableOp rows are made from AMD's C++ heuristic on OLD
 * ``same``/``moved`` -- NEW's record at ``new_index``, as AMD wrote it (the msgpack bytes, not
   tensilekit's model), equals OLD's apart from the renumbered fields, and select-oracle lists
   ``new_index`` among the supported solutions (``all_supported``) of the row's problem on NEW;
-* ``missing`` -- no record of NEW equals OLD's, and the heuristic pick given is select-oracle's
-  ``expected`` on NEW (none when NEW serves no Half NT GEMM; the retuned kernel's new record when
+* ``rejected`` -- the same record equality, and select-oracle does *not* list ``new_index``
+  (the 80-CU float kernels on a 304-CU device);
+* ``missing`` -- no record of NEW equals OLD's; for missing and rejected rows the heuristic pick
+  given is select-oracle's ``expected`` on NEW (none when NEW serves no Half NT GEMM; the retuned kernel's new record when
   one kernel of a file was retuned in place);
 * ``ambiguous`` -- several do.
 
@@ -150,37 +152,59 @@ def builds(amd: Path, corpus: Path, tmp_path_factory: pytest.TempPathFactory) ->
     return {"tmp": tmp, "masters": masters, "rows": rows, "artefact": artefact}
 
 
+# A TunableOp file names no CU count: one run per device. The float rows were tuned on 80 CUs; on
+# 304 CUs NEW's CUCount hardware predicate refuses their kernels (rejected).
+_DEVICES = {"Half": [304], "Float": [80, 304]}
+
+
 @pytest.mark.parametrize("new", ["new_more", "new_less", "new_retuned"])
 def test_remap_agrees_with_amds_build_and_runtime(amd: Path, builds: dict[str, Any], new: str) -> None:
-    masters, rows = builds["masters"], builds["rows"]
+    masters, rows, tmp = builds["masters"], builds["rows"], builds["tmp"]
     assert len(rows) >= 10
-    report = remap([builds["artefact"]], masters["old"], masters[new], cu_count=304)  # the Half rows' device
-    assert not report.artefacts[0].bad_lines
-    assert sorted(row.line for row in report.rows) == sorted(rows)
     old_records, new_records = _records(masters["old"]), _records(masters[new])
-    answers = _oracle(amd, masters[new], [rows[row.line] for row in report.rows], builds["tmp"])
-    for row in report.rows:
+    runs = []
+    for dtype, counts in _DEVICES.items():
+        lines = [line for line, query in sorted(rows.items()) if query["a_type"] == dtype]
+        artefact = tmp / f"{dtype}.csv"
+        artefact.write_text("".join(builds["artefact"].read_text().splitlines(keepends=True)[n - 1] for n in lines))
+        numbering = dict(enumerate(lines, start=1))  # artefact line -> line of the whole file
+        for cus in counts:
+            report = remap([artefact], masters["old"], masters[new], cu_count=cus)
+            assert not report.artefacts[0].bad_lines
+            assert [row.line for row in report.rows] == sorted(numbering)
+            runs += [(dtype, cus, row, dict(rows[numbering[row.line]], cu_count=cus)) for row in report.rows]
+    queries = [dict(query, id=f"r{number}") for number, (_, _, _, query) in enumerate(runs)]
+    answers = _oracle(amd, masters[new], queries, tmp)
+    statuses: dict[tuple[str, int], set[RemapStatus]] = {}
+    for number, (dtype, cus, row, _) in enumerate(runs):
+        answer = answers[f"r{number}"]
+        statuses.setdefault((dtype, cus), set()).add(row.status)
         wanted = _stripped(old_records[row.old_index])
         equal = [index for index, record in new_records.items() if _stripped(record) == wanted]
-        if row.status in (RemapStatus.SAME, RemapStatus.MOVED):
+        if row.status in (RemapStatus.SAME, RemapStatus.MOVED, RemapStatus.REJECTED):
             assert row.new_index is not None
             assert _stripped(new_records[row.new_index]) == wanted, row
-            assert (row.status is RemapStatus.SAME) == (row.new_index == row.old_index)
-            assert row.new_index in answers[rows[row.line]["id"]]["all_supported"], row
-        elif row.status is RemapStatus.MISSING:
-            assert equal == [], row
-            expected = answers[rows[row.line]["id"]]["expected"]  # NEW's heuristic, as hipBLASLt answers
-            assert row.heuristic_index == (expected["index"] if expected else None), row
-        else:
+            if row.status is not RemapStatus.REJECTED:
+                assert (row.status is RemapStatus.SAME) == (row.new_index == row.old_index)
+            supported = row.new_index in answer["all_supported"]
+            assert supported == (row.status is not RemapStatus.REJECTED), (row, answer["all_supported"])
+        elif row.status is RemapStatus.AMBIGUOUS:
             assert len(equal) > 1 and list(row.candidates) == sorted(equal), row
-    statuses = {row.status for row in report.rows}
+        else:
+            assert equal == [], row
+        if row.status in (RemapStatus.MISSING, RemapStatus.REJECTED):  # NEW's heuristic, as hipBLASLt answers
+            assert row.heuristic_index == (answer["expected"]["index"] if answer["expected"] else None), row
+    moved_or_same = {RemapStatus.MOVED} if new != "new_retuned" else {RemapStatus.SAME}
+    assert statuses[("Float", 80)] == moved_or_same
+    assert statuses[("Float", 304)] == {RemapStatus.REJECTED}
     if new == "new_more":  # the Half file is read first in both builds; the 80-CU file shifts
-        assert statuses == {RemapStatus.SAME, RemapStatus.MOVED}
+        assert statuses[("Half", 304)] == {RemapStatus.SAME}
     elif new == "new_less":  # the Half file is gone
-        assert statuses == {RemapStatus.MISSING, RemapStatus.MOVED}
+        assert statuses[("Half", 304)] == {RemapStatus.MISSING}
     else:  # one kernel retuned in place: its rows are missing, and the heuristic picks the new kernel
-        assert statuses == {RemapStatus.SAME, RemapStatus.MISSING}
-        assert {row.heuristic_index for row in report.rows if row.status is RemapStatus.MISSING} == {0}
+        assert statuses[("Half", 304)] == {RemapStatus.SAME, RemapStatus.MISSING}
+        picks = {row.heuristic_index for _, _, row, _ in runs if row.status is RemapStatus.MISSING}
+        assert picks == {0}
 
 
 def test_cli_remap_to_itself_is_byte_identical(builds: dict[str, Any]) -> None:

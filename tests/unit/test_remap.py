@@ -138,3 +138,17 @@ def test_strict_stops_at_the_first_bad_row() -> None:
 def test_an_unknown_artefact_is_bad_input() -> None:
     with pytest.raises(UnsupportedFormat):
         remap_text("hello\nworld\n", "x.txt", OLD, NEW)
+
+
+def test_a_solution_new_refuses_is_rejected_with_the_predicate_and_dropped() -> None:
+    def refuse_moved(index: int, problem: GemmProblem, arch: str | None, cus: int | None) -> str | None:
+        return "CUCount fails (not (304 == 80))" if index == 2 else None
+
+    text = _text("tunableop_results.csv")
+    result = remap_text(text, "t.csv", OLD, NEW, picker=_pick, checker=refuse_moved)
+    rejected = result.rows[1]
+    assert (rejected.status, rejected.old_index, rejected.new_index) == (RemapStatus.REJECTED, 1, 2)
+    assert rejected.reason == "NEW refuses 2: CUCount fails (not (304 == 80)); NEW's heuristic picks 1 (X)"
+    assert "nt_256_128_128" not in result.text
+    filled = remap_text(text, "t.csv", OLD, NEW, picker=_pick, checker=refuse_moved, fill_heuristic=True)
+    assert "nt_256_128_128_ld_256_128_256,Gemm_Hipblaslt_1,0.0202\n" in filled.text

@@ -38,11 +38,16 @@ def _validators(values: tuple[str, ...]) -> dict[str, str]:
     type=click.Choice(["drop", "heuristic"]),
     default="drop",
     show_default=True,
-    help="Rows whose solution NEW lacks: dropped, or given NEW's heuristic pick.",
+    help="Rows whose solution NEW lacks or refuses: dropped, or given NEW's heuristic pick.",
 )
 @click.option("--validator", "validators", multiple=True, metavar="NAME=VALUE", help="Set a TunableOp Validator in -o.")
 @click.option("--arch", default=None, help="Device for NEW's heuristic pick when a row does not name one.")
-@click.option("--cu-count", type=int, default=None, help="CU count for NEW's heuristic pick when a row does not say.")
+@click.option(
+    "--cu-count",
+    type=int,
+    default=None,
+    help="CU count of the device when a row does not say (needed to decide rejected).",
+)
 @click.option("--strict", is_flag=True, help="Stop at the first unreadable row (exit 3).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per recorded row.")
 def remap_command(
@@ -59,7 +64,8 @@ def remap_command(
 ) -> None:
     """Say what each recorded solution of ARTEFACT... (TunableOp results, AITER tuned CSVs) is in NEW.
 
-    Status per row: same, moved (new index), missing (NEW's heuristic pick given), ambiguous.
+    Status per row: same, moved (new index), missing (NEW's heuristic pick given), ambiguous,
+    rejected (NEW's predicates refuse it on the device; needs the CU count: --cu-count or the row's).
     Exit 0 when every row is same or moved, 1 otherwise, 3 on bad input.
     """
     from tensilekit.remap import remap, write_remapped
