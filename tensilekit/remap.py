@@ -15,9 +15,10 @@ the OLD build's record of that index and the NEW build's solutions with the same
   Checked only when the device is known in full (architecture and CU count), since a CU-count
   predicate cannot hold for an unknown count; NEW's heuristic pick is given as for ``missing``.
 
-The artefact for NEW keeps every byte of the input except the rewritten fields of moved rows
-(and the dropped rows: missing and ambiguous ones, unless ``fill_heuristic``), so remapping a file
-from a library to itself gives the input back byte for byte. Rows tensilekit cannot read are
+The artefact for NEW keeps every byte of the input except the rewritten fields of moved rows and
+the dropped rows (missing, rejected and ambiguous ones; with ``fill_heuristic`` missing and rejected
+rows get NEW's pick instead), so remapping a file from a library to itself gives the input back
+byte for byte. Rows tensilekit cannot read are
 reported with ``file:line`` and passed through unchanged (``strict`` raises at the first).
 """
 
@@ -425,10 +426,8 @@ def _judges(
 
     runtime = library_runtime(library, loader)
     selector = ReferenceSelector(library, loader, runtime)
-    for _, node in library.iter_nodes():  # canSolve of any index: every shard's solutions joined
-        if isinstance(node, PlaceholderNode):
-            selector.load_placeholder(node.value)
     processors = library_processors(library)
+    shards_joined: list[bool] = []
 
     def device(row_arch: str | None, row_cus: int | None) -> Hardware | None:
         chosen = row_arch or arch or (processors[0] if len(processors) == 1 else None)
@@ -452,6 +451,11 @@ def _judges(
         hardware = device(row_arch, row_cus)
         if hardware is None or hardware.cu_count is None:
             return None  # a CU-count predicate cannot hold for an unknown count: not checked
+        if not shards_joined:  # canSolve of any index: every shard's solutions joined, once
+            for _, node in library.iter_nodes():
+                if isinstance(node, PlaceholderNode):
+                    selector.load_placeholder(node.value)
+            shards_joined.append(True)
         try:
             contraction = as_contraction(runtime.problem_from_workload(problem))
             verdicts = [selector.verdict(index, attempt, hardware) for attempt in runtime.attempts(contraction)]
