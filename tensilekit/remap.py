@@ -254,6 +254,7 @@ def remap_tunableop(
             fields = raw.rstrip("\r\n").split(",")
             fields[2] = fields[2].replace(f"{_TUNABLEOP_PREFIX}{old_index}", f"{_TUNABLEOP_PREFIX}{target}")
             out[entry.line - 1] = ",".join(fields) + _line_ending(raw)
+    bad.sort(key=lambda item: item.location.line or 0)  # the reader's and ours, in file order
     if strict and bad:
         raise WorkloadLineError(bad[0].message, bad[0].location)
     kept: list[str] = []

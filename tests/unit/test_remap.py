@@ -152,3 +152,10 @@ def test_a_solution_new_refuses_is_rejected_with_the_predicate_and_dropped() -> 
     assert "nt_256_128_128" not in result.text
     filled = remap_text(text, "t.csv", OLD, NEW, picker=_pick, checker=refuse_moved, fill_heuristic=True)
     assert "nt_256_128_128_ld_256_128_256,Gemm_Hipblaslt_1,0.0202\n" in filled.text
+
+
+def test_strict_names_the_first_bad_row_in_file_order() -> None:
+    text = "Validator,PT_VERSION,2.6.0\nGemmTunableOp_Half_NT,nt_8_8_8_ld_8_8_8,Gemm_Hipblaslt_77,0.1\nbroken\n"
+    with pytest.raises(WorkloadLineError) as raised:
+        remap_text(text, "t.csv", OLD, NEW, strict=True)
+    assert str(raised.value).startswith("t.csv:2:") and "OLD has no solution 77" in str(raised.value)
