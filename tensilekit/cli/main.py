@@ -53,6 +53,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "plot": ("tensilekit.cli.commands.plot:plot_group", "Charts: selection and coverage maps (needs [plot])."),
     "merge": ("tensilekit.cli.commands.merge:merge_command", "Merge tuned logic like TensileMergeLibrary."),
     "diff": ("tensilekit.cli.commands.diff:diff_command", "Structural and selection diff of two libraries."),
+    "remap": (
+        "tensilekit.cli.commands.remap:remap_command",
+        "Carry TunableOp/AITER tuning results to another library build.",
+    ),
     "prune": ("tensilekit.cli.commands.prune:prune_command", "Drop unused and duplicate kernels from logic files."),
     "tune": ("tensilekit.cli.commands.tune:tune_command", "The tuning pipeline: log -> tuned, merged library."),
 }

@@ -14,8 +14,9 @@ tensilekit builds the same masters itself (byte for byte), so it knows, for ``--
   (:func:`index_logic`);
 * and, reading the library hipblaslt-bench actually loads (:func:`index_installed`), which of
   those records each *installed* index is: records are compared without the fields a build
-  renumbers or renames (``index``, ``name``, ``kernelName``), so a library built in another file
-  order or from a larger set still maps exactly.
+  renumbers or renames (:mod:`tensilekit.model.identity`: ``index``, ``name``, ``kernelName``,
+  ``libraryLogicIndex``), so a library built in another file order or from a larger set still
+  maps exactly.
 
 :func:`catalog_of` combines both into the ``catalog.json`` the tuning stages read and
 :func:`resolve` answers "which ``(logic file, position)`` is index K named N" -- by the installed
@@ -26,20 +27,15 @@ never by a name tensilekit assumes a tool prints.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from tensilekit.errors import TensilekitError
+from tensilekit.model.identity import RENUMBERED_FIELDS, solution_identity
 
-#: Fields a build renumbers or renames: not part of a solution's identity.
-RENUMBERED_FIELDS = ("index", "name", "kernelName")
-
-
-def record_identity(record: Mapping[str, Any]) -> str:
-    """A master solution record without the fields a build renumbers or renames, as one string."""
-    return json.dumps({key: value for key, value in record.items() if key not in RENUMBERED_FIELDS}, sort_keys=True)
+#: A master solution record's identity across builds (:mod:`tensilekit.model.identity`).
+record_identity = solution_identity
 
 
 @dataclasses.dataclass(frozen=True)

@@ -334,7 +334,11 @@ class ReferenceSelector:
 
     def supports(self, solution: MasterSolution, problem: ContractionProblem, hardware: Hardware) -> bool:
         """``canSolve`` of one solution (what hipBLASLt's ``isSolutionSupported`` checks)."""
-        return self.can_solve(solution.index, _Query(problem, hardware, None, frozenset())).passed
+        return self.verdict(solution.index, problem, hardware).passed
+
+    def verdict(self, index: int, problem: ContractionProblem, hardware: Hardware) -> Verdict:
+        """``canSolve`` of solution ``index``, with the deciding predicate when it fails."""
+        return self.can_solve(index, _Query(problem, hardware, None, frozenset()))
 
     def find_node(
         self, node: AnyNode, problem: ContractionProblem, hardware: Hardware, route: Route | None = None

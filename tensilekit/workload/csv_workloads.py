@@ -394,6 +394,16 @@ def _aiter_problem(row: dict[str, str], default_dtype: str, default_out_dtype: s
     return GemmProblem.model_validate(values)
 
 
+def problem_from_aiter_row(
+    row: dict[str, str], default_dtype: str = "bf16_r", default_out_dtype: str | None = None
+) -> GemmProblem:
+    """The hipBLASLt problem of one AITER row (column name -> cell); raises ``ValueError``."""
+    try:
+        return _aiter_problem(row, default_dtype, default_out_dtype)
+    except (KeyError, ValidationError) as error:
+        raise ValueError(str(error)) from None
+
+
 def load_aiter_csv(
     path: str | Path,
     *,
@@ -422,6 +432,7 @@ __all__ = [
     "load_tunableop_csv",
     "parse_aiter_csv",
     "parse_tunableop_csv",
+    "problem_from_aiter_row",
     "problem_from_tunableop",
     "torch_type",
 ]

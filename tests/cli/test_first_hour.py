@@ -149,7 +149,7 @@ def test_queries_get_the_single_arch_default_and_an_errored_line_exits_non_zero(
     "command",
     [["validate", "{d}"], ["lint", "{d}"], ["info", "{d}"], ["diff", "{d}", "{d}", "--exit-code"],
      ["merge", "{d}", "{d}", "{out}"], ["build-master", "{d}", "-o", "{out}.yaml"], ["select", "1", "1", "1", "-l", "{d}"],
-     ["prune", "{d}", "--dry-run"]],
+     ["prune", "{d}", "--dry-run"], ["remap", "{d}", "--from", "{d}", "--to", "{d}"]],
 )  # fmt: skip
 def test_a_folder_with_nothing_readable_is_exit_3_for_every_command(command: list[str], tmp_path: Path) -> None:
     folder = tmp_path / "logs"

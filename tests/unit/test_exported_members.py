@@ -54,6 +54,9 @@ def test_public_api_is_pinned() -> None:
             "coverage_of",
             "lint_library",
             "lint_paths",
+            "RemapReport",
+            "remap",
+            "write_remapped",
         ]
     )
 

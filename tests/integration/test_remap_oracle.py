@@ -1,0 +1,246 @@
+"""Differential test of ``remap`` against AMD's code.
+
+AMD's tensilelite TensileCreateLibrary (``../shared/amd/build-master``) builds an OLD master and two
+NEW masters from different subsets of ``corpus/logic/hipblaslt`` files, so indices shift and some
+solutions disappear. TunableOp rows are made from AMD's C++ heuristic on OLD
+(``../shared/amd/select-oracle``: each query's ``expected`` index). For every row remap reports:
+
+* ``same``/``moved`` -- NEW's record at ``new_index``, as AMD wrote it (the msgpack bytes, not
+  tensilekit's model), equals OLD's apart from the renumbered fields, and select-oracle lists
+  ``new_index`` among the supported solutions (``all_supported``) of the row's problem on NEW;
+* ``rejected`` -- the same record equality, and select-oracle does *not* list ``new_index``
+  (the 80-CU float kernels on a 304-CU device);
+* ``missing`` -- no record of NEW equals OLD's; for missing and rejected rows the heuristic pick
+  given is select-oracle's ``expected`` on NEW (none when NEW serves no Half NT GEMM; the retuned kernel's new record when
+  one kernel of a file was retuned in place);
+* ``ambiguous`` -- several do.
+
+Four builds and four oracle calls (~3 s each), so the file is marked slow.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+from click.testing import CliRunner
+
+from tensilekit.api import load_for_selection
+from tensilekit.cli.main import cli
+from tensilekit.model.identity import RENUMBERED_FIELDS, UID_FIELDS
+from tensilekit.model.library import MatchingNode
+from tensilekit.remap import RemapStatus, remap
+
+pytestmark = [pytest.mark.corpus, pytest.mark.slow]
+
+_FILES = {  # gfx942 logic of two plain types TunableOp can name (Half NT, float NN: 80-CU rows)
+    "half": "aquavanjaram/gfx942/Equality/aquavanjaram_Cijk_Ailk_Bjlk_HHS_BH_Bias_HAS_SAV_UserArgs.yaml",
+    "gsu": "aquavanjaram/gfx942/FreeSize/aquavanjaram_Cijk_Ailk_Bljk_HSS_BH_Bias_HAS_SAV_Freesize_custom_GSUs.yaml",
+    "float80": "aquavanjaram/gfx942_80cu/Equality/aquavanjaram_Cijk_Ailk_Bljk_SB_UserArgs.yaml",
+}
+_BUILDS = {"old": ["half", "float80"], "new_more": ["half", "gsu", "float80"], "new_less": ["gsu", "float80"]}
+_TORCH = {"Half": "Half", "Float": "float", "BFloat16": "BFloat16"}
+
+
+def _retuned(corpus: Path, tmp: Path) -> Path:
+    """The Half file with its first kernel retuned (WorkGroupMapping 8 -> 4, a launch setting
+    kernel names omit): same file name, same table, so that kernel keeps its index."""
+    source = corpus / "logic" / "hipblaslt" / _FILES["half"]
+    text = source.read_text(encoding="utf-8")
+    assert text.count("    WorkGroupMapping: 8\n") > 1
+    (tmp / "retuned").mkdir()
+    target = tmp / "retuned" / source.name
+    target.write_text(text.replace("    WorkGroupMapping: 8\n", "    WorkGroupMapping: 4\n", 1), encoding="utf-8")
+    return target
+
+
+def _build(amd: Path, corpus: Path, out: Path, names: list[str]) -> Path:
+    files = sorted(
+        name if name.startswith("/") else str(corpus / "logic" / "hipblaslt" / _FILES[name]) for name in names
+    )
+    done = subprocess.run(
+        [str(amd / "build-master"), "--arch", "gfx942", "--out", str(out), "--name", "master", *files],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out / "master.dat"
+
+
+def _oracle(amd: Path, master: Path, queries: list[dict[str, Any]], tmp: Path) -> dict[str, dict[str, Any]]:
+    query_file = tmp / f"queries_{master.parent.name}.jsonl"
+    query_file.write_text("".join(json.dumps(query) + "\n" for query in queries))
+    done = subprocess.run(
+        [str(amd / "select-oracle"), str(master), str(query_file)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    return {answer["id"]: answer for answer in answers}
+
+
+def _records(master: Path) -> dict[int, dict[str, Any]]:
+    data = msgpack.unpackb(master.read_bytes(), raw=False, strict_map_key=False)
+    return {int(record["index"]): record for record in data["solutions"]}
+
+
+def _stripped(record: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in record.items() if key not in RENUMBERED_FIELDS and key not in UID_FIELDS}
+
+
+def _queries(master: Path) -> list[dict[str, Any]]:
+    """One query per table key of OLD (exact sizes), with its gemm type from the solutions; the
+    float file serves 80-CU devices only, and hipBLASLt's first matching hardware row wins."""
+    library, _ = load_for_selection(master)
+    queries: list[dict[str, Any]] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, MatchingNode):
+            for entry in node.table:
+                solution = next(s for s in library.solutions if s.index == entry.index)
+                pt = solution.problem_type or {}
+                m, n, k = entry.key[0], entry.key[1], entry.key[-1]
+                queries.append(
+                    {
+                        "id": f"q{len(queries)}", "arch": "gfx942", "cu_count": 80 if pt["aType"] == "Float" else 304, "m": m, "n": n, "k": k,
+                        "batch": entry.key[2] if len(entry.key) > 3 else 1, "workspace_size": None, "trans_a": "T" if pt.get("transA") else "N",
+                        "trans_b": "T" if pt.get("transB") else "N", "a_type": pt["aType"], "b_type": pt["bType"],
+                        "c_type": pt["cType"], "d_type": pt["dType"], "compute_type": "f32",
+                    }
+                )  # fmt: skip
+        for row in getattr(node, "rows", None) or []:
+            visit(row.library)
+        for child in (getattr(node, "map", None) or {}).values():
+            visit(child)
+
+    visit(library.library)
+    return queries
+
+
+def _tunableop_line(query: dict[str, Any], index: int) -> str:
+    """A TunableOp results row (Tunable.cpp ``ResultEntry``) for a column-major hipBLASLt query."""
+    layout = (query["trans_a"] + query["trans_b"]).lower()
+    m, n, k = query["m"], query["n"], query["k"]
+    lda = k if query["trans_a"] == "T" else m
+    ldb = n if query["trans_b"] == "T" else k
+    op, batch = "GemmTunableOp", ""
+    if query["batch"] != 1:  # GemmStridedBatchedParams::Signature
+        op, batch = "GemmStridedBatchedTunableOp", f"_B_{query['batch']}"
+    op_name = f"{op}_{_TORCH[query['a_type']]}_{layout.upper()}"
+    return f"{op_name},{layout}_{m}_{n}_{k}{batch}_ld_{lda}_{ldb}_{m},Gemm_Hipblaslt_{index},0.0100\n"
+
+
+@pytest.fixture(scope="module")
+def builds(amd: Path, corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("remap")
+    builds = dict(_BUILDS, new_retuned=[str(_retuned(corpus, tmp)), "float80"])
+    masters = {name: _build(amd, corpus, tmp / name, files) for name, files in builds.items()}
+    queries = [q for q in _queries(masters["old"]) if q["a_type"] in _TORCH and len({q["a_type"], q["d_type"]}) == 1]
+    answers = _oracle(amd, masters["old"], queries, tmp)
+    rows: dict[int, dict[str, Any]] = {}
+    text = "Validator,PT_VERSION,2.6.0\nValidator,GCN_ARCH_NAME,gfx942:sramecc+:xnack-\n"
+    for query in queries:
+        expected = answers[query["id"]]["expected"]
+        if expected:
+            rows[text.count("\n") + 1] = query
+            text += _tunableop_line(query, expected["index"])
+    artefact = tmp / "tunableop_results0.csv"
+    artefact.write_text(text)
+    return {"tmp": tmp, "masters": masters, "rows": rows, "artefact": artefact}
+
+
+# A TunableOp file names no CU count: one run per device. The float rows were tuned on 80 CUs; on
+# 304 CUs NEW's CUCount hardware predicate refuses their kernels (rejected).
+_DEVICES = {"Half": [304], "Float": [80, 304]}
+
+
+@pytest.mark.parametrize("new", ["new_more", "new_less", "new_retuned"])
+def test_remap_agrees_with_amds_build_and_runtime(amd: Path, builds: dict[str, Any], new: str) -> None:
+    masters, rows, tmp = builds["masters"], builds["rows"], builds["tmp"]
+    assert len(rows) >= 10
+    old_records, new_records = _records(masters["old"]), _records(masters[new])
+    runs = []
+    for dtype, counts in _DEVICES.items():
+        lines = [line for line, query in sorted(rows.items()) if query["a_type"] == dtype]
+        artefact = tmp / f"{dtype}.csv"
+        artefact.write_text("".join(builds["artefact"].read_text().splitlines(keepends=True)[n - 1] for n in lines))
+        numbering = dict(enumerate(lines, start=1))  # artefact line -> line of the whole file
+        for cus in counts:
+            report = remap([artefact], masters["old"], masters[new], cu_count=cus)
+            assert not report.artefacts[0].bad_lines
+            assert [row.line for row in report.rows] == sorted(numbering)
+            runs += [(dtype, cus, row, dict(rows[numbering[row.line]], cu_count=cus)) for row in report.rows]
+    queries = [dict(query, id=f"r{number}") for number, (_, _, _, query) in enumerate(runs)]
+    answers = _oracle(amd, masters[new], queries, tmp)
+    statuses: dict[tuple[str, int], set[RemapStatus]] = {}
+    for number, (dtype, cus, row, _) in enumerate(runs):
+        answer = answers[f"r{number}"]
+        statuses.setdefault((dtype, cus), set()).add(row.status)
+        wanted = _stripped(old_records[row.old_index])
+        equal = [index for index, record in new_records.items() if _stripped(record) == wanted]
+        if row.status in (RemapStatus.SAME, RemapStatus.MOVED, RemapStatus.REJECTED):
+            assert row.new_index is not None
+            assert _stripped(new_records[row.new_index]) == wanted, row
+            if row.status is not RemapStatus.REJECTED:
+                assert (row.status is RemapStatus.SAME) == (row.new_index == row.old_index)
+            supported = row.new_index in answer["all_supported"]
+            assert supported == (row.status is not RemapStatus.REJECTED), (row, answer["all_supported"])
+        elif row.status is RemapStatus.AMBIGUOUS:
+            assert len(equal) > 1 and list(row.candidates) == sorted(equal), row
+        else:
+            assert equal == [], row
+        if row.status in (RemapStatus.MISSING, RemapStatus.REJECTED):  # NEW's heuristic, as hipBLASLt answers
+            assert row.heuristic_index == (answer["expected"]["index"] if answer["expected"] else None), row
+    moved_or_same = {RemapStatus.MOVED} if new != "new_retuned" else {RemapStatus.SAME}
+    assert statuses[("Float", 80)] == moved_or_same
+    assert statuses[("Float", 304)] == {RemapStatus.REJECTED}
+    if new == "new_more":  # the Half file is read first in both builds; the 80-CU file shifts
+        assert statuses[("Half", 304)] == {RemapStatus.SAME}
+    elif new == "new_less":  # the Half file is gone
+        assert statuses[("Half", 304)] == {RemapStatus.MISSING}
+    else:  # one kernel retuned in place: its rows are missing, and the heuristic picks the new kernel
+        assert statuses[("Half", 304)] == {RemapStatus.SAME, RemapStatus.MISSING}
+        picks = {row.heuristic_index for _, _, row, _ in runs if row.status is RemapStatus.MISSING}
+        assert picks == {0}
+
+
+def test_cli_remap_to_itself_is_byte_identical(builds: dict[str, Any]) -> None:
+    out = builds["tmp"] / "same.csv"
+    old = str(builds["masters"]["old"])
+    result = CliRunner().invoke(cli, ["remap", str(builds["artefact"]), "--from", old, "--to", old, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == builds["artefact"].read_bytes()
+
+
+def test_cli_json_rows_and_exit_code(builds: dict[str, Any]) -> None:
+    old, new = str(builds["masters"]["old"]), str(builds["masters"]["new_less"])
+    out = builds["tmp"] / "carried.csv"
+    args = ["remap", str(builds["artefact"]), "--from", old, "--to", new, "--json", "-o", str(out)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1, result.output
+    objects = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(objects) == len(builds["rows"])
+    assert all(
+        set(item) == {"file", "line", "status", "old_index", "new_index", "kernel", "reason"} for item in objects
+    )
+    missing = [item for item in objects if item["status"] == "missing"]
+    assert missing and all(item["new_index"] is None and "NEW" in item["reason"] for item in missing)
+    carried = out.read_text().splitlines()
+    moved = {item["line"]: item["new_index"] for item in objects if item["status"] == "moved"}
+    assert len(carried) == 2 + len(moved)
+    assert all(line.split(",")[2] in {f"Gemm_Hipblaslt_{index}" for index in moved.values()} for line in carried[2:])
+
+
+def test_cli_bad_input_exits_3(builds: dict[str, Any]) -> None:
+    old = str(builds["masters"]["old"])
+    bad = builds["tmp"] / "not_an_artefact.txt"
+    bad.write_text("hello\n")
+    result = CliRunner().invoke(cli, ["remap", str(bad), "--from", old, "--to", old])
+    assert result.exit_code == 3, result.output
+    inplace = CliRunner().invoke(
+        cli, ["remap", str(builds["artefact"]), "--from", old, "--to", old, "-o", str(builds["artefact"])]
+    )
+    assert inplace.exit_code == 3 and "in place" in inplace.output
