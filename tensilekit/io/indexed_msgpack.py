@@ -213,9 +213,7 @@ class LazyMaster:
         library = cls.__new__(cls)
         library.source, library.blob, library.slices, library._positions = source, b"", {}, None
         library.shell = master.model_copy(update={"solutions": []})
-        library._decoded = {}
-        for solution in master.solutions:
-            library._decoded.setdefault(solution.index, solution)  # the runtime keeps the first
+        library._decoded = master.solutions_by_index()  # the runtime keeps the last of an index
         library._order = tuple(library._decoded)
         return library
 

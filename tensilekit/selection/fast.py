@@ -816,7 +816,7 @@ class CompiledLibrary:
         self._sid: dict[int, int] = {}
         self._lazy_sources: list[Callable[[int], MasterSolution | None]] = []
         self._placeholders: dict[str, _Node] = {}
-        for solution in library.solutions:
+        for solution in library.solutions_by_index().values():  # the last of an index, as the loader
             self._register(solution)
         self.root = self._compile(library.library)
 
