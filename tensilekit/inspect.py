@@ -222,8 +222,32 @@ def validate_file(path: str | Path) -> FileValidation:
             Finding(severity="error", code="placeholder", message=message, path=where)
             for where, message in placeholder_problems(model, path)
         )
+        findings.extend(_indexed_root_findings(data, len(model.solutions)))
     add_finding_lines(data, findings, limit=200)
     return FileValidation(path=str(path), ok=not has_errors(findings), findings=findings)
+
+
+def _indexed_root_findings(data: bytes, solutions: int) -> list[Finding]:
+    """An indexed root (``format_version: 2``) that also carries a plain ``solutions`` list: the
+    runtime (and tensilekit) take the solutions from the blob and ignore the list (issue 23 item 6)."""
+    from tensilekit.io.indexed_msgpack import plain_solutions_beside_blob
+
+    raw = decompress(data)[0]
+    if detect_format(raw) is not Format.MSGPACK:
+        return []
+    listed = plain_solutions_beside_blob(raw)
+    if listed is None:
+        return []
+    held = "a 'solutions' value that is not a list" if listed < 0 else f"a plain 'solutions' list of {listed}"
+    return [
+        Finding(
+            severity="warning",
+            code="indexed-solutions-list",
+            message=f"an indexed library (format_version 2) also carries {held}; the runtime reads its "
+            f"{solutions} solution(s) from solutions_index/solutions_blob and ignores the list, and so does tensilekit",
+            path="solutions",
+        )
+    ]
 
 
 def add_finding_lines(data: bytes, findings: list[Finding], *, limit: int | None = None) -> None:
