@@ -215,6 +215,7 @@ def validate_file(path: str | Path) -> FileValidation:
             findings[0].message = findings[0].message.rsplit(" [and ", 1)[0]
         return FileValidation(path=str(path), ok=False, findings=findings)
     findings = check_master(model) if isinstance(model, MasterLibrary) else check_logic(model)
+    findings.extend(duplicate_key_findings(model))
     if isinstance(model, MasterLibrary):
         from tensilekit.io.master_io import placeholder_problems
 
@@ -225,6 +226,50 @@ def validate_file(path: str | Path) -> FileValidation:
         findings.extend(_indexed_root_findings(data, len(model.solutions)))
     add_finding_lines(data, findings, limit=200)
     return FileValidation(path=str(path), ok=not has_errors(findings), findings=findings)
+
+
+def duplicate_key_findings(model: MasterLibrary | LogicFile) -> list[Finding]:
+    """A warning per key written more than once in a table (a logic file's size rows, a master's
+    ``Matching`` entries), naming the row or entry the runtime answers with and when
+    (:func:`tensilekit.selection.duplicates.describe_duplicate`). Points at the key's second row
+    or entry in file order."""
+    from tensilekit.model.checks import logic_field_path
+    from tensilekit.selection.duplicates import describe_duplicate, duplicate_keys, logic_table
+
+    findings: list[Finding] = []
+    if isinstance(model, LogicFile):
+        table = logic_table(model)
+        if table is None:
+            return []
+        distance, names, keys, speeds, rows = table
+        table_at = logic_field_path(model, "exact_logic")
+        for duplicate in duplicate_keys(keys, speeds, rows):
+            second = sorted(duplicate.entries)[1]
+            findings.append(
+                Finding(
+                    severity="warning",
+                    code="duplicate-size",
+                    message=describe_duplicate(duplicate, distance, "row", key_names=f"{names} ="),
+                    path=f"{table_at}[{second}][0]",
+                )
+            )
+        return findings
+    for path, node in model.iter_nodes():
+        if not isinstance(node, MatchingNode) or any(len(e.key) != len(node.properties) for e in node.table):
+            continue
+        keys = [tuple(entry.key) for entry in node.table]
+        speeds = [0.0 if entry.speed is None else float(entry.speed) for entry in node.table]
+        for duplicate in duplicate_keys(keys, speeds):
+            second = sorted(duplicate.entries)[1]
+            findings.append(
+                Finding(
+                    severity="warning",
+                    code="duplicate-key",
+                    message=describe_duplicate(duplicate, node.distance, "entry"),
+                    path=f"{path}.table[{second}].key",
+                )
+            )
+    return findings
 
 
 def _indexed_root_findings(data: bytes, solutions: int) -> list[Finding]:
@@ -282,6 +327,7 @@ __all__ = [
     "FileValidation",
     "add_finding_lines",
     "describe",
+    "duplicate_key_findings",
     "describe_paths",
     "finding_from_error",
     "iter_library_files",

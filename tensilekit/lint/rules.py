@@ -14,7 +14,9 @@
   leftward scan stopping on it (``spec/selection.md`` (e) 1), for queries above it in the first
   key component only; those witness queries are walked with
   :class:`~tensilekit.selection.walk.ReferenceSelector` and an entry that wins one is not flagged.
-  Entries of equal speed and different kernels are left alone (``std::sort`` order is unspecified).
+  Entries of equal speed and different kernels are left alone: the first in the runtime's
+  ``std::sort`` order (:mod:`tensilekit.selection.stdsort`) answers the key and queries from below,
+  the last queries from above (``validate``'s ``duplicate-key`` says which is which).
 * ``unreachable-kernel`` — a kernel referenced by no live table entry, tree, ``Single``,
   ``FreeSize`` or ``GranularitySelection`` node: shadowed entries and dead entries of Equality
   tables are not live; entries of tables lint cannot model are.
@@ -351,7 +353,7 @@ class Linter:
             return None
         first = earlier[0]
         if equality:
-            tie = " (equal speed: which of them is tried is unspecified)" if ordered.speeds[first] == speed else ""
+            tie = " (equal speed: first in the runtime's std::sort order)" if ordered.speeds[first] == speed else ""
             return (
                 f"entry {list(key)} → {_kernel(solution)} (speed {speed:g}) is never tried: an Equality table "
                 f"tries only the first entry of a key, index {ordered.indices[first]} (speed "

@@ -87,19 +87,8 @@ def check_logic(logic: LogicFile) -> list[Finding]:
                 _warning(code="nan-efficiency", message="efficiency is NaN", path=f"{table_at}[{row_number}][1][1]")
             )
 
-    sizes = Counter(tuple(entry.size) for entry in logic.table)
-    duplicates = [size for size, seen in sizes.items() if seen > 1]
-    if duplicates:
-        first = duplicates[0]
-        row = [n for n, e in enumerate(logic.table) if tuple(e.size) == first][1]
-        findings.append(
-            _warning(
-                code="duplicate-size",
-                message=f"{len(duplicates)} size key(s) appear more than once (e.g. {list(first)}); "
-                "only one entry per key can be selected",
-                path=f"{table_at}[{row}][0]",
-            )
-        )
+    # duplicate size rows (a warning naming the row the runtime uses) need the runtime's table order:
+    # tensilekit.inspect.validate_file adds them (selection.duplicates)
 
     if logic.index_order is not None:
         width = len(logic.index_order)

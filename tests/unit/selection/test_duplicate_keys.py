@@ -9,14 +9,19 @@ not necessarily the one written first (``test_stdsort.py`` checks the order agai
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from selection_factory import GFX90A, gemm, master, matching, solution
 
-from tensilekit.model.library import MasterLibrary
+from tensilekit.inspect import validate_file
+from tensilekit.io.master_io import dumps_master
+from tensilekit.model.library import MasterLibrary, MatchingNode
 from tensilekit.selection import ContractionProblem, compile_library, select_batch, select_solution
 from tensilekit.selection.runtime import HIPBLASLT, TENSILE
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "invalid"
 
 
 def _table(distance: str) -> tuple[MasterLibrary, ContractionProblem, list[int]]:
@@ -47,3 +52,60 @@ def test_duplicate_size_rows_the_later_row_answers_where_std_sort_puts_it_first(
     # rows 0 and 1 share key [64, 64, (1,) 64] and speed: std::sort of these 21 entries swaps them
     library, problem, (written_first, written_later) = _table(distance)
     assert _answers(library, problem, runtime=runtime) == {written_later}
+
+
+# ---------------------------------------------------------------- what validate says, checked by select
+
+
+def _entry_kernels(library: MasterLibrary) -> list[int]:
+    node = next(n for _, n in library.iter_nodes() if isinstance(n, MatchingNode))
+    return [entry.solution_index for entry in node.table]
+
+
+@pytest.mark.parametrize("distance", ["Euclidean", "Equality", "GridBased"])
+def test_validate_names_the_entry_that_answers(distance: str, tmp_path: Path) -> None:
+    library, problem, _ = _table(distance)
+    path = tmp_path / "m.yaml"
+    path.write_bytes(dumps_master(library, "yaml"))
+    (finding,) = [f for f in validate_file(path).findings if f.code == "duplicate-key"]
+    assert finding.severity == "warning" and finding.path.endswith(".table[1].key")
+    kernels = _entry_kernels(library)
+    # entries 0 and 1 share the key; std::sort puts entry 1 first
+    assert kernels[1] in _answers(library, problem)
+    if distance == "Equality":
+        assert finding.message.endswith(
+            "the runtime tries only entry 1 (first in the runtime's std::sort order); entry 0 never answers"
+        )
+    elif distance == "GridBased":
+        assert (
+            "the runtime uses entry 1 (first in the runtime's std::sort order), entry 0 only where" in finding.message
+        )
+    else:
+        assert (
+            "the runtime answers with entry 1 (first in the runtime's std::sort order) at this key and from below, "
+            "and from above with entry 0" in finding.message
+        )
+        # from above in M only (between the key and the next one): the leftward scan meets entry 0 first
+        assert _answers(library, gemm(64 + 20, 64, 64)) == {kernels[0]}
+        assert _answers(library, gemm(64 - 20, 64, 64)) == {kernels[1]}
+
+
+def test_validate_logic_rows_name_the_row_the_runtime_uses(tmp_path: Path) -> None:
+    # tensilelite GridBased: rows 0 and 2 differ only in leading dimensions, which the key drops;
+    # 21 rows so that std::sort swaps the two (the build writes them first and second)
+    fixture = (FIXTURES / "duplicate_size.yaml").read_text(encoding="utf-8")
+    head = fixture[: fixture.index("- - - [1024")]
+    rows = [([64, 64, 1, 64, 64, 64, 64, 64], 0), ([128, 64, 1, 64, 128, 128, 128, 128], 1)]
+    rows += [([64, 64, 1, 64, 100, 100, 100, 100], 1)]
+    rows += [([64 * i, 64, 1, 64, 64 * i, 64 * i, 64 * i, 64 * i], 0) for i in range(3, 21)]
+    table = "- " + "\n  ".join(f"- - {size}\n    - [{kernel}, 1.0]" for size, kernel in rows) + "\n"
+    path = tmp_path / "grid.yaml"
+    path.write_text(head + table + "- null\n- null\n- DeviceEfficiency\n- GridBased\n", encoding="utf-8")
+    result = validate_file(path)
+    assert result.ok, result.findings
+    (finding,) = [f for f in result.findings if f.code == "duplicate-size"]
+    assert (finding.severity, finding.path) == ("warning", "[7][2][0]")
+    assert finding.message == (
+        "rows 0 and 2 share [M, N, batch, K] = [64, 64, 1, 64]; the runtime uses row 2 (first in the runtime's "
+        "std::sort order), row 0 only where its kernel cannot solve the problem"
+    )
