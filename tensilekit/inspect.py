@@ -20,6 +20,7 @@ from tensilekit.model.checks import Finding, check_logic, check_master, has_erro
 from tensilekit.model.library import (
     DecisionTreeNode,
     FreeSizeNode,
+    GranularitySelectionNode,
     HardwareNode,
     MasterLibrary,
     MatchingNode,
@@ -255,6 +256,8 @@ def duplicate_key_findings(model: MasterLibrary | LogicFile) -> list[Finding]:
             )
         return findings
     for path, node in model.iter_nodes():
+        if isinstance(node, GranularitySelectionNode):
+            findings.extend(_granularity_duplicates(path, node))
         if not isinstance(node, MatchingNode) or any(len(e.key) != len(node.properties) for e in node.table):
             continue
         keys = [tuple(entry.key) for entry in node.table]
@@ -267,6 +270,29 @@ def duplicate_key_findings(model: MasterLibrary | LogicFile) -> list[Finding]:
                     code="duplicate-key",
                     message=describe_duplicate(duplicate, node.distance, "entry"),
                     path=f"{path}.table[{second}].key",
+                )
+            )
+    return findings
+
+
+def _granularity_duplicates(path: str, node: GranularitySelectionNode) -> list[Finding]:
+    """A ``GranularitySelection`` exact key written twice: ``exactMap.insert`` keeps the first
+    (Serialization/GranularitySelectionLibrary.hpp, Tensile and tensilelite)."""
+    seen: dict[tuple[int, ...], list[int]] = {}
+    for number, entry in enumerate(node.exact):
+        seen.setdefault(tuple(entry.key), []).append(number)
+    findings = []
+    for key, numbers in seen.items():
+        if len(numbers) > 1:
+            later = " and ".join(f"entry {n}" for n in numbers[1:])
+            findings.append(
+                Finding(
+                    severity="warning",
+                    code="duplicate-key",
+                    message=f"exact entries {' and '.join(str(n) for n in numbers)} share key {list(key)}; the "
+                    f"runtime keeps entry {numbers[0]} (std::map insert keeps the first): {later} never answer"
+                    f"{'s' if len(numbers) == 2 else ''}",
+                    path=f"{path}.exact[{numbers[1]}].key",
                 )
             )
     return findings

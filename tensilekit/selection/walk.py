@@ -721,14 +721,17 @@ class ReferenceSelector:
 
     def _granularity(self, node: GranularitySelectionNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
         key = list(q.problem.key_sizes)
-        for entry in node.exact:
-            if list(entry.key) == key:
-                solution = self._transform(entry.value, q)
-                if solution is not None:
-                    q.note(depth, "GranularitySelection", path, True, f"exact key hit → index {entry.value}")
-                    if q.route is not None:
-                        q.route.answered(node, "granularity-exact")
-                    return solution
+        # exactMap is a std::map filled with insert(), which keeps the FIRST entry of a key
+        # (Serialization/GranularitySelectionLibrary.hpp mapping, Tensile and tensilelite): a later
+        # duplicate is never tried, even when the first one's kernel cannot solve the problem.
+        hit = next((entry for entry in node.exact if list(entry.key) == key), None)
+        if hit is not None:
+            solution = self._transform(hit.value, q)
+            if solution is not None:
+                q.note(depth, "GranularitySelection", path, True, f"exact key hit → index {hit.value}")
+                if q.route is not None:
+                    q.route.answered(node, "granularity-exact")
+                return solution
         from tensilekit.selection.granularity import projected_performance  # numpy: granularity rows only
 
         best: MasterSolution | None = None

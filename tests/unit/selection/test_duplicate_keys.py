@@ -109,3 +109,24 @@ def test_validate_logic_rows_name_the_row_the_runtime_uses(tmp_path: Path) -> No
         "rows 0 and 2 share [M, N, batch, K] = [64, 64, 1, 64]; the runtime uses row 2 (first in the runtime's "
         "std::sort order), row 0 only where its kernel cannot solve the problem"
     )
+
+
+def test_granularity_selection_duplicate_exact_key_only_the_first_is_tried(tmp_path: Path) -> None:
+    # exactMap.insert keeps the first entry of a key; kernel 3 cannot solve (M multiple of 128),
+    # so the runtime goes on to the projected-performance pick, never to the second exact entry
+    failing = solution(3, {"type": "Free0SizeMultiple", "index": 0, "value": 128})
+    node = {
+        "type": "GranularitySelection",
+        "indices": [1],
+        "exact": [{"key": [64, 64, 1, 64], "value": 3}, {"key": [64, 64, 1, 64], "value": 2}],
+    }
+    library = master([solution(1), solution(2), failing], node)
+    assert select_solution(library, gemm(64, 64, 64), GFX90A).index == 1
+    path = tmp_path / "g.yaml"
+    path.write_bytes(dumps_master(library, "yaml"))
+    (finding,) = [f for f in validate_file(path).findings if f.code == "duplicate-key"]
+    assert finding.path.endswith(".exact[1].key")
+    assert finding.message == (
+        "exact entries 0 and 1 share key [64, 64, 1, 64]; the runtime keeps entry 0 (std::map insert keeps the "
+        "first): entry 1 never answers"
+    )
