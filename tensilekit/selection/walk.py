@@ -760,7 +760,9 @@ class ReferenceSelector:
             lazy = getattr(library, "_lazy_solution", None)
             if lazy is not None:
                 self._lazy_sources.append(lazy)
-            for solution in library.solutions:
+            # the shard's own map keeps its last solution of an index; PlaceholderLibrary.hpp then
+            # merges it with masterSolutions->insert, which keeps what is already there
+            for solution in library.solutions_by_index().values():
                 self._solutions.setdefault(solution.index, solution)
         return library
 

@@ -65,3 +65,19 @@ def test_validate_warns_and_names_the_solution_kept(tmp_path: object) -> None:
         "solutions[0] and solutions[2] share index 7; the runtime keeps the last, solutions[2] (kernel_last), "
         "and never uses solutions[0]"
     )
+
+
+def test_duplicate_solution_index_inside_a_placeholder_shard() -> None:
+    # the shard's own loader keeps its last solution of an index (then PlaceholderLibrary merges it
+    # into the master's map with insert, which keeps what the master already has)
+    shard = MasterLibrary.model_validate(
+        {
+            "solutions": [solution(7, name="kernel_first"), solution(7, name="kernel_last")],
+            "library": matching([([64, 64, 64], 7, 1.0)]),
+        }
+    )
+    library = master([], {"type": "Placeholder", "value": "TensileLibrary_Type_SS"})
+    problem = gemm(64, 64, 64)
+    assert select_solution(library, problem, GFX90A, loader=lambda prefix: shard).name == "kernel_last"
+    compiled = compile_library(library, loader=lambda prefix: shard)
+    assert select_solution(compiled, problem, GFX90A).name == "kernel_last"
