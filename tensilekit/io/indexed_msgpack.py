@@ -330,8 +330,11 @@ _INDEXED_KEYS = ("format_version", "solutions_index", "solutions_blob")
 _IGNORED_KEYS = (*_INDEXED_KEYS, "solutions")
 """Keys of an indexed root that are not the plain tree: an indexed root's solutions are its blob's.
 A plain ``solutions`` list beside the blob (issue 23 item 6) is ignored, as the runtime ignores
-it: its indexed load (``MasterSolutionLibrary.hpp`` @ 1c2f384358bd, ``SolutionBlobCache``) takes
-every solution from ``solutions_index``/``solutions_blob``; ``validate`` warns
+it: tensilelite's ``Serialization/SolutionLibrary.hpp`` ``MappingTraits<MasterSolutionLibrary>::
+mapping`` (the indexed-format source, ``MasterSolutionLibrary.hpp`` @ 1c2f384358bd) reads
+``solutions_index``/``solutions_blob`` through ``readIndexedSolutions`` when ``format_version`` is 2
+and maps ``solutions`` only in the other branch, so the key is never read (only
+``TENSILE_DB=0x1000``'s unused-key check would name it). ``validate`` warns
 (:func:`plain_solutions_beside_blob`)."""
 
 
