@@ -130,3 +130,13 @@ def test_granularity_selection_duplicate_exact_key_only_the_first_is_tried(tmp_p
         "exact entries 0 and 1 share key [64, 64, 1, 64]; the runtime keeps entry 0 (std::map insert keeps the "
         "first): entry 1 never answers"
     )
+
+
+def test_lint_flags_the_gridbased_duplicate_that_can_never_win() -> None:
+    from tensilekit.lint import LintCode, lint_library
+
+    library, problem, (written_first, written_later) = _table("GridBased")
+    shadowed = [f for f in lint_library(library) if f.code == LintCode.SHADOWED_ENTRY.value]
+    assert [f.path.rsplit(".", 1)[-1] for f in shadowed] == ["table[0]"]  # the row written first
+    assert f"index {written_later} comes first with the same predicates" in shadowed[0].message
+    assert _answers(library, problem) == {written_later}
