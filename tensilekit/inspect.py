@@ -20,6 +20,7 @@ from tensilekit.model.checks import Finding, check_logic, check_master, has_erro
 from tensilekit.model.library import (
     DecisionTreeNode,
     FreeSizeNode,
+    GranularitySelectionNode,
     HardwareNode,
     MasterLibrary,
     MatchingNode,
@@ -219,6 +220,7 @@ def validate_file(path: str | Path) -> FileValidation:
             findings[0].message = findings[0].message.rsplit(" [and ", 1)[0]
         return FileValidation(path=str(path), ok=False, findings=findings)
     findings = check_master(model) if isinstance(model, MasterLibrary) else check_logic(model)
+    findings.extend(duplicate_key_findings(model))
     if isinstance(model, MasterLibrary):
         from tensilekit.io.master_io import placeholder_problems, shadowed_catalogs
 
@@ -232,8 +234,101 @@ def validate_file(path: str | Path) -> FileValidation:
         )
         if any(isinstance(node, PlaceholderNode) for _, node in model.iter_nodes()):
             generation.check()  # the placeholder files were looked up in the master's own build
+        findings.extend(_indexed_root_findings(data, len(model.solutions)))
     add_finding_lines(data, findings, limit=200)
     return FileValidation(path=str(path), ok=not has_errors(findings), findings=findings)
+
+
+def duplicate_key_findings(model: MasterLibrary | LogicFile) -> list[Finding]:
+    """A warning per key written more than once in a table (a logic file's size rows, a master's
+    ``Matching`` entries), naming the row or entry the runtime answers with and when
+    (:func:`tensilekit.selection.duplicates.describe_duplicate`). Points at the key's second row
+    or entry in file order."""
+    from tensilekit.model.checks import logic_field_path
+    from tensilekit.selection.duplicates import describe_duplicate, duplicate_keys, logic_table
+
+    findings: list[Finding] = []
+    if isinstance(model, LogicFile):
+        table = logic_table(model)
+        if table is None:
+            return []
+        distance, names, keys, speeds, rows = table
+        table_at = logic_field_path(model, "exact_logic")
+        for duplicate in duplicate_keys(keys, speeds, rows):
+            second = sorted(duplicate.entries)[1]
+            findings.append(
+                Finding(
+                    severity="warning",
+                    code="duplicate-size",
+                    message=describe_duplicate(duplicate, distance, "row", key_names=f"{names} ="),
+                    path=f"{table_at}[{second}][0]",
+                )
+            )
+        return findings
+    for path, node in model.iter_nodes():
+        if isinstance(node, GranularitySelectionNode):
+            findings.extend(_granularity_duplicates(path, node))
+        if not isinstance(node, MatchingNode) or any(len(e.key) != len(node.properties) for e in node.table):
+            continue
+        keys = [tuple(entry.key) for entry in node.table]
+        speeds = [0.0 if entry.speed is None else float(entry.speed) for entry in node.table]
+        for duplicate in duplicate_keys(keys, speeds):
+            second = sorted(duplicate.entries)[1]
+            findings.append(
+                Finding(
+                    severity="warning",
+                    code="duplicate-key",
+                    message=describe_duplicate(duplicate, node.distance, "entry"),
+                    path=f"{path}.table[{second}].key",
+                )
+            )
+    return findings
+
+
+def _granularity_duplicates(path: str, node: GranularitySelectionNode) -> list[Finding]:
+    """A ``GranularitySelection`` exact key written twice: ``exactMap.insert`` keeps the first
+    (Serialization/GranularitySelectionLibrary.hpp, Tensile and tensilelite)."""
+    seen: dict[tuple[int, ...], list[int]] = {}
+    for number, entry in enumerate(node.exact):
+        seen.setdefault(tuple(entry.key), []).append(number)
+    findings = []
+    for key, numbers in seen.items():
+        if len(numbers) > 1:
+            later = " and ".join(f"entry {n}" for n in numbers[1:])
+            findings.append(
+                Finding(
+                    severity="warning",
+                    code="duplicate-key",
+                    message=f"exact entries {' and '.join(str(n) for n in numbers)} share key {list(key)}; the "
+                    f"runtime keeps entry {numbers[0]} (std::map insert keeps the first): {later} never answer"
+                    f"{'s' if len(numbers) == 2 else ''}",
+                    path=f"{path}.exact[{numbers[1]}].key",
+                )
+            )
+    return findings
+
+
+def _indexed_root_findings(data: bytes, solutions: int) -> list[Finding]:
+    """An indexed root (``format_version: 2``) that also carries a plain ``solutions`` list: the
+    runtime (and tensilekit) take the solutions from the blob and ignore the list (issue 23 item 6)."""
+    from tensilekit.io.indexed_msgpack import plain_solutions_beside_blob
+
+    raw = decompress(data)[0]
+    if detect_format(raw) is not Format.MSGPACK:
+        return []
+    listed = plain_solutions_beside_blob(raw)
+    if listed is None:
+        return []
+    held = "a 'solutions' value that is not a list" if listed < 0 else f"a plain 'solutions' list of {listed}"
+    return [
+        Finding(
+            severity="warning",
+            code="indexed-solutions-list",
+            message=f"an indexed library (format_version 2) also carries {held}; the runtime reads its "
+            f"{solutions} solution(s) from solutions_index/solutions_blob and ignores the list, and so does tensilekit",
+            path="solutions",
+        )
+    ]
 
 
 def add_finding_lines(data: bytes, findings: list[Finding], *, limit: int | None = None) -> None:
@@ -268,6 +363,7 @@ __all__ = [
     "FileValidation",
     "add_finding_lines",
     "describe",
+    "duplicate_key_findings",
     "describe_paths",
     "finding_from_error",
     "iter_library_files",

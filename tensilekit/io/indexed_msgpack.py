@@ -191,7 +191,7 @@ class LazyMaster:
 
     def __init__(self, data: dict[str, Any], source: str | None = None) -> None:
         blob, slices = _slices(data, source)
-        shell = {key: value for key, value in data.items() if key not in _INDEXED_KEYS}
+        shell = {key: value for key, value in data.items() if key not in _IGNORED_KEYS}
         self._open(shell, blob, slices, source, positions=None)
 
     @classmethod
@@ -213,9 +213,7 @@ class LazyMaster:
         library = cls.__new__(cls)
         library.source, library.blob, library.slices, library._positions = source, b"", {}, None
         library.shell = master.model_copy(update={"solutions": []})
-        library._decoded = {}
-        for solution in master.solutions:
-            library._decoded.setdefault(solution.index, solution)  # the runtime keeps the first
+        library._decoded = master.solutions_by_index()  # the runtime keeps the last of an index
         library._order = tuple(library._decoded)
         return library
 
@@ -329,6 +327,43 @@ class LazyMaster:
 
 
 _INDEXED_KEYS = ("format_version", "solutions_index", "solutions_blob")
+_IGNORED_KEYS = (*_INDEXED_KEYS, "solutions")
+"""Keys of an indexed root that are not the plain tree: an indexed root's solutions are its blob's.
+A plain ``solutions`` list beside the blob (issue 23 item 6) is ignored, as the runtime ignores
+it: tensilelite's ``Serialization/SolutionLibrary.hpp`` ``MappingTraits<MasterSolutionLibrary>::
+mapping`` (the indexed-format source, ``MasterSolutionLibrary.hpp`` @ 1c2f384358bd) reads
+``solutions_index``/``solutions_blob`` through ``readIndexedSolutions`` when ``format_version`` is 2
+and maps ``solutions`` only in the other branch, so the key is never read (only
+``TENSILE_DB=0x1000``'s unused-key check would name it). ``validate`` warns
+(:func:`plain_solutions_beside_blob`)."""
+
+
+def plain_solutions_beside_blob(raw: bytes) -> int | None:
+    """How many solutions a plain ``solutions`` list holds in an indexed root (msgpack bytes,
+    uncompressed) that also has ``format_version``; None when there is no such list. Reads the
+    root's keys and skips the values (nothing is built)."""
+    unpacker = msgpack.Unpacker(None, raw=False, strict_map_key=False, max_buffer_size=max(len(raw), 1))
+    unpacker.feed(raw)
+    listed: int | None = None
+    indexed = False
+    try:
+        for _ in range(unpacker.read_map_header()):
+            key = unpacker.unpack()
+            if key == "solutions":
+                try:
+                    listed = unpacker.read_array_header()
+                except ValueError:  # not an array: the length is what is reported
+                    listed = -1
+                    unpacker.skip()
+                    continue
+                for _ in range(listed):
+                    unpacker.skip()
+            else:
+                indexed = indexed or key == "format_version"
+                unpacker.skip()
+    except (ValueError, msgpack.UnpackException, TypeError, UnicodeDecodeError, RecursionError):
+        return None
+    return listed if indexed else None
 
 
 def indexed_to_data(data: dict[str, Any], source: str | None = None) -> dict[str, Any]:
@@ -345,7 +380,7 @@ def indexed_to_data(data: dict[str, Any], source: str | None = None) -> dict[str
             )
         solutions.append(raw)
     plain: dict[str, Any] = {"solutions": solutions}
-    plain.update((key, value) for key, value in data.items() if key not in _INDEXED_KEYS)
+    plain.update((key, value) for key, value in data.items() if key not in _IGNORED_KEYS)
     ordered: dict[str, Any] = {key: plain[key] for key in ("solutions", "library", "version") if key in plain}
     ordered.update((key, value) for key, value in plain.items() if key not in ordered)
     return ordered
@@ -410,5 +445,6 @@ __all__ = [
     "indexed_to_data",
     "is_indexed",
     "load_indexed",
+    "plain_solutions_beside_blob",
     "scan_plain_master",
 ]

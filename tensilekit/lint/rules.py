@@ -14,7 +14,11 @@
   leftward scan stopping on it (``spec/selection.md`` (e) 1), for queries above it in the first
   key component only; those witness queries are walked with
   :class:`~tensilekit.selection.walk.ReferenceSelector` and an entry that wins one is not flagged.
-  Entries of equal speed and different kernels are left alone (``std::sort`` order is unspecified).
+  In a ``GridBased`` table (no speeds) a later entry of a key whose predicates equal an earlier
+  one's: the cell scan keeps the first that can solve.
+  Entries of equal speed and different kernels are left alone: the first in the runtime's
+  ``std::sort`` order (:mod:`tensilekit.selection.stdsort`) answers the key and queries from below,
+  the last queries from above (``validate``'s ``duplicate-key`` says which is which).
 * ``unreachable-kernel`` — a kernel referenced by no live table entry, tree, ``Single``,
   ``FreeSize`` or ``GranularitySelection`` node: shadowed entries and dead entries of Equality
   tables are not live; entries of tables lint cannot model are.
@@ -351,7 +355,7 @@ class Linter:
             return None
         first = earlier[0]
         if equality:
-            tie = " (equal speed: which of them is tried is unspecified)" if ordered.speeds[first] == speed else ""
+            tie = " (equal speed: first in the runtime's std::sort order)" if ordered.speeds[first] == speed else ""
             return (
                 f"entry {list(key)} → {_kernel(solution)} (speed {speed:g}) is never tried: an Equality table "
                 f"tries only the first entry of a key, index {ordered.indices[first]} (speed "
@@ -366,6 +370,15 @@ class Linter:
                 return (
                     f"entry {list(key)} → {_kernel(solution)} repeats an earlier entry of the same key and kernel "
                     f"(speed {ordered.speeds[other]:g}); it changes no answer"
+                )
+            if table.context.node.distance == "GridBased" and _predicates(other_solution) == _predicates(solution):
+                # findBestKeyMatch_GridBased scans a cell's entries in sorted order keeping the best by
+                # strict <: of one key the first whose kernel can solve answers, and this one can
+                # solve only where the earlier one can
+                return (
+                    f"entry {list(key)} → {_kernel(solution)} can never win: a GridBased cell answers with the "
+                    f"first entry of a key (the runtime's std::sort order) whose kernel can solve the problem, and "
+                    f"index {other_index} comes first with the same predicates"
                 )
             if ordered.speeds[other] > speed and _predicates(other_solution) == _predicates(solution):
                 if self._wins_leftward(table, position, solution):

@@ -87,19 +87,8 @@ def check_logic(logic: LogicFile) -> list[Finding]:
                 _warning(code="nan-efficiency", message="efficiency is NaN", path=f"{table_at}[{row_number}][1][1]")
             )
 
-    sizes = Counter(tuple(entry.size) for entry in logic.table)
-    duplicates = [size for size, seen in sizes.items() if seen > 1]
-    if duplicates:
-        first = duplicates[0]
-        row = [n for n, e in enumerate(logic.table) if tuple(e.size) == first][1]
-        findings.append(
-            _warning(
-                code="duplicate-size",
-                message=f"{len(duplicates)} size key(s) appear more than once (e.g. {list(first)}); "
-                "only one entry per key can be selected",
-                path=f"{table_at}[{row}][0]",
-            )
-        )
+    # duplicate size rows (a warning naming the row the runtime uses) need the runtime's table order:
+    # tensilekit.inspect.validate_file adds them (selection.duplicates)
 
     if logic.index_order is not None:
         width = len(logic.index_order)
@@ -164,17 +153,27 @@ def check_logic(logic: LogicFile) -> list[Finding]:
 
 
 def check_master(master: MasterLibrary) -> list[Finding]:
-    """Consistency checks for a master library (what the C++ loader would refuse)."""
+    """Consistency checks for a master library: errors for what the runtime cannot use (a table
+    naming a solution the file lacks, a key of the wrong length …), warnings for what it loads but
+    answers surprisingly (several solutions with one index: it keeps the last)."""
     findings: list[Finding] = []
-    counts = Counter(solution.index for solution in master.solutions)
-    known = set(counts)
-    for repeated, seen in counts.items():
-        if seen > 1:
+    positions: dict[int, list[int]] = {}
+    for position, solution in enumerate(master.solutions):
+        positions.setdefault(solution.index, []).append(position)
+    known = set(positions)
+    for repeated, places in positions.items():
+        if len(places) > 1:
+            # Serialization/SolutionLibrary.hpp MappingTraits<MasterSolutionLibrary>::mapping
+            # (Tensile 09ec347/a164ed70, hipBLASLt 7d9fb683): lib.solutions[s->index] = s, in list order
+            kept = places[-1]
+            dropped = ", ".join(f"solutions[{place}]" for place in places[:-1])
             findings.append(
-                _error(
+                _warning(
                     code="duplicate-index",
-                    message=f"solution index {repeated} appears {seen} times",
-                    path="solutions",
+                    message=f"{' and '.join(f'solutions[{place}]' for place in places)} share index {repeated}; "
+                    f"the runtime keeps the last, solutions[{kept}] ({master.solutions[kept].name}), and never "
+                    f"uses {dropped}",
+                    path=f"solutions[{places[0]}].index",
                 )
             )
     for path, node in master.iter_nodes():

@@ -276,6 +276,10 @@ class MasterLibrary(StrictModel):
     version: str | None = None
 
     def solutions_by_index(self) -> dict[int, MasterSolution]:
+        """``index -> solution`` as the runtime's loader keeps them: of several solutions with one
+        index the **last** (``lib.solutions[s->index] = s`` over the file's list in
+        ``Serialization/SolutionLibrary.hpp`` ``MappingTraits<MasterSolutionLibrary>::mapping``,
+        Tensile 09ec347/a164ed70 and hipBLASLt 7d9fb683 alike; the loader accepts the file)."""
         return {solution.index: solution for solution in self.solutions}
 
     def iter_nodes(self) -> Iterator[tuple[str, AnyNode]]:

@@ -816,7 +816,7 @@ class CompiledLibrary:
         self._sid: dict[int, int] = {}
         self._lazy_sources: list[Callable[[int], MasterSolution | None]] = []
         self._placeholders: dict[str, _Node] = {}
-        for solution in library.solutions:
+        for solution in library.solutions_by_index().values():  # the last of an index, as the loader
             self._register(solution)
         self.root = self._compile(library.library)
 
@@ -913,7 +913,7 @@ class CompiledLibrary:
             lazy = getattr(library, "_lazy_solution", None)
             if lazy is not None:
                 self._lazy_sources.append(lazy)
-            for solution in library.solutions:
+            for solution in library.solutions_by_index().values():  # the shard's last of an index
                 self._register(solution)
             compiled = self._compile(library.library)
             self._placeholders[prefix] = compiled

@@ -20,6 +20,15 @@ top N                  re-select with the winners excluded     ``findTopSolution
                                                                (GEMM_TYPE_ONLY) appended when short
 all solutions          ``findAllSolutions`` (DEFAULT)          ``getAllSolutions`` (GEMM_TYPE_ONLY) filtered
                                                                by ``isSolutionSupported``
+Matching table order   libstdc++ ``std::sort``, key ascending  the same (``Serialization/MatchingLibrary.hpp``
+                       then speed descending; equal entries    of hipBLASLt 7d9fb683)
+                       as introsort leaves them
+                       (``Serialization/MatchingLibrary.hpp``
+                       @ Tensile 09ec347 / a164ed70)
+duplicate solution     the last solution of an index: ``lib.solutions[s->index] = s`` in
+index                  ``Serialization/SolutionLibrary.hpp`` ``MappingTraits<MasterSolutionLibrary>``, both
+                       (not a runtime rule here: :meth:`MasterLibrary.solutions_by_index
+                       <tensilekit.model.library.MasterLibrary.solutions_by_index>` keeps the last for both)
 =====================  ======================================  ==============================================
 
 Predicates whose two dialects differ in *shape* (``WorkspaceCheck`` flag vs ``[elemC, elemBias,
@@ -100,6 +109,15 @@ class Runtime:
         """The key a ``GridBased`` table is walked with (the query key, possibly adjusted)."""
         return key
 
+    def table_order(self, keys: Sequence[tuple[int, ...]], speeds: Sequence[float]) -> list[int]:
+        """Positions of a ``Matching`` table's entries (as written) in the order this runtime's
+        loader sorts them; every kind of table (Euclidean and the other distances, Equality,
+        GridBased) is searched in that order, so it decides which of several entries of one key
+        answers. Both runtimes run the same ``std::sort`` (see the subclasses)."""
+        from tensilekit.selection.stdsort import matching_table_order
+
+        return matching_table_order(keys, speeds)
+
     def grid_keys(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """:meth:`grid_key` for many query keys (rows) at once."""
 
@@ -136,6 +154,12 @@ class TensileRuntime(Runtime):
     """rocBLAS's Tensile: ``findBestSolution``; ``--top`` re-selects with the winners excluded."""
 
     name = "tensile"
+
+    def table_order(self, keys: Sequence[tuple[int, ...]], speeds: Sequence[float]) -> list[int]:
+        # Tensile 09ec347 / a164ed70 Source/lib/include/Tensile/Serialization/MatchingLibrary.hpp,
+        # MappingTraits<DistanceMatchingTable>::mapping: std::sort by (key <, speed >) right after
+        # reading "table" (speed is mapRequired there), for every distance.
+        return super().table_order(keys, speeds)
 
     def problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
         return problem_from_query(record)
@@ -188,6 +212,14 @@ class HipblasltRuntime(Runtime):
     """hipBLASLt's tensilelite (7d9fb683): the heuristic path of ``rocblaslt_algo_get_heuristic``."""
 
     name = "hipblaslt"
+
+    def table_order(self, keys: Sequence[tuple[int, ...]], speeds: Sequence[float]) -> list[int]:
+        # hipBLASLt 7d9fb683 tensilelite/Tensile/Source/lib/include/Tensile/Serialization/
+        # MatchingLibrary.hpp, MappingTraits<DistanceMatchingTable>::mapping: the same std::sort;
+        # "speed" is mapOptional (GridBased entries have none: value-initialised 0.0, so all of a
+        # key's entries tie). The kSolutionMap/kd-tree built after it for GridBased is used only
+        # under TENSILE_GRIDBASED_KDTREE, not modelled.
+        return super().table_order(keys, speeds)
 
     def problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
         from tensilekit.selection.hipblaslt import problem_from_hipblaslt_query

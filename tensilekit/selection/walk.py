@@ -14,7 +14,9 @@ The algorithm, node by node (the C++ class reproduced in brackets):
 * ``Single`` (``SingleSolutionLibrary``): the solution if ``canSolve`` (task ∧ problem ∧ hardware
   predicates) holds, else null; index -1 is null.
 * ``Matching`` (``ProblemMatchingLibrary`` over ``DistanceMatchingTable``): the table is sorted by
-  ``(key ascending, speed descending)``; the query key is built from ``properties``.
+  ``(key ascending, speed descending)`` with libstdc++'s unstable ``std::sort``
+  (:meth:`~tensilekit.selection.runtime.Runtime.table_order`); the query key is built from
+  ``properties``.
 
   - Default search (``findBestKeyMatch_BinSearch``): from ``lower_bound(key)`` scan rightwards,
     then from ``lower_bound - 1`` leftwards. An entry is considered when its distance is smaller
@@ -50,8 +52,9 @@ Not modelled: the ``CachingLibrary`` (its key ignores alpha/beta restrictions, b
 ``cEqualsD``, so a cached answer can differ from the uncached one this module computes — the
 golden corpus answers are uncached), user overrides, and the environment variables
 ``TENSILE_SOLUTION_INDEX``, ``TENSILE_METRIC``, ``TENSILE_NAIVE_SEARCH`` and
-``TENSILE_EXPERIMENTAL_SELECTION``. Ties between entries with identical key and speed follow file
-order (stable sort); C++ ``std::sort`` leaves their order unspecified.
+``TENSILE_EXPERIMENTAL_SELECTION``. Entries with identical key and speed (duplicate size rows)
+are ordered as libstdc++'s ``std::sort`` leaves them (:mod:`tensilekit.selection.stdsort`), which is
+what decides which of them answers.
 """
 
 from __future__ import annotations
@@ -192,16 +195,24 @@ class SortedTable:
     """Position of each sorted entry in the node's ``table`` (file order)."""
 
     @classmethod
-    def of(cls, node: MatchingNode) -> SortedTable:
+    def of(cls, node: MatchingNode, runtime: Runtime | None = None) -> SortedTable:
+        """The table in the order ``runtime``'s loader sorts it (:meth:`Runtime.table_order`;
+        both runtimes sort alike, so the default is that order); a missing speed is 0.0."""
+        from tensilekit.selection.stdsort import matching_table_order
+
         arity = len(node.properties)
-        rows = []
+        keys: list[tuple[int, ...]] = []
+        speeds: list[float] = []
         for position, entry in enumerate(node.table):
             if len(entry.key) != arity:
                 raise SelectionError(f"table entry {position} has {len(entry.key)} key values, properties need {arity}")
-            speed = 0.0 if entry.speed is None else float(entry.speed)
-            rows.append((tuple(entry.key), -speed, position, entry.solution_index))
-        rows.sort(key=lambda row: (row[0], row[1]))
-        return cls([r[0] for r in rows], [-r[1] for r in rows], [r[3] for r in rows], [r[2] for r in rows])
+            keys.append(tuple(entry.key))
+            speeds.append(0.0 if entry.speed is None else float(entry.speed))
+        order = runtime.table_order(keys, speeds) if runtime is not None else matching_table_order(keys, speeds)
+        table = node.table
+        return cls(
+            [keys[i] for i in order], [speeds[i] for i in order], [table[i].solution_index for i in order], order
+        )
 
 
 @dataclasses.dataclass(slots=True)
@@ -484,7 +495,7 @@ class ReferenceSelector:
     def sorted_table(self, node: MatchingNode) -> SortedTable:
         cached = self._tables.get(id(node))
         if cached is None or cached[0] is not node:
-            cached = (node, SortedTable.of(node))
+            cached = (node, SortedTable.of(node, self.runtime))
             self._tables[id(node)] = cached
         return cached[1]
 
@@ -714,14 +725,17 @@ class ReferenceSelector:
 
     def _granularity(self, node: GranularitySelectionNode, path: str, depth: int, q: _Query) -> MasterSolution | None:
         key = list(q.problem.key_sizes)
-        for entry in node.exact:
-            if list(entry.key) == key:
-                solution = self._transform(entry.value, q)
-                if solution is not None:
-                    q.note(depth, "GranularitySelection", path, True, f"exact key hit → index {entry.value}")
-                    if q.route is not None:
-                        q.route.answered(node, "granularity-exact")
-                    return solution
+        # exactMap is a std::map filled with insert(), which keeps the FIRST entry of a key
+        # (Serialization/GranularitySelectionLibrary.hpp mapping, Tensile and tensilelite): a later
+        # duplicate is never tried, even when the first one's kernel cannot solve the problem.
+        hit = next((entry for entry in node.exact if list(entry.key) == key), None)
+        if hit is not None:
+            solution = self._transform(hit.value, q)
+            if solution is not None:
+                q.note(depth, "GranularitySelection", path, True, f"exact key hit → index {hit.value}")
+                if q.route is not None:
+                    q.route.answered(node, "granularity-exact")
+                return solution
         from tensilekit.selection.granularity import projected_performance  # numpy: granularity rows only
 
         best: MasterSolution | None = None
@@ -750,7 +764,9 @@ class ReferenceSelector:
             lazy = getattr(library, "_lazy_solution", None)
             if lazy is not None:
                 self._lazy_sources.append(lazy)
-            for solution in library.solutions:
+            # the shard's own map keeps its last solution of an index; PlaceholderLibrary.hpp then
+            # merges it with masterSolutions->insert, which keeps what is already there
+            for solution in library.solutions_by_index().values():
                 self._solutions.setdefault(solution.index, solution)
         return library
 

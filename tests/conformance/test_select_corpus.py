@@ -2,7 +2,7 @@
 
 For every query file and every form of its master (``.yaml``, ``.dat``, and the lazy-loading
 variant of ``aldebaran_NN_mixed``) the chosen kernel's ``index`` and ``name`` must be the
-oracle's (or one of its ``tie_alternatives``), ``null`` where the runtime found none, and the
+oracle's (not merely one of its ``tie_alternatives``), ``null`` where the runtime found none, and the
 reported ``distance`` must be identical. Checked through
 
 * the Python API: ``select_batch`` for every query (the vectorised path), the compiled
@@ -76,12 +76,13 @@ def _load(path: Path) -> MasterLibrary:
 
 
 def _allowed(query: dict[str, Any]) -> set[tuple[int, str]] | None:
+    # Exactly the runtime's answer, also where entries tie on key and speed: the corpus lists
+    # ``tie_alternatives`` for those, but the runtime's std::sort order decides among them and
+    # tensilekit follows it (selection.stdsort; rocBLAS_Full: 143 tied queries, all exact).
     expected = query["expected"]
     if expected is None:
         return None
-    allowed = {(expected["index"], expected["name"])}
-    allowed |= {(alt["index"], alt["name"]) for alt in query.get("tie_alternatives", [])}
-    return allowed
+    return {(expected["index"], expected["name"])}
 
 
 def _mismatch(query: dict[str, Any], index: int | None, name: str | None, distance: float | None) -> str | None:

@@ -164,7 +164,8 @@ def test_duplicate_indices_read_as_the_whole_decode_reads_them(tmp_path: Path) -
     # the scan refuses duplicates; the file is then decoded whole, as load_master does
     raw = _single_master([{"index": 0, "name": "first"}, {"index": 0, "name": "second"}])
     lazy = opens_master(raw, "dup.dat")
-    assert lazy.solution(0).name == "first"  # the runtime keeps the first of an index
+    # the runtime keeps the last of an index (lib.solutions[s->index] = s, issue 23 item 2)
+    assert lazy.solution(0).name == "second"
     assert len(lazy.materialize().solutions) == 1
 
 
