@@ -57,3 +57,26 @@ def amd_build_master(amd: Path, arch: str, files: list[Path], out: Path, *, lazy
     result = subprocess.run(command + [str(f) for f in files], capture_output=True, text=True, timeout=900, check=False)
     assert result.returncode == 0, f"AMD build-master failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
     return out
+
+
+def build_both_formats(args: list[str], out: Path, *, name: str | None = None) -> Path:
+    """tensilekit's ``build-master ARGS`` as YAML and as msgpack, each into its own folder (a build
+    owns its folder's library files, so the second would remove the first's), gathered in
+    ``out`` for comparison with AMD's build-master, which writes both formats side by side.
+    ``name``: the master's file stem for a single-file build (``-o out/NAME.yaml``); None: a folder."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from tensilekit.cli.main import cli
+
+    out.mkdir(parents=True, exist_ok=True)
+    for fmt, suffix in (("yaml", ".yaml"), ("msgpack", ".dat")):
+        folder = out.parent / f"{out.name}-{fmt}"
+        target = str(folder / f"{name}{suffix}") if name else f"{folder}/"
+        folder.mkdir(parents=True, exist_ok=True)
+        result = CliRunner().invoke(cli, ["build-master", "--format", fmt, *args, "-o", target])
+        assert result.exit_code == 0, result.output
+        for path in folder.iterdir():
+            shutil.copyfile(path, out / path.name)
+    return out

@@ -26,7 +26,7 @@ from typing import Any
 import msgpack
 import pytest
 import yaml
-from amd_build import amd_build_master
+from amd_build import amd_build_master, build_both_formats
 from click.testing import CliRunner
 from selection_factory import as_prediction_pools
 
@@ -82,13 +82,10 @@ def test_prediction_build_is_amds_freesize_build_with_the_pool_level_rewritten(
     freesize = _logic(corpus, tmp_path / "fs", "FreeSize")
     prediction = _logic(corpus, tmp_path / "pred")
     theirs = amd_build_master(amd, "gfx942", [freesize], tmp_path / "amd", lazy=lazy)
-    ours = tmp_path / "ours"
-    ours.mkdir()
-    for fmt, suffix in (("yaml", ".yaml"), ("msgpack", ".dat")):
-        target = f"{ours}/" if lazy else str(ours / f"TensileLibrary_gfx942{suffix}")
-        args = ["build-master", "--format", fmt, str(prediction), "-o", target]
-        result = CliRunner().invoke(cli, args + (["--lazy"] if lazy else []))
-        assert result.exit_code == 0, result.output
+    ours = build_both_formats(
+        [str(prediction), *(["--lazy"] if lazy else [])], tmp_path / "ours",
+        name=None if lazy else "TensileLibrary_gfx942",
+    )  # fmt: skip
     expected = sorted(p.name for p in theirs.iterdir())
     assert sorted(p.name for p in ours.iterdir()) == expected and len(expected) == (4 if lazy else 2)
     pools = 0

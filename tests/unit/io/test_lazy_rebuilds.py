@@ -14,6 +14,7 @@ one problem type whose kernels differ, so each answer says which build it came f
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import os
 import subprocess
@@ -33,7 +34,16 @@ from tensilekit.cli.main import cli
 from tensilekit.errors import LibraryChanged
 from tensilekit.io.installed_library import InstalledLibrary
 from tensilekit.io.master_io import dump_master_set
-from tests.unit.build.logic_factory import NN_SGEMM_PROBLEM_TYPE, list_logic, solution
+
+# the hand-made logic of tests/unit/build (that folder is a package of its own under pytest's rootdir
+# import mode, so it is loaded by path: no sys.path order makes it importable from here)
+_spec = importlib.util.spec_from_file_location(
+    "_logic_factory", Path(__file__).parents[1] / "build" / "logic_factory.py"
+)
+assert _spec is not None and _spec.loader is not None
+_factory = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_factory)
+NN_SGEMM_PROBLEM_TYPE, list_logic, solution = _factory.NN_SGEMM_PROBLEM_TYPE, _factory.list_logic, _factory.solution
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX folder swaps")
 
