@@ -251,7 +251,7 @@ def load_tunableop_csv(path: str | Path, *, skip_bad_lines: bool = False) -> Tun
     file = Path(path)
     if not file.is_file():
         raise InputNotFound(f"no such TunableOp file: {file}", Location(file=str(file)))
-    with file.open(encoding="utf-8", errors="replace") as stream:
+    with file.open(encoding="utf-8-sig", errors="replace") as stream:
         return parse_tunableop_csv(stream, file=str(file), skip_bad_lines=skip_bad_lines)
 
 
@@ -416,7 +416,7 @@ def load_aiter_csv(
     if not file.is_file():
         raise InputNotFound(f"no such AITER CSV: {file}", Location(file=str(file)))
     return parse_aiter_csv(
-        file.read_text(encoding="utf-8", errors="replace"),
+        file.read_text(encoding="utf-8-sig", errors="replace"),
         file=str(file),
         skip_bad_lines=skip_bad_lines,
         default_dtype=default_dtype,

@@ -74,7 +74,7 @@ def load_workload(
     file = Path(path)
     if not file.is_file():
         raise InputNotFound(f"no such workload file: {file}", Location(file=str(file)))
-    text = file.read_text(encoding="utf-8", errors="replace")
+    text = file.read_text(encoding="utf-8-sig", errors="replace")
     return parse_workload(text, format=format, file=str(file), skip_bad_lines=skip_bad_lines)
 
 

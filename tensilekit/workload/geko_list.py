@@ -220,7 +220,7 @@ def load_geko_list(path: str | Path) -> ParsedWorkload:
     file = Path(path)
     if not file.is_file():
         raise InputNotFound(f"no such GEKO list: {file}", Location(file=str(file)))
-    return parse_geko_list(file.read_text(encoding="utf-8"), file=str(file))
+    return parse_geko_list(file.read_text(encoding="utf-8-sig"), file=str(file))
 
 
 __all__ = ["load_geko_list", "parse_geko_list", "parse_inline_gemm", "types_from_tensile"]

@@ -508,7 +508,7 @@ def load_hipblaslt_log(path: str | Path, *, skip_bad_lines: bool = False) -> Hip
     file = Path(path)
     if not file.is_file():
         raise InputNotFound(f"no such log file: {file}", Location(file=str(file)))
-    with file.open(encoding="utf-8", errors="replace") as stream:
+    with file.open(encoding="utf-8-sig", errors="replace") as stream:
         return parse_hipblaslt_log(stream, file=str(file), skip_bad_lines=skip_bad_lines)
 
 
