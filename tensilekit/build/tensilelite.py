@@ -1092,6 +1092,7 @@ def build_tensilelite_libraries(
     version: str | None = TENSILELITE_VERSION,
     custom_kernel_config: CustomKernelConfig | None = None,
     match_table: dict[int, tuple[str, int]] | None = None,
+    refused: list[tuple[str, TensilekitError]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Every master file tensilelite's TensileCreateLibrary writes for these logic files, by base name.
 
@@ -1106,6 +1107,10 @@ def build_tensilelite_libraries(
     (``generateLogicDataAndSolutions``, TensileCreateLibrary.py:1146-1149 @7d9fb68): every master
     solution index -> ``(source, position of the solution in that logic file)``.
 
+    ``refused``, when given, collects ``(source, error)`` for each file whose own steps fail (a
+    custom kernel without its config, a malformed file) and the build goes on without it; without
+    it the first such error is raised.
+
     Raises:
         LibraryFormatError: a logic file does not fit (location names file and position).
         MergeError: libraries that cannot be merged.
@@ -1117,13 +1122,19 @@ def build_tensilelite_libraries(
     # (source, the file's solutions in file order): merges renumber them in place
     per_file: list[tuple[str, list[_Solution]]] = []
     for source, data in logic_files:
-        with error_context(source):
-            logic = _parse_logic(data)
-            try:
-                states = _states(logic, custom_kernel_config)
-                new = _from_logic(logic, states, lazy=lazy)
-            except (KeyError, IndexError, TypeError, AttributeError) as exc:
-                raise LibraryFormatError(f"malformed logic file: {exc!r}", Location(path="[5]")) from exc
+        try:
+            with error_context(source):
+                logic = _parse_logic(data)
+                try:
+                    states = _states(logic, custom_kernel_config)
+                    new = _from_logic(logic, states, lazy=lazy)
+                except (KeyError, IndexError, TypeError, AttributeError) as exc:
+                    raise LibraryFormatError(f"malformed logic file: {exc!r}", Location(path="[5]")) from exc
+        except TensilekitError as error:
+            if refused is None:
+                raise
+            refused.append((source, error))  # left out, as if it had not been given
+            continue
         per_file.append(
             (source, [*new.solutions.values(), *(s for lib in new.lazy.values() for s in lib.solutions.values())])
         )

@@ -84,35 +84,27 @@ def index_logic(
 
     kept = [(path, data) for path, data in inputs if architecture(data) in (arch, "fallback")]
     skipped = [f"{path}: not a {arch} logic file" for path, data in inputs if architecture(data) is None]
-    while kept:
-        table: dict[int, tuple[str, int]] = {}
-        try:
-            trees = build_tensilelite_libraries(
-                kept, lazy=True, custom_kernel_config=custom_kernel_config, match_table=table
-            )
-        except TensilekitError as error:
-            bad = error.location.file if error.location is not None else None
-            if bad is None or bad not in {path for path, _ in kept}:
-                raise
-            skipped.append(f"{bad}: {error.message}")
-            kept = [(path, data) for path, data in kept if path != bad]
-            continue
-        types = {path: type_key_of(data[4]) if isinstance(data[4], Mapping) else None for path, data in kept}
-        solutions = [
-            BuiltSolution(
-                index=record["index"],
-                name=record["name"],
-                kernel_name=record["kernelName"],
-                source=table[record["index"]][0],
-                position=table[record["index"]][1],
-                type_key=types.get(table[record["index"]][0]),
-                identity=record_identity(record),
-            )
-            for tree in trees.values()
-            for record in tree.get("solutions", [])
-        ]
-        return LogicIndex(sorted(solutions, key=lambda item: item.index), skipped)
-    return LogicIndex([], skipped)
+    refused: list[tuple[str, TensilekitError]] = []
+    table: dict[int, tuple[str, int]] = {}
+    trees = build_tensilelite_libraries(
+        kept, lazy=True, custom_kernel_config=custom_kernel_config, match_table=table, refused=refused
+    ) if kept else {}  # fmt: skip
+    skipped += [f"{path}: {error.message}" for path, error in refused]
+    types = {path: type_key_of(data[4]) if isinstance(data[4], Mapping) else None for path, data in kept}
+    solutions = [
+        BuiltSolution(
+            index=record["index"],
+            name=record["name"],
+            kernel_name=record["kernelName"],
+            source=table[record["index"]][0],
+            position=table[record["index"]][1],
+            type_key=types.get(table[record["index"]][0]),
+            identity=record_identity(record),
+        )
+        for tree in trees.values()
+        for record in tree.get("solutions", [])
+    ]
+    return LogicIndex(sorted(solutions, key=lambda item: item.index), skipped)
 
 
 def index_installed(records: Iterable[Mapping[str, Any]]) -> dict[int, tuple[str, str]]:
