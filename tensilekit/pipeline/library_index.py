@@ -34,9 +34,6 @@ from typing import Any
 from tensilekit.errors import TensilekitError
 from tensilekit.model.identity import RENUMBERED_FIELDS, solution_identity
 
-#: A master solution record's identity across builds (:mod:`tensilekit.model.identity`).
-record_identity = solution_identity
-
 
 @dataclasses.dataclass(frozen=True)
 class BuiltSolution:
@@ -99,7 +96,7 @@ def index_logic(
             source=table[record["index"]][0],
             position=table[record["index"]][1],
             type_key=types.get(table[record["index"]][0]),
-            identity=record_identity(record),
+            identity=solution_identity(record),
         )
         for tree in trees.values()
         for record in tree.get("solutions", [])
@@ -109,7 +106,7 @@ def index_logic(
 
 def index_installed(records: Iterable[Mapping[str, Any]]) -> dict[int, tuple[str, str]]:
     """Installed master solution records -> ``{index: (name, identity)}``."""
-    return {int(record["index"]): (str(record.get("name", "")), record_identity(record)) for record in records}
+    return {int(record["index"]): (str(record.get("name", "")), solution_identity(record)) for record in records}
 
 
 def _type_text(key: tuple[str, ...] | None) -> str:
@@ -239,6 +236,5 @@ __all__ = [
     "catalog_of",
     "index_installed",
     "index_logic",
-    "record_identity",
     "resolve",
 ]

@@ -7,7 +7,7 @@ solution an index is, tensilekit reads that same library. The rule (hipBLASLt 7d
 
 * ``HIPBLASLT_TENSILE_LIBPATH`` is used as it is (no per-architecture subfolder);
 * otherwise the folder of ``libhipblaslt.so`` plus ``/../Tensile/library``, else ``/library``,
-  else ``/hipblaslt/library``, then ``/<arch>`` if that exists (:func:`library_dir_candidates`).
+  else ``/hipblaslt/library``, then ``/<arch>`` if that exists (:func:`library_folder_beside`).
 
 The folder of ``libhipblaslt.so`` is what the dynamic loader resolves for the bench
 (``ldd``), else ``$ROCM_PATH/lib``, else ``/opt/rocm/lib``.
@@ -41,7 +41,7 @@ def _ldd_library_dir(bench: str, runner: CommandRunner) -> Path | None:
     return Path(found.group("path")).parent if found else None
 
 
-def library_dir_candidates(lib_dir: Path, arch: str) -> Path | None:
+def library_folder_beside(lib_dir: Path, arch: str) -> Path | None:
     """The library folder hipBLASLt reads when ``libhipblaslt.so`` lives in ``lib_dir`` (None: that
     folder does not exist, so hipBLASLt would fail to load any library).
 
@@ -87,11 +87,11 @@ def locate_hipblaslt_library(
         candidates.append((Path(rocm) / "lib", f"$ROCM_PATH/lib ({rocm}/lib)"))
     candidates.append((Path("/opt/rocm/lib"), "/opt/rocm/lib"))
     for lib_dir, origin in candidates:
-        folder = library_dir_candidates(lib_dir, arch)
+        folder = library_folder_beside(lib_dir, arch)
         if folder is not None:
             return folder, f"hipBLASLt's library beside {origin}"
         tried.append(origin)
     return None, f"no {LIBRARY_PATH_ENV}, and no hipBLASLt library beside {', '.join(tried)}"
 
 
-__all__ = ["library_dir_candidates", "locate_hipblaslt_library"]
+__all__ = ["library_folder_beside", "locate_hipblaslt_library"]
