@@ -83,7 +83,11 @@ def test_search_keeps_every_faster_kernel_and_the_rebuilt_library_picks_it(
     log.write_text("".join(mask64_line(gemm, calls=10 + i) + "\n" for i, gemm in enumerate(gemms)))
     workdir = tmp_path / "W"
     args = [str(log), "--arch", "gfx942", "--workdir", str(workdir), "--mode", "search",
-            "--library-logic", str(node["logic"])]  # fmt: skip
+            "--library-logic", str(node["logic"]),
+            # The stand-in's norm_error is (0.5 + index % 7 / 7) * eps: kernels that all pass --verify differ by up
+            # to 2.71x, and a build without --jobs 1 numbers them in completion order. This test is about identity
+            # and selection, so the error policy must not decide it: 3 is above any ratio the model can give.
+            "--err-thr", "3"]  # fmt: skip
     env: dict[str, str] = {}
     if identify_by == "installed-index":
         args += ["--reference-library", str(node["installed"])]
