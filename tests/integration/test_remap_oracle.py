@@ -59,9 +59,9 @@ def _retuned(corpus: Path, tmp: Path) -> Path:
 
 
 def _build(amd: Path, corpus: Path, out: Path, names: list[str]) -> Path:
-    files = sorted(
-        name if name.startswith("/") else str(corpus / "logic" / "hipblaslt" / _FILES[name]) for name in names
-    )
+    # In the order given, not sorted by path: build-master numbers solutions in file order, and the
+    # retuned copy lives under tmp, which sorts before or after the corpus depending on where each is.
+    files = [name if name.startswith("/") else str(corpus / "logic" / "hipblaslt" / _FILES[name]) for name in names]
     done = subprocess.run(
         [str(amd / "build-master"), "--arch", "gfx942", "--out", str(out), "--name", "master", *files],
         capture_output=True, text=True, timeout=600, check=False,
