@@ -136,7 +136,7 @@ def build_master_files(
     (or a ``name -> custom.config`` lookup).
     """
     inputs, file_dialect = logic_inputs(paths, dialect=dialect)
-    from tensilekit.build import build_master_libraries  # lazy: `select` on a master never builds
+    from tensilekit.libbuild import build_master_libraries  # lazy: `select` on a master never builds
 
     try:
         raw = build_master_libraries(
@@ -181,7 +181,7 @@ def load_for_selection(
 
     ``path`` may be a master library (YAML, msgpack ``.dat``, gzip), a library-logic file, a
     directory of logic files, or an installed library folder; logic is built into a master on
-    the fly (tensilekit.build, as TensileCreateLibrary would, several architectures joined under
+    the fly (tensilekit.libbuild, as TensileCreateLibrary would, several architectures joined under
     one ``Hardware`` node). ``subtree``/``asic_revision`` choose an installed folder's silicon
     revision tree (:meth:`tensilekit.io.installed_library.InstalledLibrary.choose`).
     """

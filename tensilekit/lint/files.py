@@ -2,7 +2,7 @@
 
 A master library (YAML, msgpack ``.dat``, gzip) is linted as it is; a lazy master's placeholders
 are loaded from beside it. A logic file (either dialect and layout) is built into its master the
-way ``select`` builds one (:func:`tensilekit.build.build_master_libraries`, one file on its own),
+way ``select`` builds one (:func:`tensilekit.libbuild.build_master_libraries`, one file on its own),
 and findings are mapped back to the logic file's own positions: a kernel to its place in the
 solutions list, a table entry to its row of the exact-logic table. A directory is linted file by
 file, like ``validate``. A file that cannot be read or built becomes one error finding.
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from tensilekit.build import build_master_libraries
+from tensilekit.libbuild import build_master_libraries
 from tensilekit.errors import LibraryChanged, TensilekitError, error_context
 from tensilekit.inspect import add_finding_lines, finding_from_error, iter_library_files
 from tensilekit.io.detect import Kind, detect_kind

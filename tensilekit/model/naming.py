@@ -238,13 +238,13 @@ def kernel_state(
             ``Solution()`` does; TensileMergeLibrary's kernel identity compares such states.
         dialect: ``tensile``. A tensilelite solution is derived by its own fork's port
             (:func:`tensilekit.model.derive_tensilelite.solution_state`; a whole file:
-            :func:`tensilekit.build.kernel_states`): ``tensilelite`` raises :class:`InvalidValue`.
+            :func:`tensilekit.libbuild.kernel_states`): ``tensilelite`` raises :class:`InvalidValue`.
         path: location prefix for error messages, e.g. ``[5][12]``.
     """
     if dialect == "tensilelite":
         raise InvalidValue(
             "kernel_state derives Tensile solutions; derive a tensilelite one with "
-            "tensilekit.model.derive_tensilelite.solution_state (tensilekit.build.kernel_states for a file)",
+            "tensilekit.model.derive_tensilelite.solution_state (tensilekit.libbuild.kernel_states for a file)",
             Location(path=path or None),
         )
     if not isinstance(solution, Mapping):

@@ -71,7 +71,7 @@ def index_logic(
     ``skipped`` with the reason; the others are built together, so their names are the ones a
     build of the same set gives.
     """
-    from tensilekit.build.tensilelite import build_tensilelite_libraries
+    from tensilekit.libbuild.tensilelite import build_tensilelite_libraries
 
     def architecture(data: Any) -> Any:
         if not isinstance(data, list) or len(data) < 6:

@@ -16,7 +16,7 @@ from tensilekit.data import sample_library_path
 from tensilekit.selection import PerformanceMetric
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("tensilekit.build", "tensilekit.pipeline", "tensilekit.plot", "matplotlib", "networkx", "ray")
+HEAVY = ("tensilekit.libbuild", "tensilekit.pipeline", "tensilekit.plot", "matplotlib", "networkx", "ray")
 
 _PROBE = """
 import json, sys

@@ -26,8 +26,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from tensilekit.build import build_master_tree, kernel_states
-from tensilekit.build.predicates import operation_identifier
+from tensilekit.libbuild import build_master_tree, kernel_states
+from tensilekit.libbuild.predicates import operation_identifier
 from tensilekit.cli.main import cli
 from tensilekit.io.files import read_bytes
 from tensilekit.io.logic_io import load_logic

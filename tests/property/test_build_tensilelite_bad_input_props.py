@@ -12,7 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tensilekit.build import build_tensilelite_libraries
+from tensilekit.libbuild import build_tensilelite_libraries
 from tensilekit.errors import TensilekitError
 
 pytestmark = pytest.mark.corpus

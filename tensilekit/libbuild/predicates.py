@@ -310,7 +310,7 @@ def _tlu(pt: ProblemTypeState, tensor: str) -> bool:
 def compound_predicates(state: KernelState, *, path: str = "") -> list[Predicate]:
     """``ProblemPredicate.CompoundPredicates`` (Tensile 4.44 set, see selection.md a.2); Tensile
     writes ``GlobalSplitUCheckMinK`` as the single bound ``MinKForGSU x GSU`` (tensilelite's
-    ``[minK, GSU]`` form is built by ``build.tensilelite``)."""
+    ``[minK, GSU]`` form is built by ``libbuild.tensilelite``)."""
     pt: ProblemTypeState = state["ProblemType"]
     preds: list[Predicate] = []
     tlua, tlub = _tlu(pt, "A"), _tlu(pt, "B")

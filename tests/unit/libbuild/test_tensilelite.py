@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tensilekit.build import build_master_libraries, build_master_tree, build_tensilelite_libraries
+from tensilekit.libbuild import build_master_libraries, build_master_tree, build_tensilelite_libraries
 from tensilekit.errors import InvalidValue, LibraryFormatError, TensilekitError
 from tensilekit.model.derive_tensilelite import solution_state
 from tensilekit.model.naming_tensilelite import problem_type_name

@@ -1,4 +1,4 @@
-"""Unit tests for tensilekit.build.master: tree shape, indices, merging, lazy files, errors."""
+"""Unit tests for tensilekit.libbuild.master: tree shape, indices, merging, lazy files, errors."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tensilekit.build import architecture_index, build_master_libraries, build_master_tree, kernel_states
+from tensilekit.libbuild import architecture_index, build_master_libraries, build_master_tree, kernel_states
 from tensilekit.errors import InvalidValue, LibraryFormatError, MergeError, MissingField
 from tensilekit.io.logic_io import logic_from_data
 

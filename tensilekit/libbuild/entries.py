@@ -4,7 +4,7 @@ Reproduces ``Tensile/Contractions.py`` ``Solution.FromOriginalState`` / ``state(
 4.44 field set: ``name``, ``index``, ``libraryLogicIndex``, ``problemType`` (summary dict),
 ``hardwarePredicate`` (always TruePred), ``problemPredicate``, ``taskPredicate``, ``sizeMapping``,
 ``debugKernel``, ``ideals`` and ``linearModel``. tensilelite records are
-:mod:`tensilekit.build.tensilelite`'s.
+:mod:`tensilekit.libbuild.tensilelite`'s.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tensilekit.build.predicates import (
+from tensilekit.libbuild.predicates import (
     TRUE,
     operation_identifier,
     solution_problem_predicate,

@@ -20,7 +20,7 @@ Reproduces, for the Tensile 4.44 Python that built ``shared/corpus/masters``:
   ``ArchitectureIndexMap(gfx) = int(hex digits, 16) << 18`` and later files continue consecutively
   (``MasterSolutionLibrary.merge``); without, the first file keeps its own indices.
 * The merge rules of ``PredicateLibrary`` (equal predicates merge, others append, then the rows are
-  re-sorted, see :mod:`tensilekit.build.predicates`), ``ProblemMapLibrary`` (union),
+  re-sorted, see :mod:`tensilekit.libbuild.predicates`), ``ProblemMapLibrary`` (union),
   ``MatchingLibrary`` (tables concatenated and stably re-sorted by key) and
   ``DecisionTreeLibrary`` (merging is an error).
 * ``writeMasterFile`` → ``applyNaming``: every solution is named with the min-naming of all kernels
@@ -38,8 +38,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Union
 
-from tensilekit.build.entries import solution_record
-from tensilekit.build.predicates import (
+from tensilekit.libbuild.entries import solution_record
+from tensilekit.libbuild.predicates import (
     TRUE,
     Predicate,
     and_,
@@ -49,7 +49,7 @@ from tensilekit.build.predicates import (
     problem_type_predicates,
     sort_rows,
 )
-from tensilekit.build.tensilelite import build_tensilelite_libraries, solution_states
+from tensilekit.libbuild.tensilelite import build_tensilelite_libraries, solution_states
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
 from tensilekit.io.logic_io import logic_from_data, logic_to_data
 from tensilekit.model.derive_tensilelite import CustomKernelConfig, LiteState
@@ -308,7 +308,7 @@ def _flag(logic: LogicFile, value: Any, name: str) -> bool:
 
 def _selection_kind(logic: LogicFile) -> str:
     """``Matching`` distance name or ``DecisionTree`` (Tensile's ``parseLibraryLogicData``;
-    tensilelite files are built by :mod:`tensilekit.build.tensilelite`)."""
+    tensilelite files are built by :mod:`tensilekit.libbuild.tensilelite`)."""
     if logic.layout is Layout.DICT:
         if logic.library_type is None:
             raise MissingField("logic file has no LibraryType", Location(path="LibraryType"))
@@ -457,7 +457,7 @@ def kernel_states(
     Unlike :func:`~tensilekit.model.naming.kernel_state` on its own, every assembly kernel's ISA is
     the file's architecture, whatever ``ISA`` the solution carries (``parseLibraryLogicData``).
     A tensilelite file's states are the ones its build uses
-    (:func:`tensilekit.build.tensilelite.solution_states`: tensilelite's own ``Solution`` fork,
+    (:func:`tensilekit.libbuild.tensilelite.solution_states`: tensilelite's own ``Solution`` fork,
     its keys, ``ProblemType`` a plain dict); its custom kernels need ``custom_kernel_config``.
     """
     if logic.dialect is Dialect.TENSILELITE:
@@ -622,7 +622,7 @@ _DIALECT_VERSIONS = {Dialect.TENSILE: "4.44.0", Dialect.TENSILELITE: TENSILELITE
 def _build_tensilelite(
     logic_files: Sequence[LogicInput], options: BuildOptions, custom_kernel_config: CustomKernelConfig | None
 ) -> tuple[list[str], dict[str, dict[str, Any]]]:
-    """The dialect seam: tensilelite files go through their own port (:mod:`tensilekit.build.tensilelite`)."""
+    """The dialect seam: tensilelite files go through their own port (:mod:`tensilekit.libbuild.tensilelite`)."""
     if not options.separate_architectures:
         raise InvalidValue("tensilelite masters are built per architecture (hipBLASLt's build separates them)")
     inputs = []
@@ -686,7 +686,7 @@ def build_master_libraries(
             loaded :class:`~tensilekit.model.logic.LogicFile` of the same dialect. The source
             name is only used in error locations.
         dialect: ``tensile`` (rocBLAS, Tensile 4.44) or ``tensilelite`` (hipBLASLt 7d9fb683: built
-            by :func:`tensilekit.build.tensilelite.build_tensilelite_libraries`, indices from the
+            by :func:`tensilekit.libbuild.tensilelite.build_tensilelite_libraries`, indices from the
             first file's ``SolutionIndex``, no arch offset).
         version: the ``version`` field; by default the dialect's (4.44.0 / 4.33.0), ``None`` omits it.
         custom_kernel_config: tensilelite only: ``name -> custom.config`` of hipBLASLt custom kernels.

@@ -1,6 +1,6 @@
 """tensilelite (hipBLASLt 7d9fb683) logic files → master library, as its TensileCreateLibrary writes it.
 
-The Tensile build is :mod:`tensilekit.build.master`; the two differ in almost every level (no
+The Tensile build is :mod:`tensilekit.libbuild.master`; the two differ in almost every level (no
 ``ArchitectureIndexMap``, no Fp16 rows, ~30 problem predicates, ``internalArgsSupport``, placeholder
 names, row sorting), so the tensilelite one is a port of its own, from
 ``/work/shared/amd/tensilelite-7d9fb68/Tensile``:
