@@ -1,7 +1,8 @@
 """Carry recorded tuning results (solution indices of one build) to another build of the library.
 
-PyTorch TunableOp results files (``Gemm_Hipblaslt_<index>``) and AITER tuned CSVs
-(``libtype=hipblaslt`` rows: ``solidx``, ``kernelName``) name a hipBLASLt solution by its index in
+PyTorch TunableOp results files (``Gemm_Hipblaslt_<index>``), AITER tuned CSVs
+(``libtype=hipblaslt`` rows: ``solidx``, ``kernelName``) and hipBLASLt's own tuning/override files
+(``solution_index``; :mod:`tensilekit.workload.tuning_file`) name a hipBLASLt solution by its index in
 the build they were tuned with. Every rebuild renumbers. For each recorded row this module finds
 the OLD build's record of that index and the NEW build's solutions with the same identity
 (:mod:`tensilekit.model.identity`: equal records apart from what a build renumbers or renames):
@@ -40,6 +41,7 @@ from tensilekit.workload.csv_workloads import parse_tunableop_csv, problem_from_
 from tensilekit.workload.detect import detect_workload_format
 from tensilekit.workload.problem import GemmProblem
 from tensilekit.workload.records import BadLine, WorkloadFormat
+from tensilekit.workload.tuning_file import TuningRow, parse_tuning_file, replaced_cells
 
 
 class RemapStatus(str, enum.Enum):
@@ -369,6 +371,65 @@ def remap_aiter(
 
 
 # --------------------------------------------------------------------------------------------
+# hipBLASLt tuning/override files
+
+
+def _new_name(row: TuningRow, column: str, new: BuildSolutions, target: int, field: str) -> dict[str, str]:
+    """The name cell for NEW when the row records one (hipBLASLt checks it at replay)."""
+    if not row.cell(column):
+        return {}
+    value = new.table.records.get(target, {}).get(field)
+    return {column: str(value)} if value else {}
+
+
+def remap_tuning_file(
+    text: str,
+    file: str,
+    old: BuildSolutions,
+    new: BuildSolutions,
+    *,
+    picker: Picker | None = None,
+    checker: Checker | None = None,
+    fill_heuristic: bool = False,
+    strict: bool = False,
+) -> RemappedArtefact:
+    """Remap a hipBLASLt tuning/override file (:mod:`tensilekit.workload.tuning_file`, both layouts).
+
+    Moved rows get NEW's index in ``solution_index`` and, where the row records them, NEW's
+    ``kernel_name``/``solution_name``; a dropped header/value entry loses both its lines.
+    """
+    lines = text.splitlines(keepends=True)
+    parsed = parse_tuning_file(text, file=file)
+    bad = list(parsed.bad_lines)
+    out = list(lines)
+    rows: list[RemapRow] = []
+    for entry in parsed.rows:
+        raw = lines[entry.line - 1]
+        row = classify(file, entry.line, entry.solution_index, old, new)
+        if row is None:
+            bad.append(_bad(file, entry.line, f"OLD has no solution {entry.solution_index}", raw))
+            continue
+        row = _judged(row, entry.problem, _arch_of(entry.arch), entry.cu_count, picker, checker)
+        rows.append(row)
+        target = row.new_index if row.status.carried else row.heuristic_index if fill_heuristic else None
+        if target is None:
+            out[entry.line - 1] = ""
+            if entry.header_line is not None:
+                out[entry.header_line - 1] = ""
+            continue
+        if target == entry.solution_index:
+            continue
+        changes = {"solution_index": str(target)}
+        changes |= _new_name(entry, "kernel_name", new, target, "kernelName")
+        changes |= _new_name(entry, "solution_name", new, target, "name")
+        out[entry.line - 1] = replaced_cells(entry, changes) + _line_ending(raw)
+    bad.sort(key=lambda item: item.location.line or 0)
+    if strict and bad:
+        raise WorkloadLineError(bad[0].message, bad[0].location)
+    return RemappedArtefact(file, WorkloadFormat.HIPBLASLT_TUNING, "".join(out), tuple(rows), tuple(bad))
+
+
+# --------------------------------------------------------------------------------------------
 # The API
 
 
@@ -392,7 +453,8 @@ def remap_text(
     strict: bool = False,
     validators: Mapping[str, str] | None = None,
 ) -> RemappedArtefact:
-    """Remap one artefact's text, its format detected (TunableOp results or AITER tuned CSV)."""
+    """Remap one artefact's text, its format detected (TunableOp results, AITER tuned CSV or
+    hipBLASLt tuning/override file)."""
     chosen = detect_workload_format(text)
     if chosen is WorkloadFormat.TUNABLEOP:
         return remap_tunableop(
@@ -406,13 +468,21 @@ def remap_text(
             strict=strict,
             validators=validators,
         )
+    if chosen is WorkloadFormat.HIPBLASLT_TUNING:
+        if validators:
+            raise UnsupportedFormat("--validator applies to TunableOp files only", Location(file=file))
+        return remap_tuning_file(
+            text, file, old, new, picker=picker, checker=checker, fill_heuristic=fill_heuristic, strict=strict
+        )
     if chosen is WorkloadFormat.AITER:
         if validators:
             raise UnsupportedFormat("--validator applies to TunableOp files only", Location(file=file))
         return remap_aiter(
             text, file, old, new, picker=picker, checker=checker, fill_heuristic=fill_heuristic, strict=strict
         )
-    raise UnsupportedFormat("not a TunableOp results file or an AITER tuned CSV", Location(file=file, line=1))
+    raise UnsupportedFormat(
+        "not a TunableOp results file, an AITER tuned CSV or a hipBLASLt tuning file", Location(file=file, line=1)
+    )
 
 
 def _judges(
@@ -549,5 +619,6 @@ __all__ = [
     "remap_aiter",
     "remap_text",
     "remap_tunableop",
+    "remap_tuning_file",
     "write_remapped",
 ]

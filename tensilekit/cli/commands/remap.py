@@ -1,4 +1,4 @@
-"""``tensilekit remap``: carry TunableOp / AITER tuning results from one library build to another."""
+"""``tensilekit remap``: carry TunableOp / AITER / hipBLASLt tuning results from one library build to another."""
 
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ def remap_command(
     strict: bool,
     as_json: bool,
 ) -> None:
-    """Say what each recorded solution of ARTEFACT... (TunableOp results, AITER tuned CSVs) is in NEW.
+    """Say what each recorded solution of ARTEFACT... (TunableOp results, AITER tuned CSVs,
+    hipBLASLt tuning/override files) is in NEW.
 
     Status per row: same, moved (new index), missing (NEW's heuristic pick given), ambiguous,
     rejected (NEW's predicates refuse it on the device; needs the CU count: --cu-count or the row's).
