@@ -28,8 +28,9 @@ from __future__ import annotations
 import csv
 import dataclasses
 import enum
+import functools
 import io
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +132,8 @@ class BuildSolutions:
     table: IdentityTable
 
     @classmethod
-    def from_records(cls, records: Iterable[Mapping[str, Any]]) -> BuildSolutions:
+    def from_records(cls, records: Iterable[Mapping[str, Any]] | Mapping[int, Mapping[str, Any]]) -> BuildSolutions:
+        """From a list of records or a mapping ``index -> record`` (:class:`LibraryRecords`)."""
         return cls(IdentityTable(records))
 
     def kernel(self, index: int) -> str | None:
@@ -142,17 +144,68 @@ class BuildSolutions:
         return str(name) if name is not None else None
 
 
+class LibraryRecords(Mapping[int, dict[str, Any]]):
+    """Every solution record of a library by index, each decoded when first asked for.
+
+    A lazy library's shards are opened once each (their index tables read, no solution decoded);
+    an installed folder's shards are read lazily (``IndexedMaster.lazy_master``), and their
+    records are taken as the file holds them, each checked to be the solution its index names --
+    what ``to_raw`` of the decoded model gives (strict models coerce nothing) at a fraction of
+    the cost. A remap decodes all of NEW (to index it by identity) but of OLD only the recorded
+    indices.
+    """
+
+    def __init__(self, library: MasterLibrary, loader: Callable[[str], MasterLibrary] | None) -> None:
+        self._decoders: dict[int, Callable[[], dict[str, Any]]] = {}
+        self._decoded: dict[int, dict[str, Any]] = {}
+        for solution in library.solutions:
+            self._decoders[solution.index] = functools.partial(to_raw, solution)
+        if loader is None:
+            return
+        seen: set[str] = set()
+        for _, node in library.iter_nodes():
+            if isinstance(node, PlaceholderNode) and node.value not in seen:
+                seen.add(node.value)
+                self._add_shard(loader(node.value))
+
+    def _add_shard(self, shard: MasterLibrary) -> None:
+        lazy_indices = getattr(shard, "_lazy_indices", None)
+        if lazy_indices is None:
+            for solution in shard.solutions:
+                self._decoders[solution.index] = functools.partial(to_raw, solution)
+            return
+        find = shard._lazy_solution  # type: ignore[attr-defined]
+        raw_solution = getattr(getattr(find, "__self__", None), "raw_solution", None)
+        for index in lazy_indices:
+            if raw_solution is not None:
+                self._decoders[index] = functools.partial(raw_solution, index)
+            else:
+                self._decoders[index] = functools.partial(_decoded_record, find, index)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        found = self._decoded.get(index)
+        if found is None:
+            found = self._decoded[index] = self._decoders[index]()
+        return found
+
+    def __contains__(self, index: object) -> bool:
+        return index in self._decoders
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._decoders)
+
+    def __len__(self) -> int:
+        return len(self._decoders)
+
+
+def _decoded_record(find: Callable[[int], Any], index: int) -> dict[str, Any]:
+    raw: dict[str, Any] = to_raw(find(index))
+    return raw
+
+
 def library_records(library: MasterLibrary, loader: Callable[[str], MasterLibrary] | None) -> list[dict[str, Any]]:
     """Every solution record of a library, a lazy one's shards included (each shard read once)."""
-    records: list[dict[str, Any]] = [to_raw(solution) for solution in library.solutions]
-    if loader is None:
-        return records
-    seen: set[str] = set()
-    for _, node in library.iter_nodes():
-        if isinstance(node, PlaceholderNode) and node.value not in seen:
-            seen.add(node.value)
-            records += [to_raw(solution) for solution in loader(node.value).solutions]
-    return records
+    return list(LibraryRecords(library, loader).values())
 
 
 def classify(file: str, line: int, old_index: int, old: BuildSolutions, new: BuildSolutions) -> RemapRow | None:
@@ -160,7 +213,7 @@ def classify(file: str, line: int, old_index: int, old: BuildSolutions, new: Bui
     record = old.table.records.get(old_index)
     if record is None:
         return None
-    matches = new.table.matches(record)
+    matches = new.table.matches(record, old.table.identity(old_index))
     if old_index in matches:
         return RemapRow(file, line, RemapStatus.SAME, old_index, old_index, new.kernel(old_index))
     if len(matches) == 1:
@@ -172,6 +225,49 @@ def classify(file: str, line: int, old_index: int, old: BuildSolutions, new: Bui
             file, line, RemapStatus.AMBIGUOUS, old_index, None, old.kernel(old_index), reason, tuple(matches)
         )
     return RemapRow(file, line, RemapStatus.MISSING, old_index, None, old.kernel(old_index), "NEW has no such solution")
+
+
+class _RowJudge:
+    """Classify and judge recorded rows, each distinct (index, problem, device) once.
+
+    Artefacts repeat their GEMMs (TunableOp files per rank, AITER rows per ``cu_num``, tuning files
+    appended by many runs); the status of a row depends only on its index, its problem and its
+    device, so the answer is kept and later rows get a copy with their own file and line.
+    """
+
+    def __init__(self, old: BuildSolutions, new: BuildSolutions, picker: Picker | None, checker: Checker | None):
+        self.old, self.new, self.picker, self.checker = old, new, picker, checker
+        self._seen: dict[tuple[int, object, str | None, int | None], RemapRow | None] = {}
+
+    def __call__(
+        self,
+        file: str,
+        line: int,
+        old_index: int,
+        problem: GemmProblem,
+        arch: str | None,
+        cus: int | None,
+        problem_key: object = None,
+    ) -> RemapRow | None:
+        """The row's status; ``problem_key`` stands for ``problem`` in the memo when the caller
+        has a cheaper one (a tuning file's rows share one object per distinct GEMM)."""
+        key = (old_index, problem if problem_key is None else problem_key, arch, cus)
+        if key in self._seen:
+            known = self._seen[key]
+            return None if known is None else _located(known, file, line)
+        row = classify(file, line, old_index, self.old, self.new)
+        if row is not None:
+            row = _judged(row, problem, arch, cus, self.picker, self.checker)
+        self._seen[key] = row
+        return row
+
+
+def _located(row: RemapRow, file: str, line: int) -> RemapRow:
+    """A copy of ``row`` for another file and line (``dataclasses.replace`` without its checks:
+    a remap makes one per recorded row)."""
+    copied = object.__new__(RemapRow)
+    copied.__dict__.update(row.__dict__, file=file, line=line)
+    return copied
 
 
 def _judged(
@@ -235,6 +331,7 @@ def remap_tunableop(
     arch = _arch_of(parsed.validators.get("GCN_ARCH_NAME"))
     out = list(lines)
     rows: list[RemapRow] = []
+    judge = _RowJudge(old, new, picker, checker)
     for entry in parsed.entries:
         if entry.solution is None or not entry.solution.startswith(_TUNABLEOP_PREFIX):
             continue
@@ -243,11 +340,10 @@ def remap_tunableop(
         if old_index is None:
             bad.append(_bad(file, entry.line, f"solution {entry.solution!r} is not Gemm_Hipblaslt_<index>", raw))
             continue
-        row = classify(file, entry.line, old_index, old, new)
+        row = judge(file, entry.line, old_index, entry.problem.without_solution(), arch, None)
         if row is None:
             bad.append(_bad(file, entry.line, f"OLD has no solution {old_index}", raw))
             continue
-        row = _judged(row, entry.problem, arch, None, picker, checker)
         rows.append(row)
         target = row.new_index if row.status.carried else row.heuristic_index if fill_heuristic else None
         if target is None:
@@ -319,6 +415,7 @@ def remap_aiter(
     header: list[str] | None = None
     rows: list[RemapRow] = []
     bad: list[BadLine] = []
+    judge = _RowJudge(old, new, picker, checker)
     for number, raw in enumerate(lines, start=1):
         body = raw.rstrip("\r\n")
         if not body.strip() or body.lstrip().startswith("#"):
@@ -343,12 +440,14 @@ def remap_aiter(
         except ValueError as error:
             bad.append(_bad(file, number, f"bad AITER row: {error}", raw))
             continue
-        row = classify(file, number, old_index, old, new)
+        cu = row_cells.get("cu_num", "")
+        row = judge(
+            file, number, old_index, problem.without_solution(), row_cells.get("gfx") or None,
+            int(cu) if cu.isdigit() else None,
+        )  # fmt: skip
         if row is None:
             bad.append(_bad(file, number, f"OLD has no solution {old_index}", raw))
             continue
-        cu = row_cells.get("cu_num", "")
-        row = _judged(row, problem, row_cells.get("gfx") or None, int(cu) if cu.isdigit() else None, picker, checker)
         rows.append(row)
         target = row.new_index if row.status.carried else row.heuristic_index if fill_heuristic else None
         if target is None:
@@ -403,13 +502,22 @@ def remap_tuning_file(
     bad = list(parsed.bad_lines)
     out = list(lines)
     rows: list[RemapRow] = []
+    judge = _RowJudge(old, new, picker, checker)
     for entry in parsed.rows:
         raw = lines[entry.line - 1]
-        row = classify(file, entry.line, entry.solution_index, old, new)
+        # rows of one GEMM share one problem object, alive while ``parsed`` is: its id is its key
+        row = judge(
+            file,
+            entry.line,
+            entry.solution_index,
+            entry.problem,
+            _arch_of(entry.arch),
+            entry.cu_count,
+            id(entry.problem),
+        )
         if row is None:
             bad.append(_bad(file, entry.line, f"OLD has no solution {entry.solution_index}", raw))
             continue
-        row = _judged(row, entry.problem, _arch_of(entry.arch), entry.cu_count, picker, checker)
         rows.append(row)
         target = row.new_index if row.status.carried else row.heuristic_index if fill_heuristic else None
         if target is None:
@@ -561,8 +669,10 @@ def remap(
 
     old_library, old_loader = load_for_selection(old)
     new_library, new_loader = load_for_selection(new)
-    old_solutions = BuildSolutions.from_records(library_records(old_library, old_loader))
-    new_solutions = BuildSolutions.from_records(library_records(new_library, new_loader))
+    if new_loader is not None:  # NEW's shards are read for its records and for its predicates: once
+        new_loader = functools.cache(new_loader)
+    old_solutions = BuildSolutions.from_records(LibraryRecords(old_library, old_loader))
+    new_solutions = BuildSolutions.from_records(LibraryRecords(new_library, new_loader))
     picker, checker = _judges(new_library, new_loader, arch, cu_count)
     remapped = tuple(
         remap_text(
@@ -608,6 +718,7 @@ def write_remapped(report: RemapReport, out: str | Path) -> list[Path]:
 
 __all__ = [
     "BuildSolutions",
+    "LibraryRecords",
     "RemapReport",
     "RemapRow",
     "RemapStatus",

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import operator
+from collections.abc import Callable
 
 from pydantic import ValidationError
 
@@ -72,6 +74,7 @@ class TuningRow:
     """The header line of a header/value entry (the line above ``line``); None when headerless."""
     layout: TuningLayout
     problem: GemmProblem
+    """The GEMM, without the recorded solution (rows of one GEMM share one object)."""
     solution_index: int
     cells: tuple[str, ...]
     """The value line's cells as written (spaces kept)."""
@@ -109,7 +112,10 @@ class TuningFile:
         return ParsedWorkload(
             format=WorkloadFormat.HIPBLASLT_TUNING,
             source=file,
-            problems=tuple(row.problem for row in self.rows),
+            problems=tuple(
+                row.problem.model_copy(update={"solution_index": row.solution_index, "kernel_name": row.kernel_name})
+                for row in self.rows
+            ),
             bad_lines=self.bad_lines,
             metadata={"git_version": self.git_version} if self.git_version else {},
         )
@@ -129,25 +135,81 @@ def _header_names(cells: list[str]) -> tuple[str, ...]:
     return tuple(names)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Columns:
+    """Where a layout's cells are, worked out once per header (rows are read by position)."""
+
+    names: tuple[str, ...]
+    problem: tuple[tuple[str, int], ...]
+    problem_cells: Callable[[list[str]], tuple[str, ...]]
+    """The problem's cells of a row, as a tuple (``operator.itemgetter``: rows are many)."""
+    index: int | None
+    arch: int | None
+    cus: int | None
+    us: int | None
+
+    @classmethod
+    def of(cls, names: tuple[str, ...], layout: TuningLayout) -> _Columns:
+        wanted = _PROBLEM_CELLS | (_BENCH_ONLY_CELLS if layout is TuningLayout.HEADERLESS else frozenset())
+        first = {name: position for position, name in reversed(list(enumerate(names)))}
+        renamed = {"m": "M", "n": "N", "k": "K"}
+        problem = tuple((renamed.get(name, name), position) for name, position in first.items() if name in wanted)
+        ordered = tuple(sorted(problem, key=lambda item: item[1]))
+        positions = [position for _, position in ordered]
+        getter = operator.itemgetter(*positions)
+        cells: Callable[[list[str]], tuple[str, ...]] = (
+            getter if len(positions) > 1 else lambda row: tuple(row[p] for p in positions)
+        )
+        return cls(
+            names,
+            ordered,
+            cells,
+            first.get("solution_index"),
+            first.get("gcnArchName"),
+            first.get("CUs"),
+            first.get("us"),
+        )
+
+
+ProblemCache = dict[tuple[str, ...], "GemmProblem | str"]
+"""Problem cells -> the problem they make (or why they make none): a file repeats its GEMMs."""
+
+
+def _problem(columns: _Columns, cells: list[str], cache: ProblemCache) -> GemmProblem:
+    """The problem of a row's problem cells, built once per distinct cells."""
+    key = columns.problem_cells(cells)
+    known = cache.get(key)
+    if known is None:
+        fields = {name: cell.strip() for (name, _), cell in zip(columns.problem, key, strict=True)}
+        try:
+            known = problem_from_fields(fields)
+        except (ValueError, ValidationError) as error:
+            known = f"not a GEMM: {str(error).splitlines()[0]}"
+        cache[key] = known
+    if isinstance(known, str):
+        raise ValueError(known)
+    return known
+
+
+def _cell(cells: list[str], position: int | None) -> str:
+    return cells[position].strip() if position is not None else ""
+
+
 def _row(
-    number: int, header_line: int | None, layout: TuningLayout, columns: tuple[str, ...], cells: list[str]
+    number: int,
+    header_line: int | None,
+    layout: TuningLayout,
+    columns: _Columns,
+    cells: list[str],
+    cache: ProblemCache,
 ) -> TuningRow:
     """One row from its columns and cells; raises ``ValueError`` naming what is wrong."""
-    named = {name: cell.strip() for name, cell in zip(columns, cells, strict=True)}
-    raw_index = named.get("solution_index", "")
-    if not raw_index.lstrip("-").isdigit() or int(raw_index) < 0:
+    raw_index = _cell(cells, columns.index)
+    if not raw_index.isdigit():
         raise ValueError(f"solution_index {raw_index!r} is not a solution index")
-    wanted = _PROBLEM_CELLS | (_BENCH_ONLY_CELLS if layout is TuningLayout.HEADERLESS else frozenset())
-    fields = {name: value for name, value in named.items() if name in wanted}
-    fields["M"], fields["N"], fields["K"] = fields.pop("m", ""), fields.pop("n", ""), fields.pop("k", "")
-    try:
-        problem = problem_from_fields(fields)
-    except (ValueError, ValidationError) as error:
-        raise ValueError(f"not a GEMM: {str(error).splitlines()[0]}") from None
-    kernel = named.get("kernel_name") or None
-    problem = problem.model_copy(update={"solution_index": int(raw_index), "kernel_name": kernel})
-    cus = named.get("CUs", "")
-    us = named.get("us", "")
+    problem = _problem(columns, cells, cache)
+    cus = _cell(cells, columns.cus)
+    us = _cell(cells, columns.us)
     try:
         time = float(us) if us else None
     except ValueError:
@@ -159,8 +221,8 @@ def _row(
         problem=problem,
         solution_index=int(raw_index),
         cells=tuple(cells),
-        columns=columns,
-        arch=named.get("gcnArchName") or None,
+        columns=columns.names,
+        arch=_cell(cells, columns.arch) or None,
         cu_count=int(cus) if cus.isdigit() else None,
         us=time,
     )
@@ -180,6 +242,9 @@ def parse_tuning_file(text: str, *, file: str | None = None) -> TuningFile:
     lines = text.splitlines()
     rows: list[TuningRow] = []
     bad: list[BadLine] = []
+    cache: ProblemCache = {}
+    headerless = _Columns.of(HEADERLESS_COLUMNS, TuningLayout.HEADERLESS)
+    keyed: dict[tuple[str, ...], _Columns] = {}
     stamp: str | None = None
     number = 0
     while number < len(lines):
@@ -195,10 +260,11 @@ def parse_tuning_file(text: str, *, file: str | None = None) -> TuningFile:
         if "," not in body:
             continue  # hipBLASLt skips it too ("Winner:", notes)
         cells = raw.split(",")
-        if _is_header(cells):
+        if "solution_index" in raw and _is_header(cells):  # the substring test spares value lines the split
             header_number = number
             columns = _header_names(cells)
-            if number >= len(lines) or _is_header(lines[number].split(",")):
+            following = lines[number] if number < len(lines) else None
+            if following is None or "solution_index" in following and _is_header(following.split(",")):
                 bad.append(_bad(file, header_number, "a header line with no value line under it", raw))
                 continue
             value_raw = lines[number]
@@ -211,7 +277,8 @@ def parse_tuning_file(text: str, *, file: str | None = None) -> TuningFile:
                 bad.append(_bad(file, number, message, value_raw))
                 continue
             try:
-                rows.append(_row(number, header_number, TuningLayout.KEYED, columns, values))
+                layout = keyed.get(columns) or keyed.setdefault(columns, _Columns.of(columns, TuningLayout.KEYED))
+                rows.append(_row(number, header_number, TuningLayout.KEYED, layout, values, cache))
             except ValueError as error:
                 bad.append(_bad(file, number, str(error), value_raw))
             continue
@@ -220,7 +287,7 @@ def parse_tuning_file(text: str, *, file: str | None = None) -> TuningFile:
             bad.append(_bad(file, number, message, raw))
             continue
         try:
-            rows.append(_row(number, None, TuningLayout.HEADERLESS, HEADERLESS_COLUMNS, cells))
+            rows.append(_row(number, None, TuningLayout.HEADERLESS, headerless, cells, cache))
         except ValueError as error:
             bad.append(_bad(file, number, str(error), raw))
     return TuningFile(tuple(rows), tuple(bad), stamp)

@@ -227,3 +227,19 @@ def test_tuning_files_are_read_as_workloads_with_their_recorded_index() -> None:
             (128, "T", 0), (256, "T", 1), (512, "T", 2), (1024, "T", 3), (2048, "T", 9),
         ]  # fmt: skip
         assert len(parsed.bad_lines) == 1
+
+
+def test_an_installed_folder_gives_every_record_of_its_lazily_read_shards(corpus: Path, tmp_path: Path) -> None:
+    from tensilekit.api import load_for_selection
+    from tensilekit.io.installed_library import split_lazy
+    from tensilekit.io.master_io import dump_master_set, load_master
+    from tensilekit.model.common import to_raw
+    from tensilekit.remap import LibraryRecords, library_records
+
+    master = load_master(corpus / "masters-hipblaslt" / "hipblaslt_gfx942_grid.dat")
+    dump_master_set(split_lazy(master, "gfx942"), tmp_path / "lib", "msgpack", mapping=True)
+    expected = {solution.index: to_raw(solution) for solution in master.solutions}
+    records = LibraryRecords(*load_for_selection(tmp_path / "lib"))
+    assert sorted(records) == sorted(expected)
+    assert all(records[index] == expected[index] for index in (min(expected), max(expected)))
+    assert len(library_records(*load_for_selection(tmp_path / "lib"))) == len(expected)
