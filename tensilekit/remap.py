@@ -158,6 +158,7 @@ class LibraryRecords(Mapping[int, dict[str, Any]]):
     def __init__(self, library: MasterLibrary, loader: Callable[[str], MasterLibrary] | None) -> None:
         self._decoders: dict[int, Callable[[], dict[str, Any]]] = {}
         self._decoded: dict[int, dict[str, Any]] = {}
+        self._shards: dict[int, str] = {}
         for solution in library.solutions:
             self._decoders[solution.index] = functools.partial(to_raw, solution)
         if loader is None:
@@ -166,17 +167,23 @@ class LibraryRecords(Mapping[int, dict[str, Any]]):
         for _, node in library.iter_nodes():
             if isinstance(node, PlaceholderNode) and node.value not in seen:
                 seen.add(node.value)
-                self._add_shard(loader(node.value))
+                self._add_shard(loader(node.value), node.value)
 
-    def _add_shard(self, shard: MasterLibrary) -> None:
+    def shard_of(self, index: int) -> str | None:
+        """The placeholder (shard file prefix) holding solution ``index``; None for the master's own."""
+        return self._shards.get(index)
+
+    def _add_shard(self, shard: MasterLibrary, prefix: str) -> None:
         lazy_indices = getattr(shard, "_lazy_indices", None)
         if lazy_indices is None:
             for solution in shard.solutions:
                 self._decoders[solution.index] = functools.partial(to_raw, solution)
+                self._shards[solution.index] = prefix
             return
         find = shard._lazy_solution  # type: ignore[attr-defined]
         raw_solution = getattr(getattr(find, "__self__", None), "raw_solution", None)
         for index in lazy_indices:
+            self._shards[index] = prefix
             if raw_solution is not None:
                 self._decoders[index] = functools.partial(raw_solution, index)
             else:
@@ -594,10 +601,18 @@ def remap_text(
 
 
 def _judges(
-    library: MasterLibrary, loader: Callable[[str], MasterLibrary] | None, arch: str | None, cu_count: int | None
+    library: MasterLibrary,
+    loader: Callable[[str], MasterLibrary] | None,
+    arch: str | None,
+    cu_count: int | None,
+    *,
+    unknown_cus_decide: bool = False,
+    workspace_size: int | None = None,
 ) -> tuple[Picker, Checker]:
     """NEW's heuristic pick and NEW's ``canSolve`` for a row, on the row's device (else ``arch``/
-    ``cu_count``, else the library's only architecture)."""
+    ``cu_count``, else the library's only architecture). ``canSolve`` is not asked (None) when the
+    CU count is unknown, unless ``unknown_cus_decide`` (judge as ``select`` does on that device).
+    ``workspace_size``: the workspace the call may use (None: unlimited, as a log does not say)."""
     from tensilekit.api import library_processors, library_runtime
     from tensilekit.selection import select_solution
     from tensilekit.selection.problem import Hardware
@@ -619,7 +634,7 @@ def _judges(
         if hardware is None:
             return None, "NEW's heuristic pick unknown (the library serves several architectures; give --arch)"
         try:
-            chosen = select_solution(selector, runtime.problem_from_workload(problem), hardware)
+            chosen = select_solution(selector, runtime.problem_from_workload(problem, workspace_size), hardware)
         except SelectionError as error:
             return None, f"NEW's heuristic cannot answer: {error.message}"
         if chosen.index is None:
@@ -628,7 +643,7 @@ def _judges(
 
     def check(index: int, problem: GemmProblem, row_arch: str | None, row_cus: int | None) -> str | None:
         hardware = device(row_arch, row_cus)
-        if hardware is None or hardware.cu_count is None:
+        if hardware is None or (hardware.cu_count is None and not unknown_cus_decide):
             return None  # a CU-count predicate cannot hold for an unknown count: not checked
         if not shards_joined:  # canSolve of any index: every shard's solutions joined, once
             for _, node in library.iter_nodes():
@@ -636,7 +651,7 @@ def _judges(
                     selector.load_placeholder(node.value)
             shards_joined.append(True)
         try:
-            contraction = as_contraction(runtime.problem_from_workload(problem))
+            contraction = as_contraction(runtime.problem_from_workload(problem, workspace_size))
             verdicts = [selector.verdict(index, attempt, hardware) for attempt in runtime.attempts(contraction)]
         except SelectionError:
             return None  # a predicate tensilekit cannot evaluate: not a refusal

@@ -393,6 +393,7 @@ def _answer_workload(
 ) -> None:  # fmt: skip
     from tensilekit.cli.render_select import render_workload, workload_record
     from tensilekit.cli.workloads import read_workloads
+    from tensilekit.recorded import recorded_lines, recorded_solutions
     from tensilekit.selection import compile_library, select_workload
 
     workload, _ = read_workloads([path], strict=strict)
@@ -408,14 +409,20 @@ def _answer_workload(
             and (answer.selection is None or answer.selection.index is None)
         ):
             reasons[position] = _no_kernel_reason(library, answer.problem, hardware)
+    recorded = recorded_solutions(library, loader, workload.problems, hardware, workspace_size)  # what tuning recorded
     if as_json:
         for position, answer in enumerate(answers):
             record = workload_record(answer)
             if position in reasons:
                 record["reason"] = reasons[position]
+            if recorded is not None:
+                found = recorded[position]
+                record["recorded"] = found.to_json() if found is not None else None
             click.echo(json.dumps(record, separators=(",", ":")))
     else:
         render_workload(answers, library_path, reasons=reasons)
+        if recorded is not None:
+            click.echo(recorded_lines(workload.problems, recorded))
 
 
 def _answer(
