@@ -706,6 +706,21 @@ def remap(
     return RemapReport(remapped)
 
 
+RECORDING_FORMATS = frozenset({WorkloadFormat.TUNABLEOP, WorkloadFormat.AITER, WorkloadFormat.HIPBLASLT_TUNING})
+"""Workload formats that record solution indices (what remap carries and ``diff --from-log`` gates on)."""
+
+
+def records_solutions(path: str | Path) -> bool:
+    """True when ``path`` is a tuning artefact remap reads (TunableOp results, AITER tuned CSV,
+    hipBLASLt tuning file), so an upgrade can lose what it recorded."""
+    return detect_workload_format(read_artefact(path)) in RECORDING_FORMATS
+
+
+def lost_results(report: RemapReport) -> list[RemapRow]:
+    """The recorded rows an upgrade would lose: rejected, missing or ambiguous in NEW."""
+    return [row for row in report.rows if not row.status.carried]
+
+
 def write_remapped(report: RemapReport, out: str | Path) -> list[Path]:
     """Write the artefacts for NEW: one artefact to the file ``out``, several into the folder
     ``out`` (same base names), all at once; never over an input."""
@@ -738,13 +753,16 @@ __all__ = [
     "RemapRow",
     "RemapStatus",
     "RemappedArtefact",
+    "RECORDING_FORMATS",
     "classify",
     "library_records",
+    "lost_results",
     "read_artefact",
     "remap",
     "remap_aiter",
     "remap_text",
     "remap_tunableop",
     "remap_tuning_file",
+    "records_solutions",
     "write_remapped",
 ]

@@ -8,6 +8,7 @@ AMD's TensileCreateLibrary code built.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +132,42 @@ def test_info_solution_and_select_from_log_show_the_recorded_solution(corpus: Pa
     assert covered.exit_code == 0, covered.output
     recorded = json.loads(covered.output.splitlines()[-1])["recorded"]
     assert recorded["gemms"] == 2 and [row["time_us"] for row in recorded["rows"]] == [5.0, 15.0]
+
+
+def test_diff_from_log_gates_on_recorded_results_an_upgrade_loses(corpus: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tensilekit.cli.main import cli
+    from tensilekit.io.master_io import dump_master, load_master
+    from tensilekit.model.identity import solution_identity
+    from tensilekit.model.library import MasterLibrary
+
+    old = corpus / "masters-hipblaslt" / f"{GRID}.dat"
+    query = _queries(corpus, 1)[0]
+    raw = load_master(old).to_raw()
+    # the grid library holds kernels twice under two indices (329 = 332 = 532): retune a unique one
+    identities = Counter(solution_identity(solution) for solution in raw["solutions"])
+    unique = [s["index"] for s in raw["solutions"] if identities[solution_identity(s)] == 1]
+    best = next(index for index in query["all_supported"] if index in unique)
+    kept = next(index for index in query["all_supported"] if index != best)
+    for solution in raw["solutions"]:  # NEW retunes `best` in place: same index and names, another kernel
+        if solution["index"] == best:
+            solution["sizeMapping"]["workGroupMapping"] += 97  # no other kernel of the build has it
+    new = tmp_path / "new.dat"
+    dump_master(MasterLibrary.model_validate(raw), new)
+    log = tmp_path / "tuning.txt"
+    header = (
+        "    transA,transB,m,n,k,batch_count,a_type,b_type,c_type,d_type,compute_type,gcnArchName,CUs,solution_index\n"
+    )
+    cells = f"N,N,{query['m']},{query['n']},{query['k']},1,f16_r,f8_r,f16_r,f16_r,f32_f16_r,gfx942,304"
+    log.write_text(f"{header}{cells},{best}\n{header}{cells},{kept}\n")
+    runner = CliRunner()
+    gate = ["--from-log", str(log), "--cu-count", "304", "--exit-code"]
+    lost = runner.invoke(cli, ["diff", str(old), str(new), *gate])
+    assert lost.exit_code == 1, lost.output
+    assert "recorded tuning results: 2, 1 would be lost in B" in lost.output
+    assert f"tuning.txt:2: missing {best} " in lost.output
+    data = json.loads(runner.invoke(cli, ["diff", str(old), str(new), *gate, "--json"]).output)
+    assert [(row["line"], row["status"]) for row in data["recorded"]["lost"]] == [(2, "missing")]
+    same = runner.invoke(cli, ["diff", str(old), str(old), *gate])
+    assert same.exit_code == 0 and "0 would be lost" in same.output
