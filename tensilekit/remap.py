@@ -689,19 +689,23 @@ def remap(
     old_solutions = BuildSolutions.from_records(LibraryRecords(old_library, old_loader))
     new_solutions = BuildSolutions.from_records(LibraryRecords(new_library, new_loader))
     picker, checker = _judges(new_library, new_loader, arch, cu_count)
+    texts = [(str(path), read_artefact(path)) for path in artefacts]
+    tunableop = {file for file, text in texts if detect_workload_format(text) is WorkloadFormat.TUNABLEOP}
+    if validators and not tunableop:
+        raise UnsupportedFormat("--validator applies to TunableOp files only", Location(file=texts[0][0]))
     remapped = tuple(
         remap_text(
-            read_artefact(path),
-            str(path),
+            text,
+            file,
             old_solutions,
             new_solutions,
             picker=picker,
             checker=checker,
             fill_heuristic=fill_heuristic,
             strict=strict,
-            validators=validators,
+            validators=validators if file in tunableop else None,  # the other files have no Validator lines
         )
-        for path in artefacts
+        for file, text in texts
     )
     return RemapReport(remapped)
 
