@@ -243,3 +243,9 @@ def test_an_installed_folder_gives_every_record_of_its_lazily_read_shards(corpus
     assert sorted(records) == sorted(expected)
     assert all(records[index] == expected[index] for index in (min(expected), max(expected)))
     assert len(library_records(*load_for_selection(tmp_path / "lib"))) == len(expected)
+
+
+def test_strict_stops_at_the_first_bad_tuning_file_entry() -> None:
+    with pytest.raises(WorkloadLineError) as raised:
+        remap_text(_text("hipblaslt_tuning_headerless.txt"), "h.txt", OLD, NEW, strict=True)
+    assert str(raised.value).startswith("h.txt:6:") and "37 fields" in str(raised.value)
