@@ -510,6 +510,7 @@ def remap_tuning_file(
     out = list(lines)
     rows: list[RemapRow] = []
     judge = _RowJudge(old, new, picker, checker)
+    rewritten_lines: dict[tuple[str, tuple[str, ...], int], str] = {}
     for entry in parsed.rows:
         raw = lines[entry.line - 1]
         # rows of one GEMM share one problem object, alive while ``parsed`` is: its id is its key
@@ -534,10 +535,14 @@ def remap_tuning_file(
             continue
         if target == entry.solution_index:
             continue
-        changes = {"solution_index": str(target)}
-        changes |= _new_name(entry, "kernel_name", new, target, "kernelName")
-        changes |= _new_name(entry, "solution_name", new, target, "name")
-        out[entry.line - 1] = replaced_cells(entry, changes) + _line_ending(raw)
+        key = (raw, entry.columns, target)  # appended files repeat their lines: rewrite each once
+        rewritten = rewritten_lines.get(key)
+        if rewritten is None:
+            changes = {"solution_index": str(target)}
+            changes |= _new_name(entry, "kernel_name", new, target, "kernelName")
+            changes |= _new_name(entry, "solution_name", new, target, "name")
+            rewritten = rewritten_lines[key] = replaced_cells(entry, changes) + _line_ending(raw)
+        out[entry.line - 1] = rewritten
     bad.sort(key=lambda item: item.location.line or 0)
     if strict and bad:
         raise WorkloadLineError(bad[0].message, bad[0].location)

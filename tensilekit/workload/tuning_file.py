@@ -64,7 +64,7 @@ class TuningLayout(str, enum.Enum):
     KEYED = "header/value"
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class TuningRow:
     """One tuned GEMM of a tuning file."""
 
