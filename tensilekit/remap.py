@@ -30,11 +30,19 @@ import dataclasses
 import enum
 import functools
 import io
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tensilekit.errors import InputNotFound, Location, SelectionError, UnsupportedFormat, WorkloadLineError
+from tensilekit.errors import (
+    InputNotFound,
+    Location,
+    SelectionError,
+    TensilekitError,
+    UnsupportedFormat,
+    WorkloadLineError,
+)
+from tensilekit.io.msgpack_codec import parse_msgpack
 from tensilekit.model.common import to_raw
 from tensilekit.model.identity import IdentityTable
 from tensilekit.model.library import MasterLibrary, PlaceholderNode
@@ -159,6 +167,7 @@ class LibraryRecords(Mapping[int, dict[str, Any]]):
         self._decoders: dict[int, Callable[[], dict[str, Any]]] = {}
         self._decoded: dict[int, dict[str, Any]] = {}
         self._shards: dict[int, str] = {}
+        self._tables: list[tuple[Any, tuple[int, ...]]] = []  # lazily read shards: (table, indices)
         for solution in library.solutions:
             self._decoders[solution.index] = functools.partial(to_raw, solution)
         if loader is None:
@@ -181,13 +190,40 @@ class LibraryRecords(Mapping[int, dict[str, Any]]):
                 self._shards[solution.index] = prefix
             return
         find = shard._lazy_solution  # type: ignore[attr-defined]
-        raw_solution = getattr(getattr(find, "__self__", None), "raw_solution", None)
+        table = getattr(find, "__self__", None)
+        raw_solution = getattr(table, "raw_solution", None)
+        if raw_solution is not None:
+            self._tables.append((table, tuple(lazy_indices)))
         for index in lazy_indices:
             self._shards[index] = prefix
             if raw_solution is not None:
                 self._decoders[index] = functools.partial(raw_solution, index)
             else:
                 self._decoders[index] = functools.partial(_decoded_record, find, index)
+
+    def decode_all(self) -> None:
+        """Decode every record, a plain ``.dat`` shard in one msgpack call (about twice as fast as
+        solution by solution, which the same checks then serve for what this leaves undecoded)."""
+        for table, indices in self._tables:
+            positions, blob = getattr(table, "_positions", None), getattr(table, "blob", None)
+            if positions is None or blob is None or all(index in self._decoded for index in indices):
+                continue  # an indexed shard: its slices are the cheapest way in
+            try:
+                data = parse_msgpack(blob, getattr(table, "source", None))
+            except TensilekitError:
+                continue  # decoded one by one below, which locates the damage
+            solutions = data.get("solutions") if isinstance(data, dict) else None
+            if not isinstance(solutions, list):
+                continue
+            for index in indices:
+                position = positions.get(index)
+                raw = solutions[position] if position is not None and position < len(solutions) else None
+                if isinstance(raw, dict) and raw.get("index") == index:
+                    self._decoded.setdefault(index, raw)
+
+    def items(self) -> ItemsView[int, dict[str, Any]]:
+        self.decode_all()
+        return super().items()
 
     def __getitem__(self, index: int) -> dict[str, Any]:
         found = self._decoded.get(index)
