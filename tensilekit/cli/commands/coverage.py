@@ -270,8 +270,10 @@ def _recorded(
 ) -> RecordedWorkload | None:  # fmt: skip
     """The solutions tuning artefacts among the workloads recorded, judged on the library (issue 24)."""
     from tensilekit.recorded import recorded_workload
+    from tensilekit.remap import records_solutions
 
-    artefacts = [path for path in workloads if not _is_query_lines(path)]
+    # only tuning artefacts record solutions: a plain log is not read (or the library loaded) again
+    artefacts = [path for path in workloads if not _is_query_lines(path) and records_solutions(path)]
     if not artefacts:
         return None
     library, loader = load_for_selection(library_path, subtree=subtree, asic_revision=asic_revision)
