@@ -394,9 +394,10 @@ def _answer_workload(
     from tensilekit.cli.render_select import render_workload, workload_record
     from tensilekit.cli.workloads import read_workloads
     from tensilekit.recorded import recorded_lines, recorded_solutions
+    from tensilekit.remap import RECORDING_FORMATS
     from tensilekit.selection import compile_library, select_workload
 
-    workload, _ = read_workloads([path], strict=strict)
+    workload, parsed = read_workloads([path], strict=strict)
     answers = select_workload(
         compile_library(library, loader=loader, runtime=runtime), workload.problems, hardware, rocblas_k0=rocblas_k0,
         workspace_size=workspace_size,
@@ -409,7 +410,9 @@ def _answer_workload(
             and (answer.selection is None or answer.selection.index is None)
         ):
             reasons[position] = _no_kernel_reason(library, answer.problem, hardware)
-    recorded = recorded_solutions(library, loader, workload.problems, hardware, workspace_size)  # what tuning recorded
+    recorded = None  # a tuning artefact (TunableOp, AITER, tuning file): what it recorded, judged here
+    if any(item.format in RECORDING_FORMATS for item in parsed):
+        recorded = recorded_solutions(library, loader, workload.problems, hardware, workspace_size)
     if as_json:
         for position, answer in enumerate(answers):
             record = workload_record(answer)
