@@ -50,7 +50,7 @@ from tensilekit.workload.csv_workloads import parse_tunableop_csv, problem_from_
 from tensilekit.workload.detect import detect_workload_format
 from tensilekit.workload.problem import GemmProblem
 from tensilekit.workload.records import BadLine, WorkloadFormat
-from tensilekit.workload.tuning_file import TuningRow, parse_tuning_file, replaced_cells
+from tensilekit.workload.tuning_file import TuningLayout, TuningRow, parse_tuning_file, replaced_cells
 
 
 class RemapStatus(str, enum.Enum):
@@ -562,8 +562,13 @@ def remap_tuning_file(
         if row is None:
             bad.append(_bad(file, entry.line, f"OLD has no solution {entry.solution_index}", raw))
             continue
-        rows.append(row)
         target = row.new_index if row.status.carried else row.heuristic_index if fill_heuristic else None
+        if target == 0 and entry.layout is TuningLayout.HEADERLESS:
+            # UserDrivenTuningParser.cpp@00ed225c keeps a headerless row only when its index is > 0
+            note = "index 0: hipBLASLt's headerless override reader (00ed225c) skips it"
+            row = _located(row, file, entry.line)
+            object.__setattr__(row, "reason", f"{row.reason}; {note}" if row.reason else note)
+        rows.append(row)
         if target is None:
             out[entry.line - 1] = ""
             if entry.header_line is not None:

@@ -249,3 +249,14 @@ def test_strict_stops_at_the_first_bad_tuning_file_entry() -> None:
     with pytest.raises(WorkloadLineError) as raised:
         remap_text(_text("hipblaslt_tuning_headerless.txt"), "h.txt", OLD, NEW, strict=True)
     assert str(raised.value).startswith("h.txt:6:") and "37 fields" in str(raised.value)
+
+
+def test_a_headerless_row_carried_to_index_0_says_hipblaslt_skips_it() -> None:
+    # UserDrivenTuningParser.cpp@00ed225c: `if(problemSolution.second > 0)` -- index 0 is never applied
+    swapped = BuildSolutions.from_records([dict(_record(1, 32, "K1"), index=0), dict(_record(0, 16, "K0"), index=1)])
+    result = remap_text(_text("hipblaslt_tuning_headerless.txt"), "h.txt", OLD, swapped)
+    moved = [row for row in result.rows if row.status is RemapStatus.MOVED]
+    assert [(row.old_index, row.new_index) for row in moved] == [(0, 1), (1, 0)]
+    assert moved[0].reason is None and "skips it" in (moved[1].reason or "")
+    keyed = remap_text(_text("hipblaslt_tuning_keyed.txt"), "k.txt", OLD, swapped)
+    assert all(row.reason is None for row in keyed.rows if row.status is RemapStatus.MOVED)
