@@ -70,8 +70,8 @@ def _shifted(raw: dict[str, Any], shift: int) -> dict[str, Any]:
     return {**raw, "solutions": solutions, "library": _shift_tree(raw["library"], shift)}
 
 
-def build_library(corpus: Path, shards: int, big: int, folder: Path) -> dict[str, float]:
-    """The synthetic installed library in ``folder/<form>``; returns facts about it."""
+def build_masters(corpus: Path, shards: int, big: int) -> tuple[dict[str, MasterLibrary], str]:
+    """The synthetic installed library's masters (name -> library) and the big shard's name."""
     source = load_master(corpus / "masters-hipblaslt" / "hipblaslt_gfx942_grid.dat")
     files = split_lazy(source, ARCH)
     lazy_name = f"TensileLibrary_lazy_{ARCH}"
@@ -134,15 +134,22 @@ def build_library(corpus: Path, shards: int, big: int, folder: Path) -> dict[str
         hardware_row["map"][op] = json.loads(text)
     masters = {name: MasterLibrary.model_validate(raw) for name, raw in raws.items()}
     masters[lazy_name] = MasterLibrary.model_validate(lazy)
+    return masters, big_name
+
+
+def build_library(corpus: Path, shards: int, big: int, folder: Path) -> dict[str, float]:
+    """The synthetic installed library in ``folder/<form>``; returns facts about it."""
+    masters, big_name = build_masters(corpus, shards, big)
+    solutions = masters[big_name].solutions
     for form, fmt in FORMS.items():
         dump_master_set(masters, folder / form, fmt, mapping=True)  # an installed 2026 library in each form
     big_path = folder / "dat" / f"{big_name}.dat"
     return {
-        "shards": len(raws),
+        "shards": len(masters) - 1,
         "big_shard": big_name,
         "big_solutions": len(solutions),
         "big_mb": big_path.stat().st_size / 2**20,
-        "total_solutions": sum(len(raw["solutions"]) for raw in raws.values()),
+        "total_solutions": sum(len(master.solutions) for master in masters.values()),
     }
 
 

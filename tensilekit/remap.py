@@ -1,7 +1,8 @@
 """Carry recorded tuning results (solution indices of one build) to another build of the library.
 
-PyTorch TunableOp results files (``Gemm_Hipblaslt_<index>``) and AITER tuned CSVs
-(``libtype=hipblaslt`` rows: ``solidx``, ``kernelName``) name a hipBLASLt solution by its index in
+PyTorch TunableOp results files (``Gemm_Hipblaslt_<index>``), AITER tuned CSVs
+(``libtype=hipblaslt`` rows: ``solidx``, ``kernelName``) and hipBLASLt's own tuning/override files
+(``solution_index``; :mod:`tensilekit.workload.tuning_file`) name a hipBLASLt solution by its index in
 the build they were tuned with. Every rebuild renumbers. For each recorded row this module finds
 the OLD build's record of that index and the NEW build's solutions with the same identity
 (:mod:`tensilekit.model.identity`: equal records apart from what a build renumbers or renames):
@@ -27,12 +28,21 @@ from __future__ import annotations
 import csv
 import dataclasses
 import enum
+import functools
 import io
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tensilekit.errors import InputNotFound, Location, SelectionError, UnsupportedFormat, WorkloadLineError
+from tensilekit.errors import (
+    InputNotFound,
+    Location,
+    SelectionError,
+    TensilekitError,
+    UnsupportedFormat,
+    WorkloadLineError,
+)
+from tensilekit.io.msgpack_codec import parse_msgpack
 from tensilekit.model.common import to_raw
 from tensilekit.model.identity import IdentityTable
 from tensilekit.model.library import MasterLibrary, PlaceholderNode
@@ -40,6 +50,7 @@ from tensilekit.workload.csv_workloads import parse_tunableop_csv, problem_from_
 from tensilekit.workload.detect import detect_workload_format
 from tensilekit.workload.problem import GemmProblem
 from tensilekit.workload.records import BadLine, WorkloadFormat
+from tensilekit.workload.tuning_file import TuningLayout, TuningRow, parse_tuning_file, replaced_cells
 
 
 class RemapStatus(str, enum.Enum):
@@ -129,7 +140,8 @@ class BuildSolutions:
     table: IdentityTable
 
     @classmethod
-    def from_records(cls, records: Iterable[Mapping[str, Any]]) -> BuildSolutions:
+    def from_records(cls, records: Iterable[Mapping[str, Any]] | Mapping[int, Mapping[str, Any]]) -> BuildSolutions:
+        """From a list of records or a mapping ``index -> record`` (:class:`LibraryRecords`)."""
         return cls(IdentityTable(records))
 
     def kernel(self, index: int) -> str | None:
@@ -140,17 +152,103 @@ class BuildSolutions:
         return str(name) if name is not None else None
 
 
+class LibraryRecords(Mapping[int, dict[str, Any]]):
+    """Every solution record of a library by index, each decoded when first asked for.
+
+    A lazy library's shards are opened once each (their index tables read, no solution decoded);
+    an installed folder's shards are read lazily (``IndexedMaster.lazy_master``), and their
+    records are taken as the file holds them, each checked to be the solution its index names --
+    what ``to_raw`` of the decoded model gives (strict models coerce nothing) at a fraction of
+    the cost. A remap decodes all of NEW (to index it by identity) but of OLD only the recorded
+    indices.
+    """
+
+    def __init__(self, library: MasterLibrary, loader: Callable[[str], MasterLibrary] | None) -> None:
+        self._decoders: dict[int, Callable[[], dict[str, Any]]] = {}
+        self._decoded: dict[int, dict[str, Any]] = {}
+        self._shards: dict[int, str] = {}
+        self._tables: list[tuple[Any, tuple[int, ...]]] = []  # lazily read shards: (table, indices)
+        for solution in library.solutions:
+            self._decoders[solution.index] = functools.partial(to_raw, solution)
+        if loader is None:
+            return
+        seen: set[str] = set()
+        for _, node in library.iter_nodes():
+            if isinstance(node, PlaceholderNode) and node.value not in seen:
+                seen.add(node.value)
+                self._add_shard(loader(node.value), node.value)
+
+    def shard_of(self, index: int) -> str | None:
+        """The placeholder (shard file prefix) holding solution ``index``; None for the master's own."""
+        return self._shards.get(index)
+
+    def _add_shard(self, shard: MasterLibrary, prefix: str) -> None:
+        lazy_indices = getattr(shard, "_lazy_indices", None)
+        if lazy_indices is None:
+            for solution in shard.solutions:
+                self._decoders[solution.index] = functools.partial(to_raw, solution)
+                self._shards[solution.index] = prefix
+            return
+        find = shard._lazy_solution  # type: ignore[attr-defined]
+        table = getattr(find, "__self__", None)
+        raw_solution = getattr(table, "raw_solution", None)
+        if raw_solution is not None:
+            self._tables.append((table, tuple(lazy_indices)))
+        for index in lazy_indices:
+            self._shards[index] = prefix
+            if raw_solution is not None:
+                self._decoders[index] = functools.partial(raw_solution, index)
+            else:
+                self._decoders[index] = functools.partial(_decoded_record, find, index)
+
+    def decode_all(self) -> None:
+        """Decode every record, a plain ``.dat`` shard in one msgpack call (about twice as fast as
+        solution by solution, which the same checks then serve for what this leaves undecoded)."""
+        for table, indices in self._tables:
+            positions, blob = getattr(table, "_positions", None), getattr(table, "blob", None)
+            if positions is None or blob is None or all(index in self._decoded for index in indices):
+                continue  # an indexed shard: its slices are the cheapest way in
+            try:
+                data = parse_msgpack(blob, getattr(table, "source", None))
+            except TensilekitError:
+                continue  # decoded one by one below, which locates the damage
+            solutions = data.get("solutions") if isinstance(data, dict) else None
+            if not isinstance(solutions, list):
+                continue
+            for index in indices:
+                position = positions.get(index)
+                raw = solutions[position] if position is not None and position < len(solutions) else None
+                if isinstance(raw, dict) and raw.get("index") == index:
+                    self._decoded.setdefault(index, raw)
+
+    def items(self) -> ItemsView[int, dict[str, Any]]:
+        self.decode_all()
+        return super().items()
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        found = self._decoded.get(index)
+        if found is None:
+            found = self._decoded[index] = self._decoders[index]()
+        return found
+
+    def __contains__(self, index: object) -> bool:
+        return index in self._decoders
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._decoders)
+
+    def __len__(self) -> int:
+        return len(self._decoders)
+
+
+def _decoded_record(find: Callable[[int], Any], index: int) -> dict[str, Any]:
+    raw: dict[str, Any] = to_raw(find(index))
+    return raw
+
+
 def library_records(library: MasterLibrary, loader: Callable[[str], MasterLibrary] | None) -> list[dict[str, Any]]:
     """Every solution record of a library, a lazy one's shards included (each shard read once)."""
-    records: list[dict[str, Any]] = [to_raw(solution) for solution in library.solutions]
-    if loader is None:
-        return records
-    seen: set[str] = set()
-    for _, node in library.iter_nodes():
-        if isinstance(node, PlaceholderNode) and node.value not in seen:
-            seen.add(node.value)
-            records += [to_raw(solution) for solution in loader(node.value).solutions]
-    return records
+    return list(LibraryRecords(library, loader).values())
 
 
 def classify(file: str, line: int, old_index: int, old: BuildSolutions, new: BuildSolutions) -> RemapRow | None:
@@ -158,7 +256,7 @@ def classify(file: str, line: int, old_index: int, old: BuildSolutions, new: Bui
     record = old.table.records.get(old_index)
     if record is None:
         return None
-    matches = new.table.matches(record)
+    matches = new.table.matches(record, old.table.identity(old_index))
     if old_index in matches:
         return RemapRow(file, line, RemapStatus.SAME, old_index, old_index, new.kernel(old_index))
     if len(matches) == 1:
@@ -170,6 +268,49 @@ def classify(file: str, line: int, old_index: int, old: BuildSolutions, new: Bui
             file, line, RemapStatus.AMBIGUOUS, old_index, None, old.kernel(old_index), reason, tuple(matches)
         )
     return RemapRow(file, line, RemapStatus.MISSING, old_index, None, old.kernel(old_index), "NEW has no such solution")
+
+
+class _RowJudge:
+    """Classify and judge recorded rows, each distinct (index, problem, device) once.
+
+    Artefacts repeat their GEMMs (TunableOp files per rank, AITER rows per ``cu_num``, tuning files
+    appended by many runs); the status of a row depends only on its index, its problem and its
+    device, so the answer is kept and later rows get a copy with their own file and line.
+    """
+
+    def __init__(self, old: BuildSolutions, new: BuildSolutions, picker: Picker | None, checker: Checker | None):
+        self.old, self.new, self.picker, self.checker = old, new, picker, checker
+        self._seen: dict[tuple[int, object, str | None, int | None], RemapRow | None] = {}
+
+    def __call__(
+        self,
+        file: str,
+        line: int,
+        old_index: int,
+        problem: GemmProblem,
+        arch: str | None,
+        cus: int | None,
+        problem_key: object = None,
+    ) -> RemapRow | None:
+        """The row's status; ``problem_key`` stands for ``problem`` in the memo when the caller
+        has a cheaper one (a tuning file's rows share one object per distinct GEMM)."""
+        key = (old_index, problem if problem_key is None else problem_key, arch, cus)
+        if key in self._seen:
+            known = self._seen[key]
+            return None if known is None else _located(known, file, line)
+        row = classify(file, line, old_index, self.old, self.new)
+        if row is not None:
+            row = _judged(row, problem, arch, cus, self.picker, self.checker)
+        self._seen[key] = row
+        return row
+
+
+def _located(row: RemapRow, file: str, line: int) -> RemapRow:
+    """A copy of ``row`` for another file and line (``dataclasses.replace`` without its checks:
+    a remap makes one per recorded row)."""
+    copied = object.__new__(RemapRow)
+    copied.__dict__.update(row.__dict__, file=file, line=line)
+    return copied
 
 
 def _judged(
@@ -233,6 +374,7 @@ def remap_tunableop(
     arch = _arch_of(parsed.validators.get("GCN_ARCH_NAME"))
     out = list(lines)
     rows: list[RemapRow] = []
+    judge = _RowJudge(old, new, picker, checker)
     for entry in parsed.entries:
         if entry.solution is None or not entry.solution.startswith(_TUNABLEOP_PREFIX):
             continue
@@ -241,11 +383,10 @@ def remap_tunableop(
         if old_index is None:
             bad.append(_bad(file, entry.line, f"solution {entry.solution!r} is not Gemm_Hipblaslt_<index>", raw))
             continue
-        row = classify(file, entry.line, old_index, old, new)
+        row = judge(file, entry.line, old_index, entry.problem.without_solution(), arch, None)
         if row is None:
             bad.append(_bad(file, entry.line, f"OLD has no solution {old_index}", raw))
             continue
-        row = _judged(row, entry.problem, arch, None, picker, checker)
         rows.append(row)
         target = row.new_index if row.status.carried else row.heuristic_index if fill_heuristic else None
         if target is None:
@@ -317,6 +458,7 @@ def remap_aiter(
     header: list[str] | None = None
     rows: list[RemapRow] = []
     bad: list[BadLine] = []
+    judge = _RowJudge(old, new, picker, checker)
     for number, raw in enumerate(lines, start=1):
         body = raw.rstrip("\r\n")
         if not body.strip() or body.lstrip().startswith("#"):
@@ -341,12 +483,14 @@ def remap_aiter(
         except ValueError as error:
             bad.append(_bad(file, number, f"bad AITER row: {error}", raw))
             continue
-        row = classify(file, number, old_index, old, new)
+        cu = row_cells.get("cu_num", "")
+        row = judge(
+            file, number, old_index, problem.without_solution(), row_cells.get("gfx") or None,
+            int(cu) if cu.isdigit() else None,
+        )  # fmt: skip
         if row is None:
             bad.append(_bad(file, number, f"OLD has no solution {old_index}", raw))
             continue
-        cu = row_cells.get("cu_num", "")
-        row = _judged(row, problem, row_cells.get("gfx") or None, int(cu) if cu.isdigit() else None, picker, checker)
         rows.append(row)
         target = row.new_index if row.status.carried else row.heuristic_index if fill_heuristic else None
         if target is None:
@@ -366,6 +510,84 @@ def remap_aiter(
     if strict and bad:
         raise WorkloadLineError(bad[0].message, bad[0].location)
     return RemappedArtefact(file, WorkloadFormat.AITER, "".join(out), tuple(rows), tuple(bad))
+
+
+# --------------------------------------------------------------------------------------------
+# hipBLASLt tuning/override files
+
+
+def _new_name(row: TuningRow, column: str, new: BuildSolutions, target: int, field: str) -> dict[str, str]:
+    """The name cell for NEW when the row records one (hipBLASLt checks it at replay)."""
+    if not row.cell(column):
+        return {}
+    value = new.table.records.get(target, {}).get(field)
+    return {column: str(value)} if value else {}
+
+
+def remap_tuning_file(
+    text: str,
+    file: str,
+    old: BuildSolutions,
+    new: BuildSolutions,
+    *,
+    picker: Picker | None = None,
+    checker: Checker | None = None,
+    fill_heuristic: bool = False,
+    strict: bool = False,
+) -> RemappedArtefact:
+    """Remap a hipBLASLt tuning/override file (:mod:`tensilekit.workload.tuning_file`, both layouts).
+
+    Moved rows get NEW's index in ``solution_index`` and, where the row records them, NEW's
+    ``kernel_name``/``solution_name``; a dropped header/value entry loses both its lines.
+    """
+    lines = text.splitlines(keepends=True)
+    parsed = parse_tuning_file(text, file=file)
+    bad = list(parsed.bad_lines)
+    out = list(lines)
+    rows: list[RemapRow] = []
+    judge = _RowJudge(old, new, picker, checker)
+    rewritten_lines: dict[tuple[str, tuple[str, ...], int], str] = {}
+    for entry in parsed.rows:
+        raw = lines[entry.line - 1]
+        # rows of one GEMM share one problem object, alive while ``parsed`` is: its id is its key
+        row = judge(
+            file,
+            entry.line,
+            entry.solution_index,
+            entry.problem,
+            _arch_of(entry.arch),
+            entry.cu_count,
+            id(entry.problem),
+        )
+        if row is None:
+            bad.append(_bad(file, entry.line, f"OLD has no solution {entry.solution_index}", raw))
+            continue
+        target = row.new_index if row.status.carried else row.heuristic_index if fill_heuristic else None
+        if target == 0 and entry.layout is TuningLayout.HEADERLESS:
+            # UserDrivenTuningParser.cpp@00ed225c keeps a headerless row only when its index is > 0
+            note = "index 0: hipBLASLt's headerless override reader (00ed225c) skips it"
+            row = _located(row, file, entry.line)
+            object.__setattr__(row, "reason", f"{row.reason}; {note}" if row.reason else note)
+        rows.append(row)
+        if target is None:
+            out[entry.line - 1] = ""
+            if entry.header_line is not None:
+                out[entry.header_line - 1] = ""
+            continue
+        if target == entry.solution_index:
+            continue
+        key = (raw, entry.columns, target)  # appended files repeat their lines: rewrite each once
+        rewritten = rewritten_lines.get(key)
+        if rewritten is None:
+            changes = {"solution_index": str(target)}
+            changes |= _new_name(entry, "kernel_name", new, target, "kernelName")
+            changes |= _new_name(entry, "solution_name", new, target, "name")
+            rewritten = rewritten_lines[key] = replaced_cells(entry, changes) + _line_ending(raw)
+        out[entry.line - 1] = rewritten
+    bad.sort(key=lambda item: item.location.line or 0)
+    if strict and bad:
+        raise WorkloadLineError(bad[0].message, bad[0].location)
+    return RemappedArtefact(file, WorkloadFormat.HIPBLASLT_TUNING, "".join(out), tuple(rows), tuple(bad))
 
 
 # --------------------------------------------------------------------------------------------
@@ -392,7 +614,8 @@ def remap_text(
     strict: bool = False,
     validators: Mapping[str, str] | None = None,
 ) -> RemappedArtefact:
-    """Remap one artefact's text, its format detected (TunableOp results or AITER tuned CSV)."""
+    """Remap one artefact's text, its format detected (TunableOp results, AITER tuned CSV or
+    hipBLASLt tuning/override file)."""
     chosen = detect_workload_format(text)
     if chosen is WorkloadFormat.TUNABLEOP:
         return remap_tunableop(
@@ -406,20 +629,36 @@ def remap_text(
             strict=strict,
             validators=validators,
         )
+    if chosen is WorkloadFormat.HIPBLASLT_TUNING:
+        if validators:
+            raise UnsupportedFormat("--validator applies to TunableOp files only", Location(file=file))
+        return remap_tuning_file(
+            text, file, old, new, picker=picker, checker=checker, fill_heuristic=fill_heuristic, strict=strict
+        )
     if chosen is WorkloadFormat.AITER:
         if validators:
             raise UnsupportedFormat("--validator applies to TunableOp files only", Location(file=file))
         return remap_aiter(
             text, file, old, new, picker=picker, checker=checker, fill_heuristic=fill_heuristic, strict=strict
         )
-    raise UnsupportedFormat("not a TunableOp results file or an AITER tuned CSV", Location(file=file, line=1))
+    raise UnsupportedFormat(
+        "not a TunableOp results file, an AITER tuned CSV or a hipBLASLt tuning file", Location(file=file, line=1)
+    )
 
 
 def _judges(
-    library: MasterLibrary, loader: Callable[[str], MasterLibrary] | None, arch: str | None, cu_count: int | None
+    library: MasterLibrary,
+    loader: Callable[[str], MasterLibrary] | None,
+    arch: str | None,
+    cu_count: int | None,
+    *,
+    unknown_cus_decide: bool = False,
+    workspace_size: int | None = None,
 ) -> tuple[Picker, Checker]:
     """NEW's heuristic pick and NEW's ``canSolve`` for a row, on the row's device (else ``arch``/
-    ``cu_count``, else the library's only architecture)."""
+    ``cu_count``, else the library's only architecture). ``canSolve`` is not asked (None) when the
+    CU count is unknown, unless ``unknown_cus_decide`` (judge as ``select`` does on that device).
+    ``workspace_size``: the workspace the call may use (None: unlimited, as a log does not say)."""
     from tensilekit.api import library_processors, library_runtime
     from tensilekit.selection import select_solution
     from tensilekit.selection.problem import Hardware
@@ -441,7 +680,7 @@ def _judges(
         if hardware is None:
             return None, "NEW's heuristic pick unknown (the library serves several architectures; give --arch)"
         try:
-            chosen = select_solution(selector, runtime.problem_from_workload(problem), hardware)
+            chosen = select_solution(selector, runtime.problem_from_workload(problem, workspace_size), hardware)
         except SelectionError as error:
             return None, f"NEW's heuristic cannot answer: {error.message}"
         if chosen.index is None:
@@ -450,7 +689,7 @@ def _judges(
 
     def check(index: int, problem: GemmProblem, row_arch: str | None, row_cus: int | None) -> str | None:
         hardware = device(row_arch, row_cus)
-        if hardware is None or hardware.cu_count is None:
+        if hardware is None or (hardware.cu_count is None and not unknown_cus_decide):
             return None  # a CU-count predicate cannot hold for an unknown count: not checked
         if not shards_joined:  # canSolve of any index: every shard's solutions joined, once
             for _, node in library.iter_nodes():
@@ -458,7 +697,7 @@ def _judges(
                     selector.load_placeholder(node.value)
             shards_joined.append(True)
         try:
-            contraction = as_contraction(runtime.problem_from_workload(problem))
+            contraction = as_contraction(runtime.problem_from_workload(problem, workspace_size))
             verdicts = [selector.verdict(index, attempt, hardware) for attempt in runtime.attempts(contraction)]
         except SelectionError:
             return None  # a predicate tensilekit cannot evaluate: not a refusal
@@ -491,24 +730,45 @@ def remap(
 
     old_library, old_loader = load_for_selection(old)
     new_library, new_loader = load_for_selection(new)
-    old_solutions = BuildSolutions.from_records(library_records(old_library, old_loader))
-    new_solutions = BuildSolutions.from_records(library_records(new_library, new_loader))
+    if new_loader is not None:  # NEW's shards are read for its records and for its predicates: once
+        new_loader = functools.cache(new_loader)
+    old_solutions = BuildSolutions.from_records(LibraryRecords(old_library, old_loader))
+    new_solutions = BuildSolutions.from_records(LibraryRecords(new_library, new_loader))
     picker, checker = _judges(new_library, new_loader, arch, cu_count)
+    texts = [(str(path), read_artefact(path)) for path in artefacts]
+    tunableop = {file for file, text in texts if detect_workload_format(text) is WorkloadFormat.TUNABLEOP}
+    if validators and not tunableop:
+        raise UnsupportedFormat("--validator applies to TunableOp files only", Location(file=texts[0][0]))
     remapped = tuple(
         remap_text(
-            read_artefact(path),
-            str(path),
+            text,
+            file,
             old_solutions,
             new_solutions,
             picker=picker,
             checker=checker,
             fill_heuristic=fill_heuristic,
             strict=strict,
-            validators=validators,
+            validators=validators if file in tunableop else None,  # the other files have no Validator lines
         )
-        for path in artefacts
+        for file, text in texts
     )
     return RemapReport(remapped)
+
+
+RECORDING_FORMATS = frozenset({WorkloadFormat.TUNABLEOP, WorkloadFormat.AITER, WorkloadFormat.HIPBLASLT_TUNING})
+"""Workload formats that record solution indices (what remap carries and ``diff --from-log`` gates on)."""
+
+
+def records_solutions(path: str | Path) -> bool:
+    """True when ``path`` is a tuning artefact remap reads (TunableOp results, AITER tuned CSV,
+    hipBLASLt tuning file), so an upgrade can lose what it recorded."""
+    return detect_workload_format(read_artefact(path)) in RECORDING_FORMATS
+
+
+def lost_results(report: RemapReport) -> list[RemapRow]:
+    """The recorded rows an upgrade would lose: rejected, missing or ambiguous in NEW."""
+    return [row for row in report.rows if not row.status.carried]
 
 
 def write_remapped(report: RemapReport, out: str | Path) -> list[Path]:
@@ -538,16 +798,21 @@ def write_remapped(report: RemapReport, out: str | Path) -> list[Path]:
 
 __all__ = [
     "BuildSolutions",
+    "LibraryRecords",
     "RemapReport",
     "RemapRow",
     "RemapStatus",
     "RemappedArtefact",
+    "RECORDING_FORMATS",
     "classify",
     "library_records",
+    "lost_results",
     "read_artefact",
     "remap",
     "remap_aiter",
     "remap_text",
     "remap_tunableop",
+    "remap_tuning_file",
+    "records_solutions",
     "write_remapped",
 ]

@@ -64,21 +64,50 @@ def same_solution(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
 
 
 class IdentityTable:
-    """The solutions of one build by identity: which indices are "the same" as a given record."""
+    """The solutions of one build by identity: which indices are "the same" as a given record.
 
-    def __init__(self, records: Iterable[Mapping[str, Any]]) -> None:
-        self.records: dict[int, Mapping[str, Any]] = {}
-        self._by_identity: dict[str, list[int]] = defaultdict(list)
-        for record in records:
-            index = int(record["index"])
-            self.records[index] = record
-            self._by_identity[solution_identity(record)].append(index)
+    ``records`` is a list of records or a mapping ``index -> record`` whose values may be decoded
+    on demand (:class:`tensilekit.remap.LibraryRecords`). Identities are computed once each, and
+    the by-identity index is built on the first :meth:`matches` (a build only looked *up in*, the
+    OLD one of a remap, decodes just the records asked for). Records are indexed with their UID,
+    so a lookup is two dictionary reads however many records share an identity.
+    """
 
-    def matches(self, record: Mapping[str, Any]) -> list[int]:
-        """Indices of this build's solutions that are ``record``'s solution, ascending."""
+    def __init__(self, records: Iterable[Mapping[str, Any]] | Mapping[int, Mapping[str, Any]]) -> None:
+        self.records: Mapping[int, Mapping[str, Any]] = (
+            records if isinstance(records, Mapping) else {int(record["index"]): record for record in records}
+        )
+        self._identities: dict[int, str] = {}
+        self._by_identity: dict[str, list[int]] | None = None
+        self._by_uid: dict[tuple[str, str | None], list[int]] = defaultdict(list)
+
+    def identity(self, index: int) -> str:
+        """The identity of this build's solution ``index`` (computed once)."""
+        found = self._identities.get(index)
+        if found is None:
+            found = self._identities[index] = solution_identity(self.records[index])
+        return found
+
+    def _index(self) -> dict[str, list[int]]:
+        if self._by_identity is None:
+            self._by_identity = defaultdict(list)
+            for index, record in self.records.items():
+                identity = self.identity(index)
+                self._by_identity[identity].append(index)
+                self._by_uid[identity, solution_uid(record)].append(index)
+        return self._by_identity
+
+    def matches(self, record: Mapping[str, Any], identity: str | None = None) -> list[int]:
+        """Indices of this build's solutions that are ``record``'s solution, ascending.
+
+        ``identity`` is ``record``'s :func:`solution_identity` when the caller has it already.
+        """
+        by_identity = self._index()
+        identity = solution_identity(record) if identity is None else identity
         uid = solution_uid(record)
-        found = self._by_identity.get(solution_identity(record), [])
-        return sorted(index for index in found if uid is None or solution_uid(self.records[index]) in (None, uid))
+        if uid is None:
+            return sorted(by_identity.get(identity, []))
+        return sorted(self._by_uid.get((identity, uid), []) + self._by_uid.get((identity, None), []))
 
 
 __all__ = ["RENUMBERED_FIELDS", "UID_FIELDS", "IdentityTable", "same_solution", "solution_identity", "solution_uid"]

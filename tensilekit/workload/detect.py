@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from tensilekit.errors import InputNotFound, Location, UnsupportedFormat
+from tensilekit.errors import InputNotFound, Location, ToolOutputError, UnsupportedFormat
 from tensilekit.workload.aggregate import Workload, aggregate_problems
 from tensilekit.workload.csv_workloads import parse_aiter_csv, parse_tunableop_csv
 from tensilekit.workload.geko_list import parse_geko_list
 from tensilekit.workload.hipblaslt_log import parse_hipblaslt_log
 from tensilekit.workload.records import ParsedWorkload, WorkloadFormat
+from tensilekit.workload.tuning_file import looks_like_tuning_file, parse_tuning_file
 
 _SNIFF_LINES = 50
 
@@ -19,7 +20,8 @@ def detect_workload_format(text: str) -> WorkloadFormat | None:
     """Guess the format from the first meaningful lines; None when nothing matches.
 
     hipBLASLt logs start lines with ``hipblaslt-bench`` or ``- {``; TunableOp files with
-    ``Validator,`` or ``…TunableOp_``; AITER files with a header naming ``M``, ``N`` and ``K``;
+    ``Validator,`` or ``…TunableOp_``; hipBLASLt tuning files with ``Git Version:``, a header
+    naming ``transA`` and ``solution_index``, or 37-field bench value lines; AITER files with a header naming ``M``, ``N`` and ``K``;
     a GEKO list is a YAML mapping with ``TRANSA`` and ``Sizes`` keys.
     """
     lines = [line.strip() for line in text.splitlines()[: _SNIFF_LINES * 4] if line.strip()]
@@ -30,6 +32,8 @@ def detect_workload_format(text: str) -> WorkloadFormat | None:
         first = line.split(None, 1)[0]
         if first == "hipblaslt-bench" or first.endswith("/hipblaslt-bench") or line.startswith(("- {", "-{")):
             return WorkloadFormat.HIPBLASLT_LOG
+    if looks_like_tuning_file(lines):
+        return WorkloadFormat.HIPBLASLT_TUNING
     head = lines[0]
     if (
         head.startswith("Validator,")
@@ -64,6 +68,12 @@ def parse_workload(
         return parse_aiter_csv(text, file=file, skip_bad_lines=skip_bad_lines)
     if chosen is WorkloadFormat.GEKO_LIST:
         return parse_geko_list(text, file=file)
+    if chosen is WorkloadFormat.HIPBLASLT_TUNING:
+        parsed = parse_tuning_file(text, file=file)
+        if parsed.bad_lines and not skip_bad_lines:
+            first = parsed.bad_lines[0]
+            raise ToolOutputError(f"{first.message}: {first.text.strip()[:200]!r}", first.location)
+        return parsed.to_workload(file)
     raise UnsupportedFormat(f"{chosen.value} workloads are not read from files", Location(file=file))
 
 

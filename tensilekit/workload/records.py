@@ -28,6 +28,8 @@ class WorkloadFormat(str, enum.Enum):
     """PyTorch TunableOp ``tunableop_untuned*.csv`` / ``tunableop_results*.csv``."""
     AITER = "aiter"
     """AITER ``*_untuned_gemm.csv`` / ``*_tuned_gemm.csv`` (header ``M,N,K,…``)."""
+    HIPBLASLT_TUNING = "hipblaslt-tuning"
+    """hipBLASLt ``HIPBLASLT_TUNING_FILE`` / ``HIPBLASLT_TUNING_OVERRIDE_FILE`` (both layouts)."""
 
 
 class BadLine(BaseModel):

@@ -244,3 +244,70 @@ def test_cli_bad_input_exits_3(builds: dict[str, Any]) -> None:
         cli, ["remap", str(builds["artefact"]), "--from", old, "--to", old, "-o", str(builds["artefact"])]
     )
     assert inplace.exit_code == 3 and "in place" in inplace.output
+
+
+_BENCH_TYPES = {"Half": "f16_r", "Float": "f32_r"}
+
+
+def _tuning_cells(query: dict[str, Any], cus: int) -> dict[str, Any]:
+    """A query's GEMM as hipBLASLt's tuning files spell it (bench column names)."""
+    m, n, k, batch = query["m"], query["n"], query["k"], query["batch"]
+    lda = k if query["trans_a"] == "T" else m
+    ldb = n if query["trans_b"] == "T" else k
+    kind = _BENCH_TYPES[query["a_type"]]
+    return {
+        "transA": query["trans_a"], "transB": query["trans_b"], "batch_count": batch, "m": m, "n": n, "k": k,
+        "lda": lda, "ldb": ldb, "ldc": m, "ldd": m, "stride_a": lda * (m if query["trans_a"] == "T" else k),
+        "stride_b": ldb * (k if query["trans_b"] == "T" else n), "stride_c": m * n, "stride_d": m * n,
+        "a_type": kind, "b_type": kind, "c_type": kind, "d_type": kind, "compute_type": "f32_r",
+        "gcnArchName": "gfx942:sramecc+:xnack-", "CUs": cus,
+    }  # fmt: skip
+
+
+def _headerless(cells: dict[str, Any], index: int) -> str:
+    """argument_model.hpp@159c1980 log_args: the bench value line, then index, arch, CUs (37 fields)."""
+    from tensilekit.workload.tuning_file import HEADERLESS_COLUMNS
+
+    defaults = {"grouped_gemm": 0, "alpha": 1, "beta": 0, "activation_type": "none", "bias_vector": 0,
+                "bias_type": "f32_r", "rotating_buffer": 512, "hipblaslt-Gflops": 1.0, "hipblaslt-GB/s": 1.0,
+                "us": 10.0, "solution_index": index}  # fmt: skip
+    values = {**defaults, **cells}
+    return "    " + ",".join(str(values.get(name, 0)) for name in HEADERLESS_COLUMNS) + "\n"
+
+
+def _keyed(cells: dict[str, Any], index: int) -> str:
+    """TuningCacheStore.cpp@1d38aaf4 formatTuningRow: a header line and its value line."""
+    values = {**cells, "solution_index": index, "kernel_name": "", "us": 10.0}
+    return "    " + ",".join(values) + "\n" + ",".join(str(value) for value in values.values()) + "\n"
+
+
+@pytest.mark.parametrize("layout", ["headerless", "keyed"])
+def test_tuning_file_rows_get_the_statuses_their_tunableop_rows_get(builds: dict[str, Any], layout: str) -> None:
+    """The same recorded GEMMs as hipBLASLt tuning files, each row naming its device (CUs): every
+    row gets the status and index the TunableOp rows get (checked against AMD above), in one run."""
+    masters, rows, tmp = builds["masters"], builds["rows"], builds["tmp"]
+    lines = builds["artefact"].read_text().splitlines(keepends=True)
+    new = masters["new_retuned"]  # same, missing (the retuned kernel), moved and rejected rows
+    expected: list[tuple[RemapStatus, int | None]] = []
+    text = consistent = "Git Version: 7d9fb683\n"  # consistent: without rows OLD itself refuses
+    for dtype, counts in _DEVICES.items():
+        chosen = [line for line, query in sorted(rows.items()) if query["a_type"] == dtype]
+        artefact = tmp / f"{layout}_{dtype}.csv"
+        artefact.write_text("".join(lines[number - 1] for number in chosen))
+        for cus in counts:
+            report = remap([artefact], masters["old"], new, cu_count=cus)
+            for row, number in zip(report.rows, chosen, strict=True):
+                expected.append((row.status, row.new_index))
+                cells = _tuning_cells(rows[number], cus)
+                entry = (_headerless if layout == "headerless" else _keyed)(cells, row.old_index)
+                text += entry
+                consistent += entry if (dtype, cus) != ("Float", 304) else ""
+    tuning = tmp / f"tuning_{layout}.txt"
+    tuning.write_text(text)
+    report = remap([tuning], masters["old"], new)
+    assert not report.artefacts[0].bad_lines
+    assert [(row.status, row.new_index) for row in report.rows] == expected
+    assert {status for status, _ in expected} >= {RemapStatus.SAME, RemapStatus.MISSING, RemapStatus.REJECTED}
+    tuning.write_text(consistent)  # remapped to its own build: byte for byte
+    same = remap([tuning], masters["old"], masters["old"]).artefacts[0]
+    assert same.text == consistent and {row.status for row in same.rows} == {RemapStatus.SAME}

@@ -159,3 +159,104 @@ def test_strict_names_the_first_bad_row_in_file_order() -> None:
     with pytest.raises(WorkloadLineError) as raised:
         remap_text(text, "t.csv", OLD, NEW, strict=True)
     assert str(raised.value).startswith("t.csv:2:") and "OLD has no solution 77" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "lines", "bad"),
+    [("hipblaslt_tuning_headerless.txt", [2, 3, 4, 5], [6, 7]), ("hipblaslt_tuning_keyed.txt", [3, 5, 7, 9], [11, 13])],
+)
+def test_tuning_file_rows_get_every_status(name: str, lines: list[int], bad: list[int]) -> None:
+    result = remap_text(_text(name), name, OLD, NEW, picker=_pick)
+    assert [(row.line, row.status, row.new_index) for row in result.rows] == [
+        (lines[0], RemapStatus.SAME, 0),
+        (lines[1], RemapStatus.MOVED, 2),
+        (lines[2], RemapStatus.MISSING, None),
+        (lines[3], RemapStatus.AMBIGUOUS, None),
+    ]
+    assert [item.location.line for item in result.bad_lines] == bad
+    assert all(str(item).startswith(f"{name}:") for item in result.bad_lines)
+
+
+def test_headerless_tuning_output_rewrites_the_index_field_only() -> None:
+    text = _text("hipblaslt_tuning_headerless.txt")
+    lines = text.splitlines(keepends=True)
+    result = remap_text(text, "h.txt", OLD, NEW, picker=_pick)
+    moved = lines[2].replace(",20.2,1,gfx942", ",20.2,2,gfx942")
+    assert moved != lines[2]
+    assert result.text == "".join([lines[0], lines[1], moved, *lines[5:]])  # bad rows passed through
+
+
+def test_keyed_tuning_output_moves_index_and_kernel_name_and_drops_whole_entries() -> None:
+    text = _text("hipblaslt_tuning_keyed.txt")
+    lines = text.splitlines(keepends=True)
+    result = remap_text(text, "k.txt", OLD, NEW, picker=_pick)
+    moved = lines[4].replace(",304,1,K1_K1,", ",304,2,K1_K2,")
+    assert moved != lines[4]
+    assert result.text == "".join([*lines[:4], moved, *lines[9:]])  # entries of lines 6-9 dropped whole
+    filled = remap_text(text, "k.txt", OLD, NEW, picker=_pick, fill_heuristic=True)
+    assert ",304,1,X_K1," in filled.text.splitlines()[6]  # missing: NEW's pick, with NEW's kernel name
+
+
+@pytest.mark.parametrize("name", ["hipblaslt_tuning_headerless.txt", "hipblaslt_tuning_keyed.txt"])
+def test_tuning_files_remapped_to_the_same_build_are_byte_identical(name: str) -> None:
+    text = _text(name)
+    assert remap_text(text, name, OLD, OLD).text == text
+    crlf = text.replace("\n", "\r\n")
+    assert remap_text(crlf, name, OLD, OLD).text == crlf
+
+
+def test_tuning_rows_carry_the_device_for_predicates() -> None:
+    seen: list[tuple[str | None, int | None]] = []
+
+    def record(index: int, problem: GemmProblem, arch: str | None, cus: int | None) -> str | None:
+        seen.append((arch, cus))
+        return None
+
+    remap_text(_text("hipblaslt_tuning_keyed.txt"), "k.txt", OLD, NEW, checker=record)
+    assert seen and set(seen) == {("gfx942", 304)}
+
+
+def test_tuning_files_are_read_as_workloads_with_their_recorded_index() -> None:
+    from tensilekit.workload.detect import parse_workload
+    from tensilekit.workload.records import WorkloadFormat
+
+    for name in ("hipblaslt_tuning_headerless.txt", "hipblaslt_tuning_keyed.txt"):
+        parsed = parse_workload(_text(name), file=name, skip_bad_lines=True)
+        assert parsed.format is WorkloadFormat.HIPBLASLT_TUNING
+        assert [(p.m, p.trans_b, p.solution_index) for p in parsed.problems] == [
+            (128, "T", 0), (256, "T", 1), (512, "T", 2), (1024, "T", 3), (2048, "T", 9),
+        ]  # fmt: skip
+        assert len(parsed.bad_lines) == 1
+
+
+def test_an_installed_folder_gives_every_record_of_its_lazily_read_shards(corpus: Path, tmp_path: Path) -> None:
+    from tensilekit.api import load_for_selection
+    from tensilekit.io.installed_library import split_lazy
+    from tensilekit.io.master_io import dump_master_set, load_master
+    from tensilekit.model.common import to_raw
+    from tensilekit.remap import LibraryRecords, library_records
+
+    master = load_master(corpus / "masters-hipblaslt" / "hipblaslt_gfx942_grid.dat")
+    dump_master_set(split_lazy(master, "gfx942"), tmp_path / "lib", "msgpack", mapping=True)
+    expected = {solution.index: to_raw(solution) for solution in master.solutions}
+    records = LibraryRecords(*load_for_selection(tmp_path / "lib"))
+    assert sorted(records) == sorted(expected)
+    assert all(records[index] == expected[index] for index in (min(expected), max(expected)))
+    assert len(library_records(*load_for_selection(tmp_path / "lib"))) == len(expected)
+
+
+def test_strict_stops_at_the_first_bad_tuning_file_entry() -> None:
+    with pytest.raises(WorkloadLineError) as raised:
+        remap_text(_text("hipblaslt_tuning_headerless.txt"), "h.txt", OLD, NEW, strict=True)
+    assert str(raised.value).startswith("h.txt:6:") and "37 fields" in str(raised.value)
+
+
+def test_a_headerless_row_carried_to_index_0_says_hipblaslt_skips_it() -> None:
+    # UserDrivenTuningParser.cpp@00ed225c: `if(problemSolution.second > 0)` -- index 0 is never applied
+    swapped = BuildSolutions.from_records([dict(_record(1, 32, "K1"), index=0), dict(_record(0, 16, "K0"), index=1)])
+    result = remap_text(_text("hipblaslt_tuning_headerless.txt"), "h.txt", OLD, swapped)
+    moved = [row for row in result.rows if row.status is RemapStatus.MOVED]
+    assert [(row.old_index, row.new_index) for row in moved] == [(0, 1), (1, 0)]
+    assert moved[0].reason is None and "skips it" in (moved[1].reason or "")
+    keyed = remap_text(_text("hipblaslt_tuning_keyed.txt"), "k.txt", OLD, swapped)
+    assert all(row.reason is None for row in keyed.rows if row.status is RemapStatus.MOVED)

@@ -7,7 +7,7 @@ import gc
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -38,6 +38,9 @@ from tensilekit.selection.runtime import Runtime
 from tensilekit.selection.served import served_problem_types
 from tensilekit.selection.unserved import device_reason, problem_type_label
 from tensilekit.workload import ParsedWorkload, WorkloadFormat, aiter_times, load_tunableop_csv, load_workloads
+
+if TYPE_CHECKING:
+    from tensilekit.recorded import RecordedWorkload
 
 _PROGRESS_AT_LEAST = 1000  # GEMMs; fewer are classified before a bar would be seen
 
@@ -253,26 +256,49 @@ def coverage_command(
         ctx, workloads, library_path, arch, cu_count, near=near, tune_next=tune_next, strict=strict,
         subtree=subtree, asic_revision=asic_revision, show_progress=not as_json,
     )  # fmt: skip
+    recorded = _recorded(workloads, library_path, arch, cu_count, subtree, asic_revision)
     with _frozen():  # the report lives until the end
-        _print_and_write(report, library_path, as_json, markdown, output_dir)
+        _print_and_write(report, library_path, as_json, markdown, output_dir, recorded)
     if unevaluated:  # the report is printed, but it is not the whole workload's
         click.echo(f"error: {unevaluated} GEMM(s) of the workload could not be evaluated (warnings above)", err=True)
         raise SystemExit(3)
 
 
+def _recorded(
+    workloads: Sequence[Path], library_path: Path, arch: str | None, cu_count: int | None,
+    subtree: str | None, asic_revision: int | None,
+) -> RecordedWorkload | None:  # fmt: skip
+    """The solutions tuning artefacts among the workloads recorded, judged on the library (issue 24)."""
+    from tensilekit.recorded import recorded_workload
+    from tensilekit.remap import records_solutions
+
+    # only tuning artefacts record solutions: a plain log is not read (or the library loaded) again
+    artefacts = [path for path in workloads if not _is_query_lines(path) and records_solutions(path)]
+    if not artefacts:
+        return None
+    library, loader = load_for_selection(library_path, subtree=subtree, asic_revision=asic_revision)
+    device = Hardware(arch=library_arch(library, arch, note=False), cu_count=cu_count)
+    return recorded_workload(artefacts, library, loader, device)
+
+
 def _print_and_write(
-    report: CoverageReport, library_path: Path, as_json: bool, markdown: bool, output_dir: Path | None
-) -> None:
+    report: CoverageReport, library_path: Path, as_json: bool, markdown: bool, output_dir: Path | None,
+    recorded: RecordedWorkload | None = None,
+) -> None:  # fmt: skip
     from tensilekit.cli.render_coverage import coverage_markdown, render_report
 
     document = coverage_markdown(report, str(library_path)) if markdown or output_dir is not None else ""
     record = report.to_dict() if as_json or output_dir is not None else {}
+    if recorded is not None and record:
+        record["recorded"] = recorded.to_json()
     if as_json:
         click.echo(json.dumps(record, separators=(",", ":")))
     elif markdown:
         click.echo(document, nl=False)
     else:
         render_report(report, str(library_path), Console(highlight=False, soft_wrap=True))
+        if recorded is not None:
+            click.echo(recorded.lines())
     if output_dir is not None:
         for path in _write_outputs(report, record, output_dir, document):
             click.echo(f"wrote {path}", err=True)

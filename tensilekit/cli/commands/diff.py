@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,9 @@ def _log_queries(path: Path, strict: bool) -> list[dict[str, Any]]:
     "--from-log",
     "log_path",
     type=click.Path(path_type=Path),
-    help="Select every distinct GEMM of a hipBLASLt log (HIPBLASLT_LOG_MASK 32/64/128) in both libraries.",
+    help="Select every distinct GEMM of a hipBLASLt log (HIPBLASLT_LOG_MASK 32/64/128) or tuning artefact in "
+    "both libraries; for a tuning artefact (TunableOp, AITER, hipBLASLt tuning file) also list the recorded "
+    "results B loses, and --exit-code exits 1 only when it loses one.",
 )
 @click.option(
     "--grid",
@@ -75,7 +78,11 @@ def _log_queries(path: Path, strict: bool) -> list[dict[str, Any]]:
     "--format", "output_format", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@click.option("--exit-code", is_flag=True, help="Exit 1 when there are differences.")
+@click.option(
+    "--exit-code",
+    is_flag=True,
+    help="Exit 1 when there are differences (with --from-log TUNING-ARTEFACT: when a recorded result is lost).",
+)
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
 @subtree_options
 @click.pass_context
@@ -119,14 +126,40 @@ def diff_command(
         diff = diff_libraries(
             left, right, queries, selector=chosen, compat=Compat(compat) if compat else None, labels=(str(a), str(b))
         )
+    # a tuning artefact (TunableOp, AITER, hipBLASLt tuning file): which recorded results B loses
+    gate = _tuning_gate(log_path, a, b, arch, cu_count) if log_path is not None else None
     if as_json or output_format == "json":
-        click.echo(to_json(diff))
+        text = to_json(diff)
+        if gate is not None:
+            text = json.dumps({**json.loads(text), "recorded": gate[1]})
+        click.echo(text)
     elif output_format == "markdown":
-        click.echo(diff_markdown(diff))
+        click.echo(diff_markdown(diff) + ("\n\n" + gate[0] if gate is not None else ""))
     else:
         render_diff(diff, Console(highlight=False, soft_wrap=True))
-    if exit_code and not diff.is_empty:
+        if gate is not None:
+            click.echo(gate[0])
+    if exit_code and (gate[1]["lost"] if gate is not None else not diff.is_empty):
         ctx.exit(1)
+
+
+def _tuning_gate(
+    log_path: Path, a: Path, b: Path, arch: str | None, cu_count: int | None
+) -> tuple[str, dict[str, Any]] | None:
+    """The recorded tuning results of ``log_path`` that B would lose (text, JSON); None when it
+    records none. With --exit-code, this decides the exit status: two builds always differ."""
+    from tensilekit.remap import lost_results, records_solutions, remap
+
+    if not records_solutions(log_path):
+        return None
+    report = remap([log_path], a, b, arch=arch, cu_count=cu_count)
+    lost = lost_results(report)
+    for artefact in report.artefacts:
+        for bad in artefact.bad_lines:
+            click.echo(f"warning: {bad} (not judged)", err=True)
+    lines = [f"recorded tuning results: {len(report.rows)}, {len(lost)} would be lost in B"]
+    lines += [f"  {row.file}:{row.line}: {row.status.value} {row.old_index} ({row.reason})" for row in lost]
+    return "\n".join(lines), {"rows": len(report.rows), "lost": [row.to_json() for row in lost]}
 
 
 __all__ = ["diff_command"]

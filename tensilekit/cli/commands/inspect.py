@@ -27,9 +27,22 @@ _WRITE_FORMATS = ("yaml", "msgpack", "zlib", "msgpack-indexed")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--sample", is_flag=True, help="Describe the sample master library shipped with tensilekit.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option(
+    "--solution",
+    "solution",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Name solution N of the library PATH (kernel, macro tile, MI, problem type, where the tree selects it).",
+)
 @subtree_options
 def info_command(
-    paths: tuple[str, ...], sample: bool, as_json: bool, subtree: str | None, asic_revision: int | None
+    paths: tuple[str, ...],
+    sample: bool,
+    as_json: bool,
+    solution: int | None,
+    subtree: str | None,
+    asic_revision: int | None,
 ) -> None:
     """Summarise logic files and master libraries (a directory file by file)."""
     from tensilekit.cli.render import INFO_COLUMNS, info_row, print_json, render_info
@@ -40,6 +53,9 @@ def info_command(
         paths = paths + (str(sample_library_path()),)
     if not paths:
         raise click.UsageError("give PATH... or --sample")
+    if solution is not None:
+        _describe_solution(paths, solution, as_json)
+        return
     files = library_files(paths, subtree=subtree, asic_revision=asic_revision)
     stream_rows = len(files) > 1 and not as_json and not stdout_is_terminal()
     if stream_rows:
@@ -56,6 +72,34 @@ def info_command(
         print_json(infos)
     elif not stream_rows:
         render_info(infos, stdout_console())
+
+
+def _describe_solution(paths: tuple[str, ...], index: int, as_json: bool) -> None:
+    from tensilekit.recorded import describe_solution
+
+    if len(paths) != 1:
+        raise click.UsageError("--solution N names a solution of one library: give one PATH")
+    found = describe_solution(paths[0], index)
+    if as_json:
+        click.echo(json.dumps(found.to_json()))
+        return
+    tile = "x".join(map(str, found.macro_tile)) if found.macro_tile else "?"
+    instruction = "x".join(map(str, found.matrix_instruction)) if found.matrix_instruction else "-"
+    lines = [
+        f"solution {found.index}",
+        f"  kernel:       {found.kernel or '?'}",
+        f"  name:         {found.name or '?'}",
+        f"  macro tile:   {tile}",
+        f"  MI:           {instruction}",
+        f"  problem type: {found.problem_type}",
+        f"  file:         {found.file or 'the master itself'}",
+        *(f"  selected at:  {place}" for place in found.places[:10]),
+    ]
+    if len(found.places) > 10:
+        lines.append(f"  ... and {len(found.places) - 10} more places")
+    if not found.places:
+        lines.append("  selected at:  nowhere (no tree node refers to it)")
+    click.echo("\n".join(lines))
 
 
 @click.command("validate")

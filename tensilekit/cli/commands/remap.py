@@ -1,4 +1,4 @@
-"""``tensilekit remap``: carry TunableOp / AITER tuning results from one library build to another."""
+"""``tensilekit remap``: carry TunableOp / AITER / hipBLASLt tuning results from one library build to another."""
 
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ def remap_command(
     strict: bool,
     as_json: bool,
 ) -> None:
-    """Say what each recorded solution of ARTEFACT... (TunableOp results, AITER tuned CSVs) is in NEW.
+    """Say what each recorded solution of ARTEFACT... (TunableOp results, AITER tuned CSVs,
+    hipBLASLt tuning/override files) is in NEW.
 
     Status per row: same, moved (new index), missing (NEW's heuristic pick given), ambiguous,
     rejected (NEW's predicates refuse it on the device; needs the CU count: --cu-count or the row's).
@@ -91,15 +92,18 @@ def remap_command(
         if kept:
             click.echo(f"note: Validator line(s) left as they were: {', '.join(kept)} (set with --validator)", err=True)
         click.echo(f"wrote {', '.join(map(str, written))}", err=True)
+    printed: list[str] = []  # one write: a 100 000-row artefact prints as many lines
     for row in report.rows:
         if as_json:
-            click.echo(json.dumps(row.to_json()))
+            printed.append(json.dumps(row.to_json()))
             continue
         where = f"{row.file}:{row.line}"
         if row.status.carried:
-            click.echo(f"{where}: {row.status.value} {row.old_index} -> {row.new_index} {row.kernel}")
+            printed.append(f"{where}: {row.status.value} {row.old_index} -> {row.new_index} {row.kernel}")
         else:
-            click.echo(f"{where}: {row.status.value} {row.old_index} ({row.reason})")
+            printed.append(f"{where}: {row.status.value} {row.old_index} ({row.reason})")
+    if printed:
+        click.echo("\n".join(printed))
     if not report.complete:
         raise click.exceptions.Exit(ExitCode.DIFFERENCES)
 

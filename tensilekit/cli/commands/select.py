@@ -393,9 +393,11 @@ def _answer_workload(
 ) -> None:  # fmt: skip
     from tensilekit.cli.render_select import render_workload, workload_record
     from tensilekit.cli.workloads import read_workloads
+    from tensilekit.recorded import recorded_lines, recorded_solutions
+    from tensilekit.remap import RECORDING_FORMATS
     from tensilekit.selection import compile_library, select_workload
 
-    workload, _ = read_workloads([path], strict=strict)
+    workload, parsed = read_workloads([path], strict=strict)
     answers = select_workload(
         compile_library(library, loader=loader, runtime=runtime), workload.problems, hardware, rocblas_k0=rocblas_k0,
         workspace_size=workspace_size,
@@ -408,14 +410,22 @@ def _answer_workload(
             and (answer.selection is None or answer.selection.index is None)
         ):
             reasons[position] = _no_kernel_reason(library, answer.problem, hardware)
+    recorded = None  # a tuning artefact (TunableOp, AITER, tuning file): what it recorded, judged here
+    if any(item.format in RECORDING_FORMATS for item in parsed):
+        recorded = recorded_solutions(library, loader, workload.problems, hardware, workspace_size)
     if as_json:
         for position, answer in enumerate(answers):
             record = workload_record(answer)
             if position in reasons:
                 record["reason"] = reasons[position]
+            if recorded is not None:
+                found = recorded[position]
+                record["recorded"] = found.to_json() if found is not None else None
             click.echo(json.dumps(record, separators=(",", ":")))
     else:
         render_workload(answers, library_path, reasons=reasons)
+        if recorded is not None:
+            click.echo(recorded_lines(workload.problems, recorded))
 
 
 def _answer(
