@@ -38,6 +38,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Union
 
+from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
+from tensilekit.io.logic_io import logic_from_data, logic_to_data
 from tensilekit.libbuild.entries import solution_record
 from tensilekit.libbuild.predicates import (
     TRUE,
@@ -50,8 +52,6 @@ from tensilekit.libbuild.predicates import (
     sort_rows,
 )
 from tensilekit.libbuild.tensilelite import build_tensilelite_libraries, solution_states
-from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
-from tensilekit.io.logic_io import logic_from_data, logic_to_data
 from tensilekit.model.derive_tensilelite import CustomKernelConfig, LiteState
 from tensilekit.model.logic import DICT_KEYS, LIST_LAYOUTS, ArchitectureSpec, Dialect, Layout, LogicFile
 from tensilekit.model.naming import (
@@ -398,16 +398,14 @@ def _selection(logic: LogicFile, solutions: list[_Solution]) -> _Node:
 def placeholder_type_string(pt: ProblemTypeState) -> str:
     """``ProblemType.placeholderStr(includeBatch=True, includeType=True)``, e.g. ``_Type_HH_HPA``.
 
-    Verified for plain and HPA types (corpus lazy masters); the ``_SR``/``_M<x>`` suffixes for
-    stochastic rounding and F32 xdl math are assumptions.
+    Tensile a164ed70 ``Contractions.py:249-261``: A and C type characters and ``_HPA``, nothing
+    else. F32 xdl math and stochastic rounding are left out, so a stochastic-rounding type and its
+    plain twin (or an XF32 type and its plain twin) name the same placeholder file, and
+    ``MasterSolutionLibrary.merge`` puts both into that one file.
     """
     name = "_Type_" + pt["DataType"].char + pt["DestDataType"].char
     if pt.get("HighPrecisionAccumulate"):
         name += "_HPA"
-    if pt["F32XdlMathOp"].code != 0:
-        name += "_M" + pt["F32XdlMathOp"].char
-    if pt.get("StochasticRounding"):
-        name += "_SR"
     return str(name)
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tensilekit.libbuild import architecture_index, build_master_libraries, build_master_tree, kernel_states
 from tensilekit.errors import InvalidValue, LibraryFormatError, MergeError, MissingField
 from tensilekit.io.logic_io import logic_from_data
+from tensilekit.libbuild import architecture_index, build_master_libraries, build_master_tree, kernel_states
 
 from .logic_factory import list_logic, mapping_logic, solution
 
@@ -300,6 +300,22 @@ def test_lazy_build_writes_placeholders() -> None:
     part = files["TensileLibrary_Type_SS_HPA_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx90a"]
     assert [s["index"] for s in part["solutions"]] == [GFX90A + 1]
     assert part["library"]["type"] == "Problem" and part["library"]["rows"][0]["library"]["type"] == "Matching"
+
+
+def test_a_stochastic_rounding_type_shares_the_placeholder_file_of_its_plain_twin() -> None:
+    """Tensile a164ed70 ``placeholderStr``: ``_Type_<A><C>[_HPA]`` and nothing else, so the
+    ``_SR`` type and its plain twin name one placeholder, whose file holds both tables merged."""
+    plain = list_logic([solution(0)], [[[64, 64, 1, 64], [0, 1.0]]])
+    rounding = list_logic([solution(0, MacroTile0=128)], [[[32, 32, 1, 64], [0, 1.0]]])
+    for pt in (rounding[4], *(s["ProblemType"] for s in rounding[5])):
+        pt["StochasticRounding"] = True
+    files = build_master_libraries([("plain", plain), ("sr", rounding)], lazy=True)
+    name = "TensileLibrary_Type_SS_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx90a"
+    assert list(files) == ["TensileLibrary_lazy_gfx90a", name]
+    leaves = [r["library"] for r in _below_map(files["TensileLibrary_lazy_gfx90a"]["library"], 3)["rows"]]
+    assert leaves == [{"type": "Placeholder", "value": name}] * 2
+    assert [s["index"] for s in files[name]["solutions"]] == [GFX90A, GFX90A + 1]
+    assert [e["key"] for e in _matching(files[name])["table"]] == [[32, 32, 64], [64, 64, 64]]
 
 
 def test_several_architectures_need_build_master_libraries() -> None:
