@@ -166,10 +166,8 @@ def problem_type_name(problem_type: Mapping[str, Any]) -> str:
         name += "B"
     if pt.get("HighPrecisionAccumulate") and not pt.get("SilentHighPrecisionAccumulate"):
         name += "H"
-    if pt.get("Fp16AltImpl"):
-        name += "R"
-    if pt.get("Fp16AltImplRound"):
-        name += "Z"
+    if pt.get("Fp16AltImpl"):  # Fp16AltImplRound alone names nothing (a164ed70 SolutionStructs.py:1150)
+        name += "RZ" if pt.get("Fp16AltImplRound") else "R"
     if pt.get("UseInitialStridesAB"):
         name += "I"
     if pt.get("UseInitialStridesCD"):

@@ -61,6 +61,18 @@ NN = {"IndexAssignmentsA": [0, 3, 2], "IndexAssignmentsB": [3, 1, 2], "NumIndice
         ({**NN, "DataType": 5, "DestDataType": 6, "HighPrecisionAccumulate": True}, "Cijk_Ailk_Bljk_4xi8II_BH"),
         ({**NN, "DataType": 4, "UseBeta": True}, "Cijk_Ailk_Bljk_HB"),
         ({**NT, "DataType": 0, "F32XdlMathOp": 9}, "Cijk_Ailk_Bjlk_S_MX_B"),
+        # Fp16AltImplRound names nothing without Fp16AltImpl
+        (
+            {
+                **TT,
+                "DataType": 4,
+                "DestDataType": 4,
+                "ComputeDataType": 0,
+                "HighPrecisionAccumulate": True,
+                "Fp16AltImplRound": True,
+            },
+            "Cijk_Alik_Bjlk_HHS_BH",
+        ),
         (
             {
                 "IndexAssignmentsA": [3, 0, 2],
