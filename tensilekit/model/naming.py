@@ -129,6 +129,9 @@ def problem_type_state(
     src = data_type(state["DataType"], path=f"{path}.DataType", dialect=dialect)
     dst = resolve("DestDataType", src)
     compute = resolve("ComputeDataType", dst)
+    if dialect == "tensile" and state.get("HighPrecisionAccumulate") and compute == src and src.char in ("H", "B"):
+        # ProblemType.__init__: HHH+HPA / BBB+HPA is no type; Tensile computes in single (HHS_BH, BBS_BH)
+        compute = DATA_TYPE_BY_CODE[0]
     state["DataType"], state["DestDataType"], state["ComputeDataType"] = src, dst, compute
     for key in ("DataTypeA", "DataTypeB"):
         if raw.get(key) is not None:
