@@ -318,6 +318,19 @@ def test_a_stochastic_rounding_type_shares_the_placeholder_file_of_its_plain_twi
     assert [e["key"] for e in _matching(files[name])["table"]] == [[32, 32, 64], [64, 64, 64]]
 
 
+def test_type_rows_sort_by_data_type_code_not_by_name() -> None:
+    """Tensile's ``TypesEqual`` values are ``DataType`` objects, ordered by enum code: when
+    ``PredicateLibrary.merge`` re-sorts, the Float row (0) comes before the Double row (1) although
+    "Double" < "Float" as names."""
+    double = list_logic([solution(0)], [[[64, 64, 1, 64], [0, 1.0]]])
+    for pt in (double[4], *(s["ProblemType"] for s in double[5])):
+        pt.update(DataType=1, DestDataType=1, ComputeDataType=1)
+    single = list_logic([solution(0)], [[[64, 64, 1, 64], [0, 1.0]]])
+    for order in ([("d", double), ("s", single)], [("s", single), ("d", double)]):
+        rows = _below_map(build_master_tree(copy.deepcopy(order))["library"], 3)["rows"]
+        assert [r["predicate"]["value"][0]["value"][0] for r in rows] == ["Float", "Double"]
+
+
 def test_several_architectures_need_build_master_libraries() -> None:
     a = list_logic([solution(0)], [[[64, 64, 1, 64], [0, 1.0]]])
     b = list_logic([solution(0)], [[[64, 64, 1, 64], [0, 1.0]]], arch="gfx942")
