@@ -50,6 +50,7 @@ from tensilekit.libbuild.predicates import (
     predicate_from_state,
     problem_type_predicates,
     sort_rows,
+    tensor_types,
 )
 from tensilekit.libbuild.tensilelite import build_tensilelite_libraries, solution_states
 from tensilekit.model.derive_tensilelite import CustomKernelConfig, LiteState
@@ -63,6 +64,7 @@ from tensilekit.model.naming import (
     problem_type_state,
     solution_name_min,
 )
+from tensilekit.model.tensile_parameters import DATA_TYPE_BY_NAME
 from tensilekit.model.tensilelite_parameters import TENSILELITE_VERSION
 
 #: ``(source name, logic file)``: parsed YAML (list or mapping form) or a :class:`LogicFile`.
@@ -398,12 +400,13 @@ def _selection(logic: LogicFile, solutions: list[_Solution]) -> _Node:
 def placeholder_type_string(pt: ProblemTypeState) -> str:
     """``ProblemType.placeholderStr(includeBatch=True, includeType=True)``, e.g. ``_Type_HH_HPA``.
 
-    Tensile a164ed70 ``Contractions.py:249-261``: A and C type characters and ``_HPA``, nothing
-    else. F32 xdl math and stochastic rounding are left out, so a stochastic-rounding type and its
-    plain twin (or an XF32 type and its plain twin) name the same placeholder file, and
-    ``MasterSolutionLibrary.merge`` puts both into that one file.
+    Tensile a164ed70 ``Contractions.py:249-261``: the A and C type characters (``aType``: ``B8``
+    for ``B8F8`` data) and ``_HPA``, nothing else. F32 xdl math and stochastic rounding are left
+    out, so a stochastic-rounding type and its plain twin (or an XF32 type and its plain twin) name
+    the same placeholder file, and ``MasterSolutionLibrary.merge`` puts both into that one file.
     """
-    name = "_Type_" + pt["DataType"].char + pt["DestDataType"].char
+    a_type = tensor_types(pt)[0]  # a mixed F8B8 / B8F8 type names its A half (aType)
+    name = "_Type_" + DATA_TYPE_BY_NAME[a_type.lower()].char + pt["DestDataType"].char
     if pt.get("HighPrecisionAccumulate"):
         name += "_HPA"
     return str(name)

@@ -12,6 +12,8 @@ import pytest
 from tensilekit.errors import InvalidValue, LibraryFormatError, MergeError, MissingField
 from tensilekit.io.logic_io import logic_from_data
 from tensilekit.libbuild import architecture_index, build_master_libraries, build_master_tree, kernel_states
+from tensilekit.libbuild.master import placeholder_type_string
+from tensilekit.model.naming import problem_type_state
 
 from .logic_factory import list_logic, mapping_logic, solution
 
@@ -316,6 +318,14 @@ def test_a_stochastic_rounding_type_shares_the_placeholder_file_of_its_plain_twi
     assert leaves == [{"type": "Placeholder", "value": name}] * 2
     assert [s["index"] for s in files[name]["solutions"]] == [GFX90A, GFX90A + 1]
     assert [e["key"] for e in _matching(files[name])["table"]] == [[32, 32, 64], [64, 64, 64]]
+
+
+def test_a_mixed_8bit_type_names_its_a_half_in_the_placeholder() -> None:
+    """``placeholderStr`` writes ``aType``: ``B8`` for B8F8 data (A BFloat8, B Float8), ``F8`` for F8B8."""
+    base = {"IndexAssignmentsA": [0, 3, 2], "IndexAssignmentsB": [3, 1, 2], "NumIndicesC": 3}
+    for code, a_char in ((13, "B8"), (12, "F8"), (11, "B8")):
+        pt = problem_type_state({**base, "DataType": code, "DestDataType": 4, "HighPrecisionAccumulate": True})
+        assert placeholder_type_string(pt) == f"_Type_{a_char}H_HPA"
 
 
 def test_type_rows_sort_by_data_type_code_not_by_name() -> None:
