@@ -259,7 +259,7 @@ def _min_k_predicates(tree: dict[str, Any]) -> list[Any]:
 
 @pytest.mark.parametrize("gsu", [1, 4])
 def test_global_split_u_min_k_tensile(gsu: int) -> None:
-    """Tensile writes MinKForGSU x GSU (tensilelite's [minK, GSU]: tests/unit/build/test_tensilelite.py)."""
+    """Tensile writes MinKForGSU x GSU (tensilelite's [minK, GSU]: tests/unit/libbuild/test_tensilelite.py)."""
     sol = solution(0, GlobalSplitU=gsu, _GlobalAccumulation="MultipleBuffer", _WorkspaceSizePerElemC=4 * gsu)
     rocblas = list_logic([copy.deepcopy(sol)], [[[64, 64, 1, 64], [0, 1.0]]])
     assert _min_k_predicates(build_master_tree([("r", rocblas)])) == [256 * gsu]
