@@ -11,9 +11,9 @@ Builds:
 * fixed cases pinning issue 23 item 8: an XF32 type (kernel names ``…_SB_MX_…``; lazily, a placeholder
   without ``_MX``), an XF32 type and its plain twin built lazily (one ``_Type_SS`` placeholder file),
   a stochastic-rounding type with its plain twin (one placeholder file, no ``_SR``) both ways round,
-  ``Fp16AltImplRound`` without ``Fp16AltImpl`` (``…_BH_…``, its ``_Fp16AltRnz`` placeholder); and two
-  rules the random builds found: a mixed B8F8 type's placeholder names its A half, and merged type
-  rows sort by data-type code;
+  ``Fp16AltImplRound`` without ``Fp16AltImpl`` (``…_BH_…``, its ``_Fp16AltRnz`` placeholder); and three
+  rules the random builds found: a mixed B8F8 type's placeholder names its A half, merged type rows
+  sort by data-type code, and an HHH+HPA type computes in single (``…_HHS_BH_…``);
 * a seeded handful of random builds: 1–4 files of the Tensile pool (``tensile_variants.tensile_pool``:
   ``masters-sources`` and ``logic/{rocblas,tensile}``), lazy or not, each file possibly turned into
   a variant (stochastic rounding toggled, XF32 dropped, Fp16AltImplRound only). Set
@@ -54,6 +54,7 @@ _HH = "masters-sources/aldebaran/aldebaran_Cijk_Alik_Bjlk_HHS_BH.yaml"
 _B8F8 = "logic/rocblas/aquavanjaram/aquavanjaram_Cijk_Ailk_Bjlk_B8F8HS_BH.yaml"  # gfx940: retargeted
 _DGEMM = "logic/rocblas/archive/vega20_Cijk_Alik_Bljk_DB.yaml"
 _SGEMM = "logic/tensile/miopen/archives/resnet50/2018-09-12/logic/vega20_Cijk_Alik_Bljk_SB.yaml"
+_HBH = "logic/tensile/miopen/archives/megatron/2021-02-04/exact/vega20_Cijk_Alik_Bljk_HBH.yaml"  # no ComputeDataType
 
 #: name -> ([(corpus file, variants)], lazy)
 FIXED: dict[str, tuple[list[tuple[str, list[str]]], bool]] = {
@@ -66,6 +67,7 @@ FIXED: dict[str, tuple[list[tuple[str, list[str]]], bool]] = {
     "fp16-round-only-beside-plain-lazy": ([(_HH, []), (_RZ, ["fp16-round-only"])], True),
     "mixed-b8f8-lazy": ([(_B8F8, [])], True),  # placeholder _Type_B8H_HPA: the A half
     "dgemm-then-sgemm": ([(_DGEMM, []), (_SGEMM, [])], False),  # type rows by DataType code
+    "half-hpa-computes-in-single": ([(_HBH, [])], False),  # HHH+HPA is HHS_BH
 }
 CASES = [*FIXED, *(f"random-{i}" for i in range(RANDOM_BUILDS))]
 #: corpus masters (masters/SOURCES.md) the driver must reproduce: AMD's side is the oracle of this module
