@@ -80,3 +80,27 @@ def build_both_formats(args: list[str], out: Path, *, name: str | None = None) -
         for path in folder.iterdir():
             shutil.copyfile(path, out / path.name)
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Tensile a164ed70 (rocBLAS): TensileCreateLibrary's library step, many builds in one AMD process
+
+#: Run by AMD's Python, not imported here (see its docstring).
+TENSILE_DRIVER = Path(__file__).resolve().parent / "tensile_build_driver.py"
+
+
+def tensile_build_masters(amd: Path, jobs: list[dict[str, object]], scratch: Path) -> list[dict[str, object]]:
+    """Build each job ``{"logic": [paths in merge order], "out": folder, "lazy": bool}`` with Tensile
+    a164ed70's own library-step functions (``tensile_build_driver.py``), all in one process (AMD's
+    imports cost ~3 s a start). Returns per job ``{"out", "written": [file stems]}`` or ``{"out", "error"}``."""
+    import json
+
+    python = subprocess.run([str(amd / "setup-venv")], capture_output=True, text=True, check=True, timeout=1800)
+    scratch.mkdir(parents=True, exist_ok=True)
+    jobs_file, results_file = scratch / "jobs.json", scratch / "results.json"
+    jobs_file.write_text(json.dumps(jobs))
+    command = [python.stdout.strip(), str(TENSILE_DRIVER), str(amd), str(jobs_file), str(results_file)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0 and results_file.is_file(), f"AMD's Tensile build failed:\n{result.stderr[-4000:]}"
+    results: list[dict[str, object]] = json.loads(results_file.read_text())
+    return results

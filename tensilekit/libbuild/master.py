@@ -38,6 +38,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Union
 
+from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
+from tensilekit.io.logic_io import logic_from_data, logic_to_data
 from tensilekit.libbuild.entries import solution_record
 from tensilekit.libbuild.predicates import (
     TRUE,
@@ -48,10 +50,9 @@ from tensilekit.libbuild.predicates import (
     predicate_from_state,
     problem_type_predicates,
     sort_rows,
+    tensor_types,
 )
 from tensilekit.libbuild.tensilelite import build_tensilelite_libraries, solution_states
-from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
-from tensilekit.io.logic_io import logic_from_data, logic_to_data
 from tensilekit.model.derive_tensilelite import CustomKernelConfig, LiteState
 from tensilekit.model.logic import DICT_KEYS, LIST_LAYOUTS, ArchitectureSpec, Dialect, Layout, LogicFile
 from tensilekit.model.naming import (
@@ -63,6 +64,7 @@ from tensilekit.model.naming import (
     problem_type_state,
     solution_name_min,
 )
+from tensilekit.model.tensile_parameters import DATA_TYPE_BY_NAME
 from tensilekit.model.tensilelite_parameters import TENSILELITE_VERSION
 
 #: ``(source name, logic file)``: parsed YAML (list or mapping form) or a :class:`LogicFile`.
@@ -398,16 +400,15 @@ def _selection(logic: LogicFile, solutions: list[_Solution]) -> _Node:
 def placeholder_type_string(pt: ProblemTypeState) -> str:
     """``ProblemType.placeholderStr(includeBatch=True, includeType=True)``, e.g. ``_Type_HH_HPA``.
 
-    Verified for plain and HPA types (corpus lazy masters); the ``_SR``/``_M<x>`` suffixes for
-    stochastic rounding and F32 xdl math are assumptions.
+    Tensile a164ed70 ``Contractions.py:249-261``: the A and C type characters (``aType``: ``B8``
+    for ``B8F8`` data) and ``_HPA``, nothing else. F32 xdl math and stochastic rounding are left
+    out, so a stochastic-rounding type and its plain twin (or an XF32 type and its plain twin) name
+    the same placeholder file, and ``MasterSolutionLibrary.merge`` puts both into that one file.
     """
-    name = "_Type_" + pt["DataType"].char + pt["DestDataType"].char
+    a_type = tensor_types(pt)[0]  # a mixed F8B8 / B8F8 type names its A half (aType)
+    name = "_Type_" + DATA_TYPE_BY_NAME[a_type.lower()].char + pt["DestDataType"].char
     if pt.get("HighPrecisionAccumulate"):
         name += "_HPA"
-    if pt["F32XdlMathOp"].code != 0:
-        name += "_M" + pt["F32XdlMathOp"].char
-    if pt.get("StochasticRounding"):
-        name += "_SR"
     return str(name)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from tensilekit.errors import InvalidValue, Location, MissingField
 from tensilekit.model.naming import KernelState, ProblemTypeState
-from tensilekit.model.tensile_parameters import DataTypeInfo
+from tensilekit.model.tensile_parameters import DATA_TYPE_BY_NAME, DataTypeInfo
 
 
 @dataclasses.dataclass(frozen=True, eq=True)
@@ -226,9 +226,12 @@ def problem_type_predicates(pt: ProblemTypeState, *, include_operation: bool, in
             preds.append(Predicate("BetaZero"))
         preds.append(Predicate("StridedBatched", value=bool(pt.get("StridedBatched", True))))
     if include_type:
-        preds.append(Predicate("TypesEqual", value=tensor_types(pt)))
+        # Tensile's values are DataType objects: rows holding them sort by enum code, not by name
+        # (a Float type row before a Double one when PredicateLibrary.merge re-sorts).
+        types = tuple(DATA_TYPE_BY_NAME.get(name.lower(), name) for name in tensor_types(pt))
+        preds.append(Predicate("TypesEqual", value=types))
         preds.append(Predicate("HighPrecisionAccumulate", value=bool(pt.get("HighPrecisionAccumulate"))))
-        preds.append(Predicate("F32XdlMathOp", value=pt["F32XdlMathOp"].enum))
+        preds.append(Predicate("F32XdlMathOp", value=pt["F32XdlMathOp"]))
         preds.append(Predicate("StochasticRounding", value=bool(pt.get("StochasticRounding"))))
     return preds
 

@@ -129,6 +129,9 @@ def problem_type_state(
     src = data_type(state["DataType"], path=f"{path}.DataType", dialect=dialect)
     dst = resolve("DestDataType", src)
     compute = resolve("ComputeDataType", dst)
+    if dialect == "tensile" and state.get("HighPrecisionAccumulate") and compute == src and src.char in ("H", "B"):
+        # ProblemType.__init__: HHH+HPA / BBB+HPA is no type; Tensile computes in single (HHS_BH, BBS_BH)
+        compute = DATA_TYPE_BY_CODE[0]
     state["DataType"], state["DestDataType"], state["ComputeDataType"] = src, dst, compute
     for key in ("DataTypeA", "DataTypeB"):
         if raw.get(key) is not None:
@@ -141,7 +144,12 @@ def problem_type_state(
 
 
 def problem_type_name(problem_type: Mapping[str, Any]) -> str:
-    """``ProblemType.__str__``: e.g. ``Cijk_Alik_Bjlk_HHS_BHRZ`` or ``Cijk_Ailk_Bjlk_B8B8S_BH_SR``."""
+    """``ProblemType.__str__``: e.g. ``Cijk_Alik_Bjlk_HHS_BHRZ``, ``Cijk_Ailk_Bjlk_SB_MX``, ``…_B8B8S_BH_SR``.
+
+    Tensile a164ed70 ``SolutionStructs.py:1116-1166``: ``RZ``/``R`` only with ``Fp16AltImpl``
+    (``Fp16AltImplRound`` alone adds nothing); ``_M<x>`` for a non-single F32 xdl math op on single
+    data after ``_GB``, then ``_SR``.
+    """
     pt = problem_type if isinstance(problem_type, ProblemTypeState) else problem_type_state(problem_type)
     mirror_a, mirror_b = pt.get("MirrorDimsA") or [], pt.get("MirrorDimsB") or []
     name = "C" + "".join(_INDEX_CHARS[i].lower() for i in range(pt["NumIndicesC"]))
@@ -159,23 +167,21 @@ def problem_type_name(problem_type: Mapping[str, Any]) -> str:
     name += "_" + src.char
     if (src.char, dst.char, compute.char) in HPA_TYPES:
         name += dst.char + compute.char + "_"
-    xdl = pt["F32XdlMathOp"]
-    if xdl.code != 0 and src.code == 0:
-        name += "_M" + xdl.char + "_"
     if pt.get("UseBeta"):
         name += "B"
     if pt.get("HighPrecisionAccumulate") and not pt.get("SilentHighPrecisionAccumulate"):
         name += "H"
-    if pt.get("Fp16AltImpl"):
-        name += "R"
-    if pt.get("Fp16AltImplRound"):
-        name += "Z"
+    if pt.get("Fp16AltImpl"):  # Fp16AltImplRound alone names nothing (a164ed70 SolutionStructs.py:1150)
+        name += "RZ" if pt.get("Fp16AltImplRound") else "R"
     if pt.get("UseInitialStridesAB"):
         name += "I"
     if pt.get("UseInitialStridesCD"):
         name += "Ic"
     if not pt.get("StridedBatched", True):
         name += "_GB"
+    xdl = pt["F32XdlMathOp"]
+    if xdl.code != 0 and src.code == 0:  # after the flags: Cijk_Ailk_Bjlk_SB_MX
+        name += "_M" + xdl.char
     if pt.get("StochasticRounding"):
         name += "_SR"
     return str(name)

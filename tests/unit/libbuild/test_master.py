@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from tensilekit.libbuild import architecture_index, build_master_libraries, build_master_tree, kernel_states
 from tensilekit.errors import InvalidValue, LibraryFormatError, MergeError, MissingField
 from tensilekit.io.logic_io import logic_from_data
+from tensilekit.libbuild import architecture_index, build_master_libraries, build_master_tree, kernel_states
+from tensilekit.libbuild.master import placeholder_type_string
+from tensilekit.model.naming import problem_type_state
 
 from .logic_factory import list_logic, mapping_logic, solution
 
@@ -257,7 +259,7 @@ def _min_k_predicates(tree: dict[str, Any]) -> list[Any]:
 
 @pytest.mark.parametrize("gsu", [1, 4])
 def test_global_split_u_min_k_tensile(gsu: int) -> None:
-    """Tensile writes MinKForGSU x GSU (tensilelite's [minK, GSU]: tests/unit/build/test_tensilelite.py)."""
+    """Tensile writes MinKForGSU x GSU (tensilelite's [minK, GSU]: tests/unit/libbuild/test_tensilelite.py)."""
     sol = solution(0, GlobalSplitU=gsu, _GlobalAccumulation="MultipleBuffer", _WorkspaceSizePerElemC=4 * gsu)
     rocblas = list_logic([copy.deepcopy(sol)], [[[64, 64, 1, 64], [0, 1.0]]])
     assert _min_k_predicates(build_master_tree([("r", rocblas)])) == [256 * gsu]
@@ -300,6 +302,43 @@ def test_lazy_build_writes_placeholders() -> None:
     part = files["TensileLibrary_Type_SS_HPA_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx90a"]
     assert [s["index"] for s in part["solutions"]] == [GFX90A + 1]
     assert part["library"]["type"] == "Problem" and part["library"]["rows"][0]["library"]["type"] == "Matching"
+
+
+def test_a_stochastic_rounding_type_shares_the_placeholder_file_of_its_plain_twin() -> None:
+    """Tensile a164ed70 ``placeholderStr``: ``_Type_<A><C>[_HPA]`` and nothing else, so the
+    ``_SR`` type and its plain twin name one placeholder, whose file holds both tables merged."""
+    plain = list_logic([solution(0)], [[[64, 64, 1, 64], [0, 1.0]]])
+    rounding = list_logic([solution(0, MacroTile0=128)], [[[32, 32, 1, 64], [0, 1.0]]])
+    for pt in (rounding[4], *(s["ProblemType"] for s in rounding[5])):
+        pt["StochasticRounding"] = True
+    files = build_master_libraries([("plain", plain), ("sr", rounding)], lazy=True)
+    name = "TensileLibrary_Type_SS_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx90a"
+    assert list(files) == ["TensileLibrary_lazy_gfx90a", name]
+    leaves = [r["library"] for r in _below_map(files["TensileLibrary_lazy_gfx90a"]["library"], 3)["rows"]]
+    assert leaves == [{"type": "Placeholder", "value": name}] * 2
+    assert [s["index"] for s in files[name]["solutions"]] == [GFX90A, GFX90A + 1]
+    assert [e["key"] for e in _matching(files[name])["table"]] == [[32, 32, 64], [64, 64, 64]]
+
+
+def test_a_mixed_8bit_type_names_its_a_half_in_the_placeholder() -> None:
+    """``placeholderStr`` writes ``aType``: ``B8`` for B8F8 data (A BFloat8, B Float8), ``F8`` for F8B8."""
+    base = {"IndexAssignmentsA": [0, 3, 2], "IndexAssignmentsB": [3, 1, 2], "NumIndicesC": 3}
+    for code, a_char in ((13, "B8"), (12, "F8"), (11, "B8")):
+        pt = problem_type_state({**base, "DataType": code, "DestDataType": 4, "HighPrecisionAccumulate": True})
+        assert placeholder_type_string(pt) == f"_Type_{a_char}H_HPA"
+
+
+def test_type_rows_sort_by_data_type_code_not_by_name() -> None:
+    """Tensile's ``TypesEqual`` values are ``DataType`` objects, ordered by enum code: when
+    ``PredicateLibrary.merge`` re-sorts, the Float row (0) comes before the Double row (1) although
+    "Double" < "Float" as names."""
+    double = list_logic([solution(0)], [[[64, 64, 1, 64], [0, 1.0]]])
+    for pt in (double[4], *(s["ProblemType"] for s in double[5])):
+        pt.update(DataType=1, DestDataType=1, ComputeDataType=1)
+    single = list_logic([solution(0)], [[[64, 64, 1, 64], [0, 1.0]]])
+    for order in ([("d", double), ("s", single)], [("s", single), ("d", double)]):
+        rows = _below_map(build_master_tree(copy.deepcopy(order))["library"], 3)["rows"]
+        assert [r["predicate"]["value"][0]["value"][0] for r in rows] == ["Float", "Double"]
 
 
 def test_several_architectures_need_build_master_libraries() -> None:

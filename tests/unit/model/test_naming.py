@@ -60,7 +60,26 @@ NN = {"IndexAssignmentsA": [0, 3, 2], "IndexAssignmentsB": [3, 1, 2], "NumIndice
         ),
         ({**NN, "DataType": 5, "DestDataType": 6, "HighPrecisionAccumulate": True}, "Cijk_Ailk_Bljk_4xi8II_BH"),
         ({**NN, "DataType": 4, "UseBeta": True}, "Cijk_Ailk_Bljk_HB"),
-        ({**NT, "DataType": 0, "F32XdlMathOp": 9}, "Cijk_Ailk_Bjlk_S_MX_B"),
+        # ProblemType.__init__: HHH+HPA and BBB+HPA compute in single (old files name no ComputeDataType)
+        ({**NN, "DataType": 4, "HighPrecisionAccumulate": True}, "Cijk_Ailk_Bljk_HHS_BH"),
+        ({**NN, "DataType": 7, "HighPrecisionAccumulate": True, "UseBeta": False}, "Cijk_Ailk_Bljk_BBS_H"),
+        ({**NN, "DataType": 4, "DestDataType": 0, "HighPrecisionAccumulate": True}, "Cijk_Ailk_Bljk_HSS_BH"),
+        # a164ed70 SolutionStructs.py:1116-1166: _M<x> after the flags and _GB, before _SR
+        ({**NT, "DataType": 0, "F32XdlMathOp": 9}, "Cijk_Ailk_Bjlk_SB_MX"),
+        ({**NT, "DataType": 0, "F32XdlMathOp": 9, "StridedBatched": False}, "Cijk_Ailk_Bjlk_SB_GB_MX"),
+        ({**NT, "DataType": 4, "F32XdlMathOp": 9}, "Cijk_Ailk_Bjlk_HB"),
+        # Fp16AltImplRound names nothing without Fp16AltImpl
+        (
+            {
+                **TT,
+                "DataType": 4,
+                "DestDataType": 4,
+                "ComputeDataType": 0,
+                "HighPrecisionAccumulate": True,
+                "Fp16AltImplRound": True,
+            },
+            "Cijk_Alik_Bjlk_HHS_BH",
+        ),
         (
             {
                 "IndexAssignmentsA": [3, 0, 2],
