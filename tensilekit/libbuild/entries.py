@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tensilekit.errors import InvalidValue, Location
 from tensilekit.libbuild.predicates import (
     TRUE,
     operation_identifier,
@@ -19,7 +20,6 @@ from tensilekit.libbuild.predicates import (
     solution_task_predicate,
     tensor_types,
 )
-from tensilekit.errors import InvalidValue, Location
 from tensilekit.model.naming import KernelState, ProblemTypeState
 
 #: ``SizeMapping.FromOriginalState``: a chain of ifs, so anything else (old files write ``False``)

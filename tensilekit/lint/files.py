@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from tensilekit.libbuild import build_master_libraries
 from tensilekit.errors import LibraryChanged, TensilekitError, error_context
 from tensilekit.inspect import add_finding_lines, finding_from_error, iter_library_files
 from tensilekit.io.detect import Kind, detect_kind
@@ -25,6 +24,7 @@ from tensilekit.io.files import read_bytes
 from tensilekit.io.logic_io import logic_from_data
 from tensilekit.io.master_io import decode, load_placeholder, master_from_data
 from tensilekit.io.msgpack_codec import dump_msgpack
+from tensilekit.libbuild import build_master_libraries
 from tensilekit.lint.rules import LintOptions, Locator, lint_library
 from tensilekit.lint.tables import KEY_FIELDS
 from tensilekit.model.checks import Finding, logic_field_path

@@ -586,8 +586,8 @@ def runtime_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
     and the device from its ``Hardware`` row, unless ``hardware`` or the query's ``arch`` says
     otherwise. A size that fits several served problem types is an error: give records.
     """
-    from tensilekit.libbuild import build_master_tree
     from tensilekit.io.master_io import master_from_data
+    from tensilekit.libbuild import build_master_tree
     from tensilekit.selection import compile_library, hardware_from_query, select_solution
     from tensilekit.selection.served import library_devices, served_problem_types
 

@@ -26,12 +26,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from tensilekit.libbuild import build_master_tree, kernel_states
-from tensilekit.libbuild.predicates import operation_identifier
 from tensilekit.cli.main import cli
 from tensilekit.io.files import read_bytes
 from tensilekit.io.logic_io import load_logic
 from tensilekit.io.master_io import decode
+from tensilekit.libbuild import build_master_tree, kernel_states
+from tensilekit.libbuild.predicates import operation_identifier
 from tensilekit.model.logic import LogicFile
 from tensilekit.model.naming import KernelState, infer_min_naming, min_naming
 

@@ -12,8 +12,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tensilekit.libbuild import build_tensilelite_libraries
 from tensilekit.errors import TensilekitError
+from tensilekit.libbuild import build_tensilelite_libraries
 
 pytestmark = pytest.mark.corpus
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tensilekit.libbuild import build_master_libraries, build_master_tree, build_tensilelite_libraries
 from tensilekit.errors import InvalidValue, LibraryFormatError, TensilekitError
+from tensilekit.libbuild import build_master_libraries, build_master_tree, build_tensilelite_libraries
 from tensilekit.model.derive_tensilelite import solution_state
 from tensilekit.model.naming_tensilelite import problem_type_name
 
