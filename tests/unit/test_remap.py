@@ -9,7 +9,7 @@ import pytest
 
 from tensilekit.errors import UnsupportedFormat, WorkloadLineError
 from tensilekit.model.identity import IdentityTable, same_solution, solution_identity
-from tensilekit.remap import BuildSolutions, RemapStatus, remap_text
+from tensilekit.remapping import BuildSolutions, RemapStatus, remap_text
 from tensilekit.workload.problem import GemmProblem
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "remap"
