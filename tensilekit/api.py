@@ -44,7 +44,7 @@ def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLib
     require(source, str, "source", "loads", optional=True)
     with error_context(source or "<input>"):
         decoded, _, text = decode(data, source)
-        kind = detect_kind(decoded)
+        kind = detect_kind(decoded, text)
     if kind is Kind.MASTER:
         return master_from_data(decoded, source=source, text=text, binary=data if isinstance(data, bytes) else None)
     from tensilekit.io.logic_io import logic_from_data  # lazy: `select` on a master reads no logic file
@@ -229,7 +229,7 @@ def load_for_selection(
     try:
         with error_context(path):
             data, _, text = decode(read_bytes(path), str(path))
-            kind = detect_kind(data)
+            kind = detect_kind(data, text)
     except TensilekitError:
         generation.check()
         raise

@@ -53,7 +53,7 @@ def master_from_data(
 
         data = indexed_to_data(data, source)
     with error_context(source or "<input>"):
-        if detect_kind(data) is not Kind.MASTER:
+        if detect_kind(data, text) is not Kind.MASTER:
             raise LibraryFormatError("not a master solution library (no 'solutions' and 'library')", Location(path=""))
         try:
             with gc_paused():

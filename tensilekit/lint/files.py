@@ -166,7 +166,7 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
         data = read_bytes(path)
         with error_context(source):
             decoded, _, text = decode(data, source)
-            kind = detect_kind(decoded)
+            kind = detect_kind(decoded, text)
             library: MasterLibrary
             locator: Locator | None = None
             loader: Loader | None = None
