@@ -127,7 +127,11 @@ def progress_bar(label: str, total: int | None) -> Iterator[Callable[[int], None
     # results printed meanwhile: above the bar on a terminal, straight into a pipe otherwise
     same_screen = sys.stdout.isatty()
     with Progress(
-        *columns, console=Console(stderr=True), transient=True, redirect_stdout=same_screen, redirect_stderr=True
+        *columns,
+        console=Console(stderr=True, force_terminal=True),  # stderr is a terminal: checked above
+        transient=True,
+        redirect_stdout=same_screen,
+        redirect_stderr=True,
     ) as bar:
         task = bar.add_task(label, total=total)
         yield lambda step: bar.advance(task, step)
