@@ -38,6 +38,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Union
 
+from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
+from tensilekit.io.logic_io import logic_from_data, logic_to_data
 from tensilekit.libbuild.entries import solution_record
 from tensilekit.libbuild.predicates import (
     TRUE,
@@ -50,8 +52,6 @@ from tensilekit.libbuild.predicates import (
     sort_rows,
 )
 from tensilekit.libbuild.tensilelite import build_tensilelite_libraries, solution_states
-from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
-from tensilekit.io.logic_io import logic_from_data, logic_to_data
 from tensilekit.model.derive_tensilelite import CustomKernelConfig, LiteState
 from tensilekit.model.logic import DICT_KEYS, LIST_LAYOUTS, ArchitectureSpec, Dialect, Layout, LogicFile
 from tensilekit.model.naming import (
@@ -459,7 +459,10 @@ def kernel_states(
     A tensilelite file's states are the ones its build uses
     (:func:`tensilekit.libbuild.tensilelite.solution_states`: tensilelite's own ``Solution`` fork,
     its keys, ``ProblemType`` a plain dict); its custom kernels need ``custom_kernel_config``.
+    Raises TypeError when ``logic`` is not a LogicFile.
     """
+    if not isinstance(logic, LogicFile):
+        raise TypeError(f"kernel_states(): logic must be LogicFile, not {type(logic).__name__}")
     if logic.dialect is Dialect.TENSILELITE:
         return solution_states(logic_to_data(logic), custom_kernel_config)
     return [state for state, _ in _derived(logic)]

@@ -42,6 +42,17 @@ DOCUMENTED_MODULES = (
     "tensilekit.coverage",
 )
 
+# Functions of other modules the docs import by name (docs/search.md, docs/build-master.md).
+DOCUMENTED_FUNCTIONS = {
+    "tensilekit.search": (
+        "gene_space", "make_context", "profile_for", "run_ga", "tuning_config", "dumps_config", "evaluate_with_driver",
+    ),
+    "tensilekit.libbuild": ("build_master_tree", "build_master_libraries", "kernel_states"),
+    "tensilekit.model.naming": (
+        "infer_min_naming", "kernel_state", "min_naming", "solution_name_min", "solution_name_full",
+    ),
+}  # fmt: skip
+
 # Functions that would start real work with valid arguments (tuning runs, builds of AMD tools):
 # they are only called with every argument wrong.
 ALWAYS_BAD = {"run_tuning"}
@@ -125,6 +136,8 @@ def public_functions() -> list[tuple[str, str]]:
             if inspect.isfunction(value) and id(value) not in seen:
                 seen.add(id(value))
                 found.append((module_name, name))
+    for module_name, names in DOCUMENTED_FUNCTIONS.items():
+        found += [(module_name, name) for name in names]
     return found
 
 
