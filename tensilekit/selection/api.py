@@ -315,8 +315,10 @@ def _check_problems(problems: object, hardware: object) -> None:
     assert isinstance(problems, Sequence)
     if isinstance(problems, (str, bytes)):
         raise TypeError("select_batch(): problems must be a sequence of GemmProblem or ContractionProblem, not str")
-    for problem in problems:
-        require(problem, (GemmProblem, ContractionProblem), "each of problems", "select_batch")
+    kinds = (GemmProblem, ContractionProblem)
+    if not all(isinstance(problem, kinds) for problem in problems):  # the fast test; then which one
+        for problem in problems:
+            require(problem, kinds, "each of problems", "select_batch")
     if isinstance(hardware, Sequence) and not isinstance(hardware, (str, bytes)):
         if len(hardware) != len(problems):
             raise ValueError(f"select_batch(): {len(hardware)} devices for {len(problems)} problems")
