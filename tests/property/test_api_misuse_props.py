@@ -155,7 +155,7 @@ def bad_values(w: dict[str, Any]) -> list[Any]:
         True,
         "",
         "x" * 5000,
-        "/nonexistent/tensilekit/x.yaml",
+        str(w["scratch"] / "nonexistent" / "x.yaml"),  # in the scratch folder, should a writer create it
         "no/such/folder/x.yaml",
         str(w["folder"]),
         w["folder"],
@@ -166,7 +166,7 @@ def bad_values(w: dict[str, Any]) -> list[Any]:
         [],
         {},
         [None],
-        ["/nonexistent"],
+        [str(w["scratch"] / "nonexistent")],
         [w["folder"]],
         _Opaque(),
         w["logic"],
@@ -230,17 +230,22 @@ def test_every_public_function_refuses_wrong_values_cleanly(
     assert not problems, f"{len(problems)} calls raised undocumented exceptions:\n" + "\n".join(problems[:40])
 
 
+# No "/": a drawn text used as an output path must stay a relative name inside the scratch folder
+# (an absolute "/x" would be written at the root of the file system).
+NAME_CHARACTERS = st.characters(blacklist_characters="/\\", blacklist_categories=("Cs",))
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     function=st.sampled_from(FUNCTIONS),
     position=st.integers(min_value=0, max_value=12),
     bad=st.one_of(
         st.integers(min_value=-(2**80), max_value=2**80),
-        st.text(max_size=30),
+        st.text(NAME_CHARACTERS, max_size=30),
         st.binary(max_size=16),
         st.floats(),
-        st.lists(st.one_of(st.none(), st.integers(), st.text(max_size=5)), max_size=3),
-        st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+        st.lists(st.one_of(st.none(), st.integers(), st.text(NAME_CHARACTERS, max_size=5)), max_size=3),
+        st.dictionaries(st.text(NAME_CHARACTERS, max_size=4), st.integers(), max_size=2),
     ),
 )
 def test_random_wrong_values_raise_only_documented_errors(
