@@ -11,7 +11,7 @@ hipBLASLt tuning file (gfx942, 304 CUs, so NEW's predicates are checked) of ``--
 pool of GEMMs, each recorded with OLD's heuristic pick, as offline tuning would have stored it.
 
 Measured, each in a fresh process (best of ``--repeat``, wall and CPU seconds): loading both libraries
-whole (every shard opened, every solution decoded, as ``tensilekit.remap.library_records`` does) and
+whole (every shard opened, every solution decoded, as ``tensilekit.remapping.library_records`` does) and
 ``tensilekit remap ARTEFACT --from OLD --to NEW -o OUT --json`` (target <= 10 s wall at the default
 size); the ratio of the two is printed. The remap decodes only the recorded solutions of OLD, so it
 can take less than the loading it is compared with plus its own work. ``--profile`` prints the
@@ -99,7 +99,7 @@ def _headerless_row(m: int, n: int, k: int, index: int) -> str:
 def artefact(old_folder: Path, path: Path, rows: int, pool: int) -> int:
     """The tuning file: ``rows`` rows over ``pool`` GEMMs, each with OLD's pick; returns the GEMMs kept."""
     from tensilekit.api import load_for_selection
-    from tensilekit.remap import _judges
+    from tensilekit.remapping import _judges
     from tensilekit.workload.problem import GemmProblem
 
     library, loader = load_for_selection(old_folder)
@@ -129,7 +129,7 @@ _LOAD_BOTH = r"""
 import sys, time
 start = time.perf_counter()
 from tensilekit.api import load_for_selection
-from tensilekit.remap import library_records
+from tensilekit.remapping import library_records
 for folder in sys.argv[1:]:
     library, loader = load_for_selection(folder)
     library_records(library, loader)

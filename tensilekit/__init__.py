@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from tensilekit.model.library import MasterLibrary
     from tensilekit.model.logic import Dialect, LogicFile
     from tensilekit.pipeline import TuneConfig, TuneReport, run_tuning
-    from tensilekit.remap import RemapReport, remap, write_remapped
+    from tensilekit.remapping import RemapReport, remap, write_remapped
     from tensilekit.selection import GemmProblem, Hardware, Selection, find_all_solutions, select_batch, select_solution
 
 # public name -> module that defines it
@@ -76,9 +76,9 @@ _EXPORTS = {
     "TuneConfig": "tensilekit.pipeline",
     "TuneReport": "tensilekit.pipeline",
     "run_tuning": "tensilekit.pipeline",
-    "RemapReport": "tensilekit.remap",
-    "remap": "tensilekit.remap",
-    "write_remapped": "tensilekit.remap",
+    "RemapReport": "tensilekit.remapping",
+    "remap": "tensilekit.remapping",
+    "write_remapped": "tensilekit.remapping",
 }
 
 

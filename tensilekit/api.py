@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tensilekit._arguments import require, require_path, require_paths
 from tensilekit.errors import (
     InputNotFound,
     LibraryChanged,
@@ -36,10 +37,14 @@ def _custom_kernel_reader(directory: str | Path) -> CustomKernelConfig:
 
 
 def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLibrary:
-    """Decode a logic file or a master library from text or bytes, detecting kind and format."""
+    """Decode a logic file or a master library from text or bytes, detecting kind and format.
+
+    Raises TypeError when ``data`` is neither bytes nor str."""
+    require(data, (bytes, str), "data", "loads")
+    require(source, str, "source", "loads", optional=True)
     with error_context(source or "<input>"):
         decoded, _, text = decode(data, source)
-        kind = detect_kind(decoded)
+        kind = detect_kind(decoded, text)
     if kind is Kind.MASTER:
         return master_from_data(decoded, source=source, text=text, binary=data if isinstance(data, bytes) else None)
     from tensilekit.io.logic_io import logic_from_data  # lazy: `select` on a master reads no logic file
@@ -53,7 +58,10 @@ def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLib
 def load(path: str | Path) -> LogicFile | MasterLibrary:
     """Read any Tensile library file: logic YAML (also ``.yaml.zst``, canonical dict form), master
     YAML/msgpack (``.dat``, ``.dat.zlib``, indexed), gzip wrapped. A ``.dat`` name that does not
-    exist is read as the runtime would: ``<name>.zlib`` first."""
+    exist is read as the runtime would: ``<name>.zlib`` first.
+
+    Raises TypeError/ValueError for a ``path`` that is no path, InputNotFound when it does not exist."""
+    require_path(path, "path", "load")
     if not Path(path).exists():
         from tensilekit.io.zlib_catalog import read_catalog_bytes
 
@@ -134,7 +142,16 @@ def build_master_files(
     files unless ``dialect`` names it. ``custom_kernels`` is hipBLASLt's
     ``tensilelite/Tensile/CustomKernels`` directory, needed by logic files with custom kernels
     (or a ``name -> custom.config`` lookup).
+
+    Raises TypeError/ValueError for arguments of the wrong type (``paths`` must be an iterable of
+    paths, not one path), InputNotFound for a path that does not exist.
     """
+    paths = require_paths(paths, "paths", "build_master_files")
+    require(dialect, str, "dialect", "build_master_files", optional=True)
+    if custom_kernels is not None and not isinstance(custom_kernels, (str, Path)) and not callable(custom_kernels):
+        raise TypeError(
+            f"build_master_files(): custom_kernels must be a folder or a lookup, not {type(custom_kernels).__name__}"
+        )
     inputs, file_dialect = logic_inputs(paths, dialect=dialect)
     from tensilekit.libbuild import build_master_libraries  # lazy: `select` on a master never builds
 
@@ -212,7 +229,7 @@ def load_for_selection(
     try:
         with error_context(path):
             data, _, text = decode(read_bytes(path), str(path))
-            kind = detect_kind(data)
+            kind = detect_kind(data, text)
     except TensilekitError:
         generation.check()
         raise
@@ -305,8 +322,10 @@ def build_master(paths: Iterable[str | Path] | str | Path) -> MasterLibrary:
     """Build the (single-architecture, non-lazy) master library of logic files or directories.
 
     The library part of AMD's TensileCreateLibrary: no kernels are compiled, no ROCm is needed.
+    Raises TypeError/ValueError for ``paths`` that are no paths, InputNotFound for a missing one.
     """
-    items = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    items = [require_path(paths, "paths", "build_master")] if isinstance(paths, (str, Path)) else paths
+    items = require_paths(items, "paths", "build_master")
     files = build_master_files(items)
     if len(files) != 1:
         raise MergeError(f"logic files span several architectures ({', '.join(files)}); use build_master_files")

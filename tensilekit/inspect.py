@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tensilekit.api import loads
-from tensilekit.errors import InputNotFound, Location, TensilekitError
+from tensilekit.errors import InputNotFound, Location, TensilekitError, error_context
 from tensilekit.io.detect import Format, decompress, detect_format
 from tensilekit.io.files import read_bytes
 from tensilekit.model.checks import Finding, check_logic, check_master, has_errors
@@ -42,6 +42,9 @@ class FileInfo(BaseModel):
     dialect: str | None = None
     architectures: list[str] = []
     cu_count: int | None = None
+    """The one CU count the file is for (a logic file's; a master's when its rows name exactly one)."""
+    cu_counts: list[int] = []
+    """Every CU count the file's ``CUCount`` predicates (or a logic file's architecture) name."""
     problem_types: list[str] = []
     library_type: str | None = None
     solutions: int = 0
@@ -105,6 +108,7 @@ def describe_logic(logic: LogicFile, path: str, fmt: str) -> FileInfo:
         dialect=logic.dialect.value,
         architectures=[logic.architecture_name] if logic.architecture_name else [],
         cu_count=logic.architecture_cu_count,
+        cu_counts=[logic.architecture_cu_count] if logic.architecture_cu_count is not None else [],
         problem_types=[_problem_type_name(logic)],
         library_type=logic.matching_distance,
         solutions=len(logic.solutions),
@@ -117,6 +121,7 @@ def describe_logic(logic: LogicFile, path: str, fmt: str) -> FileInfo:
 def describe_master(master: MasterLibrary, path: str, fmt: str) -> FileInfo:
     counts: dict[str, int] = {}
     architectures: list[str] = []
+    cu_counts: set[int] = set()
     operations: set[str] = set()
     entries = 0
     ranges: dict[str, list[int]] = {}
@@ -124,7 +129,9 @@ def describe_master(master: MasterLibrary, path: str, fmt: str) -> FileInfo:
         counts[node.type] = counts.get(node.type, 0) + 1
         if isinstance(node, HardwareNode):
             for row in node.rows:
-                architectures.extend(_processors(row.predicate.model_dump()))
+                predicate = row.predicate.model_dump()
+                architectures.extend(_processors(predicate))
+                cu_counts.update(_cu_counts(predicate))
         elif isinstance(node, ProblemMapNode):
             operations.update(node.map)
         elif isinstance(node, MatchingNode):
@@ -140,11 +147,17 @@ def describe_master(master: MasterLibrary, path: str, fmt: str) -> FileInfo:
         elif isinstance(node, DecisionTreeNode):
             entries += len(node.trees)
     _ = PlaceholderNode
+    for solution in master.solutions:  # hipBLASLt solutions carry their own hardware predicate
+        hardware = getattr(solution, "hardware_predicate", None)
+        if hardware is not None:
+            cu_counts.update(_cu_counts(hardware.model_dump() if isinstance(hardware, BaseModel) else hardware))
     return FileInfo(
         path=path,
         kind="master",
         format=fmt,
         architectures=sorted(set(architectures)),
+        cu_count=next(iter(cu_counts)) if len(cu_counts) == 1 else None,
+        cu_counts=sorted(cu_counts),
         problem_types=sorted(operations),
         solutions=len(master.solutions),
         table_entries=entries,
@@ -168,6 +181,20 @@ def _processors(predicate: Any) -> list[str]:
     return found
 
 
+def _cu_counts(predicate: Any) -> list[int]:
+    """The values of every ``CUCount`` predicate inside a hardware predicate."""
+    found: list[int] = []
+    if isinstance(predicate, dict):
+        value = predicate.get("value")
+        if predicate.get("type") == "CUCount":
+            if isinstance(value, int) and not isinstance(value, bool):
+                found.append(value)
+            return found
+        for child in value if isinstance(value, list) else [value]:
+            found.extend(_cu_counts(child))
+    return found
+
+
 def describe(path: str | Path) -> FileInfo:
     """Summary of one logic file, master library or lazy mapping."""
     from tensilekit.io.installed_library import is_mapping_name
@@ -178,9 +205,10 @@ def describe(path: str | Path) -> FileInfo:
         mapping = read_mapping(path)
         return FileInfo(path=str(path), kind="mapping", format=_detected_format(Path(path).read_bytes()),
                         table_entries=len(mapping))  # fmt: skip
-    data = read_bytes(path)
-    fmt = _detected_format(Path(path).read_bytes())
-    model = loads(data, str(path))
+    with error_context(path):  # e.g. "empty input" names the file
+        data = read_bytes(path)
+        fmt = _detected_format(Path(path).read_bytes())
+        model = loads(data, str(path))
     if isinstance(model, MasterLibrary):
         return describe_master(model, str(path), fmt)
     return describe_logic(model, str(path), fmt)
@@ -196,6 +224,7 @@ def finding_from_error(error: TensilekitError, path: str | Path) -> Finding:
         path=location.path or "",
         line=location.line,
         col=location.col,
+        offset=location.offset,
     )
 
 

@@ -12,7 +12,7 @@ with; tensilekit reads them as workloads whose problems carry that ``solution_in
   GEMM on the device (``canSolve``, the deciding predicate named when not), and whether the
   library's heuristic would pick another solution (``select --from-log`` and ``coverage`` show it).
 
-Whether an index names *the same kernel* in two builds is :mod:`tensilekit.remap`'s question; here
+Whether an index names *the same kernel* in two builds is :mod:`tensilekit.remapping`'s question; here
 the index is read in one build, so a record tuned with another build names whatever that build
 put there (the kernel name it recorded, when it did, is compared: ``name_matches``).
 """
@@ -34,7 +34,7 @@ from tensilekit.model.library import (
     PredictionNode,
     SingleNode,
 )
-from tensilekit.remap import Checker, LibraryRecords, Picker, _judges
+from tensilekit.remapping import Checker, LibraryRecords, Picker, _judges
 from tensilekit.selection.problem import Hardware
 from tensilekit.workload.problem import GemmProblem
 from tensilekit.workload.records import ParsedWorkload, WorkloadFormat

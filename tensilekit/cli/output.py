@@ -2,7 +2,9 @@
 
 When stdout is not a terminal (a pipe, a file, ``grep``/``awk``), a table is printed as plain
 tab-separated lines — a header line, then one line per row — never wrapped or cut, so a kernel
-name or a GEMM size stays whole. ``TENSILEKIT_TERMINAL=1`` forces the terminal rendering of tables (the
+name or a GEMM size stays whole. Everything else a command prints there — a table's title and
+caption, notes between tables (:func:`print_note`) — is a ``# `` comment line, so a TSV consumer
+skips every line that is not a row (``grep -v '^#'``) and a person still sees what a table is. ``TENSILEKIT_TERMINAL=1`` forces the terminal rendering of tables (the
 docs harness uses it to check the tables the guides show), ``TENSILEKIT_TERMINAL=0`` the plain one.
 """
 
@@ -58,12 +60,40 @@ def table_lines(table: Table) -> list[str]:
     return lines
 
 
+def comment_lines(text: Any) -> list[str]:
+    """``text`` (rich markup, or a renderable with ``plain``) as ``# `` comment lines."""
+    if isinstance(text, str):
+        from rich.markup import render
+
+        text = render(text)
+    plain = str(getattr(text, "plain", text))
+    return ["# " + line.replace("\t", " ") for line in plain.splitlines() or [""]]
+
+
 def print_table(console: Console, table: Table) -> None:
-    """``table`` drawn by rich on a terminal; tab-separated lines otherwise (see the module docstring)."""
+    """``table`` drawn by rich on a terminal; tab-separated lines otherwise, its title and caption
+    as ``# `` comment lines (see the module docstring)."""
     if stdout_is_terminal():
         console.print(table)
         return
-    for line in table_lines(table):
+    lines = comment_lines(table.title) if table.title else []
+    lines += table_lines(table)
+    lines += comment_lines(table.caption) if table.caption else []
+    for line in lines:
+        console.file.write(line + "\n")
+
+
+def print_note(console: Console, text: Any = "", *, markup: bool = True, style: str | None = None) -> None:
+    """Free text printed beside tables (rich markup, plain with ``markup=False``, or a rich
+    ``Text``): as is on a terminal, ``# `` comment lines otherwise."""
+    if stdout_is_terminal():
+        console.print(text, markup=markup, style=style)
+        return
+    if isinstance(text, str) and not markup:
+        from rich.markup import escape
+
+        text = escape(text)
+    for line in comment_lines(text):
         console.file.write(line + "\n")
 
 
@@ -97,14 +127,20 @@ def progress_bar(label: str, total: int | None) -> Iterator[Callable[[int], None
     # results printed meanwhile: above the bar on a terminal, straight into a pipe otherwise
     same_screen = sys.stdout.isatty()
     with Progress(
-        *columns, console=Console(stderr=True), transient=True, redirect_stdout=same_screen, redirect_stderr=True
+        *columns,
+        console=Console(stderr=True, force_terminal=True),  # stderr is a terminal: checked above
+        transient=True,
+        redirect_stdout=same_screen,
+        redirect_stderr=True,
     ) as bar:
         task = bar.add_task(label, total=total)
         yield lambda step: bar.advance(task, step)
 
 
 __all__ = [
+    "comment_lines",
     "emit_rows",
+    "print_note",
     "print_table",
     "progress_bar",
     "stderr_is_terminal",

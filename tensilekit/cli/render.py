@@ -38,7 +38,10 @@ def render_info(infos: list[FileInfo], console: Console) -> None:
             ("format", info.format),
             ("dialect", info.dialect or "-"),
             ("architecture", ", ".join(info.architectures) or "-"),
-            ("CU count", str(info.cu_count) if info.cu_count is not None else "-"),
+            (
+                "CU count",
+                ", ".join(map(str, info.cu_counts)) or (str(info.cu_count) if info.cu_count is not None else "-"),
+            ),
             ("problem types", ", ".join(info.problem_types) or "-"),
             ("library type", info.library_type or "-"),
             ("solutions", str(info.solutions)),
@@ -75,6 +78,8 @@ def render_validation_file(result: FileValidation, console: Console) -> None:
             where += f":{finding.line}"
             if finding.col is not None:
                 where += f":{finding.col}"
+        elif finding.offset is not None:
+            where += f": byte {finding.offset}"
         color = "red" if finding.severity == "error" else "yellow"
         console.print(
             f"  [{color}]{finding.severity}[/{color}] {where}: {finding.message}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from tensilekit.cli.output import print_table, stdout_is_terminal
+from tensilekit.cli.output import print_note, print_table, stdout_is_terminal
 from tensilekit.coverage import CoverageClass, CoverageReport, EntryMatch, GemmCoverage
 
 _STYLES = {
@@ -73,7 +73,7 @@ def render_report(report: CoverageReport, library: str, console: Console, *, row
         table.add_row(*cells)
     print_table(console, table)
     if len(heaviest) > rows:
-        console.print(f"… {len(heaviest) - rows} lighter GEMM(s) not shown (--json lists every GEMM)")
+        print_note(console, f"… {len(heaviest) - rows} lighter GEMM(s) not shown (--json lists every GEMM)")
     summary = Table(title=f"Share of GEMM time ({report.basis.value}) by class", title_justify="left")
     summary.add_column("problem type")
     summary.add_column("GEMMs", justify="right")
@@ -89,16 +89,17 @@ def render_report(report: CoverageReport, library: str, console: Console, *, row
         *(_share(report.by_class[m]) for m in CoverageClass), style="bold",
     )  # fmt: skip
     print_table(console, summary)
-    console.print(f"near: every size within a factor of {1 + report.near:g} of the matched entry")
+    print_note(console, f"near: every size within a factor of {1 + report.near:g} of the matched entry")
     if report.tune_next:
-        console.print(f"tune next ({len(report.tune_next)} GEMM(s), share x class factor):")
+        print_note(console, f"tune next ({len(report.tune_next)} GEMM(s), share x class factor):")
         for rank, item in enumerate(report.tune_next[:10], 1):
-            console.print(
+            print_note(
+                console,
                 f"  {rank:3d}. {item.gemm.gemm_type} {gemm_size(item)}  {_share(item.share)}  "
-                f"{item.coverage_class.value}  score {item.score:.3g}"
+                f"{item.coverage_class.value}  score {item.score:.3g}",
             )
     else:
-        console.print("tune next: nothing, every GEMM has an exactly tuned entry")
+        print_note(console, "tune next: nothing, every GEMM has an exactly tuned entry")
 
 
 def coverage_markdown(report: CoverageReport, library: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from tensilekit.cli.output import print_table
+from tensilekit.cli.output import print_note, print_table
 from tensilekit.merge.diff import DiffKernel, GroupDiff, LibraryDiff
 from tensilekit.merge.prune import PruneReport
 from tensilekit.merge.report import FileMergeReport, KernelRef, MergeReport
@@ -181,18 +181,19 @@ def _group_counts(group: GroupDiff) -> list[str]:
 
 
 def render_diff(diff: LibraryDiff, console: Console) -> None:
-    console.print(f"diff {diff.a} → {diff.b} ({diff.kind}, kernel identity: {diff.identity})", markup=False)
+    print_note(console, f"diff {diff.a} → {diff.b} ({diff.kind}, kernel identity: {diff.identity})", markup=False)
     if diff.is_empty:
-        console.print(
+        print_note(
+            console,
             f"no differences ({diff.groups_compared} compared"
             + (f", {diff.queries} queries" if diff.queries else "")
-            + ")"
+            + ")",
         )
         return
     for name in diff.files_removed:
-        console.print(f"- {name}", style="red", markup=False)
+        print_note(console, f"- {name}", style="red", markup=False)
     for name in diff.files_added:
-        console.print(f"+ {name}", style="green", markup=False)
+        print_note(console, f"+ {name}", style="green", markup=False)
     if diff.groups:
         table = Table(title_justify="left")
         for header in ("problem type", "kernels", "sizes", "reassigned", "efficiency", "header"):
@@ -202,16 +203,18 @@ def render_diff(diff: LibraryDiff, console: Console) -> None:
         print_table(console, table)
         for group in diff.groups:
             for line in _group_lines(group):
-                console.print(line, markup=False)
+                print_note(console, line, markup=False)
     if diff.queries:
-        console.print(
-            f"selection ({diff.selector}): {len(diff.selection)} of {diff.queries} queries select differently"
+        print_note(
+            console, f"selection ({diff.selector}): {len(diff.selection)} of {diff.queries} queries select differently"
         )
         for change in diff.selection:
             where = f"{change.group}: " if change.group else ""
-            console.print(f"  {where}{_key(change.query)}: {_kernel(change.a)} → {_kernel(change.b)}", markup=False)
+            print_note(
+                console, f"  {where}{_key(change.query)}: {_kernel(change.a)} → {_kernel(change.b)}", markup=False
+            )
     for note in diff.notes:
-        console.print(f"note: {note}", style="dim", markup=False)
+        print_note(console, f"note: {note}", style="dim", markup=False)
 
 
 def _group_lines(group: GroupDiff, limit: int = 20) -> list[str]:
@@ -313,11 +316,11 @@ def render_prune(reports: Sequence[PruneReport], console: Console, *, dry_run: b
     print_table(console, table)
     for report in reports:
         for folded in report.duplicates_folded:
-            console.print(
-                f"{report.name}: kernel #{folded.removed.index} folded into #{folded.kept.index}", markup=False
+            print_note(
+                console, f"{report.name}: kernel #{folded.removed.index} folded into #{folded.kept.index}", markup=False
             )
         for note in report.notes:
-            console.print(f"note: {report.name}: {note}", style="dim", markup=False)
+            print_note(console, f"note: {report.name}: {note}", style="dim", markup=False)
 
 
 __all__ = [

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tensilekit.cli.output import print_table, stdout_is_terminal
+from tensilekit.cli.output import print_note, print_table, stdout_is_terminal
 from tensilekit.selection import BatchSelection, ContractionProblem, GemmProblem, Hardware, Selection
 
 if TYPE_CHECKING:
@@ -168,11 +168,11 @@ def render_selection(
     summary.add_row("operation", contraction.op_id)
     if selection.trace:
         print_table(out, summary)
-        out.print()
-        out.print(Text("walk", style="bold"))
+        print_note(out)
+        print_note(out, Text("walk", style="bold"))
         for event in selection.trace:
-            out.print(_trace_line(event))
-        out.print()
+            print_note(out, _trace_line(event))
+        print_note(out)
         summary = Table(show_header=False, box=None, pad_edge=False)
         summary.add_column(style="bold", no_wrap=True, min_width=11)
         summary.add_column(overflow="fold")
@@ -316,7 +316,7 @@ def render_batch(results: list[dict[str, Any]], library: Path, console: Console 
         table.add_row(str(record.get("id")), str(record["index"]), distance, record["name"] or "-")
     print_table(out, table)
     summary = f"{len(results)} queries, {len(results) - none - errors} with a kernel, {none} without"
-    out.print(summary + (f", {errors} not answerable" if errors else ""))
+    print_note(out, summary + (f", {errors} not answerable" if errors else ""))
 
 
 def workload_record(answer: WorkloadSelection) -> dict[str, Any]:
@@ -366,7 +366,9 @@ def render_workload(
         table.add_row(shape, str(gemm.call_count), str(selection.index), name)
     print_table(out, table)
     calls = sum(answer.call_count for answer in answers)
-    out.print(f"{len(answers)} distinct GEMMs, {calls} calls; {calls - missing} calls hit a kernel, {missing} do not")
+    print_note(
+        out, f"{len(answers)} distinct GEMMs, {calls} calls; {calls - missing} calls hit a kernel, {missing} do not"
+    )
     if per_kernel:
         ranking = Table(title="calls per kernel", title_justify="left")
         ranking.add_column("calls", justify="right")

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tensilekit._arguments import require, require_callable, require_items
 from tensilekit.coverage.model import (
     SIZE_NAMES,
     CoverageClass,
@@ -348,10 +349,33 @@ class Classifier:
 
 
 def weigh(gemms: Sequence[CoverageGemm]) -> tuple[WeightBasis, list[float]]:
-    """Each GEMM's weight: measured time when every GEMM has one, otherwise calls x flops."""
+    """Each GEMM's weight: measured time when every GEMM has one, otherwise calls x flops.
+
+    Raises TypeError unless ``gemms`` are CoverageGemms."""
+    gemms = require_items(gemms, CoverageGemm, "gemms", "weigh")
     if gemms and all(gemm.measured_us is not None for gemm in gemms):
         return WeightBasis.MEASURED_TIME, [float(gemm.measured_us or 0.0) for gemm in gemms]
     return WeightBasis.CALLS_X_FLOPS, [float(gemm.calls * gemm.flops) for gemm in gemms]
+
+
+def _check_arguments(
+    library: object, gemms: object, loader: object, near: object, tune_next: object, skipped: object, progress: object
+) -> None:
+    """TypeError for arguments of :func:`coverage_of` of the wrong type, ValueError for a
+    negative ``near``/``tune_next``."""
+    require(library, (MasterLibrary, CompiledLibrary), "library", "coverage_of")
+    for name, items, kind in (("gemms", gemms, CoverageGemm), ("skipped", skipped, Skipped)):
+        if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
+            raise TypeError(f"coverage_of(): {name} must be a sequence of {kind.__name__}, not {type(items).__name__}")
+        for item in items:
+            require(item, kind, f"each of {name}", "coverage_of")
+    require_callable(loader, "loader", "coverage_of", optional=True)
+    require_callable(progress, "progress", "coverage_of", optional=True)
+    require(near, (int, float), "near", "coverage_of")
+    require(tune_next, int, "tune_next", "coverage_of")
+    assert isinstance(near, (int, float)) and isinstance(tune_next, int)
+    if not near >= 0 or tune_next < 0:  # `not >=`: NaN too
+        raise ValueError(f"coverage_of(): near and tune_next must be >= 0, not {near!r}, {tune_next!r}")
 
 
 def coverage_of(
@@ -379,6 +403,7 @@ def coverage_of(
     A GEMM the library cannot evaluate (a predicate tensilekit does not model …) is listed in
     ``skipped`` rather than stopping the whole workload.
     """
+    _check_arguments(library, gemms, loader, near, tune_next, skipped, progress)
     classifier = Classifier(library, loader=loader, near=near, rocblas_k0=rocblas_k0)
     basis, weights = weigh(gemms)
     total = sum(weights)

@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from tensilekit._arguments import require, require_items
 from tensilekit.coverage.model import CoverageGemm, Skipped
 from tensilekit.errors import SelectionError, TensilekitError
 from tensilekit.model.common import DataType
@@ -35,8 +36,9 @@ def type_letters(problem: GemmProblem) -> tuple[str, str, str]:
     """Tensile's data, destination and compute letters of a problem (``("B", "B", "S")``).
 
     Data names both input types when they differ (``F8B8``); TF32 (f32 data, XFloat32 math) is
-    ``X``, as in GEKO's GEMM types.
+    ``X``, as in GEKO's GEMM types. Raises TypeError when ``problem`` is no GemmProblem.
     """
+    require(problem, GemmProblem, "problem", "type_letters")
     a, b = type_code(problem.a_type), type_code(problem.b_type or problem.a_type)
     data = a if a == b else a + b
     if problem.f32_xdl_math_op is DataType.XFLOAT32 and problem.a_type is DataType.FLOAT:
@@ -46,7 +48,9 @@ def type_letters(problem: GemmProblem) -> tuple[str, str, str]:
 
 def type_name(problem: GemmProblem) -> str:
     """The GEMM type name of a selection problem (``BBS_TN``), spelled as
-    :attr:`tensilekit.workload.GemmProblem.gemm_type` spells it."""
+    :attr:`tensilekit.workload.GemmProblem.gemm_type` spells it. Raises TypeError when
+    ``problem`` is no GemmProblem."""
+    require(problem, GemmProblem, "problem", "type_name")
     data, dest, compute = type_letters(problem)
     return f"{data}{dest}{compute}_{problem.trans_a}{problem.trans_b}"
 
@@ -109,7 +113,12 @@ def gemms_from_queries(
 
     A record may add ``calls`` (or ``call_count``) and ``time_us``, the measured time of one
     call. Lines that are not a usable query are skipped and returned as :class:`BadLine`\\ s.
+    Raises TypeError for arguments of the wrong type.
     """
+    require(text, str, "text", "gemms_from_queries")
+    require(file, str, "file", "gemms_from_queries", optional=True)
+    require(hardware, Hardware, "hardware", "gemms_from_queries", optional=True)
+    require(runtime, Runtime, "runtime", "gemms_from_queries", optional=True)
     sink = BadLineSink(file, skip=True)
     gemms: list[CoverageGemm] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -142,8 +151,10 @@ def gemms_from_queries(
 def merge_gemms(gemms: Iterable[CoverageGemm]) -> list[CoverageGemm]:
     """One GEMM per distinct (problem, device), calls and measured times summed, first origin kept.
 
-    A merged time is known only when every merged GEMM had one.
+    A merged time is known only when every merged GEMM had one. Raises TypeError unless
+    ``gemms`` are CoverageGemms.
     """
+    gemms = require_items(gemms, CoverageGemm, "gemms", "merge_gemms")
     merged: dict[tuple[GemmProblem, Hardware], CoverageGemm] = {}
     for gemm in gemms:
         key = (gemm.problem, gemm.hardware)
@@ -176,7 +187,11 @@ def problem_fields(problem: GemmProblem) -> dict[str, Any]:
 
 
 def is_served(problem: GemmProblem, served: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether one of the ``served`` problem types (``served_problem_types``) covers ``problem``."""
+    """Whether one of the ``served`` problem types (``served_problem_types``) covers ``problem``.
+
+    Raises TypeError for arguments of the wrong type."""
+    require(problem, GemmProblem, "problem", "is_served")
+    served = require_items(served, Mapping, "served", "is_served")
     fields = problem_fields(problem)
     return any(all(fields.get(key) == _field(value) for key, value in kind.items()) for kind in served)
 

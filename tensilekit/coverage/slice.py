@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from tensilekit._arguments import require
 from tensilekit.coverage.model import CoverageReport, GemmCoverage
 from tensilekit.errors import SelectionError
 from tensilekit.selection.problem import GemmProblem, Hardware
@@ -34,7 +35,11 @@ def map_slice(report: CoverageReport, *, gemm_type: str | None = None, k: int | 
 
     Raises:
         SelectionError: the report has no GEMM of that type (or none at all).
+        TypeError: an argument of the wrong type.
     """
+    require(report, CoverageReport, "report", "map_slice")
+    require(gemm_type, str, "gemm_type", "map_slice", optional=True)
+    require(k, int, "k", "map_slice", optional=True)
     weights: dict[str, float] = {}
     for item in report.gemms:
         weights[item.gemm.gemm_type] = weights.get(item.gemm.gemm_type, 0.0) + item.weight

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from tensilekit._arguments import require, require_items
 from tensilekit.coverage.inputs import type_letters
 from tensilekit.coverage.model import GemmCoverage
 from tensilekit.selection.problem import GemmProblem
@@ -45,8 +46,9 @@ def geko_lists(ranked: Sequence[GemmCoverage]) -> tuple[list[GekoList], list[str
     """One GEKO list per (transposes, types) of the ranked GEMMs, sizes in rank order.
 
     Returns the lists and a note for every GEMM no GEKO list can express (it stays in the query
-    lines).
+    lines). Raises TypeError unless ``ranked`` are GemmCoverages.
     """
+    ranked = require_items(ranked, GemmCoverage, "ranked", "geko_lists")
     groups: dict[tuple[str, str, str, str, str, str], list[list[int]]] = {}
     names: dict[tuple[str, str, str, str, str, str], str] = {}
     notes: list[str] = []
@@ -97,7 +99,11 @@ def geko_lists(ranked: Sequence[GemmCoverage]) -> tuple[list[GekoList], list[str
 
 
 def query_record(item: GemmCoverage, rank: int | None = None) -> dict[str, Any]:
-    """A ``select --queries`` record of one GEMM, with its calls, time, class and kernel."""
+    """A ``select --queries`` record of one GEMM, with its calls, time, class and kernel.
+
+    Raises TypeError for arguments of the wrong type."""
+    require(item, GemmCoverage, "item", "query_record")
+    require(rank, int, "rank", "query_record", optional=True)
     gemm = item.gemm
     record: dict[str, Any] = {"id": f"tune-next/{rank}" if rank is not None else gemm.origin}
     record.update(gemm.problem.model_dump(mode="json", exclude={"hipblaslt"}, exclude_none=True))
@@ -114,7 +120,9 @@ def query_record(item: GemmCoverage, rank: int | None = None) -> dict[str, Any]:
 
 
 def query_lines(ranked: Sequence[GemmCoverage]) -> str:
-    """JSON lines, one query record per ranked GEMM (rank order)."""
+    """JSON lines, one query record per ranked GEMM (rank order). Raises TypeError unless
+    ``ranked`` are GemmCoverages."""
+    ranked = require_items(ranked, GemmCoverage, "ranked", "query_lines")
     return "".join(
         json.dumps(query_record(item, rank), separators=(",", ":")) + "\n" for rank, item in enumerate(ranked, 1)
     )

@@ -6,7 +6,7 @@ import enum
 import zlib
 from typing import Any
 
-from tensilekit.errors import MsgpackDecodeError, UnsupportedFormat
+from tensilekit.errors import MsgpackDecodeError, TensilekitError, UnsupportedFormat
 from tensilekit.io.limits import inflate
 
 
@@ -70,13 +70,42 @@ def detect_format(data: bytes) -> Format:
     return Format.YAML
 
 
-def detect_kind(data: Any) -> Kind:
-    """A master has ``solutions`` and ``library``; a logic file is a list or a dict with ``Solutions``."""
+def detect_kind(data: Any, text: str | None = None) -> Kind:
+    """A master has ``solutions`` and ``library``; a logic file is a list or a dict with ``Solutions``.
+
+    ``text``: the YAML ``data`` was parsed from. A mapping with only some of a master's keys is a
+    master cut short (a truncated file still parses: YAML has no closing bracket at the top), and
+    the error says so with the line and column where the text ends.
+    """
     if isinstance(data, dict) and "library" in data and ("solutions" in data or "format_version" in data):
         return Kind.MASTER  # format_version: an indexed master (io.indexed_msgpack)
     if isinstance(data, list) or (isinstance(data, dict) and "Solutions" in data):
         return Kind.LOGIC
+    if isinstance(data, dict) and text is not None and _MASTER_KEYS & data.keys():
+        raise _cut_short(data, text)
     raise UnsupportedFormat("neither a library-logic file nor a master solution library")
+
+
+# TensileCreateLibrary's master keys (a master's YAML is written with sorted keys: library first)
+_MASTER_KEYS = frozenset({"library", "solutions", "minimumRequiredVersion"})
+
+
+def _cut_short(data: dict[Any, Any], text: str) -> TensilekitError:
+    """The error for a YAML master that lacks ``library`` or ``solutions``, located at the end of
+    the text: truncated when the document-end marker (``...``, which AMD's writer puts last) is
+    missing, otherwise damaged."""
+    from tensilekit.errors import Location, YamlSyntaxError
+
+    body = text.rstrip()
+    lines = body.split("\n")
+    where = Location(line=len(lines), col=len(lines[-1]) + 1)
+    missing = " and ".join(f"'{key}'" for key in ("library", "solutions") if key not in data)
+    if body.endswith("\n...") or body == "...":
+        return YamlSyntaxError(f"damaged YAML master library: no {missing}", where)
+    return YamlSyntaxError(
+        f"truncated or damaged YAML: the master library ends here without {missing} (and without the closing '...')",
+        where,
+    )
 
 
 __all__ = ["Compression", "Format", "Kind", "decompress", "detect_compression", "detect_format", "detect_kind"]

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from tensilekit._arguments import require, require_output_path, require_path
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MissingField, error_context
 from tensilekit.io.files import gc_paused
 from tensilekit.io.locations import add_line, raw_path, to_format_error
@@ -207,7 +208,12 @@ def _logic_to_dict(logic: LogicFile) -> dict[str, Any]:
 
 
 def loads_logic(text: str, *, dialect: Dialect | str | None = None, source: str | None = None) -> LogicFile:
-    """Parse logic-file YAML text; the detected emitter style is kept for :func:`dumps_logic`."""
+    """Parse logic-file YAML text; the detected emitter style is kept for :func:`dumps_logic`.
+
+    Raises TypeError when ``text`` is not a str; a LibraryFormatError/DecodeError for bad text."""
+    require(text, str, "text", "loads_logic")
+    require(dialect, (str, Dialect), "dialect", "loads_logic", optional=True)
+    require(source, str, "source", "loads_logic", optional=True)
     with gc_paused():
         data = parse_yaml(text, source)
     logic = logic_from_data(data, dialect=dialect, source=source, text=text)
@@ -216,7 +222,10 @@ def loads_logic(text: str, *, dialect: Dialect | str | None = None, source: str 
 
 
 def load_logic(path: str | Path, *, dialect: Dialect | str | None = None) -> LogicFile:
-    """Read a logic file (``.yaml``, optionally ``.gz``)."""
+    """Read a logic file (``.yaml``, optionally ``.gz``).
+
+    Raises TypeError when ``path`` is not a str or os.PathLike, ValueError when it is empty."""
+    require_path(path, "path", "load_logic")
     from tensilekit.io.files import read_text
 
     text = read_text(path)
@@ -228,7 +237,11 @@ def dumps_logic(logic: LogicFile, style: YamlStyle | None = None, *, layout: str
 
     ``layout="canonical"`` writes the canonical dict form TensileCreateLibrary's tuning flow
     writes now (named root keys, Solutions keyed by name, factored; io.logic_canonical).
+    Raises TypeError for arguments of the wrong type, ValueError for an unknown ``layout``.
     """
+    require(logic, LogicFile, "logic", "dumps_logic")
+    require(style, YamlStyle, "style", "dumps_logic", optional=True)
+    require(layout, str, "layout", "dumps_logic", optional=True)
     if layout == "canonical":
         return _dumps_canonical(logic, style)
     if layout not in (None, "file"):
@@ -260,7 +273,13 @@ def dump_logic(
     logic: LogicFile, path: str | Path | None = None, style: YamlStyle | None = None, *, layout: str | None = None
 ) -> str:
     """Write ``logic`` atomically to ``path`` (if given); returns the text. ``layout``: None (the
-    file's own) or ``"canonical"``; a path ending in ``.zst`` is zstd-compressed."""
+    file's own) or ``"canonical"``; a path ending in ``.zst`` is zstd-compressed.
+
+    Raises InputNotFound when the folder of ``path`` does not exist (it is not created, as the
+    CLI refuses it too), UnsupportedFormat when ``path`` is a folder, TypeError/ValueError for
+    arguments of the wrong type."""
+    if path is not None:
+        path = require_output_path(path, "path", "dump_logic")
     text = dumps_logic(logic, style, layout=layout)
     if path is not None:
         from tensilekit.io.atomic import write_bytes_atomic, write_text_atomic

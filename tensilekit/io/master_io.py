@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from tensilekit._arguments import require, require_output_path, require_path
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, error_context
 from tensilekit.io.detect import Format, Kind, decompress, detect_format, detect_kind
 from tensilekit.io.files import decode_text, gc_paused, read_bytes
@@ -52,7 +53,7 @@ def master_from_data(
 
         data = indexed_to_data(data, source)
     with error_context(source or "<input>"):
-        if detect_kind(data) is not Kind.MASTER:
+        if detect_kind(data, text) is not Kind.MASTER:
             raise LibraryFormatError("not a master solution library (no 'solutions' and 'library')", Location(path=""))
         try:
             with gc_paused():
@@ -111,8 +112,9 @@ def open_master(path: str | Path) -> LazyMaster:
     A plain msgpack ``.dat`` (``.dat.zlib``) is scanned once for where each solution lies,
     without decoding it; an indexed file carries that table; YAML is read whole. Use
     :func:`load_master` for the whole validated library; ``open_master(path).materialize()``
-    gives the same.
+    gives the same. Raises TypeError/ValueError for a ``path`` that is no path.
     """
+    require_path(path, "path", "open_master")
     from tensilekit.io.zlib_catalog import read_catalog_bytes
 
     data, found = read_catalog_bytes(path) if not Path(path).exists() else (read_bytes(path), Path(path))
@@ -120,7 +122,11 @@ def open_master(path: str | Path) -> LazyMaster:
 
 
 def loads_master(data: bytes | str, source: str | None = None) -> MasterLibrary:
-    """Parse a master library from bytes (YAML or msgpack, optionally gzip/zlib) or YAML text."""
+    """Parse a master library from bytes (YAML or msgpack, optionally gzip/zlib) or YAML text.
+
+    Raises TypeError when ``data`` is neither bytes nor str."""
+    require(data, (bytes, str), "data", "loads_master")
+    require(source, str, "source", "loads_master", optional=True)
     # One GC pause over decode and validation, the decoded tree dropped inside it: the deferred
     # collection then scans the model only, not the model and the plain tree it was built from.
     with gc_paused():
@@ -134,7 +140,9 @@ def load_master(path: str | Path) -> MasterLibrary:
     """Read ``TensileLibrary*.yaml`` / ``.dat`` (``.gz``, ``.dat.zlib``, indexed) from disk.
 
     A ``.dat`` name that does not exist is read as the runtime would: ``<name>.zlib`` first.
+    Raises TypeError/ValueError for a ``path`` that is no path.
     """
+    require_path(path, "path", "load_master")
     if not Path(path).exists():
         from tensilekit.io.zlib_catalog import read_catalog_bytes
 
@@ -285,7 +293,11 @@ def tensile_msgpack_order(data: dict[str, Any]) -> dict[str, Any]:
 
 def dumps_master(master: MasterLibrary, fmt: Format | str = Format.YAML, style: YamlStyle = AMD_MASTER_STYLE) -> bytes:
     """Serialise as TensileCreateLibrary does: YAML (sorted keys, ``---``/``...``) or msgpack (keys
-    in the writer's object order)."""
+    in the writer's object order). Raises TypeError for arguments of the wrong type, ValueError for
+    an unknown ``fmt``."""
+    require(master, MasterLibrary, "master", "dumps_master")
+    require(fmt, (Format, str), "fmt", "dumps_master")
+    require(style, YamlStyle, "style", "dumps_master")
     data = master_to_data(master)
     if Format(fmt) is Format.MSGPACK:
         return dump_msgpack(tensile_msgpack_order(data))
@@ -309,7 +321,15 @@ def dump_master(master: MasterLibrary, path: str | Path | None = None, fmt: Form
 
     ``fmt`` is one of :data:`WRITE_FORMATS`; a path ending in ``.zlib`` is zlib-compressed at
     level 9 as hipBLASLt's ``LibraryIO.writeMsgPack`` does (``io.zlib_catalog``).
+
+    Raises InputNotFound when the folder of ``path`` does not exist (it is not created, as the
+    CLI refuses it too), UnsupportedFormat when ``path`` is a folder, TypeError/ValueError for
+    arguments of the wrong type.
     """
+    if path is not None:
+        path = require_output_path(path, "path", "dump_master")
+    require(master, MasterLibrary, "master", "dump_master")
+    require(fmt, (Format, str), "fmt", "dump_master", optional=True)
     name = str(path) if path is not None else ""
     if fmt is not None and str(getattr(fmt, "value", fmt)) == "msgpack-indexed":
         from tensilekit.io.indexed_msgpack import dumps_indexed

@@ -460,7 +460,10 @@ def kernel_states(
     A tensilelite file's states are the ones its build uses
     (:func:`tensilekit.libbuild.tensilelite.solution_states`: tensilelite's own ``Solution`` fork,
     its keys, ``ProblemType`` a plain dict); its custom kernels need ``custom_kernel_config``.
+    Raises TypeError when ``logic`` is not a LogicFile.
     """
+    if not isinstance(logic, LogicFile):
+        raise TypeError(f"kernel_states(): logic must be LogicFile, not {type(logic).__name__}")
     if logic.dialect is Dialect.TENSILELITE:
         return solution_states(logic_to_data(logic), custom_kernel_config)
     return [state for state, _ in _derived(logic)]

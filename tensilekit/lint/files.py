@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from tensilekit._arguments import require, require_path, require_paths
 from tensilekit.errors import LibraryChanged, TensilekitError, error_context
 from tensilekit.inspect import add_finding_lines, finding_from_error, iter_library_files
 from tensilekit.io.detect import Kind, detect_kind
@@ -141,7 +142,13 @@ def _generation_loader(load: Loader, generation: FolderGeneration) -> Loader:
 
 
 def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
-    """Lint one master library or logic file (see the module docstring)."""
+    """Lint one master library or logic file (see the module docstring).
+
+    Raises TypeError/ValueError for a ``path`` that is no path or ``options`` of the wrong type."""
+    require_path(path, "path", "lint_file")
+    from tensilekit.lint.rules import LintOptions
+
+    require(options, LintOptions, "options", "lint_file", optional=True)
     source = str(path)
     from tensilekit.io.installed_library import check_mapping, is_mapping_name
 
@@ -159,7 +166,7 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
         data = read_bytes(path)
         with error_context(source):
             decoded, _, text = decode(data, source)
-            kind = detect_kind(decoded)
+            kind = detect_kind(decoded, text)
             library: MasterLibrary
             locator: Locator | None = None
             loader: Loader | None = None
@@ -192,7 +199,12 @@ def lint_paths(paths: Iterable[str | Path], options: LintOptions | None = None) 
 
     Raises:
         InputNotFound: a path does not exist.
+        TypeError, ValueError: ``paths`` is not an iterable of paths, ``options`` not LintOptions.
     """
+    paths = require_paths(paths, "paths", "lint_paths")
+    from tensilekit.lint.rules import LintOptions
+
+    require(options, LintOptions, "options", "lint_paths", optional=True)
     return [lint_file(path, options) for path in iter_library_files(paths)]
 
 

@@ -40,6 +40,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
+from tensilekit._arguments import require, require_callable
 from tensilekit.errors import SelectionError, child_path
 from tensilekit.lint.tables import (
     ProblemBase,
@@ -674,7 +675,19 @@ def lint_library(
         loader: resolves ``Placeholder`` leaves of a lazy library (used by ``no-fallback``).
         measure: serialised size of raw objects, for the ``size`` findings' byte counts.
         file_bytes: the library file's size, for the ``size`` summary.
+
+    Raises:
+        TypeError: an argument of the wrong type.
     """
+    require(library, MasterLibrary, "library", "lint_library")
+    require(options, LintOptions, "options", "lint_library", optional=True)
+    if locator is not None and not all(
+        callable(getattr(locator, method, None)) for method in ("table", "entry", "solution", "solutions")
+    ):
+        raise TypeError(f"lint_library(): locator must be a Locator, not {type(locator).__name__}")
+    require_callable(loader, "loader", "lint_library", optional=True)
+    require_callable(measure, "measure", "lint_library", optional=True)
+    require(file_bytes, int, "file_bytes", "lint_library", optional=True)
     linter = Linter(library, options=options, locator=locator, loader=loader)
     findings = list(linter.dead_entries())
     findings += linter.shadowed_entries()

@@ -28,6 +28,7 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tensilekit._arguments import require, require_callable, require_path
 from tensilekit.errors import LibraryFormatError, SelectionError, UnsupportedFormat
 from tensilekit.merge.identity import Compat, dict_identity, freeze, identity_function
 from tensilekit.model.common import OpenModel, to_raw
@@ -398,7 +399,7 @@ def _load_if_path(value: LibraryInput) -> Library:
     if isinstance(value, (str, os.PathLike)):
         from tensilekit.merge.files import load_library_input  # the filesystem edge, loaded on demand
 
-        return load_library_input(Path(value))
+        return load_library_input(require_path(value, "a/b", "diff_libraries"))
     return value
 
 
@@ -432,7 +433,14 @@ def diff_libraries(
 
     Raises:
         UnsupportedFormat: the two sides are of different kinds (e.g. logic file vs master).
+        TypeError: ``selector``, ``compat`` or ``labels`` of the wrong type.
     """
+    require_callable(selector, "selector", "diff_libraries", optional=True)
+    require(compat, Compat, "compat", "diff_libraries", optional=True)
+    if labels is not None and not (
+        isinstance(labels, tuple) and len(labels) == 2 and all(isinstance(label, str) for label in labels)
+    ):
+        raise TypeError(f"diff_libraries(): labels must be a tuple of two str, not {labels!r:.60}")
     left, right = _load_if_path(a), _load_if_path(b)
     kind_a, kind_b = _kind(left), _kind(right)
     if kind_a != kind_b:
@@ -717,8 +725,16 @@ def grid_queries(
     """The default selection-diff queries: every M, N in ``sizes`` and K in ``depths``, batch 1.
 
     Bare sizes for logic files (each file's own problem type applies); for a master library one
-    record per problem type it serves (see :func:`runtime_selector`).
+    record per problem type it serves (see :func:`runtime_selector`). Raises TypeError unless
+    ``sizes``/``depths`` are sequences of ints, ValueError for a grid over a million queries.
     """
+    for name, values in (("sizes", sizes), ("depths", depths)):
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            raise TypeError(f"grid_queries(): {name} must be a sequence of int, not {type(values).__name__}")
+        for value in values:
+            require(value, int, f"each of {name}", "grid_queries")
+    if len(sizes) ** 2 * len(depths) > 1_000_000:
+        raise ValueError(f"grid_queries(): {len(sizes)}² × {len(depths)} queries is over a million")
     grid = [[m, n, 1, k] for m in sizes for n in sizes for k in depths]
     if not isinstance(library, MasterLibrary):
         return list(grid)

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tensilekit._arguments import require, require_path
 from tensilekit.errors import (
     InputNotFound,
     InvalidValue,
@@ -73,7 +74,11 @@ def merge_directories(
 
     ``output_dir`` may equal ``original_dir`` (each original is read before its output replaces
     it). With ``dry_run`` nothing is written. Returns the report of the whole run.
+
+    Raises InputNotFound for a missing input folder or a missing parent folder of ``output_dir``
+    (not created, as the CLI refuses it too); TypeError/ValueError for arguments of the wrong type.
     """
+    _check_paths("merge_directories", original_dir, incremental_dir, output_dir, policy, dry_run=dry_run)
     chosen = policy or MergePolicy()
     original_names = list_logic_files(original_dir)
     incremental_names = list_logic_files(incremental_dir)
@@ -199,6 +204,19 @@ def _same_file(source: Path, target: Path) -> bool:
         return False
 
 
+def _check_paths(
+    function: str, original: object, incremental: object, output: object, policy: object, *, dry_run: bool
+) -> None:
+    """TypeError/ValueError for arguments of the wrong type; InputNotFound for an output whose
+    folder does not exist (an API writer refuses it as the CLI does, rather than creating it)."""
+    require_path(original, "original", function)
+    require_path(incremental, "incremental", function)
+    target = require_path(output, "output", function)
+    require(policy, MergePolicy, "policy", function, optional=True)
+    if not dry_run and not target.expanduser().parent.is_dir():
+        raise InputNotFound(f"folder {target.expanduser().parent} does not exist", Location(file=str(target)))
+
+
 def merge_files(
     original_path: str | os.PathLike[str],
     incremental_path: str | os.PathLike[str],
@@ -207,7 +225,11 @@ def merge_files(
     *,
     dry_run: bool = False,
 ) -> MergeReport:
-    """Merge one pair of files; ``output_path`` may be a file or an existing directory."""
+    """Merge one pair of files; ``output_path`` may be a file or an existing directory.
+
+    Raises InputNotFound for a missing parent folder of ``output_path`` (not created, as the CLI
+    refuses it too); TypeError/ValueError for arguments of the wrong type."""
+    _check_paths("merge_files", original_path, incremental_path, output_path, policy, dry_run=dry_run)
     chosen = policy or MergePolicy()
     target = Path(output_path)
     if target.is_dir():
@@ -234,7 +256,11 @@ def merge_paths(
     *,
     dry_run: bool = False,
 ) -> MergeReport:
-    """``tensilekit merge``: two directories (:func:`merge_directories`) or two files (:func:`merge_files`)."""
+    """``tensilekit merge``: two directories (:func:`merge_directories`) or two files (:func:`merge_files`).
+
+    Raises InputNotFound for a missing input or output folder, MergeError for a file and a folder,
+    TypeError/ValueError for arguments of the wrong type."""
+    _check_paths("merge_paths", original, incremental, output, policy, dry_run=dry_run)
     for path in (original, incremental):
         if not Path(path).exists():
             raise InputNotFound("no such file or directory", Location(file=os.fspath(path)))
@@ -314,7 +340,8 @@ def parse_queries(text: str, source: str | None = None) -> list[list[int] | dict
 
 
 def load_queries(path: str | os.PathLike[str]) -> list[list[int] | dict[str, Any]]:
-    """:func:`parse_queries` on a file."""
+    """:func:`parse_queries` on a file. Raises TypeError/ValueError for a ``path`` that is no path."""
+    require_path(path, "path", "load_queries")
     return parse_queries(read_text(os.fspath(path)), os.fspath(path))
 
 
@@ -357,8 +384,18 @@ def prune_paths(
     """Prune logic files (directories: every ``*.yaml`` in them) in place or into ``output``.
 
     Output keeps each file's own YAML style (key order, flow style), so the only textual changes
-    are the removed kernels and renumbered indices.
+    are the removed kernels and renumbered indices. Raises InputNotFound for a missing input or a
+    missing parent folder of ``output`` (not created), TypeError/ValueError for wrong argument types.
     """
+    if isinstance(paths, (str, bytes, os.PathLike)) or not isinstance(paths, Sequence):
+        raise TypeError(f"prune_paths(): paths must be a sequence of paths, not {type(paths).__name__}")
+    for path in paths:
+        require_path(path, "each of paths", "prune_paths")
+    if output is not None:
+        target = require_path(output, "output", "prune_paths")
+        if not dry_run and not target.expanduser().parent.is_dir():
+            raise InputNotFound(f"folder {target.expanduser().parent} does not exist", Location(file=str(target)))
+    require(compat, Compat, "compat", "prune_paths", optional=True)
     files: list[tuple[Path, Path]] = []
     folders: set[Path] = set()  # outputs of a directory input: written as one set
     for path in map(Path, paths):

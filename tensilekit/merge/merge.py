@@ -57,6 +57,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from tensilekit._arguments import require
 from tensilekit.errors import MergeError
 from tensilekit.merge.aliases import alias_pairs, merged_alias_pairs, with_alias_pairs
 from tensilekit.merge.efficiency import compare_units, guess_unit
@@ -160,7 +161,13 @@ def merge_logic(
 
     Raises:
         MergeError: the files cannot be merged (AMD's tools would crash or exit).
+        TypeError: an argument of the wrong type.
     """
+    require(original, LogicFile, "original", "merge_logic")
+    require(incremental, LogicFile, "incremental", "merge_logic")
+    require(policy, MergePolicy, "policy", "merge_logic", optional=True)
+    require(incremental_path, str, "incremental_path", "merge_logic", optional=True)
+    require(name, str, "name", "merge_logic", optional=True)
     chosen = policy or MergePolicy()
     force, reason = resolve_force_merge(chosen, incremental_path)
     merged, file_report = merge_resolved(

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tensilekit._arguments import require
 from tensilekit.errors import Location, MergeError
 from tensilekit.merge.aliases import alias_pairs, remapped_alias_pairs
 from tensilekit.merge.identity import Compat, identities, identity_function
@@ -79,7 +80,11 @@ def prune_logic(
 
     Raises:
         MergeError: a table row names a solution position the file does not have.
+        TypeError: an argument of the wrong type.
     """
+    require(logic, LogicFile, "logic", "prune_logic")
+    require(compat, Compat, "compat", "prune_logic", optional=True)
+    require(name, str, "name", "prune_logic", optional=True)
     chosen = compat or Compat.for_dialect(logic.dialect)
     count = len(logic.solutions)
     notes: list[str] = []

@@ -44,6 +44,8 @@ class Finding(BaseModel):
     path: str = ""
     line: int | None = None
     col: int | None = None
+    offset: int | None = None
+    """Byte offset in a binary (msgpack) file, where there are no lines."""
 
 
 def _error(code: str, message: str, path: str = "") -> Finding:

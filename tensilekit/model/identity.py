@@ -67,7 +67,7 @@ class IdentityTable:
     """The solutions of one build by identity: which indices are "the same" as a given record.
 
     ``records`` is a list of records or a mapping ``index -> record`` whose values may be decoded
-    on demand (:class:`tensilekit.remap.LibraryRecords`). Identities are computed once each, and
+    on demand (:class:`tensilekit.remapping.LibraryRecords`). Identities are computed once each, and
     the by-identity index is built on the first :meth:`matches` (a build only looked *up in*, the
     OLD one of a remap, decodes just the records asked for). Records are indexed with their UID,
     so a lookup is two dictionary reads however many records share an identity.

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from tensilekit._arguments import require, require_callable
 from tensilekit._version import __version__
 from tensilekit.errors import PipelineError
 from tensilekit.pipeline.config import TuneConfig
@@ -74,6 +75,12 @@ def _check(config: TuneConfig) -> None:
         )
 
 
+def _require_methods(value: object, name: str, methods: tuple[str, ...]) -> None:
+    """TypeError unless ``value`` is None or has the protocol's methods."""
+    if value is not None and not all(callable(getattr(value, method, None)) for method in methods):
+        raise TypeError(f"run_tuning(): {name} lacks {', '.join(methods)}; got {type(value).__name__}")
+
+
 def run_tuning(
     config: TuneConfig,
     executor: Executor | None = None,
@@ -104,7 +111,13 @@ def run_tuning(
         ToolError: preflight found a missing or unrunnable tool, or an architecture the tools
             do not know (exit 4); InputNotFound: an unreadable ``--library-logic`` (exit 3).
         ToolError, LibraryFormatError…: input that cannot be read at all.
+        TypeError: an argument of the wrong type.
     """
+    require(config, TuneConfig, "config", "run_tuning")
+    require(executor, Executor, "executor", "run_tuning", optional=True)
+    _require_methods(reporter, "reporter", ("stage_started", "stage_finished", "job_event", "message"))
+    require_callable(tool_version, "tool_version", "run_tuning")
+    _require_methods(preflight_runner, "preflight_runner", ("run",))
     config = _absolute(config)
     _check(config)
     config, preflight_messages = preflight(config, preflight_runner)

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tensilekit._arguments import require, require_items
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.search.params import Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import ArchProfile
@@ -215,6 +216,18 @@ def epilogue_arguments(
     return entries
 
 
+def check_tuning_arguments(
+    function: str, problem_type: object, sizes: object, kernels: object, profile: object, dialect: object
+) -> None:
+    """TypeError for arguments of :func:`tuning_config` (and the driver, which passes them on)
+    of the wrong type."""
+    require(problem_type, Mapping, "problem_type", function)
+    require_items(sizes, ProblemShape, "sizes", function)
+    require_items(kernels, KernelParams, "kernels", function)
+    require(profile, ArchProfile, "profile", function)
+    require(dialect, str, "dialect", function)
+
+
 def tuning_config(
     problem_type: Mapping[str, Any],
     sizes: Sequence[ProblemShape],
@@ -244,7 +257,12 @@ def tuning_config(
         minimum_required_version: the tool profile's (:mod:`tensilekit.tools.profiles`).
         bias_type, activation: the GEMMs' bias type letter and activation, benchmarked when the
             ProblemType has a bias / activation epilogue (:func:`epilogue_arguments`).
+
+    Raises:
+        TypeError: an argument of the wrong type.
     """
+    check_tuning_arguments("tuning_config", problem_type, sizes, kernels, profile, dialect)
+    ranges = require_items(ranges, (list, tuple), "ranges", "tuning_config")
     problem_sizes: list[dict[str, Any]] = [{"Exact": exact_size(shape)} for shape in sizes]
     problem_sizes += [{"Range": entry} for entry in ranges]
     group = [Flow(kernel.fork_values(dialect)) for kernel in kernels]

@@ -35,8 +35,9 @@ from typing import Any
 
 import yaml
 
+from tensilekit._arguments import require, require_path
 from tensilekit.errors import InvalidKernel, ToolOutputError
-from tensilekit.search.configs import MINIMUM_REQUIRED_VERSION, tuning_config, write_config
+from tensilekit.search.configs import MINIMUM_REQUIRED_VERSION, check_tuning_arguments, tuning_config, write_config
 from tensilekit.search.ga import Measurement
 from tensilekit.search.params import Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import ArchProfile
@@ -270,8 +271,16 @@ def evaluate_with_driver(
     Raises:
         ToolError: the driver could not be run, crashed, or wrote unreadable output (a
             solution failing validation is a result, not an error).
+        TypeError: an argument of the wrong type.
     """
-    folder = Path(workdir)
+    if not callable(getattr(runner, "run", None)):
+        raise TypeError(f"evaluate_with_driver(): runner must be a CommandRunner, not {type(runner).__name__}")
+    check_tuning_arguments("evaluate_with_driver", problem_type, sizes, kernels, profile, dialect)
+    require(name, str, "name", "evaluate_with_driver")
+    require(type_name, str, "type_name", "evaluate_with_driver")
+    require(defaults, Mapping, "defaults", "evaluate_with_driver")
+    require(executable, str, "executable", "evaluate_with_driver")
+    folder = require_path(workdir, "workdir", "evaluate_with_driver")
     config = tuning_config(
         problem_type, sizes, kernels, profile, dialect, library_logic=False, beta=beta,
         minimum_required_version=minimum_required_version, bias_type=bias_type, activation=activation,

@@ -62,6 +62,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from tensilekit._arguments import require, require_callable, require_items
 from tensilekit.errors import SearchError
 from tensilekit.search.params import GENE_BLOCKS, GENES, KernelParams
 from tensilekit.search.profiles import GeneSpace
@@ -480,8 +481,15 @@ def run_ga(
 
     ``checkpoint`` is called with the state after every generation (write it atomically to
     resume after a crash); ``clock`` measures the time budget (the elapsed time in ``state``
-    counts).
+    counts). Raises TypeError for arguments of the wrong type.
     """
+    require(problem, SearchProblem, "problem", "run_ga")
+    require_callable(evaluate, "evaluate", "run_ga")
+    require(config, GAConfig, "config", "run_ga")
+    seeds = require_items(seeds, KernelParams, "seeds", "run_ga")
+    require(state, GAState, "state", "run_ga", optional=True)
+    require_callable(checkpoint, "checkpoint", "run_ga", optional=True)
+    require_callable(clock, "clock", "run_ga")
     current = state or GAState()
     started = clock() - current.elapsed_s
     while not current.finished:

@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from tensilekit._arguments import require
 from tensilekit.errors import SearchError
 from tensilekit.search.params import GENES, MI, Dialect
 
@@ -162,8 +163,11 @@ def gene_space(profile: ArchProfile, letters: str, dialect: Dialect = "tensileli
     """The values of every gene for one input type and config dialect.
 
     Raises :class:`SearchError` when the architecture has no matrix instruction for the type
-    or the dialect cannot target the architecture.
+    or the dialect cannot target the architecture, TypeError for arguments of the wrong type.
     """
+    require(profile, ArchProfile, "profile", "gene_space")
+    require(letters, str, "letters", "gene_space")
+    require(dialect, str, "dialect", "gene_space")
     if dialect not in profile.dialects:
         raise SearchError(f"{dialect} cannot target {profile.arch} (use {' or '.join(profile.dialects)})")
     instructions = profile.instructions(letters)

@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
 
+from tensilekit._arguments import require, require_items
 from tensilekit.search.params import WAVEFRONT, Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import TYPE_BYTES, ArchProfile, GeneSpace
 
@@ -410,7 +411,14 @@ def make_context(
     compute_bytes: int = 4,
     dialect: Dialect = "tensilelite",
 ) -> PruneContext:
-    """A :class:`PruneContext` with ``min_depth_u`` taken from the profile."""
+    """A :class:`PruneContext` with ``min_depth_u`` taken from the profile.
+
+    Raises TypeError for arguments of the wrong type."""
+    require(profile, ArchProfile, "profile", "make_context")
+    require(letters, str, "letters", "make_context")
+    sizes = require_items(sizes, ProblemShape, "sizes", "make_context")
+    require(compute_bytes, int, "compute_bytes", "make_context")
+    require(dialect, str, "dialect", "make_context")
     depth_options = profile.depth_u.get(TYPE_BYTES.get(letters, 2), (16,))
     return PruneContext(
         profile=profile, letters=letters, sizes=tuple(sizes), compute_bytes=compute_bytes,

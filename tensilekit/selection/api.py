@@ -21,6 +21,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
+from tensilekit._arguments import require, require_callable
 from tensilekit._lazy import lazy_exports
 from tensilekit.errors import SelectionError
 from tensilekit.model.library import MasterLibrary
@@ -52,6 +53,18 @@ def _compiled(library: object) -> CompiledLibrary | None:
     """``library`` if it is a :class:`CompiledLibrary` (none exists before the compiled path is imported)."""
     fast = sys.modules.get("tensilekit.selection.fast")
     return library if fast is not None and isinstance(library, fast.CompiledLibrary) else None
+
+
+def _check_query(
+    function: str, library: object, problem: object, hardware: object, loader: object, runtime: object
+) -> None:
+    """TypeError for arguments of the wrong type (before they fail deep inside the walk)."""
+    if _compiled(library) is None:
+        require(library, (MasterLibrary, ReferenceSelector), "library", function)
+    require(problem, (GemmProblem, ContractionProblem), "problem", function)
+    require(hardware, Hardware, "hardware", function)
+    require_callable(loader, "loader", function, optional=True)
+    require(runtime, (str, Runtime), "runtime", function, optional=True)
 
 
 def _reference(library: Library, loader: Loader | None, runtime: Runtime | str | None) -> ReferenceSelector:
@@ -102,8 +115,11 @@ def select_solution(
 
     Raises:
         SelectionError: the query cannot be evaluated (unknown predicate or node type, a lazy
-            library without loader, …).
+            library without loader, …), or ``runtime`` names no runtime.
+        TypeError: an argument of the wrong type.
     """
+    _check_query("select_solution", library, problem, hardware, loader, runtime)
+    require(top, int, "top", "select_solution")
     contraction = as_contraction(problem, rocblas_k0=rocblas_k0)
     selector = _reference(library, loader, runtime)
     rules = selector.runtime
@@ -147,7 +163,11 @@ def top_solutions(
     runtime: Runtime | str | None = None,
 ) -> TopSolutions:
     """The runtime's ``count`` best kernels (hipBLASLt: ``findTopSolutions`` with its XF32 retry,
-    plus the ``getAllSolutions`` fallback when short; Tensile: repeated selection)."""
+    plus the ``getAllSolutions`` fallback when short; Tensile: repeated selection).
+
+    Raises TypeError for an argument of the wrong type, SelectionError as :func:`select_solution`."""
+    _check_query("top_solutions", library, problem, hardware, loader, runtime)
+    require(count, int, "count", "top_solutions")
     contraction = as_contraction(problem, rocblas_k0=rocblas_k0)
     selector = _reference(library, loader, runtime)
     return selector.runtime.top(selector, contraction, hardware, count)
@@ -169,7 +189,10 @@ def find_all_solutions(
     kernels; ``FreeSize`` pools list nothing (the default search type). hipBLASLt
     (``getAllSolutions``, GEMM_TYPE_ONLY): every kernel of the query's gemm type on this device
     that ``isSolutionSupported`` accepts — how FreeSize libraries answer at all.
+
+    Raises TypeError for an argument of the wrong type, SelectionError as :func:`select_solution`.
     """
+    _check_query("find_all_solutions", library, problem, hardware, loader, runtime)
     contraction = as_contraction(problem, rocblas_k0=rocblas_k0)
     selector = _reference(library, loader, runtime)
     return selector.runtime.all_solutions(selector, contraction, hardware)
@@ -234,6 +257,11 @@ def select_batch(
         library: a master library (compiled on the fly) or a :class:`CompiledLibrary`.
         problems: the queries, or ready :class:`~tensilekit.selection.columns.ProblemColumns`.
         hardware: one device for all queries, or one per query (not used with columns).
+
+    Raises:
+        TypeError: an argument of the wrong type (a problem that is not a GemmProblem or
+            ContractionProblem, a device that is not a Hardware).
+        SelectionError: no hardware for problems given as a sequence; ``runtime`` names no runtime.
     """
     import numpy as np
 
@@ -242,7 +270,13 @@ def select_batch(
 
     compiled = _compiled(library)
     if compiled is None:
-        assert isinstance(library, MasterLibrary)
+        require(library, MasterLibrary, "library", "select_batch")
+        require_callable(loader, "loader", "select_batch", optional=True)
+    require(runtime, (str, Runtime), "runtime", "select_batch", optional=True)
+    if not isinstance(problems, ColumnsLike):
+        _check_problems(problems, hardware)
+    if compiled is None:
+        assert isinstance(library, MasterLibrary)  # checked above
         compiled = compile_library(library, loader=loader)
     if runtime is not None and runtime_named(runtime) is not compiled.runtime:
         compiled = compile_library(compiled.library, loader=loader, runtime=runtime)
@@ -272,6 +306,26 @@ def select_batch(
     retried = _retry_unanswered(compiled, columns, sids, fits, errors)
     table = np.array([s.index for s in compiled.solutions] + [-1], dtype=np.int64)
     return BatchSelection(compiled, sids, table[sids], fits, errors, frozenset(retried))
+
+
+def _check_problems(problems: object, hardware: object) -> None:
+    """TypeError unless ``problems`` is a sequence of problems and ``hardware`` a device, one per
+    problem, or None (refused later with the reason)."""
+    require(problems, Sequence, "problems", "select_batch")
+    assert isinstance(problems, Sequence)
+    if isinstance(problems, (str, bytes)):
+        raise TypeError("select_batch(): problems must be a sequence of GemmProblem or ContractionProblem, not str")
+    kinds = (GemmProblem, ContractionProblem)
+    if not all(isinstance(problem, kinds) for problem in problems):  # the fast test; then which one
+        for problem in problems:
+            require(problem, kinds, "each of problems", "select_batch")
+    if isinstance(hardware, Sequence) and not isinstance(hardware, (str, bytes)):
+        if len(hardware) != len(problems):
+            raise ValueError(f"select_batch(): {len(hardware)} devices for {len(problems)} problems")
+        for device in hardware:
+            require(device, Hardware, "each of hardware", "select_batch")
+    else:
+        require(hardware, Hardware, "hardware", "select_batch", optional=True)
 
 
 def _retry_unanswered(

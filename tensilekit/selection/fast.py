@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tensilekit._arguments import require, require_callable
 from tensilekit.errors import SelectionError
 from tensilekit.model.library import (
     AnyNode,
@@ -971,8 +972,13 @@ def compile_library(
     ``loader`` resolves lazy ``Placeholder`` leaves. ``use_tree`` chooses SciPy's k-d tree for bulk
     nearest-key search (default: when SciPy is installed); without it a windowed scan gives the
     same answers, more slowly on large tables. ``runtime`` (``"tensile"``/``"hipblaslt"``)
-    overrides the runtime detected from the master.
+    overrides the runtime detected from the master. Raises TypeError for arguments of the wrong
+    type, SelectionError for an unknown ``runtime``.
     """
+    require(library, MasterLibrary, "library", "compile_library")
+    require_callable(loader, "loader", "compile_library", optional=True)
+    require(use_tree, bool, "use_tree", "compile_library", optional=True)
+    require(runtime, (str, Runtime), "runtime", "compile_library", optional=True)
     return CompiledLibrary(library, loader, use_tree=use_tree, runtime=runtime)
 
 

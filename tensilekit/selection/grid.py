@@ -105,14 +105,24 @@ def selection_map(
     n_values: Sequence[int] | npt.NDArray[np.int64],
     *,
     loader: Callable[[str], MasterLibrary] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> SelectionMap:
-    """Select at every ``(m, n)`` of the grid; ``problem`` supplies K and every other field."""
+    """Select at every ``(m, n)`` of the grid; ``problem`` supplies K and every other field.
+
+    ``progress(points)`` is called as grid points are answered (a few rows at a time), for a
+    progress bar; without it the grid is answered in one batch."""
     compiled = library if isinstance(library, CompiledLibrary) else compile_library(library, loader=loader)
     ms = np.asarray(m_values, dtype=np.int64)
     ns = np.asarray(n_values, dtype=np.int64)
-    queries = [problem.model_copy(update={"m": int(m), "n": int(n)}) for n in ns for m in ms]
-    answers = select_batch(compiled, queries, hardware)
-    winners = np.asarray(answers.indices, dtype=np.int64).reshape(len(ns), len(ms))
+    rows_per_batch = len(ns) if progress is None else max(1, len(ns) // 16)
+    indices: list[npt.NDArray[np.int64]] = []
+    for start in range(0, len(ns), rows_per_batch):
+        rows = ns[start : start + rows_per_batch]
+        queries = [problem.model_copy(update={"m": int(m), "n": int(n)}) for n in rows for m in ms]
+        indices.append(np.asarray(select_batch(compiled, queries, hardware).indices, dtype=np.int64))
+        if progress is not None:
+            progress(len(queries))
+    winners = (np.concatenate(indices) if indices else np.zeros(0, dtype=np.int64)).reshape(len(ns), len(ms))
     master = compiled.library
     by_index = {solution.index: solution.name for solution in master.solutions}
     names: dict[int, str] = {int(i): by_index.get(int(i)) or str(int(i)) for i in np.unique(winners) if i >= 0}

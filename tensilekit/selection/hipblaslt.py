@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tensilekit._arguments import require
 from tensilekit.errors import SelectionError
 from tensilekit.model.common import DataType
 from tensilekit.selection.problem import GemmProblem, HipblasltFields, parse_data_type
@@ -120,7 +121,27 @@ def hipblaslt_problem(
 
     Raises:
         SelectionError: an unknown compute or data type, or an invalid size.
+        TypeError: an argument of the wrong type.
     """
+    sizes: dict[str, object] = {"m": m, "n": n, "k": k, "batch": batch}
+    for name, size in sizes.items():
+        require(size, int, name, "hipblaslt_problem")
+    optional_sizes: dict[str, object] = {
+        "lda": lda, "ldb": ldb, "ldc": ldc, "ldd": ldd, "workspace_size": workspace_size,
+        "stride_a": stride_a, "stride_b": stride_b, "stride_c": stride_c, "stride_d": stride_d,
+    }  # fmt: skip
+    for name, size in optional_sizes.items():
+        require(size, int, name, "hipblaslt_problem", optional=True)
+    types: dict[str, object] = {"a_type": a_type, "b_type": b_type, "c_type": c_type, "d_type": d_type}
+    for name, value in types.items():
+        require(value, (str, DataType), name, "hipblaslt_problem", optional=name != "a_type")
+    require(compute_input, (str, DataType), "compute_input", "hipblaslt_problem", optional=True)
+    require(compute_type, str, "compute_type", "hipblaslt_problem")
+    require(trans_a, str, "trans_a", "hipblaslt_problem")
+    require(trans_b, str, "trans_b", "hipblaslt_problem")
+    require(alpha, (int, float), "alpha", "hipblaslt_problem")
+    require(beta, (int, float), "beta", "hipblaslt_problem")
+    require(epilogue, HipblasltFields, "epilogue", "hipblaslt_problem", optional=True)
     a = parse_data_type(a_type)
     b = parse_data_type(b_type) if b_type is not None else a
     c = parse_data_type(c_type) if c_type is not None else (parse_data_type(d_type) if d_type is not None else b)

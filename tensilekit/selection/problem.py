@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -136,8 +137,10 @@ def parse_type_spec(text: str) -> TypeSpec:
 
     One type means all five. Two mean (A/B, C/D/compute). Three mean (A/B, C/D, compute), which is
     how Tensile names its problem types (``HHS`` = half in, half out, float compute). Four mean
-    (A, B, C/D, compute) and five (A, B, C, D, compute).
+    (A, B, C/D, compute) and five (A, B, C, D, compute). Raises TypeError when ``text`` is no str.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"parse_type_spec(): text must be str, not {type(text).__name__}")
     raw = text.strip()
     if not raw:
         raise SelectionError("empty type specification")
@@ -461,8 +464,11 @@ def contraction_problem(problem: GemmProblem, *, rocblas_k0: bool = False) -> Co
 
     With ``rocblas_k0`` K becomes 0 when ``alpha == 0``, as rocBLAS does before it calls Tensile
     (``tensile_host.cpp``); leading dimensions and strides keep their values. The default models
-    Tensile itself, which uses K as given (the golden corpus does).
+    Tensile itself, which uses K as given (the golden corpus does). Raises TypeError when
+    ``problem`` is not a GemmProblem.
     """
+    if not isinstance(problem, GemmProblem):
+        raise TypeError(f"contraction_problem(): problem must be GemmProblem, not {type(problem).__name__}")
     f = problem.__dict__  # plain field reads: this function is on every query's hot path
     m, n, k, batch = f["m"], f["n"], f["k"], f["batch"]
     trans_a, trans_b = f["trans_a"], f["trans_b"]
@@ -570,7 +576,10 @@ def problem_from_query(record: dict[str, Any]) -> GemmProblem:
 
     Raises:
         SelectionError: a field has an unusable value.
+        TypeError: ``record`` is not a mapping.
     """
+    if not isinstance(record, Mapping):
+        raise TypeError(f"problem_from_query(): record must be a mapping, not {type(record).__name__}")
     fields = {name: record[name] for name in _QUERY_PROBLEM_FIELDS if name in record and record[name] is not None}
     if "workspace_size" in record and record["workspace_size"] is None:
         fields.pop("workspace_size", None)
@@ -581,13 +590,22 @@ def problem_from_query(record: dict[str, Any]) -> GemmProblem:
 
 
 def hardware_from_query(record: dict[str, Any], default: Hardware | None = None) -> Hardware:
-    """The query's own ``arch``/``cu_count``/``is_apu``, falling back to ``default``."""
+    """The query's own ``arch``/``cu_count``/``is_apu``, falling back to ``default``.
+
+    Raises SelectionError for unusable values, TypeError for arguments of the wrong type."""
+    if not isinstance(record, Mapping):
+        raise TypeError(f"hardware_from_query(): record must be a mapping, not {type(record).__name__}")
+    if default is not None and not isinstance(default, Hardware):
+        raise TypeError(f"hardware_from_query(): default must be Hardware or None, not {type(default).__name__}")
     base: dict[str, Any] = default.model_dump() if default is not None else {}
     for name in ("arch", "cu_count", "is_apu", "pci_chip_id"):
         if record.get(name) is not None:
             value = record[name]
             # a chip ID may be written as hex text ("0x75a3")
-            base[name] = int(value, 0) if name == "pci_chip_id" and isinstance(value, str) else value
+            try:
+                base[name] = int(value, 0) if name == "pci_chip_id" and isinstance(value, str) else value
+            except ValueError:
+                raise SelectionError(f"invalid hardware: pci_chip_id {value!r:.40} is no number") from None
     if "arch" not in base:
         raise SelectionError("query names no arch and no default arch was given")
     try:

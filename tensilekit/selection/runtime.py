@@ -334,9 +334,13 @@ _BY_NAME: dict[str, Runtime] = {TENSILE.name: TENSILE, HIPBLASLT.name: HIPBLASLT
 
 
 def runtime_named(name: str | Runtime) -> Runtime:
-    """``"tensile"`` or ``"hipblaslt"`` (a :class:`Runtime` passes through)."""
+    """``"tensile"`` or ``"hipblaslt"`` (a :class:`Runtime` passes through).
+
+    Raises SelectionError for another name, TypeError for something that is no str."""
     if isinstance(name, Runtime):
         return name
+    if not isinstance(name, str):
+        raise TypeError(f"runtime must be a runtime name (str) or a Runtime, not {type(name).__name__}")
     runtime = _BY_NAME.get(name.lower())
     if runtime is None:
         raise SelectionError(f"unknown runtime {name!r}: one of {', '.join(RUNTIME_NAMES)}")
@@ -364,7 +368,11 @@ def detect_runtime(library: MasterLibrary | Sequence[MasterSolution]) -> Runtime
     """The runtime a master was written for: hipBLASLt when its solutions are tensilelite's.
 
     A lazy master without solutions of its own is tensilelite's when its problem rows test five
-    types (``TypesEqual`` with the compute input type)."""
+    types (``TypesEqual`` with the compute input type). Raises TypeError for another argument."""
+    if not isinstance(library, MasterLibrary) and not (
+        isinstance(library, Sequence) and all(isinstance(solution, MasterSolution) for solution in library)
+    ):
+        raise TypeError(f"detect_runtime(): library must be MasterLibrary, not {type(library).__name__}")
     solutions = library.solutions if isinstance(library, MasterLibrary) else library
     for solution in solutions:
         return HIPBLASLT if is_tensilelite_solution(solution) else TENSILE

@@ -10,7 +10,7 @@ Pure functions: reading the log is the caller's business (``load_workloads``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from tensilekit.errors import SelectionError
 from tensilekit.model.common import DataType
@@ -46,7 +46,14 @@ def problem_from_workload(
 
     Raises:
         SelectionError: a type or scale mode selection cannot represent.
+        TypeError: an argument of the wrong type.
     """
+    if not isinstance(gemm, WorkloadGemm):
+        raise TypeError(f"problem_from_workload(): gemm must be a workload GemmProblem, not {type(gemm).__name__}")
+    if workspace_size is not None and (isinstance(workspace_size, bool) or not isinstance(workspace_size, int)):
+        raise TypeError(
+            f"problem_from_workload(): workspace_size must be int or None, not {type(workspace_size).__name__}"
+        )
     chosen = TENSILE if runtime is None else runtime_named(runtime)
     return chosen.problem_from_workload(gemm, workspace_size)
 
@@ -124,8 +131,26 @@ def select_workload(
     GEMM's epilogue; ``workspace_size`` None = unlimited).
 
     A GEMM selection cannot represent is answered with its ``error`` instead of stopping the
-    whole workload.
+    whole workload. Raises TypeError for arguments of the wrong type.
     """
+    if not isinstance(library, (MasterLibrary, CompiledLibrary)):
+        raise TypeError(
+            f"select_workload(): library must be MasterLibrary or CompiledLibrary, not {type(library).__name__}"
+        )
+    if not isinstance(hardware, Hardware):
+        raise TypeError(f"select_workload(): hardware must be Hardware, not {type(hardware).__name__}")
+    if workspace_size is not None and (isinstance(workspace_size, bool) or not isinstance(workspace_size, int)):
+        raise TypeError(f"select_workload(): workspace_size must be int or None, not {type(workspace_size).__name__}")
+    if isinstance(gemms, (str, bytes, Mapping)) or not isinstance(gemms, Iterable):
+        raise TypeError(
+            f"select_workload(): gemms must be an iterable of workload GemmProblem, not {type(gemms).__name__}"
+        )
+    gemms = list(gemms)
+    for gemm in gemms:
+        if not isinstance(gemm, WorkloadGemm):
+            raise TypeError(
+                f"select_workload(): each of gemms must be a workload GemmProblem, not {type(gemm).__name__}"
+            )
     compiled = library if isinstance(library, CompiledLibrary) else compile_library(library, loader=loader)
     answers: list[WorkloadSelection] = []
     for gemm in gemms:

@@ -17,7 +17,7 @@ layouts exist; both may open with a ``Git Version: <stamp>`` line, which hipBLAS
   right under it; cells pair by column name, so columns may come in any order. Newer rows carry
   ``kernel_name``/``solution_name`` (checked at replay), ``gcnArchName``, ``CUs`` and ``us``.
 
-This module only reads (pure: text in, rows out); :mod:`tensilekit.remap` rewrites the index cells.
+This module only reads (pure: text in, rows out); :mod:`tensilekit.remapping` rewrites the index cells.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def test_json_lists_every_finding(runner: CliRunner) -> None:
     counts: dict[str, int] = {}
     for finding in report["findings"]:
         counts[finding["code"]] = counts.get(finding["code"], 0) + 1
-        assert set(finding) == {"severity", "code", "message", "path", "line", "col"}
+        assert set(finding) == {"severity", "code", "message", "path", "line", "col", "offset"}
     assert counts == {
         "dead-entry": 1,
         "shadowed-entry": 2,

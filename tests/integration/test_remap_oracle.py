@@ -33,7 +33,7 @@ from tensilekit.api import load_for_selection
 from tensilekit.cli.main import cli
 from tensilekit.model.identity import RENUMBERED_FIELDS, UID_FIELDS
 from tensilekit.model.library import MatchingNode
-from tensilekit.remap import RemapStatus, remap
+from tensilekit.remapping import RemapStatus, remap
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 

@@ -9,7 +9,7 @@ import pytest
 
 from tensilekit.errors import UnsupportedFormat, WorkloadLineError
 from tensilekit.model.identity import IdentityTable, same_solution, solution_identity
-from tensilekit.remap import BuildSolutions, RemapStatus, remap_text
+from tensilekit.remapping import BuildSolutions, RemapStatus, remap_text
 from tensilekit.workload.problem import GemmProblem
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "remap"
@@ -234,7 +234,7 @@ def test_an_installed_folder_gives_every_record_of_its_lazily_read_shards(corpus
     from tensilekit.io.installed_library import split_lazy
     from tensilekit.io.master_io import dump_master_set, load_master
     from tensilekit.model.common import to_raw
-    from tensilekit.remap import LibraryRecords, library_records
+    from tensilekit.remapping import LibraryRecords, library_records
 
     master = load_master(corpus / "masters-hipblaslt" / "hipblaslt_gfx942_grid.dat")
     dump_master_set(split_lazy(master, "gfx942"), tmp_path / "lib", "msgpack", mapping=True)

@@ -270,7 +270,7 @@ def _recorded(
 ) -> RecordedWorkload | None:  # fmt: skip
     """The solutions tuning artefacts among the workloads recorded, judged on the library (issue 24)."""
     from tensilekit.recorded import recorded_workload
-    from tensilekit.remap import records_solutions
+    from tensilekit.remapping import records_solutions
 
     # only tuning artefacts record solutions: a plain log is not read (or the library loaded) again
     artefacts = [path for path in workloads if not _is_query_lines(path) and records_solutions(path)]

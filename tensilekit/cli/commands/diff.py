@@ -148,7 +148,7 @@ def _tuning_gate(
 ) -> tuple[str, dict[str, Any]] | None:
     """The recorded tuning results of ``log_path`` that B would lose (text, JSON); None when it
     records none. With --exit-code, this decides the exit status: two builds always differ."""
-    from tensilekit.remap import lost_results, records_solutions, remap
+    from tensilekit.remapping import lost_results, records_solutions, remap
 
     if not records_solutions(log_path):
         return None

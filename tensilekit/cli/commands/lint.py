@@ -38,6 +38,8 @@ def _render_file(result: FileLint, console: Console, show_size: bool) -> None:
             where += f":{finding.line}"
             if finding.col is not None:
                 where += f":{finding.col}"
+        elif finding.offset is not None:
+            where += f": byte {finding.offset}"
         at = f" (at {finding.path})" if finding.path else ""
         console.print(f"  {finding.severity} {where}: {finding.message}{at} [{finding.code}]", markup=False)
 

@@ -11,6 +11,7 @@ import click
 from tensilekit.api import load_for_selection
 from tensilekit.cli.commands.select import METRICS, library_arch, problem_from_options
 from tensilekit.cli.options import TYPE_HELP, check_output_path, type_spec_callback
+from tensilekit.cli.output import progress_bar
 from tensilekit.data import sample_library_path
 from tensilekit.errors import Location, NoKernel
 from tensilekit.selection import Hardware
@@ -63,19 +64,22 @@ def plot_selection_command(
         library_path = sample_library_path()
         click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
     check_output_path(output, suffixes={".png": "PNG"})
-    library, loader = load_for_selection(library_path)
+    with progress_bar(f"reading {library_path.name}", None):
+        library, loader = load_for_selection(library_path)
     arch = library_arch(library, arch, note=False)
     problem = problem_from_options(1, 1, k, batch, trans_a, trans_b, type_spec, hpa, 1.0, 0.0, metric)
     hardware = Hardware(arch=arch, cu_count=cu_count)
     grid = log_grid(low, high, points)
-    smap = selection_map(library, problem, hardware, grid, grid, loader=loader)
+    with progress_bar("selecting over the grid", len(grid) ** 2) as advance:
+        smap = selection_map(library, problem, hardware, grid, grid, loader=loader, progress=advance)
     covered = int((smap.winners >= 0).sum())
     if covered == 0:  # an empty map is a wrong answer, not a chart
         from tensilekit.selection.unserved import no_kernel_reason
 
         reason = no_kernel_reason(library, problem.model_copy(update={"m": low, "n": low}), hardware)
         raise NoKernel(f"nothing to draw, no grid point has a kernel: {reason}", Location(file=str(library_path)))
-    plot_selection_map(smap, output, title=title)
+    with progress_bar(f"drawing {output.name}", None):
+        plot_selection_map(smap, output, title=title)
     kernels = len(smap.kernels_by_area())
     if as_json:
         click.echo(json.dumps({"output": str(output), "kernels": kernels, "grid_points": int(smap.winners.size),
@@ -123,8 +127,10 @@ def plot_coverage_command(
     report, compiled, _ = coverage_report(ctx, workloads, library_path, arch, cu_count, near=near)
     cut = map_slice(report, gemm_type=gemm_type, k=k)
     grid = log_grid(cut.low, cut.high, points)
-    smap = selection_map(compiled, cut.problem, cut.hardware, grid, grid)
-    plot_coverage_map(smap, cut, output, title=title)
+    with progress_bar("selecting over the grid", len(grid) ** 2) as advance:
+        smap = selection_map(compiled, cut.problem, cut.hardware, grid, grid, progress=advance)
+    with progress_bar(f"drawing {output.name}", None):
+        plot_coverage_map(smap, cut, output, title=title)
     at_k = sum(1 for item in cut.gemms if item.gemm.problem.k == cut.k)
     if as_json:
         click.echo(json.dumps({"output": str(output), "gemm_type": cut.gemm_type, "k": cut.k,

@@ -69,7 +69,7 @@ def remap_command(
     rejected (NEW's predicates refuse it on the device; needs the CU count: --cu-count or the row's).
     Exit 0 when every row is same or moved, 1 otherwise, 3 on bad input.
     """
-    from tensilekit.remap import remap, write_remapped
+    from tensilekit.remapping import remap, write_remapped
 
     if output is not None:
         check_output_path(output)

@@ -394,7 +394,7 @@ def _answer_workload(
     from tensilekit.cli.render_select import render_workload, workload_record
     from tensilekit.cli.workloads import read_workloads
     from tensilekit.recorded import recorded_lines, recorded_solutions
-    from tensilekit.remap import RECORDING_FORMATS
+    from tensilekit.remapping import RECORDING_FORMATS
     from tensilekit.selection import compile_library, select_workload
 
     workload, parsed = read_workloads([path], strict=strict)

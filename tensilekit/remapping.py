@@ -30,6 +30,7 @@ import dataclasses
 import enum
 import functools
 import io
+import os
 from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -725,8 +726,21 @@ def remap(
     ``arch``/``cu_count`` describe the device for NEW's heuristic pick and predicates when a row
     does not say (``rejected`` is decided only when the CU count is known).
     Nothing is written; each :class:`RemappedArtefact` carries its text for NEW.
+    Raises TypeError/ValueError for arguments of the wrong type.
     """
+    from tensilekit._arguments import require, require_path
     from tensilekit.api import load_for_selection
+
+    if isinstance(artefacts, (str, bytes, os.PathLike)) or not isinstance(artefacts, Sequence):
+        raise TypeError(f"remap(): artefacts must be a sequence of paths, not {type(artefacts).__name__}")
+    for artefact in artefacts:
+        require_path(artefact, "each of artefacts", "remap")
+    require_path(old, "old", "remap")
+    require_path(new, "new", "remap")
+    require(arch, str, "arch", "remap", optional=True)
+    require(cu_count, int, "cu_count", "remap", optional=True)
+    if validators is not None and not isinstance(validators, Mapping):
+        raise TypeError(f"remap(): validators must be a mapping, not {type(validators).__name__}")
 
     old_library, old_loader = load_for_selection(old)
     new_library, new_loader = load_for_selection(new)
@@ -773,10 +787,17 @@ def lost_results(report: RemapReport) -> list[RemapRow]:
 
 def write_remapped(report: RemapReport, out: str | Path) -> list[Path]:
     """Write the artefacts for NEW: one artefact to the file ``out``, several into the folder
-    ``out`` (same base names), all at once; never over an input."""
+    ``out`` (same base names), all at once; never over an input.
+
+    Raises InputNotFound when the folder ``out`` would go in does not exist (it is not created, as
+    the CLI refuses it too), TypeError/ValueError for arguments of the wrong type."""
+    from tensilekit._arguments import require, require_path
     from tensilekit.io.atomic import staged_directory, write_bytes_atomic
 
-    target = Path(out)
+    require(report, RemapReport, "report", "write_remapped")
+    target = require_path(out, "out", "write_remapped")
+    if not target.expanduser().parent.is_dir():
+        raise InputNotFound(f"folder {target.expanduser().parent} does not exist", Location(file=str(target)))
     sources = {Path(artefact.source).resolve() for artefact in report.artefacts}
     if len(report.artefacts) == 1:
         if target.resolve() in sources:
