@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from tensilekit.api import loads
 from tensilekit.errors import InputNotFound, Location, TensilekitError
 from tensilekit.io.detect import Format, decompress, detect_format
-from tensilekit.io.files import read_bytes
+from tensilekit.io.files import read_bytes, read_raw_bytes
 from tensilekit.model.checks import Finding, check_logic, check_master, has_errors
 from tensilekit.model.library import (
     DecisionTreeNode,
@@ -176,10 +176,10 @@ def describe(path: str | Path) -> FileInfo:
         from tensilekit.io.installed_library import read_mapping
 
         mapping = read_mapping(path)
-        return FileInfo(path=str(path), kind="mapping", format=_detected_format(Path(path).read_bytes()),
+        return FileInfo(path=str(path), kind="mapping", format=_detected_format(read_raw_bytes(path)),
                         table_entries=len(mapping))  # fmt: skip
     data = read_bytes(path)
-    fmt = _detected_format(Path(path).read_bytes())
+    fmt = _detected_format(read_raw_bytes(path))
     model = loads(data, str(path))
     if isinstance(model, MasterLibrary):
         return describe_master(model, str(path), fmt)

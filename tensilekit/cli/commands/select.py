@@ -359,6 +359,10 @@ def _select(
     name = "<stdin>" if str(queries) == "-" else str(queries)
     if name != "<stdin>" and not queries.exists():
         raise InputNotFound("no such file", Location(file=name))
+    if name != "<stdin>":
+        from tensilekit.io.files import check_regular_file
+
+        check_regular_file(queries)  # a FIFO or device is refused unread: it could block or never end
     stream = io.StringIO(stdin_text or "") if name == "<stdin>" else queries.open(encoding="utf-8")
     try:
         records, unreadable = _read_queries(stream, name, strict=strict)
