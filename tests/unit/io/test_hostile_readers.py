@@ -7,6 +7,7 @@ One section per kind; each case is built here (the probe's own inputs are kept b
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,33 @@ def test_commands_refuse_dev_zero(command: list[str]) -> None:
 def test_a_missing_file_is_still_not_found(tmp_path: Path) -> None:
     with pytest.raises(InputNotFound):
         read_bytes(tmp_path / "absent.yaml")
+
+
+# -- item 12: a placeholder shard that is a symlink loop ------------------------------------------
+
+LAZY_MASTER = "TensileLibrary_lazy_gfx90a.yaml"
+SHARD = "TensileLibrary_Type_SS_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx90a"
+
+
+@pytest.fixture(scope="module")
+def lazy_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("lazy") / "lib"
+    code, output = _run("build-master", "--lazy", str(LOGIC), "-o", str(folder), "--format", "yaml")
+    assert code == 0, output
+    return folder
+
+
+@pytest.mark.parametrize("spelling", [SHARD + ".yaml", SHARD + ".yaml.zlib"])
+def test_a_placeholder_shard_that_is_a_symlink_loop(lazy_build: Path, tmp_path: Path, spelling: str) -> None:
+    folder = tmp_path / "lib"
+    shutil.copytree(lazy_build, folder)
+    (folder / (SHARD + ".yaml")).unlink()
+    (folder / spelling).symlink_to(spelling)  # points at itself: resolving it never ends
+    master = str(folder / LAZY_MASTER)
+    code, output = _run("select", "-l", master, "--arch", "gfx90a", "1024", "1024", "1024")
+    assert code == 3 and "symlink loop" in output and spelling in output, output
+    code, output = _run("diff", master, master)
+    assert code == 3 and "symlink loop" in output, output
+    # validate locates it at the placeholder node (line of the master), as for a missing shard
+    code, output = _run("validate", master)
+    assert code == 1 and f"{LAZY_MASTER}:14:" in output and f"{spelling} is a symlink loop" in output, output
