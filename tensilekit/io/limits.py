@@ -1,7 +1,7 @@
 """Bounds on what a reader accepts, so hostile input is an error instead of a crash, hang or bomb.
 
 Checked before the expensive step each protects: the file size before reading, the decompressed
-size while inflating (streamed, so a gzip bomb never materialises), YAML nesting depth and integer
+size while inflating (streamed, so a gzip, zlib or zstd bomb never materialises), YAML nesting depth and integer
 length before parsing (``yaml_rs`` overflows its stack on ~100 000 nested brackets and parses a
 long integer in quadratic time), alias expansion after parsing (the models would validate every
 shared copy), msgpack container lengths while unpacking.
@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from tensilekit.errors import InputTooLarge, Location
+from tensilekit.errors import DecodeError, InputTooLarge, Location, MsgpackDecodeError
 
 GIB = 1 << 30
 
@@ -125,7 +125,60 @@ def inflate(data: bytes, wbits: int, source: str | None) -> bytes:
                 break
         if not inflater.eof:
             raise EOFError("compressed data ended before the end-of-stream marker")
+        if wbits <= 15 and inflater.unused_data:
+            # one zlib stream per file: the runtime refuses trailing bytes (MessagePack.cpp
+            # readCompressedMsgObject, ROCm/rocm-libraries@7467240364d9), so they are never ignored
+            end = len(data) - len(inflater.unused_data)
+            raise MsgpackDecodeError(
+                f"the zlib stream ends here, {len(inflater.unused_data)} bytes before the end of the file; "
+                "the runtime refuses trailing data",
+                Location(file=source, offset=end),
+            )
         rest = inflater.unused_data.lstrip(b"\x00") if wbits > 15 else b""  # further gzip members
+    return bytes(out)
+
+
+_ZSTD_STEP = 1 << 10
+"""Compressed bytes fed to zstd at once: a block inflates at most ~32 768:1 (an RLE block), so
+one step makes at most 32 MiB before the guard looks again (zstd's API cannot cap the output)."""
+
+
+def inflate_zstd(data: bytes, source: str | None) -> bytes:
+    """Decompress one zstd frame (a ``.yaml.zst``) under :func:`inflate`'s size and ratio guard.
+
+    Raises:
+        InputTooLarge: over the size limit, or a ratio only a bomb reaches (stopped early).
+        DecodeError: damaged or truncated data, or bytes after the frame (with their offset: a
+            ``.yaml.zst`` is one frame, and a second would silently be left unread or appended).
+    """
+    import zstandard
+
+    current = _current
+    limit = current.max_input_size
+    ratio = None if current.explicit_size else current.max_compression_ratio
+    out = bytearray()
+    fed = 0
+    try:
+        inflater = zstandard.ZstdDecompressor().decompressobj(read_across_frames=False)
+        while fed < len(data) and not inflater.eof:
+            piece = data[fed : fed + _ZSTD_STEP]
+            fed += len(piece)
+            out += inflater.decompress(piece)
+            if len(out) > limit:
+                _too_big(len(out), limit, None, source)
+            if ratio is not None and len(out) > current.ratio_floor and len(out) > ratio * fed:
+                _too_big(len(out), limit, ratio, source)
+    except zstandard.ZstdError as error:
+        raise DecodeError(f"damaged zstd data: {error}", Location(file=source)) from None
+    if not inflater.eof:
+        raise DecodeError("damaged zstd data: the frame ends early", Location(file=source))
+    end = fed - len(inflater.unused_data)
+    if end < len(data):
+        raise DecodeError(
+            f"the zstd frame ends here, {len(data) - end} bytes before the end of the file (another frame?); "
+            "a .yaml.zst holds one frame",
+            Location(file=source, offset=end),
+        )
     return bytes(out)
 
 
@@ -259,6 +312,7 @@ __all__ = [
     "check_yaml_text",
     "current_limits",
     "inflate",
+    "inflate_zstd",
     "limits",
     "parse_size",
     "set_max_input_size",

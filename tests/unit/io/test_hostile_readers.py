@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import os
 import shutil
+import tracemalloc
+import zlib
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from tensilekit.cli.main import cli
-from tensilekit.errors import InputNotFound, UnsupportedFormat
+from tensilekit.errors import DecodeError, InputNotFound, InputTooLarge, MsgpackDecodeError, UnsupportedFormat
 from tensilekit.io.files import read_bytes
+from tensilekit.io.logic_canonical import compress_zstd
+from tensilekit.io.zlib_catalog import read_catalog_bytes
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 MASTER = FIXTURES / "masters" / "coverage_equality_gfx90a.yaml"
@@ -115,3 +119,85 @@ def test_a_placeholder_shard_that_is_a_symlink_loop(lazy_build: Path, tmp_path: 
     # validate locates it at the placeholder node (line of the master), as for a missing shard
     code, output = _run("validate", master)
     assert code == 1 and f"{LAZY_MASTER}:14:" in output and f"{spelling} is a symlink loop" in output, output
+
+
+# -- items 7 and 8: compressed wrappers (zstd bombs, extra frames, zlib trailing bytes) -----------
+
+
+def zstd_rle_bomb(total: int, byte: bytes = b" ") -> bytes:
+    """One zstd frame of RLE blocks (4 bytes -> 128 KiB each): 2 GiB in 64 KiB, built by hand in
+    microseconds (RFC 8878: frame header with a 128 KiB window, then Block_Type 1 blocks)."""
+    block = 1 << 17
+    count = total // block
+    frame = bytearray(b"\x28\xb5\x2f\xfd\x00\x38")
+    for number in range(count):
+        last = 1 if number == count - 1 else 0
+        frame += ((block << 3) | (1 << 1) | last).to_bytes(3, "little") + byte
+    return bytes(frame)
+
+
+def test_a_zstd_bomb_stops_early_in_bounded_memory(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.yaml.zst"
+    path.write_bytes(zstd_rle_bomb(2 << 30))
+    assert path.stat().st_size < 70_000  # 64 KB that would inflate to 2 GiB
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputTooLarge, match="compression bomb") as caught:
+            read_bytes(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 160 << 20, f"peak {peak >> 20} MiB"
+    assert caught.value.location is not None and caught.value.location.file == str(path)
+    code, output = _run("info", str(path))
+    assert code == 3 and "compression bomb" in output and str(path) in output, output
+
+
+def test_zstd_under_the_ratio_floor_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "blank.yaml.zst"
+    path.write_bytes(zstd_rle_bomb(4 << 20))  # 4 MiB of blanks: compressible, not a bomb
+    assert read_bytes(path) == b" " * (4 << 20)
+
+
+def test_a_second_zstd_frame_is_refused_with_its_offset(tmp_path: Path) -> None:
+    first = compress_zstd(LOGIC.read_text())
+    path = tmp_path / "two.yaml.zst"
+    path.write_bytes(first + compress_zstd("- appended\n"))
+    with pytest.raises(DecodeError, match="zstd frame ends here") as caught:
+        read_bytes(path)
+    assert caught.value.location is not None and caught.value.location.offset == len(first)
+    path.write_bytes(first + b"\x00junk")
+    code, output = _run("build-master", str(path), "-o", str(tmp_path / "out"))
+    assert code == 3 and f"byte {len(first)}" in output, output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module")
+def msgpack_master(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    path = tmp_path_factory.mktemp("dat") / "TensileLibrary_gfx90a.dat"
+    code, output = _run("convert", str(MASTER), str(path))
+    assert code == 0, output
+    return path.read_bytes()
+
+
+def test_zlib_trailing_bytes_are_refused_with_their_offset(msgpack_master: bytes, tmp_path: Path) -> None:
+    stream = zlib.compress(msgpack_master, 9)
+    path = tmp_path / "TensileLibrary_gfx90a.dat.zlib"
+    path.write_bytes(stream + b"\x00\x00trailing")
+    with pytest.raises(MsgpackDecodeError, match="zlib stream ends here") as caught:
+        read_bytes(path)
+    assert caught.value.location is not None and caught.value.location.offset == len(stream)
+    code, output = _run("select", "-l", str(path), "--arch", "gfx90a", "64", "64", "64")
+    assert code == 3 and f"byte {len(stream)}" in output, output
+
+
+def test_a_refused_zlib_falls_back_to_the_bare_catalog_as_the_runtime_does(
+    msgpack_master: bytes, tmp_path: Path
+) -> None:
+    # MessagePack.cpp fileToMsgObject: a .zlib that readCompressedMsgObject refuses (trailing
+    # bytes included) is passed over for the uncompressed file beside it
+    bare = tmp_path / "TensileLibrary_gfx90a.dat"
+    bare.write_bytes(msgpack_master)
+    (tmp_path / "TensileLibrary_gfx90a.dat.zlib").write_bytes(zlib.compress(b"\x80", 9) + b"tail")
+    data, found = read_catalog_bytes(bare)
+    assert found == bare and data == msgpack_master
