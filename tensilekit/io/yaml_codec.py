@@ -80,7 +80,7 @@ AMD_MASTER_STYLE = YamlStyle(explicit_start=True, explicit_end=True)
 # numbers, timestamps, underscores, tags, merge keys. AMD's tools read with PyYAML, so a text
 # with any of these is decoded by PyYAML; the scan costs about as much as the fast parse.
 _YAML11_AMBIGUOUS = re.compile(
-    r"""(?:[:-] |[\[,{]|\n)[ \t]*(?:"""
+    r"""(?:[:?-][ \t]|[\[,{]|\n)[ \t]*(?:"""
     r"""[-+]\.[0-9_]|[-+]?(?:[_.]*_[_.]*[0-9]|0[0-9o_]|0b|[0-9][0-9_]*[eE]|[0-9_]*\.[0-9_]*[eE](?:[0-9_]|[-+][0-9]*_)"""
     r"""|[0-9][0-9_]*:[0-5]?[0-9])"""
     r"""|[0-9]{4}-[0-9]"""
@@ -93,7 +93,7 @@ _YAML11_AMBIGUOUS = re.compile(
 # The text after each place _YAML11_AMBIGUOUS can start, up to a delimiter that is itself such a
 # place (or ends a scalar). Logic files repeat a few thousand distinct values, so checking each
 # distinct value once is about four times faster than searching the whole text.
-_PLAIN_VALUE = re.compile(r"(?:[:-] |[\[,{]|\n)[ \t]*([^\n,\]}#]*)")
+_PLAIN_VALUE = re.compile(r"(?:[:?-][ \t]|[\[,{]|\n)[ \t]*([^\n,\]}#]*)")
 
 
 def _fast_parse_is_exact(text: str) -> bool:
@@ -150,7 +150,9 @@ def parse_yaml(text: str, source: str | None = None) -> Any:
 
 
 def _parse_checked(text: str, source: str | None) -> Any:
-    if _fast_yaml is not None and _fast_parse_is_exact(text):
+    # "&": an anchor hides the scalar after it from the YAML 1.1 scan (``&x 010`` is 8 to PyYAML,
+    # 10 to yaml_rs); the few files with anchors are decoded by PyYAML
+    if _fast_yaml is not None and "&" not in text and _fast_parse_is_exact(text):
         try:
             data = _fast_yaml.loads(
                 text, parse_datetime=False, duplicate_key_policy=_fast_yaml.DuplicateKeyPolicy.LastWins

@@ -19,6 +19,7 @@ from tensilekit.cli.main import cli
 from tensilekit.errors import DecodeError, InputNotFound, InputTooLarge, MsgpackDecodeError, UnsupportedFormat
 from tensilekit.io.files import read_bytes
 from tensilekit.io.logic_canonical import compress_zstd
+from tensilekit.io.master_io import load_master
 from tensilekit.io.zlib_catalog import read_catalog_bytes
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
@@ -201,3 +202,92 @@ def test_a_refused_zlib_falls_back_to_the_bare_catalog_as_the_runtime_does(
     (tmp_path / "TensileLibrary_gfx90a.dat.zlib").write_bytes(zlib.compress(b"\x80", 9) + b"tail")
     data, found = read_catalog_bytes(bare)
     assert found == bare and data == msgpack_master
+
+
+# -- item 7: scalars read as PyYAML (AMD's reader) reads them ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x 010\nb: *x\n",  # octal 8 under an anchor, shared by the alias
+        "a: &x yes\nb: *x\n",  # a YAML 1.1 boolean under an anchor
+        "- [&x 010, 2]\n",
+        "- &x off\n",
+        "{a: &x no}\n",
+        "a: &x 1:20\n",  # sexagesimal
+        "a: &x 1e3\n",  # a string to YAML 1.1, a float to YAML 1.2
+        "a: &x 0o17\n",
+        "? 010\n: 1\n",  # a complex key
+        "a:\t010\n",
+        "- - [010, 0x20, 1, 1]\n  - [0, 1.0]\n",  # hand-edited sizes
+        "- - [ 010 , 0x20,1,1]\n",
+        "- - [+010, -010, 0x_20, 1__0, 0b10]\n",
+        "- - [09, 019]\n",  # not octal: strings
+    ],
+)
+def test_yaml_scalars_read_as_pyyaml_reads_them(text: str) -> None:
+    import yaml
+
+    from tensilekit.io.yaml_codec import parse_yaml
+
+    expected = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    assert repr(parse_yaml(text)) == repr(expected)  # repr: True and 1 are equal but not the same
+
+
+def test_hand_edited_sizes_in_a_logic_file_read_as_pyyaml(tmp_path: Path) -> None:
+    import yaml
+
+    import tensilekit
+
+    text = LOGIC.read_text()
+    row = "- - - [8192, 8192, 1, 8192]"
+    assert row in text
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(text.replace(row, "- - - [&m 010, 0x20, 1, *m]"))
+    logic = tensilekit.load(edited)
+    pyyaml_rows = yaml.load(edited.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))[7]
+    assert pyyaml_rows[0][0] == [8, 32, 1, 8]
+    assert list(logic.exact_logic[0].size) == [8, 32, 1, 8]  # type: ignore[union-attr]
+
+
+# -- item 7: indexed masters ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def indexed_master(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    path = tmp_path_factory.mktemp("indexed") / "TensileLibrary_gfx90a.dat"
+    code, output = _run("convert", str(MASTER), str(path), "--format", "msgpack-indexed")
+    assert code == 0, output
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("version", [2.0, True, "2"])
+def test_indexed_format_version_must_be_the_integer_2(indexed_master: bytes, tmp_path: Path, version: object) -> None:
+    import msgpack
+
+    from tensilekit.errors import LibraryFormatError
+
+    root = msgpack.unpackb(indexed_master, raw=False, strict_map_key=False)
+    assert root["format_version"] == 2
+    root["format_version"] = version  # dict order kept: format_version stays first
+    path = tmp_path / "TensileLibrary_gfx90a.dat"
+    path.write_bytes(msgpack.packb(root, use_bin_type=True))
+    with pytest.raises(LibraryFormatError, match="format_version") as caught:
+        load_master(path)
+    assert caught.value.location is not None and caught.value.location.path == "format_version"
+    code, output = _run("select", "-l", str(path), "--arch", "gfx90a", "64", "64", "64")
+    assert code == 3 and "format_version" in output, output
+
+
+@pytest.mark.parametrize("index", [-5, 2**31, 9_999_999_999])
+def test_convert_refuses_indices_its_indexed_reader_refuses(tmp_path: Path, index: int) -> None:
+    text = MASTER.read_text()
+    assert "index: 606601216" in text
+    source = tmp_path / "master.yaml"
+    source.write_text(text.replace("606601216", str(index)))
+    assert _run("validate", str(source))[0] == 0  # a plain master may hold it
+    target = tmp_path / "TensileLibrary_gfx90a.dat"
+    code, output = _run("convert", str(source), str(target), "--format", "msgpack-indexed")
+    assert code == 3 and str(source) in output and f"solution index {index}" in output, output
+    assert not target.exists()
