@@ -34,7 +34,7 @@ import msgpack
 from pydantic import ValidationError
 
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, format_path
-from tensilekit.io.limits import current_limits
+from tensilekit.io.limits import check_depth, current_limits
 from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack
 from tensilekit.io.yaml_codec import parse_path
 from tensilekit.model.library import (
@@ -203,6 +203,7 @@ class LazyMaster:
         if scanned is None:
             return None
         shell, slices, positions = scanned
+        check_depth(shell, source)  # the tree; each solution is checked when decoded (parse_msgpack)
         library = cls.__new__(cls)
         library._open(shell, raw, slices, source, positions=positions)
         return library

@@ -25,6 +25,12 @@ from tensilekit.errors import DecodeError, InputTooLarge, Location, MsgpackDecod
 
 GIB = 1 << 30
 
+MAX_NESTING_DEPTH = 200
+"""Nesting levels every reader accepts (YAML, msgpack, JSON query lines), checked before the
+data reaches code that recurses: pydantic, the models, diff and the YAML writer reach Python's
+recursion limit from about 495 levels. Real masters nest ~30 levels, their YAML indents 34
+columns at most."""
+
 
 @dataclasses.dataclass(frozen=True)
 class InputLimits:
@@ -34,7 +40,7 @@ class InputLimits:
     explicit_size: bool = False  # the user set max_input_size: no ratio guard below it
     max_compression_ratio: int = 200  # real libraries: <= 28:1; a gzip of zeros: ~1000:1
     ratio_floor: int = 32 << 20  # below this many decompressed bytes the ratio is not checked
-    max_depth: int = 1000  # YAML / msgpack nesting levels (real masters: ~30)
+    max_depth: int = MAX_NESTING_DEPTH  # YAML / msgpack / JSON nesting levels (real masters: ~30)
     max_integer_digits: int = 1000  # digits in one integer (int64 has 19)
     max_alias_expansion: int = 10  # expanded YAML nodes per distinct node (old files: < 2)
     max_container_length: int = 1 << 25  # elements of one msgpack array or map
@@ -275,6 +281,77 @@ def _too_deep(data: bytes, offset: int, source: str | None) -> None:
     )
 
 
+def check_depth(data: Any, source: str | None, *, shared: bool = False) -> None:
+    """Decoded ``data`` nests at most ``max_depth`` containers deep (iteratively: no recursion).
+
+    The text checks bound each way of nesting on its own (brackets, indentation); this bounds
+    them mixed, and msgpack, whose bytes have no cheap bound (~5 % of a YAML parse, ~50 % of a
+    msgpack unpack, a small part of building the model). ``shared``: containers may be
+    shared (YAML aliases), each then counts at its deepest use, and a cycle is too deep.
+
+    Raises:
+        InputTooLarge: at the path of the first container past the limit.
+    """
+    depth = _current.max_depth
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    deepest_use: dict[int, int] = {}
+    while stack:
+        node, level = stack.pop()
+        if level > depth:
+            raise InputTooLarge(
+                f"nested more than {depth} levels deep (limit: nesting depth)",
+                Location(file=source, path=_path_to(data, node, depth)),
+            )
+        if shared:
+            if deepest_use.get(id(node), 0) >= level:
+                continue  # its subtree was checked from as deep already
+            deepest_use[id(node)] = level
+        for child in node.values() if type(node) is dict else node:
+            if type(child) is dict or type(child) is list:
+                stack.append((child, level + 1))
+
+
+def _path_to(root: Any, target: Any, depth: int) -> str:
+    """The path of ``target`` inside ``root`` (only run on the error path; bounded by ``depth``)."""
+    from tensilekit.errors import child_path
+
+    stack: list[tuple[Any, str, int]] = [(root, "", 0)]
+    while stack:
+        node, path, level = stack.pop()
+        if node is target:
+            return path
+        if level > depth:
+            continue
+        items = node.items() if type(node) is dict else enumerate(node)
+        stack.extend((child, child_path(path, key), level + 1) for key, child in items if type(child) in (dict, list))
+    return ""
+
+
+def check_json_depth(text: str) -> None:
+    """A JSON text nests at most ``max_depth`` brackets deep (an upper bound: brackets inside
+    strings count too), checked before ``json.loads``, which recurses.
+
+    Raises:
+        json.JSONDecodeError: at the first bracket past the limit, so that callers treat the
+            line as any other unreadable JSON line.
+    """
+    depth = _current.max_depth
+    if text.count("[") + text.count("{") <= depth:
+        return
+    level = 0
+    for position, character in enumerate(text):
+        if character in "[{":
+            level += 1
+            if level > depth:
+                import json
+
+                raise json.JSONDecodeError(
+                    f"nested more than {depth} levels deep (limit: nesting depth)", text, position
+                )
+        elif character in "]}":
+            level -= 1
+
+
 def check_alias_expansion(data: Any, source: str | None) -> None:
     """YAML aliases share containers; the models would copy every use. Bound the expanded size
     (nodes counted with every alias expanded) by a multiple of the size as written."""
@@ -307,7 +384,10 @@ def check_alias_expansion(data: Any, source: str | None) -> None:
 
 __all__ = [
     "InputLimits",
+    "MAX_NESTING_DEPTH",
     "check_alias_expansion",
+    "check_depth",
+    "check_json_depth",
     "check_file_size",
     "check_yaml_text",
     "current_limits",

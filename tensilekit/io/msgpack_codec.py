@@ -12,14 +12,14 @@ from typing import Any
 import msgpack
 
 from tensilekit.errors import InputTooLarge, InvalidValue, Location, MsgpackDecodeError, format_path
-from tensilekit.io.limits import current_limits
+from tensilekit.io.limits import check_depth, current_limits
 
 
 def parse_msgpack(data: bytes, source: str | None = None) -> Any:
     """Decode one msgpack object; raise :class:`MsgpackDecodeError` on malformed input."""
     longest = current_limits().max_container_length
     try:
-        return msgpack.unpackb(
+        data = msgpack.unpackb(
             data,
             raw=False,
             strict_map_key=False,
@@ -40,6 +40,8 @@ def parse_msgpack(data: bytes, source: str | None = None) -> Any:
         elif detail == "FormatError":
             detail = "an invalid type byte"
         raise MsgpackDecodeError(f"malformed msgpack: {detail}", where) from None
+    check_depth(data, source)  # before anything recurses into it
+    return data
 
 
 # Header byte -> (kind, bytes of the length / value that follow). Kinds: "fixed" (a value of that

@@ -24,7 +24,7 @@ import yaml
 
 from tensilekit.errors import Location, YamlSyntaxError, format_path
 from tensilekit.io import yaml_emitter
-from tensilekit.io.limits import check_alias_expansion, check_yaml_text
+from tensilekit.io.limits import check_alias_expansion, check_depth, check_yaml_text
 
 _fast_yaml: Any
 try:  # pragma: no cover - exercised implicitly
@@ -146,6 +146,8 @@ def parse_yaml(text: str, source: str | None = None) -> Any:
     data = _parse_checked(text, source)
     if "&" in text and isinstance(data, (dict, list)):  # anchors: aliases may share containers
         check_alias_expansion(data, source)
+    if isinstance(data, (dict, list)):  # brackets and indentation mixed (the text check bounds each)
+        check_depth(data, source, shared="&" in text)
     return data
 
 

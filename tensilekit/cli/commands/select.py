@@ -15,6 +15,7 @@ from tensilekit.cli.options import TYPE_HELP, check_arch, subtree_options, type_
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.errors import InputNotFound, LibraryChanged, Location, NoKernel, SelectionError, TensilekitError
+from tensilekit.io.limits import check_json_depth
 
 if TYPE_CHECKING:
     from tensilekit.selection import GemmProblem, Hardware
@@ -58,6 +59,7 @@ def _read_queries(
             continue
         column = None
         try:
+            check_json_depth(text)  # json.loads recurses: too deep is an unreadable line
             record = json.loads(text)
             problem = None if isinstance(record, dict) else "each line must hold one JSON object"
         except json.JSONDecodeError as error:

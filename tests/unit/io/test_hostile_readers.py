@@ -291,3 +291,118 @@ def test_convert_refuses_indices_its_indexed_reader_refuses(tmp_path: Path, inde
     code, output = _run("convert", str(source), str(target), "--format", "msgpack-indexed")
     assert code == 3 and str(source) in output and f"solution index {index}" in output, output
     assert not target.exists()
+
+
+# -- item 9: one nesting limit for every reader, so nothing recurses into a RecursionError ------
+
+
+def _master_with_solution_field(value_lines: str) -> str:
+    """The fixture master with a solution's ``ideals`` replaced by ``value_lines`` (indented 2)."""
+    text = MASTER.read_text()
+    assert "  ideals: {}\n" in text
+    return text.replace("  ideals: {}\n", value_lines, 1)
+
+
+def _mixed_nesting(block_levels: int, flow_levels: int) -> str:
+    """Block mappings one column deeper each, then flow lists: each way under the limit alone."""
+    lines = ["  ideals:\n"]
+    for level in range(block_levels):
+        lines.append(" " * (3 + level) + f"k{level}:\n")
+    lines.append(" " * (3 + block_levels) + "v: " + "[" * flow_levels + "1" + "]" * flow_levels + "\n")
+    return "".join(lines)
+
+
+def test_the_limit_is_the_one_constant() -> None:
+    from tensilekit.io.limits import MAX_NESTING_DEPTH, current_limits
+
+    assert MAX_NESTING_DEPTH == 200 and current_limits().max_depth == MAX_NESTING_DEPTH
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["validate", "{}"],
+        ["info", "{}"],
+        ["select", "-l", "{}", "--arch", "gfx90a", "64", "64", "64"],
+        ["diff", "{}", "{}"],
+        ["convert", "{}", "{out}/x.dat"],
+        ["lint", "{}"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_yaml_nested_past_the_limit_by_mixing_indentation_and_brackets(command: list[str], tmp_path: Path) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text(_master_with_solution_field(_mixed_nesting(150, 150)))  # ~305 levels in all
+    args = [part.replace("{}", str(path)).replace("{out}", str(tmp_path)) for part in command]
+    result = CliRunner().invoke(cli, args)
+    assert not isinstance(result.exception, RecursionError), result.output
+    assert result.exit_code in (1, 3), result.output  # validate/lint report it as a finding (1 or 3)
+    assert "nested more than 200 levels" in result.output and str(path) in result.output, result.output
+
+
+def test_nesting_under_the_limit_still_works_everywhere(tmp_path: Path) -> None:
+    path = tmp_path / "deep_ok.yaml"
+    path.write_text(_master_with_solution_field(_mixed_nesting(90, 100)))  # ~196 levels in all
+    for args in (
+        ["validate", str(path)],
+        ["select", "-l", str(path), "--arch", "gfx90a", "64", "64", "64"],
+        ["diff", str(path), str(path)],
+        ["convert", str(path), str(tmp_path / "ok.dat")],
+        ["select", "-l", str(tmp_path / "ok.dat"), "--arch", "gfx90a", "64", "64", "64"],
+        ["convert", str(tmp_path / "ok.dat"), str(tmp_path / "back.yaml")],
+    ):
+        code, output = _run(*args)
+        assert code == 0, (args, output)
+
+
+def test_msgpack_nested_past_the_limit(tmp_path: Path) -> None:
+    import msgpack
+    import yaml
+
+    from tensilekit.io.master_io import open_master
+
+    data = yaml.load(MASTER.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    deep: object = 1
+    for _ in range(600):  # under msgpack's own stack limit (1024), past the recursion limit
+        deep = [deep]
+    data["solutions"][3]["ideals"] = {"x": deep}
+    path = tmp_path / "TensileLibrary_gfx90a.dat"
+    path.write_bytes(msgpack.packb(data, use_bin_type=True))
+    with pytest.raises(InputTooLarge, match="nested more than 200") as caught:
+        load_master(path)
+    assert caught.value.location is not None and caught.value.location.file == str(path)
+    assert (caught.value.location.path or "").startswith("solutions[3].ideals.x")
+    with pytest.raises(InputTooLarge):  # the lazy path decodes that solution when selection reaches it
+        open_master(path).materialize()
+    for args in (
+        ["select", "-l", str(path), "--arch", "gfx90a", "64", "64", "64"],
+        ["diff", str(path), str(path)],
+        ["convert", str(path), str(tmp_path / "x.yaml")],
+    ):
+        code, output = _run(*args)
+        assert code == 3 and "nested more than 200" in output, (args, output)
+
+
+def test_yaml_alias_cycle_is_too_deep_not_a_recursion(tmp_path: Path) -> None:
+    from tensilekit.io.yaml_codec import parse_yaml
+
+    with pytest.raises(InputTooLarge, match="nested more than"):
+        parse_yaml("a: &x [*x]\n")
+
+
+@pytest.mark.parametrize("levels", [600, 100_000])
+def test_deeply_nested_query_lines_are_skipped_with_a_warning(levels: int, tmp_path: Path) -> None:
+    queries = tmp_path / "queries.jsonl"
+    nested = "[" * levels + "]" * levels
+    queries.write_text('{"m": ' + nested + ', "n": 64, "k": 64}\n{"m": 64, "n": 64, "k": 64}\n')
+    result = CliRunner().invoke(cli, ["select", "-l", str(MASTER), "--arch", "gfx90a", "--queries", str(queries)])
+    # as for any unreadable line: a warning, the other queries answered, exit 3 at the end
+    assert result.exit_code == 3 and not isinstance(result.exception, RecursionError), result.output
+    assert f"{queries}:1:" in result.output and "nested more than 200" in result.output, result.output
+    assert "606601218" in result.output and "1 of 2 query line(s) could not be answered" in result.output
+    strict = CliRunner().invoke(
+        cli, ["select", "-l", str(MASTER), "--arch", "gfx90a", "--queries", str(queries), "--strict"]
+    )
+    assert strict.exit_code == 3 and "nested more than 200" in strict.output, strict.output
+    coverage = CliRunner().invoke(cli, ["coverage", "-l", str(MASTER), "--arch", "gfx90a", str(queries)])
+    assert coverage.exit_code == 0 and "nested more than 200" in coverage.output, coverage.output
