@@ -406,3 +406,16 @@ def test_deeply_nested_query_lines_are_skipped_with_a_warning(levels: int, tmp_p
     assert strict.exit_code == 3 and "nested more than 200" in strict.output, strict.output
     coverage = CliRunner().invoke(cli, ["coverage", "-l", str(MASTER), "--arch", "gfx90a", str(queries)])
     assert coverage.exit_code == 0 and "nested more than 200" in coverage.output, coverage.output
+
+
+def test_diff_queries_nested_past_the_limit_are_an_input_error(tmp_path: Path) -> None:
+    from tensilekit.errors import TensilekitError
+    from tensilekit.merge.files import parse_queries
+
+    line = '{"m": ' + "[" * 1000 + "]" * 1000 + ', "n": 64, "k": 64}'
+    with pytest.raises(TensilekitError):  # json.loads raised RecursionError here
+        parse_queries(line, "queries.jsonl")
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(line + "\n")
+    result = CliRunner().invoke(cli, ["diff", str(MASTER), str(MASTER), "--queries", str(queries)])
+    assert result.exit_code == 3 and not isinstance(result.exception, RecursionError), result.output
