@@ -67,7 +67,7 @@ def iter_library_files(paths: Iterable[str | Path]) -> Iterator[Path]:
             # X.dat beside X.dat.zlib is not read by the runtime (the .zlib is probed first)
             children = sorted(path.rglob("*"))
             yield from runtime_view(c for c in children if c.is_file() and c.name.lower().endswith(LIBRARY_SUFFIXES))
-        elif path.exists():
+        elif path.exists() or path.is_symlink():  # a symlink loop: the reader says so
             yield path
         else:
             raise InputNotFound("no such file or directory", Location(file=str(path)))

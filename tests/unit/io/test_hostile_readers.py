@@ -419,3 +419,12 @@ def test_diff_queries_nested_past_the_limit_are_an_input_error(tmp_path: Path) -
     queries.write_text(line + "\n")
     result = CliRunner().invoke(cli, ["diff", str(MASTER), str(MASTER), "--queries", str(queries)])
     assert result.exit_code == 3 and not isinstance(result.exception, RecursionError), result.output
+
+
+@pytest.mark.parametrize("command", [["info"], ["validate"], ["lint"], ["convert", "{out}/x.dat"]])
+def test_an_input_that_is_a_symlink_loop_is_named_as_one(command: list[str], tmp_path: Path) -> None:
+    loop = tmp_path / "loop.yaml"
+    loop.symlink_to(loop.name)
+    args = [command[0], str(loop), *(part.replace("{out}", str(tmp_path)) for part in command[1:])]
+    code, output = _run(*args)
+    assert code in (1, 3) and f"{loop}: is a symlink loop" in output, output
