@@ -81,7 +81,7 @@ AMD_MASTER_STYLE = YamlStyle(explicit_start=True, explicit_end=True)
 # with any of these is decoded by PyYAML; the scan costs about as much as the fast parse.
 _YAML11_AMBIGUOUS = re.compile(
     r"""(?:[:?-][ \t]|[\[,{]|\n)[ \t]*(?:"""
-    r"""[-+]\.[0-9_]|[-+]?(?:[_.]*_[_.]*[0-9]|0[0-9o_]|0b|[0-9][0-9_]*[eE]|[0-9_]*\.[0-9_]*[eE](?:[0-9_]|[-+][0-9]*_)"""
+    r"""[-+]\.[0-9_]|[-+]?(?:[_.]*_[_.]*[0-9]|0[0-9oO_]|0[bBX]|0x[0-9a-fA-F]*_|[0-9][0-9_]*[eE]|[0-9_]*\.[0-9_]*[eE](?:[0-9_]|[-+][0-9]*_)"""
     r"""|[0-9][0-9_]*:[0-5]?[0-9])"""
     r"""|[0-9]{4}-[0-9]"""
     r"""|(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF|<<|=)(?=[ \t]*(?:$|[,\]}#]|:(?:[ \t]|$)))"""
@@ -186,6 +186,10 @@ def _parse_checked(text: str, source: str | None) -> Any:
         raise YamlSyntaxError(f"YAML error: {error}", Location(file=source)) from None
     except RecursionError:
         raise YamlSyntaxError("YAML nesting too deep", Location(file=source)) from None
+    except (ValueError, OverflowError) as error:  # a scalar PyYAML resolves but cannot build: 0b_, 2001-13-45
+        raise YamlSyntaxError(
+            f"YAML error: a scalar that cannot be read as its type ({error})", Location(file=source)
+        ) from None
 
 
 def locate(text: str, path: Sequence[object], source: str | None = None) -> Location:

@@ -224,6 +224,9 @@ def test_a_refused_zlib_falls_back_to_the_bare_catalog_as_the_runtime_does(
         "- - [ 010 , 0x20,1,1]\n",
         "- - [+010, -010, 0x_20, 1__0, 0b10]\n",
         "- - [09, 019]\n",  # not octal: strings
+        "- - [0O1, 0X1F, 0B1]\n",  # upper-case prefixes: strings to PyYAML, numbers to yaml_rs
+        "a: 0x_20\n",  # an underscore in hex: 32 to PyYAML, a string to yaml_rs
+        "- - - 0X0\n",
     ],
 )
 def test_yaml_scalars_read_as_pyyaml_reads_them(text: str) -> None:
@@ -428,3 +431,12 @@ def test_an_input_that_is_a_symlink_loop_is_named_as_one(command: list[str], tmp
     args = [command[0], str(loop), *(part.replace("{out}", str(tmp_path)) for part in command[1:])]
     code, output = _run(*args)
     assert code in (1, 3) and f"{loop}: is a symlink loop" in output, output
+
+
+@pytest.mark.parametrize("text", ["a: 0b_\n", "- 0x_\n", "a: 2001-13-45\n"])
+def test_a_scalar_pyyaml_cannot_build_is_a_yaml_error(text: str) -> None:
+    from tensilekit.errors import YamlSyntaxError
+    from tensilekit.io.yaml_codec import parse_yaml
+
+    with pytest.raises(YamlSyntaxError):  # PyYAML's constructor raised a bare ValueError (exit 70)
+        parse_yaml(text, "x.yaml")
