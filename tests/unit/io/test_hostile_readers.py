@@ -440,3 +440,22 @@ def test_a_scalar_pyyaml_cannot_build_is_a_yaml_error(text: str) -> None:
 
     with pytest.raises(YamlSyntaxError):  # PyYAML's constructor raised a bare ValueError (exit 70)
         parse_yaml(text, "x.yaml")
+
+
+@pytest.mark.parametrize("levels", [1100, 100_000])
+def test_msgpack_past_its_own_stack_is_the_nesting_limit_with_a_place(levels: int, tmp_path: Path) -> None:
+    path = tmp_path / "TensileLibrary_gfx90a.dat"
+    path.write_bytes(b"\x82\xa9solutions" + b"\x91" * levels + b"\x01" + b"\xa7library\x80")
+    with pytest.raises(InputTooLarge, match="nested more than 200") as caught:
+        load_master(path)  # msgpack's StackError, once reported as 'malformed msgpack: StackError'
+    location = caught.value.location
+    # the root map is level 1, the array at byte 11 level 2: level 201 opens at byte 11 + 199
+    assert location is not None and location.offset == 11 + 199 and (location.path or "").startswith("solutions[0]")
+
+
+def test_the_damage_scan_of_a_deep_shard_stops_at_the_limit() -> None:
+    from tensilekit.io.msgpack_place import damage_place
+
+    truncated = b"\x81\xa9solutions" + b"\x91" * 5000  # ends inside the nesting
+    place = damage_place(truncated)  # recursed into RecursionError (exit 70 for a damaged shard)
+    assert place is not None and "nested more than 200 levels" in place
