@@ -257,7 +257,10 @@ def check_yaml_text(text: str, source: str | None) -> None:
     if indented >= 0:
         _too_deep(data, indented + 1, source)
     if classes.find(b"-" * depth) >= 0:
-        _too_deep(data, 0, source)
+        # blanks were dropped: confirm "- - - ..." entries, not a comment or scalar of dashes
+        compact = re.search(rb"^[ \t]*(?:[-?](?:[ \t]+|$)){%d}" % depth, data, re.M)
+        if compact is not None:
+            _too_deep(data, compact.start(), source)
 
 
 def _deepest_bracket(data: bytes, depth: int) -> int:

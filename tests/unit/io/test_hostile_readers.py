@@ -459,3 +459,10 @@ def test_the_damage_scan_of_a_deep_shard_stops_at_the_limit() -> None:
     truncated = b"\x81\xa9solutions" + b"\x91" * 5000  # ends inside the nesting
     place = damage_place(truncated)  # recursed into RecursionError (exit 70 for a damaged shard)
     assert place is not None and "nested more than 200 levels" in place
+
+
+@pytest.mark.parametrize("text", ["# " + "-" * 300 + "\na: 1\n", "a: '" + "-" * 300 + "'\n", "a: " + "?" * 300 + "\n"])
+def test_a_long_run_of_dashes_is_not_nesting(text: str) -> None:
+    from tensilekit.io.yaml_codec import parse_yaml
+
+    assert parse_yaml(text)  # a banner comment or a scalar of 300 dashes is 1 level, not 300
