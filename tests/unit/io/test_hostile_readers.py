@@ -466,3 +466,10 @@ def test_a_long_run_of_dashes_is_not_nesting(text: str) -> None:
     from tensilekit.io.yaml_codec import parse_yaml
 
     assert parse_yaml(text)  # a banner comment or a scalar of 300 dashes is 1 level, not 300
+
+
+def test_the_workload_api_refuses_a_fifo_unread(fifo: Path) -> None:
+    from tensilekit.workload import load_workload
+
+    with pytest.raises(UnsupportedFormat, match="FIFO"):  # once 'no such workload file'
+        load_workload(fifo)
