@@ -1,10 +1,12 @@
 """Bounds on what a reader accepts, so hostile input is an error instead of a crash, hang or bomb.
 
 Checked before the expensive step each protects: the file size before reading, the decompressed
-size while inflating (streamed, so a gzip, zlib or zstd bomb never materialises), YAML nesting depth and integer
-length before parsing (``yaml_rs`` overflows its stack on ~100 000 nested brackets and parses a
-long integer in quadratic time), alias expansion after parsing (the models would validate every
-shared copy), msgpack container lengths while unpacking.
+size while inflating (streamed, so a gzip, zlib or zstd bomb never materialises), YAML nesting
+depth and integer length before parsing (``yaml_rs`` overflows its stack on ~100 000 nested
+brackets and parses a long integer in quadratic time), alias expansion after parsing (the models
+would validate every shared copy), msgpack container lengths while unpacking, and nesting of the
+decoded tree (YAML, msgpack) and of JSON query lines before anything recurses into it
+(:data:`MAX_NESTING_DEPTH`, one limit for every reader).
 
 The defaults accept a 2 GB real library: the largest corpus file decompresses at 28:1, a real
 master nests ~30 levels, and no real integer has more than 20 digits. Decompression is bounded by
