@@ -1,12 +1,13 @@
 """Long hostile-input fuzz run (issue 17): counts of outcomes over mutated inputs of every kind.
 
-    python bench/fuzz.py [--minutes N] [--seed S] [--corpus PATH]
+    python bench/fuzz.py [--minutes N] [--seed S] [--corpus PATH] [--readers [KIND ...]]
 
 Drives the API and every command (in-process) on mutated fixtures and small corpus files, as
 tests/unit/io/test_fuzz_commands.py does in CI (bounded there to 300 inputs), here for N minutes
 and every command of each input kind. Prints inputs, runs and counts by outcome, then the first
 failures (exit 70 / escaping exception, non-TensilekitError from the API, runs over 10 s); exits 1
-if there was any.
+if there was any. ``--readers`` runs the hostile-reader generators instead (issue 23: zstd bombs
+and stray frames, indexed hybrids, deep nesting, duplicates; name kinds to run only those).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from fuzz_driver import find_corpus, fuzz  # noqa: E402
+from fuzz_driver import READER_GENERATORS, find_corpus, fuzz, fuzz_readers  # noqa: E402
 
 
 def main() -> int:
@@ -26,10 +27,22 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--corpus", type=Path, default=None)
     parser.add_argument("--tune", action="store_true", help="also run simulated tuning on workloads (slow)")
+    parser.add_argument(
+        "--readers", nargs="*", choices=sorted(READER_GENERATORS), default=None, metavar="KIND",
+        help=f"run the hostile-reader generators instead ({', '.join(sorted(READER_GENERATORS))}; default all)",
+    )  # fmt: skip
     options = parser.parse_args()
     corpus = options.corpus or find_corpus()
     start = time.monotonic()
-    report = fuzz(corpus, seed=options.seed, cases=None, seconds=options.minutes * 60, per_case=None, slow=options.tune)
+    if options.readers is not None:
+        seconds = options.minutes * 60
+        report = fuzz_readers(
+            seed=options.seed, cases=None, seconds=seconds, per_case=None, kinds=tuple(options.readers)
+        )
+    else:
+        report = fuzz(
+            corpus, seed=options.seed, cases=None, seconds=options.minutes * 60, per_case=None, slow=options.tune
+        )
     elapsed = time.monotonic() - start
     print(f"{report.cases} inputs, {report.runs} runs (API reads and commands) in {elapsed:.0f} s, seed {options.seed}")
     print(f"corpus: {corpus or 'absent (fixtures only)'}")

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from tensilekit.api import loads
 from tensilekit.errors import InputNotFound, Location, TensilekitError, error_context
 from tensilekit.io.detect import Format, decompress, detect_format
-from tensilekit.io.files import read_bytes
+from tensilekit.io.files import read_bytes, read_raw_bytes
 from tensilekit.model.checks import Finding, check_logic, check_master, has_errors
 from tensilekit.model.library import (
     DecisionTreeNode,
@@ -70,7 +70,7 @@ def iter_library_files(paths: Iterable[str | Path]) -> Iterator[Path]:
             # X.dat beside X.dat.zlib is not read by the runtime (the .zlib is probed first)
             children = sorted(path.rglob("*"))
             yield from runtime_view(c for c in children if c.is_file() and c.name.lower().endswith(LIBRARY_SUFFIXES))
-        elif path.exists():
+        elif path.exists() or path.is_symlink():  # a symlink loop: the reader says so
             yield path
         else:
             raise InputNotFound("no such file or directory", Location(file=str(path)))
@@ -203,11 +203,11 @@ def describe(path: str | Path) -> FileInfo:
         from tensilekit.io.installed_library import read_mapping
 
         mapping = read_mapping(path)
-        return FileInfo(path=str(path), kind="mapping", format=_detected_format(Path(path).read_bytes()),
+        return FileInfo(path=str(path), kind="mapping", format=_detected_format(read_raw_bytes(path)),
                         table_entries=len(mapping))  # fmt: skip
     with error_context(path):  # e.g. "empty input" names the file
         data = read_bytes(path)
-        fmt = _detected_format(Path(path).read_bytes())
+        fmt = _detected_format(read_raw_bytes(path))
         model = loads(data, str(path))
     if isinstance(model, MasterLibrary):
         return describe_master(model, str(path), fmt)

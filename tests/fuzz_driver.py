@@ -358,3 +358,190 @@ def fuzz(
 
 
 __all__ = ["HOSTILE", "Report", "Seed", "commands", "find_corpus", "fuzz", "mutate", "run_case", "seeds"]
+
+
+# -- hostile readers (issue 23 items 7, 8, 9, 12): generated cases of each kind --------------------
+# Self-contained: generators of zstd bombs and stray frames, indexed hybrids, deep nesting and
+# duplicates, and fuzz_readers(), which runs them as fuzz() runs mutations (bench/fuzz.py --readers).
+
+SAMPLE_LOGIC = FIXTURES / "logic" / "sample_aldebaran_Cijk_Ailk_Bljk_SB.yaml"
+
+
+def zstd_rle_frame(total: int, byte: bytes = b" ") -> bytes:
+    """One zstd frame of RLE blocks (4 bytes -> 128 KiB each, RFC 8878): 2 GiB in 64 KiB."""
+    block = 1 << 17
+    count = max(1, total // block)
+    frame = bytearray(b"\x28\xb5\x2f\xfd\x00\x38")  # magic; no checksum or size; 128 KiB window
+    for number in range(count):
+        last = 1 if number == count - 1 else 0
+        frame += ((block << 3) | (1 << 1) | last).to_bytes(3, "little") + byte
+    return bytes(frame)
+
+
+def _zstd(data: bytes) -> bytes:
+    import zstandard
+
+    return bytes(zstandard.ZstdCompressor(level=3).compress(data))
+
+
+def gen_zstd(rng: random.Random) -> tuple[Seed, str, bytes]:
+    """A ``.yaml.zst`` logic file: a bomb, a second frame, trailing bytes, or a cut frame."""
+    logic = SAMPLE_LOGIC.read_bytes()
+    kind = rng.choice(["bomb", "bomb-after-text", "second-frame", "trailing", "cut"])
+    if kind == "bomb":
+        data = zstd_rle_frame(rng.choice([64 << 20, 512 << 20, 2 << 30]), rng.choice([b" ", b"\x00", b"-"]))
+    elif kind == "bomb-after-text":
+        data = _zstd(logic) + zstd_rle_frame(1 << 30)
+    elif kind == "second-frame":
+        data = _zstd(logic) + _zstd(b"- appended: 1\n")
+    elif kind == "trailing":
+        data = _zstd(logic) + bytes(rng.randrange(256) for _ in range(rng.randint(1, 64)))
+    else:
+        whole = _zstd(logic)
+        data = whole[: rng.randrange(5, len(whole))]
+    return Seed("logic", "logic.yaml.zst", data), f"zstd-{kind}", data
+
+
+def _sample_master() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.load(SAMPLE_MASTER.read_bytes(), Loader=_Loader)
+    return data
+
+
+def _indexed_root(master: dict[str, Any], version: Any, indices: list[int]) -> dict[str, Any]:
+    table: list[int] = []
+    blob = bytearray()
+    for solution, index in zip(master["solutions"], indices, strict=True):
+        packed = msgpack.packb({**solution, "index": index}, use_bin_type=True)
+        table += [index, len(blob), len(packed)]
+        blob += packed
+    return {
+        "format_version": version,
+        "solutions_index": table,
+        "solutions_blob": bytes(blob),
+        "library": master["library"],
+    }
+
+
+def gen_indexed(rng: random.Random) -> tuple[Seed, str, bytes]:
+    """An indexed master (``format_version``) of some hostile kind: a plain ``solutions`` list
+    beside the blob, a non-integer version, indices the runtime refuses, zlib trailing bytes."""
+    master = _sample_master()
+    indices = [solution["index"] for solution in master["solutions"]]
+    kind = rng.choice(["hybrid", "version", "indices", "zlib-trailing", "slice-mismatch"])
+    version: Any = 2
+    if kind == "version":
+        version = rng.choice([2.0, True, "2", 3, -2, 2**64 - 1])
+    elif kind == "indices":
+        indices[rng.randrange(len(indices))] = rng.choice([-1, 2**31, 2**63, indices[0]])
+    root = _indexed_root(master, version, indices)
+    if kind == "hybrid":
+        plain = [dict(solution) for solution in master["solutions"]]
+        if rng.random() < 0.5:  # the list disagrees with the blob
+            plain.reverse()
+        root["solutions"] = plain
+    elif kind == "slice-mismatch" and len(root["solutions_index"]) >= 6:
+        root["solutions_index"][0], root["solutions_index"][3] = root["solutions_index"][3], root["solutions_index"][0]
+    data = msgpack.packb(root, use_bin_type=True)
+    name = "TensileLibrary_gfx90a.dat"
+    if kind == "zlib-trailing" or rng.random() < 0.3:
+        data = zlib.compress(data, 9) + (bytes(rng.randint(1, 32)) if kind == "zlib-trailing" else b"")
+        name += ".zlib"
+    return Seed("master", name, data), f"indexed-{kind}", data
+
+
+def _nested(levels: int, leaf: Any = 1) -> Any:
+    for _ in range(levels):
+        leaf = [leaf] if levels % 2 else {"k": leaf}
+    return leaf
+
+
+def gen_deep(rng: random.Random) -> tuple[Seed, str, bytes]:
+    """Nesting around the limit (150..1200 levels): in a master as YAML (brackets, indentation or
+    both) or msgpack, in a logic file, or in a query line."""
+    levels = rng.choice([150, 199, 201, 300, 495, 600, 1000, 1200])
+    kind = rng.choice(["master-yaml-flow", "master-yaml-mixed", "master-msgpack", "logic-flow", "queries"])
+    if kind == "queries":
+        line = '{"m": ' + "[" * levels + "]" * levels + ', "n": 64, "k": 64}\n{"m": 64, "n": 64, "k": 64}\n'
+        return Seed("queries", "queries.jsonl", line.encode()), f"deep-{kind}-{levels}", line.encode()
+    if kind == "logic-flow":
+        text = SAMPLE_LOGIC.read_text()
+        deep = "[" * levels + "1" + "]" * levels
+        data = text.replace(
+            "- - AssertFree0ElementMultiple: 1", f"- - Deep: {deep}\n    AssertFree0ElementMultiple: 1", 1
+        )
+        return Seed("logic", SAMPLE_LOGIC.name, data.encode()), f"deep-{kind}-{levels}", data.encode()
+    if kind == "master-msgpack":
+        master = _sample_master()
+        master["solutions"][rng.randrange(len(master["solutions"]))]["ideals"] = {"x": _nested(min(levels, 1000))}
+        data = msgpack.packb(master, use_bin_type=True)
+        return Seed("master", "TensileLibrary_gfx90a.dat", data), f"deep-{kind}-{levels}", data
+    text = SAMPLE_MASTER.read_text()
+    if kind == "master-yaml-flow":
+        field = "  ideals: {x: " + "[" * levels + "1" + "]" * levels + "}\n"
+    else:  # half the levels as indentation (one column each), half as brackets
+        block = levels // 2
+        field = "  ideals:\n" + "".join(" " * (3 + n) + f"k{n}:\n" for n in range(block))
+        field += " " * (3 + block) + "v: " + "[" * (levels - block) + "1" + "]" * (levels - block) + "\n"
+    data = text.replace("  ideals: {}\n", field, 1).encode()
+    return Seed("master", "TensileLibrary_gfx90a.yaml", data), f"deep-{kind}-{levels}", data
+
+
+def gen_duplicates(rng: random.Random) -> tuple[Seed, str, bytes]:
+    """Duplicated keys: size rows of a logic file repeated (with other kernels), solution
+    indices repeated in a master (YAML or msgpack)."""
+    if rng.random() < 0.5:
+        logic = yaml.load(SAMPLE_LOGIC.read_bytes(), Loader=_Loader)
+        rows = logic[7]
+        solutions = len(logic[5])
+        for _ in range(rng.randint(1, 4)):
+            size, (index, speed) = rows[rng.randrange(len(rows))]
+            rows.insert(rng.randrange(len(rows) + 1), [list(size), [rng.randrange(solutions), speed * rng.random()]])
+        data = yaml.dump(logic, Dumper=_Dumper, default_flow_style=None, width=1 << 20).encode()
+        return Seed("logic", SAMPLE_LOGIC.name, data), "duplicate-size-rows", data
+    master = _sample_master()
+    solutions = master["solutions"]
+    for _ in range(rng.randint(1, 3)):
+        copy = dict(solutions[rng.randrange(len(solutions))])
+        copy["name"] = copy.get("name", "") + "_DUP"
+        solutions.insert(rng.randrange(len(solutions) + 1), copy)
+    if rng.random() < 0.5:
+        data = msgpack.packb(master, use_bin_type=True)
+        return Seed("master", "TensileLibrary_gfx90a.dat", data), "duplicate-solution-index", data
+    data = yaml.dump(master, Dumper=_Dumper, default_flow_style=None, width=1 << 20).encode()
+    return Seed("master", "TensileLibrary_gfx90a.yaml", data), "duplicate-solution-index", data
+
+
+READER_GENERATORS: dict[str, Callable[[random.Random], tuple[Seed, str, bytes]]] = {
+    "zstd": gen_zstd,
+    "indexed": gen_indexed,
+    "deep": gen_deep,
+    "duplicates": gen_duplicates,
+}
+
+
+def fuzz_readers(
+    *, seed: int, cases: int | None, seconds: float | None, per_case: int | None, kinds: tuple[str, ...] = ()
+) -> Report:
+    """Generated hostile cases (``kinds`` of :data:`READER_GENERATORS`, all by default), taken
+    in turn, each read through the API and run through ``per_case`` commands of its input kind
+    in turn (None: all), as :func:`fuzz` runs its mutations."""
+    rng = random.Random(seed)
+    chosen = [READER_GENERATORS[kind] for kind in (kinds or tuple(READER_GENERATORS))]
+    report = Report()
+    turn = 0
+    deadline = None if seconds is None else time.monotonic() + seconds
+
+    def choose(all_commands: list[list[str]]) -> list[list[str]]:
+        nonlocal turn
+        if per_case is None or per_case >= len(all_commands):
+            return all_commands
+        picked = [all_commands[(turn + n) % len(all_commands)] for n in range(per_case)]
+        turn += per_case
+        return picked
+
+    number = 0
+    while (cases is None or number < cases) and (deadline is None or time.monotonic() < deadline):
+        case_seed, label, data = chosen[number % len(chosen)](random.Random(rng.getrandbits(32)))
+        run_case(case_seed, label, data, report, command_choice=choose)
+        number += 1
+    return report

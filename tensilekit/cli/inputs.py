@@ -62,7 +62,7 @@ def library_files(
                         found.append(child)
                     else:
                         others += 1
-        elif path.exists():
+        elif path.exists() or path.is_symlink():  # a symlink loop: the reader says so
             found.append(path)
         else:
             raise InputNotFound("no such file or directory", Location(file=str(path)))

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tensilekit.errors import InputNotFound, Location, ToolOutputError, WorkloadLineError
+from tensilekit.errors import Location, ToolOutputError, WorkloadLineError
+from tensilekit.io.files import check_regular_file
 
 if TYPE_CHECKING:
     from tensilekit.workload import ParsedWorkload, Workload
@@ -30,9 +31,8 @@ def read_workloads(paths: Sequence[Path], *, strict: bool = False) -> tuple[Work
     """
     from tensilekit.workload import load_workloads
 
-    for path in paths:
-        if not Path(path).is_file():
-            raise InputNotFound("no such workload file", Location(file=str(path)))
+    for path in paths:  # a FIFO or device is refused unread: it could block or never end
+        check_regular_file(path, missing="no such workload file")
     try:
         workload, parsed = load_workloads(paths, skip_bad_lines=not strict)
     except ToolOutputError as error:  # the parsers' own error, raised for a bad line when not skipping

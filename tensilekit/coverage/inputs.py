@@ -18,6 +18,7 @@ from typing import Any
 from tensilekit._arguments import require, require_items
 from tensilekit.coverage.model import CoverageGemm, Skipped
 from tensilekit.errors import SelectionError, TensilekitError
+from tensilekit.io.limits import check_json_depth
 from tensilekit.model.common import DataType
 from tensilekit.selection.problem import (
     GemmProblem,
@@ -126,6 +127,7 @@ def gemms_from_queries(
         if not stripped or stripped.startswith("#"):
             continue
         try:
+            check_json_depth(stripped)  # json.loads recurses: too deep is an unreadable line
             record = json.loads(stripped)
             if not isinstance(record, dict):
                 raise SelectionError("each line must hold one JSON object")

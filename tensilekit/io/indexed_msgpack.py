@@ -34,7 +34,7 @@ import msgpack
 from pydantic import ValidationError
 
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, format_path
-from tensilekit.io.limits import current_limits
+from tensilekit.io.limits import check_depth, current_limits
 from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack
 from tensilekit.io.yaml_codec import parse_path
 from tensilekit.model.library import (
@@ -63,7 +63,7 @@ def _slices(data: dict[str, Any], source: str | None) -> tuple[bytes, dict[int, 
         return LibraryFormatError(message, Location(file=source, path=path))
 
     version = data.get("format_version")
-    if version != FORMAT_VERSION or isinstance(version, bool):
+    if type(version) is not int or version != FORMAT_VERSION:  # 2.0 and true are not 2 to the runtime
         raise fail(f"unknown indexed-library format_version {version!r} (this reader knows 2)", "format_version")
     if "solutions_blob" not in data:
         raise fail("an indexed library without solutions_blob", "solutions_blob")
@@ -203,6 +203,7 @@ class LazyMaster:
         if scanned is None:
             return None
         shell, slices, positions = scanned
+        check_depth(shell, source)  # the tree; each solution is checked when decoded (parse_msgpack)
         library = cls.__new__(cls)
         library._open(shell, raw, slices, source, positions=positions)
         return library
@@ -392,6 +393,15 @@ def indexed_layout(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(solutions, list) or any(not isinstance(s, dict) or "index" not in s for s in solutions):
         # LibraryIO.writeMsgPackIndexed refuses a lazy mapping ({index: name}) and other non-masters
         raise InvalidValue("only a master library ({solutions, library}) can be written indexed")
+    for position, solution in enumerate(solutions):
+        index = solution["index"]
+        # what _slices refuses on reading, refused before writing (named where the input holds it)
+        if type(index) is not int or not 0 <= index <= _INT_MAX:
+            raise InvalidValue(
+                f"solution index {index!r} cannot be written indexed: the table holds indices 0..{_INT_MAX} "
+                "(the runtime's int)",
+                Location(path=f"solutions[{position}].index"),
+            )
     table: list[int] = []
     blob = bytearray()
     seen: set[int] = set()
@@ -416,7 +426,11 @@ def dumps_indexed(master: MasterLibrary) -> bytes:
     """The indexed msgpack bytes of ``master`` (uncompressed; AMD zlib-wraps them as ``.dat.zlib``)."""
     from tensilekit.io.master_io import master_to_data, tensile_msgpack_order
 
-    return dump_msgpack(indexed_layout(tensile_msgpack_order(master_to_data(master))))
+    root = indexed_layout(tensile_msgpack_order(master_to_data(master)))
+    # the reader's own load checks, so nothing is written that load_master would refuse
+    _, slices = _slices(root, None)
+    check_tree_indices(master, slices.keys(), None)
+    return dump_msgpack(root)
 
 
 IndexedLibrary = LazyMaster

@@ -1,10 +1,12 @@
 """Bounds on what a reader accepts, so hostile input is an error instead of a crash, hang or bomb.
 
 Checked before the expensive step each protects: the file size before reading, the decompressed
-size while inflating (streamed, so a gzip bomb never materialises), YAML nesting depth and integer
-length before parsing (``yaml_rs`` overflows its stack on ~100 000 nested brackets and parses a
-long integer in quadratic time), alias expansion after parsing (the models would validate every
-shared copy), msgpack container lengths while unpacking.
+size while inflating (streamed, so a gzip, zlib or zstd bomb never materialises), YAML nesting
+depth and integer length before parsing (``yaml_rs`` overflows its stack on ~100 000 nested
+brackets and parses a long integer in quadratic time), alias expansion after parsing (the models
+would validate every shared copy), msgpack container lengths while unpacking, and nesting of the
+decoded tree (YAML, msgpack) and of JSON query lines before anything recurses into it
+(:data:`MAX_NESTING_DEPTH`, one limit for every reader).
 
 The defaults accept a 2 GB real library: the largest corpus file decompresses at 28:1, a real
 master nests ~30 levels, and no real integer has more than 20 digits. Decompression is bounded by
@@ -21,9 +23,15 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from tensilekit.errors import InputTooLarge, Location
+from tensilekit.errors import DecodeError, InputTooLarge, Location, MsgpackDecodeError
 
 GIB = 1 << 30
+
+MAX_NESTING_DEPTH = 200
+"""Nesting levels every reader accepts (YAML, msgpack, JSON query lines), checked before the
+data reaches code that recurses: pydantic, the models, diff and the YAML writer reach Python's
+recursion limit from about 495 levels. Real masters nest ~30 levels, their YAML indents 34
+columns at most."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +42,7 @@ class InputLimits:
     explicit_size: bool = False  # the user set max_input_size: no ratio guard below it
     max_compression_ratio: int = 200  # real libraries: <= 28:1; a gzip of zeros: ~1000:1
     ratio_floor: int = 32 << 20  # below this many decompressed bytes the ratio is not checked
-    max_depth: int = 1000  # YAML / msgpack nesting levels (real masters: ~30)
+    max_depth: int = MAX_NESTING_DEPTH  # YAML / msgpack / JSON nesting levels (real masters: ~30)
     max_integer_digits: int = 1000  # digits in one integer (int64 has 19)
     max_alias_expansion: int = 10  # expanded YAML nodes per distinct node (old files: < 2)
     max_container_length: int = 1 << 25  # elements of one msgpack array or map
@@ -125,7 +133,60 @@ def inflate(data: bytes, wbits: int, source: str | None) -> bytes:
                 break
         if not inflater.eof:
             raise EOFError("compressed data ended before the end-of-stream marker")
+        if wbits <= 15 and inflater.unused_data:
+            # one zlib stream per file: the runtime refuses trailing bytes (MessagePack.cpp
+            # readCompressedMsgObject, ROCm/rocm-libraries@7467240364d9), so they are never ignored
+            end = len(data) - len(inflater.unused_data)
+            raise MsgpackDecodeError(
+                f"the zlib stream ends here, {len(inflater.unused_data)} bytes before the end of the file; "
+                "the runtime refuses trailing data",
+                Location(file=source, offset=end),
+            )
         rest = inflater.unused_data.lstrip(b"\x00") if wbits > 15 else b""  # further gzip members
+    return bytes(out)
+
+
+_ZSTD_STEP = 1 << 10
+"""Compressed bytes fed to zstd at once: a block inflates at most ~32 768:1 (an RLE block), so
+one step makes at most 32 MiB before the guard looks again (zstd's API cannot cap the output)."""
+
+
+def inflate_zstd(data: bytes, source: str | None) -> bytes:
+    """Decompress one zstd frame (a ``.yaml.zst``) under :func:`inflate`'s size and ratio guard.
+
+    Raises:
+        InputTooLarge: over the size limit, or a ratio only a bomb reaches (stopped early).
+        DecodeError: damaged or truncated data, or bytes after the frame (with their offset: a
+            ``.yaml.zst`` is one frame, and a second would silently be left unread or appended).
+    """
+    import zstandard
+
+    current = _current
+    limit = current.max_input_size
+    ratio = None if current.explicit_size else current.max_compression_ratio
+    out = bytearray()
+    fed = 0
+    try:
+        inflater = zstandard.ZstdDecompressor().decompressobj(read_across_frames=False)
+        while fed < len(data) and not inflater.eof:
+            piece = data[fed : fed + _ZSTD_STEP]
+            fed += len(piece)
+            out += inflater.decompress(piece)
+            if len(out) > limit:
+                _too_big(len(out), limit, None, source)
+            if ratio is not None and len(out) > current.ratio_floor and len(out) > ratio * fed:
+                _too_big(len(out), limit, ratio, source)
+    except zstandard.ZstdError as error:
+        raise DecodeError(f"damaged zstd data: {error}", Location(file=source)) from None
+    if not inflater.eof:
+        raise DecodeError("damaged zstd data: the frame ends early", Location(file=source))
+    end = fed - len(inflater.unused_data)
+    if end < len(data):
+        raise DecodeError(
+            f"the zstd frame ends here, {len(data) - end} bytes before the end of the file (another frame?); "
+            "a .yaml.zst holds one frame",
+            Location(file=source, offset=end),
+        )
     return bytes(out)
 
 
@@ -198,7 +259,10 @@ def check_yaml_text(text: str, source: str | None) -> None:
     if indented >= 0:
         _too_deep(data, indented + 1, source)
     if classes.find(b"-" * depth) >= 0:
-        _too_deep(data, 0, source)
+        # blanks were dropped: confirm "- - - ..." entries, not a comment or scalar of dashes
+        compact = re.search(rb"^[ \t]*(?:[-?](?:[ \t]+|$)){%d}" % depth, data, re.M)
+        if compact is not None:
+            _too_deep(data, compact.start(), source)
 
 
 def _deepest_bracket(data: bytes, depth: int) -> int:
@@ -220,6 +284,77 @@ def _too_deep(data: bytes, offset: int, source: str | None) -> None:
         f"nested more than {_current.max_depth} levels deep (limit: nesting depth)",
         Location(file=source, line=line, col=col),
     )
+
+
+def check_depth(data: Any, source: str | None, *, shared: bool = False) -> None:
+    """Decoded ``data`` nests at most ``max_depth`` containers deep (iteratively: no recursion).
+
+    The text checks bound each way of nesting on its own (brackets, indentation); this bounds
+    them mixed, and msgpack, whose bytes have no cheap bound (~5 % of a YAML parse, ~50 % of a
+    msgpack unpack, a small part of building the model). ``shared``: containers may be
+    shared (YAML aliases), each then counts at its deepest use, and a cycle is too deep.
+
+    Raises:
+        InputTooLarge: at the path of the first container past the limit.
+    """
+    depth = _current.max_depth
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    deepest_use: dict[int, int] = {}
+    while stack:
+        node, level = stack.pop()
+        if level > depth:
+            raise InputTooLarge(
+                f"nested more than {depth} levels deep (limit: nesting depth)",
+                Location(file=source, path=_path_to(data, node, depth)),
+            )
+        if shared:
+            if deepest_use.get(id(node), 0) >= level:
+                continue  # its subtree was checked from as deep already
+            deepest_use[id(node)] = level
+        for child in node.values() if type(node) is dict else node:
+            if type(child) is dict or type(child) is list:
+                stack.append((child, level + 1))
+
+
+def _path_to(root: Any, target: Any, depth: int) -> str:
+    """The path of ``target`` inside ``root`` (only run on the error path; bounded by ``depth``)."""
+    from tensilekit.errors import child_path
+
+    stack: list[tuple[Any, str, int]] = [(root, "", 0)]
+    while stack:
+        node, path, level = stack.pop()
+        if node is target:
+            return path
+        if level > depth:
+            continue
+        items = node.items() if type(node) is dict else enumerate(node)
+        stack.extend((child, child_path(path, key), level + 1) for key, child in items if type(child) in (dict, list))
+    return ""
+
+
+def check_json_depth(text: str) -> None:
+    """A JSON text nests at most ``max_depth`` brackets deep (an upper bound: brackets inside
+    strings count too), checked before ``json.loads``, which recurses.
+
+    Raises:
+        json.JSONDecodeError: at the first bracket past the limit, so that callers treat the
+            line as any other unreadable JSON line.
+    """
+    depth = _current.max_depth
+    if text.count("[") + text.count("{") <= depth:
+        return
+    level = 0
+    for position, character in enumerate(text):
+        if character in "[{":
+            level += 1
+            if level > depth:
+                import json
+
+                raise json.JSONDecodeError(
+                    f"nested more than {depth} levels deep (limit: nesting depth)", text, position
+                )
+        elif character in "]}":
+            level -= 1
 
 
 def check_alias_expansion(data: Any, source: str | None) -> None:
@@ -254,11 +389,15 @@ def check_alias_expansion(data: Any, source: str | None) -> None:
 
 __all__ = [
     "InputLimits",
+    "MAX_NESTING_DEPTH",
     "check_alias_expansion",
+    "check_depth",
+    "check_json_depth",
     "check_file_size",
     "check_yaml_text",
     "current_limits",
     "inflate",
+    "inflate_zstd",
     "limits",
     "parse_size",
     "set_max_input_size",

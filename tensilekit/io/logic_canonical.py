@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensilekit.errors import DecodeError, InputTooLarge, LibraryFormatError, Location
+from tensilekit.errors import LibraryFormatError, Location
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 CANONICAL_ROOT_ORDER = (
@@ -37,32 +37,18 @@ def is_zstd(data: bytes) -> bool:
 
 
 def decompress_zstd(data: bytes, source: str | None = None) -> bytes:
-    """The YAML text of a ``.yaml.zst`` logic file, stopped at the input size limit."""
-    from tensilekit.io.limits import current_limits
-
+    """The YAML text of a ``.yaml.zst`` logic file: one zstd frame, inflated under the same size
+    and ratio guard as gzip and zlib (:func:`tensilekit.io.limits.inflate_zstd`); bytes after the
+    frame (a second frame, appended data) are refused with their offset."""
     try:
-        import zstandard
+        import zstandard  # noqa: F401 - only to say what is missing
     except ImportError:  # pragma: no cover - a declared dependency
         from tensilekit.errors import MissingDependency
 
         raise MissingDependency("reading .zst files needs the 'zstandard' package") from None
-    limits = current_limits()
-    out = bytearray()
-    try:
-        reader = zstandard.ZstdDecompressor().decompressobj()
-        step = 1 << 20
-        for start in range(0, len(data), step):
-            out += reader.decompress(data[start : start + step])
-            if len(out) > limits.max_input_size:
-                raise InputTooLarge(
-                    f"decompresses to more than the input size limit of {limits.max_input_size} bytes",
-                    Location(file=source),
-                )
-        if not reader.eof:
-            raise DecodeError("damaged zstd data: the frame ends early", Location(file=source))
-    except zstandard.ZstdError as error:
-        raise DecodeError(f"damaged zstd data: {error}", Location(file=source)) from None
-    return bytes(out)
+    from tensilekit.io.limits import inflate_zstd
+
+    return inflate_zstd(data, source)
 
 
 def compress_zstd(text: str, level: int = 19) -> bytes:

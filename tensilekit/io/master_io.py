@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from tensilekit._arguments import require, require_output_path, require_path
-from tensilekit.errors import InvalidValue, LibraryFormatError, Location, error_context
+from tensilekit.errors import InvalidValue, LibraryFormatError, Location, UnsupportedFormat, error_context
 from tensilekit.io.detect import Format, Kind, decompress, detect_format, detect_kind
-from tensilekit.io.files import decode_text, gc_paused, read_bytes
+from tensilekit.io.files import decode_text, gc_paused, read_bytes, resolve_path
 from tensilekit.io.locations import to_format_error
 from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack
 from tensilekit.io.yaml_codec import AMD_MASTER_STYLE, YamlStyle, dump_yaml, parse_yaml
@@ -456,6 +456,14 @@ def set_suffix(fmt: str) -> str:
     return {"yaml": ".yaml", "msgpack": ".dat"}.get(fmt, ".dat.zlib")
 
 
+def _is_symlink_loop(path: Path) -> bool:
+    try:
+        resolve_path(path)
+    except UnsupportedFormat:
+        return True
+    return False
+
+
 def placeholder_problems(master: MasterLibrary, master_path: str | Path) -> list[tuple[str, str]]:
     """(YAML path, problem) for each Placeholder of ``master`` (read from ``master_path``) whose
     file is missing, is the master itself or leads out of its folder (what ``validate`` reports;
@@ -472,8 +480,12 @@ def placeholder_problems(master: MasterLibrary, master_path: str | Path) -> list
         if not isinstance(node, PlaceholderNode):
             continue
         target = path.with_name(node.value + suffix)
-        resolved = target.resolve()
         candidates = (target.with_name(target.name + ".zlib"), target)
+        looping = [candidate.name for candidate in candidates if _is_symlink_loop(candidate)]
+        if looping:  # neither a file nor absent: it never resolves, and is never read
+            problems.append((f"{where}.value", f"placeholder file {looping[0]} is a symlink loop"))
+            continue
+        resolved = resolve_path(target)
         if resolved in (path.resolve(), path.resolve().with_name(path.name.removesuffix(".zlib"))):
             problems.append((f"{where}.value", f"placeholder {node.value!r} names the master library itself"))
         elif resolved.parent != folder:
@@ -519,7 +531,7 @@ def load_placeholder(master_path: str | Path, prefix: str, *, lazy: bool = False
     of them could loop). With ``lazy``, an indexed shard's solutions are decoded only when
     selection reaches them (:func:`open_master`, ``LazyMaster.lazy_master``).
     """
-    from tensilekit.io.zlib_catalog import logical_name, resolve_catalog
+    from tensilekit.io.zlib_catalog import logical_name, probe_order, resolve_catalog
 
     master = Path(master_path)
     # the runtime derives the extension from the logical name (X.dat for X.dat.zlib) and probes
@@ -533,7 +545,14 @@ def load_placeholder(master_path: str | Path, prefix: str, *, lazy: bool = False
         raise InvalidValue(str(error), where) from None
     target = resolve_catalog(master.with_name(prefix + suffix))
     folder = master.parent.resolve()
-    resolved = target.resolve()
+    for candidate in probe_order(target):  # a loop is neither a file nor absent: say so
+        try:
+            resolve_path(candidate)
+        except UnsupportedFormat as error:
+            raise UnsupportedFormat(
+                f"placeholder {prefix!r} names {candidate.name}, which {error.message}", Location(file=str(candidate))
+            ) from None
+    resolved = resolve_path(target)
     if resolved.parent != folder:
         raise InvalidValue(f"placeholder {prefix!r} leads out of the library folder (to {resolved})", where)
     if master.exists() and resolved == master.resolve():

@@ -12,14 +12,14 @@ from typing import Any
 import msgpack
 
 from tensilekit.errors import InputTooLarge, InvalidValue, Location, MsgpackDecodeError, format_path
-from tensilekit.io.limits import current_limits
+from tensilekit.io.limits import check_depth, current_limits
 
 
 def parse_msgpack(data: bytes, source: str | None = None) -> Any:
     """Decode one msgpack object; raise :class:`MsgpackDecodeError` on malformed input."""
     longest = current_limits().max_container_length
     try:
-        return msgpack.unpackb(
+        decoded = msgpack.unpackb(
             data,
             raw=False,
             strict_map_key=False,
@@ -28,6 +28,11 @@ def parse_msgpack(data: bytes, source: str | None = None) -> Any:
             max_map_len=longest,
         )
     except (ValueError, msgpack.UnpackException, TypeError, UnicodeDecodeError, RecursionError) as error:
+        if isinstance(error, (RecursionError, msgpack.StackError)):  # msgpack's own stack: 1024 levels
+            depth = current_limits().max_depth
+            offset, parts = locate_failure(data, longest, max_depth=depth)
+            where = Location(file=source, path=format_path(parts) if parts else None, offset=offset)
+            raise InputTooLarge(f"nested more than {depth} levels deep (limit: nesting depth)", where) from None
         detail = str(error) or type(error).__name__  # msgpack's FormatError has no message
         offset, parts = locate_failure(data, longest)
         where = Location(file=source, path=format_path(parts) if parts else None, offset=offset)
@@ -35,11 +40,11 @@ def parse_msgpack(data: bytes, source: str | None = None) -> Any:
             raise InputTooLarge(
                 f"a msgpack array or map longer than {longest} elements (limit: container length)", where
             ) from None
-        if isinstance(error, RecursionError):
-            detail = "nesting too deep"
-        elif detail == "FormatError":
+        if detail == "FormatError":
             detail = "an invalid type byte"
         raise MsgpackDecodeError(f"malformed msgpack: {detail}", where) from None
+    check_depth(decoded, source)  # before anything recurses into it
+    return decoded
 
 
 # Header byte -> (kind, bytes of the length / value that follow). Kinds: "fixed" (a value of that
@@ -83,10 +88,11 @@ def _header(data: bytes, position: int) -> tuple[str, int, object, int] | None:
     return kind, size, None, position + width
 
 
-def locate_failure(data: bytes, longest: int) -> tuple[int | None, list[object]]:
+def locate_failure(data: bytes, longest: int, max_depth: int | None = None) -> tuple[int | None, list[object]]:
     """Byte offset and msgpack path (keys / indices) of the first object that cannot be decoded:
-    truncated, an unused header byte, invalid UTF-8, a container over ``longest``, or data
-    after the end. Walks the headers only; run on the error path."""
+    truncated, an unused header byte, invalid UTF-8, a container over ``longest``, data after
+    the end, or (given ``max_depth``) a container nested deeper. Walks the headers only; run on
+    the error path."""
     frames: list[_Frame] = []
     position = 0
     for _ in range(_SCAN_LIMIT):
@@ -105,6 +111,8 @@ def locate_failure(data: bytes, longest: int) -> tuple[int | None, list[object]]
                     return start, _path(frames)
             position += size
         if position > len(data) or (kind in ("array", "map") and size > longest):
+            return start, _path(frames)
+        if kind in ("array", "map") and max_depth is not None and len(frames) >= max_depth:
             return start, _path(frames)
         if kind in ("array", "map") and size:
             frames.append(_Frame(size * 2 if kind == "map" else size, kind == "map"))

@@ -28,8 +28,12 @@ _FORMAT = {1: ">B", 2: ">H", 4: ">I"}
 
 class _Scanner:
     def __init__(self, data: bytes) -> None:
+        from tensilekit.io.limits import current_limits
+
         self.data = data
         self.pos = 0
+        self.depth = 0
+        self.max_depth = current_limits().max_depth
 
     def need(self, count: int, path: str) -> None:
         if self.pos + count > len(self.data):
@@ -80,15 +84,25 @@ class _Scanner:
         self.pos += length
         return raw.decode("utf-8", "replace") if length <= 64 else None
 
+    def enter(self, path: str) -> None:
+        """One container deeper; the scan recurses, so it stops at the readers' nesting limit."""
+        self.depth += 1
+        if self.depth > self.max_depth:
+            raise _Stop(self.pos - 1, path, f"nested more than {self.max_depth} levels deep (limit: nesting depth)")
+
     def array(self, count: int, path: str) -> None:
+        self.enter(path)
         for number in range(count):
             self.value(f"{path}[{number}]")
+        self.depth -= 1
 
     def map(self, count: int, path: str) -> None:
+        self.enter(path)
         for number in range(count):
             key = self.value(f"{path}.<key {number}>")
             name = f"{path}.{key}" if isinstance(key, str) else f"{path}[{key if key is not None else number}]"
             self.value(name.lstrip("."))
+        self.depth -= 1
 
 
 def damage_place(data: bytes) -> str | None:

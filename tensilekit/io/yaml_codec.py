@@ -24,7 +24,7 @@ import yaml
 
 from tensilekit.errors import Location, YamlSyntaxError, format_path
 from tensilekit.io import yaml_emitter
-from tensilekit.io.limits import check_alias_expansion, check_yaml_text
+from tensilekit.io.limits import check_alias_expansion, check_depth, check_yaml_text
 
 _fast_yaml: Any
 try:  # pragma: no cover - exercised implicitly
@@ -80,8 +80,8 @@ AMD_MASTER_STYLE = YamlStyle(explicit_start=True, explicit_end=True)
 # numbers, timestamps, underscores, tags, merge keys. AMD's tools read with PyYAML, so a text
 # with any of these is decoded by PyYAML; the scan costs about as much as the fast parse.
 _YAML11_AMBIGUOUS = re.compile(
-    r"""(?:[:-] |[\[,{]|\n)[ \t]*(?:"""
-    r"""[-+]\.[0-9_]|[-+]?(?:[_.]*_[_.]*[0-9]|0[0-9o_]|0b|[0-9][0-9_]*[eE]|[0-9_]*\.[0-9_]*[eE](?:[0-9_]|[-+][0-9]*_)"""
+    r"""(?:[:?-][ \t]|[\[,{]|\n)[ \t]*(?:"""
+    r"""[-+]\.[0-9_]|[-+]?(?:[_.]*_[_.]*[0-9]|0[0-9oO_]|0[bBX]|0x[0-9a-fA-F]*_|[0-9][0-9_]*[eE]|[0-9_]*\.[0-9_]*[eE](?:[0-9_]|[-+][0-9]*_)"""
     r"""|[0-9][0-9_]*:[0-5]?[0-9])"""
     r"""|[0-9]{4}-[0-9]"""
     r"""|(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF|<<|=)(?=[ \t]*(?:$|[,\]}#]|:(?:[ \t]|$)))"""
@@ -93,7 +93,7 @@ _YAML11_AMBIGUOUS = re.compile(
 # The text after each place _YAML11_AMBIGUOUS can start, up to a delimiter that is itself such a
 # place (or ends a scalar). Logic files repeat a few thousand distinct values, so checking each
 # distinct value once is about four times faster than searching the whole text.
-_PLAIN_VALUE = re.compile(r"(?:[:-] |[\[,{]|\n)[ \t]*([^\n,\]}#]*)")
+_PLAIN_VALUE = re.compile(r"(?:[:?-][ \t]|[\[,{]|\n)[ \t]*([^\n,\]}#]*)")
 
 
 def _fast_parse_is_exact(text: str) -> bool:
@@ -146,11 +146,15 @@ def parse_yaml(text: str, source: str | None = None) -> Any:
     data = _parse_checked(text, source)
     if "&" in text and isinstance(data, (dict, list)):  # anchors: aliases may share containers
         check_alias_expansion(data, source)
+    if isinstance(data, (dict, list)):  # brackets and indentation mixed (the text check bounds each)
+        check_depth(data, source, shared="&" in text)
     return data
 
 
 def _parse_checked(text: str, source: str | None) -> Any:
-    if _fast_yaml is not None and _fast_parse_is_exact(text):
+    # "&": an anchor hides the scalar after it from the YAML 1.1 scan (``&x 010`` is 8 to PyYAML,
+    # 10 to yaml_rs); the few files with anchors are decoded by PyYAML
+    if _fast_yaml is not None and "&" not in text and _fast_parse_is_exact(text):
         try:
             data = _fast_yaml.loads(
                 text, parse_datetime=False, duplicate_key_policy=_fast_yaml.DuplicateKeyPolicy.LastWins
@@ -182,6 +186,10 @@ def _parse_checked(text: str, source: str | None) -> Any:
         raise YamlSyntaxError(f"YAML error: {error}", Location(file=source)) from None
     except RecursionError:
         raise YamlSyntaxError("YAML nesting too deep", Location(file=source)) from None
+    except (ValueError, OverflowError) as error:  # a scalar PyYAML resolves but cannot build: 0b_, 2001-13-45
+        raise YamlSyntaxError(
+            f"YAML error: a scalar that cannot be read as its type ({error})", Location(file=source)
+        ) from None
 
 
 def locate(text: str, path: Sequence[object], source: str | None = None) -> Location:

@@ -36,6 +36,7 @@ from tensilekit.errors import (
 )
 from tensilekit.io.atomic import staged_directory, write_bytes_atomic, write_text_atomic
 from tensilekit.io.files import read_text
+from tensilekit.io.limits import check_json_depth
 from tensilekit.io.logic_io import dumps_logic, load_logic
 from tensilekit.io.yaml_codec import parse_yaml
 from tensilekit.merge.identity import Compat
@@ -313,6 +314,8 @@ def parse_queries(text: str, source: str | None = None) -> list[list[int] | dict
     lines = [line for line in text.splitlines() if line.strip()]
     if lines and all(line.lstrip().startswith("{") for line in lines):
         try:
+            for line in lines:  # json.loads recurses: too deep is a JSONDecodeError here
+                check_json_depth(line)
             records = [json.loads(line) for line in lines]
         except json.JSONDecodeError:
             records = []

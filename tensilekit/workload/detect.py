@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from tensilekit.errors import InputNotFound, Location, ToolOutputError, UnsupportedFormat
+from tensilekit.errors import Location, ToolOutputError, UnsupportedFormat
+from tensilekit.io.files import check_regular_file
 from tensilekit.workload.aggregate import Workload, aggregate_problems
 from tensilekit.workload.csv_workloads import parse_aiter_csv, parse_tunableop_csv
 from tensilekit.workload.geko_list import parse_geko_list
@@ -82,8 +83,7 @@ def load_workload(
 ) -> ParsedWorkload:
     """Read one workload file of any supported format (detected from its content by default)."""
     file = Path(path)
-    if not file.is_file():
-        raise InputNotFound(f"no such workload file: {file}", Location(file=str(file)))
+    check_regular_file(file, missing=f"no such workload file: {file}")  # a FIFO or device: refused unread
     text = file.read_text(encoding="utf-8-sig", errors="replace")
     return parse_workload(text, format=format, file=str(file), skip_bad_lines=skip_bad_lines)
 

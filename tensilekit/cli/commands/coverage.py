@@ -31,8 +31,9 @@ from tensilekit.coverage import (
     merge_gemms,
     query_lines,
 )
-from tensilekit.errors import InputNotFound, Location, NoKernel, ToolOutputError, WorkloadLineError
+from tensilekit.errors import Location, NoKernel, ToolOutputError, WorkloadLineError
 from tensilekit.io.atomic import write_text_atomic
+from tensilekit.io.files import check_regular_file
 from tensilekit.selection import CompiledLibrary, Hardware, compile_library
 from tensilekit.selection.runtime import Runtime
 from tensilekit.selection.served import served_problem_types
@@ -79,9 +80,8 @@ def read_gemms(
 ) -> tuple[list[CoverageGemm], list[Skipped]]:
     """The distinct GEMMs of every workload file (problems as ``runtime`` builds them), and the
     lines or GEMMs that were skipped (``strict``: the first bad line is an error)."""
-    for path in paths:
-        if not path.is_file():
-            raise InputNotFound("no such workload file", Location(file=str(path)))
+    for path in paths:  # a FIFO or device is refused unread: it could block or never end
+        check_regular_file(path, missing="no such workload file")
     gemms: list[CoverageGemm] = []
     skipped: list[Skipped] = []
     workload_paths = []

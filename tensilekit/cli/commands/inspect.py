@@ -146,6 +146,7 @@ def validate_command(
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 def convert_command(source: str, target: str, fmt: str | None, as_json: bool) -> None:
     """Convert a master library between YAML, msgpack, .dat.zlib and indexed msgpack (written atomically)."""
+    from tensilekit.errors import error_context
     from tensilekit.io.master_io import dump_master, format_for_path, load_master
 
     target_path = Path(target)
@@ -160,7 +161,8 @@ def convert_command(source: str, target: str, fmt: str | None, as_json: bool) ->
     require_kind([source], MASTER, "convert")
     with progress_bar("converting", None):
         master = load_master(source)
-        dump_master(master, target_path, fmt)
+        with error_context(source):  # a solution the target format cannot hold is located in SOURCE
+            dump_master(master, target_path, fmt)
     written_format = fmt or by_suffix
     if as_json:
         click.echo(json.dumps({"output": target, "format": written_format, "solutions": len(master.solutions)}))

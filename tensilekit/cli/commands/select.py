@@ -15,6 +15,7 @@ from tensilekit.cli.options import TYPE_HELP, check_arch, subtree_options, type_
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.errors import InputNotFound, LibraryChanged, Location, NoKernel, SelectionError, TensilekitError
+from tensilekit.io.limits import check_json_depth
 
 if TYPE_CHECKING:
     from tensilekit.selection import GemmProblem, Hardware
@@ -58,6 +59,7 @@ def _read_queries(
             continue
         column = None
         try:
+            check_json_depth(text)  # json.loads recurses: too deep is an unreadable line
             record = json.loads(text)
             problem = None if isinstance(record, dict) else "each line must hold one JSON object"
         except json.JSONDecodeError as error:
@@ -359,6 +361,10 @@ def _select(
     name = "<stdin>" if str(queries) == "-" else str(queries)
     if name != "<stdin>" and not queries.exists():
         raise InputNotFound("no such file", Location(file=name))
+    if name != "<stdin>":
+        from tensilekit.io.files import check_regular_file
+
+        check_regular_file(queries)  # a FIFO or device is refused unread: it could block or never end
     stream = io.StringIO(stdin_text or "") if name == "<stdin>" else queries.open(encoding="utf-8")
     try:
         records, unreadable = _read_queries(stream, name, strict=strict)

@@ -16,7 +16,7 @@ import tensilekit
 from tensilekit.cli.main import cli
 from tensilekit.errors import InputTooLarge, MsgpackDecodeError
 from tensilekit.io.files import read_bytes
-from tensilekit.io.limits import limits, parse_size
+from tensilekit.io.limits import MAX_NESTING_DEPTH, limits, parse_size
 from tensilekit.io.yaml_codec import parse_yaml
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
@@ -96,7 +96,8 @@ def test_real_compressed_library_is_accepted(tmp_path: Path) -> None:
     ("text", "line"),
     [
         ("[" * 100_000 + "]" * 100_000, 1),  # yaml_rs overflowed its stack on this (SIGSEGV)
-        ("".join(" " * level + "- x:\n" for level in range(0, 2200, 2)), 501),
+        # two columns a level: the first line indented past MAX_NESTING_DEPTH columns
+        ("".join(" " * level + "- x:\n" for level in range(0, 2200, 2)), MAX_NESTING_DEPTH // 2 + 1),
         ("- " * 5000 + "x\n", 1),
         ("{a: " * 3000 + "1" + "}" * 3000, 1),
     ],
