@@ -322,6 +322,22 @@ def error_context(file: str | Path) -> Iterator[None]:
         raise
 
 
+def one_line_reason(error: Exception) -> str:
+    """A model validation error as one line (``m: 9223372036854775808 is out of ...; lda: ...``),
+    for warnings and located errors; other exceptions as ``str(error)``."""
+    items = getattr(error, "errors", None)
+    if not callable(items):
+        return str(error)
+    try:
+        parts = [
+            f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']}" if item.get("loc") else str(item["msg"])
+            for item in items()
+        ]
+    except (TypeError, KeyError):
+        return str(error)
+    return "; ".join(parts) or str(error)
+
+
 __all__ = [
     "DecodeError",
     "DependencyCycle",
@@ -358,4 +374,5 @@ __all__ = [
     "YamlSyntaxError",
     "error_context",
     "format_path",
+    "one_line_reason",
 ]

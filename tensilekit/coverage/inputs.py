@@ -11,12 +11,12 @@ measured times summed; a line that cannot be read is skipped and reported with i
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from tensilekit.coverage.model import CoverageGemm, Skipped
 from tensilekit.errors import SelectionError, TensilekitError
+from tensilekit.io.limits import load_json_line
 from tensilekit.model.common import DataType
 from tensilekit.selection.problem import (
     GemmProblem,
@@ -117,7 +117,7 @@ def gemms_from_queries(
         if not stripped or stripped.startswith("#"):
             continue
         try:
-            record = json.loads(stripped)
+            record = load_json_line(stripped)
             if not isinstance(record, dict):
                 raise SelectionError("each line must hold one JSON object")
             problem = problem_from_query(record) if runtime is None else runtime.problem_from_query(record)
@@ -127,9 +127,6 @@ def gemms_from_queries(
                 device = hardware_from_query(record, hardware)
             calls = _positive_int(record.get("calls", record.get("call_count", 1)), "calls")
             per_call = _time(record.get("time_us"))
-        except json.JSONDecodeError as error:
-            sink.report(number, f"not a JSON object: {error.msg}", line)
-            continue
         except TensilekitError as error:
             sink.report(number, _one_line(error.message), line)
             continue

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import re
 import zlib
 from collections.abc import Iterator
@@ -252,6 +253,52 @@ def check_alias_expansion(data: Any, source: str | None) -> None:
         )
 
 
+# -- one JSON line (select --queries, coverage query lines) ---------------------------------------
+
+_LONG_DIGITS: dict[int, re.Pattern[str]] = {}
+
+
+def load_json_line(text: str) -> Any:
+    """``json.loads`` of one line, within the reader limits.
+
+    Raises :class:`~tensilekit.errors.WorkloadLineError` (its location holds the column) for a
+    line that is not JSON, has a number longer than the integer-digits limit (Python refuses to
+    convert over 4 300 digits, and would spend quadratic time below that) or nests deeper than
+    the depth limit (the decoder recurses: 100 000 brackets overflow it).
+    """
+    from tensilekit.errors import WorkloadLineError
+
+    current = _current
+    digits = current.max_integer_digits
+    pattern = _LONG_DIGITS.get(digits)
+    if pattern is None:
+        pattern = _LONG_DIGITS[digits] = re.compile(f"[0-9]{{{digits + 1}}}")
+    long_number = pattern.search(text)
+    if long_number is not None:
+        raise WorkloadLineError(
+            f"a number with more than {digits} digits (limit: integer digits)",
+            Location(col=long_number.start() + 1),
+        )
+    if text.count("[") + text.count("{") > current.max_depth:
+        level = 0
+        for offset, char in enumerate(text):
+            if char in "[{":
+                level += 1
+                if level > current.max_depth:
+                    raise WorkloadLineError(
+                        f"nested more than {current.max_depth} levels deep (limit: nesting depth)",
+                        Location(col=offset + 1),
+                    )
+            elif char in "]}":
+                level -= 1
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise WorkloadLineError(f"not a JSON object: {error.msg}", Location(col=error.colno)) from None
+    except (ValueError, RecursionError) as error:  # limits the scans above cannot see (quoted text)
+        raise WorkloadLineError(f"not a JSON object: {error}") from None
+
+
 __all__ = [
     "InputLimits",
     "check_alias_expansion",
@@ -260,6 +307,7 @@ __all__ = [
     "current_limits",
     "inflate",
     "limits",
+    "load_json_line",
     "parse_size",
     "set_max_input_size",
 ]

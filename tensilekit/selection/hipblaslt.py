@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensilekit.errors import SelectionError
+from tensilekit.errors import SelectionError, one_line_reason
 from tensilekit.model.common import DataType
 from tensilekit.selection.problem import GemmProblem, HipblasltFields, parse_data_type
 
@@ -148,7 +148,7 @@ def hipblaslt_problem(
             hipblaslt=fields.model_copy(update=updates),
         )  # fmt: skip
     except ValueError as error:
-        raise SelectionError(f"invalid hipBLASLt problem: {error}") from None
+        raise SelectionError(f"invalid hipBLASLt problem: {one_line_reason(error)}") from None
 
 
 _QUERY_FIELDS = (

@@ -18,8 +18,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tensilekit.errors import SelectionError
+from tensilekit.errors import SelectionError, one_line_reason
 from tensilekit.model.common import DataType
+from tensilekit.ranges import INT64, SIZE_T, checked_field
 
 #: ``SIZE_MAX`` of the C++ runtime: an unlimited workspace, and the modulus of ``size_t`` products.
 SIZE_MAX = (1 << 64) - 1
@@ -259,6 +260,18 @@ class GemmProblem(BaseModel):
     @classmethod
     def _parse_type(cls, value: Any) -> Any:
         return parse_data_type(value) if isinstance(value, str) else value
+
+    @field_validator("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d")
+    @classmethod
+    def _fits_int64(cls, value: int | None) -> int | None:
+        # The runtimes take these as int64_t (hipBLASLt, rocBLAS's _64 API); Tensile keeps size_t,
+        # where 2^63 and more wraps through those arguments: no answer to reproduce, so refused.
+        return None if value is None else checked_field(value, INT64)
+
+    @field_validator("workspace_size")
+    @classmethod
+    def _fits_size_t(cls, value: int | None) -> int | None:
+        return None if value is None else checked_field(value, SIZE_T)
 
     @field_validator("trans_a", "trans_b", mode="before")
     @classmethod
@@ -577,7 +590,7 @@ def problem_from_query(record: dict[str, Any]) -> GemmProblem:
     try:
         return GemmProblem(**fields)
     except ValueError as error:
-        raise SelectionError(f"invalid query: {error}") from None
+        raise SelectionError(f"invalid query: {one_line_reason(error)}") from None
 
 
 def hardware_from_query(record: dict[str, Any], default: Hardware | None = None) -> Hardware:
@@ -593,7 +606,7 @@ def hardware_from_query(record: dict[str, Any], default: Hardware | None = None)
     try:
         return Hardware(**base)
     except ValueError as error:
-        raise SelectionError(f"invalid hardware: {error}") from None
+        raise SelectionError(f"invalid hardware: {one_line_reason(error)}") from None
 
 
 __all__ = [

@@ -14,7 +14,16 @@ import click
 from tensilekit.cli.options import TYPE_HELP, check_arch, subtree_options, type_spec_callback
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
-from tensilekit.errors import InputNotFound, LibraryChanged, Location, NoKernel, SelectionError, TensilekitError
+from tensilekit.errors import (
+    InputNotFound,
+    LibraryChanged,
+    Location,
+    NoKernel,
+    SelectionError,
+    TensilekitError,
+    WorkloadLineError,
+)
+from tensilekit.io.limits import load_json_line
 
 if TYPE_CHECKING:
     from tensilekit.selection import GemmProblem, Hardware
@@ -58,10 +67,10 @@ def _read_queries(
             continue
         column = None
         try:
-            record = json.loads(text)
+            record = load_json_line(text)
             problem = None if isinstance(record, dict) else "each line must hold one JSON object"
-        except json.JSONDecodeError as error:
-            record, problem, column = None, f"not a JSON object: {error.msg}", error.colno
+        except WorkloadLineError as error:
+            record, problem, column = None, error.message, error.location.col if error.location else None
         if problem is None:
             records.append((number, record))
             continue
