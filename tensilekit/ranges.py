@@ -13,6 +13,10 @@ an ``OverflowError`` deep inside numpy.
 from __future__ import annotations
 
 import dataclasses
+from typing import Annotated
+
+from pydantic import AfterValidator
+from pydantic_core import PydanticCustomError
 
 INT32_MAX = (1 << 31) - 1
 INT32_MIN = -(1 << 31)
@@ -74,12 +78,20 @@ def check_range(value: int, crange: CRange, what: str) -> int:
 def checked_field(value: int, crange: CRange) -> int:
     """For pydantic field validators: ``value`` when it fits ``crange``, else a validation error
     whose message is just why (no ``Value error,`` prefix), so a model reports it with the field."""
-    from pydantic_core import PydanticCustomError
-
     message = out_of_range(value, crange, "")
     if message is not None:
         raise PydanticCustomError("cpp_range", message)
     return value
+
+
+def _solution_index(value: int) -> int:
+    return checked_field(value, SOLUTION_INDEX)
+
+
+SolutionIndexInt = Annotated[int, AfterValidator(_solution_index)]
+"""A model field holding a solution index: one out of the C++ ``int`` range is refused where it
+is read (AMD's loader throws on it: ``std::bad_cast`` from msgpack, a failed load from YAML),
+not passed on to overflow numpy's int64 arrays in the compiled selection path."""
 
 
 __all__ = [
@@ -97,5 +109,6 @@ __all__ = [
     "CRange",
     "check_range",
     "checked_field",
+    "SolutionIndexInt",
     "out_of_range",
 ]
