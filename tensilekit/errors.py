@@ -24,6 +24,7 @@ Every error tensilekit raises derives from :class:`TensilekitError`. Errors abou
     ├── SearchError (ValueError)             the kernel search cannot run as asked
     │   ├── InvalidKernel                    a kernel description that cannot be read or is pruned
     │   └── SearchSpaceTooLarge              --mode grid over more kernels than --grid-limit
+    ├── OutputNotWritable                    disk full, read-only or no permission (exit 4; the path said)
     ├── ToolError                            driving AMD's executables
     │   ├── ToolNotFound (FileNotFoundError)
     │   ├── ToolFailed                       non-zero exit or timeout: argv, return code, stderr tail
@@ -255,6 +256,19 @@ class SearchSpaceTooLarge(SearchError):
     """An exhaustive (grid) search over more kernels than the configured limit."""
 
 
+class OutputNotWritable(TensilekitError):
+    """An output cannot be written: the disk is full (``ENOSPC``, a quota), the file system is
+    read-only (``EROFS``) or permission is denied (``EACCES``). The location names the path;
+    nothing was half-written (writes are all-or-nothing) and no temporary file is left. Exit 4:
+    the system failed, not the input."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, location: Location | None = None, errno: int | None = None) -> None:
+        super().__init__(message, location)
+        self.errno = errno
+
+
 class ToolError(TensilekitError):
     """Failure while driving one of AMD's executables."""
 
@@ -353,6 +367,7 @@ __all__ = [
     "MissingField",
     "MsgpackDecodeError",
     "NoKernel",
+    "OutputNotWritable",
     "PipelineAborted",
     "PipelineError",
     "SearchError",
