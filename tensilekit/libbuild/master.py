@@ -38,6 +38,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Union
 
+from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
+from tensilekit.io.logic_io import logic_from_data, logic_to_data
 from tensilekit.libbuild.entries import solution_record
 from tensilekit.libbuild.predicates import (
     TRUE,
@@ -50,8 +52,6 @@ from tensilekit.libbuild.predicates import (
     sort_rows,
 )
 from tensilekit.libbuild.tensilelite import build_tensilelite_libraries, solution_states
-from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
-from tensilekit.io.logic_io import logic_from_data, logic_to_data
 from tensilekit.model.derive_tensilelite import CustomKernelConfig, LiteState
 from tensilekit.model.logic import DICT_KEYS, LIST_LAYOUTS, ArchitectureSpec, Dialect, Layout, LogicFile
 from tensilekit.model.naming import (
@@ -633,6 +633,10 @@ def _build_tensilelite(
                     f"a {data.dialect.value} logic file cannot join a tensilelite build", Location(file=source)
                 )
             data = logic_to_data(data)
+        if isinstance(data, dict):  # the canonical dict form (lint, the API): the build reads lists
+            from tensilekit.io.logic_canonical import tensilelite_build_form
+
+            data = tensilelite_build_form(data, source)
         inputs.append((source, data))
     files = build_tensilelite_libraries(
         inputs, lazy=options.lazy, version=options.version, custom_kernel_config=custom_kernel_config
