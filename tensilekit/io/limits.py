@@ -261,10 +261,12 @@ _LONG_DIGITS: dict[int, re.Pattern[str]] = {}
 def load_json_line(text: str) -> Any:
     """``json.loads`` of one line, within the reader limits.
 
-    Raises :class:`~tensilekit.errors.WorkloadLineError` (its location holds the column) for a
-    line that is not JSON, has a number longer than the integer-digits limit (Python refuses to
-    convert over 4 300 digits, and would spend quadratic time below that) or nests deeper than
-    the depth limit (the decoder recurses: 100 000 brackets overflow it).
+    Raises :class:`~tensilekit.errors.WorkloadLineError` for a line that is not JSON, and
+    :class:`~tensilekit.errors.InputTooLarge` for one with a number longer than the
+    integer-digits limit (Python refuses to convert over 4 300 digits, and would spend quadratic
+    time below that) or nested deeper than the depth limit (the decoder recurses: 100 000
+    brackets overflow it); both are :class:`~tensilekit.errors.DecodeError` and their location
+    holds the column.
     """
     from tensilekit.errors import WorkloadLineError
 
@@ -275,7 +277,7 @@ def load_json_line(text: str) -> Any:
         pattern = _LONG_DIGITS[digits] = re.compile(f"[0-9]{{{digits + 1}}}")
     long_number = pattern.search(text)
     if long_number is not None:
-        raise WorkloadLineError(
+        raise InputTooLarge(
             f"a number with more than {digits} digits (limit: integer digits)",
             Location(col=long_number.start() + 1),
         )
@@ -285,7 +287,7 @@ def load_json_line(text: str) -> Any:
             if char in "[{":
                 level += 1
                 if level > current.max_depth:
-                    raise WorkloadLineError(
+                    raise InputTooLarge(
                         f"nested more than {current.max_depth} levels deep (limit: nesting depth)",
                         Location(col=offset + 1),
                     )

@@ -576,6 +576,34 @@ _QUERY_PROBLEM_FIELDS = (
 )  # fmt: skip
 
 
+def check_default_strides(problem: GemmProblem) -> GemmProblem:
+    """``problem`` when every stride it leaves out (ld x columns, :func:`contraction_problem`'s
+    defaults) fits int64; else :class:`SelectionError`. Query readers call it: such a stride is
+    none a runtime could be given (hipBLASLt's are int64_t), and the compiled path keeps int64
+    columns. The model itself keeps Tensile's size_t arithmetic (products wrap mod 2^64)."""
+    lds = (problem.lda or 0) | (problem.ldb or 0) | (problem.ldc or 0) | (problem.ldd or 0)
+    if (problem.m | problem.n | problem.k | lds) < 1 << 31:
+        return problem  # every product below fits: the common case costs one test
+    a_normal, b_normal = problem.trans_a == "N", problem.trans_b == "N"
+    m, n, k = problem.m, problem.n, problem.k
+    lda = problem.lda if problem.lda is not None else max(1, m if a_normal else k)
+    ldb = problem.ldb if problem.ldb is not None else max(1, k if b_normal else n)
+    ldc = problem.ldc if problem.ldc is not None else max(1, m)
+    ldd = problem.ldd if problem.ldd is not None else ldc
+    defaults = {
+        "stride_a": (problem.stride_a, lda * (k if a_normal else m)),
+        "stride_b": (problem.stride_b, ldb * (n if b_normal else k)),
+        "stride_c": (problem.stride_c, ldc * n),
+        "stride_d": (problem.stride_d, ldd * n),
+    }
+    for name, (given, default) in defaults.items():
+        if given is None and default > INT64.high:
+            raise SelectionError(
+                f"{name} left out is ld x columns = {default}, over the C++ int64_t maximum {INT64.high} (give {name})"
+            )
+    return problem
+
+
 def problem_from_query(record: dict[str, Any]) -> GemmProblem:
     """A :class:`GemmProblem` from one query object (the ``corpus/select`` JSON-lines format).
 
@@ -588,9 +616,10 @@ def problem_from_query(record: dict[str, Any]) -> GemmProblem:
     if "workspace_size" in record and record["workspace_size"] is None:
         fields.pop("workspace_size", None)
     try:
-        return GemmProblem(**fields)
+        problem = GemmProblem(**fields)
     except ValueError as error:
         raise SelectionError(f"invalid query: {one_line_reason(error)}") from None
+    return check_default_strides(problem)
 
 
 def hardware_from_query(record: dict[str, Any], default: Hardware | None = None) -> Hardware:
@@ -611,6 +640,7 @@ def hardware_from_query(record: dict[str, Any], default: Hardware | None = None)
 
 __all__ = [
     "SIZE_MAX",
+    "check_default_strides",
     "ContractionProblem",
     "GemmProblem",
     "Hardware",

@@ -31,6 +31,7 @@ import yaml
 from pydantic import ValidationError
 
 from tensilekit.errors import InputNotFound, InvalidValue, Location, MissingField, YamlSyntaxError, one_line_reason
+from tensilekit.io.limits import check_yaml_text
 from tensilekit.workload.problem import GemmProblem
 from tensilekit.workload.records import ParsedWorkload, WorkloadFormat
 
@@ -137,8 +138,10 @@ def parse_geko_list(text: str, *, file: str | None = None) -> ParsedWorkload:
 
     Errors carry the file, line and YAML path: :class:`~tensilekit.errors.YamlSyntaxError` for
     broken YAML, :class:`~tensilekit.errors.MissingField` for an absent key,
-    :class:`~tensilekit.errors.InvalidValue` for a bad type triple, transpose or size entry.
+    :class:`~tensilekit.errors.InvalidValue` for a bad type triple, transpose or size entry,
+    :class:`~tensilekit.errors.InputTooLarge` for a number over the digits limit or too deep nesting.
     """
+    check_yaml_text(text, file)  # PyYAML would raise ValueError past 4 300 digits, or recurse
     try:
         loader = yaml.SafeLoader(text)  # the reader checks for control characters here
     except yaml.YAMLError as error:

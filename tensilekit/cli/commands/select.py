@@ -15,13 +15,14 @@ from tensilekit.cli.options import TYPE_HELP, check_arch, subtree_options, type_
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.errors import (
+    DecodeError,
     InputNotFound,
     LibraryChanged,
     Location,
     NoKernel,
     SelectionError,
     TensilekitError,
-    WorkloadLineError,
+    one_line_reason,
 )
 from tensilekit.io.limits import load_json_line
 
@@ -69,7 +70,7 @@ def _read_queries(
         try:
             record = load_json_line(text)
             problem = None if isinstance(record, dict) else "each line must hold one JSON object"
-        except WorkloadLineError as error:
+        except DecodeError as error:  # not JSON, or over a reader limit (digits, nesting)
             record, problem, column = None, error.message, error.location.col if error.location else None
         if problem is None:
             records.append((number, record))
@@ -131,7 +132,7 @@ def problem_from_options(
             alpha=alpha, beta=beta, performance_metric=PerformanceMetric(metric),
         )  # fmt: skip
     except ValueError as error:
-        raise SelectionError(f"invalid problem: {error}") from None
+        raise SelectionError(f"invalid problem: {one_line_reason(error)}") from None
 
 
 _HIPBLASLT_COMPUTE = {"Float": "f32", "Double": "f64", "Int32": "i32", "Half": "f16", "XFloat32": "f32_fast_xf32"}

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from tensilekit.cli.main import cli
-from tensilekit.errors import ToolOutputError, WorkloadLineError
+from tensilekit.errors import InputTooLarge, ToolOutputError, WorkloadLineError
 from tensilekit.io.limits import load_json_line
 from tensilekit.pipeline.stages.ingest import untunable_reason
 from tensilekit.ranges import INT32_MAX, INT64_MAX
@@ -125,10 +125,12 @@ def test_query_lines_with_huge_numbers_or_deep_nesting_are_skipped(tmp_path: Pat
 
 
 def test_load_json_line_names_the_column() -> None:
-    with pytest.raises(WorkloadLineError) as digits:
+    with pytest.raises(InputTooLarge) as digits:
         load_json_line('{"m": ' + "1" * 5000 + "}")
     assert digits.value.location is not None and digits.value.location.col == 7
-    with pytest.raises(WorkloadLineError, match="nested more than"):
+    with pytest.raises(WorkloadLineError, match="not a JSON object"):
+        load_json_line('{"m": 1')
+    with pytest.raises(InputTooLarge, match="nested more than"):
         load_json_line("[" * 100_000 + "]" * 100_000)
     assert load_json_line('{"m": 12}') == {"m": 12}
 
@@ -173,10 +175,35 @@ def test_huge_query_sizes_never_answer_another_kernel_than_the_cpp(amd: Path, co
     }
     result = CliRunner().invoke(cli, ["select", "--queries", str(query_file), "--library", str(master), "--json"])
     assert result.exit_code == 3, result.output  # the refused lines
+    refused = set()
     for query, answer in zip(queries, map(json.loads, result.stdout.splitlines()), strict=True):
-        too_big = max(query["m"], query["batch"]) > INT64_MAX
-        if too_big:
+        if answer.get("error") is not None:  # refused: never another kernel than the C++'s
             assert "int64_t maximum" in answer["error"], answer
+            refused.add(query["id"])
         else:
-            assert answer.get("error") is None and answer["index"] == oracle[query["id"]], (query, answer)
-    assert {query["id"] for query in queries if max(query["m"], query["batch"]) <= INT64_MAX} >= {"q0", "q1", "q8"}
+            assert answer["index"] == oracle[query["id"]], (query, answer)
+    # refused exactly where a size or batch, or a stride left out (lda x K), is past int64
+    assert refused == {q["id"] for q in queries if max(q["m"], q["batch"], q["m"] * q["k"]) > INT64_MAX}
+    assert {"q0", "q7", "q8"}.isdisjoint(refused)  # 1024, batch INT32_MAX + 1 and 2^32 + 1: answered
+
+
+def test_default_strides_past_int64_are_refused_per_query_line(tmp_path: Path) -> None:
+    """m = 2^63 - 1 fits, but the stride left out (lda x K) does not: that line gets an error, the
+    others their answers (the compiled path's int64 columns overflowed: exit 70)."""
+    lines = [json.dumps({"id": f"q{i}", "m": 1024, "n": 1024, "k": 1024, "arch": "gfx90a"}) for i in range(20)]
+    lines[3] = json.dumps({"id": "q3", "m": INT64_MAX, "n": 1024, "k": 1024, "arch": "gfx90a"})
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["select", "--queries", str(queries), "--library", SAMPLE, "--json"])
+    assert result.exit_code == 3, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert "stride_a left out" in records[3]["error"] and "int64_t" in records[3]["error"]
+    assert all(record.get("error") is None for position, record in enumerate(records) if position != 3)
+
+
+def test_diff_queries_with_a_huge_number_is_a_located_error(tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"m": 8, "n": 8, "k": 8}\n{"m": ' + "7" * 5000 + ', "n": 8, "k": 8}\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["diff", SAMPLE, SAMPLE, "--queries", str(queries)])
+    assert result.exit_code == 3, result.output
+    assert f"{queries}:2:7: a number with more than 1000 digits" in result.stderr
