@@ -1,12 +1,18 @@
 """Long hostile-input fuzz run (issue 17): counts of outcomes over mutated inputs of every kind.
 
-    python bench/fuzz.py [--minutes N] [--seed S] [--corpus PATH]
+    python bench/fuzz.py [--minutes N] [--seed S] [--corpus PATH] [--huge-and-unwritable]
 
 Drives the API and every command (in-process) on mutated fixtures and small corpus files, as
 tests/unit/io/test_fuzz_commands.py does in CI (bounded there to 300 inputs), here for N minutes
 and every command of each input kind. Prints inputs, runs and counts by outcome, then the first
 failures (exit 70 / escaping exception, non-TensilekitError from the API, runs over 10 s); exits 1
 if there was any.
+
+``--huge-and-unwritable`` (issue 23 items 10, 11, 13) runs the other generators instead: numbers
+out of their C++ range (2^31 … 2^64 + 5, 1 000+ digits, 100 000 brackets) in every input kind,
+and every writing command with its output refused (ENOSPC / EROFS / EACCES / EDQUOT injected at
+create, fsync, rename or mkdir); a refused write must exit 4 naming it, leave the old output and
+no temporary. With ``--tune`` the simulated tuning run is among the writing commands.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from fuzz_driver import find_corpus, fuzz  # noqa: E402
+from fuzz_driver import find_corpus, fuzz, fuzz_huge_and_unwritable  # noqa: E402
 
 
 def main() -> int:
@@ -26,10 +32,20 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--corpus", type=Path, default=None)
     parser.add_argument("--tune", action="store_true", help="also run simulated tuning on workloads (slow)")
+    parser.add_argument(
+        "--huge-and-unwritable", action="store_true", help="huge integers and refused outputs (issue 23) instead"
+    )
     options = parser.parse_args()
     corpus = options.corpus or find_corpus()
     start = time.monotonic()
-    report = fuzz(corpus, seed=options.seed, cases=None, seconds=options.minutes * 60, per_case=None, slow=options.tune)
+    if options.huge_and_unwritable:
+        report = fuzz_huge_and_unwritable(
+            corpus, seed=options.seed, cases=None, seconds=options.minutes * 60, slow=options.tune
+        )
+    else:
+        report = fuzz(
+            corpus, seed=options.seed, cases=None, seconds=options.minutes * 60, per_case=None, slow=options.tune
+        )
     elapsed = time.monotonic() - start
     print(f"{report.cases} inputs, {report.runs} runs (API reads and commands) in {elapsed:.0f} s, seed {options.seed}")
     print(f"corpus: {corpus or 'absent (fixtures only)'}")
