@@ -9,6 +9,7 @@ in tensilekit (printed as one line asking for a report; the traceback only with 
 from __future__ import annotations
 
 import enum
+import errno
 import importlib
 import json
 import os
@@ -165,17 +166,23 @@ def _run_guarded(ctx: click.Context, invoke: Any) -> Any:
     except BrokenPipeError:
         ctx.exit(0)
     except OSError as error:
-        # a write the system refused outside io.atomic (a folder made, a cache entry): said with
-        # its path as io.atomic says it, exit 4; any other OSError is still a bug below
+        # the system refused something outside io.atomic (a folder made, a cache entry, a file
+        # opened): said with its path, exit 4; any other OSError is still a bug below
         from tensilekit.io.atomic import OUTPUT_ERRNOS, output_not_writable
 
         if error.errno not in OUTPUT_ERRNOS or debug:
             _report_bug(error, debug)
-        refused = output_not_writable(error, os.fsdecode(error.filename) if error.filename else "<output>")
-        click.echo(f"error: {refused}", err=True)
+        path = os.fsdecode(error.filename) if error.filename else "<output>"
+        if error.errno in (errno.EACCES, errno.EPERM):  # a read or a run as well as a write
+            message, location = f"{os.strerror(error.errno or 0).lower()} (check its permissions)", path
+            click.echo(f"error: {path}: {message}", err=True)
+        else:
+            refused = output_not_writable(error, path)
+            message, location = refused.message, str(refused.location)
+            click.echo(f"error: {refused}", err=True)
         if as_json:
-            print_json_error(refused.message, str(refused.location), refused.exit_code)
-        ctx.exit(refused.exit_code)
+            print_json_error(message, location, ExitCode.TOOL_FAILED)
+        ctx.exit(ExitCode.TOOL_FAILED)
     except Exception as error:  # noqa: BLE001 - anything else is a bug
         _report_bug(error, debug)
 

@@ -127,12 +127,12 @@ def test_coverage_into_a_read_only_folder_is_exit_4(tmp_path: Path, monkeypatch:
     assert "read-only file system" in result.stderr and "bug" not in result.stderr
 
 
-def _partial_then_enospc(monkeypatch: pytest.MonkeyPatch) -> None:
+def _partial_then_enospc(monkeypatch: pytest.MonkeyPatch, code: int = errno.ENOSPC) -> None:
     real = Path.write_text
 
     def write_half(self: Path, text: str, *args: Any, **kwargs: Any) -> int:
         real(self, text[: len(text) // 2], *args, **kwargs)
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+        raise OSError(code, os.strerror(code), str(self))
 
     monkeypatch.setattr(Path, "write_text", write_half)
 
@@ -147,14 +147,18 @@ def test_tune_cache_and_failure_writers_leave_no_temporary(tmp_path: Path, monke
     assert leftovers == []
 
 
-def test_a_refusal_outside_io_atomic_is_exit_4_not_a_bug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The error boundary's safety net: tune's job-cache entries are plain writes (no io.atomic)."""
-    _partial_then_enospc(monkeypatch)
+@pytest.mark.parametrize(("code", "said"), [(errno.ENOSPC, "no space left on device"), (errno.EACCES, "permission")])
+def test_a_refusal_outside_io_atomic_is_exit_4_not_a_bug(
+    code: int, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The error boundary's safety net: tune's job-cache entries are plain writes (no io.atomic).
+    A refused permission is said as such (it may be a read or a run as well as a write)."""
+    _partial_then_enospc(monkeypatch, code)
     workdir = tmp_path / "W"
     log = FIXTURES / "logs" / "llama3_8b_bf16_mask64.log"
     result = CliRunner().invoke(cli, ["tune", str(log), "--arch", "gfx942", "--workdir", str(workdir), "--simulate"])
     assert result.exit_code == 4, result.output
-    assert "no space left on device" in result.stderr and "bug" not in result.stderr
+    assert said in result.stderr.lower() and "bug" not in result.stderr
     assert [path for path in tmp_path.rglob("*.tmp*")] == []
 
 
