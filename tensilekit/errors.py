@@ -24,6 +24,7 @@ Every error tensilekit raises derives from :class:`TensilekitError`. Errors abou
     ├── SearchError (ValueError)             the kernel search cannot run as asked
     │   ├── InvalidKernel                    a kernel description that cannot be read or is pruned
     │   └── SearchSpaceTooLarge              --mode grid over more kernels than --grid-limit
+    ├── OutputNotWritable                    disk full, read-only or no permission (exit 4; the path said)
     ├── ToolError                            driving AMD's executables
     │   ├── ToolNotFound (FileNotFoundError)
     │   ├── ToolFailed                       non-zero exit or timeout: argv, return code, stderr tail
@@ -255,6 +256,19 @@ class SearchSpaceTooLarge(SearchError):
     """An exhaustive (grid) search over more kernels than the configured limit."""
 
 
+class OutputNotWritable(TensilekitError):
+    """An output cannot be written: the disk is full (``ENOSPC``, a quota), the file system is
+    read-only (``EROFS``) or permission is denied (``EACCES``). The location names the path;
+    nothing was half-written (writes are all-or-nothing) and no temporary file is left. Exit 4:
+    the system failed, not the input."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, location: Location | None = None, errno: int | None = None) -> None:
+        super().__init__(message, location)
+        self.errno = errno
+
+
 class ToolError(TensilekitError):
     """Failure while driving one of AMD's executables."""
 
@@ -322,6 +336,22 @@ def error_context(file: str | Path) -> Iterator[None]:
         raise
 
 
+def one_line_reason(error: Exception) -> str:
+    """A model validation error as one line (``m: 9223372036854775808 is out of ...; lda: ...``),
+    for warnings and located errors; other exceptions as ``str(error)``."""
+    items = getattr(error, "errors", None)
+    if not callable(items):
+        return str(error)
+    try:
+        parts = [
+            f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']}" if item.get("loc") else str(item["msg"])
+            for item in items()
+        ]
+    except (TypeError, KeyError):
+        return str(error)
+    return "; ".join(parts) or str(error)
+
+
 __all__ = [
     "DecodeError",
     "DependencyCycle",
@@ -337,6 +367,7 @@ __all__ = [
     "MissingField",
     "MsgpackDecodeError",
     "NoKernel",
+    "OutputNotWritable",
     "PipelineAborted",
     "PipelineError",
     "SearchError",
@@ -358,4 +389,5 @@ __all__ = [
     "YamlSyntaxError",
     "error_context",
     "format_path",
+    "one_line_reason",
 ]

@@ -545,3 +545,215 @@ def fuzz_readers(
         run_case(case_seed, label, data, report, command_choice=choose)
         number += 1
     return report
+
+
+# -- huge integers and unwritable outputs (issue 23 items 10, 11, 13) ------------------------------
+# Self-contained: generators of numbers out of their C++ range (sizes, batch, solution indices,
+# thousands of digits, deep nesting) in every input kind, and runs of the writing commands on an
+# output the system refuses (ENOSPC / EROFS / EACCES / EDQUOT injected as the OSError the kernel
+# gives: tests may run as root, which ignores chmod). bench/fuzz.py --huge-and-unwritable runs it.
+
+import errno as _errno  # noqa: E402
+import json as _json  # noqa: E402
+import os as _os  # noqa: E402
+import re as _re  # noqa: E402
+from unittest import mock as _mock  # noqa: E402
+
+HUGE_INTEGERS: list[int] = [
+    2**31 - 1, 2**31, 2**32 + 1, 2**63 - 1, 2**63, 2**63 + 1024, 2**64 - 1, 2**64 + 5, -(2**63) - 1, 10**30,
+]  # fmt: skip
+_NUMBER = _re.compile(rb"(?<![\w.])\d+(?![\w.])")
+_SAMPLE_LOGIC = FIXTURES / "logic" / "sample_aldebaran_Cijk_Ailk_Bljk_SB.yaml"
+
+
+def _huge(rng: random.Random) -> bytes:
+    if rng.random() < 0.1:
+        return b"9" * rng.choice([1001, 4301, 5000])  # over the digits limit, over Python's str->int
+    return str(rng.choice(HUGE_INTEGERS)).encode()
+
+
+def _replace_a_number(data: bytes, rng: random.Random) -> tuple[str, bytes]:
+    """One integer token of ``data`` (on a random line that has one) replaced by a huge one."""
+    lines = data.split(b"\n")
+    candidates = [number for number, line in enumerate(lines) if _NUMBER.search(line)]
+    if not candidates:
+        return "no number", data
+    number = rng.choice(candidates)
+    matches = list(_NUMBER.finditer(lines[number]))
+    match = rng.choice(matches)
+    value = _huge(rng)
+    lines[number] = lines[number][: match.start()] + value + lines[number][match.end() :]
+    return f"huge number line {number + 1}: {value[:24].decode()}", b"\n".join(lines)
+
+
+def _huge_queries(rng: random.Random) -> bytes:
+    """select --queries lines: sizes, batch, leading dimensions, workspace out of range, a
+    5 000-digit number, 100 000 nested brackets, among ordinary lines."""
+    lines = []
+    for number in range(rng.randint(17, 24)):  # over 16: the compiled path
+        record: dict[str, Any] = {"id": f"q{number}", "m": 1024, "n": 1024, "k": 1024, "arch": "gfx90a"}
+        roll = rng.random()
+        if roll < 0.4:
+            record[rng.choice(["m", "n", "k", "batch", "lda", "ldc", "stride_a", "workspace_size"])] = rng.choice(
+                HUGE_INTEGERS
+            )
+            lines.append(_json.dumps(record))
+        elif roll < 0.5:
+            lines.append('{"id": "digits", "m": ' + "9" * 5000 + ', "n": 1, "k": 1}')
+        elif roll < 0.55:
+            lines.append("[" * 100_000 + "]" * 100_000)
+        else:
+            lines.append(_json.dumps(record))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def huge_integer_case(pool: list[Seed], rng: random.Random) -> tuple[Seed, str, bytes]:
+    """One case: a workload, master or logic seed with a huge number in it, or a query file."""
+    roll = rng.random()
+    if roll < 0.25:
+        seed = Seed("queries", "queries.jsonl", b"")
+        return seed, "huge queries", _huge_queries(rng)
+    if roll < 0.45:  # a solution index of the sample master out of int
+        text = SAMPLE_MASTER.read_bytes()
+        value = _huge(rng)
+        data = _re.sub(rb"index: 6066012\d\d", b"index: " + value, text, count=rng.choice([1, 0]))
+        return Seed("master", "TensileLibrary_gfx90a.yaml", text), f"solution index {value[:24].decode()}", data
+    kinds = ("workload",) if roll < 0.8 else ("logic", "master")
+    choices = [seed for seed in pool if seed.kind in kinds and not seed.name.endswith((".gz", ".dat", ".zlib"))]
+    seed = rng.choice(choices)
+    label, data = _replace_a_number(seed.data, rng)
+    return seed, label, data
+
+
+# argument templates of the commands that write: {d} the scratch folder, {o} the output's folder
+WRITING_COMMANDS: list[list[str]] = [
+    ["convert", str(SAMPLE_MASTER), "{o}/converted.dat"],
+    ["convert", str(SAMPLE_MASTER), "{o}/converted.yaml"],
+    ["build-master", str(_SAMPLE_LOGIC), "-o", "{o}/master.yaml"],
+    ["build-master", "--lazy", str(_SAMPLE_LOGIC), "-o", "{o}/lazy"],
+    ["merge", str(_SAMPLE_LOGIC), str(_SAMPLE_LOGIC), "{o}/merged.yaml"],
+    ["prune", str(_SAMPLE_LOGIC), "-o", "{o}/pruned.yaml"],
+    ["coverage", "-l", str(SAMPLE_MASTER), str(SAMPLE_WORKLOAD), "-o", "{o}/coverage"],
+]
+SLOW_WRITING_COMMANDS: list[list[str]] = [
+    ["tune", str(FIXTURES / "logs" / "llama3_8b_bf16_mask64.log"), "--arch", "gfx942", "--simulate", "--workdir",
+     "{o}/run"],
+]  # fmt: skip
+REFUSALS = [_errno.ENOSPC, _errno.EROFS, _errno.EACCES, _errno.EDQUOT]
+INJECTIONS = ["fsync", "create", "rename", "mkdir", "fsync-later"]
+
+
+@contextlib.contextmanager
+def refused_writes(where: str, code: int) -> Iterator[None]:
+    """The system refuses writes the way ``where`` says (with ``code``) inside the block."""
+    real_open, real_fsync, calls = _os.open, _os.fsync, Counter[str]()
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(code, _os.strerror(code), *(args[:1] if args and isinstance(args[0], (str, Path)) else ()))
+
+    def open_refusing(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & _os.O_CREAT:
+            raise OSError(code, _os.strerror(code), _os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    def fsync_later(descriptor: int) -> None:
+        calls["fsync"] += 1
+        if calls["fsync"] > 2:
+            raise OSError(code, _os.strerror(code))
+        real_fsync(descriptor)
+
+    patches = {
+        "fsync": [_mock.patch.object(_os, "fsync", refuse)],
+        "fsync-later": [_mock.patch.object(_os, "fsync", fsync_later)],
+        "create": [_mock.patch.object(_os, "open", open_refusing)],
+        "rename": [_mock.patch.object(_os, "replace", refuse), _mock.patch.object(_os, "rename", refuse)],
+        "mkdir": [_mock.patch.object(_os, "mkdir", refuse)],
+    }[where]
+    with contextlib.ExitStack() as stack:
+        for patch in patches:
+            stack.enter_context(patch)
+        yield
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def run_unwritable_case(template: list[str], where: str, code: int, report: Report, *, limit: float = 60.0) -> None:
+    """Run one writing command whose output the system refuses. Exit 4 naming the output, the old
+    output unchanged and no temporary left; or exit 0 when the refusal never reached it (an fsync
+    whose failure cannot lose data). Anything else is a failure."""
+    from click.testing import CliRunner
+
+    from tensilekit.cli.main import cli
+
+    report.cases += 1
+    folder = Path(tempfile.mkdtemp(prefix="tk-fuzz-out-"))
+    try:
+        out = folder / "out"
+        out.mkdir()
+        args = [part.format(d=folder, o=out) for part in template]
+        target = next((Path(arg) for arg in args if arg.startswith(str(out))), out)
+        if target.suffix in (".dat", ".yaml"):
+            target.write_bytes(b"the old output\n")  # what a refused write must leave as it is
+        before = _snapshot(folder)
+        label = f"{' '.join(template[:2])} [{where} {_errno.errorcode.get(code, code)}]"
+        try:
+            with time_limit(limit), refused_writes(where, code):
+                result = CliRunner().invoke(cli, args)
+        except Hang:
+            report.add("hang", f"{label}: ran over {limit} s")
+            return
+        leftovers = [str(path) for path in folder.rglob("*") if ".tmp" in path.name]
+        if result.exit_code == 4:
+            outcome, problem = "exit 4 (not writable)", None
+            if "cannot write the output" not in result.output or "bug" in result.output:
+                problem = f"{label}: exit 4 without the refusal's message:\n{result.output[-600:]}"
+            elif template[0] != "tune" and _snapshot(folder) != before:
+                problem = f"{label}: the old output changed although the write was refused"
+        elif result.exit_code == 0:
+            outcome, problem = "exit 0 (refusal not reached)", None
+        else:
+            outcome = "exit 70 / crash" if result.exit_code == 70 else f"exit {result.exit_code}"
+            problem = f"{label}: exit {result.exit_code}\n{result.output[-600:]}"
+            if result.exc_info is not None and not isinstance(result.exception, SystemExit):
+                problem += "".join(traceback.format_exception(*result.exc_info)[-4:])
+        if leftovers:
+            problem = (problem + "\n" if problem else "") + f"{label}: temporaries left: {leftovers[:3]}"
+        report.add(outcome, problem)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def fuzz_huge_and_unwritable(
+    corpus: Path | None, *, seed: int, cases: int | None, seconds: float | None, slow: bool = False
+) -> Report:
+    """Alternate huge-integer inputs (through the API and the commands of their kind, as
+    :func:`fuzz`) and writing commands on a refused output; ``cases`` of each, or as many as fit
+    in ``seconds``."""
+    rng = random.Random(seed)
+    pool = seeds(corpus)
+    report = Report()
+    writing = WRITING_COMMANDS + (SLOW_WRITING_COMMANDS if slow else [])
+    deadline = None if seconds is None else time.monotonic() + seconds
+    number = 0
+    while (cases is None or number < cases) and (deadline is None or time.monotonic() < deadline):
+        case_seed, label, data = huge_integer_case(pool, random.Random(rng.getrandbits(32)))
+        run_case(case_seed, label, data, report, command_choice=lambda all_commands: [rng.choice(all_commands)])
+        template = writing[number % len(writing)]
+        where = INJECTIONS[(number // len(writing)) % len(INJECTIONS)]
+        run_unwritable_case(template, where, rng.choice(REFUSALS), report)
+        number += 1
+    return report
+
+
+__all__ += [
+    "HUGE_INTEGERS",
+    "INJECTIONS",
+    "REFUSALS",
+    "WRITING_COMMANDS",
+    "fuzz_huge_and_unwritable",
+    "huge_integer_case",
+    "refused_writes",
+    "run_unwritable_case",
+]

@@ -1,17 +1,20 @@
 """The ``tensilekit`` command: a click group, global options, and the single error boundary.
 
 Exit codes (one table, :class:`ExitCode`): 0 success; 1 a difference, mismatch or failed check
-was found; 2 usage error (click's own); 3 bad input file; 4 an external tool failed; 70 a bug
+was found; 2 usage error (click's own); 3 bad input file; 4 an external tool failed or an output
+cannot be written (disk full, read-only, no permission); 70 a bug
 in tensilekit (printed as one line asking for a report; the traceback only with ``--debug``).
 """
 
 from __future__ import annotations
 
 import enum
+import errno
 import importlib
 import json
+import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -162,15 +165,37 @@ def _run_guarded(ctx: click.Context, invoke: Any) -> Any:
         ctx.exit(130)
     except BrokenPipeError:
         ctx.exit(0)
+    except OSError as error:
+        # the system refused something outside io.atomic (a folder made, a cache entry, a file
+        # opened): said with its path, exit 4; any other OSError is still a bug below
+        from tensilekit.io.atomic import OUTPUT_ERRNOS, output_not_writable
+
+        if error.errno not in OUTPUT_ERRNOS or debug:
+            _report_bug(error, debug)
+        path = os.fsdecode(error.filename) if error.filename else "<output>"
+        if error.errno in (errno.EACCES, errno.EPERM):  # a read or a run as well as a write
+            message, location = f"{os.strerror(error.errno or 0).lower()} (check its permissions)", path
+            click.echo(f"error: {path}: {message}", err=True)
+        else:
+            refused = output_not_writable(error, path)
+            message, location = refused.message, str(refused.location)
+            click.echo(f"error: {refused}", err=True)
+        if as_json:
+            print_json_error(message, location, ExitCode.TOOL_FAILED)
+        ctx.exit(ExitCode.TOOL_FAILED)
     except Exception as error:  # noqa: BLE001 - anything else is a bug
-        if debug:
-            raise
-        click.echo(
-            f"internal error: {type(error).__name__}: {error} -- this is a bug in tensilekit; "
-            "rerun with --debug and report the traceback",
-            err=True,
-        )
-        ctx.exit(ExitCode.BUG)
+        _report_bug(error, debug)
+
+
+def _report_bug(error: Exception, debug: bool) -> NoReturn:
+    if debug:
+        raise error
+    click.echo(
+        f"internal error: {type(error).__name__}: {error} -- this is a bug in tensilekit; "
+        "rerun with --debug and report the traceback",
+        err=True,
+    )
+    click.get_current_context().exit(ExitCode.BUG)
 
 
 def hoist_debug(args: list[str]) -> list[str]:

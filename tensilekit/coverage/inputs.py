@@ -11,14 +11,13 @@ measured times summed; a line that cannot be read is skipped and reported with i
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from tensilekit._arguments import require, require_items
 from tensilekit.coverage.model import CoverageGemm, Skipped
 from tensilekit.errors import SelectionError, TensilekitError
-from tensilekit.io.limits import check_json_depth
+from tensilekit.io.limits import load_json_line
 from tensilekit.model.common import DataType
 from tensilekit.selection.problem import (
     GemmProblem,
@@ -127,8 +126,7 @@ def gemms_from_queries(
         if not stripped or stripped.startswith("#"):
             continue
         try:
-            check_json_depth(stripped)  # json.loads recurses: too deep is an unreadable line
-            record = json.loads(stripped)
+            record = load_json_line(stripped)
             if not isinstance(record, dict):
                 raise SelectionError("each line must hold one JSON object")
             problem = problem_from_query(record) if runtime is None else runtime.problem_from_query(record)
@@ -138,9 +136,6 @@ def gemms_from_queries(
                 device = hardware_from_query(record, hardware)
             calls = _positive_int(record.get("calls", record.get("call_count", 1)), "calls")
             per_call = _time(record.get("time_us"))
-        except json.JSONDecodeError as error:
-            sink.report(number, f"not a JSON object: {error.msg}", line)
-            continue
         except TensilekitError as error:
             sink.report(number, _one_line(error.message), line)
             continue

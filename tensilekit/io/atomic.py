@@ -14,6 +14,10 @@ placeholder files) a mix of old and new files; this also makes ``OUTPUT == INPUT
   the old folder is renamed aside first (a kill between the two renames leaves the old set aside,
   restored by the next write).
 
+A write the system refuses (disk full, quota, read-only file system, permission denied) raises
+:class:`~tensilekit.errors.OutputNotWritable` naming the output path, after the temporary is
+removed: the old output (if any) is untouched and nothing of ours is left behind.
+
 ``TENSILEKIT_KILL_AT=<point>[#n]`` makes the process SIGKILL itself at the n-th passage of an
 injection point (tests only: deterministic kill tests, ``tests/unit/io/test_atomic_writes.py``).
 """
@@ -32,7 +36,10 @@ import signal
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tensilekit.errors import OutputNotWritable
 
 _KILL_AT = os.environ.get("TENSILEKIT_KILL_AT")
 _passages: dict[str, int] = {}
@@ -48,6 +55,59 @@ def checkpoint(point: str) -> None:
     _passages[point] = _passages.get(point, 0) + 1
     if _passages[point] == int(nth or 1):
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+# -- a refused write ----------------------------------------------------------------------------
+
+# errno values that mean "this output cannot be written here", whatever tensilekit does
+OUTPUT_ERRNOS = frozenset(
+    code
+    for code in (
+        errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, getattr(errno, "EDQUOT", None),
+    )
+    if code is not None
+)  # fmt: skip
+
+
+def _about(error: OSError, target: Path) -> bool:
+    """Whether ``error`` concerns the output at ``target``: no file named (a write or fsync on
+    the open temporary), or a path in its folder (our temporary, staged files) or above it (a
+    folder created on the way) — not an input read inside the ``with`` block."""
+    if error.filename is None:
+        return True
+    named = os.path.abspath(os.fsdecode(error.filename))
+    folder = os.path.abspath(target.parent)
+    return named == folder or named.startswith(folder + os.sep) or folder.startswith(named.rstrip(os.sep) + os.sep)
+
+
+def output_not_writable(error: OSError, path: str | os.PathLike[str]) -> OutputNotWritable:
+    """The :class:`~tensilekit.errors.OutputNotWritable` for a refused write of ``path``."""
+    from tensilekit.errors import Location, OutputNotWritable  # noqa: F811 - the runtime import
+
+    reason = os.strerror(error.errno) if error.errno is not None else str(error)
+    if error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", -1), errno.EFBIG):
+        advice = "free some space or write elsewhere"
+    elif error.errno == errno.EROFS:
+        advice = "write elsewhere"
+    else:
+        advice = "check the folder's permissions or write elsewhere"
+    return OutputNotWritable(
+        f"cannot write the output: {reason.lower()}; nothing was written and an existing file is unchanged ({advice})",
+        Location(file=os.fspath(path)),
+        errno=error.errno,
+    )
+
+
+@contextlib.contextmanager
+def output_errors(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn a refused write of ``path`` (:data:`OUTPUT_ERRNOS`) into
+    :class:`~tensilekit.errors.OutputNotWritable`; other errors pass unchanged."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno in OUTPUT_ERRNOS and _about(error, Path(os.path.abspath(path))):
+            raise output_not_writable(error, path) from error
+        raise
 
 
 # -- names of our temporaries ---------------------------------------------------------------------
@@ -131,33 +191,36 @@ def _through_symlink(path: Path) -> Path:
 
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
-    """Open a temporary sibling of ``path`` for writing; rename over ``path`` on success."""
+    """Open a temporary sibling of ``path`` for writing; rename over ``path`` on success.
+
+    Raises :class:`~tensilekit.errors.OutputNotWritable` when the system refuses the write."""
     target = _through_symlink(Path(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    remove_leftovers(target)
-    quiet = _quiet_since.get(str(target.parent))
-    temp_name = _temp_name(target)
-    # O_EXCL with mode 0o666: the kernel applies the umask, nothing here reads or changes it
-    descriptor = os.open(temp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
-    try:
-        checkpoint("temp-created")
-        text_mode = "b" not in mode
-        with os.fdopen(
-            descriptor, mode, encoding="utf-8" if text_mode else None, newline="" if text_mode else None
-        ) as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        checkpoint("temp-written")
-        with contextlib.suppress(OSError):
-            os.chmod(temp_name, stat.S_IMODE(target.stat().st_mode))  # a replaced file keeps its mode
-        os.replace(temp_name, target)
-        _still_quiet(target.parent, quiet)
-        checkpoint("renamed")
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
+    with output_errors(path):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        remove_leftovers(target)
+        quiet = _quiet_since.get(str(target.parent))
+        temp_name = _temp_name(target)
+        # O_EXCL with mode 0o666: the kernel applies the umask, nothing here reads or changes it
+        descriptor = os.open(temp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        try:
+            checkpoint("temp-created")
+            text_mode = "b" not in mode
+            with os.fdopen(
+                descriptor, mode, encoding="utf-8" if text_mode else None, newline="" if text_mode else None
+            ) as handle:
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+            checkpoint("temp-written")
+            with contextlib.suppress(OSError):
+                os.chmod(temp_name, stat.S_IMODE(target.stat().st_mode))  # a replaced file keeps its mode
+            os.replace(temp_name, target)
+            _still_quiet(target.parent, quiet)
+            checkpoint("renamed")
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp_name)
+            raise
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
@@ -253,42 +316,44 @@ def staged_directory(path: str | os.PathLike[str], *, owns: Callable[[str], bool
     of the existing folder that were not written are carried over (hard links), except the
     files ``owns(name)`` claims (the writer owns every file of its kind in the folder: one it did
     not write again is stale and goes with the swap); everything is fsynced and the staging
-    folder replaces ``path``. On an exception nothing changes.
+    folder replaces ``path``. On an exception nothing changes (a write the system refuses is
+    :class:`~tensilekit.errors.OutputNotWritable`, the staging folder removed).
     """
     target = _through_symlink(Path(path))
     if target.exists() and not target.is_dir():
         from tensilekit.errors import Location, UnsupportedFormat
 
         raise UnsupportedFormat("is a file; this output is a folder of files", Location(file=str(path)))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _restore_set_aside(target)
-    remove_leftovers(target)
-    staged = _temp_name(target)
-    os.mkdir(staged, 0o777)  # the umask applies
-    try:
-        checkpoint("stage-created")
-        yield staged
-        if target.is_dir():
-            _carry_over(target, staged, owns)
-            with contextlib.suppress(OSError):
-                os.chmod(staged, stat.S_IMODE(target.stat().st_mode))
-        _fsync_tree(staged)
-        checkpoint("stage-written")
-        if not target.exists():
-            os.rename(staged, target)
-        elif _exchange(staged, target):
-            checkpoint("swapped")
-            shutil.rmtree(staged, ignore_errors=True)  # now the old folder
-        else:
-            aside = staged.with_name(staged.name.removesuffix(".tmp") + ".old.tmp")
-            os.rename(target, aside)
-            checkpoint("set-aside")
-            os.rename(staged, target)
-            shutil.rmtree(aside, ignore_errors=True)
-        checkpoint("replaced")
-    except BaseException:
-        shutil.rmtree(staged, ignore_errors=True)
-        raise
+    with output_errors(path):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _restore_set_aside(target)
+        remove_leftovers(target)
+        staged = _temp_name(target)
+        os.mkdir(staged, 0o777)  # the umask applies
+        try:
+            checkpoint("stage-created")
+            yield staged
+            if target.is_dir():
+                _carry_over(target, staged, owns)
+                with contextlib.suppress(OSError):
+                    os.chmod(staged, stat.S_IMODE(target.stat().st_mode))
+            _fsync_tree(staged)
+            checkpoint("stage-written")
+            if not target.exists():
+                os.rename(staged, target)
+            elif _exchange(staged, target):
+                checkpoint("swapped")
+                shutil.rmtree(staged, ignore_errors=True)  # now the old folder
+            else:
+                aside = staged.with_name(staged.name.removesuffix(".tmp") + ".old.tmp")
+                os.rename(target, aside)
+                checkpoint("set-aside")
+                os.rename(staged, target)
+                shutil.rmtree(aside, ignore_errors=True)
+            checkpoint("replaced")
+        except BaseException:
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
 
 
 # -- reading a set through one generation -----------------------------------------------------
@@ -346,9 +411,12 @@ class FolderGeneration:
 
 
 __all__ = [
+    "OUTPUT_ERRNOS",
     "FolderGeneration",
     "atomic_open",
     "checkpoint",
+    "output_errors",
+    "output_not_writable",
     "remove_leftovers",
     "staged_directory",
     "write_bytes_atomic",

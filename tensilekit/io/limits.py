@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import re
 import zlib
 from collections.abc import Iterator
@@ -332,31 +333,6 @@ def _path_to(root: Any, target: Any, depth: int) -> str:
     return ""
 
 
-def check_json_depth(text: str) -> None:
-    """A JSON text nests at most ``max_depth`` brackets deep (an upper bound: brackets inside
-    strings count too), checked before ``json.loads``, which recurses.
-
-    Raises:
-        json.JSONDecodeError: at the first bracket past the limit, so that callers treat the
-            line as any other unreadable JSON line.
-    """
-    depth = _current.max_depth
-    if text.count("[") + text.count("{") <= depth:
-        return
-    level = 0
-    for position, character in enumerate(text):
-        if character in "[{":
-            level += 1
-            if level > depth:
-                import json
-
-                raise json.JSONDecodeError(
-                    f"nested more than {depth} levels deep (limit: nesting depth)", text, position
-                )
-        elif character in "]}":
-            level -= 1
-
-
 def check_alias_expansion(data: Any, source: str | None) -> None:
     """YAML aliases share containers; the models would copy every use. Bound the expanded size
     (nodes counted with every alias expanded) by a multiple of the size as written."""
@@ -387,18 +363,66 @@ def check_alias_expansion(data: Any, source: str | None) -> None:
         )
 
 
+# -- one JSON line (select --queries, coverage query lines) ---------------------------------------
+
+_LONG_DIGITS: dict[int, re.Pattern[str]] = {}
+
+
+def load_json_line(text: str) -> Any:
+    """``json.loads`` of one line, within the reader limits.
+
+    Raises :class:`~tensilekit.errors.WorkloadLineError` for a line that is not JSON, and
+    :class:`~tensilekit.errors.InputTooLarge` for one with a number longer than the
+    integer-digits limit (Python refuses to convert over 4 300 digits, and would spend quadratic
+    time below that) or nested deeper than the depth limit (the decoder recurses: 100 000
+    brackets overflow it); both are :class:`~tensilekit.errors.DecodeError` and their location
+    holds the column.
+    """
+    from tensilekit.errors import WorkloadLineError
+
+    current = _current
+    digits = current.max_integer_digits
+    pattern = _LONG_DIGITS.get(digits)
+    if pattern is None:
+        pattern = _LONG_DIGITS[digits] = re.compile(f"[0-9]{{{digits + 1}}}")
+    long_number = pattern.search(text)
+    if long_number is not None:
+        raise InputTooLarge(
+            f"a number with more than {digits} digits (limit: integer digits)",
+            Location(col=long_number.start() + 1),
+        )
+    if text.count("[") + text.count("{") > current.max_depth:
+        level = 0
+        for offset, char in enumerate(text):
+            if char in "[{":
+                level += 1
+                if level > current.max_depth:
+                    raise InputTooLarge(
+                        f"nested more than {current.max_depth} levels deep (limit: nesting depth)",
+                        Location(col=offset + 1),
+                    )
+            elif char in "]}":
+                level -= 1
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise WorkloadLineError(f"not a JSON object: {error.msg}", Location(col=error.colno)) from None
+    except (ValueError, RecursionError) as error:  # limits the scans above cannot see (quoted text)
+        raise WorkloadLineError(f"not a JSON object: {error}") from None
+
+
 __all__ = [
     "InputLimits",
     "MAX_NESTING_DEPTH",
     "check_alias_expansion",
     "check_depth",
-    "check_json_depth",
     "check_file_size",
     "check_yaml_text",
     "current_limits",
     "inflate",
     "inflate_zstd",
     "limits",
+    "load_json_line",
     "parse_size",
     "set_max_input_size",
 ]

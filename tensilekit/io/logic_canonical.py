@@ -144,6 +144,18 @@ def canonical_data(plain: dict[str, Any], *, keyed: bool = True) -> dict[str, An
     return out
 
 
+def tensilelite_build_form(data: dict[str, Any], source: str | None = None) -> list[Any]:
+    """A tensilelite dict-form logic file (keyed, factored, named keys) as the list form its
+    build reads: Solutions unkeyed, each completed from ``DefaultSolution`` and the file's
+    ``ProblemType``, then :func:`tensilelite_list_form`. Every entry point of the build
+    (``build-master``, ``lint``, the Python API) goes through this one conversion."""
+    if isinstance(data.get("Solutions"), dict):
+        data = unkey_solutions(data, source)
+    if isinstance(data.get("Solutions"), list):
+        data = {**data, "Solutions": [expanded_solution(solution, data) for solution in data["Solutions"]]}
+    return tensilelite_list_form(data)
+
+
 def tensilelite_list_form(data: dict[str, Any]) -> list[Any]:
     """A tensilelite dict-form (canonical) logic file as the list tensilelite 7d9fb683's
     ``parseLibraryLogicList`` reads (LibraryIO.py:316-363): the 2026 TensileCreateLibrary reads
@@ -183,6 +195,7 @@ __all__ = [
     "expanded_solution",
     "is_zstd",
     "keyed_solutions",
+    "tensilelite_build_form",
     "tensilelite_list_form",
     "solutions_keyed_by_name",
     "unkey_solutions",

@@ -637,6 +637,10 @@ def _build_tensilelite(
                     f"a {data.dialect.value} logic file cannot join a tensilelite build", Location(file=source)
                 )
             data = logic_to_data(data)
+        if isinstance(data, dict):  # the canonical dict form (lint, the API): the build reads lists
+            from tensilekit.io.logic_canonical import tensilelite_build_form
+
+            data = tensilelite_build_form(data, source)
         inputs.append((source, data))
     files = build_tensilelite_libraries(
         inputs, lazy=options.lazy, version=options.version, custom_kernel_config=custom_kernel_config

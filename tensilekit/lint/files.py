@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from tensilekit._arguments import require, require_path, require_paths
-from tensilekit.errors import LibraryChanged, TensilekitError, error_context
+from tensilekit.errors import LibraryChanged, TensilekitError, child_path, error_context
 from tensilekit.inspect import add_finding_lines, finding_from_error, iter_library_files
 from tensilekit.io.detect import Kind, detect_kind
 from tensilekit.io.files import read_bytes
@@ -80,6 +80,9 @@ class LogicLocator:
         return f"{self._table_at}[{rows[number]}]"
 
     def solution(self, position: int) -> str:
+        keys = self._logic._solution_keys  # canonical dict logic: Solutions keyed by name
+        if self._same_solutions and keys is not None and position < len(self._logic.solutions):
+            return child_path(self._solutions_at, keys[position])
         if self._same_solutions:
             return f"{self._solutions_at}[{position}]"
         return f"{BUILT_PREFIX}solutions[{position}]"

@@ -17,7 +17,6 @@ merge leaves the old set of files or the new one, never a mix nor a half-written
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -27,16 +26,18 @@ from typing import Any
 from tensilekit._arguments import require, require_path
 from tensilekit.errors import (
     InputNotFound,
+    InputTooLarge,
     InvalidValue,
     Location,
     MergeError,
     TensilekitError,
     UnsupportedFormat,
+    WorkloadLineError,
     error_context,
 )
 from tensilekit.io.atomic import staged_directory, write_bytes_atomic, write_text_atomic
 from tensilekit.io.files import read_text
-from tensilekit.io.limits import check_json_depth
+from tensilekit.io.limits import load_json_line
 from tensilekit.io.logic_io import dumps_logic, load_logic
 from tensilekit.io.yaml_codec import parse_yaml
 from tensilekit.merge.identity import Compat
@@ -313,12 +314,16 @@ def parse_queries(text: str, source: str | None = None) -> list[list[int] | dict
     """
     lines = [line for line in text.splitlines() if line.strip()]
     if lines and all(line.lstrip().startswith("{") for line in lines):
-        try:
-            for line in lines:  # json.loads recurses: too deep is a JSONDecodeError here
-                check_json_depth(line)
-            records = [json.loads(line) for line in lines]
-        except json.JSONDecodeError:
-            records = []
+        records = []
+        for number, line in enumerate(lines):
+            try:
+                records.append(load_json_line(line))
+            except InputTooLarge as error:  # a 5 000-digit number, 100 000 brackets: said where
+                column = error.location.col if error.location else None
+                raise InputTooLarge(error.message, Location(file=source, line=number + 1, col=column)) from None
+            except WorkloadLineError:
+                records = []  # not JSON lines after all: the forms below
+                break
         if records:
             return [
                 _query_from(record, Location(file=source, line=number + 1)) for number, record in enumerate(records)

@@ -20,6 +20,7 @@ from tensilekit.errors import child_path
 from tensilekit.model.common import MAX_SIZE, MAX_TENSOR_INDICES, Efficiency, StrictModel
 from tensilekit.model.predicates import Predicate
 from tensilekit.model.solution import MasterSolution
+from tensilekit.ranges import SolutionIndexInt
 
 NODE_TYPES = (
     "Hardware",
@@ -79,14 +80,14 @@ class SingleNode(_Node):
     """A leaf naming one solution by its master ``index`` (−1 means no solution)."""
 
     type: Literal["Single"] = "Single"
-    index: int
+    index: SolutionIndexInt
 
 
 class MatchingEntry(StrictModel):
     """A table row: key, the solution (``index``, or an old-style ``value`` Single) and speed."""
 
     key: list[Annotated[int, Field(ge=0, le=MAX_SIZE)]]
-    index: int | None = None
+    index: SolutionIndexInt | None = None
     value: SingleNode | None = None
     speed: Efficiency | None = None
 
@@ -172,7 +173,7 @@ class DecisionTreeNode(_Node):
 
 
 class FreeSizeEntry(StrictModel):
-    index: int
+    index: SolutionIndexInt
 
 
 class FreeSizeNode(_Node):
@@ -186,12 +187,12 @@ class FreeSizeNode(_Node):
 
 class GranularityExactEntry(StrictModel):
     key: list[int]
-    value: int
+    value: SolutionIndexInt
 
 
 class GranularitySelectionNode(_Node):
     type: Literal["GranularitySelection"] = "GranularitySelection"
-    indices: list[int]
+    indices: list[SolutionIndexInt]
     exact: list[GranularityExactEntry] = Field(default_factory=list)
 
 
@@ -202,7 +203,7 @@ class PredictionNode(_Node):
     ``projects/hipblaslt/tensilelite/tests/PredictionLibrary_test.cpp`` @ 6531695acbe4)."""
 
     type: Literal["Prediction"] = "Prediction"
-    table: list[int]
+    table: list[SolutionIndexInt]
 
 
 # A file-name prefix: no separator, no "..", no hidden or absolute name (Placeholder values are

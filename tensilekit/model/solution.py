@@ -12,6 +12,7 @@ from pydantic import Field
 
 from tensilekit.model.common import MAX_TILE, OpenModel
 from tensilekit.model.predicates import InternedPredicate
+from tensilekit.ranges import SolutionIndexInt
 
 _Tile = list[Annotated[int, Field(ge=1, le=MAX_TILE)]]
 
@@ -42,7 +43,7 @@ class MasterSolution(OpenModel):
 
     name: str | None = None
     kernel_name: str | None = Field(default=None, alias="kernelName")
-    index: int
+    index: SolutionIndexInt
     library_logic_index: int | None = Field(default=None, alias="libraryLogicIndex")
     hardware_predicate: InternedPredicate | None = Field(default=None, alias="hardwarePredicate")
     problem_predicate: InternedPredicate | None = Field(default=None, alias="problemPredicate")

@@ -25,6 +25,7 @@ run concurrently, but every stage here is either cheap or already fills the devi
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import functools
@@ -264,7 +265,8 @@ def _run_stage(
         # Whatever stopped the stage, the jobs that failed before it are on disk, and a message
         # that points to failures.json says where.
         failures_path = directory / FAILURES_NAME
-        _write_failures(context, failures_path)
+        with contextlib.suppress(OSError):  # a full disk refuses this too: the stage's own error is the news
+            _write_failures(context, failures_path)
         if isinstance(error, StageFailed) and FAILURES_NAME in error.message and str(failures_path) not in str(error):
             raise StageFailed(error.message.replace(FAILURES_NAME, str(failures_path)), error.location) from error
         raise

@@ -22,6 +22,7 @@ applied per *job* of the job engine rather than per tuning config:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -58,8 +59,13 @@ def write_failure_record(path: Path, record: FailureRecord) -> None:
     """Write by temp file and rename (no fsync: a lost count only means one more attempt)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(record.model_dump(mode="json"), sort_keys=True), encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        temporary.write_text(json.dumps(record.model_dump(mode="json"), sort_keys=True), encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:  # a full disk: no half-written temporary is left in the run directory
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def is_retired(record: FailureRecord | None, retire_after: int) -> bool:

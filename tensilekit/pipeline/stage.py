@@ -14,6 +14,7 @@ job cache, progress events).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import hashlib
@@ -221,8 +222,13 @@ def _write_cache_entry(path: Path, text: str) -> None:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:  # a full disk: no half-written temporary is left in the run directory
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def finite_json(value: Any) -> Any:

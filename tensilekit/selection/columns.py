@@ -76,9 +76,15 @@ def _text(value: Any) -> Any:
 def _column(values: Sequence[Any], dtype: str) -> np.ndarray:
     if dtype == "U":
         return np.array([_text(v) if v is not None else "None" for v in values], dtype=str)
-    if dtype == "i8":
-        return np.array([-1 if v is None else v for v in values], dtype=np.int64)
-    return np.array(values, dtype=dtype)
+    try:
+        if dtype == "i8":
+            return np.array([-1 if v is None else v for v in values], dtype=np.int64)
+        return np.array(values, dtype=dtype)
+    except OverflowError:  # a stride left out past int64 (size_t arithmetic): see check_default_strides
+        raise SelectionError(
+            "a size, leading dimension or stride over the C++ int64_t maximum cannot be selected in bulk "
+            "(selection.problem.check_default_strides says which)"
+        ) from None
 
 
 def _lite_value(lite: HipblasltFields, name: str) -> Any:

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from tensilekit._arguments import require
-from tensilekit.errors import SelectionError
+from tensilekit.errors import SelectionError, one_line_reason
 from tensilekit.model.common import DataType
-from tensilekit.selection.problem import GemmProblem, HipblasltFields, parse_data_type
+from tensilekit.selection.problem import GemmProblem, HipblasltFields, check_default_strides, parse_data_type
 
 # hipBLASLt compute types (``hipblasComputeType_t`` as the heuristic API and the corpus spell
 # them, and the ``c_*_r`` log spelling) -> (Tensile compute type, fast compute input or None).
@@ -169,7 +169,7 @@ def hipblaslt_problem(
             hipblaslt=fields.model_copy(update=updates),
         )  # fmt: skip
     except ValueError as error:
-        raise SelectionError(f"invalid hipBLASLt problem: {error}") from None
+        raise SelectionError(f"invalid hipBLASLt problem: {one_line_reason(error)}") from None
 
 
 _QUERY_FIELDS = (
@@ -199,7 +199,7 @@ def problem_from_hipblaslt_query(record: dict[str, Any]) -> GemmProblem:
     if record.get("compute_input_type") is not None:
         arguments["compute_input"] = record["compute_input_type"]
     arguments["workspace_size"] = record["workspace_size"] if "workspace_size" in record else 0
-    return hipblaslt_problem(m, n, k, **arguments)
+    return check_default_strides(hipblaslt_problem(m, n, k, **arguments))
 
 
 _ACTIVATIONS = {"relu": "Relu", "gelu": "Gelu", "silu": "Silu", "swish": "Silu", "clamp": "Clamp", "dgelu": "DGelu"}

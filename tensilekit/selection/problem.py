@@ -19,8 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tensilekit.errors import SelectionError
+from tensilekit.errors import SelectionError, one_line_reason
 from tensilekit.model.common import DataType
+from tensilekit.ranges import INT64, SIZE_T, checked_field
 
 #: ``SIZE_MAX`` of the C++ runtime: an unlimited workspace, and the modulus of ``size_t`` products.
 SIZE_MAX = (1 << 64) - 1
@@ -262,6 +263,18 @@ class GemmProblem(BaseModel):
     @classmethod
     def _parse_type(cls, value: Any) -> Any:
         return parse_data_type(value) if isinstance(value, str) else value
+
+    @field_validator("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d")
+    @classmethod
+    def _fits_int64(cls, value: int | None) -> int | None:
+        # The runtimes take these as int64_t (hipBLASLt, rocBLAS's _64 API); Tensile keeps size_t,
+        # where 2^63 and more wraps through those arguments: no answer to reproduce, so refused.
+        return None if value is None else checked_field(value, INT64)
+
+    @field_validator("workspace_size")
+    @classmethod
+    def _fits_size_t(cls, value: int | None) -> int | None:
+        return None if value is None else checked_field(value, SIZE_T)
 
     @field_validator("trans_a", "trans_b", mode="before")
     @classmethod
@@ -569,6 +582,34 @@ _QUERY_PROBLEM_FIELDS = (
 )  # fmt: skip
 
 
+def check_default_strides(problem: GemmProblem) -> GemmProblem:
+    """``problem`` when every stride it leaves out (ld x columns, :func:`contraction_problem`'s
+    defaults) fits int64; else :class:`SelectionError`. Query readers call it: such a stride is
+    none a runtime could be given (hipBLASLt's are int64_t), and the compiled path keeps int64
+    columns. The model itself keeps Tensile's size_t arithmetic (products wrap mod 2^64)."""
+    lds = (problem.lda or 0) | (problem.ldb or 0) | (problem.ldc or 0) | (problem.ldd or 0)
+    if (problem.m | problem.n | problem.k | lds) < 1 << 31:
+        return problem  # every product below fits: the common case costs one test
+    a_normal, b_normal = problem.trans_a == "N", problem.trans_b == "N"
+    m, n, k = problem.m, problem.n, problem.k
+    lda = problem.lda if problem.lda is not None else max(1, m if a_normal else k)
+    ldb = problem.ldb if problem.ldb is not None else max(1, k if b_normal else n)
+    ldc = problem.ldc if problem.ldc is not None else max(1, m)
+    ldd = problem.ldd if problem.ldd is not None else ldc
+    defaults = {
+        "stride_a": (problem.stride_a, lda * (k if a_normal else m)),
+        "stride_b": (problem.stride_b, ldb * (n if b_normal else k)),
+        "stride_c": (problem.stride_c, ldc * n),
+        "stride_d": (problem.stride_d, ldd * n),
+    }
+    for name, (given, default) in defaults.items():
+        if given is None and default > INT64.high:
+            raise SelectionError(
+                f"{name} left out is ld x columns = {default}, over the C++ int64_t maximum {INT64.high} (give {name})"
+            )
+    return problem
+
+
 def problem_from_query(record: dict[str, Any]) -> GemmProblem:
     """A :class:`GemmProblem` from one query object (the ``corpus/select`` JSON-lines format).
 
@@ -584,9 +625,10 @@ def problem_from_query(record: dict[str, Any]) -> GemmProblem:
     if "workspace_size" in record and record["workspace_size"] is None:
         fields.pop("workspace_size", None)
     try:
-        return GemmProblem(**fields)
+        problem = GemmProblem(**fields)
     except ValueError as error:
-        raise SelectionError(f"invalid query: {error}") from None
+        raise SelectionError(f"invalid query: {one_line_reason(error)}") from None
+    return check_default_strides(problem)
 
 
 def hardware_from_query(record: dict[str, Any], default: Hardware | None = None) -> Hardware:
@@ -611,11 +653,12 @@ def hardware_from_query(record: dict[str, Any], default: Hardware | None = None)
     try:
         return Hardware(**base)
     except ValueError as error:
-        raise SelectionError(f"invalid hardware: {error}") from None
+        raise SelectionError(f"invalid hardware: {one_line_reason(error)}") from None
 
 
 __all__ = [
     "SIZE_MAX",
+    "check_default_strides",
     "ContractionProblem",
     "GemmProblem",
     "Hardware",

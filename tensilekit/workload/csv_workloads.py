@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from tensilekit.errors import InputNotFound, Location, ToolOutputError
+from tensilekit.errors import InputNotFound, Location, ToolOutputError, one_line_reason
 from tensilekit.workload.problem import GemmProblem, normalize_data_type
 from tensilekit.workload.records import BadLine, BadLineSink, ParsedWorkload, WorkloadFormat
 
@@ -236,7 +236,7 @@ def parse_tunableop_csv(
             if index is not None:
                 problem = problem.model_copy(update={"solution_index": index})
         except (ValueError, ValidationError) as error:
-            sink.report(number, f"bad TunableOp GEMM line: {error}", raw)
+            sink.report(number, f"bad TunableOp GEMM line: {one_line_reason(error)}", raw)
             continue
         entries.append(
             TunableOpEntry(
@@ -356,7 +356,7 @@ def _aiter_rows(
         try:
             problem = _aiter_problem(row, default_dtype, default_out_dtype)
         except (ValueError, ValidationError) as error:
-            sink.report(number, f"bad AITER row: {error}", line)
+            sink.report(number, f"bad AITER row: {one_line_reason(error)}", line)
             continue
         yield row, problem
 
@@ -401,7 +401,7 @@ def problem_from_aiter_row(
     try:
         return _aiter_problem(row, default_dtype, default_out_dtype)
     except (KeyError, ValidationError) as error:
-        raise ValueError(str(error)) from None
+        raise ValueError(one_line_reason(error)) from None
 
 
 def load_aiter_csv(

@@ -30,7 +30,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from tensilekit.errors import InputNotFound, InvalidValue, Location, MissingField, YamlSyntaxError
+from tensilekit.errors import InputNotFound, InvalidValue, Location, MissingField, YamlSyntaxError, one_line_reason
+from tensilekit.io.limits import check_yaml_text
 from tensilekit.workload.problem import GemmProblem
 from tensilekit.workload.records import ParsedWorkload, WorkloadFormat
 
@@ -114,7 +115,7 @@ def parse_inline_gemm(spec: str | Sequence[str]) -> GemmProblem:
             {"m": m, "n": n, "k": k, "batch": batch, "trans_a": values[7], "trans_b": values[8], **types}
         )
     except (ValueError, ValidationError) as error:
-        raise InvalidValue(f"bad inline GEMM {' '.join(values)!r}: {error}") from None
+        raise InvalidValue(f"bad inline GEMM {' '.join(values)!r}: {one_line_reason(error)}") from None
 
 
 def _node_location(file: str | None, node: yaml.Node | None, path: str | None = None) -> Location:
@@ -137,8 +138,10 @@ def parse_geko_list(text: str, *, file: str | None = None) -> ParsedWorkload:
 
     Errors carry the file, line and YAML path: :class:`~tensilekit.errors.YamlSyntaxError` for
     broken YAML, :class:`~tensilekit.errors.MissingField` for an absent key,
-    :class:`~tensilekit.errors.InvalidValue` for a bad type triple, transpose or size entry.
+    :class:`~tensilekit.errors.InvalidValue` for a bad type triple, transpose or size entry,
+    :class:`~tensilekit.errors.InputTooLarge` for a number over the digits limit or too deep nesting.
     """
+    check_yaml_text(text, file)  # PyYAML would raise ValueError past 4 300 digits, or recurse
     try:
         loader = yaml.SafeLoader(text)  # the reader checks for control characters here
     except yaml.YAMLError as error:
@@ -207,7 +210,10 @@ def parse_geko_list(text: str, *, file: str | None = None) -> ParsedWorkload:
             continue
         seen.add(size)
         m, n, batch, k = entry
-        problems.append(GemmProblem.model_validate({"m": m, "n": n, "batch": batch, "k": k, **trans, **types}))
+        try:
+            problems.append(GemmProblem.model_validate({"m": m, "n": n, "batch": batch, "k": k, **trans, **types}))
+        except ValidationError as error:  # a size out of its C++ range (int64_t; batch int32_t)
+            raise InvalidValue(f"size [M, N, batch, K] {one_line_reason(error)}", where) from None
     metadata = {"ARCH": str(data["ARCH"])} if data.get("ARCH") is not None else {}
     warnings = (f"{duplicates} repeated size(s) dropped",) if duplicates else ()
     return ParsedWorkload(

@@ -116,12 +116,14 @@ def _to_int(value: str) -> int:
         return int(text)
     except ValueError:
         pass
+    # a number of thousands of digits is refused by int() (and read as inf below): quote its start
+    shown = repr(value) if len(value) <= 60 else f"{value[:40]!r}... ({len(value)} characters)"
     try:
         number = float(text)
     except ValueError:
-        raise ValueError(f"not an integer: {value!r}") from None
+        raise ValueError(f"not an integer: {shown}") from None
     if not number.is_integer():
-        raise ValueError(f"not an integer: {value!r}")
+        raise ValueError(f"not an integer: {shown}")
     return int(number)
 
 

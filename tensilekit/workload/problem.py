@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tensilekit.ranges import BATCH, SIZE, SOLUTION_INDEX, checked_field
+
 Transpose = Literal["N", "T"]
 BiasSource = Literal["a", "b", "d"]
 
@@ -302,6 +304,22 @@ class GemmProblem(BaseModel):
         _fill_layout_defaults(values)
         return values
 
+    @field_validator("m", "n", "k", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d")
+    @classmethod
+    def _size_fits_int64(cls, value: int) -> int:
+        # hipBLASLt reads these as int64_t: 2^63 and more is no GEMM it could be asked
+        return checked_field(value, SIZE)
+
+    @field_validator("batch")
+    @classmethod
+    def _batch_fits_int32(cls, value: int) -> int:
+        return checked_field(value, BATCH)
+
+    @field_validator("solution_index")
+    @classmethod
+    def _solution_index_fits_int(cls, value: int | None) -> int | None:
+        return None if value is None else checked_field(value, SOLUTION_INDEX)
+
     @field_validator("bias_source", mode="before")
     @classmethod
     def _lower_bias_source(cls, value: Any) -> Any:
@@ -368,6 +386,8 @@ def _fill_layout_defaults(values: dict[str, Any]) -> None:
         m, n, k = int(values["m"]), int(values["n"]), int(values["k"])
     except (KeyError, TypeError, ValueError):
         return  # field validation reports it
+    if not all(SIZE.contains(size) for size in (m, n, k)):
+        return  # field validation reports the size; defaults derived from it would only repeat it
     trans_a = values.get("trans_a", "N")
     trans_b = values.get("trans_b", "N")
     rows_a, cols_a = (m, k) if trans_a == "N" else (k, m)

@@ -352,7 +352,7 @@ predicates = st.recursive(
     max_leaves=6,
 )
 
-solution_index = st.integers(min_value=0, max_value=2**31)
+solution_index = st.integers(min_value=0, max_value=2**31 - 1)  # a C++ int (the loader refuses more)
 properties = st.lists(
     st.fixed_dictionaries(
         {

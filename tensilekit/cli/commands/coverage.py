@@ -32,7 +32,7 @@ from tensilekit.coverage import (
     query_lines,
 )
 from tensilekit.errors import Location, NoKernel, ToolOutputError, WorkloadLineError
-from tensilekit.io.atomic import write_text_atomic
+from tensilekit.io.atomic import staged_directory
 from tensilekit.io.files import check_regular_file
 from tensilekit.selection import CompiledLibrary, Hardware, compile_library
 from tensilekit.selection.runtime import Runtime
@@ -119,18 +119,26 @@ def read_gemms(
 
 
 def _write_outputs(report: CoverageReport, record: dict[str, Any], directory: Path, markdown: str) -> list[Path]:
-    written = [directory / "coverage.json", directory / "coverage.md", directory / "tune_next.jsonl"]
-    write_text_atomic(written[0], json.dumps(record, indent=1) + "\n")
-    write_text_atomic(written[1], markdown)
-    write_text_atomic(written[2], query_lines(report.tune_next))
+    """The report's files, swapped into ``directory`` as one set (io.atomic.staged_directory): a
+    reader, a kill or a full disk sees the old set or the new one, never a mix; GEKO lists of an
+    earlier run that this one does not write again go with it."""
     lists, notes = geko_lists(report.tune_next)
-    for item in lists:
-        path = directory / f"{item.stem}.yaml"
-        write_text_atomic(path, item.text)
-        written.append(path)
+    texts = {
+        "coverage.json": json.dumps(record, indent=1) + "\n",
+        "coverage.md": markdown,
+        "tune_next.jsonl": query_lines(report.tune_next),
+        **{f"{item.stem}.yaml": item.text for item in lists},
+    }
+
+    def owns(name: str) -> bool:
+        return name in texts or (name.startswith("tune_next_") and name.endswith(".yaml"))
+
+    with staged_directory(directory, owns=owns) as staged:
+        for name, text in texts.items():
+            (staged / name).write_text(text, encoding="utf-8", newline="")
     for note in notes:
         click.echo(f"note: not in a GEKO list (kept in tune_next.jsonl): {note}", err=True)
-    return written
+    return [directory / name for name in texts]
 
 
 @contextlib.contextmanager

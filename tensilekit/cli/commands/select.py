@@ -14,8 +14,17 @@ import click
 from tensilekit.cli.options import TYPE_HELP, check_arch, subtree_options, type_spec_callback
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
-from tensilekit.errors import InputNotFound, LibraryChanged, Location, NoKernel, SelectionError, TensilekitError
-from tensilekit.io.limits import check_json_depth
+from tensilekit.errors import (
+    DecodeError,
+    InputNotFound,
+    LibraryChanged,
+    Location,
+    NoKernel,
+    SelectionError,
+    TensilekitError,
+    one_line_reason,
+)
+from tensilekit.io.limits import load_json_line
 
 if TYPE_CHECKING:
     from tensilekit.selection import GemmProblem, Hardware
@@ -59,11 +68,10 @@ def _read_queries(
             continue
         column = None
         try:
-            check_json_depth(text)  # json.loads recurses: too deep is an unreadable line
-            record = json.loads(text)
+            record = load_json_line(text)
             problem = None if isinstance(record, dict) else "each line must hold one JSON object"
-        except json.JSONDecodeError as error:
-            record, problem, column = None, f"not a JSON object: {error.msg}", error.colno
+        except DecodeError as error:  # not JSON, or over a reader limit (digits, nesting)
+            record, problem, column = None, error.message, error.location.col if error.location else None
         if problem is None:
             records.append((number, record))
             continue
@@ -124,7 +132,7 @@ def problem_from_options(
             alpha=alpha, beta=beta, performance_metric=PerformanceMetric(metric),
         )  # fmt: skip
     except ValueError as error:
-        raise SelectionError(f"invalid problem: {error}") from None
+        raise SelectionError(f"invalid problem: {one_line_reason(error)}") from None
 
 
 _HIPBLASLT_COMPUTE = {"Float": "f32", "Double": "f64", "Int32": "i32", "Half": "f16", "XFloat32": "f32_fast_xf32"}

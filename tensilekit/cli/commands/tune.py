@@ -87,6 +87,22 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
     )
 
 
+def _check_tunable(problems: Any, sources: list[str], *, strict: bool) -> None:
+    """A GEMM no logic file can hold is said now, not after benchmarking it: a warning (the ingest
+    stage leaves it out), or with ``--strict`` an error (exit 3)."""
+    from tensilekit.errors import Location, WorkloadLineError
+    from tensilekit.pipeline.stages.ingest import untunable_reason
+
+    where = ", ".join(sources)
+    for problem in problems:
+        reason = untunable_reason(problem)
+        if reason is None:
+            continue
+        if strict:
+            raise WorkloadLineError(reason, Location(file=where))
+        click.echo(f"warning: {where}: {reason} (skipped)", err=True)
+
+
 def _default(name: str) -> Any:
     """The API's default of a TuneConfig field: one default, however a run is started."""
     return TuneConfig.model_fields[name].default
@@ -408,7 +424,8 @@ def tune_command(
     if not logs and not inline:
         raise click.UsageError("give the workload: LOG files, --inline GEMMs, or both")
     if logs:
-        read_workloads(list(logs), strict=strict)  # bad lines: file:line warnings (or exit 3), as every command
+        workload, _ = read_workloads(list(logs), strict=strict)  # bad lines: file:line warnings (or exit 3)
+        _check_tunable(workload.problems, [str(log) for log in logs], strict=strict)
     from pydantic import ValidationError
 
     try:

@@ -7,10 +7,29 @@ from pathlib import Path
 from typing import Any
 
 from tensilekit.errors import StageFailed
+from tensilekit.model.common import MAX_SIZE
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.common import INGEST, PROBLEM_HEADER, WORKLOAD_FILE, TuneStage, problem_columns
 from tensilekit.workload import aggregate_problems, load_workloads, parse_inline_gemm
+from tensilekit.workload.problem import GemmProblem
+
+
+def untunable_reason(problem: GemmProblem) -> str | None:
+    """Why the build stage could not write ``problem`` into a logic file, checked at ingest so a
+    run never benchmarks a GEMM it cannot keep: a logic file's exact key ``[M, N, batch, K, lda,
+    ldb, ldc, ldd]`` holds sizes up to :data:`~tensilekit.model.common.MAX_SIZE` (2^40)."""
+    key = {
+        "M": problem.m, "N": problem.n, "batch": problem.batch, "K": problem.k,
+        "lda": problem.lda, "ldb": problem.ldb, "ldc": problem.ldc, "ldd": problem.ldd,
+    }  # fmt: skip
+    over = [f"{name} {value}" for name, value in key.items() if value > MAX_SIZE]
+    if not over:
+        return None
+    return (
+        f"GEMM {problem.m}x{problem.n}x{problem.batch}x{problem.k} cannot be tuned: {', '.join(over)} over "
+        f"{MAX_SIZE}, the largest size a logic file holds"
+    )
 
 
 class IngestStage(TuneStage):
@@ -47,6 +66,8 @@ class IngestStage(TuneStage):
             )
         problems = [problem for problem in workload.problems if not problem.grouped_gemm]
         grouped = len(workload.problems) - len(problems)
+        untunable = [reason for reason in map(untunable_reason, problems) if reason is not None]
+        problems = [problem for problem in problems if untunable_reason(problem) is None]
         if not problems:
             sources = [str(path) for path in config.logs] + ["--inline"] * bool(config.inline)
             raise StageFailed(f"no GEMMs found in {', '.join(sources)}")
@@ -54,7 +75,7 @@ class IngestStage(TuneStage):
             {"id": f"g{position:04d}", "problem": problem.without_solution().model_dump(mode="json")}
             for position, problem in enumerate(problems, start=1)
         ]
-        bad_lines = [str(bad) for item in parsed for bad in item.bad_lines]
+        bad_lines = [str(bad) for item in parsed for bad in item.bad_lines] + untunable
         notes = list(workload.warnings)
         if grouped:
             notes.append(f"{grouped} grouped GEMM(s) left out (hipblaslt-bench cannot time one group alone)")

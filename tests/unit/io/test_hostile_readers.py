@@ -283,7 +283,9 @@ def test_indexed_format_version_must_be_the_integer_2(indexed_master: bytes, tmp
     assert code == 3 and "format_version" in output, output
 
 
-@pytest.mark.parametrize("index", [-5, 2**31, 9_999_999_999])
+# Only a negative index: one past C++ int is refused by every reader already (the plain master too,
+# as the runtime's loader does; tests/unit/selection/test_solution_index_range.py).
+@pytest.mark.parametrize("index", [-5, -(2**31)])
 def test_convert_refuses_indices_its_indexed_reader_refuses(tmp_path: Path, index: int) -> None:
     text = MASTER.read_text()
     assert "index: 606601216" in text
