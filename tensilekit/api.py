@@ -214,6 +214,10 @@ def load_for_selection(
         path = resolve_catalog(path)  # a logical X.dat served by X.dat.zlib, as the runtime probes
     if not path.exists():
         generation.check()  # gone with a rebuild in another format, not missing
+        if path.is_symlink():  # exists() follows links: a loop (or a dangling link) is named as one
+            from tensilekit.io.files import resolve_path
+
+            resolve_path(path)
         raise InputNotFound("no such file or directory", Location(file=str(path)))
     # a transient master: hipBLASLt custom kernels keep their stored values (no CustomKernels dir)
     if path.is_dir():

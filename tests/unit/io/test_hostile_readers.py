@@ -435,6 +435,13 @@ def test_an_input_that_is_a_symlink_loop_is_named_as_one(command: list[str], tmp
     assert code in (1, 3) and f"{loop}: is a symlink loop" in output, output
 
 
+def test_a_library_that_is_a_symlink_loop_is_named_as_one(tmp_path: Path) -> None:
+    loop = tmp_path / "TensileLibrary_gfx90a.dat"
+    loop.symlink_to(loop.name)
+    code, output = _run("select", "-l", str(loop), "--arch", "gfx90a", "64", "64", "64")
+    assert code == 3 and f"{loop}: is a symlink loop" in output, output  # was "no such file or directory"
+
+
 @pytest.mark.parametrize("text", ["a: 0b_\n", "- 0x_\n", "a: 2001-13-45\n"])
 def test_a_scalar_pyyaml_cannot_build_is_a_yaml_error(text: str) -> None:
     from tensilekit.errors import YamlSyntaxError
