@@ -580,6 +580,18 @@ def problem_from_query(record: dict[str, Any]) -> GemmProblem:
         raise SelectionError(f"invalid query: {error}") from None
 
 
+def problem_of_record(record: dict[str, Any]) -> GemmProblem:
+    """The problem a tensilekit answer's ``problem`` object describes, exactly (every field).
+
+    Raises:
+        SelectionError: the object is not a problem.
+    """
+    try:
+        return GemmProblem.model_validate(record)
+    except ValueError as error:
+        raise SelectionError(f"invalid problem object: {error}") from None
+
+
 def hardware_from_query(record: dict[str, Any], default: Hardware | None = None) -> Hardware:
     """The query's own ``arch``/``cu_count``/``is_apu``, falling back to ``default``."""
     base: dict[str, Any] = default.model_dump() if default is not None else {}
@@ -612,5 +624,6 @@ __all__ = [
     "parse_data_type",
     "parse_type_spec",
     "problem_from_query",
+    "problem_of_record",
     "type_code",
 ]

@@ -1,0 +1,112 @@
+"""``tensilekit.open_library``: one object owning the runtime's rules (issue 25 item 1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import tensilekit
+from tensilekit.library import ArchRequired, Library, open_library
+from tensilekit.selection import GemmProblem, Hardware, select_solution, unserved
+from tensilekit.workload.problem import GemmProblem as WorkloadGemm
+
+MIB_128 = 128 * 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def sample() -> Library:
+    return tensilekit.open_library()
+
+
+@pytest.fixture(scope="module")
+def aldebaran(corpus: Path) -> Library:
+    return open_library(corpus / "masters-hipblaslt" / "hipblaslt_aldebaran_all.dat")
+
+
+def _queries(corpus: Path, name: str) -> list[dict[str, object]]:
+    path = corpus / "select-hipblaslt" / f"{name}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_the_sample_answers_as_select_solution(sample: Library) -> None:
+    problem = sample.problem(1024, 1024, 1024)
+    assert sample.device == Hardware(arch="gfx90a") and sample.arch_defaulted
+    assert sample.runtime.name == "tensile" and sample.workspace_size is None  # Tensile: unlimited
+    expected = select_solution(sample.master, problem, Hardware(arch="gfx90a"))
+    assert expected.index is not None
+    assert sample.select(problem).index == expected.index
+    assert sample.solution(expected.index).name == expected.name
+    assert sample.explain(problem).trace  # the walk is recorded
+    assert [s.index for s in sample.top(problem, 2).ranked][:1] == [expected.index]
+
+
+def test_hipblaslt_defaults_workspace_128_mib_and_alpha_beta_one(aldebaran: Library) -> None:
+    assert aldebaran.runtime.name == "hipblaslt"
+    problem = aldebaran.problem(512, 512, 512, type="S", alpha=2.0, beta=0.0)
+    assert problem.workspace_size == MIB_128  # hipblaslt-bench's max_workspace_size
+    assert (problem.alpha, problem.beta) == (1.0, 1.0)  # assignAlphaBeta1
+    gemm = WorkloadGemm(m=512, n=512, k=512, a_type="f32_r", b_type="f32_r", c_type="f32_r", d_type="f32_r")
+    assert aldebaran.problem_from_workload(gemm).workspace_size == MIB_128
+    assert aldebaran.problem_from_query({"m": 8, "n": 8, "k": 8, "a_type": "Float"}).workspace_size == MIB_128
+    # an explicit value wins, null = unlimited, as the query format says
+    assert aldebaran.problem_from_query({"m": 8, "n": 8, "k": 8, "workspace_size": 0}).workspace_size == 0
+    assert aldebaran.problem_from_query({"m": 8, "n": 8, "k": 8, "workspace_size": None}).workspace_size is None
+    unlimited = open_library(aldebaran.path, workspace_size=None)
+    assert unlimited.problem(8, 8, 8).workspace_size is None
+
+
+def test_a_problem_object_is_taken_back_exactly(aldebaran: Library) -> None:
+    problem = aldebaran.problem(300, 200, 100, type="B", trans_a="T")
+    record = aldebaran.answer_record(aldebaran.select(problem), problem, aldebaran.device, calls=3)
+    assert record["calls"] == 3 and "call_count" not in record
+    assert aldebaran.problem_from_query(json.loads(json.dumps(record))) == problem
+
+
+def test_why_not_names_the_workspace_check(corpus: Path, aldebaran: Library) -> None:
+    query = next(q for q in _queries(corpus, "hipblaslt_aldebaran_all") if q["id"] == "hipblaslt_aldebaran_all/q00045")
+    refused = aldebaran.problem_from_query({**query, "workspace_size": 0})
+    device = aldebaran.device_of(query)
+    assert aldebaran.select(refused, device).index is None
+    unlimited = aldebaran.select(refused.model_copy(update={"workspace_size": None}), device)
+    assert unlimited.index is not None
+    reason = aldebaran.why_not(refused, device)
+    assert reason.startswith("the workspace check refused")
+    assert f"kernel {unlimited.index} " in reason and "size or alignment" not in reason
+
+
+def test_why_not_is_computed_once_per_device_and_type(monkeypatch: pytest.MonkeyPatch, sample: Library) -> None:
+    calls = []
+    original = unserved.problem_type_reason
+    monkeypatch.setattr(unserved, "problem_type_reason", lambda *a: calls.append(1) or original(*a))
+    fresh = tensilekit.open_library()
+    for m in range(1, 200):
+        problem = fresh.problem(m, 64, 64, type="D")
+        assert fresh.select(problem).index is None
+        assert "no kernel for NN Double" in fresh.why_not(problem)
+    assert len(calls) == 1
+
+
+def test_lazy_library_reasons_name_types_and_transposes(corpus: Path) -> None:
+    lazy = open_library(corpus / "masters" / "lazy" / "aldebaran_NN_mixed_lazy" / "TensileLibrary_lazy_gfx90a.dat")
+    assert not lazy.master.solutions  # nothing decoded yet
+    problem = lazy.problem(1024, 1024, 1024, type="H", trans_a="T")
+    assert lazy.select(problem).index is None
+    assert lazy.why_not(problem) == (
+        "the library has no kernel for TN Half (these transposes); it has: NN Half; NN Half HPA; NN Int8→Int32 HPA"
+    )
+
+
+def test_arch_is_required_when_the_library_serves_several(corpus: Path) -> None:
+    library = open_library(corpus / "masterlib" / "tensile" / "SolutionLibraries" / "KernelsLite.dat.gz")
+    assert library.device is None and len(library.processors) > 1
+    with pytest.raises(ArchRequired, match="gfx90a"):
+        library.select(library.problem(64, 64, 64))
+    assert open_library(library.path, arch="gfx90a").select(library.problem(64, 64, 64)) is not None
+
+
+def test_gemm_problem_is_unchanged(sample: Library) -> None:
+    assert sample.problem(64, 64, 64, type="HHS") == GemmProblem(
+        m=64, n=64, k=64, a_type="Half", b_type="Half", c_type="Half", d_type="Half", compute_type="Float"
+    )
