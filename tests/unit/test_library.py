@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import tensilekit
+from tensilekit.errors import SelectionError
 from tensilekit.library import ArchRequired, Library, open_library
 from tensilekit.selection import GemmProblem, Hardware, select_solution, unserved
 from tensilekit.workload.problem import GemmProblem as WorkloadGemm
@@ -110,3 +111,17 @@ def test_gemm_problem_is_unchanged(sample: Library) -> None:
     assert sample.problem(64, 64, 64, type="HHS") == GemmProblem(
         m=64, n=64, k=64, a_type="Half", b_type="Half", c_type="Half", d_type="Half", compute_type="Float"
     )
+
+
+def test_hipblaslt_type_spellings(aldebaran: Library) -> None:
+    # issue 25: "--type bf16 / bf16_r fail on hipBLASLt libraries"; one vocabulary of type names
+    problems = [aldebaran.problem(64, 64, 64, type=t) for t in ("bf16", "bf16_r", "BFloat16", "HIP_R_16BF", "B")]
+    assert len({p.model_dump_json() for p in problems}) == 1
+    assert problems[0].compute_type is not None and problems[0].compute_type.value == "Float"
+    with pytest.raises(SelectionError):
+        aldebaran.problem(64, 64, 64, type="nonsense")
+
+
+@pytest.mark.parametrize("spelling", ["hhs", "HHS_BH", "hhs_bh", "Half,Half,Float", "HIP_R_16F,HIP_R_16F,f32"])
+def test_problem_type_spellings_agree(sample: Library, spelling: str) -> None:
+    assert sample.problem(64, 64, 64, type=spelling) == sample.problem(64, 64, 64, type="HHS")
