@@ -128,6 +128,11 @@ class Library:
         compiled: CompiledLibrary = self._cache["compiled"]
         return compiled
 
+    @property
+    def is_compiled(self) -> bool:
+        """The compiled engine exists already (:attr:`compiled` was asked for)."""
+        return "compiled" in self._cache
+
     def _engine(self) -> Any:
         """The compiled engine when it exists already, else the reference walk."""
         return self._cache.get("compiled") or self.reference
@@ -156,7 +161,29 @@ class Library:
             self._cache["served"] = library_served(self.master)
         return [dict(fields) for fields in self._cache["served"]]
 
+    def serves_any(self, problems: Iterable[GemmProblem]) -> bool:
+        """Whether any of ``problems`` is of a problem type the library serves (True when the
+        library's kernels name no types)."""
+        from tensilekit.coverage.inputs import is_served
+
+        # the problem-type fields coverage compares (tensilelite's compute input type is the
+        # runtime's to derive, not the workload's to name)
+        served = [{k: v for k, v in fields.items() if k != "compute_input_type"} for fields in self.served()]
+        return not served or any(is_served(problem, served) for problem in problems)
+
+    def served_label(self) -> str:
+        """The problem types the library serves, for people (``NN Float; TN Half HPA``)."""
+        from tensilekit.selection.unserved import problem_type_label
+
+        return "; ".join(dict.fromkeys(problem_type_label(fields) for fields in self.served()))
+
     # -- the device ---------------------------------------------------------------------------
+
+    def device_reason(self, hardware: Hardware | None = None) -> str | None:
+        """Why no row of the library serves the device (processor, CU count), or None if one may."""
+        from tensilekit.selection.unserved import device_reason
+
+        return device_reason(self.master, hardware if hardware is not None else self.require_device())
 
     def hardware(
         self, arch: str | None = None, cu_count: int | None = None, *, is_apu: bool | None = None,
@@ -177,6 +204,24 @@ class Library:
             if value is not None:
                 fields[name] = value
         return Hardware(**fields)
+
+    def with_device(
+        self, arch: str | None = None, cu_count: int | None = None, *, is_apu: bool | None = None,
+        pci_chip_id: int | None = None, required_for: str | None = None,
+    ) -> Library:  # fmt: skip
+        """This library with another default device (``arch`` None: the current default's
+        processor, with the other fields given). The caches are shared.
+
+        Raises:
+            ArchRequired: with ``required_for``, when there is no ``arch`` and no default one.
+        """
+        if arch is None and self.device is None:
+            if required_for is not None:
+                raise ArchRequired(self._arch_required_message(required_for))
+            return self
+        device = self.hardware(arch, cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id)
+        return dataclasses.replace(self, device=device, arch_defaulted=self.arch_defaulted and arch is None,
+                                   _cache=self._cache)  # fmt: skip
 
     def _arch_required_message(self, required_for: str = "") -> str:
         processors = self.processors

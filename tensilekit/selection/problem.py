@@ -192,9 +192,10 @@ def parse_type_spec(text: str) -> TypeSpec:
         try:
             parts = [parse_data_type(raw)]
         except SelectionError:
-            parts = _type_codes(raw)
-            if parts is None:
+            codes = _type_codes(raw)
+            if codes is None:
                 raise SelectionError(f"cannot read type specification {text!r}") from None
+            parts = codes
     if len(parts) == 1:
         (t,) = parts
         return TypeSpec(t, t, t, t, t)
