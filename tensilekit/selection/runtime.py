@@ -50,6 +50,7 @@ from tensilekit.model.common import DataType
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
 from tensilekit.predicates.evaluate import lite_required_workspace
+from tensilekit.selection.answer import Candidate, Selection
 from tensilekit.selection.problem import (
     ContractionProblem,
     GemmProblem,
@@ -57,7 +58,6 @@ from tensilekit.selection.problem import (
     problem_from_query,
     problem_of_record,
 )
-from tensilekit.selection.walk import Candidate, Selection
 
 if TYPE_CHECKING:
     import numpy as np
@@ -193,7 +193,7 @@ class TensileRuntime(Runtime):
         return problem_from_query(record)
 
     def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
-        from tensilekit.selection.workload import tensile_problem_from_workload
+        from tensilekit.selection.workload_problem import tensile_problem_from_workload
 
         return tensile_problem_from_workload(gemm, workspace_size)
 
