@@ -43,17 +43,39 @@ DEFAULT_MASTERS = (
 FULL = "masterlib/tensile/SolutionLibraries/rocBLAS_Full.dat.gz"
 
 
+def unserved_type(library: Any) -> tuple[str, str, str]:
+    """A problem type (``--type``, transposes) the library has no kernel for."""
+    from tensilekit.errors import SelectionError
+    from tensilekit.selection.unserved import problem_type_reason
+
+    for kind, trans_a, trans_b in (
+        ("Z", "N", "T"),
+        ("D", "N", "T"),
+        ("X", "N", "N"),
+        ("F8", "N", "N"),
+        ("B8", "T", "T"),
+    ):
+        try:
+            problem = library.problem(64, 64, 64, type=kind, trans_a=trans_a, trans_b=trans_b)
+        except SelectionError:
+            continue
+        if problem_type_reason(library.served(), problem) is not None:
+            return kind, trans_a, trans_b
+    raise SystemExit("no unserved problem type found for this library")
+
+
 def unserved_gemms(library: Any, count: int, rng: np.random.Generator) -> list[tuple[Any, Any]]:
     """``count`` (problem, device) pairs the library has no kernel for: a type it lacks (or
     NT Double), and a tenth on a processor it does not serve."""
     sizes = np.exp(rng.uniform(0, np.log(70000), size=(count, 3))).astype(int) + 1
-    wrong_arch = library.hardware("gfx1201") if "gfx1201" not in library.processors else None
+    wrong_arch = library.hardware("gfx1201")
+    if library.device_reason(wrong_arch) is None:  # a generic row serves every device
+        wrong_arch = None
     device = library.device or library.hardware(library.processors[0])
     pairs = []
+    kind, trans_a, trans_b = unserved_type(library)
     for number, (m, n, k) in enumerate(sizes.tolist()):
-        # complex double NT (hipBLASLt has no complex compute: double NT)
-        kind = "D" if library.runtime.name == "hipblaslt" else "Z"
-        problem = library.problem(m, n, k, type=kind, trans_a="N", trans_b="T")
+        problem = library.problem(m, n, k, type=kind, trans_a=trans_a, trans_b=trans_b)
         pairs.append((problem, wrong_arch if wrong_arch is not None and number % 10 == 0 else device))
     return pairs
 
@@ -159,6 +181,9 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="also rocBLAS_Full (slow to load)")
     parser.add_argument("--cli", type=int, default=0, metavar="N", help="also time select --queries on N lines")
     parser.add_argument(
+        "--cli-master", default="masters/aldebaran_NN_mixed.dat", help="--cli's library (it must lack double NT)"
+    )
+    parser.add_argument(
         "--before-tree", help="a checkout of tensilekit before issue 25 (git archive 4dc7316): --cli runs it too"
     )
     args = parser.parse_args()
@@ -171,7 +196,7 @@ def main() -> None:
     for name in masters:
         print(bench_master(corpus, name, args.gemms, args.seed), flush=True)
     if args.cli:
-        for row in bench_cli(corpus, masters[-1], args.cli, args.seed, args.before_tree):
+        for row in bench_cli(corpus, args.cli_master, args.cli, args.seed, args.before_tree):
             print(row, flush=True)
     sys.stdout.flush()
 
