@@ -486,15 +486,16 @@ def _number(value: float | None) -> float | None:
     return float(value)
 
 
-def _type_key(problem: GemmProblem) -> str:
-    """What the device/problem-type verdict depends on: the problem without its sizes."""
-    sizeless = problem.model_copy(
-        update={
-            "m": 0, "n": 0, "k": 0, "batch": 0, "lda": None, "ldb": None, "ldc": None, "ldd": None,
-            "stride_a": None, "stride_b": None, "stride_c": None, "stride_d": None, "workspace_size": None,
-        }
-    )  # fmt: skip
-    return repr(sizeless)
+_SIZE_FIELDS = frozenset(
+    ("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d",
+     "workspace_size", "alpha", "beta")
+)  # fmt: skip
+
+
+def _type_key(problem: GemmProblem) -> tuple[Any, ...]:
+    """What the device/problem-type verdict depends on: the problem without its sizes and scalars
+    (read off the frozen model's fields: this runs once per no-kernel answer)."""
+    return tuple(value for name, value in problem.__dict__.items() if name not in _SIZE_FIELDS)
 
 
 def _required_workspace(selection: Selection, problem: GemmProblem, device: Hardware) -> int | None:

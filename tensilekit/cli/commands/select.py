@@ -289,11 +289,11 @@ def _select(
     if len(records) > _WALK_AT_MOST or top:
         with progress_bar("indexing the library", None):
             library.compiled  # noqa: B018 - compiled once, before the progress of the answers
-    results = _answer(library, records, rocblas_k0, explain, top, name, strict=strict)
+    results = _answer(library, records, rocblas_k0, explain, top, name, strict=strict, as_json=as_json)
     results = sorted(unreadable + results, key=lambda record: int(record.pop("_line")))
     if as_json:
         for record in results:
-            click.echo(json.dumps(record, separators=(",", ":")))
+            click.echo(record.get("_json") or json.dumps(record, separators=(",", ":")))
     else:
         render_batch(results, shown_path)
     errored = sum(1 for record in results if record.get("error"))
@@ -342,10 +342,12 @@ def _workload_fields(gemm: Any) -> dict[str, Any]:
 
 def _answer(
     library: Library, records: list[tuple[int, dict[str, Any]]], rocblas_k0: bool, explain: bool, top: int,
-    name: str, *, strict: bool = False,
+    name: str, *, strict: bool = False, as_json: bool = False,
 ) -> list[dict[str, Any]]:  # fmt: skip
     """One answer per query record, in order, each with its line (``_line``): the answer's JSON
-    shape (``Library.answer_record``), its ``reason`` when there is no kernel."""
+    shape (``Library.answer_record``), its ``reason`` when there is no kernel. With ``as_json``
+    each answer is kept as its JSON text (``_json``) beside the fields the summary counts: a
+    100 000-line batch then holds strings, not nested objects, until it is printed."""
     from tensilekit.cli.render_select import progress, selection_extras
     from tensilekit.selection import ProblemColumns, contraction_problem, select_batch
 
@@ -368,6 +370,11 @@ def _answer(
             reason=reason,
         )  # fmt: skip
 
+    def kept(result: dict[str, Any]) -> dict[str, Any]:
+        if not as_json:
+            return result
+        return {"error": result.get("error"), "_json": json.dumps(result, separators=(",", ":"))}
+
     walk = not library.is_compiled
     with progress(len(parsed) if len(parsed) >= _PROGRESS_THRESHOLD else 0) as advance:
         if explain or top or walk:
@@ -381,7 +388,7 @@ def _answer(
                             selection, explain=explain, listing=bool(top) and library.runtime.name == "hipblaslt"
                         )
                     )
-                    results[position] = result
+                    results[position] = kept(result)
                 except LibraryChanged:
                     raise  # the whole read is dropped and done again, not this query's error
                 except TensilekitError as error:
@@ -399,7 +406,7 @@ def _answer(
                     if offset in answers.errors:
                         results[position] = _error_record(record, f"{name}:{number}: {answers.errors[offset]}")
                     else:
-                        results[position] = answered(position, problem, device, answers[offset])
+                        results[position] = kept(answered(position, problem, device, answers[offset]))
                 advance(len(chunk))
     return [
         {**result, "_line": number} for (number, _), result in zip(records, results, strict=True) if result is not None
