@@ -78,9 +78,11 @@ def problem_type_reason(library: MasterLibrary | Sequence[dict[str, Any]], probl
     if not served or any(not fields for fields in served):
         return None
     resolved = contraction_problem(problem)
+    # a real type's conjugate transpose is its transpose (the operation identifier has no C)
+    real = _value(resolved.a_type) not in ("ComplexFloat", "ComplexDouble")
     wanted = {
-        "trans_a": problem.trans_a,
-        "trans_b": problem.trans_b,
+        "trans_a": "T" if real and problem.trans_a == "C" else problem.trans_a,
+        "trans_b": "T" if real and problem.trans_b == "C" else problem.trans_b,
         "a_type": _value(resolved.a_type),
         "b_type": _value(resolved.b_type),
         "c_type": _value(resolved.c_type),
