@@ -138,18 +138,29 @@ class Library:
         return self._cache.get("compiled") or self.reference
 
     def solution(self, index: int) -> MasterSolution:
-        """The kernel with this master ``index`` (a lazy library reads the shard holding it).
+        """The kernel with this master ``index`` (a lazy library reads its shards, in row order,
+        until one holds it; shards already read are not read again).
 
         Raises:
             SelectionError: no kernel has that index.
         """
-        found = self.master.solutions_by_index().get(index) if self.master.solutions else None
+        if "by_index" not in self._cache:
+            self._cache["by_index"] = self.master.solutions_by_index()
+        found: MasterSolution | None = self._cache["by_index"].get(index)
         if found is not None:
             return found
-        try:
-            return self.reference.solution(index)
-        except (KeyError, LookupError):
-            raise SelectionError(f"the library has no kernel with index {index}") from None
+        from tensilekit.model.library import PlaceholderNode
+
+        selector = self.reference
+        prefixes = [node.value for _, node in self.master.iter_nodes() if isinstance(node, PlaceholderNode)]
+        for prefix in [None, *dict.fromkeys(prefixes)]:
+            if prefix is not None:
+                selector.load_placeholder(prefix)
+            try:
+                return selector.solution(index)
+            except SelectionError:
+                continue
+        raise SelectionError(f"the library has no kernel with index {index}")
 
     def served(self) -> list[dict[str, Any]]:
         """The problem types the library serves, as ``GemmProblem`` fields (``trans_a``, ``a_type`` …,

@@ -125,3 +125,13 @@ def test_hipblaslt_type_spellings(aldebaran: Library) -> None:
 @pytest.mark.parametrize("spelling", ["hhs", "HHS_BH", "hhs_bh", "Half,Half,Float", "HIP_R_16F,HIP_R_16F,f32"])
 def test_problem_type_spellings_agree(sample: Library, spelling: str) -> None:
     assert sample.problem(64, 64, 64, type=spelling) == sample.problem(64, 64, 64, type="HHS")
+
+
+def test_solution_by_index_reads_a_lazy_librarys_shards(corpus: Path) -> None:
+    path = corpus / "masters" / "lazy" / "aldebaran_NN_mixed_lazy" / "TensileLibrary_lazy_gfx90a.dat"
+    selected = open_library(path).select(open_library(path).problem(1024, 1024, 1024, type="H"))
+    assert selected.index is not None
+    fresh = open_library(path)  # no shard read yet
+    assert fresh.solution(selected.index).name == selected.name
+    with pytest.raises(SelectionError, match="no kernel with index 5"):
+        fresh.solution(5)
