@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
-from tensilekit.cli.commands.select import open_for_device
+from tensilekit.cli.inputs import open_for_device
 from tensilekit.cli.options import check_output_path, subtree_options
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP

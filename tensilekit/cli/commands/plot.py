@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from tensilekit.cli.commands.select import METRICS, open_for_device
+from tensilekit.cli.commands.select import METRICS
+from tensilekit.cli.inputs import open_for_device
 from tensilekit.cli.options import TYPE_HELP, check_output_path, type_spec_callback
 from tensilekit.errors import Location, NoKernel
 

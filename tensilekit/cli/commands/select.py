@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from tensilekit.cli.options import TYPE_HELP, check_arch, subtree_options, type_spec_callback
+from tensilekit.cli.inputs import open_for_device
+from tensilekit.cli.options import TYPE_HELP, subtree_options, type_spec_callback
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.errors import InputNotFound, LibraryChanged, Location, NoKernel, SelectionError, TensilekitError
@@ -71,43 +72,6 @@ def _read_queries(
         click.echo(f"warning: {location}: {problem} (line skipped)", err=True)
         unreadable.append({**_error_record({}, f"{location}: {problem}"), "_line": number})
     return records, unreadable
-
-
-def open_for_device(
-    library_path: Path | None, *, arch: str | None, cu_count: int | None = None, is_apu: bool = False,
-    pci_chip_id: int | None = None, runtime_name: str | None = None, workspace_size: int | None = None,
-    subtree: str | None = None, asic_revision: int | None = None, required_for: str | None = "",
-    note: bool = True,
-) -> Library:  # fmt: skip
-    """Open the library of ``--library`` (the sample when None, said on stderr) on the device the
-    options name: ``--arch`` checked against the library's processors, else the library's only one
-    (said on stderr when ``note``). ``required_for`` None: a device may be left out (query lines
-    name their own).
-
-    Raises:
-        click.UsageError: no ``--arch`` and the library serves several processors (exit 2).
-    """
-    from tensilekit.data import sample_library_path
-    from tensilekit.library import DEFAULT, ArchRequired, open_library
-
-    if library_path is None:
-        library_path = sample_library_path()
-        click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
-    with progress_bar(f"reading {library_path.name}", None):
-        library = open_library(
-            library_path, runtime=runtime_name, workspace_size=DEFAULT if workspace_size is None else workspace_size,
-            subtree=subtree, asic_revision=asic_revision,
-        )  # fmt: skip
-    checked = check_arch(arch, library.processors) if arch is not None else None
-    try:
-        library = library.with_device(
-            checked, cu_count, is_apu=is_apu or None, pci_chip_id=pci_chip_id, required_for=required_for
-        )
-    except ArchRequired as error:
-        raise click.UsageError(error.message) from None
-    if library.arch_defaulted and note and required_for is not None and library.device is not None:
-        click.echo(f"note: no --arch given; using the library's only architecture, {library.device.arch}", err=True)
-    return library
 
 
 @click.command("select")
@@ -417,4 +381,4 @@ def _error_record(record: dict[str, Any], message: str) -> dict[str, Any]:
     return {"id": record.get("id"), "index": None, "name": None, "distance": None, "error": message}
 
 
-__all__ = ["open_for_device", "select_command"]
+__all__ = ["select_command"]
