@@ -135,3 +135,32 @@ def test_solution_by_index_reads_a_lazy_librarys_shards(corpus: Path) -> None:
     assert fresh.solution(selected.index).name == selected.name
     with pytest.raises(SelectionError, match="no kernel with index 5"):
         fresh.solution(5)
+
+
+def test_the_workspace_reason_agrees_with_amds_runtime(amd: Path, corpus: Path, tmp_path: Path) -> None:
+    # AMD's tensilelite (select-oracle) answers the same GEMM with no workspace, the 128 MiB
+    # default and an unlimited one: why_not's claim (this kernel, given more workspace) is its answer
+    import subprocess
+
+    master = corpus / "masters-hipblaslt" / "hipblaslt_aldebaran_all.dat"
+    library = open_library(master)
+    query = next(q for q in _queries(corpus, "hipblaslt_aldebaran_all") if q["id"] == "hipblaslt_aldebaran_all/q00045")
+    query = {
+        k: v for k, v in query.items() if k not in ("expected", "top", "best_solution") and not k.startswith("all_")
+    }
+    variants = [{**query, "id": name, "workspace_size": size} for name, size in (("zero", 0), ("default", MIB_128))]
+    variants.append({k: v for k, v in {**query, "id": "absent"}.items() if k != "workspace_size"})
+    oracle_input = [dict(variant, workspace_size=variant.get("workspace_size", MIB_128)) for variant in variants]
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps(q) + "\n" for q in oracle_input))
+    done = subprocess.run([str(amd / "select-oracle"), str(master), str(queries)], capture_output=True, text=True,
+                          timeout=600, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    expected = {a["id"]: (a.get("expected") or {}).get("index") for a in map(json.loads, done.stdout.splitlines())}
+    ours = {}
+    for variant in variants:  # "absent": the Library's default is what the oracle was given
+        problem, device = library.problem_from_query(variant), library.device_of(variant)
+        ours[variant["id"]] = library.select(problem, device).index
+    assert ours == expected and expected["zero"] is None and expected["default"] is not None
+    zero = library.problem_from_query(variants[0])
+    assert f"kernel {expected['default']} " in library.why_not(zero, library.device_of(variants[0]))
