@@ -115,6 +115,18 @@ def test_plot_refuses_an_empty_map(tmp_path: Path) -> None:
     assert not png.exists()
 
 
+def test_plot_selection_shows_progress_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 25: "plot selection / plot coverage run 5-9 s with no progress"
+    pytest.importorskip("matplotlib")
+    import tensilekit.cli.output as output
+
+    monkeypatch.setattr(output, "stderr_is_terminal", lambda: True)
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich draws its bar into the captured stderr
+    result = CliRunner().invoke(cli, ["plot", "selection", "--points", "8", "-o", str(tmp_path / "map.png")])
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "selecting over 8x8 GEMMs" in result.stderr and "drawing map.png" in result.stderr
+
+
 # --- one rule per input kind ---------------------------------------------------------------------
 
 

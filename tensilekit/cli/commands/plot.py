@@ -11,6 +11,7 @@ import click
 from tensilekit.cli.commands.select import METRICS
 from tensilekit.cli.inputs import open_for_device
 from tensilekit.cli.options import TYPE_HELP, check_output_path, type_spec_callback
+from tensilekit.cli.output import progress_bar
 from tensilekit.errors import Location, NoKernel
 
 
@@ -65,14 +66,16 @@ def plot_selection_command(
     )  # fmt: skip
     hardware = library.require_device()
     grid = log_grid(low, high, points)
-    smap = selection_map(library.compiled, problem, hardware, grid, grid)
+    with progress_bar(f"selecting over {points}x{points} GEMMs", None):  # seconds on a big library
+        smap = selection_map(library.compiled, problem, hardware, grid, grid)
     covered = int((smap.winners >= 0).sum())
     if covered == 0:  # an empty map is a wrong answer, not a chart
         reason = library.why_not(problem.model_copy(update={"m": low, "n": low}), hardware)
         raise NoKernel(
             f"nothing to draw, no grid point has a kernel: {reason}", Location(file=str(library_path or "-"))
         )
-    plot_selection_map(smap, output, title=title)
+    with progress_bar(f"drawing {output.name}", None):
+        plot_selection_map(smap, output, title=title)
     kernels = len(smap.kernels_by_area())
     if as_json:
         click.echo(json.dumps({"output": str(output), "kernels": kernels, "grid_points": int(smap.winners.size),
@@ -120,8 +123,10 @@ def plot_coverage_command(
     report, compiled, _ = coverage_report(ctx, workloads, library_path, arch, cu_count, near=near)
     cut = map_slice(report, gemm_type=gemm_type, k=k)
     grid = log_grid(cut.low, cut.high, points)
-    smap = selection_map(compiled, cut.problem, cut.hardware, grid, grid)
-    plot_coverage_map(smap, cut, output, title=title)
+    with progress_bar(f"selecting over {points}x{points} GEMMs", None):
+        smap = selection_map(compiled, cut.problem, cut.hardware, grid, grid)
+    with progress_bar(f"drawing {output.name}", None):
+        plot_coverage_map(smap, cut, output, title=title)
     at_k = sum(1 for item in cut.gemms if item.gemm.problem.k == cut.k)
     if as_json:
         click.echo(json.dumps({"output": str(output), "gemm_type": cut.gemm_type, "k": cut.k,
