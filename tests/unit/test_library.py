@@ -164,3 +164,20 @@ def test_the_workspace_reason_agrees_with_amds_runtime(amd: Path, corpus: Path, 
     assert ours == expected and expected["zero"] is None and expected["default"] is not None
     zero = library.problem_from_query(variants[0])
     assert f"kernel {expected['default']} " in library.why_not(zero, library.device_of(variants[0]))
+
+
+def test_tune_next_query_lines_rebuild_the_problems_coverage_answered(aldebaran: Library) -> None:
+    # a logged bias GEMM keeps its epilogue (and workspace) when coverage's tune_next.jsonl is
+    # fed back to select --queries
+    from tensilekit.coverage import query_lines
+
+    gemms = [
+        WorkloadGemm(m=16, n=1335, k=4608, trans_a="T", a_type="f16_r", compute_type="c_f32_r", bias=True,
+                     bias_type="f32_r", activation="relu", call_count=3),
+        WorkloadGemm(m=64, n=64, k=64, trans_a="T", a_type="f32_r", compute_type="c_f32_r"),
+    ]  # fmt: skip
+    found, skipped = aldebaran.coverage_gemms(gemms)
+    assert not skipped and found[0].problem.hipblaslt.use_bias
+    report = aldebaran.coverage(found, tune_next=0)
+    for line, item in zip(query_lines(report.tune_next).splitlines(), report.tune_next, strict=True):
+        assert aldebaran.problem_from_query(json.loads(line)) == item.gemm.problem
