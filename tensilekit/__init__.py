@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from tensilekit.io.logic_io import dump_logic, dumps_logic, load_logic, loads_logic
     from tensilekit.io.master_io import dump_master, dumps_master, load_master, loads_master, open_master
     from tensilekit.io.yaml_codec import YamlStyle
+    from tensilekit.library import Library, open_library
     from tensilekit.lint import lint_library, lint_paths
     from tensilekit.merge import (
         LibraryDiff,
@@ -54,6 +55,8 @@ _EXPORTS = {
     "loads_master": "tensilekit.io.master_io",
     "open_master": "tensilekit.io.master_io",
     "YamlStyle": "tensilekit.io.yaml_codec",
+    "Library": "tensilekit.library",
+    "open_library": "tensilekit.library",
     "lint_library": "tensilekit.lint",
     "lint_paths": "tensilekit.lint",
     "MasterLibrary": "tensilekit.model.library",
@@ -94,6 +97,7 @@ __all__ = [
     "Dialect",
     "GemmProblem",
     "Hardware",
+    "Library",
     "LibraryDiff",
     "Location",
     "LogicFile",
@@ -124,6 +128,7 @@ __all__ = [
     "loads",
     "loads_logic",
     "loads_master",
+    "open_library",
     "open_master",
     "merge_directories",
     "merge_logic",

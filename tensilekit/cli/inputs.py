@@ -1,4 +1,5 @@
-"""One rule per input kind for every command: folders with nothing readable, and wrong-kind files.
+"""One rule per input kind for every command: folders with nothing readable, wrong-kind files,
+and the library a selection command opens on its device (:func:`open_for_device`).
 
 * A folder (or list of paths) with no library file tensilekit can read is exit 3 for every
   command, with what the folder does hold.
@@ -13,8 +14,12 @@ import re
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tensilekit.errors import InputNotFound, Location, UnsupportedFormat
+
+if TYPE_CHECKING:
+    from tensilekit.library import Library
 
 LIBRARY_SUFFIXES = (".yaml", ".yml", ".dat", ".yaml.gz", ".yml.gz", ".dat.gz", ".dat.zlib", ".yaml.zst")
 """What ``validate``/``info``/``lint`` read inside folders (tensilekit.inspect's list)."""
@@ -145,11 +150,53 @@ def require_readable_folder(path: str | Path, *, suffixes: tuple[str, ...] = LIB
         library_files([path], suffixes=suffixes)
 
 
+def open_for_device(
+    library_path: Path | None, *, arch: str | None, cu_count: int | None = None, is_apu: bool = False,
+    pci_chip_id: int | None = None, runtime_name: str | None = None, workspace_size: int | None = None,
+    subtree: str | None = None, asic_revision: int | None = None, required_for: str | None = "",
+    note: bool = True,
+) -> Library:  # fmt: skip
+    """Open the library of ``--library`` (the sample when None, said on stderr) on the device the
+    options name: ``--arch`` checked against the library's processors, else the library's only one
+    (said on stderr when ``note``). ``required_for`` None: a device may be left out (query lines
+    name their own).
+
+    Raises:
+        click.UsageError: no ``--arch`` and the library serves several processors (exit 2).
+    """
+    import click
+
+    from tensilekit.cli.options import check_arch
+    from tensilekit.cli.output import progress_bar
+    from tensilekit.data import sample_library_path
+    from tensilekit.library import DEFAULT, ArchRequired, open_library
+
+    if library_path is None:
+        library_path = sample_library_path()
+        click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
+    with progress_bar(f"reading {library_path.name}", None):
+        library = open_library(
+            library_path, runtime=runtime_name, workspace_size=DEFAULT if workspace_size is None else workspace_size,
+            subtree=subtree, asic_revision=asic_revision,
+        )  # fmt: skip
+    checked = check_arch(arch, library.processors) if arch is not None else None
+    try:
+        library = library.with_device(
+            checked, cu_count, is_apu=is_apu or None, pci_chip_id=pci_chip_id, required_for=required_for
+        )
+    except ArchRequired as error:
+        raise click.UsageError(error.message) from None
+    if library.arch_defaulted and note and required_for is not None and library.device is not None:
+        click.echo(f"note: no --arch given; using the library's only architecture, {library.device.arch}", err=True)
+    return library
+
+
 __all__ = [
     "LIBRARY_SUFFIXES",
     "LOGIC",
     "MASTER",
     "library_files",
+    "open_for_device",
     "require_kind",
     "require_readable_folder",
     "sniff_kind",

@@ -43,47 +43,30 @@ def check_arch(arch: str | None, library_archs: Iterable[str] = ()) -> str | Non
     raise click.BadParameter(f"unknown processor {arch!r}{suggestion}; known: {', '.join(known)}", param_hint="--arch")
 
 
-# short names people use -> the Tensile data-type name tensilekit's type parser reads
-SHORT_TYPE_NAMES = {
-    "fp64": "Double", "f64": "Double", "double": "Double",
-    "fp32": "Float", "f32": "Float", "float": "Float", "single": "Float",
-    "tf32": "XFloat32", "xf32": "XFloat32",
-    "fp16": "Half", "f16": "Half", "half": "Half",
-    "bf16": "BFloat16", "bfloat16": "BFloat16",
-    "fp8": "Float8", "f8": "Float8", "bf8": "BFloat8",
-    "fp8_fnuz": "Float8_fnuz", "bf8_fnuz": "BFloat8_fnuz",
-    "int8": "Int8", "i8": "Int8", "int32": "Int32", "i32": "Int32", "int64": "Int64",
-    "c32": "ComplexFloat", "complex64": "ComplexFloat", "c64": "ComplexDouble", "complex128": "ComplexDouble",
-}  # fmt: skip
-
 TYPE_HELP = (
-    "Types: one name for all (bf16, fp16, fp8, f32, tf32/xf32, int8, a hipBLASLt name such as bf16_r, "
-    "a Tensile name such as Half), a Tensile code string (S, D, H, B, HHS, BBS, I8II, 4xi8II, B8B8S), "
-    "or a comma list a,b,c,d,compute."
+    "Types: one name for all (bf16, fp16, fp8, f32, tf32/xf32, int8, a hipBLASLt name such as bf16_r or "
+    "HIP_R_16BF, a Tensile name such as Half), a Tensile code string in either case (S, D, H, B, HHS, hhs, "
+    "HHS_BH, BBS, I8II, 4xi8II, B8B8S), or a comma list a,b,c,d,compute."
 )
 
 
-def _normalised_type_token(token: str) -> str:
-    return SHORT_TYPE_NAMES.get(token.strip().lower(), token.strip())
-
-
 def check_type_spec(text: str) -> str:
-    """``--type`` in a spelling the type parser reads (short names mapped), checked now.
+    """``--type`` checked now (the core's parser reads every spelling: one vocabulary).
 
     Raises:
         click.BadParameter: an unreadable type (exit 2), listing the accepted spellings.
     """
     from tensilekit.errors import SelectionError
-    from tensilekit.selection import parse_type_spec
+    from tensilekit.selection.problem import SHORT_TYPE_NAMES, parse_type_spec
 
-    spec = ",".join(_normalised_type_token(part) for part in text.split(",")) if text.strip() else text
+    spec = text.strip()
     try:
         parse_type_spec(spec)
     except SelectionError as error:
-        shorts = ", ".join(sorted(SHORT_TYPE_NAMES))
+        shorts = ", ".join(sorted(name for name in SHORT_TYPE_NAMES if not name.startswith("hip_")))
         raise click.BadParameter(
             f"{error}. Accepted: short names ({shorts}); hipBLASLt names (f16_r, bf16_r, f32_r, xf32_r, f8_r, "
-            "bf8_r, i8_r, i32_r, f64_r, f32_c, f64_c); Tensile names (Float, Half, BFloat16, ...) and codes "
+            "bf8_r, i8_r, i32_r, f64_r, f32_c, f64_c, HIP_R_16BF …); Tensile names (Float, Half, BFloat16, ...) and codes "
             "(S, D, H, B, X, I, I8, 4xi8, F8, B8, HHS, BBS, I8II, B8B8S); or a comma list a,b,c,d,compute",
             param_hint="--type",
         ) from None
@@ -140,7 +123,6 @@ def subtree_options(command: _Command) -> _Command:
 
 __all__ = [
     "KNOWN_ARCHS",
-    "SHORT_TYPE_NAMES",
     "TYPE_HELP",
     "check_arch",
     "check_output_path",

@@ -56,6 +56,13 @@ def selection_record(
     return record
 
 
+def selection_extras(selection: Selection, *, explain: bool = False, listing: bool = False) -> dict[str, Any]:
+    """What an answer adds to its JSON (``Library.answer_record``) beyond the kernel: the ranked
+    ``alternatives`` (and hipBLASLt's ``top``/``fallback`` listing) and, with ``explain``, the ``trace``."""
+    record = selection_record(selection, None, explain=explain, listing=listing)
+    return {key: record[key] for key in ("alternatives", "top", "fallback", "trace") if key in record}
+
+
 def batch_record(answers: BatchSelection, position: int, query_id: Any) -> dict[str, Any]:
     """The JSON object for answer ``position`` of a batch."""
     index = int(answers.indices[position])
@@ -325,7 +332,7 @@ def workload_record(answer: WorkloadSelection) -> dict[str, Any]:
     record: dict[str, Any] = {
         "m": gemm.m, "n": gemm.n, "k": gemm.k, "batch": gemm.batch, "trans_a": gemm.trans_a,
         "trans_b": gemm.trans_b, "a_type": gemm.a_type, "b_type": gemm.b_type, "c_type": gemm.c_type,
-        "d_type": gemm.d_type, "compute_type": gemm.compute_type, "call_count": gemm.call_count,
+        "d_type": gemm.d_type, "compute_type": gemm.compute_type, "calls": gemm.call_count,
     }  # fmt: skip
     if answer.selection is None:
         record.update(index=None, name=None, distance=None, error=answer.error)

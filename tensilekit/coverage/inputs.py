@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tensilekit._arguments import require, require_items
 from tensilekit.coverage.model import CoverageGemm, Skipped
@@ -30,6 +30,9 @@ from tensilekit.selection.runtime import Runtime
 from tensilekit.selection.workload import problem_from_workload
 from tensilekit.workload.problem import GemmProblem as WorkloadGemm
 from tensilekit.workload.records import BadLine, BadLineSink
+
+if TYPE_CHECKING:
+    from tensilekit.library import Library
 
 
 def type_letters(problem: GemmProblem) -> tuple[str, str, str]:
@@ -62,18 +65,27 @@ def gemms_from_workload(
     time_us: Mapping[tuple[Any, ...], float] | None = None,
     origin: str | None = None,
     runtime: Runtime | None = None,
+    library: Library | None = None,
 ) -> tuple[list[CoverageGemm], list[Skipped]]:
     """One :class:`CoverageGemm` per workload GEMM (already de-duplicated by ``load_workloads``).
 
     ``time_us`` maps a GEMM's :meth:`~tensilekit.workload.GemmProblem.identity` to the measured
     time of one call (TunableOp results and AITER tuned files carry one); the GEMM's measured
-    time is that times its calls. GEMMs selection cannot represent are skipped.
+    time is that times its calls. GEMMs selection cannot represent are skipped. With
+    ``library`` each problem is built as :meth:`tensilekit.library.Library.problem_from_workload`
+    does (its runtime and workspace), else as ``runtime`` builds it.
+    Raises TypeError for arguments of the wrong type.
     """
+    from tensilekit.library import Library  # at call time: the library module imports this one
+
+    require(hardware, Hardware, "hardware", "gemms_from_workload")
+    require(runtime, Runtime, "runtime", "gemms_from_workload", optional=True)
+    require(library, Library, "library", "gemms_from_workload", optional=True)
     gemms: list[CoverageGemm] = []
     skipped: list[Skipped] = []
     for gemm in problems:
         try:
-            problem = problem_from_workload(gemm, runtime)
+            problem = library.problem_from_workload(gemm) if library else problem_from_workload(gemm, runtime)
         except SelectionError as error:
             skipped.append(Skipped(origin, f"{gemm.gemm_type} {gemm.m}x{gemm.n}x{gemm.k}: {error.message}"))
             continue
@@ -107,7 +119,12 @@ def _time(value: Any) -> float | None:
 
 
 def gemms_from_queries(
-    text: str, *, file: str | None = None, hardware: Hardware | None = None, runtime: Runtime | None = None
+    text: str,
+    *,
+    file: str | None = None,
+    hardware: Hardware | None = None,
+    runtime: Runtime | None = None,
+    library: Library | None = None,
 ) -> tuple[list[CoverageGemm], list[BadLine]]:
     """The GEMMs of a query JSON-lines text (``select --queries`` records).
 
@@ -129,7 +146,10 @@ def gemms_from_queries(
             record = load_json_line(stripped)
             if not isinstance(record, dict):
                 raise SelectionError("each line must hold one JSON object")
-            problem = problem_from_query(record) if runtime is None else runtime.problem_from_query(record)
+            if library is not None:
+                problem = library.problem_from_query(record)
+            else:
+                problem = problem_from_query(record) if runtime is None else runtime.problem_from_query(record)
             if hardware is not None and all(record.get(name) is None for name in _DEVICE_FIELDS):
                 device = hardware  # the default device: no need to build it again
             else:

@@ -551,10 +551,27 @@ def _solution_at(library: LogicFile, position: int) -> LogicSolution | None:
 def _problem_for(runtime: Any, record: dict[str, Any]) -> Any:
     """The problem ``runtime`` builds for a query record; a record carrying the logged GEMM
     (``workload``, from ``diff --from-log``) is built from it, epilogue and all, as that runtime does."""
+    # the runtime's own defaults (hipBLASLt: a 128 MiB workspace), as Library.problem_from_* apply them
     gemm = record.get("workload")
     if gemm is not None:
-        return runtime.problem_from_workload(gemm)
-    return runtime.problem_from_query(record)
+        return runtime.problem_from_workload(gemm, runtime.default_workspace_size)
+    return runtime.problem_from_query(record, default_workspace=runtime.default_workspace_size)
+
+
+def workload_queries(gemms: Any) -> list[dict[str, Any]]:
+    """One query record per distinct workload GEMM (``diff --from-log``): its readable fields,
+    ``calls``, and the GEMM itself under ``workload``, from which each library's runtime builds
+    its own problem (hipBLASLt's ``updateTensileProblem`` keeps the epilogue)."""
+    from tensilekit.selection.workload import problem_from_workload
+
+    records = []
+    for gemm in gemms:
+        record = problem_from_workload(gemm).model_dump(mode="json", exclude={"hipblaslt"}, exclude_none=True)
+        record["id"] = f"{gemm.gemm_type}, {gemm.call_count} calls"
+        record["calls"] = gemm.call_count
+        record["workload"] = gemm
+        records.append(record)
+    return records
 
 
 def master_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
@@ -769,5 +786,6 @@ __all__ = [
     "predicate_text",
     "query_size",
     "runtime_selector",
+    "workload_queries",
     "selection_changes",
 ]

@@ -10,6 +10,7 @@ and hipBLASLt's tensilelite runtime lives in :mod:`.runtime` (hipBLASLt's proble
 from typing import TYPE_CHECKING
 
 from tensilekit._lazy import lazy_exports
+from tensilekit.selection.answer import Candidate, Selection, TraceEvent
 from tensilekit.selection.api import (
     BatchSelection,
     find_all_solutions,
@@ -30,7 +31,6 @@ from tensilekit.selection.problem import (
     problem_from_query,
 )
 from tensilekit.selection.runtime import Runtime, TopSolutions, detect_runtime, runtime_named
-from tensilekit.selection.walk import Candidate, Selection, TraceEvent
 
 if TYPE_CHECKING:
     from tensilekit.selection.columns import ProblemColumns

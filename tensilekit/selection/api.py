@@ -26,9 +26,10 @@ from tensilekit._lazy import lazy_exports
 from tensilekit.errors import SelectionError
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
+from tensilekit.selection.answer import Selection, TraceEvent
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware
 from tensilekit.selection.runtime import Runtime, TopSolutions, detect_runtime, runtime_named
-from tensilekit.selection.walk import Loader, ReferenceSelector, Selection, TraceEvent, as_contraction
+from tensilekit.selection.walk import Loader, ReferenceSelector, as_contraction
 
 if TYPE_CHECKING:
     import numpy as np

@@ -214,7 +214,7 @@ def hipblaslt_problem_from_workload(gemm: Any, workspace_size: int | None = None
     Raises:
         SelectionError: a type, compute type or scale mode selection cannot represent.
     """
-    from tensilekit.selection.workload import epilogue_fields
+    from tensilekit.selection.workload_problem import epilogue_fields
 
     fields = epilogue_fields(gemm)
     activation = _ACTIVATIONS.get(fields.activation_type.lower(), fields.activation_type)

@@ -106,8 +106,31 @@ _API_NAMES: dict[str, DataType] = {
 }
 
 
+# Short names people type (``--type bf16``) and ``hipDataType`` names (``HIP_R_16BF``).
+SHORT_TYPE_NAMES: dict[str, DataType] = {
+    "fp64": DataType.DOUBLE, "f64": DataType.DOUBLE, "double": DataType.DOUBLE,
+    "fp32": DataType.FLOAT, "f32": DataType.FLOAT, "float": DataType.FLOAT, "single": DataType.FLOAT,
+    "tf32": DataType.XFLOAT32, "xf32": DataType.XFLOAT32,
+    "fp16": DataType.HALF, "f16": DataType.HALF, "half": DataType.HALF,
+    "bf16": DataType.BFLOAT16, "bfloat16": DataType.BFLOAT16,
+    "fp8": DataType.FLOAT8, "f8": DataType.FLOAT8, "bf8": DataType.BFLOAT8,
+    "fp8_fnuz": DataType.FLOAT8_FNUZ, "bf8_fnuz": DataType.BFLOAT8_FNUZ,
+    "int8": DataType.INT8, "i8": DataType.INT8, "int32": DataType.INT32, "i32": DataType.INT32,
+    "int64": DataType.INT64,
+    "c32": DataType.COMPLEX_FLOAT, "complex64": DataType.COMPLEX_FLOAT,
+    "c64": DataType.COMPLEX_DOUBLE, "complex128": DataType.COMPLEX_DOUBLE,
+    "hip_r_16f": DataType.HALF, "hip_r_16bf": DataType.BFLOAT16, "hip_r_32f": DataType.FLOAT,
+    "hip_r_64f": DataType.DOUBLE, "hip_r_8i": DataType.INT8, "hip_r_32i": DataType.INT32,
+    "hip_c_32f": DataType.COMPLEX_FLOAT, "hip_c_64f": DataType.COMPLEX_DOUBLE,
+    "hip_r_8f_e4m3_fnuz": DataType.FLOAT8_FNUZ, "hip_r_8f_e5m2_fnuz": DataType.BFLOAT8_FNUZ,
+    "hip_r_8f_e4m3": DataType.FLOAT8, "hip_r_8f_e5m2": DataType.BFLOAT8,
+}  # fmt: skip
+
+
 def parse_data_type(text: str | DataType) -> DataType:
-    """One data type from a Tensile name (``Half``), abbreviation (``H``) or API name (``f16_r``)."""
+    """One data type from any of its spellings: a Tensile name (``Half``, any case), abbreviation
+    (``H``), hipBLASLt / rocBLAS API name (``f16_r``, ``rocblas_datatype_f16_r``), ``hipDataType``
+    (``HIP_R_16F``) or short name (``fp16``, ``bf16``)."""
     if isinstance(text, DataType):
         return text
     token = text.strip()
@@ -116,9 +139,29 @@ def parse_data_type(text: str | DataType) -> DataType:
             return member
     if token in _TYPE_CODES:
         return _TYPE_CODES[token]
-    if token.lower() in _API_NAMES:
-        return _API_NAMES[token.lower()]
-    raise SelectionError(f"unknown data type {text!r} (Tensile names such as Float/Half, or S/D/H/B/I8/4xi8…)")
+    lower = token.lower().removeprefix("rocblas_datatype_").removeprefix("hipblaslt_datatype_")
+    if lower in _API_NAMES:
+        return _API_NAMES[lower]
+    if lower in SHORT_TYPE_NAMES:
+        return SHORT_TYPE_NAMES[lower]
+    raise SelectionError(
+        f"unknown data type {text!r} (Tensile names such as Float/Half, codes S/D/H/B/I8/4xi8…, "
+        "bf16_r, HIP_R_16BF or short names such as bf16)"
+    )
+
+
+# Tensile's problem-type names end in flags: ``HHS_BH`` (batched, HPA), ``B8B8S_BH_SR``.
+_TYPE_NAME_FLAGS = re.compile(r"(?:_(?:[BH]+|SR))+$")
+
+
+def _type_codes(raw: str) -> list[DataType] | None:
+    """The types of a code string (``HHS``, ``hhs``, ``HHS_BH``, ``4xi8II``), or None."""
+    for candidate in (raw, raw.upper().replace("4XI8", "4xi8")):
+        codes = _TYPE_NAME_FLAGS.sub("", candidate)
+        tokens = _CODE_PATTERN.findall(codes)
+        if tokens and "".join(tokens) == codes:
+            return [_TYPE_CODES[token] for token in tokens]
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,8 +176,10 @@ class TypeSpec:
 
 
 def parse_type_spec(text: str) -> TypeSpec:
-    """Parse ``--type``: a Tensile name (``Half``), a code string (``S``, ``HHS``, ``HSS``, ``I8II``,
-    ``4xi8II``, ``B8B8S``) or a comma list of names/codes.
+    """Parse ``--type``: one data type in any spelling :func:`parse_data_type` reads (``Half``,
+    ``bf16``, ``bf16_r``, ``HIP_R_16BF``), a code string in either case, with or without Tensile's
+    flag suffix (``S``, ``HHS``, ``hhs``, ``HHS_BH``, ``I8II``, ``4xi8II``, ``B8B8S``) or a comma
+    list of those.
 
     One type means all five. Two mean (A/B, C/D/compute). Three mean (A/B, C/D, compute), which is
     how Tensile names its problem types (``HHS`` = half in, half out, float compute). Four mean
@@ -151,10 +196,10 @@ def parse_type_spec(text: str) -> TypeSpec:
         try:
             parts = [parse_data_type(raw)]
         except SelectionError:
-            tokens = _CODE_PATTERN.findall(raw)
-            if "".join(tokens) != raw:
+            codes = _type_codes(raw)
+            if codes is None:
                 raise SelectionError(f"cannot read type specification {text!r}") from None
-            parts = [_TYPE_CODES[token] for token in tokens]
+            parts = codes
     if len(parts) == 1:
         (t,) = parts
         return TypeSpec(t, t, t, t, t)
@@ -631,6 +676,18 @@ def problem_from_query(record: dict[str, Any]) -> GemmProblem:
     return check_default_strides(problem)
 
 
+def problem_of_record(record: dict[str, Any]) -> GemmProblem:
+    """The problem a tensilekit answer's ``problem`` object describes, exactly (every field).
+
+    Raises:
+        SelectionError: the object is not a problem.
+    """
+    try:
+        return GemmProblem.model_validate(record)
+    except ValueError as error:
+        raise SelectionError(f"invalid problem object: {error}") from None
+
+
 def hardware_from_query(record: dict[str, Any], default: Hardware | None = None) -> Hardware:
     """The query's own ``arch``/``cu_count``/``is_apu``, falling back to ``default``.
 
@@ -657,6 +714,7 @@ def hardware_from_query(record: dict[str, Any], default: Hardware | None = None)
 
 
 __all__ = [
+    "SHORT_TYPE_NAMES",
     "SIZE_MAX",
     "check_default_strides",
     "ContractionProblem",
@@ -673,5 +731,6 @@ __all__ = [
     "parse_data_type",
     "parse_type_spec",
     "problem_from_query",
+    "problem_of_record",
     "type_code",
 ]

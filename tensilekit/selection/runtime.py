@@ -50,8 +50,14 @@ from tensilekit.model.common import DataType
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
 from tensilekit.predicates.evaluate import lite_required_workspace
-from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, problem_from_query
-from tensilekit.selection.walk import Candidate, Selection
+from tensilekit.selection.answer import Candidate, Selection
+from tensilekit.selection.problem import (
+    ContractionProblem,
+    GemmProblem,
+    Hardware,
+    problem_from_query,
+    problem_of_record,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,6 +67,15 @@ if TYPE_CHECKING:
 
 RUNTIME_NAMES = ("tensile", "hipblaslt")
 """Runtime names accepted by :func:`runtime_named` (and ``--runtime``)."""
+
+FORMAT_DEFAULT: Any = object()
+"""``problem_from_query(default_workspace=...)``: the query format's own default."""
+
+HIPBLASLT_DEFAULT_WORKSPACE = 128 * 1024 * 1024
+"""The workspace bytes a hipBLASLt problem allows unless told: hipblaslt-bench's
+``max_workspace_size`` (``clients/include/testing_matmul.hpp`` "set preference", ROCm/hipBLASLt
+ea61496; rocm-libraries 030f115 makes it ``--user_allocated_workspace``), what applications using
+the heuristic typically pass. A log does not record it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,9 +100,22 @@ class Runtime:
     """The rules one runtime applies on top of the shared library walk (see the module docstring)."""
 
     name: ClassVar[str] = ""
+    default_workspace_size: ClassVar[int | None] = None
+    """Workspace bytes a problem allows when the caller does not say (None: unlimited)."""
 
-    def problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
-        """The problem this runtime builds from one query line (``corpus/select`` format)."""
+    def problem_from_query(self, record: dict[str, Any], *, default_workspace: Any = FORMAT_DEFAULT) -> GemmProblem:
+        """The problem this runtime builds from one query line (``corpus/select`` format); a
+        tensilekit answer's ``problem`` object is taken as it is. ``default_workspace`` is what a
+        record without ``workspace_size`` allows (bytes, None = unlimited; by default the query
+        format's own: Tensile unlimited, ``corpus/select-hipblaslt`` 0)."""
+        full = record.get("problem")
+        if isinstance(full, dict):
+            return problem_of_record(full)
+        if default_workspace is not FORMAT_DEFAULT and "workspace_size" not in record:
+            record = {**record, "workspace_size": default_workspace}
+        return self._problem_from_query(record)
+
+    def _problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
         raise NotImplementedError
 
     def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
@@ -161,11 +189,11 @@ class TensileRuntime(Runtime):
         # reading "table" (speed is mapRequired there), for every distance.
         return super().table_order(keys, speeds)
 
-    def problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
+    def _problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
         return problem_from_query(record)
 
     def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
-        from tensilekit.selection.workload import tensile_problem_from_workload
+        from tensilekit.selection.workload_problem import tensile_problem_from_workload
 
         return tensile_problem_from_workload(gemm, workspace_size)
 
@@ -212,6 +240,7 @@ class HipblasltRuntime(Runtime):
     """hipBLASLt's tensilelite (7d9fb683): the heuristic path of ``rocblaslt_algo_get_heuristic``."""
 
     name = "hipblaslt"
+    default_workspace_size = HIPBLASLT_DEFAULT_WORKSPACE
 
     def table_order(self, keys: Sequence[tuple[int, ...]], speeds: Sequence[float]) -> list[int]:
         # hipBLASLt 7d9fb683 tensilelite/Tensile/Source/lib/include/Tensile/Serialization/
@@ -221,7 +250,7 @@ class HipblasltRuntime(Runtime):
         # under TENSILE_GRIDBASED_KDTREE, not modelled.
         return super().table_order(keys, speeds)
 
-    def problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
+    def _problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
         from tensilekit.selection.hipblaslt import problem_from_hipblaslt_query
 
         return problem_from_hipblaslt_query(record)
@@ -385,6 +414,7 @@ def detect_runtime(library: MasterLibrary | Sequence[MasterSolution]) -> Runtime
 
 __all__ = [
     "HIPBLASLT",
+    "HIPBLASLT_DEFAULT_WORKSPACE",
     "RUNTIME_NAMES",
     "TENSILE",
     "HipblasltRuntime",

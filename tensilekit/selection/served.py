@@ -69,6 +69,42 @@ def predicate_problem_fields(root: Any, *, compute_input_type: bool = False) -> 
     return fields
 
 
+def served_row_types(library: MasterLibrary) -> list[dict[str, Any]]:
+    """The problem types a library's rows ask for (``Problem`` row predicates with types or flags,
+    the operation of the ``ProblemMap`` entry above them), as :func:`served_problem_types` gives
+    them: what a lazy master tells about its kernels without reading a shard."""
+    from tensilekit.model.library import ProblemMapNode
+
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def visit(node: Any, inherited: dict[str, Any]) -> None:
+        if isinstance(node, ProblemMapNode):
+            for key, child in node.map.items():
+                operation = predicate_problem_fields(_Operation(key)) if "_A" in key else {}
+                visit(child, {**inherited, **operation})
+            return
+        rows = getattr(node, "rows", None)
+        if not rows:
+            return
+        for row in rows:
+            fields = {**inherited, **predicate_problem_fields(row.predicate, compute_input_type=True)}
+            if any(name.endswith("_type") for name in fields):
+                seen.setdefault(tuple(sorted((key, str(value)) for key, value in fields.items())), fields)
+            visit(row.library, fields)
+
+    visit(library.library, {})
+    return list(seen.values())
+
+
+class _Operation:
+    """An ``OperationIdentifierEqual`` predicate for a ``ProblemMap`` key."""
+
+    type = "OperationIdentifierEqual"
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+
 def library_devices(library: MasterLibrary) -> list[Hardware]:
     """One device per top-level ``Hardware`` row that names a processor (with its CU count, if any)."""
     devices: list[Hardware] = []
@@ -94,5 +130,6 @@ __all__ = [
     "nested_predicates",
     "predicate_problem_fields",
     "served_problem_types",
+    "served_row_types",
     "solution_problem_fields",
 ]

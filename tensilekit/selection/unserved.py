@@ -9,11 +9,12 @@ that names what the library does have.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from tensilekit.model.library import HardwareNode, MasterLibrary
 from tensilekit.selection.problem import GemmProblem, Hardware, contraction_problem
-from tensilekit.selection.served import library_devices, nested_predicates, served_problem_types
+from tensilekit.selection.served import library_devices, nested_predicates, served_problem_types, served_row_types
 
 
 def _has_generic_device_row(library: MasterLibrary) -> bool:
@@ -70,15 +71,18 @@ def _value(value: Any) -> str:
     return str(getattr(value, "value", value))
 
 
-def problem_type_reason(library: MasterLibrary, problem: GemmProblem) -> str | None:
-    """Why no kernel of ``library`` serves ``problem``'s types / transposes / flags, or None if one may."""
-    served = served_problem_types(library, compute_input_type=True)
+def problem_type_reason(library: MasterLibrary | Sequence[dict[str, Any]], problem: GemmProblem) -> str | None:
+    """Why no kernel of ``library`` (or of the problem types it serves, ``Library.served()``)
+    serves ``problem``'s types / transposes / flags, or None if one may."""
+    served = library_served(library) if isinstance(library, MasterLibrary) else list(library)
     if not served or any(not fields for fields in served):
         return None
     resolved = contraction_problem(problem)
+    # a real type's conjugate transpose is its transpose (the operation identifier has no C)
+    real = _value(resolved.a_type) not in ("ComplexFloat", "ComplexDouble")
     wanted = {
-        "trans_a": problem.trans_a,
-        "trans_b": problem.trans_b,
+        "trans_a": "T" if real and problem.trans_a == "C" else problem.trans_a,
+        "trans_b": "T" if real and problem.trans_b == "C" else problem.trans_b,
         "a_type": _value(resolved.a_type),
         "b_type": _value(resolved.b_type),
         "c_type": _value(resolved.c_type),
@@ -108,11 +112,24 @@ def problem_type_reason(library: MasterLibrary, problem: GemmProblem) -> str | N
     return f"the library has no kernel for {asked} ({what}); it has: {has}"
 
 
+def library_served(library: MasterLibrary) -> list[dict[str, Any]]:
+    """The problem types ``library`` serves: its kernels', or a lazy master's rows' (its kernels
+    are in unread shards)."""
+    if library.solutions:
+        return served_problem_types(library, compute_input_type=True)
+    return served_row_types(library)
+
+
 def no_kernel_reason(library: MasterLibrary, problem: GemmProblem, hardware: Hardware) -> str:
-    """One line saying why the runtime finds no kernel for ``problem`` on ``hardware``."""
-    if not library.solutions:  # a lazy master: its kernels (and their types) are in placeholder files
-        return device_reason(library, hardware) or (
-            "no kernel of this lazy library's placeholder files accepts this problem (--explain shows where the walk stops)"
+    """One line saying why the runtime finds no kernel for ``problem`` on ``hardware`` (the
+    device and problem type only; ``Library.why_not`` also names the workspace check and caches)."""
+    if not library.solutions:  # a lazy master: its kernels are in placeholder files, its types in its rows
+        return (
+            device_reason(library, hardware)
+            or problem_type_reason(library, problem)
+            or (
+                "no kernel of this lazy library's placeholder files accepts this problem (--explain shows where the walk stops)"
+            )
         )
     return (
         device_reason(library, hardware)
@@ -122,4 +139,4 @@ def no_kernel_reason(library: MasterLibrary, problem: GemmProblem, hardware: Har
     )
 
 
-__all__ = ["device_reason", "no_kernel_reason", "problem_type_label", "problem_type_reason"]
+__all__ = ["device_reason", "library_served", "no_kernel_reason", "problem_type_label", "problem_type_reason"]

@@ -33,7 +33,13 @@ def _select(runner: CliRunner, *args: str) -> tuple[int, str]:
 def test_single_query_json(runner: CliRunner) -> None:
     code, output = _select(runner, "1024", "1024", "1024", "--library", SAMPLE, "--arch", "gfx90a", "--json")
     assert code == 0, output
-    assert json.loads(output) == {"id": None, "index": 606601220, "name": MT128x64, "distance": 0.0}
+    record = json.loads(output)
+    assert {k: record[k] for k in ("id", "index", "name", "distance")} == {
+        "id": None, "index": 606601220, "name": MT128x64, "distance": 0.0
+    }  # fmt: skip
+    # the one answer shape (issue 25): the GEMM's fields, its device and the full problem answered
+    assert (record["m"], record["a_type"], record["arch"]) == (1024, "Float", "gfx90a")
+    assert record["problem"]["m"] == 1024 and "workspace_size" in record["problem"]
 
 
 def test_single_query_table_lines(runner: CliRunner) -> None:
@@ -141,7 +147,9 @@ def test_queries_in_input_order(runner: CliRunner, tmp_path: Path) -> None:
     assert code == ExitCode.BAD_INPUT, output  # an errored line makes the exit code non-zero
     records = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     assert [r["id"] for r in records] == ["a", "b", "c", "d"]
-    assert records[0] == {"id": "a", "index": 606601220, "name": MT128x64, "distance": 0.0}
+    assert {k: records[0][k] for k in ("id", "index", "name", "distance")} == {
+        "id": "a", "index": 606601220, "name": MT128x64, "distance": 0.0
+    }  # fmt: skip
     assert records[1]["index"] is None  # its own arch overrides --arch
     assert records[1]["reason"] == "the library serves gfx90a only; it has no row for gfx942"
     assert records[2]["index"] == 606601222
@@ -198,11 +206,13 @@ def test_from_log_answers_every_distinct_gemm_with_its_calls(runner: CliRunner, 
     code, output = _select(runner, "--from-log", str(log), "--library", SAMPLE, "--arch", "gfx90a", "--json")
     assert code == 0, output
     records = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
-    assert [(r["m"], r["call_count"]) for r in records] == [(1024, 10), (1000, 5), (64, 2)]
+    assert [(r["m"], r["calls"]) for r in records] == [(1024, 10), (1000, 5), (64, 2)]
+    assert not any("call_count" in r for r in records)  # one vocabulary: calls
     for record in records[:2]:
         single = _select(runner, str(record["m"]), "1024", "1024", "--library", SAMPLE, "--arch", "gfx90a", "--json")
+        answer = json.loads(single[1])
         assert {k: record[k] for k in ("index", "name", "distance")} == {
-            k: v for k, v in json.loads(single[1]).items() if k != "id"
+            k: answer[k] for k in ("index", "name", "distance")
         }
     assert records[2]["index"] is None and records[2]["name"] is None
     code, output = _select(runner, "--from-log", str(log), "--library", SAMPLE, "--arch", "gfx90a")
@@ -238,3 +248,58 @@ def test_plot_without_matplotlib_says_which_extra(
     result = runner.invoke(cli, ["plot", "selection", "--points", "4", "-o", str(out)])
     assert result.exit_code == ExitCode.USAGE, result.output  # MissingDependency: exit 2
     assert "tensilekit[plot]" in result.output and not out.exists()
+
+
+def _answers(output: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+
+
+@pytest.mark.parametrize(
+    ("library", "lines"),
+    [
+        (SAMPLE, None),  # rocBLAS's Tensile: the log's alpha/beta and compute type must survive
+        ("hipblaslt_aldebaran_all.dat", [(16, 1335, 4608, "true"), (16, 1335, 4608, "false"), (64, 64, 64, "true")]),
+    ],
+)
+def test_from_log_json_fed_back_to_queries_gives_the_same_answers(
+    runner: CliRunner, tmp_path: Path, corpus: Path, library: str, lines: list[tuple[int, int, int, str]] | None
+) -> None:
+    # issue 25: "feeding select --from-log --json back to select --queries changes answers"
+    if lines is None:
+        log = FIXTURES / "logs" / "coverage_sgemm_mask64.log"
+    else:
+        library = str(corpus / "masters-hipblaslt" / library)
+        log = tmp_path / "bias.log"
+        log.write_text(
+            "".join(
+                _log_line(m, n, k, 3, a_type="f16_r").replace("bias_vector: false", f"bias_vector: {bias}")
+                for m, n, k, bias in lines
+            )
+        )
+    code, output = _select(runner, "--from-log", str(log), "--library", library, "--json")
+    assert code == 0, output
+    logged = _answers(output)
+    assert any(answer["index"] is not None for answer in logged)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps(answer) + "\n" for answer in logged))
+    code, output = _select(runner, "--queries", str(answers), "--library", library, "--json")
+    assert code == 0, output
+    again = _answers(output)
+    fields = ("index", "name", "distance", "calls", "reason")
+    assert [{k: a.get(k) for k in fields} for a in again] == [{k: a.get(k) for k in fields} for a in logged]
+
+
+def test_hipblaslt_library_takes_every_type_spelling(runner: CliRunner, corpus: Path) -> None:
+    # issue 25: "--type bf16 / bf16_r fail on hipBLASLt libraries"; lower-case and HHS_BH were refused
+    library = str(corpus / "masters-hipblaslt" / "hipblaslt_aldebaran_all.dat")
+    answers = set()
+    for spelling in ("bf16", "bf16_r", "BFloat16", "HIP_R_16BF", "b"):
+        code, output = _select(runner, "1024", "1024", "1024", "--library", library, "--type", spelling, "--json")
+        assert code in (0, ExitCode.DIFFERENCES), output
+        answers.add(
+            json.dumps({k: v for k, v in json.loads(output[output.index("{") : output.rindex("}") + 1]).items()})
+        )
+    assert len(answers) == 1
+    for spelling in ("hhs", "HHS_BH"):
+        code, output = _select(runner, "64", "64", "64", "--library", SAMPLE, "--type", spelling, "--trans-a", "T")
+        assert code == 0 and "selected     index 606601222" in output

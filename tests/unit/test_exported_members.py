@@ -35,6 +35,8 @@ def test_public_api_is_pinned() -> None:
             "loads_logic",
             "loads_master",
             "open_master",
+            "Library",
+            "open_library",
             "run_tuning",
             "LibraryDiff",
             "MergePolicy",

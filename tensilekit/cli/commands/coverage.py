@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
-from tensilekit.api import library_runtime, load_for_selection
-from tensilekit.cli.commands.select import library_arch
+from tensilekit.cli.inputs import open_for_device
 from tensilekit.cli.options import check_output_path, subtree_options
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
@@ -23,24 +22,21 @@ from tensilekit.coverage import (
     CoverageGemm,
     CoverageReport,
     Skipped,
-    coverage_of,
     geko_lists,
     gemms_from_queries,
     gemms_from_workload,
-    is_served,
     merge_gemms,
     query_lines,
 )
 from tensilekit.errors import Location, NoKernel, ToolOutputError, WorkloadLineError
 from tensilekit.io.atomic import staged_directory
 from tensilekit.io.files import check_regular_file
-from tensilekit.selection import CompiledLibrary, Hardware, compile_library
+from tensilekit.selection import CompiledLibrary, Hardware
 from tensilekit.selection.runtime import Runtime
-from tensilekit.selection.served import served_problem_types
-from tensilekit.selection.unserved import device_reason, problem_type_label
 from tensilekit.workload import ParsedWorkload, WorkloadFormat, aiter_times, load_tunableop_csv, load_workloads
 
 if TYPE_CHECKING:
+    from tensilekit.library import Library
     from tensilekit.recorded import RecordedWorkload
 
 _PROGRESS_AT_LEAST = 1000  # GEMMs; fewer are classified before a bar would be seen
@@ -76,10 +72,11 @@ def _time_us(parsed: Sequence[ParsedWorkload]) -> dict[tuple[Any, ...], float] |
 
 
 def read_gemms(
-    paths: Sequence[Path], hardware: Hardware, runtime: Runtime | None = None, *, strict: bool = False
-) -> tuple[list[CoverageGemm], list[Skipped]]:
-    """The distinct GEMMs of every workload file (problems as ``runtime`` builds them), and the
-    lines or GEMMs that were skipped (``strict``: the first bad line is an error)."""
+    paths: Sequence[Path], hardware: Hardware, runtime: Runtime | None = None, *, strict: bool = False,
+    library: Library | None = None,
+) -> tuple[list[CoverageGemm], list[Skipped]]:  # fmt: skip
+    """The distinct GEMMs of every workload file (problems as ``library`` — else ``runtime`` —
+    builds them), and the lines or GEMMs that were skipped (``strict``: the first bad line is an error)."""
     for path in paths:  # a FIFO or device is refused unread: it could block or never end
         check_regular_file(path, missing="no such workload file")
     gemms: list[CoverageGemm] = []
@@ -88,8 +85,9 @@ def read_gemms(
     for path in paths:
         if _is_query_lines(path):
             found, bad = gemms_from_queries(
-                path.read_text(encoding="utf-8", errors="replace"), file=str(path), hardware=hardware, runtime=runtime
-            )
+                path.read_text(encoding="utf-8", errors="replace"), file=str(path), hardware=hardware, runtime=runtime,
+                library=library,
+            )  # fmt: skip
             if bad and strict:
                 raise WorkloadLineError(bad[0].message, bad[0].location)
             gemms += found
@@ -111,6 +109,7 @@ def read_gemms(
             time_us=_time_us(parsed),
             origin=str(workload_paths[0]) if len(workload_paths) == 1 else None,
             runtime=runtime,
+            library=library,
         )
         gemms += found
         skipped += unusable
@@ -172,32 +171,29 @@ def coverage_report(
     workload's problem types is reported in one line and the command exits 1. A long workload
     shows a progress bar on stderr while it is classified (``show_progress``; on a terminal only).
     """
-    with progress_bar(f"reading {library_path.name}", None):
-        library, loader = load_for_selection(library_path, subtree=subtree, asic_revision=asic_revision)
-    device = Hardware(arch=library_arch(library, arch), cu_count=cu_count)
-    unserved_device = device_reason(library, device)
+    library = open_for_device(library_path, arch=arch, cu_count=cu_count, subtree=subtree, asic_revision=asic_revision)
+    device = library.require_device()
+    unserved_device = library.device_reason(device)
     if unserved_device is not None:  # every GEMM would be "none": that is the whole answer
         raise NoKernel(unserved_device, Location(file=str(library_path)))
     with _frozen():
-        gemms, skipped = read_gemms(workloads, device, library_runtime(library, loader), strict=strict)
+        gemms, skipped = read_gemms(workloads, device, library.runtime, strict=strict, library=library)
     for item in skipped:
         click.echo(f"warning: {item} (skipped)", err=True)
     if not gemms:
         raise WorkloadLineError(
             "no GEMM could be read from the workload", Location(file=", ".join(str(path) for path in workloads))
         )
-    served = served_problem_types(library)
-    if served and not any(is_served(gemm.problem, served) for gemm in gemms):
+    if not library.serves_any(gemm.problem for gemm in gemms):
         types = sorted({gemm.gemm_type for gemm in gemms})
-        has = "; ".join(dict.fromkeys(problem_type_label(fields) for fields in served))
         raise NoKernel(
-            f"serves none of the workload's problem types ({', '.join(types)}); it has: {has}",
+            f"serves none of the workload's problem types ({', '.join(types)}); it has: {library.served_label()}",
             Location(file=str(library_path)),
         )
-    compiled = compile_library(library, loader=loader, runtime=library_runtime(library, loader))
+    compiled = library.compiled
     bar_total = len(gemms) if show_progress and len(gemms) >= _PROGRESS_AT_LEAST else 0
     with _frozen(), progress_bar("classifying", bar_total) as advance:
-        report = coverage_of(compiled, gemms, near=near, tune_next=tune_next, skipped=skipped, progress=advance)
+        report = library.coverage(gemms, near=near, tune_next=tune_next, skipped=skipped, progress=advance)
     unevaluated = report.skipped[len(skipped) :]  # coverage_of appends what it could not evaluate
     for item in unevaluated:
         click.echo(f"warning: {item} (not evaluated)", err=True)
@@ -284,9 +280,10 @@ def _recorded(
     artefacts = [path for path in workloads if not _is_query_lines(path) and records_solutions(path)]
     if not artefacts:
         return None
-    library, loader = load_for_selection(library_path, subtree=subtree, asic_revision=asic_revision)
-    device = Hardware(arch=library_arch(library, arch, note=False), cu_count=cu_count)
-    return recorded_workload(artefacts, library, loader, device)
+    library = open_for_device(
+        library_path, arch=arch, cu_count=cu_count, subtree=subtree, asic_revision=asic_revision, note=False
+    )
+    return recorded_workload(artefacts, library.master, library.loader, library.require_device())
 
 
 def _print_and_write(

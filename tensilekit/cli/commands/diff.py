@@ -20,19 +20,10 @@ from tensilekit.merge.files import load_library_input, load_queries
 def _log_queries(path: Path, strict: bool) -> list[dict[str, Any]]:
     """One query record per distinct GEMM of a hipBLASLt log (or other workload file)."""
     from tensilekit.cli.workloads import read_workloads
-    from tensilekit.selection import problem_from_workload
+    from tensilekit.merge.diff import workload_queries
 
     workload, _ = read_workloads([path], strict=strict)
-    records = []
-    for gemm in workload.problems:
-        problem = problem_from_workload(gemm)
-        record = problem.model_dump(mode="json", exclude={"hipblaslt"}, exclude_none=True)
-        record["id"] = f"{gemm.gemm_type}, {gemm.call_count} calls"
-        # the logged GEMM itself: each library's runtime builds its own problem from it (hipBLASLt's
-        # updateTensileProblem keeps the epilogue and an unlimited workspace; Tensile its own view)
-        record["workload"] = gemm
-        records.append(record)
-    return records
+    return workload_queries(workload.problems)
 
 
 @click.command("diff")

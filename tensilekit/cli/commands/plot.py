@@ -8,13 +8,11 @@ from pathlib import Path
 
 import click
 
-from tensilekit.api import load_for_selection
-from tensilekit.cli.commands.select import METRICS, library_arch, problem_from_options
+from tensilekit.cli.commands.select import METRICS
+from tensilekit.cli.inputs import open_for_device
 from tensilekit.cli.options import TYPE_HELP, check_output_path, type_spec_callback
 from tensilekit.cli.output import progress_bar
-from tensilekit.data import sample_library_path
 from tensilekit.errors import Location, NoKernel
-from tensilekit.selection import Hardware
 
 
 @click.group("plot")
@@ -60,24 +58,22 @@ def plot_selection_command(
     from tensilekit.plot import plot_selection_map
     from tensilekit.selection.grid import log_grid, selection_map
 
-    if library_path is None:
-        library_path = sample_library_path()
-        click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
     check_output_path(output, suffixes={".png": "PNG"})
-    with progress_bar(f"reading {library_path.name}", None):
-        library, loader = load_for_selection(library_path)
-    arch = library_arch(library, arch, note=False)
-    problem = problem_from_options(1, 1, k, batch, trans_a, trans_b, type_spec, hpa, 1.0, 0.0, metric)
-    hardware = Hardware(arch=arch, cu_count=cu_count)
+    library = open_for_device(library_path, arch=arch, cu_count=cu_count, note=False)  # shows "reading …"
+    problem = library.problem(
+        1, 1, k, type=type_spec, batch=batch, trans_a=trans_a, trans_b=trans_b, hpa=hpa, alpha=1.0, beta=0.0,
+        metric=metric,
+    )  # fmt: skip
+    hardware = library.require_device()
     grid = log_grid(low, high, points)
     with progress_bar("selecting over the grid", len(grid) ** 2) as advance:
-        smap = selection_map(library, problem, hardware, grid, grid, loader=loader, progress=advance)
+        smap = selection_map(library.compiled, problem, hardware, grid, grid, progress=advance)
     covered = int((smap.winners >= 0).sum())
     if covered == 0:  # an empty map is a wrong answer, not a chart
-        from tensilekit.selection.unserved import no_kernel_reason
-
-        reason = no_kernel_reason(library, problem.model_copy(update={"m": low, "n": low}), hardware)
-        raise NoKernel(f"nothing to draw, no grid point has a kernel: {reason}", Location(file=str(library_path)))
+        reason = library.why_not(problem.model_copy(update={"m": low, "n": low}), hardware)
+        raise NoKernel(
+            f"nothing to draw, no grid point has a kernel: {reason}", Location(file=str(library_path or "-"))
+        )
     with progress_bar(f"drawing {output.name}", None):
         plot_selection_map(smap, output, title=title)
     kernels = len(smap.kernels_by_area())

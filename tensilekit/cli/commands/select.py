@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from tensilekit.cli.options import TYPE_HELP, check_arch, subtree_options, type_spec_callback
+from tensilekit.cli.inputs import open_for_device
+from tensilekit.cli.options import TYPE_HELP, subtree_options, type_spec_callback
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.errors import (
@@ -22,13 +23,12 @@ from tensilekit.errors import (
     NoKernel,
     SelectionError,
     TensilekitError,
-    one_line_reason,
 )
 from tensilekit.io.limits import load_json_line
 
 if TYPE_CHECKING:
+    from tensilekit.library import Library
     from tensilekit.selection import GemmProblem, Hardware
-    from tensilekit.selection.runtime import Runtime
 
 # selection.runtime.RUNTIME_NAMES, spelled out so that `select --help` needs no import of the selection core
 RUNTIME_NAMES = ("tensile", "hipblaslt")
@@ -81,100 +81,6 @@ def _read_queries(
         click.echo(f"warning: {location}: {problem} (line skipped)", err=True)
         unreadable.append({**_error_record({}, f"{location}: {problem}"), "_line": number})
     return records, unreadable
-
-
-def _queries_arch(library: Any, arch: str | None) -> str | None:
-    from tensilekit.api import library_processors
-
-    processors = library_processors(library)
-    if arch is not None:
-        return check_arch(arch, processors) or arch
-    return processors[0] if len(processors) == 1 else None
-
-
-def _no_kernel_reason(library: Any, problem: GemmProblem, hardware: Hardware) -> str:
-    from tensilekit.selection.unserved import no_kernel_reason
-
-    return no_kernel_reason(library, problem, hardware)
-
-
-def _add_no_kernel_reasons(
-    library: Any, results: list[dict[str, Any]], default_hw: Hardware | None, runtime: Runtime
-) -> None:
-    """A ``reason`` on each answer without a kernel (computed once per device and problem type)."""
-    from tensilekit.selection import hardware_from_query
-
-    cache: dict[str, str] = {}
-    for result in results:
-        query = result.pop("_query", None)
-        if query is None or result.get("error") or result.get("index") is not None:
-            continue
-        problem = runtime.problem_from_query(query)
-        device = hardware_from_query(query, default_hw)
-        key = repr((device, problem.model_copy(update={"m": 0, "n": 0, "k": 0, "batch": 0})))
-        if key not in cache:
-            cache[key] = _no_kernel_reason(library, problem, device)
-        result["reason"] = cache[key]
-
-
-def problem_from_options(
-    m: int, n: int, k: int, batch: int, trans_a: str, trans_b: str, type_spec: str, hpa: bool | None,
-    alpha: float, beta: float, metric: str,
-) -> GemmProblem:  # fmt: skip
-    """The problem the shared command-line options describe (select, plot)."""
-    from tensilekit.selection import GemmProblem, PerformanceMetric, parse_type_spec
-
-    spec = parse_type_spec(type_spec)
-    try:
-        return GemmProblem(
-            m=m, n=n, k=k, batch=batch, trans_a=trans_a.upper(), trans_b=trans_b.upper(),
-            a_type=spec.a, b_type=spec.b, c_type=spec.c, d_type=spec.d, compute_type=spec.compute, hpa=hpa,
-            alpha=alpha, beta=beta, performance_metric=PerformanceMetric(metric),
-        )  # fmt: skip
-    except ValueError as error:
-        raise SelectionError(f"invalid problem: {one_line_reason(error)}") from None
-
-
-_HIPBLASLT_COMPUTE = {"Float": "f32", "Double": "f64", "Int32": "i32", "Half": "f16", "XFloat32": "f32_fast_xf32"}
-
-
-def hipblaslt_problem_from_options(
-    m: int, n: int, k: int, batch: int, trans_a: str, trans_b: str, type_spec: str, alpha: float, beta: float,
-    compute_name: str | None = None,
-) -> GemmProblem:  # fmt: skip
-    """The problem hipBLASLt's heuristic builds for the shared command-line options
-    (``compute_name``, a hipBLASLt compute type, overrides the compute type of ``type_spec``)."""
-    from tensilekit.selection import parse_type_spec
-    from tensilekit.selection.hipblaslt import hipblaslt_problem
-
-    spec = parse_type_spec(type_spec)
-    compute = compute_name or _HIPBLASLT_COMPUTE.get(spec.compute.value)
-    if compute is None:
-        raise SelectionError(f"hipBLASLt has no compute type for {spec.compute.value}")
-    return hipblaslt_problem(
-        m, n, k, batch=batch, trans_a=trans_a.upper(), trans_b=trans_b.upper(), a_type=spec.a, b_type=spec.b,
-        c_type=spec.c, d_type=spec.d, compute_type=compute, alpha=alpha, beta=beta,
-    )  # fmt: skip
-
-
-def library_arch(library: Any, arch: str | None, *, required_for: str = "", note: bool = True) -> str:
-    """``--arch`` as given, else the library's only architecture (said on stderr when ``note``).
-
-    Raises:
-        click.UsageError: no ``--arch`` and the library serves several architectures.
-    """
-    from tensilekit.api import library_processors
-
-    processors = library_processors(library)
-    if arch is not None:
-        return check_arch(arch, processors) or arch
-    if len(processors) != 1:
-        raise click.UsageError(
-            f"--arch is required{required_for} (the library serves {', '.join(processors) or 'no named processor'})"
-        )
-    if note:
-        click.echo(f"note: no --arch given; using the library's only architecture, {processors[0]}", err=True)
-    return processors[0]
 
 
 @click.command("select")
@@ -254,7 +160,7 @@ def library_arch(library: Any, arch: str | None, *, required_for: str = "", note
     "workspace_size",
     type=click.IntRange(min=0),
     default=None,
-    help="Workspace bytes the caller allows (hipBLASLt default: 0, no preference set; Tensile: unlimited).",
+    help="Workspace bytes the caller allows (default: hipBLASLt 128 MiB, hipblaslt-bench's max_workspace_size; Tensile unlimited).",
 )
 @click.option("--explain", is_flag=True, help="Show the walk: every level, predicate and table entry considered.")
 @click.option(
@@ -310,58 +216,37 @@ def _select(
     explain: bool, top: int, as_json: bool, strict: bool, subtree: str | None, asic_revision: int | None,
     stdin_text: str | None,
 ) -> None:  # fmt: skip
-    from tensilekit.api import library_runtime, load_for_selection
-    from tensilekit.cli.render_select import render_batch, render_selection, selection_record
-    from tensilekit.data import sample_library_path
-    from tensilekit.selection import Hardware, contraction_problem, select_solution
-    from tensilekit.selection.runtime import runtime_named
+    from tensilekit.cli.render_select import render_batch, render_selection, selection_extras
+    from tensilekit.selection import contraction_problem
 
     sources = sum(1 for given in (m is not None, queries is not None, from_log is not None) if given)
     if sources != 1 or (m is not None and (n is None or k is None)):
         raise click.UsageError("give one of: M N K, --queries FILE, --from-log LOG")
-    if library_path is None:
-        library_path = sample_library_path()
-        click.echo(f"note: no --library given; using tensilekit's sample library ({library_path.name})", err=True)
-    with progress_bar(f"reading {library_path.name}", None):
-        library, loader = load_for_selection(library_path, subtree=subtree, asic_revision=asic_revision)
-    runtime = runtime_named(runtime_name) if runtime_name else library_runtime(library, loader)
-    if queries is None:  # a single query or a log: one device
-        arch = library_arch(library, arch, required_for=" for a single query")
-    else:  # the same default as M N K when the library serves one processor; lines may name their own
-        arch = _queries_arch(library, arch)
-    default_hw = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id) if arch else None
+    library = open_for_device(
+        library_path, arch=arch, cu_count=cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id,
+        runtime_name=runtime_name, workspace_size=workspace_size, subtree=subtree, asic_revision=asic_revision,
+        required_for=None if queries is not None else " for a single query",
+    )  # fmt: skip
+    shown_path = library.path or Path("-")
     if from_log is not None:
-        assert default_hw is not None
-        _answer_workload(
-            library, loader, from_log, default_hw, rocblas_k0, as_json, library_path, runtime, workspace_size, strict
-        )
+        _answer_workload(library, from_log, rocblas_k0, as_json, shown_path, strict)
         return
     if queries is None:
-        assert default_hw is not None
         assert m is not None and n is not None and k is not None
-        if runtime.name == "hipblaslt":
-            # the heuristic path sets alpha = beta = 1 (assignAlphaBeta1), whatever the call will use
-            problem = hipblaslt_problem_from_options(
-                m, n, k, batch, trans_a, trans_b, type_spec, 1.0, 1.0, compute_name
-            )  # fmt: skip
-            problem = problem.model_copy(update={"workspace_size": workspace_size or 0})
-        else:
-            problem = problem_from_options(m, n, k, batch, trans_a, trans_b, type_spec, hpa, alpha, beta, metric)
-            if workspace_size is not None:
-                problem = problem.model_copy(update={"workspace_size": workspace_size})
-        selection = select_solution(
-            library, problem, default_hw, loader=loader, explain=explain, top=top, rocblas_k0=rocblas_k0,
-            runtime=runtime,
+        problem = library.problem(
+            m, n, k, type=type_spec, batch=batch, trans_a=trans_a, trans_b=trans_b, hpa=hpa, alpha=alpha,
+            beta=beta, metric=metric, compute_type=compute_name,
         )  # fmt: skip
-        reason = None if selection.index is not None else _no_kernel_reason(library, problem, default_hw)
+        device = library.require_device()
+        selection = library.select(problem, device, explain=explain, top=top, rocblas_k0=rocblas_k0)
+        reason = None if selection.index is not None else library.why_not(problem, device)
         if as_json:
-            record = selection_record(selection, None, explain=explain)
-            if reason is not None:
-                record["reason"] = reason
+            record = library.answer_record(selection, problem, device, reason=reason)
+            record.update(selection_extras(selection, explain=explain))
             click.echo(json.dumps(record, indent=2))
         else:
             contraction = contraction_problem(problem, rocblas_k0=rocblas_k0)
-            render_selection(selection, problem, default_hw, library_path, contraction, runtime=runtime.name)
+            render_selection(selection, problem, device, shown_path, contraction, runtime=library.runtime.name)
         if reason is not None:
             click.echo(f"no kernel: {reason}", err=True)
             raise SystemExit(NoKernel.exit_code)
@@ -378,23 +263,16 @@ def _select(
         records, unreadable = _read_queries(stream, name, strict=strict)
     finally:
         stream.close()
-    if len(records) <= _WALK_AT_MOST and not top:
-        from tensilekit.selection.walk import ReferenceSelector
-
-        engine: Any = ReferenceSelector(library, loader, runtime)
-    else:
+    if len(records) > _WALK_AT_MOST or top:
         with progress_bar("indexing the library", None):
-            from tensilekit.selection import compile_library
-
-            engine = compile_library(library, loader=loader, runtime=runtime)
-    results = _answer(engine, records, default_hw, rocblas_k0, explain, top, name, strict=strict)
+            library.compiled  # noqa: B018 - compiled once, before the progress of the answers
+    results = _answer(library, records, rocblas_k0, explain, top, name, strict=strict, as_json=as_json)
     results = sorted(unreadable + results, key=lambda record: int(record.pop("_line")))
-    _add_no_kernel_reasons(library, results, default_hw, runtime)
     if as_json:
         for record in results:
-            click.echo(json.dumps(record, separators=(",", ":")))
+            click.echo(record.get("_json") or json.dumps(record, separators=(",", ":")))
     else:
-        render_batch(results, library_path)
+        render_batch(results, shown_path)
     errored = sum(1 for record in results if record.get("error"))
     if errored:
         click.echo(f"error: {errored} of {len(results)} query line(s) could not be answered", err=True)
@@ -402,20 +280,16 @@ def _select(
 
 
 def _answer_workload(
-    library: Any, loader: Any, path: Path, hardware: Hardware, rocblas_k0: bool, as_json: bool, library_path: Path,
-    runtime: Runtime, workspace_size: int | None, strict: bool,
-) -> None:  # fmt: skip
-    from tensilekit.cli.render_select import render_workload, workload_record
+    library: Library, path: Path, rocblas_k0: bool, as_json: bool, shown_path: Path, strict: bool
+) -> None:
+    from tensilekit.cli.render_select import render_workload
     from tensilekit.cli.workloads import read_workloads
     from tensilekit.recorded import recorded_lines, recorded_solutions
     from tensilekit.remapping import RECORDING_FORMATS
-    from tensilekit.selection import compile_library, select_workload
 
     workload, parsed = read_workloads([path], strict=strict)
-    answers = select_workload(
-        compile_library(library, loader=loader, runtime=runtime), workload.problems, hardware, rocblas_k0=rocblas_k0,
-        workspace_size=workspace_size,
-    )  # fmt: skip
+    device = library.require_device()
+    answers = library.select_workload(workload.problems, device, rocblas_k0=rocblas_k0)
     reasons: dict[int, str] = {}
     for position, answer in enumerate(answers):  # why each GEMM without a kernel has none
         if (
@@ -423,62 +297,85 @@ def _answer_workload(
             and answer.problem is not None
             and (answer.selection is None or answer.selection.index is None)
         ):
-            reasons[position] = _no_kernel_reason(library, answer.problem, hardware)
+            reasons[position] = library.why_not(answer.problem, device)
     recorded = None  # a tuning artefact (TunableOp, AITER, tuning file): what it recorded, judged here
     if any(item.format in RECORDING_FORMATS for item in parsed):
-        recorded = recorded_solutions(library, loader, workload.problems, hardware, workspace_size)
+        recorded = recorded_solutions(library.master, library.loader, workload.problems, device, library.workspace_size)
     if as_json:
         for position, answer in enumerate(answers):
-            record = workload_record(answer)
-            if position in reasons:
-                record["reason"] = reasons[position]
+            record = library.answer_record(
+                answer.selection, answer.problem, device, calls=answer.call_count, reason=reasons.get(position)
+            )
+            if answer.error is not None:
+                record.update(_workload_fields(answer.gemm), error=answer.error)
             if recorded is not None:
                 found = recorded[position]
                 record["recorded"] = found.to_json() if found is not None else None
             click.echo(json.dumps(record, separators=(",", ":")))
     else:
-        render_workload(answers, library_path, reasons=reasons)
+        render_workload(answers, shown_path, reasons=reasons)
         if recorded is not None:
             click.echo(recorded_lines(workload.problems, recorded))
 
 
-def _answer(
-    compiled: Any, records: list[tuple[int, dict[str, Any]]], default_hw: Hardware | None, rocblas_k0: bool,
-    explain: bool, top: int, name: str, *, strict: bool = False,
-) -> list[dict[str, Any]]:  # fmt: skip
-    """One answer per query record, in order, each with its line (``_line``) and query (``_query``).
+def _workload_fields(gemm: Any) -> dict[str, Any]:
+    """A GEMM selection could not be asked about, as the log spelled it."""
+    return {
+        "m": gemm.m, "n": gemm.n, "k": gemm.k, "batch": gemm.batch, "trans_a": gemm.trans_a,
+        "trans_b": gemm.trans_b, "a_type": gemm.a_type, "b_type": gemm.b_type, "c_type": gemm.c_type,
+        "d_type": gemm.d_type, "compute_type": gemm.compute_type,
+    }  # fmt: skip
 
-    ``compiled``: a CompiledLibrary, or for a few queries a ReferenceSelector (walked one by one)."""
-    from tensilekit.cli.render_select import batch_record, progress, selection_record
-    from tensilekit.selection import (
-        ProblemColumns,
-        contraction_problem,
-        hardware_from_query,
-        select_batch,
-        select_solution,
-    )
-    from tensilekit.selection.walk import ReferenceSelector
+
+def _answer(
+    library: Library, records: list[tuple[int, dict[str, Any]]], rocblas_k0: bool, explain: bool, top: int,
+    name: str, *, strict: bool = False, as_json: bool = False,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """One answer per query record, in order, each with its line (``_line``): the answer's JSON
+    shape (``Library.answer_record``), its ``reason`` when there is no kernel. With ``as_json``
+    each answer is kept as its JSON text (``_json``) beside the fields the summary counts: a
+    100 000-line batch then holds strings, not nested objects, until it is printed."""
+    from tensilekit.cli.render_select import progress, selection_extras
+    from tensilekit.selection import ProblemColumns, contraction_problem, select_batch
 
     results: list[dict[str, Any] | None] = [None] * len(records)
-    parsed: list[tuple[int, Any, Hardware]] = []
+    parsed: list[tuple[int, GemmProblem, Hardware]] = []
     for position, (number, record) in enumerate(records):
         try:
-            problem = compiled.runtime.problem_from_query(record)
-            device = hardware_from_query(record, default_hw)
-            parsed.append((position, contraction_problem(problem, rocblas_k0=rocblas_k0), device))
+            parsed.append((position, library.problem_from_query(record), library.device_of(record)))
         except TensilekitError as error:
             if strict:
                 raise error.with_file(name) if error.location is None else error from None
             results[position] = _error_record(record, f"{name}:{number}: {error}")
-    walk = isinstance(compiled, ReferenceSelector)
+
+    def answered(position: int, problem: GemmProblem, device: Hardware, selection: Any) -> dict[str, Any]:
+        record = records[position][1]
+        calls = record.get("calls")
+        reason = None if selection.index is not None else library.why_not(problem, device)
+        return library.answer_record(
+            selection, problem, device, query_id=record.get("id"), calls=calls if isinstance(calls, int) else None,
+            reason=reason,
+        )  # fmt: skip
+
+    def kept(result: dict[str, Any]) -> dict[str, Any]:
+        if not as_json:
+            return result
+        return {"error": result.get("error"), "_json": json.dumps(result, separators=(",", ":"))}
+
+    walk = not library.is_compiled
     with progress(len(parsed) if len(parsed) >= _PROGRESS_THRESHOLD else 0) as advance:
         if explain or top or walk:
             for position, problem, device in parsed:
                 number, record = records[position]
                 try:
-                    selection = select_solution(compiled, problem, device, explain=explain, top=top)
-                    listing = bool(top) and compiled.runtime.name == "hipblaslt"
-                    results[position] = selection_record(selection, record.get("id"), explain=explain, listing=listing)
+                    selection = library.select(problem, device, explain=explain, top=top, rocblas_k0=rocblas_k0)
+                    result = answered(position, problem, device, selection)
+                    result.update(
+                        selection_extras(
+                            selection, explain=explain, listing=bool(top) and library.runtime.name == "hipblaslt"
+                        )
+                    )
+                    results[position] = kept(result)
                 except LibraryChanged:
                     raise  # the whole read is dropped and done again, not this query's error
                 except TensilekitError as error:
@@ -487,24 +384,24 @@ def _answer(
         else:
             for start in range(0, len(parsed), _CHUNK):
                 chunk = parsed[start : start + _CHUNK]
-                columns = ProblemColumns.from_problems([p for _, p, _ in chunk], [h for _, _, h in chunk])
-                answers = select_batch(compiled, columns)
-                for offset, (position, _, _) in enumerate(chunk):
+                columns = ProblemColumns.from_problems(
+                    [contraction_problem(p, rocblas_k0=rocblas_k0) for _, p, _ in chunk], [h for _, _, h in chunk]
+                )
+                answers = select_batch(library.compiled, columns)
+                for offset, (position, problem, device) in enumerate(chunk):
                     number, record = records[position]
                     if offset in answers.errors:
                         results[position] = _error_record(record, f"{name}:{number}: {answers.errors[offset]}")
                     else:
-                        results[position] = batch_record(answers, offset, record.get("id"))
+                        results[position] = kept(answered(position, problem, device, answers[offset]))
                 advance(len(chunk))
-    answered = []
-    for (number, record), result in zip(records, results, strict=True):
-        if result is not None:
-            answered.append({**result, "_line": number, "_query": record})
-    return answered
+    return [
+        {**result, "_line": number} for (number, _), result in zip(records, results, strict=True) if result is not None
+    ]
 
 
 def _error_record(record: dict[str, Any], message: str) -> dict[str, Any]:
     return {"id": record.get("id"), "index": None, "name": None, "distance": None, "error": message}
 
 
-__all__ = ["hipblaslt_problem_from_options", "library_arch", "problem_from_options", "select_command"]
+__all__ = ["select_command"]

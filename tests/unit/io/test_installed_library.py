@@ -373,3 +373,26 @@ def test_lint_validate_info_diff_read_the_chosen_tree(revisions: dict[str, Path]
     assert same.exit_code == 0 and "no differences" in same.output, same.output
     other = runner.invoke(cli, ["diff", str(folder), str(revisions["a0"])])
     assert other.exit_code == 0 and "no differences" not in other.output, other.output
+
+
+def test_no_kernel_reasons_are_as_precise_as_on_the_plain_master(installed: dict[str, Path], original: Path) -> None:
+    # issue 25: reasons on lazy/installed libraries were vaguer than on plain masters, and blamed
+    # "size or alignment predicates" when the workspace check refused
+    from tensilekit.library import open_library
+
+    plain = open_library(original)
+    query = {"m": 2, "n": 1, "k": 1024, "trans_a": "T", "a_type": "Float", "cu_count": 104, "workspace_size": 0}
+    variants = [{}, {"a_type": "Double", "compute_type": "f64"}, {"trans_a": "N", "trans_b": "T"}]
+    for folder in installed.values():
+        library = open_library(folder)
+        assert not library.master.solutions  # the shards are not read to say why
+        assert sorted(map(str, library.served())) == sorted(map(str, plain.served()))
+        for variant in variants:
+            record = {**query, **variant}
+            reasons = []
+            for opened in (library, plain):
+                problem, device = opened.problem_from_query(record), opened.device_of(record)
+                assert opened.select(problem, device).index is None
+                reasons.append(opened.why_not(problem, device).split("; it has:")[0])
+            assert reasons[0] == reasons[1]
+            assert "size or alignment" not in reasons[0]

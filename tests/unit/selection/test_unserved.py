@@ -67,3 +67,11 @@ def test_a_compute_input_type_no_kernel_takes_is_named(corpus: Path) -> None:
     assert select_solution(library, unserved, device).index is None
     reason = no_kernel_reason(library, unserved, device)
     assert "(this compute input type)" in reason and "compute input BFloat8" in reason, reason
+
+
+def test_a_real_conjugate_transpose_is_the_transpose(sample: object) -> None:
+    # the runtime reads trans C of a real type as T (no C in the operation identifier): a reason
+    # must not blame the transposes the walk accepts
+    problem = GemmProblem(m=64, n=64, k=64, trans_a="C", a_type="Half", compute_type="Float")
+    assert select_solution(sample, problem, GFX90A).index is not None  # type: ignore[arg-type]
+    assert problem_type_reason(sample, problem) is None  # type: ignore[arg-type]

@@ -1,0 +1,609 @@
+"""One object for one library: :func:`open_library` reads it (any form, lazily) and its
+:class:`Library` answers every selection question with the runtime's own rules.
+
+Every command (``select``, ``coverage``, ``diff``, ``plot``) and every script holds a
+:class:`Library`; the rules a runtime applies on top of the library walk live here or in
+:mod:`tensilekit.selection.runtime`, never in the CLI:
+
+* **problem construction** — from M N K and ``--type``-style options (:meth:`Library.problem`),
+  from a query record (:meth:`Library.problem_from_query`, also the ``problem`` object of a
+  tensilekit answer), from a workload GEMM (:meth:`Library.problem_from_workload`);
+* **defaults** — the device (the library's only processor when none is given); hipBLASLt's
+  heuristic sets alpha = beta = 1 (``assignAlphaBeta1``) and, unless told, allows a workspace of
+  :data:`HIPBLASLT_DEFAULT_WORKSPACE` (128 MiB, hipblaslt-bench's ``max_workspace_size``);
+  Tensile's workspace is unlimited;
+* **answers** — :meth:`~Library.select`, :meth:`~Library.top`, :meth:`~Library.explain`,
+  :meth:`~Library.why_not` (the no-kernel reason, computed once per device and problem type and
+  cached), :meth:`~Library.coverage`, :meth:`~Library.solution`, :meth:`~Library.served`.
+
+Answers and problems have one JSON form (:meth:`Library.answer_record`), which every query
+reader accepts back: its ``problem`` object rebuilds the very problem that was answered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tensilekit.errors import Location, SelectionError
+from tensilekit.selection.problem import (
+    GemmProblem,
+    Hardware,
+    PerformanceMetric,
+    hardware_from_query,
+    parse_type_spec,
+)
+from tensilekit.selection.runtime import (
+    HIPBLASLT,
+    HIPBLASLT_DEFAULT_WORKSPACE,
+    Runtime,
+    TopSolutions,
+    runtime_named,
+)
+from tensilekit.selection.walk import ReferenceSelector, Selection
+
+if TYPE_CHECKING:
+    from tensilekit.coverage import CoverageGemm, CoverageReport
+    from tensilekit.model.library import MasterLibrary
+    from tensilekit.model.solution import MasterSolution
+    from tensilekit.selection.api import BatchSelection
+    from tensilekit.selection.fast import CompiledLibrary
+    from tensilekit.selection.workload import WorkloadSelection
+    from tensilekit.workload.problem import GemmProblem as WorkloadGemm
+
+
+class ArchRequired(SelectionError):
+    """No device was given and the library serves several processors (or none by name)."""
+
+
+class _Default:
+    """The runtime's own default (a sentinel: ``None`` means unlimited workspace)."""
+
+    def __repr__(self) -> str:
+        return "DEFAULT"
+
+
+DEFAULT: Any = _Default()
+"""Stands for "the runtime's default" where ``None`` already means something (unlimited)."""
+
+# hipBLASLt compute type of a Tensile compute type, for M N K options (``--type``): hipBLASLt has
+# no half/bfloat16/8-bit compute, so a one-type spelling such as ``bf16`` or ``HHS``'s
+# half-precision compute means accumulation in f32 (HIPBLAS_COMPUTE_32F), as hipblaslt-bench does.
+_HIPBLASLT_COMPUTE = {
+    "Float": "f32", "Double": "f64", "Int32": "i32", "XFloat32": "f32_fast_xf32",
+    "Half": "f32", "BFloat16": "f32", "Float8": "f32", "BFloat8": "f32", "Float8_fnuz": "f32",
+    "BFloat8_fnuz": "f32", "Int8": "i32",
+}  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class Library:
+    """A library opened for selection, with the runtime that answers from it.
+
+    Build one with :func:`open_library`. ``master`` is the library (a lazy master keeps its
+    shards unread until a query reaches them; ``loader`` reads them); ``runtime`` answers as
+    rocBLAS's Tensile or hipBLASLt's tensilelite does.
+    """
+
+    master: MasterLibrary
+    loader: Callable[[str], MasterLibrary] | None
+    runtime: Runtime
+    path: Path | None = None
+    device: Hardware | None = None
+    """The default device (the given ``arch``, else the library's only processor), or None."""
+    arch_defaulted: bool = False
+    """No ``arch`` was given: :attr:`device` is the library's only processor."""
+    workspace_size: int | None = None
+    """Workspace bytes problems built here allow (None: unlimited)."""
+    _cache: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+
+    # -- the library --------------------------------------------------------------------------
+
+    @property
+    def processors(self) -> list[str]:
+        """The gfx processors the library's top-level ``Hardware`` rows name, in row order."""
+        if "processors" not in self._cache:
+            from tensilekit.api import library_processors
+
+            self._cache["processors"] = library_processors(self.master)
+        return list(self._cache["processors"])
+
+    @property
+    def reference(self) -> ReferenceSelector:
+        """The reference walk (decodes only the solutions a query reaches: a handful of queries)."""
+        if "reference" not in self._cache:
+            self._cache["reference"] = ReferenceSelector(self.master, self.loader, self.runtime)
+        selector: ReferenceSelector = self._cache["reference"]
+        return selector
+
+    @property
+    def compiled(self) -> CompiledLibrary:
+        """The compiled, vectorised engine (built on first use; many queries)."""
+        if "compiled" not in self._cache:
+            from tensilekit.selection.fast import compile_library
+
+            self._cache["compiled"] = compile_library(self.master, loader=self.loader, runtime=self.runtime)
+        compiled: CompiledLibrary = self._cache["compiled"]
+        return compiled
+
+    @property
+    def is_compiled(self) -> bool:
+        """The compiled engine exists already (:attr:`compiled` was asked for)."""
+        return "compiled" in self._cache
+
+    def _engine(self) -> Any:
+        """The compiled engine when it exists already, else the reference walk."""
+        return self._cache.get("compiled") or self.reference
+
+    def solution(self, index: int) -> MasterSolution:
+        """The kernel with this master ``index`` (a lazy library reads its shards, in row order,
+        until one holds it; shards already read are not read again).
+
+        Raises:
+            SelectionError: no kernel has that index.
+        """
+        if "by_index" not in self._cache:
+            self._cache["by_index"] = self.master.solutions_by_index()
+        found: MasterSolution | None = self._cache["by_index"].get(index)
+        if found is not None:
+            return found
+        from tensilekit.model.library import PlaceholderNode
+
+        selector = self.reference
+        prefixes = [node.value for _, node in self.master.iter_nodes() if isinstance(node, PlaceholderNode)]
+        for prefix in [None, *dict.fromkeys(prefixes)]:
+            if prefix is not None:
+                selector.load_placeholder(prefix)
+            try:
+                return selector.solution(index)
+            except SelectionError:
+                continue
+        raise SelectionError(f"the library has no kernel with index {index}")
+
+    def served(self) -> list[dict[str, Any]]:
+        """The problem types the library serves, as ``GemmProblem`` fields (``trans_a``, ``a_type`` …,
+        ``compute_input_type`` for tensilelite): read off its kernels, or for a lazy library whose
+        kernels are in unread shards, off its problem rows."""
+        if "served" not in self._cache:
+            from tensilekit.selection.unserved import library_served
+
+            self._cache["served"] = library_served(self.master)
+        return [dict(fields) for fields in self._cache["served"]]
+
+    def serves_any(self, problems: Iterable[GemmProblem]) -> bool:
+        """Whether any of ``problems`` is of a problem type the library serves (True when the
+        library's kernels name no types)."""
+        from tensilekit.coverage.inputs import is_served
+
+        # the problem-type fields coverage compares (tensilelite's compute input type is the
+        # runtime's to derive, not the workload's to name)
+        served = [{k: v for k, v in fields.items() if k != "compute_input_type"} for fields in self.served()]
+        return not served or any(is_served(problem, served) for problem in problems)
+
+    def served_label(self) -> str:
+        """The problem types the library serves, for people (``NN Float; TN Half HPA``)."""
+        from tensilekit.selection.unserved import problem_type_label
+
+        return "; ".join(dict.fromkeys(problem_type_label(fields) for fields in self.served()))
+
+    # -- the device ---------------------------------------------------------------------------
+
+    def device_reason(self, hardware: Hardware | None = None) -> str | None:
+        """Why no row of the library serves the device (processor, CU count), or None if one may."""
+        from tensilekit.selection.unserved import device_reason
+
+        return device_reason(self.master, hardware if hardware is not None else self.require_device())
+
+    def hardware(
+        self, arch: str | None = None, cu_count: int | None = None, *, is_apu: bool | None = None,
+        pci_chip_id: int | None = None,
+    ) -> Hardware:  # fmt: skip
+        """The device to answer for: ``arch`` (else the default device) with the given fields.
+
+        Raises:
+            ArchRequired: no ``arch`` and no default device (the library serves several).
+        """
+        base = self.device
+        if arch is None and base is None:
+            raise ArchRequired(self._arch_required_message())
+        fields: dict[str, Any] = base.model_dump() if base is not None else {}
+        if arch is not None:
+            fields = {"arch": arch}
+        for name, value in (("cu_count", cu_count), ("is_apu", is_apu), ("pci_chip_id", pci_chip_id)):
+            if value is not None:
+                fields[name] = value
+        return Hardware(**fields)
+
+    def with_device(
+        self, arch: str | None = None, cu_count: int | None = None, *, is_apu: bool | None = None,
+        pci_chip_id: int | None = None, required_for: str | None = None,
+    ) -> Library:  # fmt: skip
+        """This library with another default device (``arch`` None: the current default's
+        processor, with the other fields given). The caches are shared.
+
+        Raises:
+            ArchRequired: with ``required_for``, when there is no ``arch`` and no default one.
+        """
+        if arch is None and self.device is None:
+            if required_for is not None:
+                raise ArchRequired(self._arch_required_message(required_for))
+            return self
+        device = self.hardware(arch, cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id)
+        return dataclasses.replace(self, device=device, arch_defaulted=self.arch_defaulted and arch is None,
+                                   _cache=self._cache)  # fmt: skip
+
+    def _arch_required_message(self, required_for: str = "") -> str:
+        processors = self.processors
+        return f"--arch is required{required_for} (the library serves {', '.join(processors) or 'no named processor'})"
+
+    def require_device(self, required_for: str = "") -> Hardware:
+        """The default device; raises :class:`ArchRequired` (saying what it is needed for) without one."""
+        if self.device is None:
+            raise ArchRequired(self._arch_required_message(required_for))
+        return self.device
+
+    def device_of(self, record: Mapping[str, Any]) -> Hardware:
+        """A query record's own ``arch``/``cu_count``/``is_apu``/``pci_chip_id`` over the default device."""
+        return hardware_from_query(dict(record), self.device)
+
+    # -- problems -----------------------------------------------------------------------------
+
+    def problem(
+        self, m: int, n: int, k: int, *, type: str = "S", batch: int = 1, trans_a: str = "N",
+        trans_b: str = "N", hpa: bool | None = None, alpha: float = 1.0, beta: float = 0.0,
+        metric: str | PerformanceMetric = "DeviceEfficiency", compute_type: str | None = None,
+        workspace_size: int | None | _Default = DEFAULT,
+    ) -> GemmProblem:  # fmt: skip
+        """The problem this library's runtime builds for an M×N×K GEMM.
+
+        ``type`` is any spelling of the problem types (``S``, ``HHS``, ``HHS_BH``, ``bf16``,
+        ``bf16_r``, ``BFloat16``, ``HIP_R_16BF``, ``Half,Half,Float`` …). hipBLASLt's heuristic
+        builds the problem with alpha = beta = 1 whatever the call will use, its compute type from
+        ``compute_type`` (``f32``, ``f32_fast_xf32`` …) or from the types, and the workspace of
+        :attr:`workspace_size` unless ``workspace_size`` is given (None = unlimited).
+
+        Raises:
+            SelectionError: an unreadable type or an invalid size.
+        """
+        spec = parse_type_spec(type)
+        workspace = self.workspace_size if isinstance(workspace_size, _Default) else workspace_size
+        if self.runtime is HIPBLASLT:
+            from tensilekit.selection.hipblaslt import hipblaslt_problem
+
+            compute = compute_type or _HIPBLASLT_COMPUTE.get(spec.compute.value)
+            if compute is None:
+                raise SelectionError(f"hipBLASLt has no compute type for {spec.compute.value}")
+            # the heuristic path sets alpha = beta = 1 (assignAlphaBeta1), whatever the call will use
+            return hipblaslt_problem(
+                m, n, k, batch=batch, trans_a=trans_a.upper(), trans_b=trans_b.upper(), a_type=spec.a,
+                b_type=spec.b, c_type=spec.c, d_type=spec.d, compute_type=compute, alpha=1.0, beta=1.0,
+                workspace_size=workspace,
+            )  # fmt: skip
+        try:
+            return GemmProblem(
+                m=m, n=n, k=k, batch=batch, trans_a=trans_a.upper(), trans_b=trans_b.upper(),
+                a_type=spec.a, b_type=spec.b, c_type=spec.c, d_type=spec.d, compute_type=spec.compute, hpa=hpa,
+                alpha=alpha, beta=beta, performance_metric=PerformanceMetric(metric), workspace_size=workspace,
+            )  # fmt: skip
+        except ValueError as error:
+            raise SelectionError(f"invalid problem: {error}") from None
+
+    def problem_from_query(self, record: Mapping[str, Any]) -> GemmProblem:
+        """The problem of one query record (``corpus/select`` fields, or a tensilekit answer whose
+        ``problem`` object is taken as it is); a record without ``workspace_size`` allows
+        :attr:`workspace_size`."""
+        return self.runtime.problem_from_query(dict(record), default_workspace=self.workspace_size)
+
+    def problem_from_workload(self, gemm: WorkloadGemm) -> GemmProblem:
+        """The problem this runtime builds for a workload GEMM (a log does not record the
+        workspace: :attr:`workspace_size` is allowed)."""
+        return self.runtime.problem_from_workload(gemm, self.workspace_size)
+
+    # -- answers ------------------------------------------------------------------------------
+
+    def select(
+        self, problem: GemmProblem, hardware: Hardware | None = None, *, explain: bool = False, top: int = 0,
+        rocblas_k0: bool = False,
+    ) -> Selection:  # fmt: skip
+        """The kernel the runtime selects (``index`` None: no kernel; :meth:`why_not` says why)."""
+        from tensilekit.selection.api import select_solution
+
+        device = hardware if hardware is not None else self.require_device()
+        engine = self.reference if explain or top else self._engine()
+        return select_solution(engine, problem, device, explain=explain, top=top, rocblas_k0=rocblas_k0)
+
+    def explain(self, problem: GemmProblem, hardware: Hardware | None = None, *, rocblas_k0: bool = False) -> Selection:
+        """:meth:`select` with the walk recorded (``trace``: every row, predicate and entry considered)."""
+        return self.select(problem, hardware, explain=True, rocblas_k0=rocblas_k0)
+
+    def top(
+        self, problem: GemmProblem, count: int, hardware: Hardware | None = None, *, rocblas_k0: bool = False
+    ) -> TopSolutions:
+        """The runtime's ``count`` best kernels (hipBLASLt: ``findTopSolutions`` then its
+        ``getAllSolutions`` fallback; Tensile: repeated selection)."""
+        from tensilekit.selection.api import top_solutions
+
+        device = hardware if hardware is not None else self.require_device()
+        return top_solutions(self.reference, problem, device, count, rocblas_k0=rocblas_k0)
+
+    def select_batch(
+        self, problems: Sequence[GemmProblem], hardware: Hardware | Sequence[Hardware] | None = None,
+        *, rocblas_k0: bool = False,
+    ) -> BatchSelection:  # fmt: skip
+        """Many queries at once through the compiled engine (same answers as :meth:`select`)."""
+        from tensilekit.selection.api import select_batch
+
+        device = hardware if hardware is not None else self.require_device()
+        return select_batch(self.compiled, problems, device, rocblas_k0=rocblas_k0)
+
+    def select_workload(
+        self, gemms: Iterable[WorkloadGemm], hardware: Hardware | None = None, *, rocblas_k0: bool = False
+    ) -> list[WorkloadSelection]:
+        """One answer per distinct workload GEMM (its problem as :meth:`problem_from_workload` builds it)."""
+        from tensilekit.selection.workload import select_workload
+
+        device = hardware if hardware is not None else self.require_device()
+        return select_workload(self.compiled, gemms, device, rocblas_k0=rocblas_k0, workspace_size=self.workspace_size)
+
+    def why_not(self, problem: GemmProblem, hardware: Hardware | None = None) -> str:
+        """Why the runtime finds no kernel for ``problem`` on ``hardware``, in one line.
+
+        The device and problem-type verdicts are computed once per (device, problem type) and
+        cached, so a workload of unserved GEMMs costs one look each; when the workspace the
+        problem allows is what refused every kernel, the answer says so and names the kernel
+        an unlimited workspace would get.
+        """
+        from tensilekit.selection.unserved import device_reason, problem_type_reason
+
+        device = hardware if hardware is not None else self.require_device()
+        key = (device, _type_key(problem))
+        reason = self._cache.setdefault("why_not", {}).get(key)
+        if reason is None:
+            reason = device_reason(self.master, device) or problem_type_reason(self.served(), problem) or ""
+            self._cache["why_not"][key] = reason
+        if reason:
+            return str(reason)
+        workspace = self._workspace_reason(problem, device)
+        if workspace is not None:
+            return workspace
+        if not self.master.solutions:
+            return (
+                "kernels for this device and problem type exist in this lazy library's shards, but none accepts "
+                "this problem (size or alignment predicates fail; --explain shows each)"
+            )
+        return (
+            "kernels for this device and problem type exist, but none accepts this problem "
+            "(size or alignment predicates fail; --explain shows each)"
+        )
+
+    def _workspace_reason(self, problem: GemmProblem, device: Hardware) -> str | None:
+        """The workspace check's verdict, if allowing any workspace would find a kernel."""
+        if problem.workspace_size is None:
+            return None
+        from tensilekit.selection.api import select_solution
+
+        unlimited = problem.model_copy(update={"workspace_size": None})
+        try:
+            selection = select_solution(self._engine(), unlimited, device)
+        except SelectionError:
+            return None
+        if selection.index is None:
+            return None
+        needed = _required_workspace(selection, unlimited, device)
+        need = f"{needed} bytes of workspace" if needed is not None else "more workspace"
+        return (
+            f"the workspace check refused: the problem allows {problem.workspace_size} bytes of workspace; with "
+            f"more, kernel {selection.index} ({selection.name}) would be selected, which needs {need} "
+            "(give a larger workspace, e.g. --workspace)"
+        )
+
+    def coverage(
+        self, gemms: Sequence[CoverageGemm], *, near: float | None = None, tune_next: int | None = None,
+        skipped: Sequence[Any] = (), progress: Callable[[int], None] | None = None,
+    ) -> CoverageReport:  # fmt: skip
+        """How well the library covers ``gemms`` (see :func:`tensilekit.coverage.coverage_of`);
+        read them with :meth:`coverage_gemms`."""
+        from tensilekit.coverage import DEFAULT_NEAR, DEFAULT_TUNE_NEXT, coverage_of
+
+        return coverage_of(
+            self.compiled, list(gemms), near=DEFAULT_NEAR if near is None else near,
+            tune_next=DEFAULT_TUNE_NEXT if tune_next is None else tune_next, skipped=list(skipped),
+            progress=progress,
+        )  # fmt: skip
+
+    def coverage_gemms(
+        self, source: str | Path | Iterable[WorkloadGemm], hardware: Hardware | None = None
+    ) -> tuple[list[CoverageGemm], list[Any]]:
+        """The distinct GEMMs of a query JSON-lines text/file or of workload GEMMs, with their
+        problems built as this library's runtime builds them, and what was skipped."""
+        from tensilekit.coverage import gemms_from_queries, gemms_from_workload
+
+        device = hardware if hardware is not None else self.require_device()
+        if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and Path(source).is_file()):
+            text = Path(source).read_text(encoding="utf-8", errors="replace")
+            return gemms_from_queries(text, file=str(source), hardware=device, library=self)
+        if isinstance(source, str):
+            return gemms_from_queries(source, hardware=device, library=self)
+        return gemms_from_workload(source, device, library=self)
+
+    # -- the JSON form ------------------------------------------------------------------------
+
+    def answer_record(
+        self, selection: Selection | None, problem: GemmProblem | None, hardware: Hardware | None = None,
+        *, query_id: Any = None, calls: int | None = None, reason: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """The one JSON shape of an answer (every command writes it; every query reader takes it back).
+
+        ``id``; the GEMM's readable fields (``m``, ``n``, ``k``, ``batch``, transposes, types,
+        ``arch``); ``calls`` when known; ``index``, ``name``, ``distance`` (None: no kernel) and
+        ``reason`` when there is none; ``problem``: the full problem answered, which
+        :meth:`problem_from_query` takes as it is.
+        """
+        return answer_record(selection, problem, hardware, query_id=query_id, calls=calls, reason=reason)
+
+
+def problem_record(problem: GemmProblem) -> dict[str, Any]:
+    """The full problem as JSON (fields left at their defaults are left out; ``workspace_size``
+    is always written, None = unlimited): :meth:`Library.problem_from_query` rebuilds it exactly."""
+    record = problem.model_dump(mode="json", exclude_defaults=True)
+    for name in ("m", "n", "k"):
+        record[name] = getattr(problem, name)
+    record["workspace_size"] = problem.workspace_size
+    return record
+
+
+def answer_record(
+    selection: Selection | None, problem: GemmProblem | None, hardware: Hardware | None = None,
+    *, query_id: Any = None, calls: int | None = None, reason: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """:meth:`Library.answer_record` (without a library)."""
+    record: dict[str, Any] = {"id": query_id}
+    if problem is not None:
+        record.update(
+            m=problem.m, n=problem.n, k=problem.k, batch=problem.batch, trans_a=problem.trans_a,
+            trans_b=problem.trans_b, a_type=_type(problem.a_type), b_type=_type(problem.b_type),
+            c_type=_type(problem.c_type), d_type=_type(problem.d_type), compute_type=_type(problem.compute_type),
+        )  # fmt: skip
+    if hardware is not None:
+        record["arch"] = hardware.arch
+        if hardware.cu_count is not None:
+            record["cu_count"] = hardware.cu_count
+    if calls is not None:
+        record["calls"] = calls
+    if selection is None:
+        record.update(index=None, name=None, distance=None)
+    else:
+        record.update(index=selection.index, name=selection.name, distance=_number(selection.distance))
+        if selection.retried:
+            record["retried"] = True  # hipBLASLt's XF32 -> Float retry answered
+    if reason is not None:
+        record["reason"] = reason
+    if problem is not None:
+        record["problem"] = problem_record(problem)
+    return record
+
+
+def _type(value: Any) -> Any:
+    return getattr(value, "value", value)
+
+
+def _number(value: float | None) -> float | None:
+    import math
+
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return float(value)
+
+
+_SIZE_FIELDS = frozenset(
+    ("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d",
+     "workspace_size", "alpha", "beta")
+)  # fmt: skip
+
+
+def _type_key(problem: GemmProblem) -> tuple[Any, ...]:
+    """What the device/problem-type verdict depends on: the problem without its sizes and scalars
+    (read off the frozen model's fields: this runs once per no-kernel answer)."""
+    return tuple(value for name, value in problem.__dict__.items() if name not in _SIZE_FIELDS)
+
+
+def _required_workspace(selection: Selection, problem: GemmProblem, device: Hardware) -> int | None:
+    """Bytes of workspace the selected tensilelite kernel asks for (None when unknown)."""
+    if selection.solution is None:
+        return None
+    try:
+        from tensilekit.predicates.evaluate import lite_required_workspace
+        from tensilekit.selection.problem import contraction_problem
+
+        return int(lite_required_workspace(contraction_problem(problem), device, selection.solution))
+    except Exception:  # noqa: BLE001 - a Tensile kernel or missing field: say "needs more" instead
+        return None
+
+
+def open_library(
+    path: str | Path | None = None, *, arch: str | None = None, cu_count: int | None = None,
+    is_apu: bool = False, pci_chip_id: int | None = None, runtime: str | Runtime | None = None,
+    workspace_size: int | None | _Default = DEFAULT, subtree: str | None = None,
+    asic_revision: int | None = None,
+) -> Library:  # fmt: skip
+    """Open a library for selection.
+
+    Args:
+        path: a master library (YAML, msgpack ``.dat``, ``.dat.zlib``, gzip; a lazy master reads
+            its shards on demand), a logic file or directory of logic files (built into a master
+            as TensileCreateLibrary would), or an installed library folder. None: tensilekit's
+            sample library.
+        arch, cu_count, is_apu, pci_chip_id: the default device (``arch`` defaults to the
+            library's only processor; without one, every question must name its device).
+        runtime: ``"tensile"`` or ``"hipblaslt"`` (default: detected from the library).
+        workspace_size: bytes the caller allows (default: hipBLASLt 128 MiB, as hipblaslt-bench's
+            ``max_workspace_size``; Tensile unlimited; None: unlimited).
+        subtree, asic_revision: an installed library's silicon-revision tree.
+
+    Raises:
+        TensilekitError: the library cannot be read (the error names the file and where).
+        TypeError, ValueError: an argument of the wrong type or an empty path.
+    """
+    from tensilekit._arguments import require, require_path
+    from tensilekit.api import library_runtime, load_for_selection
+
+    if path is None:
+        from tensilekit.data import sample_library_path
+
+        path = sample_library_path()
+    path = require_path(path, "path", "open_library")
+    require(arch, str, "arch", "open_library", optional=True)
+    require(cu_count, int, "cu_count", "open_library", optional=True)
+    require(pci_chip_id, int, "pci_chip_id", "open_library", optional=True)
+    require(runtime, (str, Runtime), "runtime", "open_library", optional=True)
+    require(subtree, str, "subtree", "open_library", optional=True)
+    require(asic_revision, int, "asic_revision", "open_library", optional=True)
+    if not isinstance(workspace_size, _Default):
+        require(workspace_size, int, "workspace_size", "open_library", optional=True)
+    master, loader = load_for_selection(path, subtree=subtree, asic_revision=asic_revision)
+    chosen = runtime_named(runtime) if runtime is not None else library_runtime(master, loader)
+    return library_of(
+        master, loader, chosen, path=path, arch=arch, cu_count=cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id,
+        workspace_size=workspace_size,
+    )  # fmt: skip
+
+
+def library_of(
+    master: MasterLibrary, loader: Callable[[str], MasterLibrary] | None = None, runtime: str | Runtime | None = None,
+    *, path: Path | None = None, arch: str | None = None, cu_count: int | None = None, is_apu: bool = False,
+    pci_chip_id: int | None = None, workspace_size: int | None | _Default = DEFAULT,
+) -> Library:  # fmt: skip
+    """A :class:`Library` over a master already in memory (see :func:`open_library`)."""
+    from tensilekit.api import library_processors, library_runtime
+
+    chosen = runtime_named(runtime) if runtime is not None else library_runtime(master, loader)
+    defaulted = False
+    if arch is None:
+        processors = library_processors(master)
+        if len(processors) == 1:
+            arch, defaulted = processors[0], True
+    device = None
+    if arch is not None:
+        try:
+            device = Hardware(arch=arch, cu_count=cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id)
+        except ValueError as error:
+            raise SelectionError(f"invalid device: {error}", Location(file=str(path)) if path else None) from None
+    if isinstance(workspace_size, _Default):
+        workspace_size = chosen.default_workspace_size
+    return Library(
+        master, loader, chosen, path=path, device=device, arch_defaulted=defaulted, workspace_size=workspace_size
+    )
+
+
+__all__ = [
+    "DEFAULT",
+    "HIPBLASLT_DEFAULT_WORKSPACE",
+    "ArchRequired",
+    "Library",
+    "answer_record",
+    "library_of",
+    "open_library",
+    "problem_record",
+]
