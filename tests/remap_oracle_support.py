@@ -124,7 +124,7 @@ def check_rows_against_amd(
 
     ``runs`` pairs each row with its select-oracle query (its GEMM and device). For every row:
     ``same``/``moved`` -- NEW's record at ``new_index`` as AMD wrote it equals OLD's apart from the
-    renumbered fields, and select-oracle lists ``new_index`` among the supported solutions
+    renumbered fields (``same``: at OLD's index; ``moved``: the only such record), and select-oracle lists ``new_index`` among the supported solutions
     (``all_supported``) on NEW; ``rejected`` -- the same equality, and select-oracle does *not* list
     it; ``ambiguous`` -- several records of NEW equal OLD's, and the row lists them; ``missing`` --
     none does. For missing and rejected rows the heuristic pick given is select-oracle's
@@ -142,8 +142,10 @@ def check_rows_against_amd(
         if row.status in (RemapStatus.SAME, RemapStatus.MOVED, RemapStatus.REJECTED):
             assert row.new_index is not None
             assert stripped(new_records[row.new_index]) == wanted, row
-            if row.status is not RemapStatus.REJECTED:
-                assert (row.status is RemapStatus.SAME) == (row.new_index == row.old_index)
+            if row.status is RemapStatus.SAME:  # the index still names it (other copies aside)
+                assert row.new_index == row.old_index, row
+            elif row.status is RemapStatus.MOVED:  # the one record that equals OLD's
+                assert equal == [row.new_index], (row, equal)
             supported = row.new_index in answer["all_supported"]
             assert supported == (row.status is not RemapStatus.REJECTED), (row, answer["all_supported"])
         elif row.status is RemapStatus.AMBIGUOUS:
