@@ -10,6 +10,7 @@ remapped row's status against AMD's answers. Shared by ``integration/test_remap_
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,6 +40,26 @@ def build_master(amd: Path, out: Path, files: Sequence[str | Path]) -> Path:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     return out / "master.dat"
+
+
+def standin_create_library(amd: Path, logic: Path, out: Path, *, lazy: bool = False) -> Path:
+    """The library AMD's TensileCreateLibrary (7d9fb683, run unmodified by the stand-in in
+    ``../shared/amd/standins``; code objects are empty placeholders) builds from the logic folder
+    ``logic`` as a hipBLASLt install does; returns its ``.dat`` (lazy: the lazy master)."""
+    standins = amd / "standins"
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("HIPBLASLT_", "TENSILE_", "ROCM_"))}
+    env["PATH"] = f"{standins}{os.pathsep}{env.get('PATH', '')}"
+    out.mkdir(parents=True)
+    done = subprocess.run(
+        [str(standins / "TensileCreateLibrary"), str(logic), str(out), "HIP", "--architecture", "gfx942",
+         "--merge-files", "--separate-architectures", "--no-enumerate", "--version", "4.33.0", "--jobs", "1",
+         *(["--lazy-library-loading"] if lazy else [])],
+        cwd=out, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    library = out / "library" / ("TensileLibrary_lazy_gfx942.dat" if lazy else "TensileLibrary_gfx942.dat")
+    assert library.is_file()
+    return library
 
 
 def oracle(amd: Path, master: Path, queries: list[dict[str, Any]], tmp: Path) -> dict[str, dict[str, Any]]:

@@ -31,12 +31,14 @@ from remap_oracle_support import (
     build_master,
     check_rows_against_amd,
     oracle,
+    records,
+    standin_create_library,
     tunableop_line,
     tunableop_queries,
 )
 
 from tensilekit.cli.main import cli
-from tensilekit.remap import RemapStatus, remap
+from tensilekit.remap import RemapRow, RemapStatus, remap
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 
@@ -89,10 +91,10 @@ def builds(amd: Path, corpus: Path, tmp_path_factory: pytest.TempPathFactory) ->
 _DEVICES = {dtype: DEVICES[dtype] for dtype in ("Half", "Float")}  # the types of OLD's TunableOp rows
 
 
-@pytest.mark.parametrize("new", ["new_more", "new_less", "new_retuned"])
-def test_remap_agrees_with_amds_build_and_runtime(amd: Path, builds: dict[str, Any], new: str) -> None:
+def _remapped(builds: dict[str, Any], new: Path) -> list[tuple[str, int, RemapRow, dict[str, Any]]]:
+    """The recorded rows remapped to ``new``, one TunableOp file per type and one run per device:
+    (type, CU count, row, its select-oracle query)."""
     masters, rows, tmp = builds["masters"], builds["rows"], builds["tmp"]
-    assert len(rows) >= 10
     runs = []
     for dtype, counts in _DEVICES.items():
         lines = [line for line, query in sorted(rows.items()) if query["a_type"] == dtype]
@@ -100,10 +102,18 @@ def test_remap_agrees_with_amds_build_and_runtime(amd: Path, builds: dict[str, A
         artefact.write_text("".join(builds["artefact"].read_text().splitlines(keepends=True)[n - 1] for n in lines))
         numbering = dict(enumerate(lines, start=1))  # artefact line -> line of the whole file
         for cus in counts:
-            report = remap([artefact], masters["old"], masters[new], cu_count=cus)
+            report = remap([artefact], masters["old"], new, cu_count=cus)
             assert not report.artefacts[0].bad_lines
             assert [row.line for row in report.rows] == sorted(numbering)
             runs += [(dtype, cus, row, dict(rows[numbering[row.line]], cu_count=cus)) for row in report.rows]
+    return runs
+
+
+@pytest.mark.parametrize("new", ["new_more", "new_less", "new_retuned"])
+def test_remap_agrees_with_amds_build_and_runtime(amd: Path, builds: dict[str, Any], new: str) -> None:
+    masters, rows, tmp = builds["masters"], builds["rows"], builds["tmp"]
+    assert len(rows) >= 10
+    runs = _remapped(builds, masters[new])
     found = check_rows_against_amd(amd, masters["old"], masters[new], [(row, query) for _, _, row, query in runs], tmp)
     statuses: dict[tuple[str, int], set[RemapStatus]] = {}
     for (dtype, cus, _, _), status in zip(runs, found, strict=True):
@@ -119,6 +129,29 @@ def test_remap_agrees_with_amds_build_and_runtime(amd: Path, builds: dict[str, A
         assert statuses[("Half", 304)] == {RemapStatus.SAME, RemapStatus.MISSING}
         picks = {row.heuristic_index for _, _, row, _ in runs if row.status is RemapStatus.MISSING}
         assert picks == {0}
+
+
+def test_remap_to_a_standin_tensilecreatelibrary_build(amd: Path, corpus: Path, builds: dict[str, Any]) -> None:
+    """NEW built as a hipBLASLt install builds it (AMD's TensileCreateLibrary through the stand-in,
+    which orders the logic files its own way): every row checked against AMD as above; all of OLD's
+    files are there, so nothing is missing, and the lazy build of the same logic answers the same."""
+    masters, tmp = builds["masters"], builds["tmp"]
+    (tmp / "tcl_logic").mkdir()
+    for name in ("gsu", "float80", "half"):
+        source = corpus / "logic" / "hipblaslt" / _FILES[name]
+        (tmp / "tcl_logic" / source.name).write_bytes(source.read_bytes())
+    new = standin_create_library(amd, tmp / "tcl_logic", tmp / "tcl")
+    assert len(records(new)) == len(records(masters["new_more"]))
+    runs = _remapped(builds, new)
+    found = check_rows_against_amd(amd, masters["old"], new, [(row, query) for _, _, row, query in runs], tmp)
+    assert RemapStatus.MISSING not in found and RemapStatus.AMBIGUOUS not in found
+    assert {
+        status for (dtype, cus, _, _), status in zip(runs, found, strict=True) if cus == 304 and dtype == "Float"
+    } == {RemapStatus.REJECTED}
+    lazy = standin_create_library(amd, tmp / "tcl_logic", tmp / "tcl_lazy", lazy=True)
+    assert [(row.status, row.new_index) for _, _, row, _ in _remapped(builds, lazy)] == [
+        (row.status, row.new_index) for _, _, row, _ in runs
+    ]
 
 
 def test_cli_remap_to_itself_is_byte_identical(builds: dict[str, Any]) -> None:
