@@ -21,19 +21,24 @@ Four builds and four oracle calls (~3 s each), so the file is marked slow.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import msgpack
 import pytest
 from click.testing import CliRunner
+from remap_oracle_support import (
+    DEVICES,
+    build_master,
+    check_rows_against_amd,
+    oracle,
+    records,
+    standin_create_library,
+    tunableop_line,
+    tunableop_queries,
+)
 
-from tensilekit.api import load_for_selection
 from tensilekit.cli.main import cli
-from tensilekit.model.identity import RENUMBERED_FIELDS, UID_FIELDS
-from tensilekit.model.library import MatchingNode
-from tensilekit.remapping import RemapStatus, remap
+from tensilekit.remapping import RemapRow, RemapStatus, remap
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 
@@ -43,7 +48,6 @@ _FILES = {  # gfx942 logic of two plain types TunableOp can name (Half NT, float
     "float80": "aquavanjaram/gfx942_80cu/Equality/aquavanjaram_Cijk_Ailk_Bljk_SB_UserArgs.yaml",
 }
 _BUILDS = {"old": ["half", "float80"], "new_more": ["half", "gsu", "float80"], "new_less": ["gsu", "float80"]}
-_TORCH = {"Half": "Half", "Float": "float", "BFloat16": "BFloat16"}
 
 
 def _retuned(corpus: Path, tmp: Path) -> Path:
@@ -59,78 +63,10 @@ def _retuned(corpus: Path, tmp: Path) -> Path:
 
 
 def _build(amd: Path, corpus: Path, out: Path, names: list[str]) -> Path:
-    # In the order given, not sorted by path: build-master numbers solutions in file order, and the
-    # retuned copy lives under tmp, which sorts before or after the corpus depending on where each is.
+    # The retuned copy lives under tmp, which sorts before or after the corpus depending on where
+    # each is: the order is the list's.
     files = [name if name.startswith("/") else str(corpus / "logic" / "hipblaslt" / _FILES[name]) for name in names]
-    done = subprocess.run(
-        [str(amd / "build-master"), "--arch", "gfx942", "--out", str(out), "--name", "master", *files],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    return out / "master.dat"
-
-
-def _oracle(amd: Path, master: Path, queries: list[dict[str, Any]], tmp: Path) -> dict[str, dict[str, Any]]:
-    query_file = tmp / f"queries_{master.parent.name}.jsonl"
-    query_file.write_text("".join(json.dumps(query) + "\n" for query in queries))
-    done = subprocess.run(
-        [str(amd / "select-oracle"), str(master), str(query_file)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-    return {answer["id"]: answer for answer in answers}
-
-
-def _records(master: Path) -> dict[int, dict[str, Any]]:
-    data = msgpack.unpackb(master.read_bytes(), raw=False, strict_map_key=False)
-    return {int(record["index"]): record for record in data["solutions"]}
-
-
-def _stripped(record: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in record.items() if key not in RENUMBERED_FIELDS and key not in UID_FIELDS}
-
-
-def _queries(master: Path) -> list[dict[str, Any]]:
-    """One query per table key of OLD (exact sizes), with its gemm type from the solutions; the
-    float file serves 80-CU devices only, and hipBLASLt's first matching hardware row wins."""
-    library, _ = load_for_selection(master)
-    queries: list[dict[str, Any]] = []
-
-    def visit(node: Any) -> None:
-        if isinstance(node, MatchingNode):
-            for entry in node.table:
-                solution = next(s for s in library.solutions if s.index == entry.index)
-                pt = solution.problem_type or {}
-                m, n, k = entry.key[0], entry.key[1], entry.key[-1]
-                queries.append(
-                    {
-                        "id": f"q{len(queries)}", "arch": "gfx942", "cu_count": 80 if pt["aType"] == "Float" else 304, "m": m, "n": n, "k": k,
-                        "batch": entry.key[2] if len(entry.key) > 3 else 1, "workspace_size": None, "trans_a": "T" if pt.get("transA") else "N",
-                        "trans_b": "T" if pt.get("transB") else "N", "a_type": pt["aType"], "b_type": pt["bType"],
-                        "c_type": pt["cType"], "d_type": pt["dType"], "compute_type": "f32",
-                    }
-                )  # fmt: skip
-        for row in getattr(node, "rows", None) or []:
-            visit(row.library)
-        for child in (getattr(node, "map", None) or {}).values():
-            visit(child)
-
-    visit(library.library)
-    return queries
-
-
-def _tunableop_line(query: dict[str, Any], index: int) -> str:
-    """A TunableOp results row (Tunable.cpp ``ResultEntry``) for a column-major hipBLASLt query."""
-    layout = (query["trans_a"] + query["trans_b"]).lower()
-    m, n, k = query["m"], query["n"], query["k"]
-    lda = k if query["trans_a"] == "T" else m
-    ldb = n if query["trans_b"] == "T" else k
-    op, batch = "GemmTunableOp", ""
-    if query["batch"] != 1:  # GemmStridedBatchedParams::Signature
-        op, batch = "GemmStridedBatchedTunableOp", f"_B_{query['batch']}"
-    op_name = f"{op}_{_TORCH[query['a_type']]}_{layout.upper()}"
-    return f"{op_name},{layout}_{m}_{n}_{k}{batch}_ld_{lda}_{ldb}_{m},Gemm_Hipblaslt_{index},0.0100\n"
+    return build_master(amd, out, files)
 
 
 @pytest.fixture(scope="module")
@@ -138,30 +74,27 @@ def builds(amd: Path, corpus: Path, tmp_path_factory: pytest.TempPathFactory) ->
     tmp = tmp_path_factory.mktemp("remap")
     builds = dict(_BUILDS, new_retuned=[str(_retuned(corpus, tmp)), "float80"])
     masters = {name: _build(amd, corpus, tmp / name, files) for name, files in builds.items()}
-    queries = [q for q in _queries(masters["old"]) if q["a_type"] in _TORCH and len({q["a_type"], q["d_type"]}) == 1]
-    answers = _oracle(amd, masters["old"], queries, tmp)
+    queries = tunableop_queries(masters["old"])
+    answers = oracle(amd, masters["old"], queries, tmp)
     rows: dict[int, dict[str, Any]] = {}
     text = "Validator,PT_VERSION,2.6.0\nValidator,GCN_ARCH_NAME,gfx942:sramecc+:xnack-\n"
     for query in queries:
         expected = answers[query["id"]]["expected"]
         if expected:
             rows[text.count("\n") + 1] = query
-            text += _tunableop_line(query, expected["index"])
+            text += tunableop_line(query, expected["index"])
     artefact = tmp / "tunableop_results0.csv"
     artefact.write_text(text)
     return {"tmp": tmp, "masters": masters, "rows": rows, "artefact": artefact}
 
 
-# A TunableOp file names no CU count: one run per device. The float rows were tuned on 80 CUs; on
-# 304 CUs NEW's CUCount hardware predicate refuses their kernels (rejected).
-_DEVICES = {"Half": [304], "Float": [80, 304]}
+_DEVICES = {dtype: DEVICES[dtype] for dtype in ("Half", "Float")}  # the types of OLD's TunableOp rows
 
 
-@pytest.mark.parametrize("new", ["new_more", "new_less", "new_retuned"])
-def test_remap_agrees_with_amds_build_and_runtime(amd: Path, builds: dict[str, Any], new: str) -> None:
+def _remapped(builds: dict[str, Any], new: Path) -> list[tuple[str, int, RemapRow, dict[str, Any]]]:
+    """The recorded rows remapped to ``new``, one TunableOp file per type and one run per device:
+    (type, CU count, row, its select-oracle query)."""
     masters, rows, tmp = builds["masters"], builds["rows"], builds["tmp"]
-    assert len(rows) >= 10
-    old_records, new_records = _records(masters["old"]), _records(masters[new])
     runs = []
     for dtype, counts in _DEVICES.items():
         lines = [line for line, query in sorted(rows.items()) if query["a_type"] == dtype]
@@ -169,31 +102,22 @@ def test_remap_agrees_with_amds_build_and_runtime(amd: Path, builds: dict[str, A
         artefact.write_text("".join(builds["artefact"].read_text().splitlines(keepends=True)[n - 1] for n in lines))
         numbering = dict(enumerate(lines, start=1))  # artefact line -> line of the whole file
         for cus in counts:
-            report = remap([artefact], masters["old"], masters[new], cu_count=cus)
+            report = remap([artefact], masters["old"], new, cu_count=cus)
             assert not report.artefacts[0].bad_lines
             assert [row.line for row in report.rows] == sorted(numbering)
             runs += [(dtype, cus, row, dict(rows[numbering[row.line]], cu_count=cus)) for row in report.rows]
-    queries = [dict(query, id=f"r{number}") for number, (_, _, _, query) in enumerate(runs)]
-    answers = _oracle(amd, masters[new], queries, tmp)
+    return runs
+
+
+@pytest.mark.parametrize("new", ["new_more", "new_less", "new_retuned"])
+def test_remap_agrees_with_amds_build_and_runtime(amd: Path, builds: dict[str, Any], new: str) -> None:
+    masters, rows, tmp = builds["masters"], builds["rows"], builds["tmp"]
+    assert len(rows) >= 10
+    runs = _remapped(builds, masters[new])
+    found = check_rows_against_amd(amd, masters["old"], masters[new], [(row, query) for _, _, row, query in runs], tmp)
     statuses: dict[tuple[str, int], set[RemapStatus]] = {}
-    for number, (dtype, cus, row, _) in enumerate(runs):
-        answer = answers[f"r{number}"]
-        statuses.setdefault((dtype, cus), set()).add(row.status)
-        wanted = _stripped(old_records[row.old_index])
-        equal = [index for index, record in new_records.items() if _stripped(record) == wanted]
-        if row.status in (RemapStatus.SAME, RemapStatus.MOVED, RemapStatus.REJECTED):
-            assert row.new_index is not None
-            assert _stripped(new_records[row.new_index]) == wanted, row
-            if row.status is not RemapStatus.REJECTED:
-                assert (row.status is RemapStatus.SAME) == (row.new_index == row.old_index)
-            supported = row.new_index in answer["all_supported"]
-            assert supported == (row.status is not RemapStatus.REJECTED), (row, answer["all_supported"])
-        elif row.status is RemapStatus.AMBIGUOUS:
-            assert len(equal) > 1 and list(row.candidates) == sorted(equal), row
-        else:
-            assert equal == [], row
-        if row.status in (RemapStatus.MISSING, RemapStatus.REJECTED):  # NEW's heuristic, as hipBLASLt answers
-            assert row.heuristic_index == (answer["expected"]["index"] if answer["expected"] else None), row
+    for (dtype, cus, _, _), status in zip(runs, found, strict=True):
+        statuses.setdefault((dtype, cus), set()).add(status)
     moved_or_same = {RemapStatus.MOVED} if new != "new_retuned" else {RemapStatus.SAME}
     assert statuses[("Float", 80)] == moved_or_same
     assert statuses[("Float", 304)] == {RemapStatus.REJECTED}
@@ -205,6 +129,29 @@ def test_remap_agrees_with_amds_build_and_runtime(amd: Path, builds: dict[str, A
         assert statuses[("Half", 304)] == {RemapStatus.SAME, RemapStatus.MISSING}
         picks = {row.heuristic_index for _, _, row, _ in runs if row.status is RemapStatus.MISSING}
         assert picks == {0}
+
+
+def test_remap_to_a_standin_tensilecreatelibrary_build(amd: Path, corpus: Path, builds: dict[str, Any]) -> None:
+    """NEW built as a hipBLASLt install builds it (AMD's TensileCreateLibrary through the stand-in,
+    which orders the logic files its own way): every row checked against AMD as above; all of OLD's
+    files are there, so nothing is missing, and the lazy build of the same logic answers the same."""
+    masters, tmp = builds["masters"], builds["tmp"]
+    (tmp / "tcl_logic").mkdir()
+    for name in ("gsu", "float80", "half"):
+        source = corpus / "logic" / "hipblaslt" / _FILES[name]
+        (tmp / "tcl_logic" / source.name).write_bytes(source.read_bytes())
+    new = standin_create_library(amd, tmp / "tcl_logic", tmp / "tcl")
+    assert len(records(new)) == len(records(masters["new_more"]))
+    runs = _remapped(builds, new)
+    found = check_rows_against_amd(amd, masters["old"], new, [(row, query) for _, _, row, query in runs], tmp)
+    assert RemapStatus.MISSING not in found and RemapStatus.AMBIGUOUS not in found
+    assert {
+        status for (dtype, cus, _, _), status in zip(runs, found, strict=True) if cus == 304 and dtype == "Float"
+    } == {RemapStatus.REJECTED}
+    lazy = standin_create_library(amd, tmp / "tcl_logic", tmp / "tcl_lazy", lazy=True)
+    assert [(row.status, row.new_index) for _, _, row, _ in _remapped(builds, lazy)] == [
+        (row.status, row.new_index) for _, _, row, _ in runs
+    ]
 
 
 def test_cli_remap_to_itself_is_byte_identical(builds: dict[str, Any]) -> None:
