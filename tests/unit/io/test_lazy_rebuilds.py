@@ -7,7 +7,7 @@
 * A reader never combines a master of one build with shards of another: the folder is read
   through one generation, a mix is refused (``LibraryChanged``) and ``select`` reads again.
 
-The logic files are small hand-made ones (``tests/unit/build/logic_factory.py``): two builds of
+The logic files are small hand-made ones (``tests/unit/libbuild/logic_factory.py``): two builds of
 one problem type whose kernels differ, so each answer says which build it came from.
 """
 
@@ -35,10 +35,10 @@ from tensilekit.errors import LibraryChanged
 from tensilekit.io.installed_library import InstalledLibrary
 from tensilekit.io.master_io import dump_master_set
 
-# the hand-made logic of tests/unit/build (that folder is a package of its own under pytest's rootdir
+# the hand-made logic of tests/unit/libbuild (that folder is a package of its own under pytest's rootdir
 # import mode, so it is loaded by path: no sys.path order makes it importable from here)
 _spec = importlib.util.spec_from_file_location(
-    "_logic_factory", Path(__file__).parents[1] / "build" / "logic_factory.py"
+    "_logic_factory", Path(__file__).parents[1] / "libbuild" / "logic_factory.py"
 )
 assert _spec is not None and _spec.loader is not None
 _factory = importlib.util.module_from_spec(_spec)
