@@ -102,9 +102,6 @@ def check_file_size(size: int, source: str | None) -> None:
 
 def inflate(data: bytes, wbits: int, source: str | None) -> bytes:
     """Decompress gzip (``wbits`` 16+15, every member) or zlib data, stopping at the size limit."""
-    current = _current
-    limit = current.max_input_size
-    ratio = None if current.explicit_size else current.max_compression_ratio
     out = bytearray()
     rest = data
     chunk = 1 << 20
@@ -115,18 +112,26 @@ def inflate(data: bytes, wbits: int, source: str | None) -> bytes:
             piece = inflater.decompress(pending, chunk)
             pending = inflater.unconsumed_tail
             out += piece
-            if len(out) > limit:
-                _too_big(len(out), limit, None, source)
-            # The ratio so far, not at the end: a bomb is stopped after its first ratio_floor bytes.
-            consumed = len(data) - len(inflater.unused_data) - len(pending)
-            if ratio is not None and len(out) > current.ratio_floor and len(out) > ratio * consumed:
-                _too_big(len(out), limit, ratio, source)
+            check_inflated(len(out), len(data) - len(inflater.unused_data) - len(pending), source)
             if inflater.eof or (not pending and not piece):
                 break
         if not inflater.eof:
             raise EOFError("compressed data ended before the end-of-stream marker")
         rest = inflater.unused_data.lstrip(b"\x00") if wbits > 15 else b""  # further gzip members
     return bytes(out)
+
+
+def check_inflated(produced: int, consumed: int, source: str | None) -> None:
+    """Refuse an inflation that has produced ``produced`` bytes from ``consumed`` compressed ones:
+    over the size limit, or (unless the user set the size) over the ratio only bombs reach. The
+    ratio is checked as output grows, not at the end: a bomb stops after its first ratio_floor
+    bytes."""
+    current = _current
+    if produced > current.max_input_size:
+        _too_big(produced, current.max_input_size, None, source)
+    ratio = None if current.explicit_size else current.max_compression_ratio
+    if ratio is not None and produced > current.ratio_floor and produced > ratio * consumed:
+        _too_big(produced, current.max_input_size, ratio, source)
 
 
 def _too_big(produced: int, limit: int, ratio: int | None, source: str | None) -> None:
@@ -256,6 +261,7 @@ __all__ = [
     "InputLimits",
     "check_alias_expansion",
     "check_file_size",
+    "check_inflated",
     "check_yaml_text",
     "current_limits",
     "inflate",
