@@ -46,6 +46,7 @@ CHECKPOINT = 1 << 20
 """Output bytes between two inflater copies: a range read inflates at most this much extra."""
 _READ_SIZE = 1 << 18  # bytes the scan pulls from the stream at a time
 _CACHED_SEGMENTS = 4  # inflated segments kept for reads that follow each other
+_DECODE_RUN = 512  # solutions decoded together when iterating
 
 
 class ByteSource(Protocol):
@@ -132,7 +133,10 @@ class InflatedFile:
         inflater = point.inflater.copy()
         pending = self._data[point.consumed :]
         out = bytearray()
-        wanted = offset + length - point.produced
+        needed = offset + length - point.produced
+        # on to the next checkpoint: reads in file order (iterating every solution) then hit the
+        # cache instead of inflating from the same checkpoint again for each
+        wanted = -(-needed // CHECKPOINT) * CHECKPOINT
         try:
             while len(out) < wanted and pending:
                 out += inflater.decompress(pending, max(wanted - len(out), CHECKPOINT))
@@ -141,7 +145,7 @@ class InflatedFile:
                     break
         except zlib.error as error:  # the scan read these bytes: the file cannot have changed
             raise LibraryFormatError(f"damaged compressed data: {error}", Location(file=self.name)) from None
-        if len(out) < wanted:
+        if len(out) < needed:
             raise LibraryFormatError("compressed data ended early", Location(file=self.name, offset=offset))
         segment = bytes(out)
         self._segments[point.produced] = segment
@@ -275,8 +279,11 @@ class LazyNodeMap(Mapping[str, AnyNode]):
     def __getitem__(self, key: str) -> AnyNode:
         found = self._decoded.get(key)
         if found is None:
+            from tensilekit.io.files import gc_paused
+
             start, length = self._ranges[key]  # KeyError: not in the map
-            found = _decode_slice(self._source, start, length, [*self._path, "map", key], _validate_node)
+            with gc_paused():
+                found = _decode_slice(self._source, start, length, [*self._path, "map", key], _validate_node)
             self._decoded[key] = found
         return found
 
@@ -329,8 +336,17 @@ class LazySolutions(Sequence[MasterSolution]):
         return self._at(position)
 
     def __iter__(self) -> Iterator[MasterSolution]:
-        for position in range(len(self._entries)):
-            yield self._at(position)
+        from tensilekit.io.files import gc_paused
+
+        start, size = 0, 1
+        while start < len(self._entries):
+            # runs growing to _DECODE_RUN, each with the cyclic GC paused (it would rescan the
+            # growing library every few hundred allocations): asking for the first solution
+            # (the runtime detection) still decodes that one only
+            with gc_paused():
+                run = [self._at(position) for position in range(start, min(start + size, len(self._entries)))]
+            yield from run
+            start, size = start + size, min(2 * size, _DECODE_RUN)
 
     def _at(self, position: int) -> MasterSolution:
         found = self._decoded.get(position)

@@ -108,6 +108,19 @@ def parse_data_type(text: str | DataType) -> DataType:
     """One data type from a Tensile name (``Half``), abbreviation (``H``) or API name (``f16_r``)."""
     if isinstance(text, DataType):
         return text
+    known = _PARSED_TYPES.get(text)
+    if known is not None:  # a query file names the same few types on every line
+        return known
+    found = _parse_data_type(text)
+    if len(_PARSED_TYPES) < 1024:
+        _PARSED_TYPES[text] = found
+    return found
+
+
+_PARSED_TYPES: dict[str, DataType] = {}
+
+
+def _parse_data_type(text: str) -> DataType:
     token = text.strip()
     for member in DataType:
         if token == member.value or token.lower() == member.value.lower():
