@@ -595,6 +595,24 @@ def problem_from_query(record: dict[str, Any]) -> GemmProblem:
 
 def hardware_from_query(record: dict[str, Any], default: Hardware | None = None) -> Hardware:
     """The query's own ``arch``/``cu_count``/``is_apu``, falling back to ``default``."""
+    own = tuple((type(value), value) for value in map(record.get, _DEVICE_FIELDS))  # 1 and True differ
+    try:
+        known = _DEVICES.get((default, own))
+    except TypeError:  # an unhashable value: validated (and refused) below
+        known = None
+    if known is not None:  # a query file names a few devices (Hardware is frozen: shared)
+        return known
+    found = _hardware_from_query(record, default)
+    if len(_DEVICES) < 4096:
+        _DEVICES[(default, own)] = found
+    return found
+
+
+_DEVICE_FIELDS = ("arch", "cu_count", "is_apu", "pci_chip_id")
+_DEVICES: dict[tuple[Hardware | None, tuple[Any, ...]], Hardware] = {}
+
+
+def _hardware_from_query(record: dict[str, Any], default: Hardware | None) -> Hardware:
     base: dict[str, Any] = default.model_dump() if default is not None else {}
     for name in ("arch", "cu_count", "is_apu", "pci_chip_id"):
         if record.get(name) is not None:

@@ -115,3 +115,13 @@ def test_hardware_normalises_the_processor_name() -> None:
     device = Hardware(arch="GFX90A:sramecc+:xnack-")
     assert device.arch == "gfx90a" and device.wavefront == 64
     assert Hardware(arch="gfx1100").wavefront == 32
+
+
+def test_hardware_from_query_shares_one_device_per_distinct_device_fields() -> None:
+    first = hardware_from_query({"arch": "gfx90a", "cu_count": 104, "m": 5})
+    assert hardware_from_query({"arch": "gfx90a", "cu_count": 104, "m": 7}) is first  # frozen: shared
+    assert hardware_from_query({"arch": "gfx90a", "cu_count": 110}).cu_count == 110
+    assert hardware_from_query({"arch": "gfx90a", "cu_count": 104, "is_apu": True}).is_apu
+    default = Hardware(arch="gfx942", cu_count=304)
+    assert hardware_from_query({"cu_count": 104}, default) == Hardware(arch="gfx942", cu_count=104)
+    assert hardware_from_query({"cu_count": 104}, Hardware(arch="gfx90a")).arch == "gfx90a"
