@@ -74,7 +74,7 @@ def measured(argv: list[str], runs: int) -> tuple[float, int, float, int]:
 
 
 def row(label: str, value: str, ratio: float, target: str, met: bool) -> str:
-    return f"{label:58s} {value:>14s} {ratio:9.1f}x  {target:>14s} {'ok' if met else 'MISS':>4s}"
+    return f"{label:58s} {value:>14s} {ratio:9.3g}x  {target:>14s} {'ok' if met else 'MISS':>4s}"
 
 
 def queries_file(corpus: Path, count: int, folder: Path) -> Path:

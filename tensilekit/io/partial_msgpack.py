@@ -27,6 +27,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import os
+import stat
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
@@ -192,20 +193,27 @@ class _InflatingStream:
 def _source(path: Path) -> ByteSource | None:
     """The file as a :class:`ByteSource`, or None when it is not msgpack (YAML, zstd, empty)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # a FIFO or device: the whole-file reader refuses it (os.open would block)
         fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None  # the whole-file reader says why
-    head = os.pread(fd, 4, 0)
-    compression = detect_compression(head)
-    if compression is Compression.NONE:
-        check_file_size(os.fstat(fd).st_size, str(path))
-        plain = PlainFile(path, fd)
-        return plain if head and _msgpack_map(head[0]) else None
     try:
-        check_file_size(os.fstat(fd).st_size, str(path))
-        data = os.pread(fd, os.fstat(fd).st_size, 0)
+        size = os.fstat(fd).st_size
+        check_file_size(size, str(path))
+        head = os.pread(fd, 4, 0)
+        compression = detect_compression(head)
+        if compression is Compression.NONE:
+            if head and _msgpack_map(head[0]):
+                plain, fd = PlainFile(path, fd), -1  # the descriptor is the source's now
+                return plain
+            return None
+        data = os.pread(fd, size, 0)
+    except OSError:
+        return None
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
     if compression not in (Compression.GZIP, Compression.ZLIB):
         return None
     inflated = InflatedFile(path, data, 16 + zlib.MAX_WBITS if compression is Compression.GZIP else zlib.MAX_WBITS)
@@ -362,6 +370,13 @@ class LazySolutions(Sequence[MasterSolution]):
         """Solution ``index`` (the last of that index in the file), or None when there is none."""
         position = self._where.get(index)
         return None if position is None else self._at(position)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, LazySolutions)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # compared by content, like the list it stands for
 
     @property
     def indices(self) -> tuple[int, ...]:

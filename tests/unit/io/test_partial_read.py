@@ -110,6 +110,7 @@ def test_partial_read_answers_as_the_whole_load(
     # the same library, once everything is decoded
     assert list(partial.solutions) == whole.solutions
     assert list(partial.iter_nodes()) == list(whole.iter_nodes())
+    assert partial == whole
 
 
 def test_one_query_decodes_one_operation_and_few_solutions(tmp_path: Path) -> None:
@@ -269,3 +270,11 @@ def test_not_a_plain_msgpack_master_is_left_to_the_whole_reader(tmp_path: Path) 
     assert open_partial(two_members) is None
     library, _ = load_for_selection(two_members)  # read whole, members joined
     assert _select(library, (64, 64, 64, "N", "gfx90a"))[0] == 0
+
+
+def test_a_fifo_is_left_to_the_whole_reader_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "TensileLibrary.dat"
+    os.mkfifo(fifo)
+    assert open_partial(fifo) is None  # os.open of a FIFO would wait for a writer
