@@ -46,7 +46,7 @@ from tensilekit.predicates.evaluate import has_chip_predicate
 from tensilekit.selection.columns import ColumnsLike
 from tensilekit.selection.distance import DISTANCES, grid_based_distances
 from tensilekit.selection.features import feature_key
-from tensilekit.selection.kernels import AtomTable, BoolArray, all_of, bitmask_of, compile_atom, conjuncts
+from tensilekit.selection.kernels import Atom, AtomTable, BoolArray, all_of, bitmask_of, compile_atom, conjuncts
 from tensilekit.selection.problem import ContractionProblem, Hardware
 from tensilekit.selection.runtime import Runtime, detect_runtime, runtime_named
 from tensilekit.selection.scan import DBL_MAX, Band, Usable, have_kdtree, nearest_many, nearest_one, scan_one
@@ -172,7 +172,7 @@ class _Rows(_Node):
             if atom.constant is False:
                 continue
             view = cols if open_rows.size == cols.size else cols.take(open_rows)
-            mask = np.ones(open_rows.size, dtype=bool) if atom.constant else atom.vector(view)
+            mask = np.ones(open_rows.size, dtype=bool) if atom.constant else _vector_of(atom, view)
             hit = open_rows[mask]
             if hit.size == 0:
                 continue
@@ -440,14 +440,14 @@ class _Table(_Node):
         each row's group. None when no query passes."""
         ok = np.ones(cols.size, dtype=bool)
         for atom in self.common:
-            ok &= atom.vector(cols)
+            ok &= _vector_of(atom, cols)
         rows = np.flatnonzero(ok)
         if rows.size == 0:
             return None
         if not self.varying:
             return rows, [0], np.zeros(rows.size, dtype=np.int64)
         view = cols if rows.size == cols.size else cols.take(rows)
-        groups, inverse = _unique_rows(np.stack([atom.vector(view) for atom in self.varying], axis=1))
+        groups, inverse = _unique_rows(np.stack([_vector_of(atom, view) for atom in self.varying], axis=1))
         return rows, groups, inverse
 
     def subtable(self, signature: int) -> Usable:
@@ -732,6 +732,18 @@ class _GridTable(_Table):
         if route is not None and found.any():
             route.answered(rows[found], self.node, "table", best[found])
         return sids, fits
+
+
+def _vector_of(atom: Atom, cols: ColumnsLike) -> BoolArray:
+    """``atom.vector(cols)``, kept on ``cols`` for the batch: the tables under one row or
+    operation see the same columns and share most predicates (rocBLAS_Full: 5 400 evaluations
+    per 4 000 queries, 1 900 distinct). Callers only read the result."""
+    cache: dict[Atom, BoolArray] = cols.__dict__.setdefault("_atom_vectors", {})
+    vector = cache.get(atom)
+    if vector is None:
+        vector = atom.vector(cols)
+        cache[atom] = vector
+    return vector
 
 
 def _unique_rows(bits: BoolArray) -> tuple[list[int], IntArray]:
