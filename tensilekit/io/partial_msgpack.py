@@ -64,6 +64,20 @@ class _Stream(Protocol):
     def read(self, size: int = -1) -> bytes: ...
 
 
+class _Shared:
+    """A source is a read-only view of one file: copies share it (a copied descriptor would be
+    closed twice), and it does not travel to another process."""
+
+    def __copy__(self) -> _Shared:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Shared:
+        return self
+
+    def __getstate__(self) -> Any:
+        raise TypeError("a partially read library cannot be pickled (load it whole with load_master)")
+
+
 class _Unsupported(Exception):
     """The file is not one the partial reader trusts: decode it whole instead."""
 
@@ -71,7 +85,7 @@ class _Unsupported(Exception):
 # -- sources ------------------------------------------------------------------------------------
 
 
-class PlainFile:
+class PlainFile(_Shared):
     """An uncompressed file, read back with ``pread`` (the open descriptor keeps this version of
     the file even when a rebuild replaces its name)."""
 
@@ -111,7 +125,7 @@ class _Checkpoint:
     inflater: Any  # zlib.Decompress, copied (never advanced itself)
 
 
-class InflatedFile:
+class InflatedFile(_Shared):
     """A gzip (one member) or zlib file: the compressed bytes in memory, inflated as a stream
     with checkpoints, so a range is read back without holding the output whole."""
 

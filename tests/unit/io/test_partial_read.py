@@ -278,3 +278,20 @@ def test_a_fifo_is_left_to_the_whole_reader_without_blocking(tmp_path: Path) -> 
     fifo = tmp_path / "TensileLibrary.dat"
     os.mkfifo(fifo)
     assert open_partial(fifo) is None  # os.open of a FIFO would wait for a writer
+
+
+@pytest.mark.parametrize("suffix", [".dat", ".dat.gz"])
+def test_copies_of_a_partial_library_share_its_file(tmp_path: Path, suffix: str) -> None:
+    import gc
+    import pickle
+
+    path = tmp_path / f"TensileLibrary{suffix}"
+    dump_master(MasterLibrary.model_validate(_small_raw()), path)
+    library = open_partial(path)
+    assert library is not None
+    copied = library.model_copy(deep=True)
+    del library
+    gc.collect()  # the original's source is still the copy's: its descriptor stays open
+    assert _select(copied, (128, 128, 64, "N", "gfx90a"))[0] == 1
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(copied)
