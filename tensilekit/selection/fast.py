@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -193,22 +193,37 @@ class _Rows(_Node):
 class _Map(_Node):
     """``ProblemMap`` on the operation identifier."""
 
-    def __init__(self, children: dict[str, _Node]) -> None:
+    def __init__(
+        self,
+        children: dict[str, _Node],
+        pending: Mapping[str, AnyNode] | None = None,
+        compile_node: Callable[[AnyNode], _Node] | None = None,
+    ) -> None:
         self.children = children
+        # a map read partially (io.partial_msgpack): each operation compiled, and so decoded,
+        # when a query first asks for it
+        self._pending, self._compile_node = pending, compile_node
+
+    def child(self, op_id: str) -> _Node | None:
+        found = self.children.get(op_id)
+        if found is None and self._pending is not None and op_id in self._pending:
+            assert self._compile_node is not None
+            found = self.children[op_id] = self._compile_node(self._pending[op_id])
+        return found
 
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
-        child = self.children.get(p.op_id)
+        child = self.child(p.op_id)
         return (-1, None) if child is None else child.find(lib, p, h, route)
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         sids, fits = _empty(cols.size)
         op_ids = cols.op_id  # type: ignore[attr-defined]
         if cols.size and (op_ids == op_ids[0]).all():  # the usual batch: one operation
-            child = self.children.get(str(op_ids[0]))
+            child = self.child(str(op_ids[0]))
             return _empty(cols.size) if child is None else child.find_batch(lib, cols, route)
         names, inverse = np.unique(op_ids, return_inverse=True)  # type: ignore[attr-defined, call-overload, unused-ignore]
         for number, name in enumerate(names):
-            child = self.children.get(str(name))
+            child = self.child(str(name))
             if child is None:
                 continue
             rows = np.flatnonzero(inverse == number)
@@ -903,6 +918,8 @@ class CompiledLibrary:
         if isinstance(node, ProblemMapNode):
             if node.property.type != "OperationIdentifier":
                 return _Reference(node)
+            if not isinstance(node.map, dict):  # read partially: compiled when reached
+                return _Map({}, node.map, self._compile)
             return _Map({key: self._compile(child) for key, child in node.map.items()})
         if isinstance(node, SingleNode):
             return _Single(self.sid_of(node.index) if node.index >= 0 else -1, node)

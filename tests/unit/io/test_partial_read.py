@@ -33,7 +33,7 @@ from tensilekit.io.limits import limits  # noqa: E402
 from tensilekit.io.master_io import dump_master, load_master  # noqa: E402
 from tensilekit.io.partial_msgpack import LazyNodeMap, LazySolutions, open_partial  # noqa: E402
 from tensilekit.model.library import MasterLibrary, ProblemMapNode  # noqa: E402
-from tensilekit.selection import GemmProblem, Hardware, select_solution  # noqa: E402
+from tensilekit.selection import GemmProblem, Hardware, compile_library, select_solution  # noqa: E402
 
 OPS = {"NN": "Contraction_l_Ailk_Bljk_Cijk_Dijk", "NT": "Contraction_l_Ailk_Bjlk_Cijk_Dijk"}
 ARCHS = ["gfx90a", "gfx942"]
@@ -85,7 +85,7 @@ queries = st.lists(
 )
 
 
-def _select(library: MasterLibrary, query: tuple[int, int, int, str, str]) -> tuple[int | None, float | None]:
+def _select(library: Any, query: tuple[int, int, int, str, str]) -> tuple[int | None, float | None]:
     m, n, k, trans_b, arch = query
     problem = GemmProblem(m=m, n=n, k=k, trans_b=trans_b, beta=1.0)
     answer = select_solution(library, problem, Hardware(arch=arch, cu_count=104))
@@ -105,8 +105,9 @@ def test_partial_read_answers_as_the_whole_load(
     whole = load_master(path)
     partial = open_partial(path)
     assert partial is not None and isinstance(partial.solutions, LazySolutions)
+    compiled = compile_library(partial)  # the fast path compiles an operation when reached
     for query in asked:
-        assert _select(partial, query) == _select(whole, query)
+        assert _select(partial, query) == _select(whole, query) == _select(compiled, query)
     # the same library, once everything is decoded
     assert list(partial.solutions) == whole.solutions
     assert list(partial.iter_nodes()) == list(whole.iter_nodes())
@@ -124,6 +125,19 @@ def test_one_query_decodes_one_operation_and_few_solutions(tmp_path: Path) -> No
     assert all(isinstance(found, LazyNodeMap) for found in maps)
     assert sum(found.decoded_count for found in maps) == 1  # gfx942's NT subtree only
     assert isinstance(library.solutions, LazySolutions) and library.solutions.decoded_count <= 2
+
+
+def test_a_compiled_partial_library_decodes_the_operations_queries_reach(tmp_path: Path) -> None:
+    table = [([64 * i, 64 * i, 64], i, 100.0) for i in range(40)]
+    raw = _raw_master({(arch, op): table for arch in ARCHS for op in OPS}, 40)
+    path = tmp_path / "TensileLibrary.dat"
+    dump_master(MasterLibrary.model_validate(raw), path)
+    library, _ = load_for_selection(path)
+    compiled = compile_library(library)
+    maps = [node.map for _, node in _shallow_nodes(library) if isinstance(node, ProblemMapNode)]
+    assert sum(found.decoded_count for found in maps) == 0
+    assert _select(compiled, (640, 640, 64, "T", "gfx942")) == (10, 0.0)
+    assert sum(found.decoded_count for found in maps) == 1
 
 
 def _shallow_nodes(library: MasterLibrary) -> list[tuple[int, Any]]:
