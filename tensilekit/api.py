@@ -232,13 +232,20 @@ def load_for_selection(
     _no_subtree(path, subtree, asic_revision)
     try:
         with error_context(path):
-            data, _, text = decode(read_bytes(path), str(path))
-            kind = detect_kind(data, text)
+            # a plain msgpack master (.dat, .gz, .zlib): a query decodes only what it reaches
+            from tensilekit.io.partial_msgpack import open_partial
+
+            partial = open_partial(path)
+            if partial is not None:
+                data, text = None, None
+            else:
+                data, _, text = decode(read_bytes(path), str(path))
+                kind = detect_kind(data, text)
     except TensilekitError:
         generation.check()
         raise
-    if kind is Kind.MASTER:
-        library = master_from_data(data, source=str(path), text=text)
+    if partial is not None or kind is Kind.MASTER:
+        library = partial if partial is not None else master_from_data(data, source=str(path), text=text)
         master_path = path
 
         def load_shard(prefix: str) -> MasterLibrary:

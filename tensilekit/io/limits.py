@@ -111,9 +111,6 @@ def check_file_size(size: int, source: str | None) -> None:
 
 def inflate(data: bytes, wbits: int, source: str | None) -> bytes:
     """Decompress gzip (``wbits`` 16+15, every member) or zlib data, stopping at the size limit."""
-    current = _current
-    limit = current.max_input_size
-    ratio = None if current.explicit_size else current.max_compression_ratio
     out = bytearray()
     rest = data
     chunk = 1 << 20
@@ -124,12 +121,7 @@ def inflate(data: bytes, wbits: int, source: str | None) -> bytes:
             piece = inflater.decompress(pending, chunk)
             pending = inflater.unconsumed_tail
             out += piece
-            if len(out) > limit:
-                _too_big(len(out), limit, None, source)
-            # The ratio so far, not at the end: a bomb is stopped after its first ratio_floor bytes.
-            consumed = len(data) - len(inflater.unused_data) - len(pending)
-            if ratio is not None and len(out) > current.ratio_floor and len(out) > ratio * consumed:
-                _too_big(len(out), limit, ratio, source)
+            check_inflated(len(out), len(data) - len(inflater.unused_data) - len(pending), source)
             if inflater.eof or (not pending and not piece):
                 break
         if not inflater.eof:
@@ -147,6 +139,19 @@ def inflate(data: bytes, wbits: int, source: str | None) -> bytes:
     return bytes(out)
 
 
+def check_inflated(produced: int, consumed: int, source: str | None) -> None:
+    """Refuse an inflation that has produced ``produced`` bytes from ``consumed`` compressed ones:
+    over the size limit, or (unless the user set the size) over the ratio only bombs reach. The
+    ratio is checked as output grows, not at the end: a bomb stops after its first ratio_floor
+    bytes."""
+    current = _current
+    if produced > current.max_input_size:
+        _too_big(produced, current.max_input_size, None, source)
+    ratio = None if current.explicit_size else current.max_compression_ratio
+    if ratio is not None and produced > current.ratio_floor and produced > ratio * consumed:
+        _too_big(produced, current.max_input_size, ratio, source)
+
+
 _ZSTD_STEP = 1 << 10
 """Compressed bytes fed to zstd at once: a block inflates at most ~32 768:1 (an RLE block), so
 one step makes at most 32 MiB before the guard looks again (zstd's API cannot cap the output)."""
@@ -162,9 +167,6 @@ def inflate_zstd(data: bytes, source: str | None) -> bytes:
     """
     import zstandard
 
-    current = _current
-    limit = current.max_input_size
-    ratio = None if current.explicit_size else current.max_compression_ratio
     out = bytearray()
     fed = 0
     try:
@@ -173,10 +175,7 @@ def inflate_zstd(data: bytes, source: str | None) -> bytes:
             piece = data[fed : fed + _ZSTD_STEP]
             fed += len(piece)
             out += inflater.decompress(piece)
-            if len(out) > limit:
-                _too_big(len(out), limit, None, source)
-            if ratio is not None and len(out) > current.ratio_floor and len(out) > ratio * fed:
-                _too_big(len(out), limit, ratio, source)
+            check_inflated(len(out), fed, source)
     except zstandard.ZstdError as error:
         raise DecodeError(f"damaged zstd data: {error}", Location(file=source)) from None
     if not inflater.eof:
@@ -417,6 +416,7 @@ __all__ = [
     "check_alias_expansion",
     "check_depth",
     "check_file_size",
+    "check_inflated",
     "check_yaml_text",
     "current_limits",
     "inflate",

@@ -82,6 +82,9 @@ def _reference(library: Library, loader: Loader | None, runtime: Runtime | str |
     return ReferenceSelector(master, loader, chosen if chosen is not None else detect_runtime(master))
 
 
+_NOT_FOUND = Selection(None, None, None)
+
+
 def select_solution(
     library: Library,
     problem: GemmProblem | ContractionProblem,
@@ -126,23 +129,26 @@ def select_solution(
     rules = selector.runtime
     compiled = _compiled(library)
     fast = compiled is not None and selector is compiled.reference and not explain
-    selection = Selection(None, None, None)
+    selection = _NOT_FOUND
     tried = rules.attempts(contraction)
-    for number, attempt in enumerate(tried):
-        if fast:
-            assert compiled is not None
+    if fast:
+        assert compiled is not None
+        # one Selection built per query, not replaced (a frozen dataclass's replace costs
+        # about as much as the compiled walk of a warm query)
+        for number, attempt in enumerate(tried):
             solution, fitness = compiled.find(attempt, hardware)
-            selection = Selection(None, None, None) if solution is None else Selection(
-                solution.index, solution.name, fitness, solution
-            )  # fmt: skip
-        else:
-            previous = selection.trace
-            if previous:
-                retry = f"nothing found; {rules.name} retries with F32XdlMathOp={attempt.f32_xdl_math_op.value}"
-                previous += (TraceEvent(depth=0, node="retry", path="", passed=None, message=retry),)
-            selection = selector.select(attempt, hardware, explain=explain)
-            if previous:
-                selection = dataclasses.replace(selection, trace=previous + selection.trace)
+            if solution is not None:
+                selection = Selection(solution.index, solution.name, fitness, solution, retried=number > 0)
+                break
+        tried = []  # answered
+    for number, attempt in enumerate(tried):
+        previous = selection.trace
+        if previous:
+            retry = f"nothing found; {rules.name} retries with F32XdlMathOp={attempt.f32_xdl_math_op.value}"
+            previous += (TraceEvent(depth=0, node="retry", path="", passed=None, message=retry),)
+        selection = selector.select(attempt, hardware, explain=explain)
+        if previous:
+            selection = dataclasses.replace(selection, trace=previous + selection.trace)
         if selection.found:
             selection = dataclasses.replace(selection, retried=number > 0)
             break

@@ -10,6 +10,7 @@ unknown; tensilelite fields are flattened as ``lite_<name>``. ``flop_count`` and
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,7 +76,11 @@ def _text(value: Any) -> Any:
 
 def _column(values: Sequence[Any], dtype: str) -> np.ndarray:
     if dtype == "U":
-        return np.array([_text(v) if v is not None else "None" for v in values], dtype=str)
+        try:  # a column holds a few distinct values (types, transposes): each spelled once
+            spelled = {value: "None" if value is None else _text(value) for value in set(values)}
+        except TypeError:  # unhashable
+            return np.array([_text(v) if v is not None else "None" for v in values], dtype=str)
+        return np.array([spelled[value] for value in values], dtype=str)
     try:
         if dtype == "i8":
             return np.array([-1 if v is None else v for v in values], dtype=np.int64)
@@ -147,15 +152,23 @@ class ProblemColumns(ColumnsLike):
         if len(devices) != len(converted):
             raise SelectionError(f"{len(converted)} problems but {len(devices)} devices")
         arrays: dict[str, np.ndarray] = {}
-        for name, dtype in PROBLEM_COLUMNS:
-            arrays[name] = _column([getattr(p, name) for p in converted], dtype)
-        arrays["arch"] = _column([h.arch for h in devices], "U")
-        arrays["cu_count"] = _column([h.cu_count for h in devices], "i8")
-        arrays["is_apu"] = _column([h.is_apu for h in devices], "?")
-        arrays["wavefront"] = _column([h.wavefront for h in devices], "i8")
-        arrays["simd_per_cu"] = _column([h.simd_per_cu for h in devices], "i8")
+        # one C-level attrgetter per problem, then columns by transposing (not one getattr per cell)
+        read = operator.attrgetter(*(name for name, _ in PROBLEM_COLUMNS))
+        fields = list(zip(*map(read, converted), strict=True)) if converted else [()] * len(PROBLEM_COLUMNS)
+        for (name, dtype), values in zip(PROBLEM_COLUMNS, fields, strict=True):
+            arrays[name] = _column(values, dtype)
+        # a batch names a few devices: each read once
+        device_fields = {id(h): (h.arch, h.cu_count, h.is_apu, h.wavefront, h.simd_per_cu) for h in devices}
+        per_device = list(zip(*(device_fields[id(h)] for h in devices), strict=True)) or [()] * 5
+        for (name, dtype), values in zip(
+            (("arch", "U"), ("cu_count", "i8"), ("is_apu", "?"), ("wavefront", "i8"), ("simd_per_cu", "i8")),
+            per_device,
+            strict=True,
+        ):
+            arrays[name] = _column(values, dtype)
         lites = [p.lite for p in converted]
-        if all(lite is _DEFAULT_LITE or lite == _DEFAULT_LITE for lite in lites):
+        distinct = {id(lite): lite for lite in lites}.values()  # compared once each, not per query
+        if all(lite is _DEFAULT_LITE or lite == _DEFAULT_LITE for lite in distinct):
             for name, dtype in LITE_COLUMNS:
                 arrays[name] = _column([getattr(_DEFAULT_LITE, name[5:])] * len(lites), dtype)
         else:

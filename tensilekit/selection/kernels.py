@@ -304,7 +304,11 @@ def _lite_workspace_atom(key: str, predicate: Any, sizes: list[int]) -> Atom:
             out[i] = evaluate(predicate, problem, hardware).passed
         return out
 
-    return Atom(key, f"{name}(p, h)", f"{name}_v(p)", None, {name: scalar, f"{name}_v": vector})
+    # inline for the usual problem (a generated signature evaluates dozens of these per query:
+    # one per distinct workspace need, where a call each cost most of a warm query)
+    usual = f"(_ws := (p.m * p.n * p.batch * {elem_c}) % SIZE_MOD) <= MAX_GSU_WS and _ws <= p.workspace_size"
+    scalar_expr = f"(({usual}) if p.lite.gsu <= 0 and not p.lite.use_gradient else {name}(p, h))"
+    return Atom(key, scalar_expr, f"{name}_v(p)", None, {name: scalar, f"{name}_v": vector})
 
 
 def _guarded_atom(key: str, predicate: Any, guard: tuple[str, str], fast: tuple[str, str]) -> Atom:

@@ -133,6 +133,19 @@ def parse_data_type(text: str | DataType) -> DataType:
     (``HIP_R_16F``) or short name (``fp16``, ``bf16``)."""
     if isinstance(text, DataType):
         return text
+    known = _PARSED_TYPES.get(text)
+    if known is not None:  # a query file names the same few types on every line
+        return known
+    found = _parse_data_type(text)
+    if len(_PARSED_TYPES) < 1024:
+        _PARSED_TYPES[text] = found
+    return found
+
+
+_PARSED_TYPES: dict[str, DataType] = {}
+
+
+def _parse_data_type(text: str) -> DataType:
     token = text.strip()
     for member in DataType:
         if token == member.value or token.lower() == member.value.lower():
@@ -669,6 +682,9 @@ def problem_from_query(record: dict[str, Any]) -> GemmProblem:
     fields = {name: record[name] for name in _QUERY_PROBLEM_FIELDS if name in record and record[name] is not None}
     if "workspace_size" in record and record["workspace_size"] is None:
         fields.pop("workspace_size", None)
+    fast = _from_template(fields)
+    if fast is not None:
+        return fast
     try:
         problem = GemmProblem(**fields)
     except ValueError as error:
@@ -688,6 +704,67 @@ def problem_of_record(record: dict[str, Any]) -> GemmProblem:
         raise SelectionError(f"invalid problem object: {error}") from None
 
 
+_SIZE_FIELDS = frozenset(
+    (
+        "m",
+        "n",
+        "k",
+        "batch",
+        "lda",
+        "ldb",
+        "ldc",
+        "ldd",
+        "stride_a",
+        "stride_b",
+        "stride_c",
+        "stride_d",
+        "workspace_size",
+    )
+)
+_SCALAR_FIELDS = frozenset(("alpha", "beta"))
+_TEMPLATES: dict[tuple[Any, ...], GemmProblem] = {}
+
+
+def _from_template(fields: dict[str, Any]) -> GemmProblem | None:
+    """``GemmProblem(**fields)`` without validating it again when only its numbers are new.
+
+    A query file repeats a few problem types with many sizes. The problem is validated once per
+    distinct set of other fields (and of which numbers are given) with zero numbers, then copied
+    with this line's numbers, which are plain values the validation would keep as they are
+    (a non-negative ``int`` for a size, a ``float`` or small ``int`` for alpha/beta; the fields'
+    only validators are the bounds, and the types' defaults do not read the numbers). Anything
+    else (a bool, a float size, a string, a negative number) returns None: validated in full."""
+    numbers: dict[str, Any] = {}
+    others: list[tuple[str, type, Any]] = []
+    for name, value in fields.items():
+        if name in _SIZE_FIELDS:
+            if type(value) is not int or value < 0:
+                return None
+            numbers[name] = value
+        elif name in _SCALAR_FIELDS:
+            if type(value) is int and -(2**53) <= value <= 2**53:
+                value = float(value)
+            elif type(value) is not float:
+                return None
+            numbers[name] = value
+        else:
+            others.append((name, type(value), value))
+    key = (tuple(others), tuple(numbers))
+    try:
+        template = _TEMPLATES.get(key)
+    except TypeError:  # an unhashable value (a list): validated in full
+        return None
+    if template is None:
+        try:
+            template = GemmProblem(**{name: value for name, _, value in others}, **dict.fromkeys(numbers, 0))
+        except ValueError:
+            return None  # refused in full, with the message
+        if len(_TEMPLATES) >= 4096:
+            _TEMPLATES.clear()
+        _TEMPLATES[key] = template
+    return template.model_copy(update=numbers)
+
+
 def hardware_from_query(record: dict[str, Any], default: Hardware | None = None) -> Hardware:
     """The query's own ``arch``/``cu_count``/``is_apu``, falling back to ``default``.
 
@@ -696,6 +773,24 @@ def hardware_from_query(record: dict[str, Any], default: Hardware | None = None)
         raise TypeError(f"hardware_from_query(): record must be a mapping, not {type(record).__name__}")
     if default is not None and not isinstance(default, Hardware):
         raise TypeError(f"hardware_from_query(): default must be Hardware or None, not {type(default).__name__}")
+    own = tuple((type(value), value) for value in map(record.get, _DEVICE_FIELDS))  # 1 and True differ
+    try:
+        known = _DEVICES.get((default, own))
+    except TypeError:  # an unhashable value: validated (and refused) below
+        known = None
+    if known is not None:  # a query file names a few devices (Hardware is frozen: shared)
+        return known
+    found = _hardware_from_query(record, default)
+    if len(_DEVICES) < 4096:
+        _DEVICES[(default, own)] = found
+    return found
+
+
+_DEVICE_FIELDS = ("arch", "cu_count", "is_apu", "pci_chip_id")
+_DEVICES: dict[tuple[Hardware | None, tuple[Any, ...]], Hardware] = {}
+
+
+def _hardware_from_query(record: dict[str, Any], default: Hardware | None) -> Hardware:
     base: dict[str, Any] = default.model_dump() if default is not None else {}
     for name in ("arch", "cu_count", "is_apu", "pci_chip_id"):
         if record.get(name) is not None:

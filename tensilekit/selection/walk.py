@@ -210,9 +210,14 @@ class ReferenceSelector:
         self.runtime: Runtime = runtime if runtime is not None else detect_runtime(library)
         """The runtime whose rules (GridBased key, top N, all solutions) the walk follows."""
         self._loader = loader
-        self._solutions: dict[int, MasterSolution] = {s.index: s for s in library.solutions}
         # lazily read shards (an indexed file): index -> solution decoded when first needed
         self._lazy_sources: list[Callable[[int], MasterSolution | None]] = []
+        find = getattr(library.solutions, "find", None)  # a master read partially (io.partial_msgpack)
+        if find is not None:
+            self._solutions: dict[int, MasterSolution] = {}
+            self._lazy_sources.append(find)
+        else:
+            self._solutions = {s.index: s for s in library.solutions}
         self._tables: dict[int, tuple[MatchingNode, SortedTable]] = {}
         self._placeholders: dict[str, MasterLibrary] = {}
 

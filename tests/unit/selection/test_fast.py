@@ -77,6 +77,16 @@ def test_unique_rows_numbers_bits_like_the_scalar_signature() -> None:
     assert sorted(signatures) == [0, 1 << 69]
 
 
+def test_unique_rows_over_64_atoms_group_each_row_under_its_own_bits() -> None:
+    rng = np.random.default_rng(7)
+    bits = rng.random((400, 130)) < 0.02  # sparse: many rows repeat
+    bits[::3] = bits[0]
+    signatures, inverse = _unique_rows(bits)
+    assert len(set(signatures)) == len(signatures)
+    for row, group in zip(bits, inverse.tolist(), strict=True):
+        assert signatures[group] == sum(1 << column for column in np.flatnonzero(row).tolist())
+
+
 def test_columns_from_arrays_equal_columns_from_problems() -> None:
     problems = [
         GemmProblem(m=5, n=7, k=9, trans_a="T", a_type="Half", compute_type="Float", alpha=0.0, beta=-1.0),

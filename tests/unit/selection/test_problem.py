@@ -115,3 +115,43 @@ def test_hardware_normalises_the_processor_name() -> None:
     device = Hardware(arch="GFX90A:sramecc+:xnack-")
     assert device.arch == "gfx90a" and device.wavefront == 64
     assert Hardware(arch="gfx1100").wavefront == 32
+
+
+def test_hardware_from_query_shares_one_device_per_distinct_device_fields() -> None:
+    first = hardware_from_query({"arch": "gfx90a", "cu_count": 104, "m": 5})
+    assert hardware_from_query({"arch": "gfx90a", "cu_count": 104, "m": 7}) is first  # frozen: shared
+    assert hardware_from_query({"arch": "gfx90a", "cu_count": 110}).cu_count == 110
+    assert hardware_from_query({"arch": "gfx90a", "cu_count": 104, "is_apu": True}).is_apu
+    default = Hardware(arch="gfx942", cu_count=304)
+    assert hardware_from_query({"cu_count": 104}, default) == Hardware(arch="gfx942", cu_count=104)
+    assert hardware_from_query({"cu_count": 104}, Hardware(arch="gfx90a")).arch == "gfx90a"
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"m": 64, "n": 32, "k": 16, "a_type": "Half", "compute_type": "Float", "alpha": 1, "beta": 0.5},
+        {"m": 64, "n": 32, "k": 16, "batch": 3, "trans_b": "t", "lda": 64, "stride_a": 4096, "workspace_size": 0},
+        {"m": 7, "n": 0, "k": 2**40, "alpha": -2.5, "beta": 0, "hpa": True, "a_type": "H"},
+        {"m": 7, "n": 5, "k": 1, "alpha": True},  # a bool: validated in full
+        {"m": 7.0, "n": 5, "k": 1},  # a float size: validated in full (64.0 is accepted as 64)
+        {"m": "7", "n": 5, "k": 1},
+        {"m": 2**53 + 1, "n": 1, "k": 1, "alpha": 2**60},
+    ],
+)
+def test_problem_from_query_equals_a_full_validation(record: dict[str, object]) -> None:
+    for _ in range(2):  # the second line of a kind is copied from the first one's template
+        fast = problem_from_query(record)
+        full = GemmProblem(**record)
+        assert fast == full and fast.model_fields_set == full.model_fields_set
+        assert type(fast.alpha) is float and type(fast.beta) is float
+
+
+@pytest.mark.parametrize(
+    "record",
+    [{"m": -1, "n": 1, "k": 1}, {"m": 1, "n": 1, "k": 1, "a_type": "Quad"}, {"m": 1, "n": 1, "k": 1, "lda": -3}],
+)
+def test_problem_from_query_refuses_what_validation_refuses(record: dict[str, object]) -> None:
+    for _ in range(2):
+        with pytest.raises(SelectionError, match="invalid query|unknown data type"):
+            problem_from_query(record)

@@ -1,0 +1,179 @@
+"""Big-library benchmark (issue 25): each figure beside the ``import yaml, msgpack`` baseline, one run.
+
+    python bench/big_library.py [--corpus PATH] [--runs N] [--queries N] [--single N] [--batch N]
+                                [--whole]
+
+Measured, every process fresh (wall time: median of ``--runs``; memory: the peak RSS of that
+process, from ``wait4``), the baseline run alternately with the commands so both see the same
+machine load:
+
+* ``select M N K`` on rocBLAS_Full.dat.gz (47 MB of msgpack, 21 288 solutions), cold: target
+  <= 1 s and <= 200 MiB;
+* ``select --queries`` of ``--queries`` lines (default 100 000: the corpus's rocBLAS_Full queries
+  cycled, three in four with random sizes of the same problem type): target <= 10 s, <= 600 MB;
+* in this process, on the largest hipBLASLt master (hipblaslt_gfx942_grid): one warm query
+  (median of ``--single``, ``select_solution`` on the compiled library; target <= 10 us) and a
+  warm batch of ``--batch`` queries (``select_batch``; target >= 1 M queries/s);
+* with ``--whole``: the whole-file load of rocBLAS_Full (``load_master``) against the partial
+  read (``io.partial_msgpack.open_partial``), in this process.
+
+The ratio column is figure / baseline wall time (memory: / baseline peak RSS). The machine may be
+shared; the load average is printed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _corpus import corpus_path
+
+BASELINE = [sys.executable, "-c", "import yaml, msgpack"]
+TK = [sys.executable, "-m", "tensilekit"]
+ROCBLAS_FULL = "masterlib/tensile/SolutionLibraries/rocBLAS_Full.dat.gz"
+HIPBLASLT_LARGEST = "hipblaslt_gfx942_grid"
+MIB = 2**20
+
+
+def run(argv: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, int, int]:
+    """(wall seconds, peak RSS bytes, exit status) of one fresh process."""
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    return wall, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status)
+
+
+def measured(argv: list[str], runs: int) -> tuple[float, int, float, int]:
+    """Median wall and peak RSS of ``argv`` and of the baseline, run alternately."""
+    run(argv)  # warm the file cache and the byte-code cache
+    ours: list[tuple[float, int]] = []
+    base: list[tuple[float, int]] = []
+    for _ in range(runs):
+        wall, rss, status = run(argv)
+        if status != 0:
+            raise SystemExit(f"{' '.join(argv)} exited {status}")
+        ours.append((wall, rss))
+        wall, rss, _ = run(BASELINE)
+        base.append((wall, rss))
+    return (
+        statistics.median(w for w, _ in ours),
+        max(r for _, r in ours),
+        statistics.median(w for w, _ in base),
+        max(r for _, r in base),
+    )
+
+
+def row(label: str, value: str, ratio: float, target: str, met: bool) -> str:
+    return f"{label:58s} {value:>14s} {ratio:9.3g}x  {target:>14s} {'ok' if met else 'MISS':>4s}"
+
+
+def queries_file(corpus: Path, count: int, folder: Path) -> Path:
+    """``count`` query lines on rocBLAS_Full: the corpus's queries cycled, three in four with
+    random sizes (log-uniform 1..70000) of the same problem type and device."""
+    rng = random.Random(25)
+    source = corpus / "select" / "rocBLAS_Full.jsonl"
+    lines = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
+    dropped = {"id", "library", "library_msgpack", "category", "expected", "all_count", "all_indices",
+               "tie_alternatives", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d"}  # fmt: skip
+    path = folder / "queries.jsonl"
+    with path.open("w") as out:
+        for number in range(count):
+            query = {key: value for key, value in lines[number % len(lines)].items() if key not in dropped}
+            if number % 4:
+                query["m"], query["n"], query["k"] = (int(math.exp(rng.uniform(0, math.log(70000)))) for _ in range(3))
+            out.write(json.dumps(query) + "\n")
+    return path
+
+
+def hipblaslt_figures(corpus: Path, single: int, batch: int) -> tuple[float, float]:
+    """(median warm single-query microseconds, warm batch queries/s) on the largest hipBLASLt master."""
+    import numpy as np
+    from _selection import architecture, hipblaslt_problem_of, hipblaslt_queries
+
+    import tensilekit
+    from tensilekit.selection import Hardware, ProblemColumns, compile_library, select_batch, select_solution
+
+    library = tensilekit.load_master(corpus / "masters-hipblaslt" / f"{HIPBLASLT_LARGEST}.dat")
+    compiled = compile_library(library)
+    columns = hipblaslt_queries(library, max(single, batch), np.random.default_rng(1))
+    arch = architecture(library)[0]
+    hardware = Hardware(arch=arch, cu_count=304 if arch == "gfx942" else 104)
+    problems = [hipblaslt_problem_of(columns, i) for i in range(single)]
+    for problem in problems:
+        select_solution(compiled, problem, hardware)
+    latencies = []
+    for problem in problems:
+        start = time.perf_counter()
+        select_solution(compiled, problem, hardware)
+        latencies.append(time.perf_counter() - start)
+    cut = {key: (value[:batch] if isinstance(value, np.ndarray) else value) for key, value in columns.items()}
+    prepared = ProblemColumns.from_arrays(**cut, arch=arch, cu_count=hardware.cu_count)
+    select_batch(compiled, prepared)  # cold: tables and trees built
+    start = time.perf_counter()
+    select_batch(compiled, prepared)
+    return statistics.median(latencies) * 1e6, batch / (time.perf_counter() - start)
+
+
+def whole_against_partial(path: Path) -> tuple[float, float]:
+    """Seconds of ``load_master`` and of ``open_partial`` on ``path``, in this process."""
+    import tensilekit
+    from tensilekit.io.partial_msgpack import open_partial
+
+    start = time.perf_counter()
+    tensilekit.load_master(path)
+    whole = time.perf_counter() - start
+    start = time.perf_counter()
+    open_partial(path)
+    return whole, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--queries", type=int, default=100_000)
+    parser.add_argument("--single", type=int, default=2_000)
+    parser.add_argument("--batch", type=int, default=100_000)
+    parser.add_argument("--whole", action="store_true", help="also time the whole-file load against the partial read")
+    args = parser.parse_args()
+    corpus = corpus_path(args.corpus, "masters")
+    full = corpus / ROCBLAS_FULL
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    print(f"{'figure':58s} {'value':>14s} {'/ baseline':>10s}  {'target':>14s}")
+
+    one = [*TK, "select", "-l", str(full), "--arch", "gfx803", "--cu-count", "64", "--trans-b", "t", "7680", "5481", "2560"]  # fmt: skip
+    wall, rss, base_wall, base_rss = measured(one, args.runs)
+    print(row("baseline: python -c 'import yaml, msgpack'", f"{base_wall:.3f} s", 1.0, "", True))
+    print(row("select M N K, rocBLAS_Full.dat.gz, cold: wall", f"{wall:.3f} s", wall / base_wall, "<= 1 s", wall <= 1))
+    print(row("  peak memory", f"{rss / MIB:.0f} MiB", rss / base_rss, "<= 200 MiB", rss <= 200 * MIB))
+
+    with tempfile.TemporaryDirectory() as folder:
+        queries = queries_file(corpus, args.queries, Path(folder))
+        many = [*TK, "select", "-l", str(full), "--queries", str(queries), "--json"]
+        wall, rss, base_wall, base_rss = measured(many, 1)
+    label = f"select --queries ({args.queries:,} lines), rocBLAS_Full: wall"
+    print(row(label, f"{wall:.2f} s", wall / base_wall, "<= 10 s", wall <= 10))
+    print(row("  peak memory", f"{rss / 1e6:.0f} MB", rss / base_rss, "<= 600 MB", rss <= 600e6))
+
+    micro, rate = hipblaslt_figures(corpus, args.single, args.batch)
+    print(row(f"one warm query, {HIPBLASLT_LARGEST} (median)", f"{micro:.1f} us", micro * 1e-6 / base_wall, "<= 10 us", micro <= 10))  # fmt: skip
+    print(row(f"batch of {args.batch:,}, {HIPBLASLT_LARGEST}, warm", f"{rate:,.0f} q/s", (args.batch / rate) / base_wall, ">= 1 M q/s", rate >= 1e6))  # fmt: skip
+
+    if args.whole:
+        whole, partial = whole_against_partial(full)
+        print(row("in process: load_master(rocBLAS_Full.dat.gz)", f"{whole:.2f} s", whole / base_wall, "", True))
+        print(row("in process: open_partial(rocBLAS_Full.dat.gz)", f"{partial:.2f} s", partial / base_wall, "", True))
+
+
+if __name__ == "__main__":
+    main()
