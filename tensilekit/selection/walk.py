@@ -366,7 +366,10 @@ class ReferenceSelector:
         findTopSolutions → origami::rank_configs); tensilekit says so and names the candidates."""
         names = []
         for index in node.table:
-            name = self._solutions[index].name if index in self._solutions else "?"
+            try:  # decoded on demand when the master is read partially or lazily
+                name = self.solution(index).name
+            except SelectionError:
+                name = "?"
             names.append(f"{index} {name}")
         shown = "; ".join(names[:8]) + (f"; … {len(names) - 8} more" if len(names) > 8 else "")
         return UnmodelledSelection(
