@@ -106,12 +106,9 @@ def logic_inputs(paths: Iterable[str | Path], *, dialect: str | None = None) -> 
         with error_context(path):
             data = parse_yaml(decode_text(read_bytes(path), str(path)), str(path))
             if isinstance(data, dict):  # canonical dict logic: keyed and factored solutions completed
-                from tensilekit.io.logic_canonical import expanded_solution, unkey_solutions
+                from tensilekit.io.logic_canonical import expanded_solutions
 
-                if isinstance(data.get("Solutions"), dict):
-                    data = unkey_solutions(data, str(path))
-                if isinstance(data.get("Solutions"), list):
-                    data = {**data, "Solutions": [expanded_solution(s, data) for s in data["Solutions"]]}
+                data = expanded_solutions(data, str(path))
             if detect_kind(data) is not Kind.LOGIC:
                 raise UnsupportedFormat("not a library-logic file", Location(file=str(path)))
             from tensilekit.io.logic_io import detect_dialect

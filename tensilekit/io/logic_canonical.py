@@ -87,6 +87,23 @@ def keyed_solutions(data: dict[str, Any], source: str | None = None) -> list[tup
     return pairs
 
 
+def expanded_solutions(data: dict[str, Any], source: str | None = None) -> dict[str, Any]:
+    """A dict-form logic file with its Solutions unkeyed (when keyed) and each completed by
+    :func:`expanded_solution`; other shapes are left for the model to refuse with their place."""
+    if isinstance(data.get("Solutions"), dict):
+        data = unkey_solutions(data, source)
+    solutions = data.get("Solutions")
+    if isinstance(solutions, list):
+        for position, solution in enumerate(solutions):
+            if not isinstance(solution, dict):
+                raise LibraryFormatError(
+                    f"a solution must be a mapping of parameters, not {type(solution).__name__}",
+                    Location(file=source, path=f"Solutions[{position}]"),
+                )
+        data = {**data, "Solutions": [expanded_solution(solution, data) for solution in solutions]}
+    return data
+
+
 def expanded_solution(solution: dict[str, Any], logic_root: dict[str, Any]) -> dict[str, Any]:
     """A factored solution as the runtime-side reader completes it: ``DefaultSolution`` fills the
     keys it lacks and the file's ``ProblemType`` applies (``solutionStateToSolution``)."""
@@ -149,11 +166,7 @@ def tensilelite_build_form(data: dict[str, Any], source: str | None = None) -> l
     build reads: Solutions unkeyed, each completed from ``DefaultSolution`` and the file's
     ``ProblemType``, then :func:`tensilelite_list_form`. Every entry point of the build
     (``build-master``, ``lint``, the Python API) goes through this one conversion."""
-    if isinstance(data.get("Solutions"), dict):
-        data = unkey_solutions(data, source)
-    if isinstance(data.get("Solutions"), list):
-        data = {**data, "Solutions": [expanded_solution(solution, data) for solution in data["Solutions"]]}
-    return tensilelite_list_form(data)
+    return tensilelite_list_form(expanded_solutions(data, source))
 
 
 def tensilelite_list_form(data: dict[str, Any]) -> list[Any]:

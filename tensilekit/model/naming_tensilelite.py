@@ -15,6 +15,7 @@ masters show exactly that. :class:`MinNaming` keeps that behaviour.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -126,6 +127,8 @@ def _value_abbreviation(key: str, value: Any) -> str:
     if isinstance(value, int):
         return f"{value}" if value >= 0 else f"n{abs(value)}"
     if isinstance(value, float):
+        if not math.isfinite(value):  # Python's int() raises; no kernel parameter is infinite
+            raise InvalidValue(f"parameter {key}={value!r} is not a finite number", Location(path=key))
         whole = int(value)
         frac = int(round(value * 100)) - whole * 100
         return f"{whole}p{str(frac).zfill(2)}" if frac > 0 else f"{whole}"

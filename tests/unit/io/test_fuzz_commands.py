@@ -44,3 +44,50 @@ def test_every_command_is_driven() -> None:
         "prune",
         "convert",
     }
+
+
+# Cases a long bench/fuzz.py run found (exit 70 before), kept as named regressions.
+_DICT_LOGIC = """ArchitectureName: gfx90a
+CUCount: 104
+LibraryType: Matching
+MinimumRequiredVersion: 4.40.0
+ScheduleName: aldebaran
+Solutions: [xxxx]
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("dict_solutions.yaml", _DICT_LOGIC, "a solution must be a mapping of parameters, not str (at Solutions[0])"),
+    ],
+)
+def test_a_dict_logic_file_whose_solution_is_no_mapping_is_located(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    from click.testing import CliRunner
+
+    from tensilekit.cli.main import cli
+
+    path = tmp_path / name
+    path.write_text(text)
+    for args in (
+        ["build-master", str(path), "-o", str(tmp_path / "m.yaml")],
+        ["select", "-l", str(path), "--arch", "gfx90a", "64", "64", "64"],
+    ):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 3 and message in result.output, (args, result.output)
+
+
+def test_an_infinite_kernel_parameter_is_named_not_a_crash(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tensilekit.cli.main import cli
+
+    fixture = Path(__file__).resolve().parents[3] / "fixtures" / "invalid" / "wrong_type_macrotile.yaml"
+    text = fixture.read_text()
+    assert "WorkGroup: [256, 1, 1]" in text
+    path = tmp_path / "logic.yaml"
+    path.write_text(text.replace("WorkGroup: [256, 1, 1]", "WorkGroup: [.inf, 1, 1]"))
+    result = CliRunner().invoke(cli, ["build-master", str(path), "-o", str(tmp_path / "m.yaml")])
+    assert result.exit_code == 3 and "WorkGroup=inf is not a finite number" in result.output, result.output
