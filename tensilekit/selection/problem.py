@@ -733,12 +733,14 @@ def _from_template(fields: dict[str, Any]) -> GemmProblem | None:
     with this line's numbers, which are plain values the validation would keep as they are
     (a non-negative ``int`` for a size, a ``float`` or small ``int`` for alpha/beta; the fields'
     only validators are the bounds, and the types' defaults do not read the numbers). Anything
-    else (a bool, a float size, a string, a negative number) returns None: validated in full."""
+    else (a bool, a float size, a string, a negative number, a size of 2^31 or more, whose bounds
+    and left-out strides need checking) returns None: validated in full."""
     numbers: dict[str, Any] = {}
     others: list[tuple[str, type, Any]] = []
     for name, value in fields.items():
         if name in _SIZE_FIELDS:
-            if type(value) is not int or value < 0:
+            # 2^31 and over: validated in full (the int64/int32 bounds, check_default_strides)
+            if type(value) is not int or value < 0 or value >= 1 << 31:
                 return None
             numbers[name] = value
         elif name in _SCALAR_FIELDS:

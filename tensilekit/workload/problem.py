@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tensilekit.ranges import BATCH, SIZE, SOLUTION_INDEX, checked_field
+from tensilekit.ranges import BATCH, INT64, SIZE, SOLUTION_INDEX, checked_field
 
 Transpose = Literal["N", "T"]
 BiasSource = Literal["a", "b", "d"]
@@ -314,6 +314,12 @@ class GemmProblem(BaseModel):
     @classmethod
     def _batch_fits_int32(cls, value: int) -> int:
         return checked_field(value, BATCH)
+
+    @field_validator("call_count")
+    @classmethod
+    def _call_count_fits_int64(cls, value: int) -> int:
+        # a count of calls, weighed as calls x flops in floats: a 400-digit count is no workload
+        return checked_field(value, INT64)
 
     @field_validator("solution_index")
     @classmethod
