@@ -34,29 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from _corpus import corpus_path
-from scale import ARCH, build_masters
+from scale import ARCH, build_masters, renumber_tree
 
 from tensilekit.io.master_io import dump_master_set
 from tensilekit.model.library import MasterLibrary
 
 LAZY = f"TensileLibrary_lazy_{ARCH}"
-
-
-def _renumber_tree(node: Any, mapping: dict[int, int]) -> Any:
-    """A library subtree with every solution reference renumbered (not predicate ``index`` fields)."""
-    if isinstance(node, list):
-        return [_renumber_tree(item, mapping) for item in node]
-    if not isinstance(node, dict):
-        return node
-    kind = node.get("type")
-    out = {key: _renumber_tree(value, mapping) for key, value in node.items() if key != "properties"}
-    if "properties" in node:
-        out["properties"] = node["properties"]
-    if kind == "Single" and node["index"] >= 0:
-        out["index"] = mapping[node["index"]]
-    elif kind in ("Matching", "FreeSize"):
-        out["table"] = [{**entry, "index": mapping[entry["index"]]} for entry in node["table"]]
-    return out
 
 
 def two_builds(masters: dict[str, MasterLibrary]) -> tuple[dict[str, MasterLibrary], dict[str, MasterLibrary]]:
@@ -79,7 +62,7 @@ def two_builds(masters: dict[str, MasterLibrary]) -> tuple[dict[str, MasterLibra
             index = mapping[solution["index"]]
             uid = solution["SolutionUID"] if index % 50 else f"retuned-{index}"
             solutions.append({**solution, "index": index, "SolutionUID": uid})
-        new_raw[name] = {**raw, "solutions": solutions, "library": _renumber_tree(raw["library"], mapping)}
+        new_raw[name] = {**raw, "solutions": solutions, "library": renumber_tree(raw["library"], mapping.__getitem__)}
     old = {name: MasterLibrary.model_validate(raw) for name, raw in old_raw.items()}
     new = {name: MasterLibrary.model_validate(raw) for name, raw in new_raw.items()}
     old[LAZY] = new[LAZY] = masters[LAZY]

@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,27 +48,27 @@ ARCH = "gfx942"
 FORMS = {"dat": "msgpack", "zlib": "zlib", "indexed": "msgpack-indexed"}
 
 
-def _shift_tree(node: Any, shift: int) -> Any:
-    """A library subtree with every solution reference moved by ``shift`` (not property or
-    predicate ``index`` fields, which name tensor dimensions)."""
+def renumber_tree(node: Any, renumber: Callable[[int], int]) -> Any:
+    """A library subtree with every solution reference renumbered (not property or predicate
+    ``index`` fields, which name tensor dimensions)."""
     if isinstance(node, list):
-        return [_shift_tree(item, shift) for item in node]
+        return [renumber_tree(item, renumber) for item in node]
     if not isinstance(node, dict):
         return node
     kind = node.get("type")
-    out = {key: _shift_tree(value, shift) for key, value in node.items() if key != "properties"}
+    out = {key: renumber_tree(value, renumber) for key, value in node.items() if key != "properties"}
     if "properties" in node:
         out["properties"] = node["properties"]
     if kind == "Single" and node["index"] >= 0:
-        out["index"] = node["index"] + shift
+        out["index"] = renumber(node["index"])
     elif kind in ("Matching", "FreeSize"):
-        out["table"] = [{**entry, "index": entry["index"] + shift} for entry in node["table"]]
+        out["table"] = [{**entry, "index": renumber(entry["index"])} for entry in node["table"]]
     return out
 
 
 def _shifted(raw: dict[str, Any], shift: int) -> dict[str, Any]:
     solutions = [{**solution, "index": solution["index"] + shift} for solution in raw["solutions"]]
-    return {**raw, "solutions": solutions, "library": _shift_tree(raw["library"], shift)}
+    return {**raw, "solutions": solutions, "library": renumber_tree(raw["library"], lambda index: index + shift)}
 
 
 def build_masters(corpus: Path, shards: int, big: int) -> tuple[dict[str, MasterLibrary], str]:
