@@ -323,6 +323,22 @@ def run_case(
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def commands_in_turn(per_case: int | None) -> Callable[[list[list[str]]], list[list[str]]]:
+    """A command chooser for :func:`run_case`: ``per_case`` commands of each case's kind, taken
+    in turn across cases (None: all of them)."""
+    turn = 0
+
+    def choose(all_commands: list[list[str]]) -> list[list[str]]:
+        nonlocal turn
+        if per_case is None or per_case >= len(all_commands):
+            return all_commands
+        chosen = [all_commands[(turn + n) % len(all_commands)] for n in range(per_case)]
+        turn += per_case
+        return chosen
+
+    return choose
+
+
 def fuzz(
     corpus: Path | None,
     *,
@@ -337,16 +353,8 @@ def fuzz(
     rng = random.Random(seed)
     pool = seeds(corpus)
     report = Report()
-    turn = 0
+    choose = commands_in_turn(per_case)
     deadline = None if seconds is None else time.monotonic() + seconds
-
-    def choose(all_commands: list[list[str]]) -> list[list[str]]:
-        nonlocal turn
-        if per_case is None or per_case >= len(all_commands):
-            return all_commands
-        chosen = [all_commands[(turn + n) % len(all_commands)] for n in range(per_case)]
-        turn += per_case
-        return chosen
 
     number = 0
     while (cases is None or number < cases) and (deadline is None or time.monotonic() < deadline):
@@ -528,16 +536,8 @@ def fuzz_readers(
     rng = random.Random(seed)
     chosen = [READER_GENERATORS[kind] for kind in (kinds or tuple(READER_GENERATORS))]
     report = Report()
-    turn = 0
+    choose = commands_in_turn(per_case)
     deadline = None if seconds is None else time.monotonic() + seconds
-
-    def choose(all_commands: list[list[str]]) -> list[list[str]]:
-        nonlocal turn
-        if per_case is None or per_case >= len(all_commands):
-            return all_commands
-        picked = [all_commands[(turn + n) % len(all_commands)] for n in range(per_case)]
-        turn += per_case
-        return picked
 
     number = 0
     while (cases is None or number < cases) and (deadline is None or time.monotonic() < deadline):
