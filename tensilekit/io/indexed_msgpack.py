@@ -35,7 +35,7 @@ from pydantic import ValidationError
 
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, format_path
 from tensilekit.io.limits import check_depth, current_limits
-from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack
+from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack, solution_spans
 from tensilekit.io.yaml_codec import parse_path
 from tensilekit.model.library import (
     FreeSizeNode,
@@ -158,17 +158,10 @@ def scan_plain_master(raw: bytes) -> tuple[dict[str, Any], dict[int, tuple[int, 
             if seen_solutions:
                 return None
             seen_solutions = True
-            for position in range(unpacker.read_array_header()):
-                start = unpacker.tell()
-                index: Any = None
-                for _ in range(unpacker.read_map_header()):
-                    if unpacker.unpack() == "index" and index is None:
-                        index = unpacker.unpack()
-                    else:
-                        unpacker.skip()
+            for position, (index, start, length) in enumerate(solution_spans(unpacker)):
                 if type(index) is not int or index in slices:
                     return None
-                slices[index] = (start, unpacker.tell() - start)
+                slices[index] = (start, length)
                 positions[index] = position
         if unpacker.tell() != len(raw):
             return None

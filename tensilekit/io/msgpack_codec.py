@@ -7,6 +7,7 @@ and binary is written with ``use_bin_type=True`` as Tensile's Python writer does
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import msgpack
@@ -209,4 +210,19 @@ def dump_msgpack(data: Any) -> bytes:
     return packed
 
 
-__all__ = ["dump_msgpack", "locate_failure", "offsets_of", "parse_msgpack"]
+def solution_spans(unpacker: msgpack.Unpacker) -> Iterator[tuple[Any, int, int]]:
+    """Each solution of the msgpack array at ``unpacker``'s position, skipped undecoded but for
+    its first ``index`` value: ``(index, start offset, byte length)`` (the index as written, for
+    the caller to check)."""
+    for _ in range(unpacker.read_array_header()):
+        start = unpacker.tell()
+        index: Any = None
+        for _ in range(unpacker.read_map_header()):
+            if unpacker.unpack() == "index" and index is None:
+                index = unpacker.unpack()
+            else:
+                unpacker.skip()
+        yield index, start, unpacker.tell() - start
+
+
+__all__ = ["dump_msgpack", "locate_failure", "offsets_of", "parse_msgpack", "solution_spans"]

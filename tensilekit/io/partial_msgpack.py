@@ -40,6 +40,7 @@ from pydantic import TypeAdapter, ValidationError
 from tensilekit.errors import LibraryFormatError, Location, TensilekitError, format_path
 from tensilekit.io.detect import Compression, detect_compression
 from tensilekit.io.limits import check_file_size, check_inflated, current_limits
+from tensilekit.io.msgpack_codec import solution_spans
 from tensilekit.model.library import AnyNode, LibraryNode, MasterLibrary, ProblemMapNode
 from tensilekit.model.solution import MasterSolution
 
@@ -485,17 +486,10 @@ def _scan(source: ByteSource) -> _Scanned:
             raise _Unsupported("an indexed root, or a root key that is not a string or is seen twice")
         if key == "solutions":
             entries = []
-            for _ in range(unpacker.read_array_header()):
-                start = unpacker.tell()
-                index: Any = None
-                for _ in range(unpacker.read_map_header()):
-                    if unpacker.unpack() == "index" and index is None:
-                        index = unpacker.unpack()
-                    else:
-                        unpacker.skip()
+            for index, start, length in solution_spans(unpacker):
                 if type(index) is not int:
                     raise _Unsupported("a solution without an integer index")
-                entries.append((index, start, unpacker.tell() - start))
+                entries.append((index, start, length))
             root[key] = []
         elif key == "library":
             root[key] = _read_node(unpacker, ["library"], deferred)
