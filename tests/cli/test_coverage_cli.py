@@ -255,10 +255,10 @@ def test_a_long_run_reports_progress_and_json_or_a_pipe_prints_nothing_more(
     assert quiet.exit_code == 0 and quiet.stderr == "", quiet.stderr
     plain = CliRunner().invoke(cli, ["coverage", str(workload), "--library", SAMPLE, "--arch", "gfx90a"])
     assert plain.exit_code == 0 and plain.stderr == "", plain.stderr
-    report, compiled, unevaluated = coverage_report(None, [workload], Path(SAMPLE), "gfx90a", None)  # type: ignore[arg-type]
+    report, library, unevaluated = coverage_report(None, [workload], Path(SAMPLE), "gfx90a", None)  # type: ignore[arg-type]
     assert unevaluated == 0
     gemms = [item.gemm for item in report.gemms]
-    assert json.loads(quiet.stdout) == json.loads(json.dumps(coverage_of(compiled, gemms).to_dict()))
+    assert json.loads(quiet.stdout) == json.loads(json.dumps(coverage_of(library.compiled, gemms).to_dict()))
     # the bar the command opens: total = the GEMMs, advanced to it; none with --json
     bars: list[tuple[str, int | None, list[int]]] = []
 

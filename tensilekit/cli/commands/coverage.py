@@ -31,7 +31,7 @@ from tensilekit.coverage import (
 from tensilekit.errors import Location, NoKernel, ToolOutputError, WorkloadLineError
 from tensilekit.io.atomic import staged_directory
 from tensilekit.io.files import check_regular_file
-from tensilekit.selection import CompiledLibrary, Hardware
+from tensilekit.selection import Hardware
 from tensilekit.selection.runtime import Runtime
 from tensilekit.workload import ParsedWorkload, WorkloadFormat, aiter_times, load_tunableop_csv, load_workloads
 
@@ -162,9 +162,9 @@ def coverage_report(
     ctx: click.Context, workloads: Sequence[Path], library_path: Path, arch: str | None, cu_count: int | None,
     *, near: float = DEFAULT_NEAR, tune_next: int = DEFAULT_TUNE_NEXT, strict: bool = False,
     subtree: str | None = None, asic_revision: int | None = None, show_progress: bool = True,
-) -> tuple[CoverageReport, CompiledLibrary, int]:  # fmt: skip
+) -> tuple[CoverageReport, Library, int]:  # fmt: skip
     """Load the library and the workloads and classify (coverage and plot coverage); returns the
-    report, the compiled library and how many GEMMs could not be evaluated.
+    report, the library it was made with and how many GEMMs could not be evaluated.
 
     Skipped lines go to stderr, and so does each GEMM the library could not evaluate (a damaged
     shard it reaches: the shard and the decoder's message); a library serving none of the
@@ -190,14 +190,13 @@ def coverage_report(
             f"serves none of the workload's problem types ({', '.join(types)}); it has: {library.served_label()}",
             Location(file=str(library_path)),
         )
-    compiled = library.compiled
     bar_total = len(gemms) if show_progress and len(gemms) >= _PROGRESS_AT_LEAST else 0
     with _frozen(), progress_bar("classifying", bar_total) as advance:
         report = library.coverage(gemms, near=near, tune_next=tune_next, skipped=skipped, progress=advance)
     unevaluated = report.skipped[len(skipped) :]  # coverage_of appends what it could not evaluate
     for item in unevaluated:
         click.echo(f"warning: {item} (not evaluated)", err=True)
-    return report, compiled, len(unevaluated)
+    return report, library, len(unevaluated)
 
 
 @click.command("coverage")
@@ -256,11 +255,11 @@ def coverage_command(
         raise click.UsageError("give at most one of --json and --markdown")
     if output_dir is not None:
         check_output_path(output_dir, option="-o")
-    report, _, unevaluated = coverage_report(
+    report, library, unevaluated = coverage_report(
         ctx, workloads, library_path, arch, cu_count, near=near, tune_next=tune_next, strict=strict,
         subtree=subtree, asic_revision=asic_revision, show_progress=not as_json,
     )  # fmt: skip
-    recorded = _recorded(workloads, library_path, arch, cu_count, subtree, asic_revision)
+    recorded = _recorded(workloads, library)
     with _frozen():  # the report lives until the end
         _print_and_write(report, library_path, as_json, markdown, output_dir, recorded)
     if unevaluated:  # the report is printed, but it is not the whole workload's
@@ -268,10 +267,7 @@ def coverage_command(
         raise SystemExit(3)
 
 
-def _recorded(
-    workloads: Sequence[Path], library_path: Path, arch: str | None, cu_count: int | None,
-    subtree: str | None, asic_revision: int | None,
-) -> RecordedWorkload | None:  # fmt: skip
+def _recorded(workloads: Sequence[Path], library: Library) -> RecordedWorkload | None:
     """The solutions tuning artefacts among the workloads recorded, judged on the library (issue 24)."""
     from tensilekit.recorded import recorded_workload
     from tensilekit.remapping import records_solutions
@@ -280,9 +276,6 @@ def _recorded(
     artefacts = [path for path in workloads if not _is_query_lines(path) and records_solutions(path)]
     if not artefacts:
         return None
-    library = open_for_device(
-        library_path, arch=arch, cu_count=cu_count, subtree=subtree, asic_revision=asic_revision, note=False
-    )
     return recorded_workload(artefacts, library.master, library.loader, library.require_device())
 
 

@@ -120,11 +120,11 @@ def plot_coverage_command(
     from tensilekit.selection.grid import log_grid, selection_map
 
     check_output_path(output, suffixes={".png": "PNG"})
-    report, compiled, _ = coverage_report(ctx, workloads, library_path, arch, cu_count, near=near)
+    report, library, _ = coverage_report(ctx, workloads, library_path, arch, cu_count, near=near)
     cut = map_slice(report, gemm_type=gemm_type, k=k)
     grid = log_grid(cut.low, cut.high, points)
     with progress_bar("selecting over the grid", len(grid) ** 2) as advance:
-        smap = selection_map(compiled, cut.problem, cut.hardware, grid, grid, progress=advance)
+        smap = selection_map(library.compiled, cut.problem, cut.hardware, grid, grid, progress=advance)
     with progress_bar(f"drawing {output.name}", None):
         plot_coverage_map(smap, cut, output, title=title)
     at_k = sum(1 for item in cut.gemms if item.gemm.problem.k == cut.k)
