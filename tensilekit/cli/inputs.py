@@ -32,10 +32,6 @@ MASTER = "a master solution library"
 LOGIC = "a library-logic file"
 
 
-def _is_library_name(path: Path) -> bool:
-    return path.name.lower().endswith(LIBRARY_SUFFIXES)
-
-
 def library_files(
     paths: Iterable[str | Path],
     *,

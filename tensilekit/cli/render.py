@@ -93,12 +93,6 @@ def render_validation_total(results: list[FileValidation], console: Console) -> 
     console.print(f"{len(results) - failed} of {len(results)} file(s) valid")
 
 
-def render_validation(results: list[FileValidation], console: Console) -> None:
-    for result in results:
-        render_validation_file(result, console)
-    render_validation_total(results, console)
-
-
 def info_row(info: FileInfo) -> list[str]:
     return [
         info.path,
