@@ -794,7 +794,7 @@ _DEVICES: dict[tuple[Hardware | None, tuple[Any, ...]], Hardware] = {}
 
 def _hardware_from_query(record: dict[str, Any], default: Hardware | None) -> Hardware:
     base: dict[str, Any] = default.model_dump() if default is not None else {}
-    for name in ("arch", "cu_count", "is_apu", "pci_chip_id"):
+    for name in _DEVICE_FIELDS:
         if record.get(name) is not None:
             value = record[name]
             # a chip ID may be written as hex text ("0x75a3")
