@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from tensilekit.coverage import CoverageGemm, CoverageReport
     from tensilekit.model.library import MasterLibrary
     from tensilekit.model.solution import MasterSolution
+    from tensilekit.recorded import RecordedSolution, RecordedWorkload
     from tensilekit.selection.api import BatchSelection
     from tensilekit.selection.fast import CompiledLibrary
     from tensilekit.selection.workload import WorkloadSelection
@@ -427,6 +428,24 @@ class Library:
         if isinstance(source, str):
             return gemms_from_queries(source, hardware=device, library=self)
         return gemms_from_workload(source, device, library=self)
+
+    def recorded(
+        self, problems: Sequence[WorkloadGemm], hardware: Hardware | None = None
+    ) -> list[RecordedSolution | None] | None:
+        """The solution each workload record recorded (a tuning artefact's index), judged here on
+        ``hardware`` with the workspace this library allows (:func:`tensilekit.recorded.recorded_solutions`)."""
+        from tensilekit.recorded import recorded_solutions
+
+        return recorded_solutions(self, problems, hardware)
+
+    def recorded_workload(
+        self, paths: Sequence[str | Path], hardware: Hardware | None = None
+    ) -> RecordedWorkload | None:
+        """The recorded solutions of tuning artefacts judged here, weighed by their recorded time
+        (:func:`tensilekit.recorded.recorded_workload`; ``coverage`` prints it)."""
+        from tensilekit.recorded import recorded_workload
+
+        return recorded_workload(paths, self, hardware)
 
     # -- the JSON form ------------------------------------------------------------------------
 

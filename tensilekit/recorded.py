@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tensilekit.errors import Location, SelectionError
 from tensilekit.model.library import (
@@ -39,7 +39,11 @@ from tensilekit.selection.problem import Hardware
 from tensilekit.workload.problem import GemmProblem
 from tensilekit.workload.records import ParsedWorkload, WorkloadFormat
 
+if TYPE_CHECKING:
+    from tensilekit.library import Library
+
 Loader = Callable[[str], MasterLibrary] | None
+_RUNTIME_DEFAULT: Any = object()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,11 +204,15 @@ class RecordedSolutions:
         *,
         arch: str | None = None,
         cu_count: int | None = None,
-        workspace_size: int | None = None,
+        workspace_size: Any = _RUNTIME_DEFAULT,
     ) -> None:
         """``arch``/``cu_count``: the device (default: the library's only architecture);
-        ``workspace_size``: what the calls may use (None: unlimited, as logs do not say)."""
-        from tensilekit.api import library_processors
+        ``workspace_size``: what the calls may use (None: unlimited; by default the runtime's
+        default, as :func:`tensilekit.open_library` allows: hipBLASLt 128 MiB, Tensile unlimited)."""
+        from tensilekit.api import library_processors, library_runtime
+
+        if workspace_size is _RUNTIME_DEFAULT:
+            workspace_size = library_runtime(library, loader).default_workspace_size
 
         self.records = LibraryRecords(library, loader)
         processors = library_processors(library)
@@ -217,10 +225,21 @@ class RecordedSolutions:
         self._seen: dict[tuple[int, GemmProblem, str | None, int | None], RecordedSolution] = {}
 
     @classmethod
-    def from_path(cls, path: str | Path, *, arch: str | None = None, cu_count: int | None = None) -> RecordedSolutions:
-        from tensilekit.api import load_for_selection
+    def of(cls, library: Library, hardware: Hardware | None = None) -> RecordedSolutions:
+        """Judge against ``library`` on ``hardware`` (default: its device) with the workspace it
+        allows: the one rule ``select``, ``select --from-log`` and ``coverage`` share."""
+        device = hardware if hardware is not None else library.device
+        return cls(
+            library.master, library.loader, arch=device.arch if device is not None else None,
+            cu_count=device.cu_count if device is not None else None, workspace_size=library.workspace_size,
+        )  # fmt: skip
 
-        return cls(*load_for_selection(path), arch=arch, cu_count=cu_count)
+    @classmethod
+    def from_path(cls, path: str | Path, *, arch: str | None = None, cu_count: int | None = None) -> RecordedSolutions:
+        """Judge against the library at ``path``, opened as :func:`tensilekit.open_library` opens it."""
+        from tensilekit.library import open_library
+
+        return cls.of(open_library(path, arch=arch, cu_count=cu_count))
 
     def kernel(self, index: int) -> str | None:
         if index not in self.records:
@@ -275,19 +294,14 @@ def recorded_solution(
 
 
 def recorded_solutions(
-    library: MasterLibrary,
-    loader: Loader,
-    problems: Sequence[GemmProblem],
-    hardware: Hardware,
-    workspace_size: int | None = None,
+    library: Library, problems: Sequence[GemmProblem], hardware: Hardware | None = None
 ) -> list[RecordedSolution | None] | None:
-    """Each problem's recorded solution judged on ``hardware`` (None for a problem recording none);
-    None when no problem records one (the workload is not a tuning result)."""
+    """Each problem's recorded solution judged in ``library`` on ``hardware`` (default: its
+    device) with the workspace the library allows (:meth:`RecordedSolutions.of`); None for a
+    problem recording none; None when no problem records one (the workload is not a tuning result)."""
     if not any(problem.solution_index is not None for problem in problems):
         return None
-    judge = RecordedSolutions(
-        library, loader, arch=hardware.arch, cu_count=hardware.cu_count, workspace_size=workspace_size
-    )
+    judge = RecordedSolutions.of(library, hardware)
     return [judge(problem) for problem in problems]
 
 
@@ -408,18 +422,16 @@ def _recorded_times(parsed: Sequence[ParsedWorkload]) -> dict[tuple[Any, ...], f
 
 
 def recorded_workload(
-    paths: Sequence[str | Path],
-    library: MasterLibrary,
-    loader: Loader,
-    hardware: Hardware,
+    paths: Sequence[str | Path], library: Library, hardware: Hardware | None = None
 ) -> RecordedWorkload | None:
     """The recorded solutions of the workload files ``paths`` judged against ``library`` on
-    ``hardware``, each GEMM weighed by its recorded time; None when no file records a solution.
+    ``hardware`` (default: its device) as :func:`recorded_solutions` judges them, each GEMM
+    weighed by its recorded time; None when no file records a solution.
     A GEMM recorded with two different solutions (AITER rows per ``cu_num``) records none."""
     from tensilekit.workload import load_workloads
 
     workload, parsed = load_workloads(paths, skip_bad_lines=True)
-    found = recorded_solutions(library, loader, workload.problems, hardware)
+    found = recorded_solutions(library, workload.problems, hardware)
     if found is None:
         return None
     times = _recorded_times(parsed)

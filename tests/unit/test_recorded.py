@@ -172,3 +172,49 @@ def test_diff_from_log_gates_on_recorded_results_an_upgrade_loses(corpus: Path, 
     same = runner.invoke(cli, ["diff", str(old), str(old), *gate, "--json"])
     assert same.exit_code == 0, same.output
     assert json.loads(same.output)["recorded"] == {"rows": 2, "lost": []}
+
+
+def test_select_from_log_and_coverage_judge_a_recorded_kernel_with_one_workspace_rule(
+    corpus: Path, tmp_path: Path
+) -> None:
+    # issue 25: select --from-log judged recorded solutions with the Library's workspace, coverage
+    # with none (unlimited); both now ask the Library. A kernel splitting K (GSU > 1) needs
+    # workspace for its partial sums: accepted by default (128 MiB), refused when none is allowed.
+    from click.testing import CliRunner
+
+    from tensilekit.cli.main import cli
+    from tensilekit.library import open_library
+    from tensilekit.workload import load_workloads
+
+    path = corpus / "masters-hipblaslt" / f"{GRID}.dat"
+    library = open_library(path, cu_count=304)
+    query = _queries(corpus, 1)[0]
+    splitting = [index for index in query["all_supported"] if library.solution(index).size_mapping.global_split_u > 1]
+    assert splitting, "the grid master splits K for this GEMM"
+    log = tmp_path / "tuning.txt"
+    header = "    transA,transB,m,n,k,batch_count,a_type,b_type,c_type,d_type,compute_type,gcnArchName,CUs,solution_index,us\n"
+    cells = f"N,N,{query['m']},{query['n']},{query['k']},1,f16_r,f8_r,f16_r,f16_r,f32_f16_r,gfx942,304"
+    log.write_text(f"Git Version: 7d9fb683\n{header}{cells},{splitting[0]},5.0\n")
+    runner = CliRunner()
+    verdicts = {}
+    for workspace in ([], ["--workspace", "0"]):
+        common = ["--library", str(path), "--cu-count", "304", *workspace]
+        selected = runner.invoke(cli, ["select", *common, "--from-log", str(log), "--json"])
+        assert selected.exit_code == 0, selected.output
+        from_log = json.loads(selected.output.splitlines()[-1])["recorded"]
+        covered = runner.invoke(cli, ["coverage", *common, str(log), "--json"])
+        assert covered.exit_code == 0, covered.output
+        row = json.loads(covered.output.splitlines()[-1])["recorded"]["rows"][0]
+        assert (row["supported"], row["reason"]) == (from_log["supported"], from_log["reason"])
+        verdicts[bool(workspace)] = (from_log["supported"], from_log["reason"] or "")
+    assert verdicts[False] == (True, "")  # AMD's runtime accepts it (all_supported) with 128 MiB
+    assert verdicts[True][0] is False and "Workspace" in verdicts[True][1]
+    # the Python API answers the same through the Library
+    problems = load_workloads([log])[0].problems
+    for allowed, supported in ((0, False), (None, True)):
+        opened = open_library(path, cu_count=304, workspace_size=allowed)
+        found = opened.recorded(problems)
+        workload = opened.recorded_workload([log])
+        assert found is not None and workload is not None
+        assert found[0] is not None and found[0].supported is supported
+        assert workload.gemms[0].found == found[0]

@@ -162,6 +162,7 @@ def coverage_report(
     ctx: click.Context, workloads: Sequence[Path], library_path: Path, arch: str | None, cu_count: int | None,
     *, near: float = DEFAULT_NEAR, tune_next: int = DEFAULT_TUNE_NEXT, strict: bool = False,
     subtree: str | None = None, asic_revision: int | None = None, show_progress: bool = True,
+    workspace_size: int | None = None,
 ) -> tuple[CoverageReport, Library, int]:  # fmt: skip
     """Load the library and the workloads and classify (coverage and plot coverage); returns the
     report, the library it was made with and how many GEMMs could not be evaluated.
@@ -170,8 +171,12 @@ def coverage_report(
     shard it reaches: the shard and the decoder's message); a library serving none of the
     workload's problem types is reported in one line and the command exits 1. A long workload
     shows a progress bar on stderr while it is classified (``show_progress``; on a terminal only).
+    ``workspace_size``: the bytes the calls may use (None: the runtime's default, as ``select``).
     """
-    library = open_for_device(library_path, arch=arch, cu_count=cu_count, subtree=subtree, asic_revision=asic_revision)
+    library = open_for_device(
+        library_path, arch=arch, cu_count=cu_count, subtree=subtree, asic_revision=asic_revision,
+        workspace_size=workspace_size,
+    )  # fmt: skip
     device = library.require_device()
     unserved_device = library.device_reason(device)
     if unserved_device is not None:  # every GEMM would be "none": that is the whole answer
@@ -214,6 +219,13 @@ def coverage_report(
 @click.option("--arch", help="Device processor, e.g. gfx942 (default: the library's only architecture).")
 @click.option("--cu-count", type=click.IntRange(min=1), help="Device compute units (CU-specific library rows).")
 @click.option(
+    "--workspace",
+    "workspace_size",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Workspace bytes the calls may use (default: hipBLASLt 128 MiB, as select; Tensile unlimited).",
+)
+@click.option(
     "--near",
     type=click.FloatRange(min=0),
     default=DEFAULT_NEAR,
@@ -243,7 +255,7 @@ def coverage_report(
 def coverage_command(
     ctx: click.Context, workloads: tuple[Path, ...], library_path: Path, arch: str | None, cu_count: int | None,
     near: float, tune_next: int, as_json: bool, markdown: bool, strict: bool, output_dir: Path | None,
-    subtree: str | None, asic_revision: int | None,
+    subtree: str | None, asic_revision: int | None, workspace_size: int | None,
 ) -> None:  # fmt: skip
     """Which kernel each GEMM of a workload hits, how the runtime reached it, and what to tune next.
 
@@ -257,7 +269,7 @@ def coverage_command(
         check_output_path(output_dir, option="-o")
     report, library, unevaluated = coverage_report(
         ctx, workloads, library_path, arch, cu_count, near=near, tune_next=tune_next, strict=strict,
-        subtree=subtree, asic_revision=asic_revision, show_progress=not as_json,
+        subtree=subtree, asic_revision=asic_revision, show_progress=not as_json, workspace_size=workspace_size,
     )  # fmt: skip
     recorded = _recorded(workloads, library)
     with _frozen():  # the report lives until the end
@@ -269,14 +281,13 @@ def coverage_command(
 
 def _recorded(workloads: Sequence[Path], library: Library) -> RecordedWorkload | None:
     """The solutions tuning artefacts among the workloads recorded, judged on the library (issue 24)."""
-    from tensilekit.recorded import recorded_workload
     from tensilekit.remapping import records_solutions
 
     # only tuning artefacts record solutions: a plain log is not read (or the library loaded) again
     artefacts = [path for path in workloads if not _is_query_lines(path) and records_solutions(path)]
     if not artefacts:
         return None
-    return recorded_workload(artefacts, library.master, library.loader, library.require_device())
+    return library.recorded_workload(artefacts, library.require_device())
 
 
 def _print_and_write(

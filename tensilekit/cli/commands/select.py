@@ -284,7 +284,7 @@ def _answer_workload(
 ) -> None:
     from tensilekit.cli.render_select import render_workload
     from tensilekit.cli.workloads import read_workloads
-    from tensilekit.recorded import recorded_lines, recorded_solutions
+    from tensilekit.recorded import recorded_lines
     from tensilekit.remapping import RECORDING_FORMATS
 
     workload, parsed = read_workloads([path], strict=strict)
@@ -300,7 +300,7 @@ def _answer_workload(
             reasons[position] = library.why_not(answer.problem, device)
     recorded = None  # a tuning artefact (TunableOp, AITER, tuning file): what it recorded, judged here
     if any(item.format in RECORDING_FORMATS for item in parsed):
-        recorded = recorded_solutions(library.master, library.loader, workload.problems, device, library.workspace_size)
+        recorded = library.recorded(workload.problems, device)
     if as_json:
         for position, answer in enumerate(answers):
             record = library.answer_record(
