@@ -548,14 +548,31 @@ def _solution_at(library: LogicFile, position: int) -> LogicSolution | None:
     return library.solutions[position] if 0 <= position < len(library.solutions) else None
 
 
-def _problem_for(runtime: Any, record: dict[str, Any]) -> Any:
-    """The problem ``runtime`` builds for a query record; a record carrying the logged GEMM
-    (``workload``, from ``diff --from-log``) is built from it, epilogue and all, as that runtime does."""
-    # the runtime's own defaults (hipBLASLt: a 128 MiB workspace), as Library.problem_from_* apply them
+def _selection_library(master: MasterLibrary, hardware: Mapping[str, Any] | None) -> Any:
+    """``master`` as a :class:`tensilekit.library.Library` on the device ``hardware`` names (else
+    the library's only processor), its compiled engine built: every runtime rule (device and
+    workspace defaults, hipBLASLt's alpha = beta = 1, problem construction) is the Library's."""
+    from tensilekit.library import library_of
+    from tensilekit.selection import hardware_from_query
+
+    device = hardware_from_query(dict(hardware)) if hardware else None
+    library = library_of(
+        master, arch=device.arch if device else None, cu_count=device.cu_count if device else None,
+        is_apu=device.is_apu if device else False, pci_chip_id=device.pci_chip_id if device else None,
+    )  # fmt: skip
+    library.compiled  # noqa: B018 - many queries: the compiled engine answers them
+    return library
+
+
+def _select_record(library: Any, record: dict[str, Any]) -> Any:
+    """What ``library`` (a :class:`tensilekit.library.Library`) selects for a query record: the
+    problem its runtime builds (from the logged GEMM under ``workload``, epilogue and all, when
+    ``diff --from-log`` made the record) on the record's device over the library's default."""
+    if record.get("arch") is None:
+        library.require_device()  # no default: say which processors the library serves (--arch)
     gemm = record.get("workload")
-    if gemm is not None:
-        return runtime.problem_from_workload(gemm, runtime.default_workspace_size)
-    return runtime.problem_from_query(record, default_workspace=runtime.default_workspace_size)
+    problem = library.problem_from_workload(gemm) if gemm is not None else library.problem_from_query(record)
+    return library.select(problem, library.device_of(record))
 
 
 def workload_queries(gemms: Any) -> list[dict[str, Any]]:
@@ -579,12 +596,10 @@ def master_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
 
     Queries are records in the ``corpus/select`` JSON-lines form (``m``, ``n``, ``k``, types,
     transposes, ``arch`` …); ``hardware`` supplies ``arch``/``cu_count``/``is_apu`` for records
-    without them. Each library is compiled once (``compile_library``) for fast repeated queries.
+    without them (default: the library's only processor). Each library is opened once as a
+    :class:`tensilekit.library.Library`, whose runtime rules build the problem, and compiled.
     """
-    from tensilekit.selection import compile_library, hardware_from_query, select_solution
-
-    default = hardware_from_query(dict(hardware)) if hardware else None
-    compiled: dict[int, Any] = {}
+    opened: dict[int, tuple[Any, Any]] = {}
 
     def select(library: Any, query: Query) -> Any:
         if not isinstance(query, Mapping):
@@ -592,13 +607,10 @@ def master_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
                 "master libraries are queried with full query records (JSON lines with m, n, k, types, "
                 f"transposes and arch, as in corpus/select), not a bare size {list(query)}"
             )
-        engine = compiled.get(id(library))
-        if engine is None:
-            engine = compiled[id(library)] = compile_library(library)
-        record = dict(query)
-        # each library answers as its own runtime builds the problem (Tensile or hipBLASLt)
-        problem = _problem_for(engine.runtime, record)
-        return select_solution(engine, problem, hardware_from_query(record, default))
+        entry = opened.get(id(library))
+        if entry is None:  # the master is kept with its Library so that its id cannot be reused meanwhile
+            entry = opened[id(library)] = (library, _selection_library(library, hardware))
+        return _select_record(entry[1], dict(query))
 
     return select
 
@@ -608,18 +620,16 @@ def runtime_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
 
     Queries may be full records (``corpus/select`` fields) or bare sizes ``[M, N, B, K]``; what a
     query leaves out (transposes, types, HPA …) comes from the problem type the library serves,
-    and the device from its ``Hardware`` row, unless ``hardware`` or the query's ``arch`` says
-    otherwise. A size that fits several served problem types is an error: give records.
+    and the device is the library's only processor (as :func:`tensilekit.open_library` defaults
+    it), unless ``hardware`` or the query's ``arch`` says otherwise. A size that fits several served problem types is an error: give records.
     """
     from tensilekit.io.master_io import master_from_data
     from tensilekit.libbuild import build_master_tree
-    from tensilekit.selection import compile_library, hardware_from_query, select_solution
-    from tensilekit.selection.served import library_devices, served_problem_types
+    from tensilekit.selection.served import served_problem_types
 
-    default = hardware_from_query(dict(hardware)) if hardware else None
-    prepared: dict[int, tuple[Any, Any, list[dict[str, Any]], Any]] = {}
+    prepared: dict[int, tuple[Any, Any, list[dict[str, Any]]]] = {}
 
-    def prepare(library: Any) -> tuple[Any, Any, list[dict[str, Any]], Any]:
+    def prepare(library: Any) -> tuple[Any, Any, list[dict[str, Any]]]:
         entry = prepared.get(id(library))
         if entry is None:
             master = library
@@ -628,14 +638,16 @@ def runtime_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
                 master = master_from_data(tree, source="logic")
             if not isinstance(master, MasterLibrary):
                 raise UnsupportedFormat(f"cannot select from a {type(library).__name__}")
-            devices = library_devices(master)
-            device = default or (devices[0] if devices else None)
             # the library is kept with its entry so that its id cannot be reused meanwhile
-            entry = prepared[id(library)] = (library, compile_library(master), served_problem_types(master), device)
+            entry = prepared[id(library)] = (
+                library,
+                _selection_library(master, hardware),
+                served_problem_types(master),
+            )
         return entry
 
     def select(library: Any, query: Query) -> Any:
-        _, compiled, served, device = prepare(library)
+        _, opened, served = prepare(library)
         if isinstance(query, Mapping):
             record = dict(query)
         else:
@@ -647,8 +659,7 @@ def runtime_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
                     f"the library serves {len(served)} problem types; give query records with types, not bare sizes"
                 )
             record = {**served[0], **record}
-        problem = _problem_for(compiled.runtime, record)
-        return select_solution(compiled, problem, hardware_from_query(record, device))
+        return _select_record(opened, record)
 
     select.__name__ = "runtime_selector (tensilekit.selection.select_solution)"
     return select

@@ -3,7 +3,8 @@
 For random GEMMs of the problem types a library serves, on rocBLAS (Tensile) and hipBLASLt
 (tensilelite) corpus masters: ``select M N K``, ``select --queries`` (a plain query line),
 ``select --from-log`` (the GEMM as a hipBLASLt log records it), ``coverage`` of those query lines,
-``diff`` against a library that serves none of them, ``Library.select`` on ``Library.problem`` and
+``diff`` against a library that serves none of them (with ``--arch`` and with each library's
+default device), ``Library.select`` on ``Library.problem`` and
 on ``Library.problem_from_workload`` must all name the same kernel (or all none). Before issue 25
 ``select M N K`` on a hipBLASLt library assumed no workspace while the log and coverage paths
 assumed an unlimited one, and the log's answers could not be fed back as queries.
@@ -156,9 +157,34 @@ def test_every_command_gives_the_same_answer(name: str, corpus: Path, tmp_path_f
         assert code == 0, output
         listed = {change["query"]["id"]: change["a"] for change in json.loads(output)["selection"]}
         answers["diff"] = [(listed.get(f"q{i}") or {}).get("index") for i in range(len(gemms))]
+        # ... and with the device left to each library's default (its only processor, no CU count,
+        # as select's): diff once took the first Hardware row's CU count too
+        code, output = _run("diff", str(path), str(other), "--queries", str(queries), "--json")
+        assert code == 0, output
+        listed = {change["query"]["id"]: change["a"] for change in json.loads(output)["selection"]}
+        answers["diff, default device"] = [(listed.get(f"q{i}") or {}).get("index") for i in range(len(gemms))]
         expected = answers["api"]
         if os.environ.get("AGREEMENT_SHOW"):
             print(name, gemms, expected)
         assert all(found == expected for found in answers.values()), answers
 
     check()
+
+
+def test_diff_defaults_the_device_as_select_does(corpus: Path, tmp_path: Path) -> None:
+    # hipBLASLt's aldebaran master has a CU-count-104 row before its plain gfx90a row: diff once took
+    # the first row's CU count as the default device, select (and the Library) take none; one rule now
+    path = corpus / "masters-hipblaslt" / "hipblaslt_aldebaran_all.dat"
+    other = corpus / "masters-hipblaslt" / "hipblaslt_navi31_all.dat"
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(json.dumps({**_query(0, (1024, 1024, 1024, "S", "T", "T"))}) + "\n")
+    code, output = _run("select", "1024", "1024", "1024", "-l", str(path), "--type", "S", "--trans-a", "T",
+                        "--trans-b", "T", "--json")  # fmt: skip
+    assert code == 0, output
+    selected = json.loads(output)["index"]
+    library = open_library(path)
+    assert selected == library.select(library.problem(1024, 1024, 1024, trans_a="T", trans_b="T")).index
+    assert selected is not None
+    code, output = _run("diff", str(path), str(other), "--queries", str(queries), "--json")
+    assert code == 0, output
+    assert [change["a"]["index"] for change in json.loads(output)["selection"]] == [selected]
