@@ -356,14 +356,19 @@ class Library:
         problem allows is what refused every kernel, the answer says so and names the kernel
         an unlimited workspace would get.
         """
-        from tensilekit.selection.unserved import device_reason, problem_type_reason
+        from tensilekit.selection.unserved import device_reason, problem_type_reason, row_type_reason
 
         device = hardware if hardware is not None else self.require_device()
         key = (device, _type_key(problem))
         reason = self._cache.setdefault("why_not", {}).get(key)
+        partial = self._partially_read()
         if reason is None:
-            reason = device_reason(self.master, device) or problem_type_reason(self.served(), problem) or ""
-            self._cache["why_not"][key] = reason
+            reason = device_reason(self.master, device)
+            if reason is None and partial:  # the rows the query reached, not every kernel decoded
+                reason = row_type_reason(self.master, problem, device)
+            elif reason is None:
+                reason = problem_type_reason(self.served(), problem)
+            self._cache["why_not"][key] = reason = reason or ""
         if reason:
             return str(reason)
         workspace = self._workspace_reason(problem, device)
@@ -374,10 +379,26 @@ class Library:
                 "kernels for this device and problem type exist in this lazy library's shards, but none accepts "
                 "this problem (size or alignment predicates fail; --explain shows each)"
             )
+        if partial:
+            return (
+                "rows for this device and problem type exist, but no kernel accepts this problem (size or alignment "
+                "predicates fail, or a flag rows do not name, such as general batching; --explain shows each)"
+            )
         return (
             "kernels for this device and problem type exist, but none accepts this problem "
             "(size or alignment predicates fail; --explain shows each)"
         )
+
+    def _partially_read(self) -> bool:
+        """The master was read partially (a plain ``.dat``/``.dat.gz``: its kernels decoded on
+        demand), so listing the types its kernels serve would decode them all. A property of the
+        library, not of what was decoded so far: every command gives the same reason."""
+        if "partial" not in self._cache:
+            from tensilekit.io.partial_msgpack import is_partial
+
+            # a lazy master's kernels are in its shards: its rows in memory say what it serves
+            self._cache["partial"] = is_partial(self.master) and len(self.master.solutions) > 0
+        return bool(self._cache["partial"])
 
     def _workspace_reason(self, problem: GemmProblem, device: Hardware) -> str | None:
         """The workspace check's verdict, if allowing any workspace would find a kernel."""

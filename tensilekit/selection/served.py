@@ -69,23 +69,32 @@ def predicate_problem_fields(root: Any, *, compute_input_type: bool = False) -> 
     return fields
 
 
-def served_row_types(library: MasterLibrary) -> list[dict[str, Any]]:
+def served_row_types(
+    library: MasterLibrary, *, processor: str | None = None, operation: str | None = None
+) -> list[dict[str, Any]]:
     """The problem types a library's rows ask for (``Problem`` row predicates with types or flags,
     the operation of the ``ProblemMap`` entry above them), as :func:`served_problem_types` gives
-    them: what a lazy master tells about its kernels without reading a shard."""
+    them: what a lazy master tells about its kernels without reading a shard.
+
+    ``processor``: only the top-level ``Hardware`` rows for that processor (or for any);
+    ``operation``: only that ``ProblemMap`` entry (``Contraction_l_Ailk_Bljk_Cijk_Dijk``). Both
+    keep a partially read master to the part of its tree one query reaches (already decoded)."""
     from tensilekit.model.library import ProblemMapNode
 
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def visit(node: Any, inherited: dict[str, Any]) -> None:
         if isinstance(node, ProblemMapNode):
-            for key, child in node.map.items():
-                operation = predicate_problem_fields(_Operation(key)) if "_A" in key else {}
-                visit(child, {**inherited, **operation})
+            keys = list(node.map) if operation is None else [key for key in (operation,) if key in node.map]
+            for key in keys:
+                fields = predicate_problem_fields(_Operation(key)) if "_A" in key else {}
+                visit(node.map[key], {**inherited, **fields})
             return
         rows = getattr(node, "rows", None)
         if not rows:
             return
+        if processor is not None and isinstance(node, HardwareNode):
+            rows = [row for row in rows if _row_processor(row) in (None, processor)]
         for row in rows:
             fields = {**inherited, **predicate_problem_fields(row.predicate, compute_input_type=True)}
             if any(name.endswith("_type") for name in fields):
@@ -94,6 +103,14 @@ def served_row_types(library: MasterLibrary) -> list[dict[str, Any]]:
 
     visit(library.library, {})
     return list(seen.values())
+
+
+def _row_processor(row: Any) -> str | None:
+    """The processor a ``Hardware`` row names, or None (a row for any device)."""
+    for predicate in nested_predicates(row.predicate):
+        if predicate.type == "Processor" and isinstance(predicate.value, str):
+            return predicate.value
+    return None
 
 
 class _Operation:

@@ -14,7 +14,12 @@ from typing import Any
 
 from tensilekit.model.library import HardwareNode, MasterLibrary
 from tensilekit.selection.problem import GemmProblem, Hardware, contraction_problem
-from tensilekit.selection.served import library_devices, nested_predicates, served_problem_types, served_row_types
+from tensilekit.selection.served import (
+    library_devices,
+    nested_predicates,
+    served_problem_types,
+    served_row_types,
+)
 
 
 def _has_generic_device_row(library: MasterLibrary) -> bool:
@@ -71,16 +76,12 @@ def _value(value: Any) -> str:
     return str(getattr(value, "value", value))
 
 
-def problem_type_reason(library: MasterLibrary | Sequence[dict[str, Any]], problem: GemmProblem) -> str | None:
-    """Why no kernel of ``library`` (or of the problem types it serves, ``Library.served()``)
-    serves ``problem``'s types / transposes / flags, or None if one may."""
-    served = library_served(library) if isinstance(library, MasterLibrary) else list(library)
-    if not served or any(not fields for fields in served):
-        return None
+def _wanted(problem: GemmProblem) -> dict[str, Any]:
+    """The problem-type fields of ``problem`` as the kernels' and rows' predicates name them."""
     resolved = contraction_problem(problem)
     # a real type's conjugate transpose is its transpose (the operation identifier has no C)
     real = _value(resolved.a_type) not in ("ComplexFloat", "ComplexDouble")
-    wanted = {
+    return {
         "trans_a": "T" if real and problem.trans_a == "C" else problem.trans_a,
         "trans_b": "T" if real and problem.trans_b == "C" else problem.trans_b,
         "a_type": _value(resolved.a_type),
@@ -92,6 +93,20 @@ def problem_type_reason(library: MasterLibrary | Sequence[dict[str, Any]], probl
         "strided_batched": problem.strided_batched,
         "stochastic_rounding": problem.stochastic_rounding,
     }
+
+
+def problem_type_reason(
+    library: MasterLibrary | Sequence[dict[str, Any]], problem: GemmProblem, *, rows_of: str | None = None
+) -> str | None:
+    """Why no kernel of ``library`` (or of the problem types it serves, ``Library.served()``)
+    serves ``problem``'s types / transposes / flags, or None if one may.
+
+    ``rows_of``: the types given are a part of the library's rows (``gfx908 NN``, see
+    :func:`row_type_reason`), not its kernels, and the answer says so."""
+    served = library_served(library) if isinstance(library, MasterLibrary) else list(library)
+    if not served or any(not fields for fields in served):
+        return None
+    wanted = _wanted(problem)
 
     def matches(fields: dict[str, Any], keys: tuple[str, ...]) -> bool:
         return all(key not in fields or _value(fields[key]) == _value(wanted[key]) for key in keys)
@@ -109,7 +124,29 @@ def problem_type_reason(library: MasterLibrary | Sequence[dict[str, Any]], probl
         what = "these transposes"
     else:
         what = "this HPA / batching / rounding variant"
+    if rows_of is not None:
+        return f"the library has no kernel for {asked} ({what}); it has: {has} ({rows_of}; {_ROWS_ONLY})"
     return f"the library has no kernel for {asked} ({what}); it has: {has}"
+
+
+_ROWS_ONLY = (
+    "read off the rows, the kernels not decoded: rows name types, transposes and some flags, not every "
+    "flag a kernel asks for, such as general batching"
+)
+
+
+def row_type_reason(library: MasterLibrary, problem: GemmProblem, hardware: Hardware) -> str | None:
+    """:func:`problem_type_reason` from the rows one query reaches (``hardware``'s processor, the
+    problem's operation; every operation's only when the library has no entry for it) instead of
+    every kernel: cheap on a partially read master, whose kernels would all be decoded to list
+    their types. The answer says that it read rows only."""
+    operation = contraction_problem(problem).op_id
+    wanted = _wanted(problem)
+    rows = served_row_types(library, processor=hardware.arch, operation=operation)
+    scope = f"its {hardware.arch} {wanted['trans_a']}{wanted['trans_b']} rows"
+    if not rows:  # no entry for these transposes: what the device's other entries serve
+        rows, scope = served_row_types(library, processor=hardware.arch), f"its {hardware.arch} rows"
+    return problem_type_reason(rows, problem, rows_of=scope) if rows else None
 
 
 def library_served(library: MasterLibrary) -> list[dict[str, Any]]:
@@ -139,4 +176,11 @@ def no_kernel_reason(library: MasterLibrary, problem: GemmProblem, hardware: Har
     )
 
 
-__all__ = ["device_reason", "library_served", "no_kernel_reason", "problem_type_label", "problem_type_reason"]
+__all__ = [
+    "device_reason",
+    "library_served",
+    "no_kernel_reason",
+    "problem_type_label",
+    "problem_type_reason",
+    "row_type_reason",
+]

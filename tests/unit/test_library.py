@@ -181,3 +181,29 @@ def test_tune_next_query_lines_rebuild_the_problems_coverage_answered(aldebaran:
     report = aldebaran.coverage(found, tune_next=0)
     for line, item in zip(query_lines(report.tune_next).splitlines(), report.tune_next, strict=True):
         assert aldebaran.problem_from_query(json.loads(line)) == item.gemm.problem
+
+
+def test_no_kernel_on_a_partially_read_master_reads_rows_not_kernels(corpus: Path) -> None:
+    # issue 25: a plain .dat is read partially; saying why a type has no kernel decoded every
+    # kernel to list the types they serve (rocBLAS_Full: 1.9 s, 260 MiB). The rows the query
+    # reached say it now, and the reason says it read rows (which do not name every flag).
+    from tensilekit.io.master_io import load_master
+    from tensilekit.io.partial_msgpack import is_partial
+    from tensilekit.selection.unserved import problem_type_reason
+
+    path = corpus / "masters" / "aldebaran_NN_mixed.dat"
+    library = open_library(path)
+    assert is_partial(library.master) and len(library.master.solutions) > 0
+    whole = load_master(path)  # decoded whole: the kernels' own verdict, to compare with
+    for spec, trans_a, what in (("D", "N", "these types"), ("H", "T", "these transposes")):
+        problem = library.problem(1024, 1024, 1024, type=spec, trans_a=trans_a)
+        assert library.select(problem).index is None
+        decoded = library.master.solutions.decoded_count  # type: ignore[attr-defined]
+        reason = library.why_not(problem)
+        assert library.master.solutions.decoded_count == decoded <= 1  # type: ignore[attr-defined]
+        kernels = problem_type_reason(whole, problem)
+        assert kernels is not None and f"({what}); it has:" in kernels
+        assert reason.split("; it has:")[0] == kernels.split("; it has:")[0]
+        assert "read off the rows, the kernels not decoded" in reason
+    double = library.why_not(library.problem(1024, 1024, 1024, type="D"))
+    assert "NN Half" in double and "its gfx90a NN rows" in double  # what those rows have, and whose
