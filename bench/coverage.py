@@ -1,6 +1,7 @@
 """Coverage benchmark: ``tensilekit coverage`` on a 10,000-GEMM workload against ``select --queries``.
 
     python bench/coverage.py [--corpus PATH] [--master NAME] [--gemms N] [--repeat R] [--seed S]
+    python bench/coverage.py --memory [--gemms N]
 
 The workload is N random distinct GEMMs (default 10 000) in the spirit of the corpus's ``random``
 queries (M, N, K log-uniform in 1..70000, the problem types the library serves, a fifth with the
@@ -11,6 +12,13 @@ Both commands run in this process through click's test runner on the same file, 
 (the machine-readable output of each), alternating R times (default 5); the table gives the
 best wall time and CPU time of each and their ratio (target: coverage <= 1.5x select --queries).
 Peak memory is the tracemalloc peak of one more run of each (Python allocations, numpy included).
+
+``--memory``: bytes per distinct GEMM that coverage holds (issue 25: target <= 1 KB). A workload
+of N distinct GEMMs (default 50 000; the problem types a hipBLASLt master serves, M, N, K
+log-uniform) is read from query JSON lines and classified through ``open_library``'s
+``coverage_gemms`` and ``coverage``, the library opened and compiled beforehand; tracemalloc
+counts what is still allocated when the report is made (the GEMMs and their report), and the
+peak on the way, each divided by N.
 """
 
 from __future__ import annotations
@@ -35,6 +43,11 @@ import tensilekit
 from tensilekit.cli.main import cli
 
 TARGET_RATIO = 1.5
+TARGET_BYTES_PER_GEMM = 1024
+MEMORY_MASTER = "masters-hipblaslt/hipblaslt_aldebaran_all.dat"
+# problem types hipblaslt_aldebaran_all serves: (trans A, trans B, A/B type, C/D type)
+MEMORY_TYPES = (("T", "N", "Float", "Float"), ("T", "T", "Float", "Float"), ("N", "N", "Half", "Half"),
+                ("T", "N", "Half", "Half"))  # fmt: skip
 
 
 def largest_master(corpus: Path) -> str:
@@ -76,14 +89,60 @@ def peak_mib(args: list[str]) -> float:
     return peak / 2**20
 
 
+def write_distinct_workload(count: int, seed: int, path: Path) -> int:
+    """``count`` query lines of distinct GEMMs of :data:`MEMORY_TYPES`; returns how many are distinct."""
+    rng = np.random.default_rng(seed)
+    seen: set[tuple[int, ...]] = set()
+    with path.open("w") as stream:
+        while len(seen) < count:
+            m, n, k = (int(v) for v in np.exp(rng.uniform(0.0, np.log(70000.0), size=3)).astype(np.int64).clip(1))
+            kind = int(rng.integers(0, len(MEMORY_TYPES)))
+            if (m, n, k, kind) in seen:
+                continue
+            seen.add((m, n, k, kind))
+            trans_a, trans_b, ab, cd = MEMORY_TYPES[kind]
+            record = {"m": m, "n": n, "k": k, "trans_a": trans_a, "trans_b": trans_b, "a_type": ab, "b_type": ab,
+                      "c_type": cd, "d_type": cd, "compute_type": "Float", "calls": int(rng.integers(1, 2000))}  # fmt: skip
+            stream.write(json.dumps(record, separators=(",", ":")) + "\n")
+    return len(seen)
+
+
+def memory_per_gemm(corpus: Path, count: int, seed: int) -> None:
+    """Print the bytes coverage holds per distinct GEMM (retained and peak) against the target."""
+    library = tensilekit.open_library(corpus / MEMORY_MASTER, cu_count=104)
+    library.compiled  # noqa: B018 - the library's own memory is not the workload's
+    with tempfile.TemporaryDirectory() as scratch:
+        workload = Path(scratch) / "workload.jsonl"
+        distinct = write_distinct_workload(count, seed, workload)
+        gc.collect()
+        tracemalloc.start()
+        base, _ = tracemalloc.get_traced_memory()
+        start = time.perf_counter()
+        gemms, _ = library.coverage_gemms(workload)
+        report = library.coverage(gemms)
+        wall = time.perf_counter() - start
+        current, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    held, top = (current - base) / distinct, (peak - base) / distinct
+    print(f"library {MEMORY_MASTER}, {distinct} distinct GEMMs ({len(report.gemms)} classified) in {wall:.1f} s")
+    print(f"coverage memory: {held:.0f} bytes per distinct GEMM held, {top:.0f} at the peak")
+    verdict = "ok" if held <= TARGET_BYTES_PER_GEMM else "MISS"
+    print(f"target: <= {TARGET_BYTES_PER_GEMM} bytes per distinct GEMM held: {verdict}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus")
     parser.add_argument("--master", help="master name in corpus/masters (default: the largest by file size)")
-    parser.add_argument("--gemms", type=int, default=10_000)
+    parser.add_argument("--gemms", type=int, default=None, help="default 10 000 (--memory: 50 000)")
+    parser.add_argument("--memory", action="store_true", help="bytes per distinct GEMM coverage holds")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
+    if args.memory:
+        memory_per_gemm(corpus_path(args.corpus, "masters-hipblaslt"), args.gemms or 50_000, args.seed)
+        return
+    args.gemms = args.gemms or 10_000
     corpus = corpus_path(args.corpus, "masters")
     name = args.master or largest_master(corpus)
     library_path = corpus / "masters" / f"{name}.dat"

@@ -10,7 +10,6 @@ measured times summed; a line that cannot be read is skipped and reported with i
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -172,15 +171,15 @@ def merge_gemms(gemms: Iterable[CoverageGemm]) -> list[CoverageGemm]:
     ``gemms`` are CoverageGemms.
     """
     gemms = require_items(gemms, CoverageGemm, "gemms", "merge_gemms")
-    merged: dict[tuple[GemmProblem, Hardware], CoverageGemm] = {}
+    merged: dict[tuple[Any, ...], CoverageGemm] = {}
     for gemm in gemms:
-        key = (gemm.problem, gemm.hardware)
+        key = gemm.key
         known = merged.get(key)
         if known is None:
             merged[key] = gemm
             continue
         total = None if known.measured_us is None or gemm.measured_us is None else known.measured_us + gemm.measured_us
-        merged[key] = dataclasses.replace(known, calls=known.calls + gemm.calls, measured_us=total)
+        merged[key] = known.replace(calls=known.calls + gemm.calls, measured_us=total)
     return list(merged.values())
 
 

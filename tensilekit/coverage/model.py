@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import operator
 from typing import Any
 
 from tensilekit.selection.problem import GemmProblem, Hardware
@@ -50,28 +51,150 @@ SIZE_NAMES = {"FreeSizeA": "M", "FreeSizeB": "N", "BoundSize": "K", "BatchSize":
 """Matching-table properties that are GEMM sizes, by the name coverage shows them with."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SIZE_FIELDS = (
+    "m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d",
+    "alpha", "beta", "workspace_size",
+)  # fmt: skip
+"""The problem fields that differ from one GEMM of a workload to the next; the rest (types,
+transposes, flags, epilogue) is one shared problem per problem type."""
+_TYPE_FIELDS = tuple(name for name in GemmProblem.model_fields if name not in _SIZE_FIELDS)
+_sizes_of = operator.itemgetter(*_SIZE_FIELDS)  # of a problem's __dict__ (C-level: this runs per GEMM)
+_type_of = operator.itemgetter(*_TYPE_FIELDS)
+_TYPES: dict[tuple[Any, ...], GemmProblem] = {}
+_MAX_TYPES = 4096  # distinct problem types kept shared (a workload has a handful)
+
+
+def _shared_type(problem: GemmProblem) -> GemmProblem:
+    """A problem of ``problem``'s type (every field but the sizes and scalars), shared by every
+    GEMM of that type: the first one seen stands for it."""
+    key = _type_of(problem.__dict__)
+    known = _TYPES.get(key)
+    if known is None:
+        known = problem
+        if len(_TYPES) < _MAX_TYPES:
+            _TYPES[key] = problem
+    return known
+
+
+def _with_sizes(shared: GemmProblem, sizes: tuple[Any, ...]) -> GemmProblem:
+    """``shared`` with these sizes and scalars: what ``model_copy(update=...)`` makes, without its
+    overhead (the values came from a validated problem of the same type)."""
+    values = dict(shared.__dict__)
+    values.update(zip(_SIZE_FIELDS, sizes, strict=True))
+    rebuilt = object.__new__(GemmProblem)
+    setter = object.__setattr__
+    setter(rebuilt, "__dict__", values)
+    setter(rebuilt, "__pydantic_fields_set__", shared.__pydantic_fields_set__)
+    setter(rebuilt, "__pydantic_extra__", None)
+    setter(rebuilt, "__pydantic_private__", None)
+    return rebuilt
+
+
 class CoverageGemm:
     """One distinct GEMM of a workload, as coverage asks about it.
 
     ``measured_us`` is the total measured time of all its calls (None when the workload has no
     times for it); ``origin`` the first ``file:line`` it came from; ``workload`` the
     hipBLASLt-spelled GEMM when it came from a log or CSV rather than a query file.
+
+    Compact (a workload may hold hundreds of thousands): the problem is kept as its sizes and
+    scalars over a problem of its type shared by every GEMM of that type, and :attr:`problem`
+    rebuilds it (equal to the one given) when asked.
     """
 
-    problem: GemmProblem
+    __slots__ = ("_type", "_sizes", "hardware", "gemm_type", "calls", "measured_us", "origin", "workload")
+
+    _type: GemmProblem
+    _sizes: tuple[Any, ...]
     hardware: Hardware
     gemm_type: str
-    calls: int = 1
-    measured_us: float | None = None
-    origin: str | None = None
-    workload: WorkloadGemm | None = None
+    calls: int
+    measured_us: float | None
+    origin: str | None
+    workload: WorkloadGemm | None
+
+    def __init__(
+        self, problem: GemmProblem, hardware: Hardware, gemm_type: str, calls: int = 1,
+        measured_us: float | None = None, origin: str | None = None, workload: WorkloadGemm | None = None,
+    ) -> None:  # fmt: skip
+        values = problem.__dict__
+        setter = object.__setattr__
+        setter(self, "_type", _shared_type(problem))
+        setter(self, "_sizes", _sizes_of(values))
+        for name, value in (("hardware", hardware), ("gemm_type", gemm_type), ("calls", calls),
+                            ("measured_us", measured_us), ("origin", origin), ("workload", workload)):  # fmt: skip
+            setter(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    @property
+    def problem(self) -> GemmProblem:
+        """The GEMM's selection problem (rebuilt from its sizes over the shared type)."""
+        shared = self._type
+        if self._sizes == _sizes_of(shared.__dict__):
+            return shared  # the GEMM that stands for its type
+        return _with_sizes(shared, self._sizes)
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What makes two GEMMs the same (their problem and device), without rebuilding the problem."""
+        return (self._type, self._sizes, self.hardware)
+
+    @property
+    def m(self) -> int:
+        return int(self._sizes[0])
+
+    @property
+    def n(self) -> int:
+        return int(self._sizes[1])
+
+    @property
+    def k(self) -> int:
+        return int(self._sizes[2])
+
+    @property
+    def batch(self) -> int:
+        return int(self._sizes[3])
 
     @property
     def flops(self) -> int:
         """Floating-point operations of one call (2 m n k per batch)."""
-        p = self.problem
-        return 2 * p.m * p.n * p.k * p.batch
+        m, n, k, batch = self._sizes[:4]
+        return int(2 * m * n * k * batch)
+
+    def replace(self, **changes: Any) -> CoverageGemm:
+        """A copy with some fields changed (``problem``, ``calls``, ``measured_us`` …)."""
+        fields = {name: getattr(self, name) for name in
+                  ("problem", "hardware", "gemm_type", "calls", "measured_us", "origin", "workload")}  # fmt: skip
+        fields.update(changes)
+        return CoverageGemm(**fields)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CoverageGemm):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.problem, self.hardware, self.gemm_type, self.calls, self.measured_us, self.origin, self.workload)
+
+    def __repr__(self) -> str:
+        return (
+            f"CoverageGemm(problem={self.problem!r}, hardware={self.hardware!r}, gemm_type={self.gemm_type!r}, "
+            f"calls={self.calls!r}, measured_us={self.measured_us!r}, origin={self.origin!r}, "
+            f"workload={self.workload!r})"
+        )
+
+    def __reduce__(self) -> Any:
+        return (_rebuild, (self.problem, self.hardware, self.gemm_type, self.calls, self.measured_us, self.origin,
+                           self.workload))  # fmt: skip
+
+
+def _rebuild(*args: Any) -> CoverageGemm:
+    return CoverageGemm(*args)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -105,3 +105,40 @@ def test_aiter_tuned_files_carry_the_time_of_one_call(fixture_path: Any) -> None
     ]
     untuned = fixture_path("logs", "aiter_bf16_untuned_extra_cols.csv")
     assert aiter_times(untuned.read_text()) == {}
+
+
+def test_a_distinct_gemm_costs_coverage_at_most_a_kilobyte(corpus: Any) -> None:
+    # issue 25: coverage held ~5 KB per distinct GEMM (a pydantic problem and its hipBLASLt
+    # fields each); a GEMM now keeps its sizes over one problem of its type, shared
+    import gc
+    import json
+    import tracemalloc
+
+    from tensilekit.library import open_library
+
+    library = open_library(corpus / "masters-hipblaslt" / "hipblaslt_aldebaran_all.dat", cu_count=104)
+    library.compiled  # noqa: B018 - the library's own memory is not the workload's
+    kinds = [("T", "N", "Float"), ("N", "N", "Half"), ("T", "N", "Half")]
+    count = 4000
+    lines = [
+        json.dumps({"m": 7 + i, "n": 3 * i + 1, "k": 64 + i % 97, "trans_a": kinds[i % 3][0], "trans_b": kinds[i % 3][1],
+                    "a_type": kinds[i % 3][2], "c_type": kinds[i % 3][2], "compute_type": "Float", "calls": i % 9 + 1})
+        for i in range(count)
+    ]  # fmt: skip
+    text = "\n".join(lines)
+    library.coverage(library.coverage_gemms(text)[0][:10])  # first-use caches are not per GEMM
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base, _ = tracemalloc.get_traced_memory()
+        gemms, bad = library.coverage_gemms(text)
+        report = library.coverage(gemms)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert not bad and len(report.gemms) == count
+    assert (held - base) / count <= 1024
+    # the compact GEMM gives back the very problem it was built from
+    again = [library.problem_from_query(json.loads(line)) for line in lines[:50]]
+    assert [gemm.problem for gemm in gemms[:50]] == again
+    assert merge_gemms(gemms[:50] + gemms[:50])[0].calls == 2 * gemms[0].calls
