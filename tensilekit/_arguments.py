@@ -101,4 +101,29 @@ def require_items(value: Any, expected: type | tuple[type, ...], name: str, func
     return items
 
 
-__all__ = ["require", "require_callable", "require_items", "require_output_path", "require_path", "require_paths"]
+def require_lines(value: Any, name: str, function: str) -> Iterable[str]:
+    """``value`` (a whole text, or an iterable of lines such as a file object) as its lines; an
+    item that is no ``str`` raises TypeError when it is reached (a stream is not read ahead)."""
+    if isinstance(value, str):
+        return value.splitlines()
+    if isinstance(value, (bytes, bytearray, dict)) or not isinstance(value, Iterable):
+        raise TypeError(f"{function}(): {name} must be a str or an iterable of str, not {type(value).__name__}")
+    return _checked_lines(value, name, function)
+
+
+def _checked_lines(lines: Iterable[Any], name: str, function: str) -> Iterable[str]:
+    for line in lines:
+        if not isinstance(line, str):
+            raise TypeError(f"{function}(): each of {name} must be str, not {type(line).__name__}")
+        yield line
+
+
+__all__ = [
+    "require",
+    "require_callable",
+    "require_items",
+    "require_lines",
+    "require_output_path",
+    "require_path",
+    "require_paths",
+]

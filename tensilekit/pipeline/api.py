@@ -152,6 +152,8 @@ def run_tuning(
 
 def load_report(config: TuneConfig, pipeline: PipelineRun | None = None) -> TuneReport:
     """The report in ``config.workdir`` (an empty one when the report stage has not run)."""
+    require(config, TuneConfig, "config", "load_report")
+    require(pipeline, PipelineRun, "pipeline", "load_report", optional=True)
     path = Path(config.workdir) / "report.json"
     try:
         report = TuneReport.model_validate_json(path.read_text(encoding="utf-8"))

@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tensilekit._arguments import require, require_items
 from tensilekit.errors import StageFailed, StaleRunDirectory
 from tensilekit.pipeline.executors import Executor
 from tensilekit.pipeline.graph import build_graph, downstream_of, execution_order, upstream_of
@@ -148,7 +149,13 @@ def run_pipeline(
         StaleRunDirectory: ``no_rerun`` and a completed stage no longer matches.
         StageFailed: a stage could not produce its outputs, or ``only`` lacks an upstream.
         PipelineAborted: ``abort_after`` consecutive jobs failed.
+        TypeError: an argument of the wrong type (stages without a ``name``, a run directory or
+            executor of another kind).
     """
+    stages = require_items(stages, Stage, "stages", "run_pipeline")
+    require(run_dir, RunDirectory, "run_dir", "run_pipeline")
+    if not callable(getattr(executor, "run", None)):
+        raise TypeError(f"run_pipeline(): executor must be an Executor, not {type(executor).__name__}")
     report = reporter or NullReporter()
     breaker = FailureBreaker(abort_after)
     graph = build_graph(stages)

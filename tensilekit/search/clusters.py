@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from tensilekit._arguments import require_items
 from tensilekit.search.params import ProblemShape
 
 SMALLEST_TILE = 16
@@ -40,6 +41,7 @@ def cluster_sizes(shapes: Sequence[ProblemShape], *, max_distance: float = 2.0, 
         Clusters as lists of indices into ``shapes``, each sorted; clusters ordered by their
         first index.
     """
+    shapes = require_items(shapes, ProblemShape, "shapes", "cluster_sizes")
     if max_size < 1:
         raise ValueError("max_size must be at least 1")
     features = [_features(shape) for shape in shapes]

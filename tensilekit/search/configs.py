@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tensilekit._arguments import require, require_items
+from tensilekit._arguments import require, require_items, require_output_path, require_path
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.search.params import Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import ArchProfile
@@ -369,10 +369,23 @@ def run_script(name: str) -> str:
 
 
 def write_config(directory: str | Path, name: str, config: Mapping[str, Any], header: Sequence[str] = ()) -> Path:
-    """Write ``<name>.yaml`` and an executable ``<name>.sh`` (atomically); returns the YAML path."""
-    folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.yaml"
+    """Write ``<name>.yaml`` and an executable ``<name>.sh`` (atomically) into ``directory``, which
+    must exist (as every writer of the API and the CLI, it is not created); returns the YAML path.
+
+    Raises:
+        InputNotFound: ``directory`` does not exist (or its name is too long).
+        TypeError, ValueError: an argument of the wrong type, or a ``name`` that is no file name.
+    """
+    from tensilekit.errors import InputNotFound, Location
+
+    folder = require_path(directory, "directory", "write_config")
+    require(name, str, "name", "write_config")
+    require(config, Mapping, "config", "write_config")
+    if not name or "/" in name or "\0" in name or name in (".", ".."):
+        raise ValueError(f"write_config(): name must be a file name, not {name!r:.80}")
+    if not folder.is_dir():
+        raise InputNotFound(f"folder {folder} does not exist", Location(file=str(folder)))
+    path = require_output_path(folder / f"{name}.yaml", "name", "write_config")
     write_text_atomic(path, dumps_config(config, header))
     script = folder / f"{name}.sh"
     write_text_atomic(script, run_script(name))
@@ -400,6 +413,7 @@ def expand_forks(benchmark: Mapping[str, Any]) -> list[dict[str, Any]]:
     driver orders multi-valued forks by its own default-parameter list; tensilekit's configs
     have none, only one group.)
     """
+    require(benchmark, Mapping, "benchmark", "expand_forks")
     common = _flatten(benchmark.get("BenchmarkCommonParameters"))
     forks = _flatten(benchmark.get("ForkParameters"))
     groups = forks.pop("Groups", []) or []
@@ -433,6 +447,7 @@ def expand_forks(benchmark: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def config_sizes(benchmark: Mapping[str, Any]) -> list[tuple[int, ...]]:
     """The ``Exact`` sizes of a problem-size group (``Range`` entries expanded, start/step/end)."""
+    require(benchmark, Mapping, "benchmark", "config_sizes")
     final = benchmark.get("BenchmarkFinalParameters") or []
     sizes: list[tuple[int, ...]] = []
     for item in final:

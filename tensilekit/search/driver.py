@@ -143,6 +143,9 @@ def read_driver_results(
     type_name: str,
 ) -> list[Measurement]:
     """One measurement per kernel from a driver run's outputs (see the module docstring)."""
+    require(result, TensileRunResult, "result", "read_driver_results")
+    require(defaults, Mapping, "defaults", "read_driver_results")
+    require(type_name, str, "type_name", "read_driver_results")
     if not result.benchmark_data:
         return [Measurement(kernel, (None,) * len(sizes), "no benchmark data") for kernel in kernels]
     csv = result.benchmark_data[0]
@@ -285,6 +288,7 @@ def evaluate_with_driver(
         problem_type, sizes, kernels, profile, dialect, library_logic=False, beta=beta,
         minimum_required_version=minimum_required_version, bias_type=bias_type, activation=activation,
     )  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)  # the driver's working folder (write_config does not create it)
     config_path = write_config(folder, name, config, header)
     output = folder / f"build_{name}"
     shutil.rmtree(output, ignore_errors=True)

@@ -243,6 +243,8 @@ def best_per_size(state: GAState, size_count: int) -> list[tuple[KernelParams, f
 def random_kernel(problem: SearchProblem, rng: random.Random, attempts: int = 200) -> KernelParams | None:
     """A random valid kernel: the tile genes are drawn so they fit the drawn MFMA and waves
     (constructive), the others uniformly; rejected draws are redrawn. None if none is found."""
+    require(problem, SearchProblem, "problem", "random_kernel")
+    require(rng, random.Random, "rng", "random_kernel")
     space = problem.space
     if any(not values for values in space.values()):
         return None
@@ -276,6 +278,10 @@ def crossover(
     Retries invalid combinations and falls back to ``first`` (the caller passes the better or
     the first-drawn parent), which is valid because population members are.
     """
+    require(first, KernelParams, "first", "crossover")
+    require(second, KernelParams, "second", "crossover")
+    require(problem, SearchProblem, "problem", "crossover")
+    require(rng, random.Random, "rng", "crossover")
     one, two = first.genes(), second.genes()
     for _ in range(attempts):
         genes = dict(one)
@@ -295,6 +301,10 @@ def mutate(
     """Each gene changes with probability ``rate``: half the time to a neighbouring value of its
     list, otherwise to a random one. Always valid: invalid results are redrawn, and after
     ``attempts`` the kernel is returned unchanged."""
+    require(kernel, KernelParams, "kernel", "mutate")
+    require(problem, SearchProblem, "problem", "mutate")
+    require(rng, random.Random, "rng", "mutate")
+    require(rate, (int, float), "rate", "mutate")
     base = kernel.genes()
     for _ in range(attempts):
         genes = dict(base)
@@ -337,6 +347,9 @@ def propose(
     state: GAState, problem: SearchProblem, config: GAConfig, seeds: Iterable[KernelParams] = ()
 ) -> list[KernelParams]:
     """The population of generation ``state.generation`` (see the module docstring)."""
+    require(state, GAState, "state", "propose")
+    require(problem, SearchProblem, "problem", "propose")
+    require(config, GAConfig, "config", "propose")
     rng = generation_rng(config.seed, problem.stream, state.generation)
     if state.generation == 0:
         population: list[KernelParams] = []
@@ -412,6 +425,9 @@ def advance(
 
     A new kernel without a measurement is archived as ``not measured`` (infinite cost).
     """
+    require(state, GAState, "state", "advance")
+    require(problem, SearchProblem, "problem", "advance")
+    require(config, GAConfig, "config", "advance")
     archive = dict(state.archive)
     for measurement in measurements:
         archive.setdefault(measurement.kernel, measurement)
@@ -460,6 +476,8 @@ class GAResult:
 
 def result_of(state: GAState, problem: SearchProblem) -> GAResult:
     """The :class:`GAResult` of a state."""
+    require(state, GAState, "state", "result_of")
+    require(problem, SearchProblem, "problem", "result_of")
     return GAResult(
         state=state,
         best=best_kernel(state, problem.weights),
@@ -512,6 +530,7 @@ def _number(value: float) -> float | None:
 
 def state_to_json(state: GAState) -> dict[str, Any]:
     """A JSON-able checkpoint of ``state`` (infinite costs as null)."""
+    require(state, GAState, "state", "state_to_json")
     return {
         "generation": state.generation,
         "population": [kernel.to_json() for kernel in state.population],
@@ -525,6 +544,7 @@ def state_to_json(state: GAState) -> dict[str, Any]:
 
 def state_from_json(data: Mapping[str, Any]) -> GAState:
     """The state a checkpoint holds (inverse of :func:`state_to_json`)."""
+    require(data, Mapping, "data", "state_from_json")
     archive: dict[KernelParams, Measurement] = {}
     for item in data.get("archive", []):
         measurement = Measurement.from_json(item)

@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tensilekit._arguments import require, require_items
 from tensilekit.errors import SearchSpaceTooLarge
 from tensilekit.search.params import GENES, KernelParams, infer_wave_group
 from tensilekit.search.profiles import GeneSpace
@@ -40,6 +41,9 @@ def repair(
     the LDS, a library may run a 128-wide tile on N = 8 -- and a seed should stay as close to
     the library's kernel as the rules allow.
     """
+    require(kernel, KernelParams, "kernel", "repair")
+    require(context, PruneContext, "context", "repair")
+    require(space, Mapping, "space", "repair")
     if is_valid(kernel, context):
         return kernel
     found = _repair_memory(kernel, context, space)
@@ -95,6 +99,10 @@ def enumerate_kernels(
     Raises:
         SearchSpaceTooLarge: more than ``limit`` valid kernels (use the GA instead).
     """
+    require(space, Mapping, "space", "enumerate_kernels")
+    require(context, PruneContext, "context", "enumerate_kernels")
+    require(defaults, Mapping, "defaults", "enumerate_kernels")
+    genes = require_items(genes, str, "genes", "enumerate_kernels")
     varied = [name for name in GENES if name in genes]
     fixed = {name: defaults[name] for name in GENES if name not in genes}
     kernels: list[KernelParams] = []

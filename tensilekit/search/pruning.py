@@ -349,6 +349,8 @@ HARDWARE_RULES: tuple[Rule, ...] = (
 
 def prune_reasons(kernel: KernelParams, context: PruneContext, rules: Sequence[Rule] = RULES) -> list[tuple[str, str]]:
     """Every rule that rejects ``kernel``, as ``(rule name, reason)``; empty when it is valid."""
+    require(kernel, KernelParams, "kernel", "prune_reasons")
+    require(context, PruneContext, "context", "prune_reasons")
     found: list[tuple[str, str]] = []
     for rule in rules:
         reason = rule(kernel, context)
@@ -359,6 +361,8 @@ def prune_reasons(kernel: KernelParams, context: PruneContext, rules: Sequence[R
 
 def is_valid(kernel: KernelParams, context: PruneContext, rules: Sequence[Rule] = RULES) -> bool:
     """Whether no rule rejects ``kernel`` (stops at the first rejection)."""
+    require(kernel, KernelParams, "kernel", "is_valid")
+    require(context, PruneContext, "context", "is_valid")
     return all(rule(kernel, context) is None for rule in rules)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tensilekit._arguments import require
 from tensilekit.errors import InvalidKernel
 from tensilekit.search.grid import repair
 from tensilekit.search.params import KernelParams
@@ -36,6 +37,10 @@ def seed_from_record(
     record: Mapping[str, Any], defaults: Mapping[str, int], context: PruneContext, space: GeneSpace
 ) -> KernelParams | None:
     """The (repaired) genome of a solution record, or None when it is outside the search space."""
+    require(record, Mapping, "record", "seed_from_record")
+    require(defaults, Mapping, "defaults", "seed_from_record")
+    require(context, PruneContext, "context", "seed_from_record")
+    require(space, Mapping, "space", "seed_from_record")
     try:
         kernel = KernelParams.from_solution(record, defaults)
     except InvalidKernel:

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tensilekit._arguments import require_items
 from tensilekit.workload.problem import GemmProblem
 
 
@@ -71,6 +72,7 @@ _SOLUTION_FIELDS = ("solution_index", "solution_name", "kernel_name")
 
 def aggregate_problems(problems: Iterable[GemmProblem]) -> Workload:
     """Fold identical problems into one, summing their call counts (input order kept)."""
+    problems = require_items(problems, GemmProblem, "problems", "aggregate_problems")
     firsts: dict[tuple[Any, ...], GemmProblem] = {}
     counts: dict[tuple[Any, ...], int] = {}
     conflicts: set[tuple[Any, ...]] = set()
@@ -114,6 +116,7 @@ def aggregate_problems(problems: Iterable[GemmProblem]) -> Workload:
 
 def deduplicate_problems(problems: Iterable[GemmProblem]) -> list[GemmProblem]:
     """The distinct problems with summed call counts; shorthand for ``aggregate_problems(…).problems``."""
+    problems = require_items(problems, GemmProblem, "problems", "deduplicate_problems")
     return list(aggregate_problems(problems).problems)
 
 
@@ -124,6 +127,7 @@ def group_by_gemm_type(problems: Iterable[GemmProblem]) -> list[GemmGroup]:
     When two different type keys share a name (e.g. ``c_f32_r`` and ``c_f32_fast_bf16_r`` compute
     on f32 data are both ``SSS``), each such group's name gets its compute type appended.
     """
+    problems = require_items(problems, GemmProblem, "problems", "group_by_gemm_type")
     by_key: dict[tuple[str, ...], list[GemmProblem]] = {}
     for problem in problems:
         by_key.setdefault(problem.type_key, []).append(problem)

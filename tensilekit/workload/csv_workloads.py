@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from tensilekit._arguments import require, require_lines, require_path
 from tensilekit.errors import InputNotFound, Location, ToolOutputError, one_line_reason
 from tensilekit.workload.problem import GemmProblem, normalize_data_type
 from tensilekit.workload.records import BadLine, BadLineSink, ParsedWorkload, WorkloadFormat
@@ -154,6 +155,8 @@ def _parse_params(params: str) -> dict[str, Any]:
 
 def problem_from_tunableop(op_name: str, params: str) -> GemmProblem:
     """The hipBLASLt problem of one TunableOp ``(op, params)`` pair; raises ``ValueError``."""
+    require(op_name, str, "op_name", "problem_from_tunableop")
+    require(params, str, "params", "problem_from_tunableop")
     parts = op_name.strip().split("_")
     if len(parts) < 3:
         raise ValueError(f"operator {op_name!r} is not <Op>_<type…>_<layout>")
@@ -213,7 +216,7 @@ def parse_tunableop_csv(
     sink = BadLineSink(file, skip_bad_lines)
     validators: dict[str, str] = {}
     entries: list[TunableOpEntry] = []
-    source = lines.splitlines() if isinstance(lines, str) else lines
+    source = require_lines(lines, "lines", "parse_tunableop_csv")
     for number, raw in enumerate(source, start=1):
         text = raw.strip()
         if not text or text.startswith("#"):
@@ -248,6 +251,7 @@ def parse_tunableop_csv(
 
 def load_tunableop_csv(path: str | Path, *, skip_bad_lines: bool = False) -> TunableOpFile:
     """Read a TunableOp file; see :func:`parse_tunableop_csv`."""
+    path = require_path(path, "path", "load_tunableop_csv")
     file = Path(path)
     if not file.is_file():
         raise InputNotFound(f"no such TunableOp file: {file}", Location(file=str(file)))
@@ -285,6 +289,7 @@ def parse_aiter_csv(
     ``a8w8_untuned_gemm.csv`` does. Rows that name the same hipBLASLt problem (e.g. one per
     ``cu_num`` in tuned files) are kept once, with a warning.
     """
+    require(text, str, "text", "parse_aiter_csv")
     sink = BadLineSink(file, skip_bad_lines)
     problems: list[GemmProblem] = []
     seen: set[tuple[Any, ...]] = set()
@@ -314,6 +319,7 @@ def aiter_times(
     The first row of a problem counts, as :func:`parse_aiter_csv` keeps it; rows without a
     usable time (untuned files) and unreadable rows are left out.
     """
+    require(text, str, "text", "aiter_times")
     times: dict[tuple[Any, ...], float] = {}
     for row, problem in _aiter_rows(text, file, BadLineSink(file, True), default_dtype, default_out_dtype):
         identity = problem.identity()
@@ -412,6 +418,7 @@ def load_aiter_csv(
     default_out_dtype: str | None = None,
 ) -> ParsedWorkload:
     """Read an AITER CSV file; see :func:`parse_aiter_csv`."""
+    path = require_path(path, "path", "load_aiter_csv")
     file = Path(path)
     if not file.is_file():
         raise InputNotFound(f"no such AITER CSV: {file}", Location(file=str(file)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from tensilekit._arguments import require, require_path, require_paths
 from tensilekit.errors import Location, ToolOutputError, UnsupportedFormat
 from tensilekit.io.files import check_regular_file
 from tensilekit.workload.aggregate import Workload, aggregate_problems
@@ -25,6 +26,7 @@ def detect_workload_format(text: str) -> WorkloadFormat | None:
     naming ``transA`` and ``solution_index``, or 37-field bench value lines; AITER files with a header naming ``M``, ``N`` and ``K``;
     a GEKO list is a YAML mapping with ``TRANSA`` and ``Sizes`` keys.
     """
+    require(text, str, "text", "detect_workload_format")
     lines = [line.strip() for line in text.splitlines()[: _SNIFF_LINES * 4] if line.strip()]
     lines = [line for line in lines if not line.startswith("#")][:_SNIFF_LINES]
     if not lines:
@@ -55,6 +57,9 @@ def parse_workload(
     text: str, *, format: WorkloadFormat | None = None, file: str | None = None, skip_bad_lines: bool = False
 ) -> ParsedWorkload:
     """Parse workload text of a given (or detected) format into problems in input order."""
+    require(text, str, "text", "parse_workload")
+    require(format, WorkloadFormat, "format", "parse_workload", optional=True)
+    require(file, str, "file", "parse_workload", optional=True)
     chosen = format or detect_workload_format(text)
     if chosen is None:
         raise UnsupportedFormat(
@@ -82,6 +87,7 @@ def load_workload(
     path: str | Path, *, format: WorkloadFormat | None = None, skip_bad_lines: bool = False
 ) -> ParsedWorkload:
     """Read one workload file of any supported format (detected from its content by default)."""
+    path = require_path(path, "path", "load_workload")
     file = Path(path)
     check_regular_file(file, missing=f"no such workload file: {file}")  # a FIFO or device: refused unread
     text = file.read_text(encoding="utf-8-sig", errors="replace")
@@ -96,7 +102,8 @@ def load_workloads(
     Returns the merged :class:`Workload` (its warnings include every file's warnings, prefixed
     with the file) and the per-file results, whose ``bad_lines`` say what was skipped.
     """
-    parsed = [load_workload(path, format=format, skip_bad_lines=skip_bad_lines) for path in paths]
+    files = require_paths(paths, "paths", "load_workloads")
+    parsed = [load_workload(path, format=format, skip_bad_lines=skip_bad_lines) for path in files]
     merged = aggregate_problems(problem for item in parsed for problem in item.problems)
     file_warnings = tuple(f"{item.source}: {warning}" for item in parsed for warning in item.warnings)
     return merged.model_copy(update={"warnings": file_warnings + merged.warnings}), parsed

@@ -30,6 +30,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from tensilekit._arguments import require as require_type
+from tensilekit._arguments import require_path
 from tensilekit.errors import InputNotFound, InvalidValue, Location, MissingField, YamlSyntaxError, one_line_reason
 from tensilekit.io.limits import check_yaml_text
 from tensilekit.workload.problem import GemmProblem
@@ -141,6 +143,7 @@ def parse_geko_list(text: str, *, file: str | None = None) -> ParsedWorkload:
     :class:`~tensilekit.errors.InvalidValue` for a bad type triple, transpose or size entry,
     :class:`~tensilekit.errors.InputTooLarge` for a number over the digits limit or too deep nesting.
     """
+    require_type(text, str, "text", "parse_geko_list")
     check_yaml_text(text, file)  # PyYAML would raise ValueError past 4 300 digits, or recurse
     try:
         loader = yaml.SafeLoader(text)  # the reader checks for control characters here
@@ -223,6 +226,7 @@ def parse_geko_list(text: str, *, file: str | None = None) -> ParsedWorkload:
 
 def load_geko_list(path: str | Path) -> ParsedWorkload:
     """Read a GEKO list YAML file; see :func:`parse_geko_list`."""
+    path = require_path(path, "path", "load_geko_list")
     file = Path(path)
     if not file.is_file():
         raise InputNotFound(f"no such GEKO list: {file}", Location(file=str(file)))

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from tensilekit._arguments import require, require_lines, require_path
 from tensilekit.errors import InputNotFound, Location
 from tensilekit.workload.problem import GemmProblem
 from tensilekit.workload.records import BadLine, BadLineSink, ParsedWorkload, WorkloadFormat
@@ -295,6 +296,7 @@ def problem_from_fields(fields: dict[str, str]) -> GemmProblem:
 
 def parse_profile_line(line: str) -> GemmProblem:
     """Parse one mask-64/128 line ``- { function: matmul, M: …, call_count: n }``."""
+    require(line, str, "line", "parse_profile_line")
     return problem_from_fields(read_flow_mapping(line))
 
 
@@ -373,6 +375,7 @@ def parse_bench_line(line: str) -> list[GemmProblem]:
 
     The solution index is kept when the line says ``--algo_method index --solution_index n``.
     """
+    require(line, str, "line", "parse_bench_line")
     tokens = line.split()
     if not tokens or not _is_bench_command(tokens[0]):
         raise _LineError("not a hipblaslt-bench command line")
@@ -477,7 +480,7 @@ def parse_hipblaslt_log(
     ignored = 0
     # Mask-32 logs repeat the same line once per call; parse each distinct line once.
     parsed: dict[str, tuple[LogLineKind, list[GemmProblem]]] = {}
-    source = lines.splitlines() if isinstance(lines, str) else lines
+    source = require_lines(lines, "lines", "parse_hipblaslt_log")
     for number, raw in enumerate(source, start=1):
         stripped = raw.strip()
         known = parsed.get(stripped)
@@ -507,6 +510,7 @@ def parse_hipblaslt_log(
 
 def load_hipblaslt_log(path: str | Path, *, skip_bad_lines: bool = False) -> HipblasltLog:
     """Read a hipBLASLt log file (streamed line by line); see :func:`parse_hipblaslt_log`."""
+    path = require_path(path, "path", "load_hipblaslt_log")
     file = Path(path)
     if not file.is_file():
         raise InputNotFound(f"no such log file: {file}", Location(file=str(file)))

@@ -223,6 +223,7 @@ def batches(
             for reader in READERS[dialect]:
                 tool = tool_profile(PROFILE_OF_READER[reader])
                 folder = root / f"{arch}_{reader}"
+                folder.mkdir(parents=True)
                 batch = Batch()
                 batch.files, _ = generate(folder, arch, dialect, tool, problems)
                 epilogues = epilogue_configs(folder, corpus, arch, dialect, tool)

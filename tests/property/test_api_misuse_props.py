@@ -40,6 +40,9 @@ DOCUMENTED_MODULES = (
     "tensilekit.lint",
     "tensilekit.selection",
     "tensilekit.coverage",
+    "tensilekit.search",
+    "tensilekit.pipeline",
+    "tensilekit.workload",
 )
 
 # Functions of other modules the docs import by name (docs/search.md, docs/build-master.md).
@@ -55,7 +58,7 @@ DOCUMENTED_FUNCTIONS = {
 
 # Functions that would start real work with valid arguments (tuning runs, builds of AMD tools):
 # they are only called with every argument wrong.
-ALWAYS_BAD = {"run_tuning"}
+ALWAYS_BAD = {"run_tuning", "run_pipeline", "run_script", "run_ga"}
 
 ALLOWED = (TensilekitError, TypeError, ValueError)
 
@@ -263,10 +266,17 @@ def test_random_wrong_values_raise_only_documented_errors(
         os.chdir(previous)
 
 
-@pytest.mark.parametrize("writer", ["dump_logic", "dump_master", "merge_paths", "write_remapped"])
+@pytest.mark.parametrize("writer", ["dump_logic", "dump_master", "merge_paths", "write_remapped", "write_config"])
 def test_api_writers_refuse_a_missing_folder(world: dict[str, Any], writer: str) -> None:
     """As the CLI does: the folder of an output must exist; the API does not create it."""
     missing = world["scratch"] / "missing-folder" / "out.yaml"
+    if writer == "write_config":  # tensilekit.search's: <name>.yaml and <name>.sh into a folder
+        from tensilekit.search import write_config
+
+        with pytest.raises(InputNotFound) as raised:
+            write_config(missing.parent, "out", {"GlobalParameters": {}})
+        assert str(missing.parent) in str(raised.value) and not missing.parent.exists()
+        return
     if writer == "write_remapped":
         from tensilekit.remapping import RemapReport
 

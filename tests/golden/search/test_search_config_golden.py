@@ -89,6 +89,7 @@ def test_config_matches_the_reviewed_file(name: str, tmp_path: Path) -> None:
     assert expanded == kernels and len(kernels) == 6
     context = make_context(profile_for(case["arch"]), "B", case.get("shapes", DECODE), dialect=dialect)
     assert all(is_valid(kernel, context) for kernel in kernels)
+    (tmp_path / "again").mkdir()
     again = write_config(tmp_path / "again", stem, loaded, header)
     assert yaml.safe_load(again.read_text()) == loaded
     if dialect == "tensile":

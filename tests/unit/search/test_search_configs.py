@@ -89,6 +89,7 @@ def test_problem_sizes() -> None:
 
 def test_write_config_writes_yaml_and_an_executable_script(tmp_path: Path) -> None:
     config = tuning_config(PROBLEM_TYPE, [SQUARE], KERNELS, profile_for("gfx942"))
+    (tmp_path / "cfg").mkdir()
     path = write_config(tmp_path / "cfg", "BBS_TN_0", config, ["header"])
     assert path == tmp_path / "cfg" / "BBS_TN_0.yaml" and yaml.safe_load(path.read_text()) == config
     script = tmp_path / "cfg" / "BBS_TN_0.sh"
