@@ -113,6 +113,13 @@ def test_the_workload_and_inline_gemms_are_checked(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "unknown Tensile type letters 'Q'" in result.output  # type: ignore[attr-defined]
     result = invoke(*base, "--inline", "64", "64", "1", "64", "B", "B", "S", "T")
     assert result.exit_code == 2  # type: ignore[attr-defined]
+    # a size past int64: which --inline and why, without pydantic's "Value error," prefix
+    huge = str(2**70)
+    result = invoke(*base, "--inline", "8", "8", "1", "8", "B", "B", "S", "T", "N", "--inline", huge, "8", "1", "8",
+                    "B", "B", "S", "T", "N")  # fmt: skip
+    output = result.output  # type: ignore[attr-defined]
+    assert result.exit_code == 2 and "Value error" not in output, output  # type: ignore[attr-defined]
+    assert f"--inline #2: bad inline GEMM '{huge} 8 1 8 B B S T N': m: {huge} is over the C++ int64_t" in output
     assert not (tmp_path / "W").exists()
 
 

@@ -426,6 +426,7 @@ def tune_command(
     if logs:
         workload, _ = read_workloads(list(logs), strict=strict)  # bad lines: file:line warnings (or exit 3)
         _check_tunable(workload.problems, [str(log) for log in logs], strict=strict)
+    _check_inline(inline)
     from pydantic import ValidationError
 
     try:
@@ -445,8 +446,9 @@ def tune_command(
         )  # fmt: skip
     except ValidationError as error:  # option combinations TuneConfig refuses are usage errors (exit 2)
         problems = "; ".join(
-            f"{'.'.join(map(str, item['loc'])) or 'options'}: {item['msg']}" for item in error.errors()
-        )
+            f"{'.'.join(map(str, item['loc'])) or 'options'}: {item['msg'].removeprefix('Value error, ')}"
+            for item in error.errors()
+        )  # pydantic's "Value error, " prefix says nothing to a user
         raise click.UsageError(problems) from None
     stderr = Console(stderr=True, highlight=False, soft_wrap=True)
     executor = build_executor(executor_kind, config, address)
@@ -465,6 +467,18 @@ def tune_command(
         console.print(f"configs: {workdir / '04_search' / 'configs'}  search results: {workdir / '04_search'}")
     else:
         render_summary(report, workdir, Console(highlight=False, soft_wrap=True))
+
+
+def _check_inline(inline: tuple[tuple[str, ...], ...]) -> None:
+    """Each ``--inline`` GEMM reads as one (a usage error naming which one and why, exit 2)."""
+    from tensilekit.errors import InvalidValue
+    from tensilekit.workload import parse_inline_gemm
+
+    for position, values in enumerate(inline, start=1):
+        try:
+            parse_inline_gemm(values)
+        except InvalidValue as error:
+            raise click.UsageError(f"--inline #{position}: {error.message}") from None
 
 
 __all__ = ["tune_command"]
