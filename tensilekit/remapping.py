@@ -739,8 +739,7 @@ def remap(
     require_path(new, "new", "remap")
     require(arch, str, "arch", "remap", optional=True)
     require(cu_count, int, "cu_count", "remap", optional=True)
-    if validators is not None and not isinstance(validators, Mapping):
-        raise TypeError(f"remap(): validators must be a mapping, not {type(validators).__name__}")
+    require(validators, Mapping, "validators", "remap", optional=True)
 
     old_library, old_loader = load_for_selection(old)
     new_library, new_loader = load_for_selection(new)

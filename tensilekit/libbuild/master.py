@@ -38,6 +38,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Union
 
+from tensilekit._arguments import require
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
 from tensilekit.io.logic_io import logic_from_data, logic_to_data
 from tensilekit.libbuild.entries import solution_record
@@ -462,8 +463,7 @@ def kernel_states(
     its keys, ``ProblemType`` a plain dict); its custom kernels need ``custom_kernel_config``.
     Raises TypeError when ``logic`` is not a LogicFile.
     """
-    if not isinstance(logic, LogicFile):
-        raise TypeError(f"kernel_states(): logic must be LogicFile, not {type(logic).__name__}")
+    require(logic, LogicFile, "logic", "kernel_states")
     if logic.dialect is Dialect.TENSILELITE:
         return solution_states(logic_to_data(logic), custom_kernel_config)
     return [state for state, _ in _derived(logic)]

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tensilekit._arguments import require
 from tensilekit.errors import SelectionError, one_line_reason
 from tensilekit.model.common import DataType
 from tensilekit.ranges import INT64, SIZE_T, checked_field
@@ -198,8 +199,7 @@ def parse_type_spec(text: str) -> TypeSpec:
     how Tensile names its problem types (``HHS`` = half in, half out, float compute). Four mean
     (A, B, C/D, compute) and five (A, B, C, D, compute). Raises TypeError when ``text`` is no str.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"parse_type_spec(): text must be str, not {type(text).__name__}")
+    require(text, str, "text", "parse_type_spec")
     raw = text.strip()
     if not raw:
         raise SelectionError("empty type specification")

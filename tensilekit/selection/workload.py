@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 
+from tensilekit._arguments import require
 from tensilekit.errors import SelectionError
 from tensilekit.model.library import MasterLibrary
 from tensilekit.selection.answer import Selection
@@ -78,14 +79,9 @@ def select_workload(
     A GEMM selection cannot represent is answered with its ``error`` instead of stopping the
     whole workload. Raises TypeError for arguments of the wrong type.
     """
-    if not isinstance(library, (MasterLibrary, CompiledLibrary)):
-        raise TypeError(
-            f"select_workload(): library must be MasterLibrary or CompiledLibrary, not {type(library).__name__}"
-        )
-    if not isinstance(hardware, Hardware):
-        raise TypeError(f"select_workload(): hardware must be Hardware, not {type(hardware).__name__}")
-    if workspace_size is not None and (isinstance(workspace_size, bool) or not isinstance(workspace_size, int)):
-        raise TypeError(f"select_workload(): workspace_size must be int or None, not {type(workspace_size).__name__}")
+    require(library, (MasterLibrary, CompiledLibrary), "library", "select_workload")
+    require(hardware, Hardware, "hardware", "select_workload")
+    require(workspace_size, int, "workspace_size", "select_workload", optional=True)
     if isinstance(gemms, (str, bytes, Mapping)) or not isinstance(gemms, Iterable):
         raise TypeError(
             f"select_workload(): gemms must be an iterable of workload GemmProblem, not {type(gemms).__name__}"
