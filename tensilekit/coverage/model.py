@@ -51,43 +51,63 @@ SIZE_NAMES = {"FreeSizeA": "M", "FreeSizeB": "N", "BoundSize": "K", "BatchSize":
 """Matching-table properties that are GEMM sizes, by the name coverage shows them with."""
 
 
-_SIZE_FIELDS = (
-    "m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d",
-    "alpha", "beta", "workspace_size",
+class _Compactor:
+    """Keeps many frozen pydantic models of one class as (a shared model of their kind, the values
+    of the fields that vary): per object a tuple instead of a model, its dict and its field set."""
+
+    def __init__(self, model: type[Any], varying: tuple[str, ...]) -> None:
+        self.model = model
+        self.varying = varying
+        self.values_of = operator.itemgetter(*varying)  # of a model's __dict__ (C-level: runs per GEMM)
+        self.kind_of = operator.itemgetter(*(name for name in model.model_fields if name not in varying))
+        self.kinds: dict[tuple[Any, ...], Any] = {}
+
+    def split(self, value: Any) -> tuple[Any, tuple[Any, ...]]:
+        """(the shared model of ``value``'s kind, its varying values); the first of a kind stands for it."""
+        fields = value.__dict__
+        key = self.kind_of(fields)
+        shared = self.kinds.get(key)
+        if shared is None:
+            shared = value
+            if len(self.kinds) < _MAX_KINDS:
+                self.kinds[key] = value
+        values = self.values_of(fields)
+        if shared is not value:  # a value its kind's model has too (alpha 1.0, a stride 0 …) is shared
+            values = tuple(
+                mine if mine is theirs or mine != theirs or type(mine) is not type(theirs) else theirs
+                for mine, theirs in zip(values, self.values_of(shared.__dict__), strict=True)
+            )
+        return shared, values
+
+    def join(self, shared: Any, values: tuple[Any, ...]) -> Any:
+        """The model ``split`` took apart (equal to it): ``model_copy(update=...)`` without its
+        overhead (the values came from a validated model of the same kind)."""
+        if values == self.values_of(shared.__dict__):
+            return shared
+        fields = dict(shared.__dict__)
+        fields.update(zip(self.varying, values, strict=True))
+        rebuilt = object.__new__(self.model)
+        setter = object.__setattr__
+        setter(rebuilt, "__dict__", fields)
+        setter(rebuilt, "__pydantic_fields_set__", shared.__pydantic_fields_set__)
+        setter(rebuilt, "__pydantic_extra__", None)
+        setter(rebuilt, "__pydantic_private__", None)
+        return rebuilt
+
+
+_MAX_KINDS = 4096  # distinct problem types kept shared per model (a workload has a handful)
+# the fields that differ from one GEMM of a workload to the next; the rest (types, transposes,
+# flags, epilogue) is one shared model per problem type
+_PROBLEMS = _Compactor(
+    GemmProblem,
+    ("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "alpha",
+     "beta", "workspace_size"),
 )  # fmt: skip
-"""The problem fields that differ from one GEMM of a workload to the next; the rest (types,
-transposes, flags, epilogue) is one shared problem per problem type."""
-_TYPE_FIELDS = tuple(name for name in GemmProblem.model_fields if name not in _SIZE_FIELDS)
-_sizes_of = operator.itemgetter(*_SIZE_FIELDS)  # of a problem's __dict__ (C-level: this runs per GEMM)
-_type_of = operator.itemgetter(*_TYPE_FIELDS)
-_TYPES: dict[tuple[Any, ...], GemmProblem] = {}
-_MAX_TYPES = 4096  # distinct problem types kept shared (a workload has a handful)
-
-
-def _shared_type(problem: GemmProblem) -> GemmProblem:
-    """A problem of ``problem``'s type (every field but the sizes and scalars), shared by every
-    GEMM of that type: the first one seen stands for it."""
-    key = _type_of(problem.__dict__)
-    known = _TYPES.get(key)
-    if known is None:
-        known = problem
-        if len(_TYPES) < _MAX_TYPES:
-            _TYPES[key] = problem
-    return known
-
-
-def _with_sizes(shared: GemmProblem, sizes: tuple[Any, ...]) -> GemmProblem:
-    """``shared`` with these sizes and scalars: what ``model_copy(update=...)`` makes, without its
-    overhead (the values came from a validated problem of the same type)."""
-    values = dict(shared.__dict__)
-    values.update(zip(_SIZE_FIELDS, sizes, strict=True))
-    rebuilt = object.__new__(GemmProblem)
-    setter = object.__setattr__
-    setter(rebuilt, "__dict__", values)
-    setter(rebuilt, "__pydantic_fields_set__", shared.__pydantic_fields_set__)
-    setter(rebuilt, "__pydantic_extra__", None)
-    setter(rebuilt, "__pydantic_private__", None)
-    return rebuilt
+_WORKLOADS = _Compactor(
+    WorkloadGemm,
+    ("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "alpha",
+     "beta", "call_count", "solution_index", "solution_name", "kernel_name"),
+)  # fmt: skip
 
 
 class CoverageGemm:
@@ -102,27 +122,32 @@ class CoverageGemm:
     rebuilds it (equal to the one given) when asked.
     """
 
-    __slots__ = ("_type", "_sizes", "hardware", "gemm_type", "calls", "measured_us", "origin", "workload")
+    __slots__ = ("_type", "_sizes", "_workload_type", "_workload", "hardware", "gemm_type", "calls", "measured_us",
+                 "origin")  # fmt: skip
 
     _type: GemmProblem
     _sizes: tuple[Any, ...]
+    _workload_type: WorkloadGemm | None
+    _workload: tuple[Any, ...] | None
     hardware: Hardware
     gemm_type: str
     calls: int
     measured_us: float | None
     origin: str | None
-    workload: WorkloadGemm | None
 
     def __init__(
         self, problem: GemmProblem, hardware: Hardware, gemm_type: str, calls: int = 1,
         measured_us: float | None = None, origin: str | None = None, workload: WorkloadGemm | None = None,
     ) -> None:  # fmt: skip
-        values = problem.__dict__
         setter = object.__setattr__
-        setter(self, "_type", _shared_type(problem))
-        setter(self, "_sizes", _sizes_of(values))
+        shared, sizes = _PROBLEMS.split(problem)
+        setter(self, "_type", shared)
+        setter(self, "_sizes", sizes)
+        kind, values = (None, None) if workload is None else _WORKLOADS.split(workload)
+        setter(self, "_workload_type", kind)
+        setter(self, "_workload", values)
         for name, value in (("hardware", hardware), ("gemm_type", gemm_type), ("calls", calls),
-                            ("measured_us", measured_us), ("origin", origin), ("workload", workload)):  # fmt: skip
+                            ("measured_us", measured_us), ("origin", origin)):  # fmt: skip
             setter(self, name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -131,10 +156,16 @@ class CoverageGemm:
     @property
     def problem(self) -> GemmProblem:
         """The GEMM's selection problem (rebuilt from its sizes over the shared type)."""
-        shared = self._type
-        if self._sizes == _sizes_of(shared.__dict__):
-            return shared  # the GEMM that stands for its type
-        return _with_sizes(shared, self._sizes)
+        problem: GemmProblem = _PROBLEMS.join(self._type, self._sizes)
+        return problem
+
+    @property
+    def workload(self) -> WorkloadGemm | None:
+        """The hipBLASLt-spelled GEMM it came from (a log or CSV), rebuilt; None for a query line."""
+        if self._workload_type is None or self._workload is None:
+            return None
+        gemm: WorkloadGemm = _WORKLOADS.join(self._workload_type, self._workload)
+        return gemm
 
     @property
     def key(self) -> tuple[Any, ...]:

@@ -55,7 +55,7 @@ def test_a_workload_log_becomes_the_gemms_select_from_log_asks_about(fixture_pat
     first = gemms[0]
     assert first.gemm_type == workload.problems[0].gemm_type == "BBS_TN"
     assert (first.problem.m, first.problem.a_type, first.problem.trans_a) == (6144, DataType.BFLOAT16, "T")
-    assert first.workload is workload.problems[0] and first.measured_us is None
+    assert first.workload == workload.problems[0] and first.measured_us is None
     assert parsed[0].bad_lines  # the readers' own bad lines are the caller's to report
 
 
@@ -112,6 +112,7 @@ def test_a_distinct_gemm_costs_coverage_at_most_a_kilobyte(corpus: Any) -> None:
     # fields each); a GEMM now keeps its sizes over one problem of its type, shared
     import gc
     import json
+    import sys
     import tracemalloc
 
     from tensilekit.library import open_library
@@ -138,6 +139,25 @@ def test_a_distinct_gemm_costs_coverage_at_most_a_kilobyte(corpus: Any) -> None:
         tracemalloc.stop()
     assert not bad and len(report.gemms) == count
     assert (held - base) / count <= 1024
+    # from a log: the logged GEMMs (pydantic, ~3.7 KB each) are not kept alive by coverage
+    from tensilekit.workload.problem import GemmProblem as WorkloadGemm
+
+    logged = [
+        WorkloadGemm(m=7 + i, n=3 * i + 1, k=64 + i % 97, trans_a="T", a_type="f32_r", compute_type="c_f32_r",
+                     call_count=i % 9 + 1)
+        for i in range(count)
+    ]  # fmt: skip
+    tracemalloc.start()
+    try:
+        from_log, _ = library.coverage_gemms(logged)
+        logged_report = library.coverage(from_log)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(logged_report.gemms) == count and held / count <= 1024
+    assert [gemm.workload for gemm in from_log[:20]] == logged[:20]
+    references = sys.getrefcount(logged[-1])
+    assert references == 2  # the list's and getrefcount's argument: coverage keeps none
     # the compact GEMM gives back the very problem it was built from
     again = [library.problem_from_query(json.loads(line)) for line in lines[:50]]
     assert [gemm.problem for gemm in gemms[:50]] == again
