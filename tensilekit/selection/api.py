@@ -27,7 +27,7 @@ from tensilekit.errors import SelectionError
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
 from tensilekit.selection.answer import Selection, TraceEvent
-from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware
+from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, contraction_problem
 from tensilekit.selection.runtime import Runtime, TopSolutions, detect_runtime, runtime_named
 from tensilekit.selection.walk import Loader, ReferenceSelector, as_contraction
 
@@ -85,6 +85,25 @@ def _reference(library: Library, loader: Loader | None, runtime: Runtime | str |
 _NOT_FOUND = Selection(None, None, None)
 
 
+def _compiled_class() -> type | None:
+    """:class:`CompiledLibrary`, or None while the compiled path is not imported (then no library is one)."""
+    fast = sys.modules.get("tensilekit.selection.fast")
+    return None if fast is None else fast.CompiledLibrary
+
+
+def _select_compiled(compiled: CompiledLibrary, contraction: ContractionProblem, hardware: Hardware) -> Selection:
+    """One query through the compiled walk, with the runtime's further attempts (no trace, no top)."""
+    find = compiled.find
+    solution, fitness = find(contraction, hardware)
+    if solution is not None:
+        return Selection(solution.index, solution.name, fitness, solution)
+    for attempt in compiled.runtime.attempts(contraction)[1:]:
+        solution, fitness = find(attempt, hardware)
+        if solution is not None:
+            return Selection(solution.index, solution.name, fitness, solution, retried=True)
+    return _NOT_FOUND
+
+
 def select_solution(
     library: Library,
     problem: GemmProblem | ContractionProblem,
@@ -122,6 +141,26 @@ def select_solution(
             library without loader, …), or ``runtime`` names no runtime.
         TypeError: an argument of the wrong type.
     """
+    if (
+        type(library) is _compiled_class()
+        and not explain
+        and type(top) is int
+        and top == 0
+        and runtime is None
+        and type(hardware) is Hardware
+        and (loader is None or callable(loader))
+    ):
+        # the warm query on a compiled library: the checks below, cut to what this case needs
+        # (each costs about as much as a twentieth of the compiled walk)
+        kind = type(problem)
+        if kind is GemmProblem:
+            contraction = contraction_problem(problem, rocblas_k0=rocblas_k0)  # type: ignore[arg-type]
+        elif kind is ContractionProblem:
+            contraction = problem  # type: ignore[assignment]
+        else:
+            contraction = None
+        if contraction is not None:
+            return _select_compiled(library, contraction, hardware)  # type: ignore[arg-type]
     _check_query("select_solution", library, problem, hardware, loader, runtime)
     require(top, int, "top", "select_solution")
     contraction = as_contraction(problem, rocblas_k0=rocblas_k0)
