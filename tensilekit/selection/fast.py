@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -47,7 +48,16 @@ from tensilekit.predicates.evaluate import has_chip_predicate
 from tensilekit.selection.columns import ColumnsLike
 from tensilekit.selection.distance import DISTANCES, grid_based_distances
 from tensilekit.selection.features import feature_key
-from tensilekit.selection.kernels import Atom, AtomTable, BoolArray, all_of, bitmask_of, compile_atom, conjuncts
+from tensilekit.selection.kernels import (
+    Atom,
+    AtomTable,
+    BoolArray,
+    all_of,
+    bitmask_of,
+    canonical_key,
+    compile_atom,
+    conjuncts,
+)
 from tensilekit.selection.problem import ContractionProblem, Hardware
 from tensilekit.selection.runtime import Runtime, detect_runtime, runtime_named
 from tensilekit.selection.scan import DBL_MAX, Band, Usable, have_kdtree, nearest_many, nearest_one, scan_one
@@ -405,7 +415,7 @@ def _predict_many(arrays: tuple[IntArray, Any, IntArray, IntArray], keys: Any) -
 class _Table(_Node):
     """A ``Matching`` node: Euclidean/Manhattan/Ratio scans and Equality probes."""
 
-    def __init__(self, lib: CompiledLibrary, node: MatchingNode) -> None:
+    def __init__(self, lib: CompiledLibrary, node: MatchingNode, known: frozenset[str] = frozenset()) -> None:
         self.node = node
         self.distance = DISTANCES[node.distance]
         self.attrs = [_key_attribute(prop) for prop in node.properties]
@@ -421,7 +431,12 @@ class _Table(_Node):
         atom_sets = [set(lib.solution_atoms[s]) for s in unique_sids]
         common = set.intersection(*atom_sets) if atom_sets else set()
         varying = sorted(set().union(*atom_sets) - common) if atom_sets else []
-        self.common = [lib.atoms.atoms[a] for a in sorted(common) if lib.atoms.atoms[a].constant is not True]
+        # the atoms every kernel needs, less those the rows above the table have tested already
+        self.common = [
+            lib.atoms.atoms[a]
+            for a in sorted(common)
+            if lib.atoms.atoms[a].constant is not True and lib.atoms.atoms[a].key not in known
+        ]
         self.varying = [lib.atoms.atoms[a] for a in varying]
         self._common_ok = all_of(self.common, "common_ok")
         self._bits = bitmask_of(self.varying, "signature")
@@ -620,8 +635,8 @@ class _GridTable(_Table):
     the first cell searched for all of them at once (the rare query whose first cell has no
     usable entry walks on alone)."""
 
-    def __init__(self, lib: CompiledLibrary, node: MatchingNode) -> None:
-        super().__init__(lib, node)
+    def __init__(self, lib: CompiledLibrary, node: MatchingNode, known: frozenset[str] = frozenset()) -> None:
+        super().__init__(lib, node, known)
         self.grid_key = lib.runtime.grid_key
         self.grid_keys = lib.runtime.grid_keys
         self.column_m: list[int] = self.keys[:, 0].tolist() if len(self.keys) else []
@@ -629,6 +644,27 @@ class _GridTable(_Table):
         self.masks: dict[int, list[bool]] = {}
         # (M, N) of each entry as one sortable code: cells are runs of equal codes
         self.cell_codes = (self.keys[:, 0] << 32) + self.keys[:, 1] if len(self.keys) else np.zeros(0, np.int64)
+        # the cells for the one-query walk: cell c holds positions cell_start[c] .. cell_start[c + 1];
+        # run r (one M) holds cells run_cell[r] .. run_cell[r + 1], whose N are run_n[r]
+        self.cell_start: list[int] = []
+        self.run_m: list[int] = []
+        self.run_cell: list[int] = []
+        self.run_n: list[list[int]] = []
+        previous: tuple[int, int] | None = None
+        for position, (m, n) in enumerate(zip(self.column_m, self.column_n, strict=True)):
+            if (m, n) == previous:
+                continue
+            if previous is None or m != previous[0]:
+                self.run_m.append(m)
+                self.run_cell.append(len(self.cell_start))
+                self.run_n.append([])
+            self.cell_start.append(position)
+            self.run_n[-1].append(n)
+            previous = (m, n)
+        self.cell_start.append(len(self.key_list))
+        self.run_cell.append(len(self.cell_start) - 1)
+        self.walks: dict[int, tuple[list[bool], list[int], int]] = {}
+        self.key_getter = _key_getter(self.attrs)
 
     def usable_list(self, signature: int) -> list[bool]:
         mask = self.masks.get(signature)
@@ -645,12 +681,65 @@ class _GridTable(_Table):
         signature = self._signature(p, h)
         if signature is None:
             return -1, DBL_MAX
-        position, distance = self.walk(self.grid_key(self.key_of(p)), self.usable_list(signature))
+        position, distance = self.cell_walk(self.grid_key(self.key_getter(p)), self.walk_tables(signature))
         if position < 0:
             return -1, DBL_MAX
         if route is not None:
             route.answered(self.node, "table", position)
         return self.sid_list[position], distance
+
+    def walk_tables(self, signature: int) -> tuple[list[bool], list[int], int]:
+        """For the queries of ``signature``: each entry's usability, for each cell the first cell
+        from it on with a usable entry (``len(cells)`` for none), and the last usable entry before
+        the table's last cell (-1 for none)."""
+        tables = self.walks.get(signature)
+        if tables is None:
+            usable = self.usable_list(signature)
+            starts = self.cell_start
+            cells = len(starts) - 1
+            next_usable = [cells] * (cells + 1)
+            for cell in range(cells - 1, -1, -1):
+                has_usable = any(usable[starts[cell] : starts[cell + 1]])
+                next_usable[cell] = cell if has_usable else next_usable[cell + 1]
+            last_start = starts[cells - 1] if cells else 0
+            fallback = next((p for p in range(last_start - 1, -1, -1) if usable[p]), -1)
+            tables = (usable, next_usable, fallback)
+            if len(self.walks) >= _SUBTABLE_CACHE_LIMIT:
+                self.walks.clear()
+            self.walks[signature] = tables
+        return tables
+
+    def cell_walk(self, key: tuple[int, ...], tables: tuple[list[bool], list[int], int]) -> tuple[int, float]:
+        """:meth:`walk`, cell by cell: from the first run (M) at or above the key's M, each run is
+        walked from its first cell at or above the key's N (its last cell if none) to its end,
+        and the first cell with a usable entry at a finite distance answers; if none, the last
+        usable entry before the table's last cell (what the reference's backward scan finds)."""
+        usable, next_usable, fallback = tables
+        run_m, run_cell, run_n, starts = self.run_m, self.run_cell, self.run_n, self.cell_start
+        distance = self.distance.distance
+        keys = self.key_list
+        key_m, key_n = key[0], key[1]
+        runs = len(run_m)
+        run = bisect.bisect_left(run_m, key_m) if key_m <= run_m[-1] else runs - 1
+        while run < runs:
+            ns = run_n[run]
+            first, end = run_cell[run], run_cell[run + 1]
+            cell = first + (bisect.bisect_left(ns, key_n) if key_n <= ns[-1] else len(ns) - 1)
+            cell = next_usable[cell]
+            while cell < end:
+                best, best_distance = -1, DBL_MAX
+                for position in range(starts[cell], starts[cell + 1]):
+                    if usable[position]:
+                        d = distance(key, keys[position])
+                        if d < best_distance:
+                            best, best_distance = position, d
+                if best >= 0:
+                    return best, best_distance
+                cell = next_usable[cell + 1]
+            run += 1
+        if fallback >= 0:
+            return fallback, distance(key, keys[fallback])
+        return -1, DBL_MAX
 
     def walk(self, key: tuple[int, ...], usable: list[bool]) -> tuple[int, float]:
         """``findBestKeyMatch_GridBased(key, .., 1)`` as :meth:`ReferenceSelector._grid_walk`."""
@@ -785,6 +874,18 @@ def _unique_rows(bits: BoolArray) -> tuple[list[int], IntArray]:
     return signatures, inverse
 
 
+def _key_getter(attrs: list[str | None]) -> Callable[[Any], tuple[int, ...]]:
+    """``key_of`` as one C-level call where it can be (every key component a problem field)."""
+    if len(attrs) > 1 and all(attr is not None for attr in attrs):
+        return operator.attrgetter(*attrs)  # type: ignore[arg-type]
+    return lambda p: tuple(1 if attr is None else getattr(p, attr) for attr in attrs)
+
+
+def _conjunct_keys(predicate: Any) -> frozenset[str]:
+    """Keys of the atoms a row predicate is the conjunction of (each holds where the row does)."""
+    return frozenset(canonical_key(operand) for operand in conjuncts(predicate))
+
+
 def _key_attribute(prop: Any) -> str | None:
     kind, index = prop.type, prop.index if prop.index is not None else 0
     simple = {"FreeSizeA": "m", "FreeSizeB": "n", "BatchSize": "batch", "BoundSize": "k"}
@@ -907,11 +1008,16 @@ class CompiledLibrary:
 
     # -- compilation
 
-    def _compile(self, node: AnyNode) -> _Node:
+    def _compile(self, node: AnyNode, known: frozenset[str] = frozenset()) -> _Node:
+        """``node`` compiled; ``known``: keys of the atoms every query reaching it has passed (the
+        conjuncts of the rows above), which its tables need not test again."""
         if isinstance(node, (HardwareNode, ProblemNode)):
             if any(has_chip_predicate(row.predicate) for row in node.rows):
                 return _Reference(node)  # PCI chip-ID rows: the reference walk keeps fallback rows
-            rows = [(self._row_atom(row.predicate), self._compile(row.library)) for row in node.rows]
+            rows = [
+                (self._row_atom(row.predicate), self._compile(row.library, known | _conjunct_keys(row.predicate)))
+                for row in node.rows
+            ]
             if len(rows) == 1 and rows[0][0].constant is True:
                 return rows[0][1]  # one always-true row: the node adds nothing to the walk
             labels = [row_label(node.type, number, row.predicate) for number, row in enumerate(node.rows)]
@@ -920,19 +1026,19 @@ class CompiledLibrary:
             if node.property.type != "OperationIdentifier":
                 return _Reference(node)
             if not isinstance(node.map, dict):  # read partially: compiled when reached
-                return _Map({}, node.map, self._compile)
-            return _Map({key: self._compile(child) for key, child in node.map.items()})
+                return _Map({}, node.map, lambda child: self._compile(child, known))
+            return _Map({key: self._compile(child, known) for key, child in node.map.items()})
         if isinstance(node, SingleNode):
             return _Single(self.sid_of(node.index) if node.index >= 0 else -1, node)
         if isinstance(node, MatchingNode):
             if node.distance == "GridBased":
-                return _LazyTable(node, grid=True)
+                return _LazyTable(node, known, grid=True)
             if node.distance not in ("Euclidean", "Manhattan", "Ratio", "Equality"):
                 return _Reference(node)
-            return _LazyTable(node)
+            return _LazyTable(node, known)
         if isinstance(node, DecisionTreeNode):
-            trees = [(list(entry.tree), self._compile(entry.value)) for entry in node.trees]
-            return _Forest(node, trees, self._compile(node.null_value))
+            trees = [(list(entry.tree), self._compile(entry.value, known)) for entry in node.trees]
+            return _Forest(node, trees, self._compile(node.null_value, known))
         if isinstance(node, FreeSizeNode):
             return _Nothing()
         if isinstance(node, PlaceholderNode):
@@ -978,14 +1084,16 @@ class CompiledLibrary:
 class _LazyTable(_Node):
     """Sorts and indexes a ``Matching`` table on first use (large libraries compile quickly)."""
 
-    def __init__(self, node: MatchingNode, *, grid: bool = False) -> None:
+    def __init__(self, node: MatchingNode, known: frozenset[str] = frozenset(), *, grid: bool = False) -> None:
         self.node = node
+        self.known = known
         self.grid = grid
         self.table: _Table | None = None
 
     def _get(self, lib: CompiledLibrary) -> _Table:
         if self.table is None:
-            self.table = _GridTable(lib, self.node) if self.grid else _Table(lib, self.node)
+            kind = _GridTable if self.grid else _Table
+            self.table = kind(lib, self.node, self.known)
         return self.table
 
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
