@@ -53,10 +53,10 @@ from tensilekit.selection.kernels import (
     AtomTable,
     BoolArray,
     all_of,
-    bitmask_of,
     canonical_key,
     compile_atom,
     conjuncts,
+    guarded_bitmask_of,
 )
 from tensilekit.selection.problem import ContractionProblem, Hardware
 from tensilekit.selection.runtime import Runtime, detect_runtime, runtime_named
@@ -157,12 +157,20 @@ class _Rows(_Node):
     def __init__(self, rows: list[tuple[Any, _Node]], labels: list[str] | None = None) -> None:
         self.rows = rows
         self.labels = labels or [f"row {number}" for number in range(len(rows))]
+        # each row's scalar test (None: constant) and constant, made on the first query
+        self._tests: list[tuple[Any, bool, _Node]] | None = None
 
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
         fitness: float | None = None
         last = len(self.rows) - 1
-        for number, (atom, child) in enumerate(self.rows):
-            if atom.constant is False or (atom.constant is None and not atom.scalar(p, h)):
+        tests = self._tests
+        if tests is None:
+            tests = self._tests = [
+                (None if atom.constant is not None else atom.scalar, atom.constant is False, child)
+                for atom, child in self.rows
+            ]
+        for number, (test, never, child) in enumerate(tests):
+            if never or (test is not None and not test(p, h)):
                 continue
             sid, written = child.find(lib, p, h, route)
             if written is not None:
@@ -223,7 +231,9 @@ class _Map(_Node):
         return found
 
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
-        child = self.child(p.op_id)
+        child = self.children.get(p.op_id)
+        if child is None:
+            child = self.child(p.op_id)
         return (-1, None) if child is None else child.find(lib, p, h, route)
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
@@ -438,8 +448,7 @@ class _Table(_Node):
             if lib.atoms.atoms[a].constant is not True and lib.atoms.atoms[a].key not in known
         ]
         self.varying = [lib.atoms.atoms[a] for a in varying]
-        self._common_ok = all_of(self.common, "common_ok")
-        self._bits = bitmask_of(self.varying, "signature")
+        self._guarded_bits = guarded_bitmask_of(self.common, self.varying, "signature")
         position = {atom: number for number, atom in enumerate(varying)}
         need = np.zeros((len(unique_sids) + 1, len(varying)), dtype=bool)
         for row, sid in enumerate(unique_sids):
@@ -492,9 +501,8 @@ class _Table(_Node):
         return sub
 
     def _signature(self, p: ContractionProblem, h: Hardware) -> int | None:
-        if not self._common_ok(p, h):
-            return None
-        return self._bits(p, h)
+        """None unless the query passes the atoms every kernel shares; else its signature."""
+        return self._guarded_bits(p, h)
 
     def key_of(self, p: ContractionProblem) -> tuple[int, ...]:
         return tuple(1 if attr is None else getattr(p, attr) for attr in self.attrs)
@@ -715,6 +723,8 @@ class _GridTable(_Table):
         and the first cell with a usable entry at a finite distance answers; if none, the last
         usable entry before the table's last cell (what the reference's backward scan finds)."""
         usable, next_usable, fallback = tables
+        if fallback < 0 and next_usable[0] == len(next_usable) - 1:
+            return -1, DBL_MAX  # no usable entry at all
         run_m, run_cell, run_n, starts = self.run_m, self.run_cell, self.run_n, self.cell_start
         distance = self.distance.distance
         keys = self.key_list
@@ -1097,7 +1107,8 @@ class _LazyTable(_Node):
         return self.table
 
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
-        return self._get(lib).find(lib, p, h, route)
+        table = self.table
+        return (self._get(lib) if table is None else table).find(lib, p, h, route)
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         return self._get(lib).find_batch(lib, cols, route)

@@ -555,4 +555,39 @@ def bitmask_of(atoms: Sequence[Atom], name: str) -> Callable[[ContractionProblem
     return function
 
 
-__all__ = ["Atom", "AtomTable", "all_of", "bitmask_of", "canonical_key", "compile_atom", "conjuncts", "generate"]
+def guarded_bitmask_of(
+    required: Sequence[Atom], atoms: Sequence[Atom], name: str
+) -> Callable[[ContractionProblem, Hardware], int | None]:
+    """Generated ``name(p, h)``: None unless every ``required`` atom holds, else :func:`bitmask_of`'s
+    int over ``atoms`` (one call where a table's signature took two)."""
+    helpers: dict[str, Any] = {}
+    body: list[str] = []
+    for atom in required:
+        helpers.update(atom.helpers)
+        if atom.constant is False:
+            body.append("return None")
+        elif atom.constant is None:
+            body.append(f"if not ({atom.scalar_expr}): return None")
+    body.append("s = 0")
+    for number, atom in enumerate(atoms):
+        helpers.update(atom.helpers)
+        if atom.constant is True:
+            body.append(f"s |= {1 << number}")
+        elif atom.constant is None:
+            body.append(f"if {atom.scalar_expr}: s |= {1 << number}")
+    body.append("return s")
+    function: Callable[[ContractionProblem, Hardware], int | None] = generate(name, body, helpers)
+    return function
+
+
+__all__ = [
+    "Atom",
+    "AtomTable",
+    "all_of",
+    "bitmask_of",
+    "guarded_bitmask_of",
+    "canonical_key",
+    "compile_atom",
+    "conjuncts",
+    "generate",
+]
