@@ -44,7 +44,7 @@ from tensilekit.model.library import (
     SingleNode,
 )
 from tensilekit.model.solution import MasterSolution
-from tensilekit.predicates.evaluate import has_chip_predicate
+from tensilekit.predicates.evaluate import MAX_GSU_WORKSPACE_SIZE, has_chip_predicate
 from tensilekit.selection.columns import ColumnsLike
 from tensilekit.selection.distance import DISTANCES, grid_based_distances
 from tensilekit.selection.features import feature_key
@@ -242,12 +242,10 @@ class _Map(_Node):
         if cols.size and (op_ids == op_ids[0]).all():  # the usual batch: one operation
             child = self.child(str(op_ids[0]))
             return _empty(cols.size) if child is None else child.find_batch(lib, cols, route)
-        names, inverse = np.unique(op_ids, return_inverse=True)  # type: ignore[attr-defined, call-overload, unused-ignore]
-        for number, name in enumerate(names):
-            child = self.child(str(name))
+        for name, rows in _groups_by_value(op_ids):
+            child = self.child(name)
             if child is None:
                 continue
-            rows = np.flatnonzero(inverse == number)
             sub_route = None if route is None else route.narrow(rows)
             sub_sids, sub_fits = child.find_batch(lib, cols.take(rows) if rows.size != cols.size else cols, sub_route)
             sids[rows], fits[rows] = sub_sids, sub_fits
@@ -449,6 +447,16 @@ class _Table(_Node):
         ]
         self.varying = [lib.atoms.atoms[a] for a in varying]
         self._guarded_bits = guarded_bitmask_of(self.common, self.varying, "signature")
+        # the varying workspace checks, grouped for the batch (see _workspace_ranks)
+        workspace = [i for i, atom in enumerate(self.varying) if atom.workspace_elem is not None]
+        self.workspace_elems: npt.NDArray[np.uint64] | None = None
+        self.workspace_positions: list[int] = workspace
+        self.workspace_ranks: list[int] = []
+        self.other_positions = [i for i in range(len(self.varying)) if i not in set(workspace)]
+        if len(workspace) >= 4:
+            elems = sorted({int(self.varying[i].workspace_elem or 0) for i in workspace})
+            self.workspace_elems = np.array(elems, dtype=np.uint64)
+            self.workspace_ranks = [elems.index(int(self.varying[i].workspace_elem or 0)) for i in workspace]
         position = {atom: number for number, atom in enumerate(varying)}
         need = np.zeros((len(unique_sids) + 1, len(varying)), dtype=bool)
         for row, sid in enumerate(unique_sids):
@@ -487,8 +495,49 @@ class _Table(_Node):
         if not self.varying:
             return rows, [0], np.zeros(rows.size, dtype=np.int64)
         view = cols if rows.size == cols.size else cols.take(rows)
-        groups, inverse = _unique_rows(np.stack([_vector_of(atom, view) for atom in self.varying], axis=1))
+        ranks = self._workspace_ranks(view) if self.workspace_elems is not None else None
+        if ranks is None:
+            groups, inverse = _unique_rows(np.stack([_vector_of(atom, view) for atom in self.varying], axis=1))
+            return rows, groups, inverse
+        # the workspace checks as one rank per query (how many of the sorted needs fit), the
+        # other atoms as bits; each distinct (bits, rank) spelled out as a signature once
+        others = [self.varying[i] for i in self.other_positions]
+        bits = np.stack([_vector_of(atom, view) for atom in others], axis=1) if others else None
+        representatives, inverse = _unique_words(_packed_words(bits, ranks))
+        groups = []
+        for row in representatives.tolist():
+            signature = 0
+            if bits is not None:
+                for place, bit in zip(self.other_positions, bits[row].tolist(), strict=True):
+                    if bit:
+                        signature |= 1 << place
+            rank = int(ranks[row])
+            for place, elem_rank in zip(self.workspace_positions, self.workspace_ranks, strict=True):
+                if elem_rank < rank:
+                    signature |= 1 << place
+            groups.append(signature)
         return rows, groups, inverse
+
+    def _workspace_ranks(self, cols: ColumnsLike) -> IntArray | None:
+        """Per query, how many of :attr:`workspace_elems` (sorted) its workspace checks pass: the
+        check of ``elem`` holds iff ``m * n * batch * elem`` fits both limits, a prefix of the
+        sorted needs. None where that does not hold exactly (a forced GSU, gradients, a product
+        that could wrap around 2**64): then each check is evaluated."""
+        assert self.workspace_elems is not None
+        c: Any = cols
+        if c.lite_gsu.size and ((c.lite_gsu > 0).any() or c.lite_use_gradient.any()):
+            return None
+        u64 = np.uint64
+        if (c.m < 0).any() or (c.n < 0).any() or (c.batch < 0).any():
+            return None
+        product = c.m.astype(u64) * c.n.astype(u64) * c.batch.astype(u64)
+        largest = int(c.m.max(initial=0)) * int(c.n.max(initial=0)) * int(c.batch.max(initial=0))
+        if largest * int(self.workspace_elems[-1]) >= 1 << 64:
+            return None
+        limit = np.minimum(np.asarray(c.workspace_size, dtype=u64), u64(MAX_GSU_WORKSPACE_SIZE))
+        most = np.where(product == 0, u64(np.iinfo(np.uint64).max), limit // np.maximum(product, u64(1)))
+        ranks: IntArray = np.searchsorted(self.workspace_elems, most, side="right").astype(np.int64)
+        return ranks
 
     def subtable(self, signature: int) -> Usable:
         sub = self.subtables.get(signature)
@@ -849,6 +898,24 @@ class _GridTable(_Table):
         return sids, fits
 
 
+def _groups_by_value(values: npt.NDArray[Any]) -> list[tuple[str, IntArray]]:
+    """(value, its positions) for each distinct value of a string column. A batch names a few
+    operations: each is split off by one comparison over the rest (sorting the strings, as
+    np.unique does, cost a tenth of a hipBLASLt batch); past a few dozen, np.unique after all."""
+    groups: list[tuple[str, IntArray]] = []
+    remaining = np.arange(len(values))
+    while remaining.size and len(groups) < 32:
+        name = str(values[remaining[0]])
+        same = values[remaining] == name
+        groups.append((name, remaining[same]))
+        remaining = remaining[~same]
+    if remaining.size:
+        names, inverse = np.unique(values[remaining], return_inverse=True)
+        inverse = inverse.reshape(-1)
+        groups.extend((str(name), remaining[inverse == number]) for number, name in enumerate(names.tolist()))
+    return groups
+
+
 def _vector_of(atom: Atom, cols: ColumnsLike) -> BoolArray:
     """``atom.vector(cols)``, kept on ``cols`` for the batch: the tables under one row or
     operation see the same columns and share most predicates (rocBLAS_Full: 5 400 evaluations
@@ -894,6 +961,32 @@ def _key_getter(attrs: list[str | None]) -> Callable[[Any], tuple[int, ...]]:
 def _conjunct_keys(predicate: Any) -> frozenset[str]:
     """Keys of the atoms a row predicate is the conjunction of (each holds where the row does)."""
     return frozenset(canonical_key(operand) for operand in conjuncts(predicate))
+
+
+def _packed_words(bits: BoolArray | None, ranks: IntArray) -> npt.NDArray[np.uint64]:
+    """One row of 64-bit words per query: its bits packed, then its rank."""
+    columns = [ranks.astype(np.uint64)[:, None]]
+    if bits is not None and bits.shape[1]:
+        packed = np.packbits(bits, axis=1, bitorder="little")
+        width = packed.shape[1]
+        padded = np.zeros((len(packed), -(-width // 8) * 8), dtype=np.uint8)
+        padded[:, :width] = packed
+        columns.insert(0, padded.view("<u8").astype(np.uint64))
+    return np.concatenate(columns, axis=1) if len(columns) > 1 else columns[0]
+
+
+def _unique_words(words: npt.NDArray[np.uint64]) -> tuple[IntArray, IntArray]:
+    """The distinct rows of ``words``: a representative row of each, and each row's group."""
+    if words.shape[1] == 1:
+        _, first, inverse = np.unique(words[:, 0], return_index=True, return_inverse=True)
+        return first.astype(np.int64), inverse.reshape(-1).astype(np.int64)
+    order = np.lexsort(words.T[::-1])
+    ordered = words[order]
+    starts = np.ones(len(ordered), dtype=bool)
+    starts[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    inverse = np.empty(len(ordered), dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return order[starts].astype(np.int64), inverse
 
 
 def _key_attribute(prop: Any) -> str | None:

@@ -47,6 +47,9 @@ class Atom:
     helpers: dict[str, Any] = dataclasses.field(default_factory=dict)
     _scalar: Scalar | None = None
     _vector: Vector | None = None
+    workspace_elem: int | None = None
+    """tensilelite ``WorkspaceCheck``: the bytes per element of C it needs; for the usual problem
+    it holds iff ``m * n * batch * workspace_elem`` fits (see :func:`_lite_workspace_atom`)."""
 
     @property
     def scalar(self) -> Scalar:
@@ -308,7 +311,7 @@ def _lite_workspace_atom(key: str, predicate: Any, sizes: list[int]) -> Atom:
     # one per distinct workspace need, where a call each cost most of a warm query)
     usual = f"(_ws := (p.m * p.n * p.batch * {elem_c}) % SIZE_MOD) <= MAX_GSU_WS and _ws <= p.workspace_size"
     scalar_expr = f"(({usual}) if p.lite.gsu <= 0 and not p.lite.use_gradient else {name}(p, h))"
-    return Atom(key, scalar_expr, f"{name}_v(p)", None, {name: scalar, f"{name}_v": vector})
+    return Atom(key, scalar_expr, f"{name}_v(p)", None, {name: scalar, f"{name}_v": vector}, workspace_elem=elem_c)
 
 
 def _guarded_atom(key: str, predicate: Any, guard: tuple[str, str], fast: tuple[str, str]) -> Atom:
