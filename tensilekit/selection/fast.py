@@ -457,6 +457,7 @@ class _Table(_Node):
             elems = sorted({int(self.varying[i].workspace_elem or 0) for i in workspace})
             self.workspace_elems = np.array(elems, dtype=np.uint64)
             self.workspace_ranks = [elems.index(int(self.varying[i].workspace_elem or 0)) for i in workspace]
+        self.workspace_rank_array = np.array(self.workspace_ranks, dtype=np.int64)
         position = {atom: number for number, atom in enumerate(varying)}
         need = np.zeros((len(unique_sids) + 1, len(varying)), dtype=bool)
         for row, sid in enumerate(unique_sids):
@@ -504,18 +505,12 @@ class _Table(_Node):
         others = [self.varying[i] for i in self.other_positions]
         bits = np.stack([_vector_of(atom, view) for atom in others], axis=1) if others else None
         representatives, inverse = _unique_words(_packed_words(bits, ranks))
-        groups = []
-        for row in representatives.tolist():
-            signature = 0
-            if bits is not None:
-                for place, bit in zip(self.other_positions, bits[row].tolist(), strict=True):
-                    if bit:
-                        signature |= 1 << place
-            rank = int(ranks[row])
-            for place, elem_rank in zip(self.workspace_positions, self.workspace_ranks, strict=True):
-                if elem_rank < rank:
-                    signature |= 1 << place
-            groups.append(signature)
+        full = np.zeros((len(representatives), len(self.varying)), dtype=bool)
+        if bits is not None:
+            full[:, self.other_positions] = bits[representatives]
+        full[:, self.workspace_positions] = self.workspace_rank_array[None, :] < ranks[representatives][:, None]
+        packed = np.packbits(full, axis=1, bitorder="little")
+        groups = [int.from_bytes(row.tobytes(), "little") for row in packed]
         return rows, groups, inverse
 
     def _workspace_ranks(self, cols: ColumnsLike) -> IntArray | None:
@@ -721,6 +716,14 @@ class _GridTable(_Table):
         self.cell_start.append(len(self.key_list))
         self.run_cell.append(len(self.cell_start) - 1)
         self.walks: dict[int, tuple[list[bool], list[int], int]] = {}
+        # the same as arrays for the batch; a cell's code (its run << 32) + N sorts like the cells
+        self.cell_start_array = np.array(self.cell_start, dtype=np.int64)
+        self.run_m_array = np.array(self.run_m, dtype=np.int64)
+        self.run_cell_array = np.array(self.run_cell, dtype=np.int64)
+        self.run_last_n_array = np.array([ns[-1] for ns in self.run_n], dtype=np.int64)
+        self.cell_code_array = np.array(
+            [(run << 32) + n for run, ns in enumerate(self.run_n) for n in ns], dtype=np.int64
+        )
         self.key_getter = _key_getter(self.attrs)
 
     def usable_list(self, signature: int) -> list[bool]:
@@ -827,42 +830,74 @@ class _GridTable(_Table):
                 return position, distance(key, keys[position])
         return -1, DBL_MAX
 
-    def _walk_many(self, keys: IntArray, usable: BoolArray, group: IntArray) -> tuple[IntArray, FloatArray, IntArray]:
-        """:meth:`walk`'s forward part for many queries at once: (best position or -1, its
-        distance, the last cell's lower bound). A sorted range's ``lower_bound`` from ``start``
-        is the global one clamped to ``start``, so every step is a ``searchsorted``."""
+    def _walk_cells_many(self, keys: IntArray, usable: BoolArray, group: IntArray) -> tuple[IntArray, FloatArray]:
+        """:meth:`cell_walk` for many queries at once: (best position or -1, its distance). Each
+        step moves every open query either to the first cell of its run with a usable entry,
+        answered there, or to the next run; so a query takes at most one step per run."""
         count, n = len(keys), len(self.keys)
-        column_m, codes = self.keys[:, 0], self.cell_codes
         best = np.full(count, -1, dtype=np.int64)
         best_distance = np.full(count, DBL_MAX)
-        n_lower = np.zeros(count, dtype=np.int64)
-        start = np.zeros(count, dtype=np.int64)
-        m_first = np.searchsorted(column_m, np.minimum(keys[:, 0], column_m[-1]), side="left")
-        group_has_usable: BoolArray = np.asarray(usable.any(axis=1), dtype=bool)
+        starts, run_cell, cell_codes = self.cell_start_array, self.run_cell_array, self.cell_code_array
+        cells, runs = len(starts) - 1, len(self.run_m)
+        # per group: the first cell from each cell on with a usable entry (cells: none), and the
+        # last usable entry before the last cell (the reference's backward scan), -1 for none
+        has_usable = np.logical_or.reduceat(usable, starts[:-1], axis=1)
+        first_from = np.where(has_usable, np.arange(cells), cells)
+        next_usable = np.full((len(usable), cells + 1), cells, dtype=np.int64)
+        next_usable[:, :cells] = np.minimum.accumulate(first_from[:, ::-1], axis=1)[:, ::-1]
+        last_start = int(starts[cells - 1])
+        fallback = np.full(len(usable), -1, dtype=np.int64)
+        if last_start > 0:
+            before = usable[:, :last_start]
+            found_before = before.any(axis=1)
+            fallback[found_before] = last_start - 1 - np.argmax(before[found_before, ::-1], axis=1)
+        key_m, key_n = keys[:, 0], keys[:, 1]
+        run = np.searchsorted(self.run_m_array, np.minimum(key_m, self.run_m_array[-1]), side="left")
+        cell_from = np.zeros(count, dtype=np.int64)
+        group_has_usable: BoolArray = np.asarray(has_usable.any(axis=1), dtype=bool)
         active = np.flatnonzero(group_has_usable[group])  # a group without usable entries finds nothing
+
+        def first_cell(queries: IntArray) -> IntArray:
+            r = run[queries]
+            target = (r << 32) + np.minimum(key_n[queries], self.run_last_n_array[r])
+            found: IntArray = np.searchsorted(cell_codes, target, side="left")
+            return found
+
+        cell_from[active] = first_cell(active)
         while active.size:
-            m_lower = np.maximum(start[active], m_first[active])
-            m_value = column_m[m_lower]
-            m_upper = np.searchsorted(column_m, m_value, side="right")
-            n_target = np.minimum(keys[active, 1], self.keys[m_upper - 1, 1])
-            lower = np.maximum(m_lower, np.searchsorted(codes, (m_value << 32) + n_target, side="left"))
-            upper = np.searchsorted(codes, codes[lower], side="right")
-            n_lower[active] = lower
-            for offset in range(int((upper - lower).max())):
+            cell = next_usable[group[active], cell_from[active]]
+            inside = cell < run_cell[run[active] + 1]
+            queries, cell = active[inside], cell[inside]
+            lower, upper = starts[cell], starts[cell + 1]
+            rows = group[queries]
+            for offset in range(int((upper - lower).max(initial=0))):
                 position = lower + offset
                 clipped = np.minimum(position, n - 1)
-                live = (position < upper) & usable[group[active], clipped]
+                live = (position < upper) & usable[rows, clipped]
                 if not live.any():
                     continue
                 where = np.flatnonzero(live)
-                queries = active[where]
-                d = grid_based_distances(keys[queries], self.keys[clipped[where]])
-                better = d < best_distance[queries]
-                best[queries[better]] = clipped[where[better]]
-                best_distance[queries[better]] = d[better]
-            start[active] = upper
-            active = active[(best[active] < 0) & (upper != n)]
-        return best, best_distance, n_lower
+                chosen = queries[where]
+                d = grid_based_distances(keys[chosen], self.keys[clipped[where]])
+                better = d < best_distance[chosen]
+                best[chosen[better]] = clipped[where[better]]
+                best_distance[chosen[better]] = d[better]
+            # a cell whose usable entries all lie at no finite distance: on to the next one
+            unresolved = best[queries] < 0
+            cell_from[queries[unresolved]] = cell[unresolved] + 1
+            moving = active[~inside]
+            run[moving] += 1
+            moving = moving[run[moving] < runs]
+            cell_from[moving] = first_cell(moving)
+            active = np.concatenate([queries[unresolved], moving])
+        left = np.flatnonzero(best < 0)
+        if left.size:
+            before_position = fallback[group[left]]
+            hit = before_position >= 0
+            if hit.any():
+                best[left[hit]] = before_position[hit]
+                best_distance[left[hit]] = grid_based_distances(keys[left[hit]], self.keys[before_position[hit]])
+        return best, best_distance
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         count = cols.size
@@ -878,18 +913,7 @@ class _GridTable(_Table):
         rows, groups, inverse = grouped
         masks = [self.subtable(signature).mask for signature in groups]
         usable = np.stack(masks) if masks else np.zeros((0, len(self.keys)), dtype=bool)
-        member_keys = queries[rows]
-        best, best_distance, n_lower = self._walk_many(member_keys, usable, inverse)
-        # the walk ran off the table's end: the last usable entry before the last cell answers
-        left = np.flatnonzero(best < 0)
-        if left.size:
-            positions = np.arange(len(self.keys))
-            last_usable = np.maximum.accumulate(np.where(usable, positions, -1), axis=1)
-            before = np.where(n_lower[left] > 0, last_usable[inverse[left], np.maximum(n_lower[left] - 1, 0)], -1)
-            hit = before >= 0
-            best[left[hit]] = before[hit]
-            if hit.any():
-                best_distance[left[hit]] = grid_based_distances(member_keys[left[hit]], self.keys[before[hit]])
+        best, best_distance = self._walk_cells_many(queries[rows], usable, inverse)
         found = best >= 0
         sids[rows[found]] = self.sids[best[found]]
         fits[rows[found]] = best_distance[found]
