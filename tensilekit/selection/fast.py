@@ -43,6 +43,7 @@ from tensilekit.model.library import (
     ProblemNode,
     SingleNode,
 )
+from tensilekit.model.predicates import StringPredicate
 from tensilekit.model.solution import MasterSolution
 from tensilekit.predicates.evaluate import MAX_GSU_WORKSPACE_SIZE, has_chip_predicate
 from tensilekit.selection.columns import ColumnsLike
@@ -216,7 +217,7 @@ class _Map(_Node):
         self,
         children: dict[str, _Node],
         pending: Mapping[str, AnyNode] | None = None,
-        compile_node: Callable[[AnyNode], _Node] | None = None,
+        compile_node: Callable[[str, AnyNode], _Node] | None = None,
     ) -> None:
         self.children = children
         # a map read partially (io.partial_msgpack): each operation compiled, and so decoded,
@@ -227,7 +228,7 @@ class _Map(_Node):
         found = self.children.get(op_id)
         if found is None and self._pending is not None and op_id in self._pending:
             assert self._compile_node is not None
-            found = self.children[op_id] = self._compile_node(self._pending[op_id])
+            found = self.children[op_id] = self._compile_node(op_id, self._pending[op_id])
         return found
 
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
@@ -982,6 +983,11 @@ def _key_getter(attrs: list[str | None]) -> Callable[[Any], tuple[int, ...]]:
     return lambda p: tuple(1 if attr is None else getattr(p, attr) for attr in attrs)
 
 
+def _operation_key(op_id: str) -> frozenset[str]:
+    """The key of the atom ``OperationIdentifierEqual(op_id)``: it holds under that entry of a map."""
+    return frozenset({canonical_key(StringPredicate(type="OperationIdentifierEqual", value=op_id))})
+
+
 def _conjunct_keys(predicate: Any) -> frozenset[str]:
     """Keys of the atoms a row predicate is the conjunction of (each holds where the row does)."""
     return frozenset(canonical_key(operand) for operand in conjuncts(predicate))
@@ -1153,8 +1159,8 @@ class CompiledLibrary:
             if node.property.type != "OperationIdentifier":
                 return _Reference(node)
             if not isinstance(node.map, dict):  # read partially: compiled when reached
-                return _Map({}, node.map, lambda child: self._compile(child, known))
-            return _Map({key: self._compile(child, known) for key, child in node.map.items()})
+                return _Map({}, node.map, lambda op_id, child: self._compile(child, known | _operation_key(op_id)))
+            return _Map({key: self._compile(child, known | _operation_key(key)) for key, child in node.map.items()})
         if isinstance(node, SingleNode):
             return _Single(self.sid_of(node.index) if node.index >= 0 else -1, node)
         if isinstance(node, MatchingNode):
