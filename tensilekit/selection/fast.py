@@ -73,6 +73,7 @@ BatchFound = tuple[IntArray, FloatArray]
 
 _NAN = math.nan
 _SUBTABLE_CACHE_LIMIT = 4096
+_SIZE_MOD = 1 << 64
 
 
 def _vector_group(usable: Usable) -> int:
@@ -167,7 +168,7 @@ class _Rows(_Node):
         tests = self._tests
         if tests is None:
             tests = self._tests = [
-                (None if atom.constant is not None else atom.scalar, atom.constant is False, child)
+                (None if atom.constant is not None else _row_test(atom), atom.constant is False, child)
                 for atom, child in self.rows
             ]
         for number, (test, never, child) in enumerate(tests):
@@ -459,6 +460,17 @@ class _Table(_Node):
             self.workspace_elems = np.array(elems, dtype=np.uint64)
             self.workspace_ranks = [elems.index(int(self.varying[i].workspace_elem or 0)) for i in workspace]
         self.workspace_rank_array = np.array(self.workspace_ranks, dtype=np.int64)
+        # one query: the other atoms' bits from a generated function, the workspace checks' bits
+        # from the rank (each rank's bits made once)
+        self._other_bits: Callable[[ContractionProblem, Hardware], int | None] | None = None
+        if self.workspace_elems is not None:
+            others = [self.varying[i] for i in self.other_positions]
+            self._other_bits = guarded_bitmask_of(self.common, others, "signature", self.other_positions)
+            self._elem_list: list[int] = [int(e) for e in self.workspace_elems.tolist()]
+            self._bits_by_rank = [
+                sum(1 << place for place, r in zip(workspace, self.workspace_ranks, strict=True) if r < rank)
+                for rank in range(len(self._elem_list) + 1)
+            ]
         position = {atom: number for number, atom in enumerate(varying)}
         need = np.zeros((len(unique_sids) + 1, len(varying)), dtype=bool)
         for row, sid in enumerate(unique_sids):
@@ -547,7 +559,26 @@ class _Table(_Node):
 
     def _signature(self, p: ContractionProblem, h: Hardware) -> int | None:
         """None unless the query passes the atoms every kernel shares; else its signature."""
-        return self._guarded_bits(p, h)
+        other_bits = self._other_bits
+        if other_bits is None:
+            return self._guarded_bits(p, h)
+        lite = p.lite
+        if lite.gsu > 0 or lite.use_gradient:  # the workspace checks' unusual case
+            return self._guarded_bits(p, h)
+        product = p.m * p.n * p.batch
+        elems = self._elem_list
+        if product < 0 or product * elems[-1] >= _SIZE_MOD:  # a need that could wrap around
+            return self._guarded_bits(p, h)
+        bits = other_bits(p, h)
+        if bits is None:
+            return None
+        # the check of elem holds iff product * elem <= min(128 MiB, workspace): a prefix of elems
+        limit = min(MAX_GSU_WORKSPACE_SIZE, p.workspace_size)
+        if product == 0:
+            rank = len(elems) if limit >= 0 else 0
+        else:
+            rank = bisect.bisect_right(elems, limit // product)
+        return bits | self._bits_by_rank[rank]
 
     def key_of(self, p: ContractionProblem) -> tuple[int, ...]:
         return tuple(1 if attr is None else getattr(p, attr) for attr in self.attrs)
@@ -981,6 +1012,14 @@ def _key_getter(attrs: list[str | None]) -> Callable[[Any], tuple[int, ...]]:
     if len(attrs) > 1 and all(attr is not None for attr in attrs):
         return operator.attrgetter(*attrs)  # type: ignore[arg-type]
     return lambda p: tuple(1 if attr is None else getattr(p, attr) for attr in attrs)
+
+
+def _row_test(atom: Atom) -> Callable[[ContractionProblem, Hardware], bool]:
+    """A row's scalar test as a generated function: each field it reads (``p.lite`` a dozen
+    times in a tensilelite row) is read once."""
+    if atom.scalar_expr.count("p.") < 4:
+        return atom.scalar
+    return all_of([atom], "row")
 
 
 def _operation_key(op_id: str) -> frozenset[str]:

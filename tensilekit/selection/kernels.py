@@ -559,10 +559,11 @@ def bitmask_of(atoms: Sequence[Atom], name: str) -> Callable[[ContractionProblem
 
 
 def guarded_bitmask_of(
-    required: Sequence[Atom], atoms: Sequence[Atom], name: str
+    required: Sequence[Atom], atoms: Sequence[Atom], name: str, places: Sequence[int] | None = None
 ) -> Callable[[ContractionProblem, Hardware], int | None]:
     """Generated ``name(p, h)``: None unless every ``required`` atom holds, else :func:`bitmask_of`'s
-    int over ``atoms`` (one call where a table's signature took two)."""
+    int over ``atoms`` (one call where a table's signature took two); ``places[i]`` is the bit
+    of ``atoms[i]`` (default ``i``)."""
     helpers: dict[str, Any] = {}
     body: list[str] = []
     for atom in required:
@@ -574,10 +575,11 @@ def guarded_bitmask_of(
     body.append("s = 0")
     for number, atom in enumerate(atoms):
         helpers.update(atom.helpers)
+        bit = 1 << (number if places is None else places[number])
         if atom.constant is True:
-            body.append(f"s |= {1 << number}")
+            body.append(f"s |= {bit}")
         elif atom.constant is None:
-            body.append(f"if {atom.scalar_expr}: s |= {1 << number}")
+            body.append(f"if {atom.scalar_expr}: s |= {bit}")
     body.append("return s")
     function: Callable[[ContractionProblem, Hardware], int | None] = generate(name, body, helpers)
     return function
