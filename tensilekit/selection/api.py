@@ -85,22 +85,29 @@ def _reference(library: Library, loader: Loader | None, runtime: Runtime | str |
 _NOT_FOUND = Selection(None, None, None)
 
 
+_compiled_type: type | None = None
+
+
 def _compiled_class() -> type | None:
     """:class:`CompiledLibrary`, or None while the compiled path is not imported (then no library is one)."""
-    fast = sys.modules.get("tensilekit.selection.fast")
-    return None if fast is None else fast.CompiledLibrary
+    global _compiled_type
+    if _compiled_type is None:
+        fast = sys.modules.get("tensilekit.selection.fast")
+        _compiled_type = None if fast is None else fast.CompiledLibrary
+    return _compiled_type
 
 
 def _select_compiled(compiled: CompiledLibrary, contraction: ContractionProblem, hardware: Hardware) -> Selection:
     """One query through the compiled walk, with the runtime's further attempts (no trace, no top)."""
-    find = compiled.find
-    solution, fitness = find(contraction, hardware)
-    if solution is not None:
+    sid, fitness = compiled.root.find(compiled, contraction, hardware, None)
+    if sid >= 0:
+        solution = compiled.solutions[sid]
         return Selection(solution.index, solution.name, fitness, solution)
+    find = compiled.find
     for attempt in compiled.runtime.attempts(contraction)[1:]:
-        solution, fitness = find(attempt, hardware)
-        if solution is not None:
-            return Selection(solution.index, solution.name, fitness, solution, retried=True)
+        retried, retried_fitness = find(attempt, hardware)
+        if retried is not None:
+            return Selection(retried.index, retried.name, retried_fitness, retried, retried=True)
     return _NOT_FOUND
 
 
@@ -142,7 +149,7 @@ def select_solution(
         TypeError: an argument of the wrong type.
     """
     if (
-        type(library) is _compiled_class()
+        type(library) is (_compiled_type or _compiled_class())
         and not explain
         and type(top) is int
         and top == 0
