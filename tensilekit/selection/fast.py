@@ -198,7 +198,10 @@ class _Rows(_Node):
             if hit.size == 0:
                 continue
             sub_route = None if route is None else route.narrow(hit)
-            sub_sids, sub_fits = child.find_batch(lib, cols.take(hit) if hit.size != cols.size else cols, sub_route)
+            # every open query passed: the child sees the view the row was tested on (its columns
+            # and atom results already read)
+            child_cols = view if hit.size == open_rows.size else cols.take(hit)
+            sub_sids, sub_fits = child.find_batch(lib, child_cols, sub_route)
             written = ~np.isnan(sub_fits)
             fits[hit[written]] = sub_fits[written]
             got = sub_sids >= 0
@@ -241,10 +244,11 @@ class _Map(_Node):
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         sids, fits = _empty(cols.size)
         op_ids = cols.op_id  # type: ignore[attr-defined]
-        if cols.size and (op_ids == op_ids[0]).all():  # the usual batch: one operation
-            child = self.child(str(op_ids[0]))
+        groups = _groups_by_value(op_ids)
+        if len(groups) == 1:  # the usual batch: one operation
+            child = self.child(groups[0][0])
             return _empty(cols.size) if child is None else child.find_batch(lib, cols, route)
-        for name, rows in _groups_by_value(op_ids):
+        for name, rows in groups:
             child = self.child(name)
             if child is None:
                 continue
