@@ -357,8 +357,7 @@ def select_batch(
                 sids[position] = compiled.sid_of(solution.index)
                 fits[position] = math.nan if fitness is None else fitness
     retried = _retry_unanswered(compiled, columns, sids, fits, errors)
-    table = np.array([s.index for s in compiled.solutions] + [-1], dtype=np.int64)
-    return BatchSelection(compiled, sids, table[sids], fits, errors, frozenset(retried))
+    return BatchSelection(compiled, sids, compiled.index_table()[sids], fits, errors, frozenset(retried))
 
 
 def _check_problems(problems: object, hardware: object) -> None:

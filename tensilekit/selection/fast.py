@@ -1127,6 +1127,7 @@ class CompiledLibrary:
         self._sid: dict[int, int] = {}
         self._lazy_sources: list[Callable[[int], MasterSolution | None]] = []
         self._placeholders: dict[str, _Node] = {}
+        self._index_table: IntArray | None = None
         for solution in library.solutions_by_index().values():  # the last of an index, as the loader
             self._register(solution)
         self.root = self._compile(library.library)
@@ -1148,6 +1149,16 @@ class CompiledLibrary:
         self.solution_atoms.append(tuple(atoms))
         self._sid[solution.index] = sid
         return sid
+
+    def index_table(self) -> IntArray:
+        """The master index of each solution id, then -1 (so ``index_table()[sids]`` maps a batch's
+        ids, -1 included); rebuilt only when solutions were added (lazily read shards)."""
+        table = self._index_table
+        if table is None or len(table) != len(self.solutions) + 1:
+            table = np.array([s.index for s in self.solutions] + [-1], dtype=np.int64)
+            table.flags.writeable = False
+            self._index_table = table
+        return table
 
     def sid_of(self, index: int) -> int:
         sid = self._sid.get(index)
