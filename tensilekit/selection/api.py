@@ -27,7 +27,7 @@ from tensilekit.errors import SelectionError
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
 from tensilekit.selection.answer import Selection, TraceEvent
-from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware
+from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, contraction_problem
 from tensilekit.selection.runtime import Runtime, TopSolutions, detect_runtime, runtime_named
 from tensilekit.selection.walk import Loader, ReferenceSelector, as_contraction
 
@@ -85,6 +85,32 @@ def _reference(library: Library, loader: Loader | None, runtime: Runtime | str |
 _NOT_FOUND = Selection(None, None, None)
 
 
+_compiled_type: type | None = None
+
+
+def _compiled_class() -> type | None:
+    """:class:`CompiledLibrary`, or None while the compiled path is not imported (then no library is one)."""
+    global _compiled_type
+    if _compiled_type is None:
+        fast = sys.modules.get("tensilekit.selection.fast")
+        _compiled_type = None if fast is None else fast.CompiledLibrary
+    return _compiled_type
+
+
+def _select_compiled(compiled: CompiledLibrary, contraction: ContractionProblem, hardware: Hardware) -> Selection:
+    """One query through the compiled walk, with the runtime's further attempts (no trace, no top)."""
+    sid, fitness = compiled.root.find(compiled, contraction, hardware, None)
+    if sid >= 0:
+        solution = compiled.solutions[sid]
+        return Selection(solution.index, solution.name, fitness, solution)
+    find = compiled.find
+    for attempt in compiled.runtime.attempts(contraction)[1:]:
+        retried, retried_fitness = find(attempt, hardware)
+        if retried is not None:
+            return Selection(retried.index, retried.name, retried_fitness, retried, retried=True)
+    return _NOT_FOUND
+
+
 def select_solution(
     library: Library,
     problem: GemmProblem | ContractionProblem,
@@ -122,6 +148,26 @@ def select_solution(
             library without loader, …), or ``runtime`` names no runtime.
         TypeError: an argument of the wrong type.
     """
+    if (
+        type(library) is (_compiled_type or _compiled_class())
+        and not explain
+        and type(top) is int
+        and top == 0
+        and runtime is None
+        and type(hardware) is Hardware
+        and (loader is None or callable(loader))
+    ):
+        # the warm query on a compiled library: the checks below, cut to what this case needs
+        # (each costs about as much as a twentieth of the compiled walk)
+        kind = type(problem)
+        if kind is GemmProblem:
+            contraction = contraction_problem(problem, rocblas_k0=rocblas_k0)  # type: ignore[arg-type]
+        elif kind is ContractionProblem:
+            contraction = problem  # type: ignore[assignment]
+        else:
+            contraction = None
+        if contraction is not None:
+            return _select_compiled(library, contraction, hardware)  # type: ignore[arg-type]
     _check_query("select_solution", library, problem, hardware, loader, runtime)
     require(top, int, "top", "select_solution")
     contraction = as_contraction(problem, rocblas_k0=rocblas_k0)
@@ -311,8 +357,7 @@ def select_batch(
                 sids[position] = compiled.sid_of(solution.index)
                 fits[position] = math.nan if fitness is None else fitness
     retried = _retry_unanswered(compiled, columns, sids, fits, errors)
-    table = np.array([s.index for s in compiled.solutions] + [-1], dtype=np.int64)
-    return BatchSelection(compiled, sids, table[sids], fits, errors, frozenset(retried))
+    return BatchSelection(compiled, sids, compiled.index_table()[sids], fits, errors, frozenset(retried))
 
 
 def _check_problems(problems: object, hardware: object) -> None:

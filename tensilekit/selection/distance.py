@@ -130,19 +130,31 @@ def grid_based_distance(p: Key, q: Key) -> float:
     K is the 4th key value when there is one (tensilelite's ``[M, N, batch, K]`` keys), else the
     3rd (Tensile's ``[M, N, K]``): ``Distance.hpp`` ``GridBasedDistance`` reads
     ``p.size() > 3 ? p[3] : p[2]`` for both keys."""
+    # ``a / b if b else _divide(a, b)``: _divide's answer, without its call where b != 0 (NaN
+    # included); this distance is computed once per usable entry of a cell on every warm query
+    p0, p1 = p[0], p[1]
     big_m, big_n = float(q[0]), float(q[1])
     big_k = float(q[3] if len(q) > 3 else q[2])
     problem_k = p[3] if len(p) > 3 else p[2]
-    step_m = math.ceil(_divide(float(p[0]), big_m)) if p[0] <= 32768 else 1.0
-    step_n = math.ceil(_divide(float(p[1]), big_n)) if p[1] <= 32768 else 1.0
-    if p[0] <= 32768 and p[1] <= 32768:
-        coverage = _divide(float(p[0] * p[1]), step_m * big_m * step_n * big_n)
-        distance = _c_round(_divide(100 * step_m * step_n, math.pow(coverage, 2)))
+    small_m, small_n = p0 <= 32768, p1 <= 32768
+    step_m = math.ceil(float(p0) / big_m if big_m else _divide(float(p0), big_m)) if small_m else 1.0
+    step_n = math.ceil(float(p1) / big_n if big_n else _divide(float(p1), big_n)) if small_n else 1.0
+    if small_m and small_n:
+        covered = step_m * big_m * step_n * big_n
+        coverage = float(p0 * p1) / covered if covered else _divide(float(p0 * p1), covered)
+        squared = math.pow(coverage, 2)
+        unrounded = 100 * step_m * step_n / squared if squared else _divide(100 * step_m * step_n, squared)
     else:
-        spread = math.pow(math.pow(p[0] - q[0], 2) + math.pow(p[1] - q[1], 2), 0.5)
-        distance = _c_round(10000 * step_m * step_n * spread)
-    distance += _divide(abs(big_k - problem_k), big_k + problem_k * 8)
-    return distance
+        spread = math.pow(math.pow(p0 - q[0], 2) + math.pow(p1 - q[1], 2), 0.5)
+        unrounded = 10000 * step_m * step_n * spread
+    if 0.0 < unrounded < _INF:  # std::round of a finite positive value, inline
+        floor = math.floor(unrounded)
+        distance = floor + 1.0 if unrounded - floor >= 0.5 else float(floor)
+    else:
+        distance = _c_round(unrounded)
+    denominator = big_k + problem_k * 8
+    difference = abs(big_k - problem_k)
+    return distance + (difference / denominator if denominator else _divide(difference, denominator))
 
 
 @functools.cache

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,12 +43,22 @@ from tensilekit.model.library import (
     ProblemNode,
     SingleNode,
 )
+from tensilekit.model.predicates import StringPredicate
 from tensilekit.model.solution import MasterSolution
-from tensilekit.predicates.evaluate import has_chip_predicate
+from tensilekit.predicates.evaluate import MAX_GSU_WORKSPACE_SIZE, has_chip_predicate
 from tensilekit.selection.columns import ColumnsLike
 from tensilekit.selection.distance import DISTANCES, grid_based_distances
 from tensilekit.selection.features import feature_key
-from tensilekit.selection.kernels import Atom, AtomTable, BoolArray, all_of, bitmask_of, compile_atom, conjuncts
+from tensilekit.selection.kernels import (
+    Atom,
+    AtomTable,
+    BoolArray,
+    all_of,
+    canonical_key,
+    compile_atom,
+    conjuncts,
+    guarded_bitmask_of,
+)
 from tensilekit.selection.problem import ContractionProblem, Hardware
 from tensilekit.selection.runtime import Runtime, detect_runtime, runtime_named
 from tensilekit.selection.scan import DBL_MAX, Band, Usable, have_kdtree, nearest_many, nearest_one, scan_one
@@ -62,6 +73,7 @@ BatchFound = tuple[IntArray, FloatArray]
 
 _NAN = math.nan
 _SUBTABLE_CACHE_LIMIT = 4096
+_SIZE_MOD = 1 << 64
 
 
 def _vector_group(usable: Usable) -> int:
@@ -147,12 +159,20 @@ class _Rows(_Node):
     def __init__(self, rows: list[tuple[Any, _Node]], labels: list[str] | None = None) -> None:
         self.rows = rows
         self.labels = labels or [f"row {number}" for number in range(len(rows))]
+        # each row's scalar test (None: constant) and constant, made on the first query
+        self._tests: list[tuple[Any, bool, _Node]] | None = None
 
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
         fitness: float | None = None
         last = len(self.rows) - 1
-        for number, (atom, child) in enumerate(self.rows):
-            if atom.constant is False or (atom.constant is None and not atom.scalar(p, h)):
+        tests = self._tests
+        if tests is None:
+            tests = self._tests = [
+                (None if atom.constant is not None else _row_test(atom), atom.constant is False, child)
+                for atom, child in self.rows
+            ]
+        for number, (test, never, child) in enumerate(tests):
+            if never or (test is not None and not test(p, h)):
                 continue
             sid, written = child.find(lib, p, h, route)
             if written is not None:
@@ -178,7 +198,10 @@ class _Rows(_Node):
             if hit.size == 0:
                 continue
             sub_route = None if route is None else route.narrow(hit)
-            sub_sids, sub_fits = child.find_batch(lib, cols.take(hit) if hit.size != cols.size else cols, sub_route)
+            # every open query passed: the child sees the view the row was tested on (its columns
+            # and atom results already read)
+            child_cols = view if hit.size == open_rows.size else cols.take(hit)
+            sub_sids, sub_fits = child.find_batch(lib, child_cols, sub_route)
             written = ~np.isnan(sub_fits)
             fits[hit[written]] = sub_fits[written]
             got = sub_sids >= 0
@@ -198,7 +221,7 @@ class _Map(_Node):
         self,
         children: dict[str, _Node],
         pending: Mapping[str, AnyNode] | None = None,
-        compile_node: Callable[[AnyNode], _Node] | None = None,
+        compile_node: Callable[[str, AnyNode], _Node] | None = None,
     ) -> None:
         self.children = children
         # a map read partially (io.partial_msgpack): each operation compiled, and so decoded,
@@ -209,25 +232,26 @@ class _Map(_Node):
         found = self.children.get(op_id)
         if found is None and self._pending is not None and op_id in self._pending:
             assert self._compile_node is not None
-            found = self.children[op_id] = self._compile_node(self._pending[op_id])
+            found = self.children[op_id] = self._compile_node(op_id, self._pending[op_id])
         return found
 
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
-        child = self.child(p.op_id)
+        child = self.children.get(p.op_id)
+        if child is None:
+            child = self.child(p.op_id)
         return (-1, None) if child is None else child.find(lib, p, h, route)
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         sids, fits = _empty(cols.size)
         op_ids = cols.op_id  # type: ignore[attr-defined]
-        if cols.size and (op_ids == op_ids[0]).all():  # the usual batch: one operation
-            child = self.child(str(op_ids[0]))
+        groups = _groups_by_value(op_ids)
+        if len(groups) == 1:  # the usual batch: one operation
+            child = self.child(groups[0][0])
             return _empty(cols.size) if child is None else child.find_batch(lib, cols, route)
-        names, inverse = np.unique(op_ids, return_inverse=True)  # type: ignore[attr-defined, call-overload, unused-ignore]
-        for number, name in enumerate(names):
-            child = self.child(str(name))
+        for name, rows in groups:
+            child = self.child(name)
             if child is None:
                 continue
-            rows = np.flatnonzero(inverse == number)
             sub_route = None if route is None else route.narrow(rows)
             sub_sids, sub_fits = child.find_batch(lib, cols.take(rows) if rows.size != cols.size else cols, sub_route)
             sids[rows], fits[rows] = sub_sids, sub_fits
@@ -405,7 +429,7 @@ def _predict_many(arrays: tuple[IntArray, Any, IntArray, IntArray], keys: Any) -
 class _Table(_Node):
     """A ``Matching`` node: Euclidean/Manhattan/Ratio scans and Equality probes."""
 
-    def __init__(self, lib: CompiledLibrary, node: MatchingNode) -> None:
+    def __init__(self, lib: CompiledLibrary, node: MatchingNode, known: frozenset[str] = frozenset()) -> None:
         self.node = node
         self.distance = DISTANCES[node.distance]
         self.attrs = [_key_attribute(prop) for prop in node.properties]
@@ -421,10 +445,36 @@ class _Table(_Node):
         atom_sets = [set(lib.solution_atoms[s]) for s in unique_sids]
         common = set.intersection(*atom_sets) if atom_sets else set()
         varying = sorted(set().union(*atom_sets) - common) if atom_sets else []
-        self.common = [lib.atoms.atoms[a] for a in sorted(common) if lib.atoms.atoms[a].constant is not True]
+        # the atoms every kernel needs, less those the rows above the table have tested already
+        self.common = [
+            lib.atoms.atoms[a]
+            for a in sorted(common)
+            if lib.atoms.atoms[a].constant is not True and lib.atoms.atoms[a].key not in known
+        ]
         self.varying = [lib.atoms.atoms[a] for a in varying]
-        self._common_ok = all_of(self.common, "common_ok")
-        self._bits = bitmask_of(self.varying, "signature")
+        self._guarded_bits = guarded_bitmask_of(self.common, self.varying, "signature")
+        # the varying workspace checks, grouped for the batch (see _workspace_ranks)
+        workspace = [i for i, atom in enumerate(self.varying) if atom.workspace_elem is not None]
+        self.workspace_elems: npt.NDArray[np.uint64] | None = None
+        self.workspace_positions: list[int] = workspace
+        self.workspace_ranks: list[int] = []
+        self.other_positions = [i for i in range(len(self.varying)) if i not in set(workspace)]
+        if len(workspace) >= 4:
+            elems = sorted({int(self.varying[i].workspace_elem or 0) for i in workspace})
+            self.workspace_elems = np.array(elems, dtype=np.uint64)
+            self.workspace_ranks = [elems.index(int(self.varying[i].workspace_elem or 0)) for i in workspace]
+        self.workspace_rank_array = np.array(self.workspace_ranks, dtype=np.int64)
+        # one query: the other atoms' bits from a generated function, the workspace checks' bits
+        # from the rank (each rank's bits made once)
+        self._other_bits: Callable[[ContractionProblem, Hardware], int | None] | None = None
+        if self.workspace_elems is not None:
+            others = [self.varying[i] for i in self.other_positions]
+            self._other_bits = guarded_bitmask_of(self.common, others, "signature", self.other_positions)
+            self._elem_list: list[int] = [int(e) for e in self.workspace_elems.tolist()]
+            self._bits_by_rank = [
+                sum(1 << place for place, r in zip(workspace, self.workspace_ranks, strict=True) if r < rank)
+                for rank in range(len(self._elem_list) + 1)
+            ]
         position = {atom: number for number, atom in enumerate(varying)}
         need = np.zeros((len(unique_sids) + 1, len(varying)), dtype=bool)
         for row, sid in enumerate(unique_sids):
@@ -463,8 +513,43 @@ class _Table(_Node):
         if not self.varying:
             return rows, [0], np.zeros(rows.size, dtype=np.int64)
         view = cols if rows.size == cols.size else cols.take(rows)
-        groups, inverse = _unique_rows(np.stack([_vector_of(atom, view) for atom in self.varying], axis=1))
+        ranks = self._workspace_ranks(view) if self.workspace_elems is not None else None
+        if ranks is None:
+            groups, inverse = _unique_rows(np.stack([_vector_of(atom, view) for atom in self.varying], axis=1))
+            return rows, groups, inverse
+        # the workspace checks as one rank per query (how many of the sorted needs fit), the
+        # other atoms as bits; each distinct (bits, rank) spelled out as a signature once
+        others = [self.varying[i] for i in self.other_positions]
+        bits = np.stack([_vector_of(atom, view) for atom in others], axis=1) if others else None
+        representatives, inverse = _unique_words(_packed_words(bits, ranks))
+        full = np.zeros((len(representatives), len(self.varying)), dtype=bool)
+        if bits is not None:
+            full[:, self.other_positions] = bits[representatives]
+        full[:, self.workspace_positions] = self.workspace_rank_array[None, :] < ranks[representatives][:, None]
+        packed = np.packbits(full, axis=1, bitorder="little")
+        groups = [int.from_bytes(row.tobytes(), "little") for row in packed]
         return rows, groups, inverse
+
+    def _workspace_ranks(self, cols: ColumnsLike) -> IntArray | None:
+        """Per query, how many of :attr:`workspace_elems` (sorted) its workspace checks pass: the
+        check of ``elem`` holds iff ``m * n * batch * elem`` fits both limits, a prefix of the
+        sorted needs. None where that does not hold exactly (a forced GSU, gradients, a product
+        that could wrap around 2**64): then each check is evaluated."""
+        assert self.workspace_elems is not None
+        c: Any = cols
+        if c.lite_gsu.size and ((c.lite_gsu > 0).any() or c.lite_use_gradient.any()):
+            return None
+        u64 = np.uint64
+        if (c.m < 0).any() or (c.n < 0).any() or (c.batch < 0).any():
+            return None
+        product = c.m.astype(u64) * c.n.astype(u64) * c.batch.astype(u64)
+        largest = int(c.m.max(initial=0)) * int(c.n.max(initial=0)) * int(c.batch.max(initial=0))
+        if largest * int(self.workspace_elems[-1]) >= 1 << 64:
+            return None
+        limit = np.minimum(np.asarray(c.workspace_size, dtype=u64), u64(MAX_GSU_WORKSPACE_SIZE))
+        most = np.where(product == 0, u64(np.iinfo(np.uint64).max), limit // np.maximum(product, u64(1)))
+        ranks: IntArray = np.searchsorted(self.workspace_elems, most, side="right").astype(np.int64)
+        return ranks
 
     def subtable(self, signature: int) -> Usable:
         sub = self.subtables.get(signature)
@@ -477,9 +562,27 @@ class _Table(_Node):
         return sub
 
     def _signature(self, p: ContractionProblem, h: Hardware) -> int | None:
-        if not self._common_ok(p, h):
+        """None unless the query passes the atoms every kernel shares; else its signature."""
+        other_bits = self._other_bits
+        if other_bits is None:
+            return self._guarded_bits(p, h)
+        lite = p.lite
+        if lite.gsu > 0 or lite.use_gradient:  # the workspace checks' unusual case
+            return self._guarded_bits(p, h)
+        product = p.m * p.n * p.batch
+        elems = self._elem_list
+        if product < 0 or product * elems[-1] >= _SIZE_MOD:  # a need that could wrap around
+            return self._guarded_bits(p, h)
+        bits = other_bits(p, h)
+        if bits is None:
             return None
-        return self._bits(p, h)
+        # the check of elem holds iff product * elem <= min(128 MiB, workspace): a prefix of elems
+        limit = min(MAX_GSU_WORKSPACE_SIZE, p.workspace_size)
+        if product == 0:
+            rank = len(elems) if limit >= 0 else 0
+        else:
+            rank = bisect.bisect_right(elems, limit // product)
+        return bits | self._bits_by_rank[rank]
 
     def key_of(self, p: ContractionProblem) -> tuple[int, ...]:
         return tuple(1 if attr is None else getattr(p, attr) for attr in self.attrs)
@@ -620,8 +723,8 @@ class _GridTable(_Table):
     the first cell searched for all of them at once (the rare query whose first cell has no
     usable entry walks on alone)."""
 
-    def __init__(self, lib: CompiledLibrary, node: MatchingNode) -> None:
-        super().__init__(lib, node)
+    def __init__(self, lib: CompiledLibrary, node: MatchingNode, known: frozenset[str] = frozenset()) -> None:
+        super().__init__(lib, node, known)
         self.grid_key = lib.runtime.grid_key
         self.grid_keys = lib.runtime.grid_keys
         self.column_m: list[int] = self.keys[:, 0].tolist() if len(self.keys) else []
@@ -629,6 +732,35 @@ class _GridTable(_Table):
         self.masks: dict[int, list[bool]] = {}
         # (M, N) of each entry as one sortable code: cells are runs of equal codes
         self.cell_codes = (self.keys[:, 0] << 32) + self.keys[:, 1] if len(self.keys) else np.zeros(0, np.int64)
+        # the cells for the one-query walk: cell c holds positions cell_start[c] .. cell_start[c + 1];
+        # run r (one M) holds cells run_cell[r] .. run_cell[r + 1], whose N are run_n[r]
+        self.cell_start: list[int] = []
+        self.run_m: list[int] = []
+        self.run_cell: list[int] = []
+        self.run_n: list[list[int]] = []
+        previous: tuple[int, int] | None = None
+        for position, (m, n) in enumerate(zip(self.column_m, self.column_n, strict=True)):
+            if (m, n) == previous:
+                continue
+            if previous is None or m != previous[0]:
+                self.run_m.append(m)
+                self.run_cell.append(len(self.cell_start))
+                self.run_n.append([])
+            self.cell_start.append(position)
+            self.run_n[-1].append(n)
+            previous = (m, n)
+        self.cell_start.append(len(self.key_list))
+        self.run_cell.append(len(self.cell_start) - 1)
+        self.walks: dict[int, tuple[list[bool], list[int], int]] = {}
+        # the same as arrays for the batch; a cell's code (its run << 32) + N sorts like the cells
+        self.cell_start_array = np.array(self.cell_start, dtype=np.int64)
+        self.run_m_array = np.array(self.run_m, dtype=np.int64)
+        self.run_cell_array = np.array(self.run_cell, dtype=np.int64)
+        self.run_last_n_array = np.array([ns[-1] for ns in self.run_n], dtype=np.int64)
+        self.cell_code_array = np.array(
+            [(run << 32) + n for run, ns in enumerate(self.run_n) for n in ns], dtype=np.int64
+        )
+        self.key_getter = _key_getter(self.attrs)
 
     def usable_list(self, signature: int) -> list[bool]:
         mask = self.masks.get(signature)
@@ -645,12 +777,67 @@ class _GridTable(_Table):
         signature = self._signature(p, h)
         if signature is None:
             return -1, DBL_MAX
-        position, distance = self.walk(self.grid_key(self.key_of(p)), self.usable_list(signature))
+        position, distance = self.cell_walk(self.grid_key(self.key_getter(p)), self.walk_tables(signature))
         if position < 0:
             return -1, DBL_MAX
         if route is not None:
             route.answered(self.node, "table", position)
         return self.sid_list[position], distance
+
+    def walk_tables(self, signature: int) -> tuple[list[bool], list[int], int]:
+        """For the queries of ``signature``: each entry's usability, for each cell the first cell
+        from it on with a usable entry (``len(cells)`` for none), and the last usable entry before
+        the table's last cell (-1 for none)."""
+        tables = self.walks.get(signature)
+        if tables is None:
+            usable = self.usable_list(signature)
+            starts = self.cell_start
+            cells = len(starts) - 1
+            next_usable = [cells] * (cells + 1)
+            for cell in range(cells - 1, -1, -1):
+                has_usable = any(usable[starts[cell] : starts[cell + 1]])
+                next_usable[cell] = cell if has_usable else next_usable[cell + 1]
+            last_start = starts[cells - 1] if cells else 0
+            fallback = next((p for p in range(last_start - 1, -1, -1) if usable[p]), -1)
+            tables = (usable, next_usable, fallback)
+            if len(self.walks) >= _SUBTABLE_CACHE_LIMIT:
+                self.walks.clear()
+            self.walks[signature] = tables
+        return tables
+
+    def cell_walk(self, key: tuple[int, ...], tables: tuple[list[bool], list[int], int]) -> tuple[int, float]:
+        """:meth:`walk`, cell by cell: from the first run (M) at or above the key's M, each run is
+        walked from its first cell at or above the key's N (its last cell if none) to its end,
+        and the first cell with a usable entry at a finite distance answers; if none, the last
+        usable entry before the table's last cell (what the reference's backward scan finds)."""
+        usable, next_usable, fallback = tables
+        if fallback < 0 and next_usable[0] == len(next_usable) - 1:
+            return -1, DBL_MAX  # no usable entry at all
+        run_m, run_cell, run_n, starts = self.run_m, self.run_cell, self.run_n, self.cell_start
+        distance = self.distance.distance
+        keys = self.key_list
+        key_m, key_n = key[0], key[1]
+        runs = len(run_m)
+        run = bisect.bisect_left(run_m, key_m) if key_m <= run_m[-1] else runs - 1
+        while run < runs:
+            ns = run_n[run]
+            first, end = run_cell[run], run_cell[run + 1]
+            cell = first + (bisect.bisect_left(ns, key_n) if key_n <= ns[-1] else len(ns) - 1)
+            cell = next_usable[cell]
+            while cell < end:
+                best, best_distance = -1, DBL_MAX
+                for position in range(starts[cell], starts[cell + 1]):
+                    if usable[position]:
+                        d = distance(key, keys[position])
+                        if d < best_distance:
+                            best, best_distance = position, d
+                if best >= 0:
+                    return best, best_distance
+                cell = next_usable[cell + 1]
+            run += 1
+        if fallback >= 0:
+            return fallback, distance(key, keys[fallback])
+        return -1, DBL_MAX
 
     def walk(self, key: tuple[int, ...], usable: list[bool]) -> tuple[int, float]:
         """``findBestKeyMatch_GridBased(key, .., 1)`` as :meth:`ReferenceSelector._grid_walk`."""
@@ -679,42 +866,74 @@ class _GridTable(_Table):
                 return position, distance(key, keys[position])
         return -1, DBL_MAX
 
-    def _walk_many(self, keys: IntArray, usable: BoolArray, group: IntArray) -> tuple[IntArray, FloatArray, IntArray]:
-        """:meth:`walk`'s forward part for many queries at once: (best position or -1, its
-        distance, the last cell's lower bound). A sorted range's ``lower_bound`` from ``start``
-        is the global one clamped to ``start``, so every step is a ``searchsorted``."""
+    def _walk_cells_many(self, keys: IntArray, usable: BoolArray, group: IntArray) -> tuple[IntArray, FloatArray]:
+        """:meth:`cell_walk` for many queries at once: (best position or -1, its distance). Each
+        step moves every open query either to the first cell of its run with a usable entry,
+        answered there, or to the next run; so a query takes at most one step per run."""
         count, n = len(keys), len(self.keys)
-        column_m, codes = self.keys[:, 0], self.cell_codes
         best = np.full(count, -1, dtype=np.int64)
         best_distance = np.full(count, DBL_MAX)
-        n_lower = np.zeros(count, dtype=np.int64)
-        start = np.zeros(count, dtype=np.int64)
-        m_first = np.searchsorted(column_m, np.minimum(keys[:, 0], column_m[-1]), side="left")
-        group_has_usable: BoolArray = np.asarray(usable.any(axis=1), dtype=bool)
+        starts, run_cell, cell_codes = self.cell_start_array, self.run_cell_array, self.cell_code_array
+        cells, runs = len(starts) - 1, len(self.run_m)
+        # per group: the first cell from each cell on with a usable entry (cells: none), and the
+        # last usable entry before the last cell (the reference's backward scan), -1 for none
+        has_usable = np.logical_or.reduceat(usable, starts[:-1], axis=1)
+        first_from = np.where(has_usable, np.arange(cells), cells)
+        next_usable = np.full((len(usable), cells + 1), cells, dtype=np.int64)
+        next_usable[:, :cells] = np.minimum.accumulate(first_from[:, ::-1], axis=1)[:, ::-1]
+        last_start = int(starts[cells - 1])
+        fallback = np.full(len(usable), -1, dtype=np.int64)
+        if last_start > 0:
+            before = usable[:, :last_start]
+            found_before = before.any(axis=1)
+            fallback[found_before] = last_start - 1 - np.argmax(before[found_before, ::-1], axis=1)
+        key_m, key_n = keys[:, 0], keys[:, 1]
+        run = np.searchsorted(self.run_m_array, np.minimum(key_m, self.run_m_array[-1]), side="left")
+        cell_from = np.zeros(count, dtype=np.int64)
+        group_has_usable: BoolArray = np.asarray(has_usable.any(axis=1), dtype=bool)
         active = np.flatnonzero(group_has_usable[group])  # a group without usable entries finds nothing
+
+        def first_cell(queries: IntArray) -> IntArray:
+            r = run[queries]
+            target = (r << 32) + np.minimum(key_n[queries], self.run_last_n_array[r])
+            found: IntArray = np.searchsorted(cell_codes, target, side="left")
+            return found
+
+        cell_from[active] = first_cell(active)
         while active.size:
-            m_lower = np.maximum(start[active], m_first[active])
-            m_value = column_m[m_lower]
-            m_upper = np.searchsorted(column_m, m_value, side="right")
-            n_target = np.minimum(keys[active, 1], self.keys[m_upper - 1, 1])
-            lower = np.maximum(m_lower, np.searchsorted(codes, (m_value << 32) + n_target, side="left"))
-            upper = np.searchsorted(codes, codes[lower], side="right")
-            n_lower[active] = lower
-            for offset in range(int((upper - lower).max())):
+            cell = next_usable[group[active], cell_from[active]]
+            inside = cell < run_cell[run[active] + 1]
+            queries, cell = active[inside], cell[inside]
+            lower, upper = starts[cell], starts[cell + 1]
+            rows = group[queries]
+            for offset in range(int((upper - lower).max(initial=0))):
                 position = lower + offset
                 clipped = np.minimum(position, n - 1)
-                live = (position < upper) & usable[group[active], clipped]
+                live = (position < upper) & usable[rows, clipped]
                 if not live.any():
                     continue
                 where = np.flatnonzero(live)
-                queries = active[where]
-                d = grid_based_distances(keys[queries], self.keys[clipped[where]])
-                better = d < best_distance[queries]
-                best[queries[better]] = clipped[where[better]]
-                best_distance[queries[better]] = d[better]
-            start[active] = upper
-            active = active[(best[active] < 0) & (upper != n)]
-        return best, best_distance, n_lower
+                chosen = queries[where]
+                d = grid_based_distances(keys[chosen], self.keys[clipped[where]])
+                better = d < best_distance[chosen]
+                best[chosen[better]] = clipped[where[better]]
+                best_distance[chosen[better]] = d[better]
+            # a cell whose usable entries all lie at no finite distance: on to the next one
+            unresolved = best[queries] < 0
+            cell_from[queries[unresolved]] = cell[unresolved] + 1
+            moving = active[~inside]
+            run[moving] += 1
+            moving = moving[run[moving] < runs]
+            cell_from[moving] = first_cell(moving)
+            active = np.concatenate([queries[unresolved], moving])
+        left = np.flatnonzero(best < 0)
+        if left.size:
+            before_position = fallback[group[left]]
+            hit = before_position >= 0
+            if hit.any():
+                best[left[hit]] = before_position[hit]
+                best_distance[left[hit]] = grid_based_distances(keys[left[hit]], self.keys[before_position[hit]])
+        return best, best_distance
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         count = cols.size
@@ -730,24 +949,31 @@ class _GridTable(_Table):
         rows, groups, inverse = grouped
         masks = [self.subtable(signature).mask for signature in groups]
         usable = np.stack(masks) if masks else np.zeros((0, len(self.keys)), dtype=bool)
-        member_keys = queries[rows]
-        best, best_distance, n_lower = self._walk_many(member_keys, usable, inverse)
-        # the walk ran off the table's end: the last usable entry before the last cell answers
-        left = np.flatnonzero(best < 0)
-        if left.size:
-            positions = np.arange(len(self.keys))
-            last_usable = np.maximum.accumulate(np.where(usable, positions, -1), axis=1)
-            before = np.where(n_lower[left] > 0, last_usable[inverse[left], np.maximum(n_lower[left] - 1, 0)], -1)
-            hit = before >= 0
-            best[left[hit]] = before[hit]
-            if hit.any():
-                best_distance[left[hit]] = grid_based_distances(member_keys[left[hit]], self.keys[before[hit]])
+        best, best_distance = self._walk_cells_many(queries[rows], usable, inverse)
         found = best >= 0
         sids[rows[found]] = self.sids[best[found]]
         fits[rows[found]] = best_distance[found]
         if route is not None and found.any():
             route.answered(rows[found], self.node, "table", best[found])
         return sids, fits
+
+
+def _groups_by_value(values: npt.NDArray[Any]) -> list[tuple[str, IntArray]]:
+    """(value, its positions) for each distinct value of a string column. A batch names a few
+    operations: each is split off by one comparison over the rest (sorting the strings, as
+    np.unique does, cost a tenth of a hipBLASLt batch); past a few dozen, np.unique after all."""
+    groups: list[tuple[str, IntArray]] = []
+    remaining = np.arange(len(values))
+    while remaining.size and len(groups) < 32:
+        name = str(values[remaining[0]])
+        same = values[remaining] == name
+        groups.append((name, remaining[same]))
+        remaining = remaining[~same]
+    if remaining.size:
+        names, inverse = np.unique(values[remaining], return_inverse=True)
+        inverse = inverse.reshape(-1)
+        groups.extend((str(name), remaining[inverse == number]) for number, name in enumerate(names.tolist()))
+    return groups
 
 
 def _vector_of(atom: Atom, cols: ColumnsLike) -> BoolArray:
@@ -783,6 +1009,57 @@ def _unique_rows(bits: BoolArray) -> tuple[list[int], IntArray]:
     inverse[order] = np.cumsum(starts) - 1
     signatures = [sum(int(word) << (64 * place) for place, word in enumerate(row)) for row in ordered[starts].tolist()]
     return signatures, inverse
+
+
+def _key_getter(attrs: list[str | None]) -> Callable[[Any], tuple[int, ...]]:
+    """``key_of`` as one C-level call where it can be (every key component a problem field)."""
+    if len(attrs) > 1 and all(attr is not None for attr in attrs):
+        return operator.attrgetter(*attrs)  # type: ignore[arg-type]
+    return lambda p: tuple(1 if attr is None else getattr(p, attr) for attr in attrs)
+
+
+def _row_test(atom: Atom) -> Callable[[ContractionProblem, Hardware], bool]:
+    """A row's scalar test as a generated function: each field it reads (``p.lite`` a dozen
+    times in a tensilelite row) is read once."""
+    if atom.scalar_expr.count("p.") < 4:
+        return atom.scalar
+    return all_of([atom], "row")
+
+
+def _operation_key(op_id: str) -> frozenset[str]:
+    """The key of the atom ``OperationIdentifierEqual(op_id)``: it holds under that entry of a map."""
+    return frozenset({canonical_key(StringPredicate(type="OperationIdentifierEqual", value=op_id))})
+
+
+def _conjunct_keys(predicate: Any) -> frozenset[str]:
+    """Keys of the atoms a row predicate is the conjunction of (each holds where the row does)."""
+    return frozenset(canonical_key(operand) for operand in conjuncts(predicate))
+
+
+def _packed_words(bits: BoolArray | None, ranks: IntArray) -> npt.NDArray[np.uint64]:
+    """One row of 64-bit words per query: its bits packed, then its rank."""
+    columns = [ranks.astype(np.uint64)[:, None]]
+    if bits is not None and bits.shape[1]:
+        packed = np.packbits(bits, axis=1, bitorder="little")
+        width = packed.shape[1]
+        padded = np.zeros((len(packed), -(-width // 8) * 8), dtype=np.uint8)
+        padded[:, :width] = packed
+        columns.insert(0, padded.view("<u8").astype(np.uint64))
+    return np.concatenate(columns, axis=1) if len(columns) > 1 else columns[0]
+
+
+def _unique_words(words: npt.NDArray[np.uint64]) -> tuple[IntArray, IntArray]:
+    """The distinct rows of ``words``: a representative row of each, and each row's group."""
+    if words.shape[1] == 1:
+        _, first, inverse = np.unique(words[:, 0], return_index=True, return_inverse=True)
+        return first.astype(np.int64), inverse.reshape(-1).astype(np.int64)
+    order = np.lexsort(words.T[::-1])
+    ordered = words[order]
+    starts = np.ones(len(ordered), dtype=bool)
+    starts[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    inverse = np.empty(len(ordered), dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return order[starts].astype(np.int64), inverse
 
 
 def _key_attribute(prop: Any) -> str | None:
@@ -850,6 +1127,7 @@ class CompiledLibrary:
         self._sid: dict[int, int] = {}
         self._lazy_sources: list[Callable[[int], MasterSolution | None]] = []
         self._placeholders: dict[str, _Node] = {}
+        self._index_table: IntArray | None = None
         for solution in library.solutions_by_index().values():  # the last of an index, as the loader
             self._register(solution)
         self.root = self._compile(library.library)
@@ -871,6 +1149,16 @@ class CompiledLibrary:
         self.solution_atoms.append(tuple(atoms))
         self._sid[solution.index] = sid
         return sid
+
+    def index_table(self) -> IntArray:
+        """The master index of each solution id, then -1 (so ``index_table()[sids]`` maps a batch's
+        ids, -1 included); rebuilt only when solutions were added (lazily read shards)."""
+        table = self._index_table
+        if table is None or len(table) != len(self.solutions) + 1:
+            table = np.array([s.index for s in self.solutions] + [-1], dtype=np.int64)
+            table.flags.writeable = False
+            self._index_table = table
+        return table
 
     def sid_of(self, index: int) -> int:
         sid = self._sid.get(index)
@@ -907,11 +1195,16 @@ class CompiledLibrary:
 
     # -- compilation
 
-    def _compile(self, node: AnyNode) -> _Node:
+    def _compile(self, node: AnyNode, known: frozenset[str] = frozenset()) -> _Node:
+        """``node`` compiled; ``known``: keys of the atoms every query reaching it has passed (the
+        conjuncts of the rows above), which its tables need not test again."""
         if isinstance(node, (HardwareNode, ProblemNode)):
             if any(has_chip_predicate(row.predicate) for row in node.rows):
                 return _Reference(node)  # PCI chip-ID rows: the reference walk keeps fallback rows
-            rows = [(self._row_atom(row.predicate), self._compile(row.library)) for row in node.rows]
+            rows = [
+                (self._row_atom(row.predicate), self._compile(row.library, known | _conjunct_keys(row.predicate)))
+                for row in node.rows
+            ]
             if len(rows) == 1 and rows[0][0].constant is True:
                 return rows[0][1]  # one always-true row: the node adds nothing to the walk
             labels = [row_label(node.type, number, row.predicate) for number, row in enumerate(node.rows)]
@@ -920,19 +1213,19 @@ class CompiledLibrary:
             if node.property.type != "OperationIdentifier":
                 return _Reference(node)
             if not isinstance(node.map, dict):  # read partially: compiled when reached
-                return _Map({}, node.map, self._compile)
-            return _Map({key: self._compile(child) for key, child in node.map.items()})
+                return _Map({}, node.map, lambda op_id, child: self._compile(child, known | _operation_key(op_id)))
+            return _Map({key: self._compile(child, known | _operation_key(key)) for key, child in node.map.items()})
         if isinstance(node, SingleNode):
             return _Single(self.sid_of(node.index) if node.index >= 0 else -1, node)
         if isinstance(node, MatchingNode):
             if node.distance == "GridBased":
-                return _LazyTable(node, grid=True)
+                return _LazyTable(node, known, grid=True)
             if node.distance not in ("Euclidean", "Manhattan", "Ratio", "Equality"):
                 return _Reference(node)
-            return _LazyTable(node)
+            return _LazyTable(node, known)
         if isinstance(node, DecisionTreeNode):
-            trees = [(list(entry.tree), self._compile(entry.value)) for entry in node.trees]
-            return _Forest(node, trees, self._compile(node.null_value))
+            trees = [(list(entry.tree), self._compile(entry.value, known)) for entry in node.trees]
+            return _Forest(node, trees, self._compile(node.null_value, known))
         if isinstance(node, FreeSizeNode):
             return _Nothing()
         if isinstance(node, PlaceholderNode):
@@ -978,18 +1271,21 @@ class CompiledLibrary:
 class _LazyTable(_Node):
     """Sorts and indexes a ``Matching`` table on first use (large libraries compile quickly)."""
 
-    def __init__(self, node: MatchingNode, *, grid: bool = False) -> None:
+    def __init__(self, node: MatchingNode, known: frozenset[str] = frozenset(), *, grid: bool = False) -> None:
         self.node = node
+        self.known = known
         self.grid = grid
         self.table: _Table | None = None
 
     def _get(self, lib: CompiledLibrary) -> _Table:
         if self.table is None:
-            self.table = _GridTable(lib, self.node) if self.grid else _Table(lib, self.node)
+            kind = _GridTable if self.grid else _Table
+            self.table = kind(lib, self.node, self.known)
         return self.table
 
     def find(self, lib: CompiledLibrary, p: ContractionProblem, h: Hardware, route: Route | None = None) -> Found:
-        return self._get(lib).find(lib, p, h, route)
+        table = self.table
+        return (self._get(lib) if table is None else table).find(lib, p, h, route)
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         return self._get(lib).find_batch(lib, cols, route)

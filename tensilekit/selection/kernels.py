@@ -47,6 +47,9 @@ class Atom:
     helpers: dict[str, Any] = dataclasses.field(default_factory=dict)
     _scalar: Scalar | None = None
     _vector: Vector | None = None
+    workspace_elem: int | None = None
+    """tensilelite ``WorkspaceCheck``: the bytes per element of C it needs; for the usual problem
+    it holds iff ``m * n * batch * workspace_elem`` fits (see :func:`_lite_workspace_atom`)."""
 
     @property
     def scalar(self) -> Scalar:
@@ -308,7 +311,7 @@ def _lite_workspace_atom(key: str, predicate: Any, sizes: list[int]) -> Atom:
     # one per distinct workspace need, where a call each cost most of a warm query)
     usual = f"(_ws := (p.m * p.n * p.batch * {elem_c}) % SIZE_MOD) <= MAX_GSU_WS and _ws <= p.workspace_size"
     scalar_expr = f"(({usual}) if p.lite.gsu <= 0 and not p.lite.use_gradient else {name}(p, h))"
-    return Atom(key, scalar_expr, f"{name}_v(p)", None, {name: scalar, f"{name}_v": vector})
+    return Atom(key, scalar_expr, f"{name}_v(p)", None, {name: scalar, f"{name}_v": vector}, workspace_elem=elem_c)
 
 
 def _guarded_atom(key: str, predicate: Any, guard: tuple[str, str], fast: tuple[str, str]) -> Atom:
@@ -555,4 +558,41 @@ def bitmask_of(atoms: Sequence[Atom], name: str) -> Callable[[ContractionProblem
     return function
 
 
-__all__ = ["Atom", "AtomTable", "all_of", "bitmask_of", "canonical_key", "compile_atom", "conjuncts", "generate"]
+def guarded_bitmask_of(
+    required: Sequence[Atom], atoms: Sequence[Atom], name: str, places: Sequence[int] | None = None
+) -> Callable[[ContractionProblem, Hardware], int | None]:
+    """Generated ``name(p, h)``: None unless every ``required`` atom holds, else :func:`bitmask_of`'s
+    int over ``atoms`` (one call where a table's signature took two); ``places[i]`` is the bit
+    of ``atoms[i]`` (default ``i``)."""
+    helpers: dict[str, Any] = {}
+    body: list[str] = []
+    for atom in required:
+        helpers.update(atom.helpers)
+        if atom.constant is False:
+            body.append("return None")
+        elif atom.constant is None:
+            body.append(f"if not ({atom.scalar_expr}): return None")
+    body.append("s = 0")
+    for number, atom in enumerate(atoms):
+        helpers.update(atom.helpers)
+        bit = 1 << (number if places is None else places[number])
+        if atom.constant is True:
+            body.append(f"s |= {bit}")
+        elif atom.constant is None:
+            body.append(f"if {atom.scalar_expr}: s |= {bit}")
+    body.append("return s")
+    function: Callable[[ContractionProblem, Hardware], int | None] = generate(name, body, helpers)
+    return function
+
+
+__all__ = [
+    "Atom",
+    "AtomTable",
+    "all_of",
+    "bitmask_of",
+    "guarded_bitmask_of",
+    "canonical_key",
+    "compile_atom",
+    "conjuncts",
+    "generate",
+]

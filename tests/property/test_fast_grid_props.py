@@ -1,0 +1,131 @@
+"""The compiled fast paths on the largest hipBLASLt master answer as the reference walk (issue 25).
+
+* the one-query cell walk and the batch cell walk of every ``GridBased`` table find what the
+  literal transcription of ``findBestKeyMatch_GridBased`` (``_GridTable.walk``) finds, for random
+  keys and random usable masks (none, few, all usable);
+* ``select_batch`` (workspace checks read as one rank, operations split without sorting) gives
+  every random query the kernel and distance ``select_solution`` gives it, and the reference walk.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensilekit
+from tensilekit.selection import Hardware, ProblemColumns, compile_library, select_batch, select_solution
+from tensilekit.selection.fast import CompiledLibrary, _GridTable, _LazyTable, _Map, _Rows
+
+pytestmark = [pytest.mark.corpus]
+
+_MASTER = "masters-hipblaslt/hipblaslt_gfx942_grid.dat"
+_DEVICE = Hardware(arch="gfx942", cu_count=304)
+
+
+@pytest.fixture(scope="module")
+def compiled(corpus: Path) -> CompiledLibrary:
+    path = corpus / _MASTER
+    if not path.exists():
+        pytest.skip(f"{_MASTER} is not in this corpus")
+    return compile_library(tensilekit.load_master(path))
+
+
+def _grid_tables(library: CompiledLibrary) -> list[_GridTable]:
+    found: list[_GridTable] = []
+    pending: list[Any] = [library.root]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _Rows):
+            pending.extend(child for _, child in node.rows)
+        elif isinstance(node, _Map):
+            pending.extend(node.children.values())
+        elif isinstance(node, _LazyTable) and node.grid:
+            table = node._get(library)
+            assert isinstance(table, _GridTable)
+            found.append(table)
+    return found
+
+
+def _same(first: tuple[int, float], second: tuple[int, float]) -> bool:
+    return first[0] == second[0] and (first[1] == second[1] or (math.isnan(first[1]) and math.isnan(second[1])))
+
+
+def test_cell_walks_find_what_the_literal_walk_finds(compiled: CompiledLibrary) -> None:
+    rng = np.random.default_rng(25)
+    tables = _grid_tables(compiled)
+    assert tables, "the master has GridBased tables"
+    for table in tables:
+        entries = np.array(table.key_list, dtype=np.int64)
+        for density in (0.0, 0.02, 0.3, 1.0):
+            masks = rng.random((3, len(entries))) < density
+            near = entries[rng.integers(0, len(entries), 40)] + rng.integers(-2, 3, (40, entries.shape[1]))
+            wide = rng.integers(0, 70_000, (40, entries.shape[1]))
+            keys = np.maximum(np.concatenate([near, wide, np.zeros((1, entries.shape[1]), np.int64)]), 0)
+            groups = rng.integers(0, len(masks), len(keys))
+            batch_best, batch_distance = table._walk_cells_many(keys, masks, groups)
+            for number, mask in enumerate(masks):
+                signature = -1 - number  # a private cache slot for this mask
+                table.masks[signature] = mask.tolist()
+                tables_of_mask = table.walk_tables(signature)
+                for row in np.flatnonzero(groups == number).tolist():
+                    key = tuple(keys[row].tolist())
+                    literal = table.walk(key, mask.tolist())
+                    assert _same(table.cell_walk(key, tables_of_mask), literal), key
+                    assert _same((int(batch_best[row]), float(batch_distance[row])), literal), key
+                table.masks.pop(signature)
+                table.walks.pop(signature)
+
+
+def _hipblaslt_types(library: Any) -> list[dict[str, Any]]:
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for solution in library.solutions:
+        kind = solution.problem_type or {}
+        fields = {
+            "trans_a": "T" if kind.get("transA") else "N",
+            "trans_b": "T" if kind.get("transB") else "N",
+            "a_type": kind["aType"],
+            "b_type": kind["bType"],
+            "c_type": kind["cType"],
+            "d_type": kind["dType"],
+            "compute_type": kind.get("computeType", "Float"),
+            "compute_input_type": kind.get("computeInputType"),
+        }
+        seen.setdefault(tuple(fields.values()), fields)
+    return list(seen.values())
+
+
+def test_batch_answers_equal_single_queries_and_the_reference(compiled: CompiledLibrary) -> None:
+    rng = np.random.default_rng(9)
+    count = 240
+    types = _hipblaslt_types(compiled.library)
+    choice = rng.integers(0, len(types), count)
+    sizes = np.exp(rng.uniform(0.0, np.log(70_000.0), (count, 3))).astype(np.int64).clip(1, 70_000)
+    # workspaces from none to unlimited: each workspace check passes for a different prefix of needs
+    workspaces = rng.choice(np.array([0, 1 << 20, 32 << 20, 1 << 40, 2**64 - 1], dtype=np.uint64), count)
+    arrays: dict[str, Any] = {
+        "m": sizes[:, 0],
+        "n": sizes[:, 1],
+        "k": sizes[:, 2],
+        "batch": np.where(rng.random(count) < 0.8, 1, rng.choice([2, 4, 64], count)),
+        "alpha": 1.0,
+        "beta": rng.choice([0.0, 1.0], count),
+        "workspace_size": workspaces,
+    }
+    for name in ("trans_a", "trans_b", "a_type", "b_type", "c_type", "d_type", "compute_type", "compute_input_type"):
+        arrays[name] = np.array([types[c][name] for c in choice])
+    columns = ProblemColumns.from_arrays(**arrays, arch=_DEVICE.arch, cu_count=_DEVICE.cu_count)
+    batch = select_batch(compiled, columns)
+    answered = 0
+    for position in range(count):
+        problem, device = columns.row(position)
+        one = select_solution(compiled, problem, device)
+        reference = select_solution(compiled.reference, problem, device)
+        assert (one.index, one.distance) == (reference.index, reference.distance), position
+        got = batch[position]
+        assert (got.index, got.distance) == (one.index, one.distance), position
+        answered += one.index is not None
+    assert answered > count // 4  # the queries reach the tables
