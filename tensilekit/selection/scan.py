@@ -272,16 +272,17 @@ class Usable:
         self.count = len(self.positions)
         self.before = np.concatenate(([0], np.cumsum(mask))).astype(np.int64)
         """``before[i]``: number of usable entries at positions ``< i`` (maps table → sub positions)."""
-        self._lists: tuple[list[int], list[int]] | None = None
+        self._positions: list[int] | None = None
         self._arrays: tuple[npt.NDArray[np.int64], FloatArray, FloatArray, FloatArray] | None = None
         self._twice: FloatArray | None = None
         self._tree: Any = None
 
-    def lists(self) -> tuple[list[int], list[int]]:
-        """(usable table positions, ``before``) as Python lists, built on first use."""
-        if self._lists is None:
-            self._lists = (self.positions.tolist(), self.before.tolist())
-        return self._lists
+    def lists(self) -> list[int]:
+        """The usable table positions as a Python list, built on first use (``before`` stays an
+        array: a list of it per signature held ~100 MB of int objects on rocBLAS_Full)."""
+        if self._positions is None:
+            self._positions = self.positions.tolist()
+        return self._positions
 
     def arrays(self) -> tuple[npt.NDArray[np.int64], FloatArray, FloatArray, FloatArray]:
         """(keys, speeds, float keys, squared norms) of the usable entries."""
@@ -313,10 +314,10 @@ def nearest_one(band: Band, usable: Usable, key: tuple[int, ...], squared: bool)
     if usable.count == 0:
         return -1, DBL_MAX
     keys, first, speeds = band.lists()
-    positions, before = usable.lists()
+    positions, before = usable.lists(), usable.before
     start = bisect.bisect_left(keys, key)
     # an upper bound for the minimum: the usable entries next to lower_bound
-    sub_start = before[start]
+    sub_start = int(before[start])
     three = squared and len(key) == 3
     bound = math.inf
     for position in positions[max(0, sub_start - 2) : sub_start + 2]:
@@ -325,8 +326,8 @@ def nearest_one(band: Band, usable: Usable, key: tuple[int, ...], squared: bool)
             bound = d
     p0 = key[0]
     reach = math.isqrt(int(bound)) if squared else int(bound)
-    sub_low = before[bisect.bisect_left(first, p0 - reach)]
-    sub_high = before[bisect.bisect_right(first, p0 + reach)]
+    sub_low = int(before[bisect.bisect_left(first, p0 - reach)])
+    sub_high = int(before[bisect.bisect_right(first, p0 + reach)])
     if sub_high - sub_low <= 32:
         best = math.inf
         ties: list[int] = []
