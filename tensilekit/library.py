@@ -28,7 +28,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tensilekit.errors import LibraryChanged, Location, SelectionError
 from tensilekit.selection.problem import (
@@ -467,64 +467,74 @@ class Library:
                 is unreadable or whose problem cannot be built (answers of the lines before it
                 were yielded already: a caller that must print nothing then holds them back).
         """
-        parsed = _query_records(lines, name, strict=strict)
-        head: list[tuple[int, dict[str, Any] | None, str | None]] = []
+        prepared = self._prepared_queries(_query_records(lines, name, strict=strict), name, strict)
+        head: list[_PreparedQuery] = []
         readable = 0
-        for item in parsed:  # enough of the stream to choose the engine
+        for item in prepared:  # enough of the stream to choose the engine
             head.append(item)
-            readable += item[1] is not None
+            readable += not item.unreadable
             if readable > WALK_AT_MOST:
                 break
         if readable > WALK_AT_MOST or top:
             with indexing():
                 self.compiled  # noqa: B018 - compiled once, before the answers
         walk = explain or bool(top) or not self.is_compiled
-        pending = iter(head)
+        pending = itertools.chain(head, prepared)
+        del head
         while True:
-            chunk = list(itertools.islice(itertools.chain(pending, parsed), max(1, chunk_size or QUERY_CHUNK)))
+            chunk = list(itertools.islice(pending, max(1, chunk_size or QUERY_CHUNK)))
             if not chunk:
                 return
-            yield from self._answer_chunk(chunk, name, walk, rocblas_k0, explain, top, strict)
+            yield from self._answer_chunk(chunk, name, walk, rocblas_k0, explain, top)
 
-    def _answer_chunk(
-        self, chunk: list[tuple[int, dict[str, Any] | None, str | None]], name: str, walk: bool, rocblas_k0: bool,
-        explain: bool, top: int, strict: bool,
-    ) -> Iterator[QueryAnswer]:  # fmt: skip
-        """The answers of one chunk of query lines (:meth:`answer_queries`)."""
+    def _prepared_queries(
+        self, parsed: Iterable[tuple[int, dict[str, Any] | None, str | None]], name: str, strict: bool
+    ) -> Iterator[_PreparedQuery]:
+        """Each parsed line's problem and device, built as the line is read: a chunk then holds
+        problems, not the lines' records too."""
         from tensilekit.errors import TensilekitError
-        from tensilekit.selection import ProblemColumns, contraction_problem, select_batch
 
-        problems: list[tuple[GemmProblem, Hardware] | None] = []
-        for number, record, _ in chunk:
+        for number, record, failed in parsed:
             if record is None:
-                problems.append(None)
+                yield _PreparedQuery(number, None, None, None, None, failed, True)
                 continue
+            calls = record.get("calls")
+            query_id, calls = record.get("id"), calls if isinstance(calls, int) else None
             try:
-                problems.append((self.problem_from_query(record), self.device_of(record)))
+                problem, device = self.problem_from_query(record), self.device_of(record)
             except TensilekitError as error:
                 if strict:
                     location = error.location or Location()
                     if location.file is None:
                         error.location = dataclasses.replace(location, file=name, line=number)
                     raise error from None
-                problems.append(None)
-                chunk[len(problems) - 1] = (number, record, f"{name}:{number}: {error}")
+                yield _PreparedQuery(number, query_id, calls, None, None, f"{name}:{number}: {error}", False)
+                continue
+            yield _PreparedQuery(number, query_id, calls, problem, device, None, False)
+
+    def _answer_chunk(
+        self, chunk: list[_PreparedQuery], name: str, walk: bool, rocblas_k0: bool, explain: bool, top: int
+    ) -> Iterator[QueryAnswer]:
+        """The answers of one chunk of query lines (:meth:`answer_queries`)."""
+        from tensilekit.errors import TensilekitError
+        from tensilekit.selection import ProblemColumns, contraction_problem, select_batch
+
         batch = None
         if not walk:
-            asked = [pair for pair in problems if pair is not None]
+            asked = [item for item in chunk if item.problem is not None]
             columns = ProblemColumns.from_problems(
-                [contraction_problem(problem, rocblas_k0=rocblas_k0) for problem, _ in asked],
-                [device for _, device in asked],
+                [contraction_problem(item.problem, rocblas_k0=rocblas_k0) for item in asked],  # type: ignore[arg-type]
+                [item.device for item in asked],  # type: ignore[misc]
             )
             batch = select_batch(self.compiled, columns) if asked else None
+            del asked, columns
         position = 0  # in the batch
-        for (number, record, failed), pair in zip(chunk, problems, strict=True):
-            if pair is None:
+        for number, query_id, calls, problem, device, failed, unreadable in chunk:
+            if problem is None or device is None:
                 assert failed is not None
-                yield QueryAnswer(number, _error_record(record or {}, failed), error=failed, unreadable=record is None)
+                record = {"id": query_id, "index": None, "name": None, "distance": None, "error": failed}
+                yield QueryAnswer(number, record, error=failed, unreadable=unreadable)
                 continue
-            assert record is not None
-            problem, device = pair
             try:
                 if batch is None:
                     selection = self.select(problem, device, explain=explain, top=top, rocblas_k0=rocblas_k0)
@@ -536,16 +546,13 @@ class Library:
                 raise  # the whole read is dropped and done again, not this query's error
             except TensilekitError as failure:
                 message = f"{name}:{number}: {failure}"
-                yield QueryAnswer(number, _error_record(record, message), error=message)
+                record = {"id": query_id, "index": None, "name": None, "distance": None, "error": message}
+                yield QueryAnswer(number, record, error=message)
                 continue
             finally:
                 position += 1
-            calls = record.get("calls")
             reason = None if selection.index is not None else self.why_not(problem, device)
-            answer = self.answer_record(
-                selection, problem, device, query_id=record.get("id"),
-                calls=calls if isinstance(calls, int) else None, reason=reason,
-            )  # fmt: skip
+            answer = self.answer_record(selection, problem, device, query_id=query_id, calls=calls, reason=reason)
             yield QueryAnswer(number, answer, selection=selection)
 
     # -- the JSON form ------------------------------------------------------------------------
@@ -579,6 +586,19 @@ class QueryAnswer:
     """Why the line has no answer, naming ``file:line``."""
     unreadable: bool = False
     """The line is no JSON object (it was skipped)."""
+
+
+class _PreparedQuery(NamedTuple):
+    """A query line as a chunk holds it (:meth:`Library.answer_queries`): what its answer needs."""
+
+    line: int
+    query_id: Any
+    calls: int | None
+    problem: GemmProblem | None
+    device: Hardware | None
+    error: str | None
+    """Why the line has no problem (naming ``file:line``), or None."""
+    unreadable: bool
 
 
 def _query_records(
@@ -617,10 +637,6 @@ def _query_records(
         if strict:
             raise SelectionError(problem, location)
         yield number, None, f"{location}: {problem}"
-
-
-def _error_record(record: Mapping[str, Any], message: str) -> dict[str, Any]:
-    return {"id": record.get("id"), "index": None, "name": None, "distance": None, "error": message}
 
 
 def problem_record(problem: GemmProblem) -> dict[str, Any]:
