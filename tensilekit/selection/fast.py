@@ -437,7 +437,7 @@ class _Table(_Node):
         self.entry_rows = np.array([row_of.get(int(s), -1) for s in self.sids], dtype=np.int64)
         self.never = self.sids < 0  # index -1 entries never answer
         self.codes, self.code_maps = _lexicographic_codes(self.keys)
-        self.band = Band(self.keys, self.speeds)
+        self.band = Band(self.keys, self.speeds, self.key_list)  # its tuples shared, not built again
         self.sid_list: list[int] = self.sids.tolist()
         self.subtables: dict[int, Usable] = {}
         self.metric = self.distance.bound_on_first  # "square" | "abs" | None

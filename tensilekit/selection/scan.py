@@ -246,8 +246,12 @@ def _squared3(entry: Sequence[int], key: Sequence[int]) -> float:
 class Band:
     """A sorted ``Matching`` table, prepared once for :func:`nearest_one` and :func:`nearest_many`."""
 
-    def __init__(self, keys: npt.NDArray[np.int64], speeds: FloatArray) -> None:
+    def __init__(
+        self, keys: npt.NDArray[np.int64], speeds: FloatArray, key_tuples: list[tuple[int, ...]] | None = None
+    ) -> None:
+        """``key_tuples``: the same keys as tuples, when the caller holds them already (shared, not built again)."""
         self.keys = keys
+        self._key_tuples = key_tuples
         self.speeds = speeds
         self.size = len(keys)
         self.floats = keys.astype(np.float64)
@@ -258,7 +262,8 @@ class Band:
     def lists(self) -> tuple[list[tuple[int, ...]], list[int], list[float]]:
         """(keys as tuples, first key component, speeds) as Python lists, built on first use."""
         if self._lists is None:
-            self._lists = ([tuple(row) for row in self.keys.tolist()], self.keys[:, 0].tolist(), self.speeds.tolist())
+            keys = self._key_tuples if self._key_tuples is not None else [tuple(row) for row in self.keys.tolist()]
+            self._lists = (keys, [key[0] for key in keys], self.speeds.tolist())
         return self._lists
 
 
