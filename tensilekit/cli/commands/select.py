@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -220,10 +221,10 @@ def _select(
     # (printed at the end, or not at all) when --strict may still refuse a later line, or when the
     # library reads shards a rebuild may swap mid-read (the read is then done again, from the start)
     held_back = strict or library.reads_shards
-    with opened as stream, _answer_sink(held_back, as_json) as sink:
+    with opened as stream, _answer_sink(held_back, as_json) as sink, _frozen_as_it_grows() as freeze:
         answers = library.answer_queries(
             stream, name=name, rocblas_k0=rocblas_k0, explain=explain, top=top, strict=strict,
-            indexing=lambda: progress_bar("indexing the library", None),
+            indexing=lambda: _indexing(freeze),
         )  # fmt: skip
         with progress(lines if lines >= _PROGRESS_THRESHOLD else 0) as advance:
             for answer in answers:
@@ -236,6 +237,7 @@ def _select(
                 sink.add(record)
                 if sink.count % 1024 == 0:
                     advance(1024)
+                    freeze()  # what these answers decoded (tables, solutions) stays
         sink.finish(shown_path)
     if sink.errors:
         click.echo(f"error: {sink.errors} of {sink.count} query line(s) could not be answered", err=True)
@@ -243,6 +245,22 @@ def _select(
 
 
 _PROGRESS_THRESHOLD = 20_000
+
+
+@contextlib.contextmanager
+def _frozen_as_it_grows() -> Iterator[Callable[[], None]]:
+    """Yield ``freeze()``: keep the cyclic garbage collector off every object alive now (the
+    library and the tables and solutions answers decoded so far). Each full collection would
+    walk them all again while the heap grows (~2.3 s of 13 s on 100 000 queries on rocBLAS_Full);
+    frozen objects are still freed by reference counting, and all is unfrozen on the way out."""
+    if gc.get_freeze_count():  # someone else froze objects: unfreezing would undo that too
+        yield lambda: None
+        return
+    gc.freeze()
+    try:
+        yield gc.freeze
+    finally:
+        gc.unfreeze()
 
 
 class _AnswerSink:
@@ -299,6 +317,17 @@ def _answer_sink(held_back: bool, as_json: bool) -> Iterator[_AnswerSink]:
         return
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
         yield _AnswerSink(as_json, spool)
+
+
+@contextlib.contextmanager
+def _indexing(freeze: Callable[[], None]) -> Iterator[None]:
+    """Compiling the library: a progress bar on a terminal, the cyclic GC paused while the
+    tables are built (it would rescan the growing library many times), then all of it frozen."""
+    from tensilekit.io.files import gc_paused
+
+    with progress_bar("indexing the library", None), gc_paused():
+        yield
+    freeze()
 
 
 def _checked_lines(path: Path, name: str) -> int:
