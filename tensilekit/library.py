@@ -518,6 +518,7 @@ class Library:
     ) -> Iterator[QueryAnswer]:
         """The answers of one chunk of query lines (:meth:`answer_queries`)."""
         from tensilekit.errors import TensilekitError
+        from tensilekit.io.files import gc_paused
         from tensilekit.selection import ProblemColumns, contraction_problem, select_batch
 
         batch = None
@@ -527,7 +528,10 @@ class Library:
                 [contraction_problem(item.problem, rocblas_k0=rocblas_k0) for item in asked],  # type: ignore[arg-type]
                 [item.device for item in asked],  # type: ignore[misc]
             )
-            batch = select_batch(self.compiled, columns) if asked else None
+            # the GC paused: a cold chunk builds tables (sorted keys, sub-tables, decoded nodes),
+            # and each full collection would walk the whole library again meanwhile
+            with gc_paused():
+                batch = select_batch(self.compiled, columns) if asked else None
             del asked, columns
         position = 0  # in the batch
         for number, query_id, calls, problem, device, failed, unreadable in chunk:
