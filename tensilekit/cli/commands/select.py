@@ -256,10 +256,13 @@ def _frozen_as_it_grows() -> Iterator[Callable[[], None]]:
     if gc.get_freeze_count():  # someone else froze objects: unfreezing would undo that too
         yield lambda: None
         return
+    thresholds = gc.get_threshold()
     gc.freeze()
+    gc.set_threshold(max(thresholds[0], 50_000), *thresholds[1:])  # a chunk's objects die by refcount
     try:
         yield gc.freeze
     finally:
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
 
 
