@@ -153,3 +153,16 @@ def test_strict_prints_nothing_when_a_line_after_the_first_chunk_is_bad(
         assert result.exit_code == 3 and len(records) == 61 and f"{queries}{said}" in records[30]["error"]
         assert all(record["index"] is not None for record in records[:30] + records[31:])
         assert "1 of 61 query line(s) could not be answered" in result.stderr
+
+
+def test_the_garbage_collector_is_left_as_it_was(tmp_path: Path) -> None:
+    """select --queries freezes the heap and raises the young threshold while it answers; a caller
+    running it in process (a script, CliRunner) gets the collector back as it was."""
+    import gc
+
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("\n".join(_line(n, "served", 64 + n) for n in range(3000)) + "\n")
+    thresholds, frozen = gc.get_threshold(), gc.get_freeze_count()
+    result = CliRunner().invoke(cli, ["select", "-l", SAMPLE, "--queries", str(queries), "--json"])
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == 3000
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (thresholds, frozen)
