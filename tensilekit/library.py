@@ -22,12 +22,15 @@ reader accepts back: its ``problem`` object rebuilds the very problem that was a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from tensilekit.errors import Location, SelectionError
+from tensilekit.errors import LibraryChanged, Location, SelectionError
 from tensilekit.selection.problem import (
     GemmProblem,
     Hardware,
@@ -53,6 +56,16 @@ if TYPE_CHECKING:
     from tensilekit.selection.fast import CompiledLibrary
     from tensilekit.selection.workload import WorkloadSelection
     from tensilekit.workload.problem import GemmProblem as WorkloadGemm
+
+
+QUERY_CHUNK = 8192
+"""Query lines :meth:`Library.answer_queries` reads, answers and lets go of at a time: big enough
+that the compiled engine's per-batch work is spread thin (4 096 took ~1 s more than 16 384 on
+100 000 queries on rocBLAS_Full), small enough to keep memory flat (16 384: ~50 MB more)."""
+
+WALK_AT_MOST = 16
+"""Up to this many queries are walked one by one: compiling a table decodes every solution in it,
+which a lazily read shard (indexed or ``.dat``) would otherwise do for a single answer."""
 
 
 class ArchRequired(SelectionError):
@@ -133,6 +146,12 @@ class Library:
     def is_compiled(self) -> bool:
         """The compiled engine exists already (:attr:`compiled` was asked for)."""
         return "compiled" in self._cache
+
+    @property
+    def reads_shards(self) -> bool:
+        """The library is lazy (a master with no solutions of its own): queries read its shards on
+        demand, and a rebuild of its folder may swap them mid-read (:class:`LibraryChanged`)."""
+        return not self.master.solutions
 
     def _engine(self) -> Any:
         """The compiled engine when it exists already, else the reference walk."""
@@ -468,6 +487,119 @@ class Library:
 
         return recorded_workload(paths, self, hardware)
 
+    def answer_queries(
+        self, lines: Iterable[str], *, name: str = "<queries>", rocblas_k0: bool = False, explain: bool = False,
+        top: int = 0, strict: bool = False, chunk_size: int | None = None,
+        indexing: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext,
+    ) -> Iterator[QueryAnswer]:  # fmt: skip
+        """One :class:`QueryAnswer` per non-blank line of a JSON-lines query stream, in line order,
+        streamed: lines are read ``chunk_size`` (default :data:`QUERY_CHUNK`) at a time, each chunk answered (through the
+        compiled engine in one batch when it can) and yielded before the next is read, so memory
+        holds one chunk, not the file.
+
+        Up to :data:`WALK_AT_MOST` queries (and no ``top``) are walked one by one, as compiling a
+        table decodes every solution in it; more, or ``top``, compile the library first (inside
+        ``indexing()``, e.g. a progress bar). A line that is no JSON object is answered with its
+        error (``unreadable``); a query whose problem cannot be built, or that cannot be answered,
+        with its error naming ``name:line``.
+
+        Raises:
+            SelectionError: the stream is not UTF-8 text; with ``strict``, at the first line that
+                is unreadable or whose problem cannot be built (answers of the lines before it
+                were yielded already: a caller that must print nothing then holds them back).
+        """
+        prepared = self._prepared_queries(_query_records(lines, name, strict=strict), name, strict)
+        head: list[_PreparedQuery] = []
+        readable = 0
+        for item in prepared:  # enough of the stream to choose the engine
+            head.append(item)
+            readable += not item.unreadable
+            if readable > WALK_AT_MOST:
+                break
+        if readable > WALK_AT_MOST or top:
+            with indexing():
+                self.compiled  # noqa: B018 - compiled once, before the answers
+        walk = explain or bool(top) or not self.is_compiled
+        pending = itertools.chain(head, prepared)
+        del head
+        while True:
+            chunk = list(itertools.islice(pending, max(1, chunk_size or QUERY_CHUNK)))
+            if not chunk:
+                return
+            yield from self._answer_chunk(chunk, name, walk, rocblas_k0, explain, top)
+
+    def _prepared_queries(
+        self, parsed: Iterable[tuple[int, dict[str, Any] | None, str | None]], name: str, strict: bool
+    ) -> Iterator[_PreparedQuery]:
+        """Each parsed line's problem and device, built as the line is read: a chunk then holds
+        problems, not the lines' records too."""
+        from tensilekit.errors import TensilekitError
+
+        for number, record, failed in parsed:
+            if record is None:
+                yield _PreparedQuery(number, None, None, None, None, failed, True)
+                continue
+            calls = record.get("calls")
+            query_id, calls = record.get("id"), calls if isinstance(calls, int) else None
+            try:
+                problem, device = self.problem_from_query(record), self.device_of(record)
+            except TensilekitError as error:
+                if strict:
+                    location = error.location or Location()
+                    if location.file is None:
+                        error.location = dataclasses.replace(location, file=name, line=number)
+                    raise error from None
+                yield _PreparedQuery(number, query_id, calls, None, None, f"{name}:{number}: {error}", False)
+                continue
+            yield _PreparedQuery(number, query_id, calls, problem, device, None, False)
+
+    def _answer_chunk(
+        self, chunk: list[_PreparedQuery], name: str, walk: bool, rocblas_k0: bool, explain: bool, top: int
+    ) -> Iterator[QueryAnswer]:
+        """The answers of one chunk of query lines (:meth:`answer_queries`)."""
+        from tensilekit.errors import TensilekitError
+        from tensilekit.io.files import gc_paused
+        from tensilekit.selection import ProblemColumns, contraction_problem, select_batch
+
+        batch = None
+        if not walk:
+            asked = [item for item in chunk if item.problem is not None]
+            columns = ProblemColumns.from_problems(
+                [contraction_problem(item.problem, rocblas_k0=rocblas_k0) for item in asked],  # type: ignore[arg-type]
+                [item.device for item in asked],  # type: ignore[misc]
+            )
+            # the GC paused: a cold chunk builds tables (sorted keys, sub-tables, decoded nodes),
+            # and each full collection would walk the whole library again meanwhile
+            with gc_paused():
+                batch = select_batch(self.compiled, columns) if asked else None
+            del asked, columns
+        position = 0  # in the batch
+        for number, query_id, calls, problem, device, failed, unreadable in chunk:
+            if problem is None or device is None:
+                assert failed is not None
+                record = {"id": query_id, "index": None, "name": None, "distance": None, "error": failed}
+                yield QueryAnswer(number, record, error=failed, unreadable=unreadable)
+                continue
+            try:
+                if batch is None:
+                    selection = self.select(problem, device, explain=explain, top=top, rocblas_k0=rocblas_k0)
+                elif position in batch.errors:
+                    raise SelectionError(batch.errors[position])
+                else:
+                    selection = batch[position]
+            except LibraryChanged:
+                raise  # the whole read is dropped and done again, not this query's error
+            except TensilekitError as failure:
+                message = f"{name}:{number}: {failure}"
+                record = {"id": query_id, "index": None, "name": None, "distance": None, "error": message}
+                yield QueryAnswer(number, record, error=message)
+                continue
+            finally:
+                position += 1
+            reason = None if selection.index is not None else self.why_not(problem, device)
+            answer = self.answer_record(selection, problem, device, query_id=query_id, calls=calls, reason=reason)
+            yield QueryAnswer(number, answer, selection=selection)
+
     # -- the JSON form ------------------------------------------------------------------------
 
     def answer_record(
@@ -482,6 +614,74 @@ class Library:
         :meth:`problem_from_query` takes as it is.
         """
         return answer_record(selection, problem, hardware, query_id=query_id, calls=calls, reason=reason)
+
+
+@dataclasses.dataclass(frozen=True)
+class QueryAnswer:
+    """The answer to one query line (:meth:`Library.answer_queries`)."""
+
+    line: int
+    """The line's number in the stream (1-based)."""
+    record: dict[str, Any]
+    """The answer's JSON shape (:meth:`Library.answer_record`), or for an error ``id``, ``index``,
+    ``name``, ``distance`` (None) and ``error``."""
+    selection: Selection | None = None
+    """The selection answered (None for an error)."""
+    error: str | None = None
+    """Why the line has no answer, naming ``file:line``."""
+    unreadable: bool = False
+    """The line is no JSON object (it was skipped)."""
+
+
+class _PreparedQuery(NamedTuple):
+    """A query line as a chunk holds it (:meth:`Library.answer_queries`): what its answer needs."""
+
+    line: int
+    query_id: Any
+    calls: int | None
+    problem: GemmProblem | None
+    device: Hardware | None
+    error: str | None
+    """Why the line has no problem (naming ``file:line``), or None."""
+    unreadable: bool
+
+
+def _query_records(
+    lines: Iterable[str], name: str, *, strict: bool
+) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """(line number, query record, None) per non-blank line, or (number, None, located error)
+    for a line that is no JSON object.
+
+    Raises:
+        SelectionError: the stream is not UTF-8 text; with ``strict``, at the first unreadable line.
+    """
+    from tensilekit.errors import DecodeError
+    from tensilekit.io.limits import load_json_line
+
+    numbered = enumerate(lines, start=1)
+    while True:
+        try:
+            number, line = next(numbered)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as error:  # gzip or binary data given as queries
+            raise SelectionError(f"not UTF-8 text ({error.reason})", Location(file=name)) from None
+        text = line.strip()
+        if not text:
+            continue
+        column = None
+        try:
+            record = load_json_line(text)
+            problem = None if isinstance(record, dict) else "each line must hold one JSON object"
+        except DecodeError as error:  # not JSON, or over a reader limit (digits, nesting)
+            record, problem, column = None, error.message, error.location.col if error.location else None
+        if problem is None:
+            yield number, record, None
+            continue
+        location = Location(file=name, line=number, col=column)
+        if strict:
+            raise SelectionError(problem, location)
+        yield number, None, f"{location}: {problem}"
 
 
 def problem_record(problem: GemmProblem) -> dict[str, Any]:
@@ -640,8 +840,11 @@ def library_of(
 __all__ = [
     "DEFAULT",
     "HIPBLASLT_DEFAULT_WORKSPACE",
+    "QUERY_CHUNK",
+    "WALK_AT_MOST",
     "ArchRequired",
     "Library",
+    "QueryAnswer",
     "answer_record",
     "library_of",
     "open_library",

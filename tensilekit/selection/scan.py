@@ -246,8 +246,12 @@ def _squared3(entry: Sequence[int], key: Sequence[int]) -> float:
 class Band:
     """A sorted ``Matching`` table, prepared once for :func:`nearest_one` and :func:`nearest_many`."""
 
-    def __init__(self, keys: npt.NDArray[np.int64], speeds: FloatArray) -> None:
+    def __init__(
+        self, keys: npt.NDArray[np.int64], speeds: FloatArray, key_tuples: list[tuple[int, ...]] | None = None
+    ) -> None:
+        """``key_tuples``: the same keys as tuples, when the caller holds them already (shared, not built again)."""
         self.keys = keys
+        self._key_tuples = key_tuples
         self.speeds = speeds
         self.size = len(keys)
         self.floats = keys.astype(np.float64)
@@ -258,7 +262,8 @@ class Band:
     def lists(self) -> tuple[list[tuple[int, ...]], list[int], list[float]]:
         """(keys as tuples, first key component, speeds) as Python lists, built on first use."""
         if self._lists is None:
-            self._lists = ([tuple(row) for row in self.keys.tolist()], self.keys[:, 0].tolist(), self.speeds.tolist())
+            keys = self._key_tuples if self._key_tuples is not None else [tuple(row) for row in self.keys.tolist()]
+            self._lists = (keys, [key[0] for key in keys], self.speeds.tolist())
         return self._lists
 
 
@@ -272,16 +277,17 @@ class Usable:
         self.count = len(self.positions)
         self.before = np.concatenate(([0], np.cumsum(mask))).astype(np.int64)
         """``before[i]``: number of usable entries at positions ``< i`` (maps table → sub positions)."""
-        self._lists: tuple[list[int], list[int]] | None = None
+        self._positions: list[int] | None = None
         self._arrays: tuple[npt.NDArray[np.int64], FloatArray, FloatArray, FloatArray] | None = None
         self._twice: FloatArray | None = None
         self._tree: Any = None
 
-    def lists(self) -> tuple[list[int], list[int]]:
-        """(usable table positions, ``before``) as Python lists, built on first use."""
-        if self._lists is None:
-            self._lists = (self.positions.tolist(), self.before.tolist())
-        return self._lists
+    def lists(self) -> list[int]:
+        """The usable table positions as a Python list, built on first use (``before`` stays an
+        array: a list of it per signature held ~100 MB of int objects on rocBLAS_Full)."""
+        if self._positions is None:
+            self._positions = self.positions.tolist()
+        return self._positions
 
     def arrays(self) -> tuple[npt.NDArray[np.int64], FloatArray, FloatArray, FloatArray]:
         """(keys, speeds, float keys, squared norms) of the usable entries."""
@@ -313,10 +319,10 @@ def nearest_one(band: Band, usable: Usable, key: tuple[int, ...], squared: bool)
     if usable.count == 0:
         return -1, DBL_MAX
     keys, first, speeds = band.lists()
-    positions, before = usable.lists()
+    positions, before = usable.lists(), usable.before
     start = bisect.bisect_left(keys, key)
     # an upper bound for the minimum: the usable entries next to lower_bound
-    sub_start = before[start]
+    sub_start = int(before[start])
     three = squared and len(key) == 3
     bound = math.inf
     for position in positions[max(0, sub_start - 2) : sub_start + 2]:
@@ -325,8 +331,8 @@ def nearest_one(band: Band, usable: Usable, key: tuple[int, ...], squared: bool)
             bound = d
     p0 = key[0]
     reach = math.isqrt(int(bound)) if squared else int(bound)
-    sub_low = before[bisect.bisect_left(first, p0 - reach)]
-    sub_high = before[bisect.bisect_right(first, p0 + reach)]
+    sub_low = int(before[bisect.bisect_left(first, p0 - reach)])
+    sub_high = int(before[bisect.bisect_right(first, p0 + reach)])
     if sub_high - sub_low <= 32:
         best = math.inf
         ties: list[int] = []

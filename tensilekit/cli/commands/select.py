@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import io
 import json
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -16,71 +20,26 @@ from tensilekit.cli.options import TYPE_HELP, subtree_options, type_spec_callbac
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.errors import (
-    DecodeError,
     InputNotFound,
     LibraryChanged,
     Location,
     NoKernel,
     SelectionError,
-    TensilekitError,
 )
-from tensilekit.io.limits import load_json_line
 
 if TYPE_CHECKING:
     from tensilekit.library import Library
-    from tensilekit.selection import GemmProblem, Hardware
 
 # selection.runtime.RUNTIME_NAMES, spelled out so that `select --help` needs no import of the selection core
 RUNTIME_NAMES = ("tensile", "hipblaslt")
+
+# library.WALK_AT_MOST (queries walked one by one), spelled out: `select --help` imports no selection core
+_WALK_AT_MOST = 16
 
 # PerformanceMetric's values, spelled out so that `select --help` needs no import of the selection core
 METRICS = ["Auto", "DeviceEfficiency", "CUEfficiency", "ExperimentalDTree", "ExperimentalGrid",
            "ExperimentalStreamK", "ExperimentalMLP"]  # fmt: skip
 """The ``--metric`` choices (select and plot)."""
-_CHUNK = 4096
-_PROGRESS_THRESHOLD = 20_000
-# Up to this many queries are walked one by one: compiling a table decodes every solution in it,
-# which a lazily read shard (indexed or .dat) would otherwise do for a single answer.
-_WALK_AT_MOST = 16
-
-
-def _read_queries(
-    source: TextIO, name: str, *, strict: bool
-) -> tuple[list[tuple[int, dict[str, Any]]], list[dict[str, Any]]]:
-    """The query records of a JSON-lines stream, and an error record per unreadable line.
-
-    Raises:
-        SelectionError: with ``strict``, at the first unreadable line.
-    """
-    records: list[tuple[int, dict[str, Any]]] = []
-    unreadable: list[dict[str, Any]] = []
-    lines = enumerate(source, start=1)
-    number = 0
-    while True:
-        try:
-            number, line = next(lines)
-        except StopIteration:
-            break
-        except UnicodeDecodeError as error:  # gzip or binary data given as queries
-            raise SelectionError(f"not UTF-8 text ({error.reason})", Location(file=name)) from None
-        text = line.strip()
-        if not text:
-            continue
-        column = None
-        try:
-            record = load_json_line(text)
-            problem = None if isinstance(record, dict) else "each line must hold one JSON object"
-        except DecodeError as error:  # not JSON, or over a reader limit (digits, nesting)
-            record, problem, column = None, error.message, error.location.col if error.location else None
-        if problem is None:
-            records.append((number, record))
-            continue
-        location = Location(file=name, line=number, col=column)
-        if strict:
-            raise SelectionError(problem, location)
-        click.echo(f"warning: {location}: {problem} (line skipped)", err=True)
-        unreadable.append({**_error_record({}, f"{location}: {problem}"), "_line": number})
-    return records, unreadable
 
 
 @click.command("select")
@@ -185,14 +144,13 @@ def select_command(
     corpus/select-hipblaslt; a line's arch/cu_count/is_apu override --arch/--cu-count/--is-apu),
     or --from-log LOG for every GEMM a hipBLASLt log recorded.
     """
-    # stdin is read once: a read across a rebuild of the library is done again with the same queries
-    stdin_text = sys.stdin.read() if queries is not None and str(queries) == "-" else None
+    held_stdin: list[str] = []  # stdin read whole when a read may be done again (_query_stream)
     for attempt in range(1, _READ_ATTEMPTS + 1):
         try:
             _select(
                 m, n, k, library_path, arch, cu_count, is_apu, pci_chip_id, batch, trans_a, trans_b, type_spec, hpa,
                 alpha, beta, metric, rocblas_k0, queries, from_log, runtime_name, compute_name, workspace_size,
-                explain, top, as_json, strict, subtree, asic_revision, stdin_text,
+                explain, top, as_json, strict, subtree, asic_revision, held_stdin,
             )  # fmt: skip
             return
         except LibraryChanged:
@@ -214,9 +172,9 @@ def _select(
     hpa: bool | None, alpha: float, beta: float, metric: str, rocblas_k0: bool, queries: Path | None,
     from_log: Path | None, runtime_name: str | None, compute_name: str | None, workspace_size: int | None,
     explain: bool, top: int, as_json: bool, strict: bool, subtree: str | None, asic_revision: int | None,
-    stdin_text: str | None,
+    held_stdin: list[str],
 ) -> None:  # fmt: skip
-    from tensilekit.cli.render_select import render_batch, render_selection, selection_extras
+    from tensilekit.cli.render_select import progress, render_selection, selection_extras
     from tensilekit.selection import contraction_problem
 
     sources = sum(1 for given in (m is not None, queries is not None, from_log is not None) if given)
@@ -258,25 +216,158 @@ def _select(
         from tensilekit.io.files import check_regular_file
 
         check_regular_file(queries)  # a FIFO or device is refused unread: it could block or never end
-    stream = io.StringIO(stdin_text or "") if name == "<stdin>" else queries.open(encoding="utf-8")
-    try:
-        records, unreadable = _read_queries(stream, name, strict=strict)
-    finally:
-        stream.close()
-    if len(records) > _WALK_AT_MOST or top:
-        with progress_bar("indexing the library", None):
-            library.compiled  # noqa: B018 - compiled once, before the progress of the answers
-    results = _answer(library, records, rocblas_k0, explain, top, name, strict=strict, as_json=as_json)
-    results = sorted(unreadable + results, key=lambda record: int(record.pop("_line")))
-    if as_json:
-        for record in results:
-            click.echo(record.get("_json") or json.dumps(record, separators=(",", ":")))
-    else:
-        render_batch(results, shown_path)
-    errored = sum(1 for record in results if record.get("error"))
-    if errored:
-        click.echo(f"error: {errored} of {len(results)} query line(s) could not be answered", err=True)
+    opened, lines = _query_stream(queries, name, library, held_stdin)
+    # streamed: each chunk of answers is written before the next lines are read. Held back on disk
+    # (printed at the end, or not at all) when --strict may still refuse a later line, or when the
+    # library reads shards a rebuild may swap mid-read (the read is then done again, from the start)
+    held_back = strict or library.reads_shards
+    with opened as stream, _answer_sink(held_back, as_json) as sink, _frozen_as_it_grows() as freeze:
+        answers = library.answer_queries(
+            stream, name=name, rocblas_k0=rocblas_k0, explain=explain, top=top, strict=strict,
+            indexing=lambda: _indexing(freeze),
+        )  # fmt: skip
+        with progress(lines if lines >= _PROGRESS_THRESHOLD else 0) as advance:
+            for answer in answers:
+                if answer.unreadable:
+                    click.echo(f"warning: {answer.error} (line skipped)", err=True)
+                record = answer.record
+                if answer.selection is not None and (explain or top):
+                    listing = bool(top) and library.runtime.name == "hipblaslt"
+                    record.update(selection_extras(answer.selection, explain=explain, listing=listing))
+                sink.add(record)
+                if sink.count % 1024 == 0:
+                    advance(1024)
+                    freeze()  # what these answers decoded (tables, solutions) stays
+        sink.finish(shown_path)
+    if sink.errors:
+        click.echo(f"error: {sink.errors} of {sink.count} query line(s) could not be answered", err=True)
         raise SystemExit(3)
+
+
+_PROGRESS_THRESHOLD = 20_000
+
+
+@contextlib.contextmanager
+def _frozen_as_it_grows() -> Iterator[Callable[[], None]]:
+    """Yield ``freeze()``: keep the cyclic garbage collector off every object alive now (the
+    library and the tables and solutions answers decoded so far). Each full collection would
+    walk them all again while the heap grows (~2.3 s of 13 s on 100 000 queries on rocBLAS_Full);
+    frozen objects are still freed by reference counting, and all is unfrozen on the way out."""
+    if gc.get_freeze_count():  # someone else froze objects: unfreezing would undo that too
+        yield lambda: None
+        return
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(thresholds[0], 50_000), *thresholds[1:])  # a chunk's objects die by refcount
+    try:
+        yield gc.freeze
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
+class _AnswerSink:
+    """Where ``select --queries`` puts its answers: JSON lines straight to stdout in blocks, or
+    into a temporary file printed at the end (``held_back``); a table's rows otherwise."""
+
+    def __init__(self, as_json: bool, spool: TextIO | None) -> None:
+        self.as_json, self.spool = as_json, spool
+        self.count = self.errors = 0
+        self._block: list[str] = []
+        self._rows: list[dict[str, Any]] = []
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.count += 1
+        self.errors += bool(record.get("error"))
+        if not self.as_json:  # the table's columns only
+            self._rows.append({key: record.get(key) for key in ("id", "index", "name", "distance", "error")})
+            return
+        self._block.append(json.dumps(record, separators=(",", ":")))
+        if len(self._block) >= _BLOCK:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._block:
+            text = "\n".join(self._block)
+            self._block = []
+            if self.spool is not None:
+                self.spool.write(text + "\n")
+            else:
+                click.echo(text)
+
+    def finish(self, shown_path: Path) -> None:
+        """Write what is left (all of it when held back), or the table."""
+        from tensilekit.cli.render_select import render_batch
+
+        if not self.as_json:
+            render_batch(self._rows, shown_path)
+            return
+        self._flush()
+        if self.spool is not None:
+            self.spool.seek(0)
+            spool = self.spool
+            for block in iter(lambda: spool.read(1 << 20), ""):
+                click.echo(block, nl=False)
+
+
+_BLOCK = 512  # JSON lines written to stdout at a time
+
+
+@contextlib.contextmanager
+def _answer_sink(held_back: bool, as_json: bool) -> Iterator[_AnswerSink]:
+    if not (held_back and as_json):
+        yield _AnswerSink(as_json, None)
+        return
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        yield _AnswerSink(as_json, spool)
+
+
+@contextlib.contextmanager
+def _indexing(freeze: Callable[[], None]) -> Iterator[None]:
+    """Compiling the library: a progress bar on a terminal, the cyclic GC paused while the
+    tables are built (it would rescan the growing library many times), then all of it frozen."""
+    from tensilekit.io.files import gc_paused
+
+    with progress_bar("indexing the library", None), gc_paused():
+        yield
+    freeze()
+
+
+def _checked_lines(path: Path, name: str) -> int:
+    """The number of lines of a query file, read once as bytes first: a file that is not UTF-8 is
+    refused before any answer is written (answers are streamed)."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    lines = 0
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            try:
+                decoder.decode(block)
+            except UnicodeDecodeError as error:  # gzip or binary data given as queries
+                raise SelectionError(f"not UTF-8 text ({error.reason})", Location(file=name)) from None
+            lines += block.count(b"\n")
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError as error:
+            raise SelectionError(f"not UTF-8 text ({error.reason})", Location(file=name)) from None
+    return lines + 1
+
+
+def _query_stream(
+    queries: Path, name: str, library: Library, held_stdin: list[str]
+) -> tuple[contextlib.AbstractContextManager[TextIO], int]:
+    """The query lines to read and how many there are (0: not known). stdin is streamed, unless
+    the library reads shards a rebuild may swap mid-read: a read across a rebuild is done again
+    with the same queries, so stdin is then read whole, once, and kept in ``held_stdin``."""
+    if name != "<stdin>":
+        lines = _checked_lines(queries, name)
+        return queries.open(encoding="utf-8"), lines
+    if not library.reads_shards and not held_stdin:
+        return contextlib.nullcontext(sys.stdin), 0
+    if not held_stdin:
+        held_stdin.append(sys.stdin.read())
+    return io.StringIO(held_stdin[0]), held_stdin[0].count("\n") + 1
 
 
 def _answer_workload(
@@ -325,83 +416,6 @@ def _workload_fields(gemm: Any) -> dict[str, Any]:
         "trans_b": gemm.trans_b, "a_type": gemm.a_type, "b_type": gemm.b_type, "c_type": gemm.c_type,
         "d_type": gemm.d_type, "compute_type": gemm.compute_type,
     }  # fmt: skip
-
-
-def _answer(
-    library: Library, records: list[tuple[int, dict[str, Any]]], rocblas_k0: bool, explain: bool, top: int,
-    name: str, *, strict: bool = False, as_json: bool = False,
-) -> list[dict[str, Any]]:  # fmt: skip
-    """One answer per query record, in order, each with its line (``_line``): the answer's JSON
-    shape (``Library.answer_record``), its ``reason`` when there is no kernel. With ``as_json``
-    each answer is kept as its JSON text (``_json``) beside the fields the summary counts: a
-    100 000-line batch then holds strings, not nested objects, until it is printed."""
-    from tensilekit.cli.render_select import progress, selection_extras
-    from tensilekit.selection import ProblemColumns, contraction_problem, select_batch
-
-    results: list[dict[str, Any] | None] = [None] * len(records)
-    parsed: list[tuple[int, GemmProblem, Hardware]] = []
-    for position, (number, record) in enumerate(records):
-        try:
-            parsed.append((position, library.problem_from_query(record), library.device_of(record)))
-        except TensilekitError as error:
-            if strict:
-                raise error.with_file(name) if error.location is None else error from None
-            results[position] = _error_record(record, f"{name}:{number}: {error}")
-
-    def answered(position: int, problem: GemmProblem, device: Hardware, selection: Any) -> dict[str, Any]:
-        record = records[position][1]
-        calls = record.get("calls")
-        reason = None if selection.index is not None else library.why_not(problem, device)
-        return library.answer_record(
-            selection, problem, device, query_id=record.get("id"), calls=calls if isinstance(calls, int) else None,
-            reason=reason,
-        )  # fmt: skip
-
-    def kept(result: dict[str, Any]) -> dict[str, Any]:
-        if not as_json:
-            return result
-        return {"error": result.get("error"), "_json": json.dumps(result, separators=(",", ":"))}
-
-    walk = not library.is_compiled
-    with progress(len(parsed) if len(parsed) >= _PROGRESS_THRESHOLD else 0) as advance:
-        if explain or top or walk:
-            for position, problem, device in parsed:
-                number, record = records[position]
-                try:
-                    selection = library.select(problem, device, explain=explain, top=top, rocblas_k0=rocblas_k0)
-                    result = answered(position, problem, device, selection)
-                    result.update(
-                        selection_extras(
-                            selection, explain=explain, listing=bool(top) and library.runtime.name == "hipblaslt"
-                        )
-                    )
-                    results[position] = kept(result)
-                except LibraryChanged:
-                    raise  # the whole read is dropped and done again, not this query's error
-                except TensilekitError as error:
-                    results[position] = _error_record(record, f"{name}:{number}: {error}")
-                advance(1)
-        else:
-            for start in range(0, len(parsed), _CHUNK):
-                chunk = parsed[start : start + _CHUNK]
-                columns = ProblemColumns.from_problems(
-                    [contraction_problem(p, rocblas_k0=rocblas_k0) for _, p, _ in chunk], [h for _, _, h in chunk]
-                )
-                answers = select_batch(library.compiled, columns)
-                for offset, (position, problem, device) in enumerate(chunk):
-                    number, record = records[position]
-                    if offset in answers.errors:
-                        results[position] = _error_record(record, f"{name}:{number}: {answers.errors[offset]}")
-                    else:
-                        results[position] = kept(answered(position, problem, device, answers[offset]))
-                advance(len(chunk))
-    return [
-        {**result, "_line": number} for (number, _), result in zip(records, results, strict=True) if result is not None
-    ]
-
-
-def _error_record(record: dict[str, Any], message: str) -> dict[str, Any]:
-    return {"id": record.get("id"), "index": None, "name": None, "distance": None, "error": message}
 
 
 __all__ = ["select_command"]
