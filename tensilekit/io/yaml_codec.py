@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -255,27 +255,34 @@ def _walk_events(
     # one frame per open container: [is_mapping, path, next item index | awaiting-key flag, key]
     stack: list[list[Any]] = []
     documents = 0
-    for event in yaml.parse(text, Loader=_SafeLoader):
-        if isinstance(event, yaml.DocumentStartEvent):
+    scalar, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+    starts = (mapping_start, sequence_start)
+    ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    alias = yaml.AliasEvent
+    events: Iterator[Any] = iter(yaml.parse(text, Loader=_SafeLoader))
+    for event in events:
+        kind = type(event)
+        if kind is yaml.DocumentStartEvent:
             documents += 1
             if documents > 1:
                 raise yaml.YAMLError("more than one document")  # as yaml.compose refuses it
             continue
-        if not isinstance(event, yaml.NodeEvent) and not isinstance(event, yaml.CollectionEndEvent):
-            continue
-        if isinstance(event, yaml.CollectionEndEvent):
+        if kind in ends:
             stack.pop()
             continue
-        if isinstance(event, yaml.AliasEvent):
-            return None
+        if kind is not scalar and kind not in starts:
+            if kind is alias:
+                return None
+            continue  # stream and document boundaries
+        path: tuple[str, ...] | None
         if stack and stack[-1][0] and stack[-1][2]:  # a mapping key: remember it, no node of its own
             frame = stack[-1]
-            frame[2], frame[3] = False, str(event.value) if isinstance(event, yaml.ScalarEvent) else None
-            if not isinstance(event, yaml.ScalarEvent):
-                stack.append([isinstance(event, yaml.MappingStartEvent), None, True, None])
+            frame[2], frame[3] = False, str(event.value) if kind is scalar else None
+            if kind is not scalar and not _skip_container(events):
+                return None  # a complex key (nothing wanted in it) held an alias
             continue
         if not stack:
-            path: tuple[str, ...] | None = ()
+            path = ()
         else:
             frame = stack[-1]
             parent = frame[1]
@@ -287,16 +294,42 @@ def _walk_events(
                 frame[2] += 1
         if path is not None and (path not in prefixes or path in found):
             path = None  # nothing wanted here or below (or a repeated key: the first one counts)
-        mark = event.start_mark
-        if path is not None and mark is not None:
-            found[path] = (mark.line + 1, mark.column + 1)
-            if targets.issubset(found.keys()):
-                return found
-        if isinstance(event, yaml.MappingStartEvent):
+        if path is not None:
+            mark = event.start_mark
+            if mark is not None:
+                found[path] = (mark.line + 1, mark.column + 1)
+                if targets.issubset(found.keys()):
+                    return found
+        if kind is scalar:
+            continue
+        if path is None:  # nothing wanted anywhere below: count brackets to its end, at C speed
+            if not _skip_container(events):
+                return None
+        elif kind is mapping_start:
             stack.append([True, path, True, None])
-        elif isinstance(event, yaml.SequenceStartEvent):
+        else:
             stack.append([False, path, 0, None])
     return found
+
+
+def _skip_container(events: Iterator[Any]) -> bool:
+    """Consume the events of a container whose start was just read, through its end; False when
+    an alias is among them (the caller then composes the document instead)."""
+    depth = 1
+    opening = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    alias = yaml.AliasEvent
+    for event in events:
+        kind = type(event)
+        if kind in opening:
+            depth += 1
+        elif kind in closing:
+            depth -= 1
+            if not depth:
+                return True
+        elif kind is alias:
+            return False
+    return True
 
 
 def _composed_positions(text: str, paths: Sequence[Sequence[object]]) -> list[tuple[int, int] | None]:

@@ -240,6 +240,7 @@ class Linter:
         self.solutions = library.solutions_by_index()
         self.compiled = compile_library(library, loader=loader)
         self._bases: dict[tuple[str, int], ProblemBase | SelectionError] = {}
+        self._shared_bases: dict[tuple[str, int], ProblemBase | SelectionError] = {}
         self.tables = [self._table(context) for context in table_contexts(library)]
         for table in self.tables:
             table.shadowed.update(self._shadowed(table))
@@ -250,10 +251,17 @@ class Linter:
         memo_key = (context.path, solution.index)
         base = self._bases.get(memo_key)
         if base is None:
-            try:
-                base = problem_base(context, solution)
-            except SelectionError as error:
-                base = error
+            # a base depends on the table and the kernel's problem predicate only, one interned
+            # (shared) model for the thousands of kernels of a big master that spell it alike;
+            # the library holds every predicate while it is linted, so ids are not reused
+            shared_key = (context.path, id(solution.problem_predicate))
+            base = self._shared_bases.get(shared_key)
+            if base is None:
+                try:
+                    base = problem_base(context, solution)
+                except SelectionError as error:
+                    base = error
+                self._shared_bases[shared_key] = base
             self._bases[memo_key] = base
         if isinstance(base, SelectionError):
             raise base
