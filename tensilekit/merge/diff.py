@@ -489,6 +489,10 @@ def _label(value: Any, default: str) -> str:
     return str(value) if isinstance(value, (str, os.PathLike)) else default
 
 
+def _short(value: Any) -> str:
+    return Path(value).name if isinstance(value, (str, os.PathLike)) else "the library"
+
+
 def _load_if_path(value: LibraryInput) -> Library:
     if isinstance(value, (str, os.PathLike)):
         from tensilekit.merge.files import load_library_input  # the filesystem edge, loaded on demand
@@ -515,6 +519,7 @@ def diff_libraries(
     selector: Selector | None = None,
     compat: Compat | None = None,
     labels: tuple[str, str] | None = None,
+    stage: Callable[[str], None] | None = None,
 ) -> LibraryDiff:
     """Compare two libraries: logic files, directories (``{name: LogicFile}`` or a path), or masters.
 
@@ -524,6 +529,7 @@ def diff_libraries(
         selector: the selection function for ``queries`` (default: see the module docstring).
         compat: kernel identity for logic files; default by the ``a`` file's dialect.
         labels: names for the two sides in the result (default: the paths, or ``a``/``b``).
+        stage: told each phase as it starts (``reading X``, ``comparing``), for a progress display.
 
     Raises:
         UnsupportedFormat: the two sides are of different kinds (e.g. logic file vs master).
@@ -531,12 +537,15 @@ def diff_libraries(
     """
     require_callable(selector, "selector", "diff_libraries", optional=True)
     require(compat, Compat, "compat", "diff_libraries", optional=True)
+    require_callable(stage, "stage", "diff_libraries", optional=True)
+    report = stage or (lambda text: None)
     if labels is not None and not (
         isinstance(labels, tuple) and len(labels) == 2 and all(isinstance(label, str) for label in labels)
     ):
         raise TypeError(f"diff_libraries(): labels must be a tuple of two str, not {labels!r:.60}")
     notes: list[str] = []
     interned = _Identities()
+    report(f"reading {_short(a)}")
     loaded = _load_if_path(a)
     kind_a = _kind(loaded)
     left: Library | None = loaded
@@ -545,12 +554,15 @@ def diff_libraries(
     if isinstance(left, MasterLibrary) and left is not a and queries is None:
         # a master read here and asked no queries: its tables are all the diff needs, so it is
         # dropped before B is read (one master in memory at a time, not two)
+        report(f"indexing {_short(a)}")
         tables_a, left = _master_tables(left, notes, interned), None
+    report(f"reading {_short(b)}")
     right = _load_if_path(b)
     kind_b = _kind(right)
     if kind_a != kind_b:
         raise UnsupportedFormat(f"cannot diff a {kind_a} against a {kind_b}")
     names = labels or (_label(a, "a"), _label(b, "b"))
+    report("comparing")
     result_groups: list[GroupDiff] = []
     files_added: list[str] = []
     files_removed: list[str] = []
@@ -609,6 +621,7 @@ def diff_libraries(
     )
     if queries is not None:
         assert left is not None  # kept for the queries
+        report("selecting the queries in both")
         query_list = list(queries)
         chosen_selector, selector_name = (
             (selector, getattr(selector, "__name__", "custom")) if selector else default_selector(left)
