@@ -188,6 +188,8 @@ def lint_file(
                 logic = logic_from_data(decoded, source=source, text=text)
                 library = _built_master(logic, source)
                 locator = LogicLocator(logic, library)
+            # the decoded tree (most of a big YAML master's memory) is not needed past the model
+            del decoded, text
             report(f"checking {name}")
             findings = lint_library(
                 library,

@@ -581,7 +581,9 @@ def diff_libraries(
         if tables_a is None:
             assert isinstance(left, MasterLibrary)
             tables_a = _master_tables(left, notes, interned)
+        report(f"indexing {_short(b)}")
         tables_b = _master_tables(right, notes, interned)
+        report("comparing")
         for name in tables_a:
             if name in tables_b:
                 compared += 1
