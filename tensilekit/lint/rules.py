@@ -340,7 +340,9 @@ class Linter:
 
     def _table(self, context: TableContext) -> _Table:
         try:
-            ordered: SortedTable | None = SortedTable.of(context.node)
+            # the compiled library's sort of the table (both runtimes sort alike), which its own
+            # queries (the shadowing witnesses) then reuse instead of sorting the table again
+            ordered: SortedTable | None = self.compiled.reference.sorted_table(context.node)
         except SelectionError:
             ordered = None  # key lengths disagree with the properties: validate reports it
         verdicts: dict[int, EntryVerdict] = {}
