@@ -372,6 +372,7 @@ def add_finding_lines(data: bytes, findings: list[Finding], *, limit: int | None
     if detect_format(raw) is not Format.YAML:
         return
     text = raw.decode("utf-8", errors="replace")
+    del raw  # a big master's bytes need not stay beside its text while the events are walked
     located = locate_many(text, [finding.path for finding in wanted])
     for finding, position in zip(wanted, located, strict=True):
         if position is not None:

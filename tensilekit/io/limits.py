@@ -286,7 +286,7 @@ def _too_deep(data: bytes, offset: int, source: str | None) -> None:
     )
 
 
-def check_depth(data: Any, source: str | None, *, shared: bool = False) -> None:
+def check_depth(data: Any, source: str | None, *, shared: bool = False, deepest: int | None = None) -> None:
     """Decoded ``data`` nests at most ``max_depth`` containers deep (iteratively: no recursion).
 
     The text checks bound each way of nesting on its own (brackets, indentation); this bounds
@@ -294,10 +294,15 @@ def check_depth(data: Any, source: str | None, *, shared: bool = False) -> None:
     msgpack unpack, a small part of building the model). ``shared``: containers may be
     shared (YAML aliases), each then counts at its deepest use, and a cycle is too deep.
 
+    ``deepest``: the nesting depth already measured (by a walk the decoder made anyway), so a
+    tree within the limit is not walked again.
+
     Raises:
         InputTooLarge: at the path of the first container past the limit.
     """
     depth = _current.max_depth
+    if deepest is not None and deepest <= depth:
+        return
     stack: list[tuple[Any, int]] = [(data, 1)]
     deepest_use: dict[int, int] = {}
     while stack:

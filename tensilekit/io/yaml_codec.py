@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -113,27 +113,43 @@ def _share_key_strings(data: Any) -> Any:
     ~300 distinct ones, and the copies cost ~10 MB. Dicts are refilled rather than rebuilt so that
     containers YAML aliases share stay shared, and their key order is kept.
     """
+    _intern_keys(data, shared=True)
+    return data
+
+
+def _intern_keys(data: Any, *, shared: bool) -> int:
+    """:func:`_share_key_strings`; returns how deep containers nest (1: ``data`` alone), as
+    :func:`~tensilekit.io.limits.check_depth` counts it when nothing is ``shared`` (no aliases).
+
+    ``shared`` (YAML aliases): each container is visited once (its depth is then not the
+    deepest use: :func:`~tensilekit.io.limits.check_depth` walks again)."""
     intern = sys.intern
     seen: set[int] = set()
-    stack = [data]
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    deepest = 0
     while stack:
-        node = stack.pop()
+        node, level = stack.pop()
+        if shared:
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+        if level > deepest:
+            deepest = level
         if type(node) is dict:
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            items = list(node.items())
+            values = list(node.values())
+            try:
+                keys = list(map(intern, node))
+            except TypeError:  # a key that is not exactly str (an int, a bool, None …)
+                keys = [intern(key) if type(key) is str else key for key in node]
             node.clear()
-            for key, value in items:
-                node[intern(key) if type(key) is str else key] = value
-                if type(value) is dict or type(value) is list:
-                    stack.append(value)
+            node.update(zip(keys, values, strict=True))
         elif type(node) is list:
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            stack.extend(value for value in node if type(value) is dict or type(value) is list)
-    return data
+            values = node
+        else:
+            continue
+        below = level + 1
+        stack.extend([(value, below) for value in values if type(value) is dict or type(value) is list])
+    return deepest
 
 
 def parse_yaml(text: str, source: str | None = None) -> Any:
@@ -143,15 +159,16 @@ def parse_yaml(text: str, source: str | None = None) -> Any:
     (:mod:`tensilekit.io.limits`: nesting depth, integer digits, alias expansion).
     """
     check_yaml_text(text, source)
-    data = _parse_checked(text, source)
+    data, deepest = _parse_checked(text, source)
     if "&" in text and isinstance(data, (dict, list)):  # anchors: aliases may share containers
         check_alias_expansion(data, source)
     if isinstance(data, (dict, list)):  # brackets and indentation mixed (the text check bounds each)
-        check_depth(data, source, shared="&" in text)
+        check_depth(data, source, shared="&" in text, deepest=deepest)
     return data
 
 
-def _parse_checked(text: str, source: str | None) -> Any:
+def _parse_checked(text: str, source: str | None) -> tuple[Any, int | None]:
+    """The decoded document and, when no container can be shared, how deep it nests."""
     # "&": an anchor hides the scalar after it from the YAML 1.1 scan (``&x 010`` is 8 to PyYAML,
     # 10 to yaml_rs); the few files with anchors are decoded by PyYAML
     if _fast_yaml is not None and "&" not in text and _fast_parse_is_exact(text):
@@ -161,10 +178,10 @@ def _parse_checked(text: str, source: str | None) -> Any:
             )
         except Exception:  # noqa: BLE001 - yaml_rs raises its own types; PyYAML decides below
             pass
-        else:
-            return _share_key_strings(data)
+        else:  # no anchors: no container is shared, and the depth comes with the key walk
+            return data, _intern_keys(data, shared=False)
     try:
-        return _share_key_strings(yaml.load(text, Loader=_SafeLoader))
+        return _share_key_strings(yaml.load(text, Loader=_SafeLoader)), None
     except yaml.MarkedYAMLError as error:
         problem = error.problem or error.context or "malformed YAML"
         mark = error.problem_mark or error.context_mark
@@ -255,27 +272,34 @@ def _walk_events(
     # one frame per open container: [is_mapping, path, next item index | awaiting-key flag, key]
     stack: list[list[Any]] = []
     documents = 0
-    for event in yaml.parse(text, Loader=_SafeLoader):
-        if isinstance(event, yaml.DocumentStartEvent):
+    scalar, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+    starts = (mapping_start, sequence_start)
+    ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    alias = yaml.AliasEvent
+    events: Iterator[Any] = iter(yaml.parse(text, Loader=_SafeLoader))
+    for event in events:
+        kind = type(event)
+        if kind is yaml.DocumentStartEvent:
             documents += 1
             if documents > 1:
                 raise yaml.YAMLError("more than one document")  # as yaml.compose refuses it
             continue
-        if not isinstance(event, yaml.NodeEvent) and not isinstance(event, yaml.CollectionEndEvent):
-            continue
-        if isinstance(event, yaml.CollectionEndEvent):
+        if kind in ends:
             stack.pop()
             continue
-        if isinstance(event, yaml.AliasEvent):
-            return None
+        if kind is not scalar and kind not in starts:
+            if kind is alias:
+                return None
+            continue  # stream and document boundaries
+        path: tuple[str, ...] | None
         if stack and stack[-1][0] and stack[-1][2]:  # a mapping key: remember it, no node of its own
             frame = stack[-1]
-            frame[2], frame[3] = False, str(event.value) if isinstance(event, yaml.ScalarEvent) else None
-            if not isinstance(event, yaml.ScalarEvent):
-                stack.append([isinstance(event, yaml.MappingStartEvent), None, True, None])
+            frame[2], frame[3] = False, str(event.value) if kind is scalar else None
+            if kind is not scalar and not _skip_container(events):
+                return None  # a complex key (nothing wanted in it) held an alias
             continue
         if not stack:
-            path: tuple[str, ...] | None = ()
+            path = ()
         else:
             frame = stack[-1]
             parent = frame[1]
@@ -287,16 +311,42 @@ def _walk_events(
                 frame[2] += 1
         if path is not None and (path not in prefixes or path in found):
             path = None  # nothing wanted here or below (or a repeated key: the first one counts)
-        mark = event.start_mark
-        if path is not None and mark is not None:
-            found[path] = (mark.line + 1, mark.column + 1)
-            if targets.issubset(found.keys()):
-                return found
-        if isinstance(event, yaml.MappingStartEvent):
+        if path is not None:
+            mark = event.start_mark
+            if mark is not None:
+                found[path] = (mark.line + 1, mark.column + 1)
+                if targets.issubset(found.keys()):
+                    return found
+        if kind is scalar:
+            continue
+        if path is None:  # nothing wanted anywhere below: count brackets to its end, at C speed
+            if not _skip_container(events):
+                return None
+        elif kind is mapping_start:
             stack.append([True, path, True, None])
-        elif isinstance(event, yaml.SequenceStartEvent):
+        else:
             stack.append([False, path, 0, None])
     return found
+
+
+def _skip_container(events: Iterator[Any]) -> bool:
+    """Consume the events of a container whose start was just read, through its end; False when
+    an alias is among them (the caller then composes the document instead)."""
+    depth = 1
+    opening = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    alias = yaml.AliasEvent
+    for event in events:
+        kind = type(event)
+        if kind in opening:
+            depth += 1
+        elif kind in closing:
+            depth -= 1
+            if not depth:
+                return True
+        elif kind is alias:
+            return False
+    return True
 
 
 def _composed_positions(text: str, paths: Sequence[Sequence[object]]) -> list[tuple[int, int] | None]:

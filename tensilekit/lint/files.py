@@ -11,13 +11,13 @@ file, like ``validate``. A file that cannot be read or built becomes one error f
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from tensilekit._arguments import require, require_path, require_paths
+from tensilekit._arguments import require, require_callable, require_path, require_paths
 from tensilekit.errors import LibraryChanged, TensilekitError, child_path, error_context
 from tensilekit.inspect import add_finding_lines, finding_from_error, iter_library_files
 from tensilekit.io.detect import Kind, detect_kind
@@ -144,11 +144,18 @@ def _generation_loader(load: Loader, generation: FolderGeneration) -> Loader:
     return load_shard
 
 
-def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
+def lint_file(
+    path: str | Path, options: LintOptions | None = None, *, stage: Callable[[str], None] | None = None
+) -> FileLint:
     """Lint one master library or logic file (see the module docstring).
 
+    ``stage(text)`` is told each phase as it starts (``reading X``, ``checking X``, ``locating
+    findings in X``), for a progress display: a big master takes tens of seconds.
     Raises TypeError/ValueError for a ``path`` that is no path or ``options`` of the wrong type."""
     require_path(path, "path", "lint_file")
+    require_callable(stage, "stage", "lint_file", optional=True)
+    report = stage or (lambda text: None)
+    name = Path(path).name
     from tensilekit.lint.rules import LintOptions
 
     require(options, LintOptions, "options", "lint_file", optional=True)
@@ -166,6 +173,7 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
     # a master and its shards are one set: linted through one generation of their folder
     generation = FolderGeneration([Path(path).parent])
     try:
+        report(f"reading {name}")
         data = read_bytes(path)
         with error_context(source):
             decoded, _, text = decode(data, source)
@@ -180,6 +188,9 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
                 logic = logic_from_data(decoded, source=source, text=text)
                 library = _built_master(logic, source)
                 locator = LogicLocator(logic, library)
+            # the decoded tree (most of a big YAML master's memory) is not needed past the model
+            del decoded, text
+            report(f"checking {name}")
             findings = lint_library(
                 library,
                 options=options,
@@ -193,6 +204,7 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileLint:
     except TensilekitError as error:
         generation.check()  # not the file's fault: the folder was rebuilt while it was read
         return FileLint(path=source, kind="unreadable", findings=[finding_from_error(error, path)])
+    report(f"locating findings in {name}")
     add_finding_lines(data, [finding for finding in findings if not finding.path.startswith(BUILT_PREFIX)])
     return FileLint(path=source, kind="master" if kind is Kind.MASTER else "logic", findings=findings)
 

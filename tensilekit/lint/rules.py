@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, Protocol
 
 from tensilekit._arguments import require, require_callable
@@ -214,6 +214,43 @@ class _Table:
     shadowed: dict[int, str]  # position in node.table -> why it can never win
 
 
+_PROBLEM_FIELDS = tuple(field.name for field in dataclasses.fields(ContractionProblem))
+_PROBLEMS_KEPT = 20_000  # entries' problem lists memoized at once: repeats come within a table
+
+
+class _MadeOnce:
+    """The items of an iterator, made on first demand and replayed to every later reader (an
+    error it raised is raised again at the same place)."""
+
+    __slots__ = ("made", "source", "error")
+
+    def __init__(self, source: Iterator[ContractionProblem]) -> None:
+        self.made: list[ContractionProblem] = []
+        self.source: Iterator[ContractionProblem] | None = source
+        self.error: Exception | None = None
+
+    def __iter__(self) -> Iterator[ContractionProblem]:
+        position = 0
+        while True:
+            if position < len(self.made):
+                yield self.made[position]
+                position += 1
+                continue
+            if self.source is None:
+                if self.error is not None:
+                    raise self.error
+                return
+            try:
+                problem = next(self.source)
+            except StopIteration:
+                self.source = None
+                continue
+            except Exception as error:
+                self.source, self.error = None, error
+                raise
+            self.made.append(problem)
+
+
 def _kernel(solution: MasterSolution) -> str:
     """``index 606601229 (Cijk_Ailk_Bljk_SB_MT64x16x32_MI16x16x4x1_SE…)``: names are long."""
     name = solution.name or ""
@@ -240,6 +277,9 @@ class Linter:
         self.solutions = library.solutions_by_index()
         self.compiled = compile_library(library, loader=loader)
         self._bases: dict[tuple[str, int], ProblemBase | SelectionError] = {}
+        self._shared_bases: dict[tuple[str, int], ProblemBase | SelectionError] = {}
+        self._chosen: dict[Hashable, tuple[bool, int | None]] = {}
+        self._problems: dict[tuple[int, tuple[tuple[str, int], ...]], _MadeOnce] = {}
         self.tables = [self._table(context) for context in table_contexts(library)]
         for table in self.tables:
             table.shadowed.update(self._shadowed(table))
@@ -250,14 +290,32 @@ class Linter:
         memo_key = (context.path, solution.index)
         base = self._bases.get(memo_key)
         if base is None:
-            try:
-                base = problem_base(context, solution)
-            except SelectionError as error:
-                base = error
+            # a base depends on the table and the kernel's problem predicate only, one interned
+            # (shared) model for the thousands of kernels of a big master that spell it alike;
+            # the library holds every predicate while it is linted, so ids are not reused
+            shared_key = (context.path, id(solution.problem_predicate))
+            base = self._shared_bases.get(shared_key)
+            if base is None:
+                try:
+                    base = problem_base(context, solution)
+                except SelectionError as error:
+                    base = error
+                self._shared_bases[shared_key] = base
             self._bases[memo_key] = base
         if isinstance(base, SelectionError):
             raise base
         return base
+
+    def _entry_problems(self, base: ProblemBase, sizes: dict[str, int]) -> Iterator[ContractionProblem]:
+        """:func:`entry_problems`, each problem built once: the kernels of a table share bases (one
+        per problem predicate), and duplicate keys and shadowing witnesses ask again for the same."""
+        memo_key = (id(base), tuple(sizes.items()))  # bases live in _shared_bases: ids not reused
+        problems = self._problems.get(memo_key)
+        if problems is None:
+            if len(self._problems) >= _PROBLEMS_KEPT:
+                self._problems.clear()
+            problems = self._problems[memo_key] = _MadeOnce(entry_problems(base, sizes))
+        return iter(problems)
 
     def decide(self, context: TableContext, solution: MasterSolution, key: Sequence[int]) -> EntryVerdict:
         """Does ``solution`` pass ``canSolve`` for some problem the table key ``key`` stands for?
@@ -270,7 +328,7 @@ class Linter:
             sizes = key_sizes(context.node, key)
             sid = self.compiled.sid_of(solution.index)
             problems = []
-            for problem in entry_problems(base, sizes):
+            for problem in self._entry_problems(base, sizes):
                 if self.compiled.can_solve(sid, problem, context.hardware):
                     return EntryVerdict(True, "canSolve holds", problem)
                 problems.append(problem)
@@ -282,7 +340,9 @@ class Linter:
 
     def _table(self, context: TableContext) -> _Table:
         try:
-            ordered: SortedTable | None = SortedTable.of(context.node)
+            # the compiled library's sort of the table (both runtimes sort alike), which its own
+            # queries (the shadowing witnesses) then reuse instead of sorting the table again
+            ordered: SortedTable | None = self.compiled.reference.sorted_table(context.node)
         except SelectionError:
             ordered = None  # key lengths disagree with the properties: validate reports it
         verdicts: dict[int, EntryVerdict] = {}
@@ -403,13 +463,29 @@ class Linter:
                 return True  # cannot model the witness: do not claim the entry never wins
             if not verdict.alive or verdict.problem is None:
                 continue
-            try:
-                found, _ = self.compiled.find(verdict.problem, context.hardware)
-            except SelectionError:
-                return True
-            if found is not None and found.index == solution.index:
+            refused, chosen = self._chosen_index(verdict.problem, context.hardware)
+            if refused or chosen == solution.index:
                 return True
         return False
+
+    def _chosen_index(self, problem: ContractionProblem, hardware: Hardware) -> tuple[bool, int | None]:
+        """(selection refuses ``problem``, index of the kernel it picks or None). Memoized: the
+        entries of one key share their witnesses, so the same problems come back once per entry."""
+        try:
+            memo_key: Hashable = (id(hardware), tuple(getattr(problem, name) for name in _PROBLEM_FIELDS))
+            hash(memo_key)
+        except TypeError:
+            memo_key = None
+        if memo_key is not None and memo_key in self._chosen:
+            return self._chosen[memo_key]
+        try:
+            found, _ = self.compiled.find(problem, hardware)
+            chosen = (False, None if found is None else found.index)
+        except SelectionError:
+            chosen = (True, None)
+        if memo_key is not None:
+            self._chosen[memo_key] = chosen
+        return chosen
 
     # ------------------------------------------------------------------ kernels
 

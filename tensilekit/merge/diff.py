@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -280,8 +281,93 @@ def _master_leaves(node: AnyNode, label: tuple[str, ...]) -> Iterator[tuple[tupl
         yield label, node
 
 
-def _master_tables(master: MasterLibrary, notes: list[str]) -> dict[str, _Table]:
+_JSON_KEY = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+_NUMBER_SPELLING = re.compile(r"\btrue\b|\bfalse\b|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _number_value(match: re.Match[str]) -> str:
+    token = match.group()
+    if token == "true":
+        return "1"
+    if token == "false":
+        return "0"
+    if "." in token or "e" in token or "E" in token:
+        number = float(token)
+        if number.is_integer():
+            return str(int(number))
+    return token
+
+
+class _Identities:
+    """Kernel identities as small ints, equal exactly when :func:`freeze` of the records is equal
+    (Python ``==``: ``1 == 1.0 == True``), at a fraction of freeze's cost.
+
+    A record is keyed by its sorted JSON text when that text reads back as a record ``==`` to it
+    (only str keys, no NaN, lists, JSON types): equal texts then mean equal records. Records that
+    are ``==`` but spelled differently (``1`` and ``1.0``) meet in a bucket of the text with numbers
+    spelled by value, where freeze decides. After any other record (a tuple, a NaN, an int key)
+    every identity is freeze's own, as before."""
+
+    def __init__(self) -> None:
+        self._by_text: dict[str, int] = {}
+        self._by_value: dict[str, list[tuple[str, Hashable, int]]] = {}  # numbers spelled by value
+        self._by_freeze: dict[Hashable, int] | None = None  # once a record has no faithful text
+        self._count = 0
+
+    def _new(self) -> int:
+        self._count += 1
+        return self._count - 1
+
+    def _frozen(self, record: Mapping[str, Any]) -> int:
+        if self._by_freeze is None:  # every class so far, keyed by freeze from now on
+            self._by_freeze = {freeze(json.loads(text)): number for text, number in self._by_text.items()}
+        frozen = freeze(record)
+        found = self._by_freeze.get(frozen)
+        if found is None:
+            found = self._by_freeze[frozen] = self._new()
+        return found
+
+    def of(self, record: Mapping[str, Any]) -> int:
+        """The identity of ``record`` (the ignored keys already dropped)."""
+        if self._by_freeze is not None:
+            return self._frozen(record)
+        try:
+            text = _JSON_KEY(record)
+            exact = json.loads(text) == record
+        except (TypeError, ValueError):
+            exact = False
+        if not exact:
+            return self._frozen(record)
+        found = self._by_text.get(text)
+        if found is not None:
+            return found
+        by_value = _NUMBER_SPELLING.sub(_number_value, text)
+        bucket = self._by_value.get(by_value)
+        if bucket is None:  # the usual case: a new kernel, nothing to freeze
+            found = self._new()
+            self._by_value[by_value] = [(text, None, found)]
+        else:
+            frozen = freeze(record)
+            for position, (other_text, other_frozen, number) in enumerate(bucket):
+                if other_frozen is None:  # frozen only now that a second text shares the bucket
+                    other_frozen = freeze(json.loads(other_text))
+                    bucket[position] = (other_text, other_frozen, number)
+                if other_frozen == frozen:
+                    found = number
+                    break
+            else:
+                found = self._new()
+                bucket.append((text, frozen, found))
+        self._by_text[text] = found
+        return found
+
+
+def _master_tables(master: MasterLibrary, notes: list[str], interned: _Identities | None = None) -> dict[str, _Table]:
+    """The tables of a master. ``interned`` (shared by both sides of a diff) gives each distinct
+    kernel identity a small int, so a side keeps ints, not one frozen record per kernel."""
     by_index = master.solutions_by_index()
+    interned = _Identities() if interned is None else interned
+    identities: dict[int, int] = {}  # solution index -> interned identity: each record frozen once
     tables: dict[str, _Table] = {}
     for label, leaf in _master_leaves(master.library, ()):
         name = " / ".join(label) or "library"
@@ -301,9 +387,14 @@ def _master_tables(master: MasterLibrary, notes: list[str]) -> dict[str, _Table]
             table.rows.append((key, index, speed))
             solution = by_index.get(index)
             if solution is not None and index not in table.kernels:
-                record = solution.raw()
-                identity = freeze({k: v for k, v in record.items() if k not in _MASTER_IGNORED_KEYS})
-                table.kernels[index] = _Kernel(identity, DiffKernel(index=index, name=solution.name), record)
+                identity = identities.get(index)
+                if identity is None:
+                    record = solution.raw()
+                    compared = {k: v for k, v in record.items() if k not in _MASTER_IGNORED_KEYS}
+                    identity = identities[index] = interned.of(compared)
+                # no record kept: the identity is the whole record but for _MASTER_IGNORED_KEYS, so two
+                # kernels of equal identity never differ in a compared key (kernels_changed stays empty)
+                table.kernels[index] = _Kernel(identity, DiffKernel(index=index, name=solution.name), {})
         tables[name] = table
     return tables
 
@@ -314,7 +405,10 @@ def _master_tables(master: MasterLibrary, notes: list[str]) -> dict[str, _Table]
 
 def _differing_keys(a: Mapping[str, Any], b: Mapping[str, Any], ignored: frozenset[str]) -> list[str]:
     keys = (set(a) | set(b)) - ignored
-    return sorted(key for key in keys if key not in a or key not in b or freeze(a[key]) != freeze(b[key]))
+    # ``==`` first (C speed); freeze only to settle what ``==`` calls different (a list and a tuple)
+    return sorted(
+        key for key in keys if key not in a or key not in b or (a[key] != b[key] and freeze(a[key]) != freeze(b[key]))
+    )
 
 
 def _kernel_of(table: _Table, index: int) -> _Kernel:
@@ -395,6 +489,10 @@ def _label(value: Any, default: str) -> str:
     return str(value) if isinstance(value, (str, os.PathLike)) else default
 
 
+def _short(value: Any) -> str:
+    return Path(value).name if isinstance(value, (str, os.PathLike)) else "the library"
+
+
 def _load_if_path(value: LibraryInput) -> Library:
     if isinstance(value, (str, os.PathLike)):
         from tensilekit.merge.files import load_library_input  # the filesystem edge, loaded on demand
@@ -421,6 +519,7 @@ def diff_libraries(
     selector: Selector | None = None,
     compat: Compat | None = None,
     labels: tuple[str, str] | None = None,
+    stage: Callable[[str], None] | None = None,
 ) -> LibraryDiff:
     """Compare two libraries: logic files, directories (``{name: LogicFile}`` or a path), or masters.
 
@@ -430,6 +529,7 @@ def diff_libraries(
         selector: the selection function for ``queries`` (default: see the module docstring).
         compat: kernel identity for logic files; default by the ``a`` file's dialect.
         labels: names for the two sides in the result (default: the paths, or ``a``/``b``).
+        stage: told each phase as it starts (``reading X``, ``comparing``), for a progress display.
 
     Raises:
         UnsupportedFormat: the two sides are of different kinds (e.g. logic file vs master).
@@ -437,16 +537,32 @@ def diff_libraries(
     """
     require_callable(selector, "selector", "diff_libraries", optional=True)
     require(compat, Compat, "compat", "diff_libraries", optional=True)
+    require_callable(stage, "stage", "diff_libraries", optional=True)
+    report = stage or (lambda text: None)
     if labels is not None and not (
         isinstance(labels, tuple) and len(labels) == 2 and all(isinstance(label, str) for label in labels)
     ):
         raise TypeError(f"diff_libraries(): labels must be a tuple of two str, not {labels!r:.60}")
-    left, right = _load_if_path(a), _load_if_path(b)
-    kind_a, kind_b = _kind(left), _kind(right)
+    notes: list[str] = []
+    interned = _Identities()
+    report(f"reading {_short(a)}")
+    loaded = _load_if_path(a)
+    kind_a = _kind(loaded)
+    left: Library | None = loaded
+    del loaded
+    tables_a: dict[str, _Table] | None = None
+    if isinstance(left, MasterLibrary) and left is not a and queries is None:
+        # a master read here and asked no queries: its tables are all the diff needs, so it is
+        # dropped before B is read (one master in memory at a time, not two)
+        report(f"indexing {_short(a)}")
+        tables_a, left = _master_tables(left, notes, interned), None
+    report(f"reading {_short(b)}")
+    right = _load_if_path(b)
+    kind_b = _kind(right)
     if kind_a != kind_b:
         raise UnsupportedFormat(f"cannot diff a {kind_a} against a {kind_b}")
     names = labels or (_label(a, "a"), _label(b, "b"))
-    notes: list[str] = []
+    report("comparing")
     result_groups: list[GroupDiff] = []
     files_added: list[str] = []
     files_removed: list[str] = []
@@ -461,8 +577,13 @@ def diff_libraries(
         )
         compared = 1
         result_groups = [] if group.is_empty else [group]
-    elif isinstance(left, MasterLibrary) and isinstance(right, MasterLibrary):
-        tables_a, tables_b = _master_tables(left, notes), _master_tables(right, notes)
+    elif kind_a == "master" and isinstance(right, MasterLibrary):
+        if tables_a is None:
+            assert isinstance(left, MasterLibrary)
+            tables_a = _master_tables(left, notes, interned)
+        report(f"indexing {_short(b)}")
+        tables_b = _master_tables(right, notes, interned)
+        report("comparing")
         for name in tables_a:
             if name in tables_b:
                 compared += 1
@@ -501,6 +622,8 @@ def diff_libraries(
         notes=notes,
     )
     if queries is not None:
+        assert left is not None  # kept for the queries
+        report("selecting the queries in both")
         query_list = list(queries)
         chosen_selector, selector_name = (
             (selector, getattr(selector, "__name__", "custom")) if selector else default_selector(left)

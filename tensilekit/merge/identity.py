@@ -58,6 +58,15 @@ def freeze(value: Any) -> Hashable:
     Dicts become frozensets of items (order-insensitive, as dict ``==`` is), lists become tuples.
     Python's numeric tower keeps ``hash(1) == hash(1.0) == hash(True)``, matching ``==``.
     """
+    # exact-type fast paths first: decoded libraries are plain dicts, lists and scalars, and an
+    # abstract ``isinstance(value, Mapping)`` per node dominated ``diff`` of big masters
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value  # type: ignore[no-any-return]
+    if kind is dict:
+        return ("__dict__", frozenset([(key, freeze(item)) for key, item in value.items()]))
+    if kind is list:
+        return tuple([freeze(item) for item in value])
     if isinstance(value, Mapping):
         return ("__dict__", frozenset((key, freeze(item)) for key, item in value.items()))
     if isinstance(value, (list, tuple)):

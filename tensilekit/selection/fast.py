@@ -1131,7 +1131,7 @@ class CompiledLibrary:
         self.atoms = AtomTable()
         self.solutions: list[MasterSolution] = []
         self.solution_atoms: list[tuple[int, ...]] = []
-        self._can_solve: dict[int, Any] = {}
+        self._can_solve: dict[tuple[int, ...], Any] = {}  # by atoms: kernels of one signature share one
         self._sid: dict[int, int] = {}
         self._lazy_sources: list[Callable[[int], MasterSolution | None]] = []
         self._placeholders: dict[str, _Node] = {}
@@ -1180,10 +1180,11 @@ class CompiledLibrary:
 
     def can_solve(self, sid: int, p: ContractionProblem, h: Hardware) -> bool:
         """``canSolve`` of solution ``sid`` for one query (generated on first use)."""
-        function = self._can_solve.get(sid)
+        atoms = self.solution_atoms[sid]
+        function = self._can_solve.get(atoms)
         if function is None:
-            function = all_of([self.atoms.atoms[a] for a in self.solution_atoms[sid]], "can_solve")
-            self._can_solve[sid] = function
+            function = all_of([self.atoms.atoms[a] for a in atoms], "can_solve")
+            self._can_solve[atoms] = function
         return bool(function(p, h))
 
     def solution_pass(self, sid: int, cols: ColumnsLike, cache: dict[int, BoolArray]) -> BoolArray:

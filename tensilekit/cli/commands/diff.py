@@ -11,9 +11,10 @@ from rich.console import Console
 
 from tensilekit.cli.inputs import require_readable_folder
 from tensilekit.cli.options import check_arch, subtree_options
-from tensilekit.cli.output import progress_bar
+from tensilekit.cli.output import progress_bar, progress_stages
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.merge import Compat, diff_libraries
+from tensilekit.merge.diff import LibraryDiff
 from tensilekit.merge.files import load_library_input, load_queries
 
 
@@ -87,7 +88,6 @@ def diff_command(
     With --queries, --from-log or --grid the diff also lists the GEMMs whose selected kernel
     differs between A and B.
     """
-    from tensilekit.cli.render_merge import diff_markdown, render_diff, to_json
     from tensilekit.merge.diff import exact_match_selector, grid_queries, runtime_selector
 
     if sum((queries_path is not None, log_path is not None, grid)) > 1:
@@ -99,6 +99,15 @@ def diff_command(
 
         if not any(is_installed_library(path) for path in (a, b)):
             raise UnknownSubtree.not_installed(a)
+    if queries_path is None and log_path is None and not grid and subtree is None and asic_revision is None:
+        # a structural diff only: diff_libraries reads A, keeps its tables and drops it before reading B
+        with progress_stages(f"reading {a.name}") as (_, stage):
+            chosen_compat = Compat(compat) if compat else None
+            diff = diff_libraries(a, b, compat=chosen_compat, labels=(str(a), str(b)), stage=stage)
+        _render(diff, None, output_format, as_json)
+        if exit_code and not diff.is_empty:
+            ctx.exit(1)
+        return
     with progress_bar("reading", None):
         left = load_library_input(a, subtree=subtree, asic_revision=asic_revision)
         right = load_library_input(b, subtree=subtree, asic_revision=asic_revision)
@@ -119,6 +128,15 @@ def diff_command(
         )
     # a tuning artefact (TunableOp, AITER, hipBLASLt tuning file): which recorded results B loses
     gate = _tuning_gate(log_path, a, b, arch, cu_count) if log_path is not None else None
+    _render(diff, gate, output_format, as_json)
+    if exit_code and (gate[1]["lost"] if gate is not None else not diff.is_empty):
+        ctx.exit(1)
+
+
+def _render(diff: LibraryDiff, gate: tuple[str, dict[str, Any]] | None, output_format: str, as_json: bool) -> None:
+    """Print the diff (and the recorded results B loses, if any) in the chosen format."""
+    from tensilekit.cli.render_merge import diff_markdown, render_diff, to_json
+
     if as_json or output_format == "json":
         text = to_json(diff)
         if gate is not None:
@@ -130,8 +148,6 @@ def diff_command(
         render_diff(diff, Console(highlight=False, soft_wrap=True))
         if gate is not None:
             click.echo(gate[0])
-    if exit_code and (gate[1]["lost"] if gate is not None else not diff.is_empty):
-        ctx.exit(1)
 
 
 def _tuning_gate(

@@ -8,7 +8,7 @@ from rich.console import Console
 from tensilekit.cli.inputs import library_files
 from tensilekit.cli.main import ExitCode
 from tensilekit.cli.options import subtree_options
-from tensilekit.cli.output import progress_bar, stdout_console
+from tensilekit.cli.output import progress_stages, stdout_console
 from tensilekit.cli.render import print_json
 from tensilekit.lint import FileLint, LintCode, LintOptions
 from tensilekit.lint.files import lint_file
@@ -90,9 +90,9 @@ def lint_command(
     options = LintOptions(grid_factor=grid_factor)
     console = stdout_console()
     results: list[FileLint] = []
-    with progress_bar("linting", len(files) if len(files) > 1 else None) as advance:
+    with progress_stages("linting", len(files) if len(files) > 1 else None) as (advance, stage):
         for path in files:  # each file's findings as soon as it is linted
-            result = lint_file(path, options)
+            result = lint_file(path, options, stage=stage)
             results.append(result)
             if not as_json:
                 _render_file(result, console, show_size)

@@ -135,3 +135,27 @@ def test_msgpack_container_length() -> None:
 @pytest.mark.parametrize(("text", "size"), [("3G", 3 << 30), ("512M", 512 << 20), ("1000", 1000), ("1.5k", 1536)])
 def test_parse_size(text: str, size: int) -> None:
     assert parse_size(text) == size
+
+
+def test_depth_measured_by_the_key_walk_is_check_depths() -> None:
+    """parse_yaml skips check_depth's walk when the key-interning walk measured the depth: both
+    must count alike (containers only, the root 1), and past the limit check_depth still walks
+    and names the path."""
+    from tensilekit.io.limits import check_depth
+    from tensilekit.io.yaml_codec import _intern_keys
+
+    def nest(levels: int) -> object:
+        node: object = "leaf"
+        for level in range(levels):
+            node = {"k": node, "n": 1} if level % 2 else [1, node]
+        return node
+
+    for levels in (0, 1, 2, 7, 12):
+        tree = nest(levels)
+        if levels:
+            assert _intern_keys(tree, shared=False) == levels
+    with limits(max_depth=6):
+        check_depth(nest(6), "t.yaml", deepest=6)
+        with pytest.raises(InputTooLarge, match="nesting depth") as caught:
+            check_depth(nest(7), "t.yaml", deepest=7)
+        assert caught.value.location is not None and caught.value.location.path

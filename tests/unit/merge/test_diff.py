@@ -197,3 +197,38 @@ def test_unnameable_tensile_kernels_fall_back_to_dict_identity() -> None:
     del data[5][0]["MacroTile0"]
     logic = logic_from_data(data)
     assert diff_libraries(logic, logic_from_data(copy.deepcopy(data))).is_empty
+
+
+def test_master_kernel_identities_agree_with_python_equality() -> None:
+    """diff keys master kernels by their sorted JSON text (fast); records that ``==`` calls equal
+    but spell numbers differently (1, 1.0, True), NaN, and non-str keys must still be matched
+    exactly as :func:`~tensilekit.merge.identity.freeze` matches them."""
+    from tensilekit.merge.diff import _Identities
+    from tensilekit.merge.identity import freeze
+
+    nan = float("nan")
+    records: list[dict[Any, Any]] = [
+        {"sizeMapping": {"depthU": 16, "ratio": 1.0, "flags": [True, 0]}},
+        {"sizeMapping": {"depthU": 16.0, "ratio": 1, "flags": [1, 0.0]}},
+        {"sizeMapping": {"ratio": True, "flags": (1, False), "depthU": 16}},
+        {"sizeMapping": {"depthU": 32, "ratio": 1.0, "flags": [True, 0]}},
+        {"sizeMapping": {"depthU": 16, "ratio": 1.5, "flags": [True, 0]}},
+        {"sizeMapping": {"depthU": "16", "ratio": 1.0, "flags": [True, 0]}},
+        {"x": 1e16},
+        {"x": 10**16},
+        {"x": -0.0},
+        {"x": 0},
+        {"x": nan},
+        {"x": nan},
+        {"x": float("nan")},
+        {1: "a"},
+        {"1": "a"},
+        {1.0: "a"},
+    ]
+    for ordered in (records, records[::-1], records[2:] + records[:2]):  # a tuple record early or late
+        identities = _Identities()
+        numbers = [identities.of(record) for record in ordered]
+        for first in range(len(ordered)):
+            for second in range(len(ordered)):
+                same = freeze(ordered[first]) == freeze(ordered[second])
+                assert (numbers[first] == numbers[second]) == same, (ordered[first], ordered[second])

@@ -1,0 +1,81 @@
+"""`diff` and `lint` of a big master (issue 25), each beside the ``import yaml, msgpack`` baseline, one run.
+
+    python bench/diff_lint.py [--corpus PATH] [--runs N] [--no-plain]
+
+Measured, every process fresh (wall time: median of ``--runs``; memory: the peak RSS of that
+process, from ``wait4``), the baseline run alternately with the commands (``big_library.measured``):
+
+* ``diff rocBLAS_Full.dat.gz rocBLAS_Full.yaml.gz`` (the same 21 288 solutions as msgpack and as
+  78 MB of YAML: no differences, every table compared): target <= 10 s and <= 800 MB;
+* ``lint rocBLAS_Full.yaml.gz`` (340 dead, 1 719 shadowed entries, 680 unreachable kernels, each
+  located by line): target <= 10 s and <= 800 MB;
+* unless ``--no-plain``, both again on uncompressed copies in a temporary folder.
+
+Where the time went (issue 25, before the fixes; cProfile, tracemalloc and ``/usr/bin/time -v``,
+rocBLAS_Full): ``diff`` 26.9 s, 1.80 GB — reading both sides 9 s (YAML: yaml_rs 2.2 s, key
+interning 3.5 s, depth check 2.3 s, the model ~2 s; msgpack 1.9 s), one ``raw()`` and one
+recursive ``freeze`` per solution and side ~13 s, table comparison ~3.5 s (``freeze`` per
+compared key), both masters held at once. ``lint`` 40 s, 1.77 GB — reading 10 s; one generated
+and ``compile``d ``canSolve`` per solution (21 000, though ~3 400 distinct predicate sets) ~6 s;
+``problem_base`` per solution (its predicate is shared by thousands) ~5 s; ``entry_problems``
+(a pydantic ``model_copy`` per problem) and ``canSolve`` per table entry ~6 s; shadowing
+witnesses (``_wins_leftward``: a selection per witness) ~5 s; locating each finding's line by a
+walk of 7.3 M libyaml events ~11 s (the iteration alone ~5.7 s).
+
+The ratio column is figure / baseline wall time (memory: / baseline peak RSS). The machine may be
+shared; the load average is printed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from _corpus import corpus_path
+from big_library import MIB, TK, measured, row
+
+FOLDER = "masterlib/tensile/SolutionLibraries"
+
+
+def figures(label: str, argv: list[str], runs: int, *, with_baseline: bool = False) -> None:
+    """Print wall and peak memory of ``argv`` beside the baseline (and the baseline first)."""
+    wall, rss, base_wall, base_rss = measured(argv, runs)
+    if with_baseline:
+        print(row("baseline: python -c 'import yaml, msgpack'", f"{base_wall:.3f} s", 1.0, "", True))
+        print(row("  its peak memory", f"{base_rss / MIB:.0f} MiB", 1.0, "", True))
+    print(row(f"{label}: wall", f"{wall:.2f} s", wall / base_wall, "<= 10 s", wall <= 10))
+    print(row("  peak memory", f"{rss / 1e6:.0f} MB", rss / base_rss, "<= 800 MB", rss <= 800e6))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--no-plain", action="store_true", help="skip the runs on uncompressed copies")
+    args = parser.parse_args()
+    folder = corpus_path(args.corpus, "masterlib") / FOLDER
+    dat, yaml = folder / "rocBLAS_Full.dat.gz", folder / "rocBLAS_Full.yaml.gz"
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    print(f"{'figure':58s} {'value':>14s} {'/ baseline':>10s}  {'target':>14s}")
+    diff = [*TK, "diff", str(dat), str(yaml)]
+    figures("diff rocBLAS_Full .dat.gz against .yaml.gz", diff, args.runs, with_baseline=True)
+    figures("lint rocBLAS_Full.yaml.gz", [*TK, "lint", str(yaml)], args.runs)
+    if args.no_plain:
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        plain: list[Path] = []
+        for packed in (dat, yaml):
+            target = Path(scratch) / packed.name.removesuffix(".gz")
+            with gzip.open(packed) as source, target.open("wb") as sink:
+                shutil.copyfileobj(source, sink)
+            plain.append(target)
+        figures("diff rocBLAS_Full .dat against .yaml (uncompressed)", [*TK, "diff", *map(str, plain)], args.runs)
+        figures("lint rocBLAS_Full.yaml (uncompressed)", [*TK, "lint", str(plain[1])], args.runs)
+
+
+if __name__ == "__main__":
+    main()
