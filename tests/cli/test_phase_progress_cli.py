@@ -1,0 +1,71 @@
+"""Every command that can run for seconds names the phase it is in on a terminal's stderr (issue 25:
+"every command that can run > 2 s shows progress on a terminal"), and prints nothing more when
+stderr is not a terminal: pipes and tests see the same output as before.
+
+Each case runs the command in-process on a small input with stderr forced to be a terminal (as
+tests/cli/test_plot_progress_cli.py does) and looks for the labels of its phases.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tensilekit.cli.main import cli
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+MASTER = FIXTURES / "masters" / "coverage_equality_gfx90a.yaml"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+# (command line made in a temporary folder, the phase labels it must show on a terminal)
+CASES: dict[str, tuple[Callable[[Path], list[str]], list[str]]] = {
+    "info": (lambda tmp: ["info", str(MASTER)], ["reading coverage_equality_gfx90a.yaml"]),
+    "validate": (
+        lambda tmp: ["validate", str(MASTER)],
+        ["reading coverage_equality_gfx90a.yaml", "checking coverage_equality_gfx90a.yaml"],
+    ),
+    "validate several": (
+        lambda tmp: ["validate", str(MASTER), str(FIXTURES / "masters")],
+        ["1/2 reading coverage_equality_gfx90a.yaml", "2/2 checking coverage_equality_gfx90a.yaml"],
+    ),
+    "convert": (
+        lambda tmp: ["convert", str(MASTER), str(tmp / "out.dat")],
+        ["reading coverage_equality_gfx90a.yaml", "writing out.dat"],
+    ),
+}
+
+
+def run(args: list[str], monkeypatch: pytest.MonkeyPatch, *, terminal: bool) -> tuple[int, str, str]:
+    monkeypatch.setattr("tensilekit.cli.output.stderr_is_terminal", lambda: terminal)
+    result = CliRunner().invoke(cli, args)
+    return result.exit_code, result.stdout, ANSI.sub("", result.stderr)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_long_command_names_its_phases_on_a_terminal(
+    case: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    make_args, labels = CASES[case]
+    code, _, stderr = run(make_args(tmp_path), monkeypatch, terminal=True)
+    assert code in (0, 1), stderr
+    for label in labels:
+        assert label in stderr, (label, stderr[-2000:])
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_off_a_terminal_the_output_is_the_same_and_no_phase_is_named(
+    case: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    make_args, labels = CASES[case]
+    (tmp_path / "terminal").mkdir()
+    (tmp_path / "pipe").mkdir()
+    on_terminal = run(make_args(tmp_path / "terminal"), monkeypatch, terminal=True)
+    in_pipe = run(make_args(tmp_path / "pipe"), monkeypatch, terminal=False)
+    assert in_pipe[0] == on_terminal[0]
+    assert in_pipe[1] == on_terminal[1].replace(str(tmp_path / "terminal"), str(tmp_path / "pipe"))
+    assert not any(label in in_pipe[2] for label in labels), in_pipe[2]
+    assert "━" not in in_pipe[2]
