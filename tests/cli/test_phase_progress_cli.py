@@ -19,6 +19,9 @@ from tensilekit.cli.main import cli
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 MASTER = FIXTURES / "masters" / "coverage_equality_gfx90a.yaml"
+LOGIC = sorted((FIXTURES / "logic").glob("*.yaml"))[0]
+LOG = FIXTURES / "logs" / "coverage_sgemm_mask64.log"
+TUNABLEOP = FIXTURES / "remap" / "tunableop_results.csv"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 # (command line made in a temporary folder, the phase labels it must show on a terminal)
@@ -36,6 +39,22 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], list[str]]] = {
         lambda tmp: ["convert", str(MASTER), str(tmp / "out.dat")],
         ["reading coverage_equality_gfx90a.yaml", "writing out.dat"],
     ),
+    "build-master": (
+        lambda tmp: ["build-master", "-o", str(tmp / "TensileLibrary.yaml"), str(LOGIC)],
+        [f"reading {LOGIC.name}", "building", "writing TensileLibrary.yaml"],
+    ),
+    "remap": (
+        lambda tmp: ["remap", str(TUNABLEOP), "--from", str(MASTER), "--to", str(MASTER), "--cu-count", "104"],
+        ["reading coverage_equality_gfx90a.yaml", "indexing the solutions", "remapping tunableop_results.csv"],
+    ),
+    "coverage": (
+        lambda tmp: ["coverage", str(LOG), "--library", str(MASTER), "--cu-count", "104"],
+        ["reading coverage_equality_gfx90a.yaml", "reading coverage_sgemm_mask64.log"],
+    ),
+    "select --from-log": (
+        lambda tmp: ["select", "--from-log", str(LOG), "--library", str(MASTER), "--cu-count", "104"],
+        ["reading coverage_equality_gfx90a.yaml", "reading coverage_sgemm_mask64.log"],
+    ),
 }
 
 
@@ -51,7 +70,7 @@ def test_a_long_command_names_its_phases_on_a_terminal(
 ) -> None:
     make_args, labels = CASES[case]
     code, _, stderr = run(make_args(tmp_path), monkeypatch, terminal=True)
-    assert code in (0, 1), stderr
+    assert code in (0, 1, 3), stderr  # remap's rows name indices the fixture master lacks: exit 1 or 3
     for label in labels:
         assert label in stderr, (label, stderr[-2000:])
 
