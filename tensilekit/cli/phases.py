@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING
 from tensilekit.cli import output
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import Progress, Task, TaskID
+    from rich.table import Table
+
+LAID_OUT_AT_LEAST = 1000
+"""Rows from which a table drawn on a terminal shows progress while rich lays it out (8 000 rows: ~9 s)."""
 
 
 @dataclass
@@ -76,4 +81,20 @@ def phases(first: str, total: int | None = None) -> Iterator[Phases]:
         yield Phases(_bar=bar, _task=task, labels=[first])
 
 
-__all__ = ["Phases", "phases"]
+def print_table_shown(console: Console, table: Table) -> None:
+    """:func:`tensilekit.cli.output.print_table`, naming the layout on stderr while rich lays out a
+    big table for a terminal (all rows are measured before the first is drawn: seconds of silence).
+
+    The table is rendered into a buffer under the progress line and written once the line is gone,
+    so the two never interleave. In a pipe (tab-separated rows, written as they come) nothing changes.
+    """
+    if table.row_count < LAID_OUT_AT_LEAST or not output.stdout_is_terminal() or not output.stderr_is_terminal():
+        output.print_table(console, table)
+        return
+    with phases(f"laying out {table.row_count} rows"), console.capture() as captured:
+        output.print_table(console, table)
+    console.file.write(captured.get())
+    console.file.flush()
+
+
+__all__ = ["LAID_OUT_AT_LEAST", "Phases", "phases", "print_table_shown"]

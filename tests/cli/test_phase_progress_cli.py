@@ -88,3 +88,30 @@ def test_off_a_terminal_the_output_is_the_same_and_no_phase_is_named(
     assert in_pipe[1] == on_terminal[1].replace(str(tmp_path / "terminal"), str(tmp_path / "pipe"))
     assert not any(label in in_pipe[2] for label in labels), in_pipe[2]
     assert "━" not in in_pipe[2]
+
+
+def _queries(tmp: Path) -> list[str]:
+    queries = tmp / "q.jsonl"
+    queries.write_text("".join(f'{{"id": "q{m}", "m": {m}, "n": 256, "k": 512}}\n' for m in (64, 1000, 4096)))
+    return ["select", "--arch", "gfx90a", "--queries", str(queries)]
+
+
+@pytest.mark.parametrize(
+    "make_args",
+    [lambda tmp: ["select", "--from-log", str(LOG), "--library", str(MASTER), "--cu-count", "104"], _queries],
+    ids=["select --from-log", "select --queries"],
+)
+def test_a_big_table_for_a_terminal_is_laid_out_under_a_progress_line(
+    make_args: Callable[[Path], list[str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """rich measures every row before it draws the first (8 000 rows: ~9 s): that phase is named,
+    and the table drawn afterwards is the one drawn without a progress line."""
+    monkeypatch.setenv("TENSILEKIT_TERMINAL", "1")  # stdout's tables drawn as for a terminal
+    monkeypatch.setattr("tensilekit.cli.phases.LAID_OUT_AT_LEAST", 1)  # the fixture's few rows count as many
+    args = make_args(tmp_path)
+    code, shown_stdout, shown_stderr = run(args, monkeypatch, terminal=True)
+    assert code == 0, shown_stderr
+    assert re.search(r"laying out \d+ rows", shown_stderr), shown_stderr[-2000:]
+    quiet = run(args, monkeypatch, terminal=False)
+    assert "│" in shown_stdout  # the drawn table, not tab-separated rows
+    assert quiet[1] == shown_stdout and "laying out" not in quiet[2]
