@@ -108,7 +108,7 @@ def logic_inputs(
     for number, path in enumerate(files, 1):
         if stage is not None:  # seconds per big file: the CLI names each on a terminal
             stage(
-                f"reading {Path(path).name} ({number}/{len(files)})" if len(files) > 1 else f"reading {Path(path).name}"
+                f"{number}/{len(files)} reading {Path(path).name}" if len(files) > 1 else f"reading {Path(path).name}"
             )
         with error_context(path):
             data = parse_yaml(decode_text(read_bytes(path), str(path)), str(path))

@@ -19,7 +19,8 @@ from tensilekit.cli.main import cli
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 MASTER = FIXTURES / "masters" / "coverage_equality_gfx90a.yaml"
-LOGIC = sorted((FIXTURES / "logic").glob("*.yaml"))[0]
+LOGICS = sorted((FIXTURES / "logic").glob("*.yaml"))  # the order build-master reads them in
+LOGIC = LOGICS[0]
 LOG = FIXTURES / "logs" / "coverage_sgemm_mask64.log"
 TUNABLEOP = FIXTURES / "remap" / "tunableop_results.csv"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -42,6 +43,10 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], list[str]]] = {
     "build-master": (
         lambda tmp: ["build-master", "-o", str(tmp / "TensileLibrary.yaml"), str(LOGIC)],
         [f"reading {LOGIC.name}", "building", "writing TensileLibrary.yaml"],
+    ),
+    "build-master several": (
+        lambda tmp: ["build-master", "-o", str(tmp / "TensileLibrary.yaml"), str(FIXTURES / "logic")],
+        [f"1/{len(LOGICS)} reading {LOGICS[0].name}", f"{len(LOGICS)}/{len(LOGICS)} reading {LOGICS[-1].name}"],
     ),
     "remap": (
         lambda tmp: ["remap", str(TUNABLEOP), "--from", str(MASTER), "--to", str(MASTER), "--cu-count", "104"],
