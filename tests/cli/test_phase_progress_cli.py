@@ -28,6 +28,10 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # (command line made in a temporary folder, the phase labels it must show on a terminal)
 CASES: dict[str, tuple[Callable[[Path], list[str]], list[str]]] = {
     "info": (lambda tmp: ["info", str(MASTER)], ["reading coverage_equality_gfx90a.yaml"]),
+    "info --solution": (
+        lambda tmp: ["info", "--solution", "0", str(MASTER)],
+        ["reading coverage_equality_gfx90a.yaml"],
+    ),
     "validate": (
         lambda tmp: ["validate", str(MASTER)],
         ["reading coverage_equality_gfx90a.yaml", "checking coverage_equality_gfx90a.yaml"],
