@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tensilekit.cli import output
@@ -31,15 +31,12 @@ class Phases:
 
     _bar: Progress | None = None
     _task: TaskID | None = None
-    labels: list[str] = field(default_factory=list)
-    """Every phase named so far, in order (what the terminal showed)."""
 
-    def stage(self, label: str, total: int | None = None) -> None:
-        """Name the phase now running; ``total`` counts its steps (None: an indeterminate bar)."""
-        self.labels.append(label)
+    def stage(self, label: str) -> None:
+        """Name the phase now running (the count and the elapsed time go on)."""
         if self._bar is None or self._task is None:
             return
-        self._bar.reset(self._task, total=total, description=label)
+        self._bar.update(self._task, description=label)
         self._bar.refresh()  # drawn now: a quick phase is still named before the next replaces it
 
     def advance(self, step: int = 1) -> None:
@@ -56,7 +53,7 @@ def phases(first: str, total: int | None = None) -> Iterator[Phases]:
     display at a time, so a library opened with its own ``reading`` bar is opened before.
     """
     if not output.stderr_is_terminal():  # looked up on the module: tests force a terminal there
-        yield Phases(labels=[first])
+        yield Phases()
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -78,7 +75,7 @@ def phases(first: str, total: int | None = None) -> Iterator[Phases]:
     ) as bar:
         task = bar.add_task(first, total=total)
         bar.refresh()
-        yield Phases(_bar=bar, _task=task, labels=[first])
+        yield Phases(_bar=bar, _task=task)
 
 
 def print_table_shown(console: Console, table: Table) -> None:
