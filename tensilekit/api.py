@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tensilekit._arguments import require, require_path, require_paths
+from tensilekit._arguments import require, require_callable, require_path, require_paths
 from tensilekit.errors import (
     InputNotFound,
     LibraryChanged,
@@ -154,6 +154,7 @@ def build_master_files(
     """
     paths = require_paths(paths, "paths", "build_master_files")
     require(dialect, str, "dialect", "build_master_files", optional=True)
+    require_callable(stage, "stage", "build_master_files", optional=True)
     if custom_kernels is not None and not isinstance(custom_kernels, (str, Path)) and not callable(custom_kernels):
         raise TypeError(
             f"build_master_files(): custom_kernels must be a folder or a lookup, not {type(custom_kernels).__name__}"

@@ -730,7 +730,7 @@ def remap(
     ``stage`` is told each phase as it starts (``reading OLD``, ``remapping X``), for a progress display.
     Raises TypeError/ValueError for arguments of the wrong type.
     """
-    from tensilekit._arguments import require, require_path
+    from tensilekit._arguments import require, require_callable, require_path
     from tensilekit.api import load_for_selection
 
     if isinstance(artefacts, (str, bytes, os.PathLike)) or not isinstance(artefacts, Sequence):
@@ -742,6 +742,7 @@ def remap(
     require(arch, str, "arch", "remap", optional=True)
     require(cu_count, int, "cu_count", "remap", optional=True)
     require(validators, Mapping, "validators", "remap", optional=True)
+    require_callable(stage, "stage", "remap", optional=True)
 
     tell = stage or (lambda label: None)
     tell(f"reading {Path(old).name}")
