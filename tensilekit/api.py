@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tensilekit._arguments import require, require_path, require_paths
+from tensilekit._arguments import require, require_callable, require_path, require_paths
 from tensilekit.errors import (
     InputNotFound,
     LibraryChanged,
@@ -92,7 +92,9 @@ def logic_paths(paths: Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def logic_inputs(paths: Iterable[str | Path], *, dialect: str | None = None) -> tuple[list[tuple[str, Any]], str]:
+def logic_inputs(
+    paths: Iterable[str | Path], *, dialect: str | None = None, stage: Callable[[str], None] | None = None
+) -> tuple[list[tuple[str, Any]], str]:
     """Logic files or directories -> ``(path, parsed YAML in the build's list form)`` pairs in
     :func:`logic_paths` order, and their one dialect (``tensile`` or ``tensilelite``).
 
@@ -102,7 +104,12 @@ def logic_inputs(paths: Iterable[str | Path], *, dialect: str | None = None) -> 
     """
     inputs: list[tuple[str, Any]] = []
     dialects = set()
-    for path in logic_paths(paths):
+    files = logic_paths(paths)
+    for number, path in enumerate(files, 1):
+        if stage is not None:  # seconds per big file: the CLI names each on a terminal
+            stage(
+                f"{number}/{len(files)} reading {Path(path).name}" if len(files) > 1 else f"reading {Path(path).name}"
+            )
         with error_context(path):
             data = parse_yaml(decode_text(read_bytes(path), str(path)), str(path))
             if isinstance(data, dict):  # canonical dict logic: keyed and factored solutions completed
@@ -132,25 +139,31 @@ def build_master_files(
     separate_architectures: bool = True,
     dialect: str | None = None,
     custom_kernels: str | Path | CustomKernelConfig | None = None,
+    stage: Callable[[str], None] | None = None,
 ) -> dict[str, MasterLibrary]:
     """Logic files or directories -> every master file TensileCreateLibrary would write, by base name.
 
     The dialect (``tensile`` for rocBLAS, ``tensilelite`` for hipBLASLt) is detected from the
     files unless ``dialect`` names it. ``custom_kernels`` is hipBLASLt's
     ``tensilelite/Tensile/CustomKernels`` directory, needed by logic files with custom kernels
-    (or a ``name -> custom.config`` lookup).
+    (or a ``name -> custom.config`` lookup). ``stage`` is told each phase as it starts
+    (``reading X.yaml (3/8)``, ``building``), for a progress display.
 
     Raises TypeError/ValueError for arguments of the wrong type (``paths`` must be an iterable of
     paths, not one path), InputNotFound for a path that does not exist.
     """
     paths = require_paths(paths, "paths", "build_master_files")
     require(dialect, str, "dialect", "build_master_files", optional=True)
+    require_callable(stage, "stage", "build_master_files", optional=True)
     if custom_kernels is not None and not isinstance(custom_kernels, (str, Path)) and not callable(custom_kernels):
         raise TypeError(
             f"build_master_files(): custom_kernels must be a folder or a lookup, not {type(custom_kernels).__name__}"
         )
-    inputs, file_dialect = logic_inputs(paths, dialect=dialect)
+    inputs, file_dialect = logic_inputs(paths, dialect=dialect, stage=stage)
     from tensilekit.libbuild import build_master_libraries  # lazy: `select` on a master never builds
+
+    if stage is not None:
+        stage("building")
 
     try:
         raw = build_master_libraries(

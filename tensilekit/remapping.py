@@ -719,6 +719,7 @@ def remap(
     validators: Mapping[str, str] | None = None,
     arch: str | None = None,
     cu_count: int | None = None,
+    stage: Callable[[str], None] | None = None,
 ) -> RemapReport:
     """Remap tuning artefacts recorded against library ``old`` to library ``new``.
 
@@ -726,9 +727,10 @@ def remap(
     ``arch``/``cu_count`` describe the device for NEW's heuristic pick and predicates when a row
     does not say (``rejected`` is decided only when the CU count is known).
     Nothing is written; each :class:`RemappedArtefact` carries its text for NEW.
+    ``stage`` is told each phase as it starts (``reading OLD``, ``remapping X``), for a progress display.
     Raises TypeError/ValueError for arguments of the wrong type.
     """
-    from tensilekit._arguments import require, require_path
+    from tensilekit._arguments import require, require_callable, require_path
     from tensilekit.api import load_for_selection
 
     if isinstance(artefacts, (str, bytes, os.PathLike)) or not isinstance(artefacts, Sequence):
@@ -740,11 +742,16 @@ def remap(
     require(arch, str, "arch", "remap", optional=True)
     require(cu_count, int, "cu_count", "remap", optional=True)
     require(validators, Mapping, "validators", "remap", optional=True)
+    require_callable(stage, "stage", "remap", optional=True)
 
+    tell = stage or (lambda label: None)
+    tell(f"reading {Path(old).name}")
     old_library, old_loader = load_for_selection(old)
+    tell(f"reading {Path(new).name}")
     new_library, new_loader = load_for_selection(new)
     if new_loader is not None:  # NEW's shards are read for its records and for its predicates: once
         new_loader = functools.cache(new_loader)
+    tell("indexing the solutions of both libraries")
     old_solutions = BuildSolutions.from_records(LibraryRecords(old_library, old_loader))
     new_solutions = BuildSolutions.from_records(LibraryRecords(new_library, new_loader))
     picker, checker = _judges(new_library, new_loader, arch, cu_count)
@@ -752,21 +759,23 @@ def remap(
     tunableop = {file for file, text in texts if detect_workload_format(text) is WorkloadFormat.TUNABLEOP}
     if validators and not tunableop:
         raise UnsupportedFormat("--validator applies to TunableOp files only", Location(file=texts[0][0]))
-    remapped = tuple(
-        remap_text(
-            text,
-            file,
-            old_solutions,
-            new_solutions,
-            picker=picker,
-            checker=checker,
-            fill_heuristic=fill_heuristic,
-            strict=strict,
-            validators=validators if file in tunableop else None,  # the other files have no Validator lines
+    remapped: list[RemappedArtefact] = []
+    for file, text in texts:
+        tell(f"remapping {Path(file).name}")
+        remapped.append(
+            remap_text(
+                text,
+                file,
+                old_solutions,
+                new_solutions,
+                picker=picker,
+                checker=checker,
+                fill_heuristic=fill_heuristic,
+                strict=strict,
+                validators=validators if file in tunableop else None,  # the other files have no Validator lines
+            )
         )
-        for file, text in texts
-    )
-    return RemapReport(remapped)
+    return RemapReport(tuple(remapped))
 
 
 RECORDING_FORMATS = frozenset({WorkloadFormat.TUNABLEOP, WorkloadFormat.AITER, WorkloadFormat.HIPBLASLT_TUNING})

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tensilekit.cli.output import print_note, print_table, stdout_is_terminal
+from tensilekit.cli.phases import print_table_shown
 from tensilekit.selection import BatchSelection, ContractionProblem, GemmProblem, Hardware, Selection
 
 if TYPE_CHECKING:
@@ -321,7 +322,7 @@ def render_batch(results: list[dict[str, Any]], library: Path, console: Console 
             continue
         distance = "-" if record["distance"] is None else f"{record['distance']:g}"
         table.add_row(str(record.get("id")), str(record["index"]), distance, record["name"] or "-")
-    print_table(out, table)
+    print_table_shown(out, table)
     summary = f"{len(results)} queries, {len(results) - none - errors} with a kernel, {none} without"
     print_note(out, summary + (f", {errors} not answerable" if errors else ""))
 
@@ -371,7 +372,7 @@ def render_workload(
         name = selection.name or str(selection.index)
         per_kernel[name] = per_kernel.get(name, 0) + gemm.call_count
         table.add_row(shape, str(gemm.call_count), str(selection.index), name)
-    print_table(out, table)
+    print_table_shown(out, table)
     calls = sum(answer.call_count for answer in answers)
     print_note(
         out, f"{len(answers)} distinct GEMMs, {calls} calls; {calls - missing} calls hit a kernel, {missing} do not"
@@ -383,7 +384,7 @@ def render_workload(
         ranking.add_column("kernel", overflow="fold")
         for name, count in sorted(per_kernel.items(), key=lambda item: (-item[1], item[0])):
             ranking.add_row(str(count), f"{count / calls:.1%}", name)
-        print_table(out, ranking)
+        print_table_shown(out, ranking)
 
 
 __all__ = [

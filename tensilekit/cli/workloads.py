@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from tensilekit.cli.output import progress_bar
 from tensilekit.errors import Location, ToolOutputError, WorkloadLineError
 from tensilekit.io.files import check_regular_file
 
@@ -21,6 +22,11 @@ if TYPE_CHECKING:
 
 def warn_skipped(location: object, message: str) -> None:
     click.echo(f"warning: {location}: {message} (line skipped)", err=True)
+
+
+def workload_names(paths: Sequence[Path]) -> str:
+    """The workload files in a progress label: the name of one, the count of several."""
+    return paths[0].name if len(paths) == 1 else f"{len(paths)} workload files"
 
 
 def read_workloads(paths: Sequence[Path], *, strict: bool = False) -> tuple[Workload, list[ParsedWorkload]]:
@@ -34,7 +40,8 @@ def read_workloads(paths: Sequence[Path], *, strict: bool = False) -> tuple[Work
     for path in paths:  # a FIFO or device is refused unread: it could block or never end
         check_regular_file(path, missing="no such workload file")
     try:
-        workload, parsed = load_workloads(paths, skip_bad_lines=not strict)
+        with progress_bar(f"reading {workload_names(paths)}", None):  # 100 000 log lines: seconds
+            workload, parsed = load_workloads(paths, skip_bad_lines=not strict)
     except ToolOutputError as error:  # the parsers' own error, raised for a bad line when not skipping
         raise WorkloadLineError(error.message, error.location) from None
     for source in parsed:
@@ -51,4 +58,4 @@ def read_workloads(paths: Sequence[Path], *, strict: bool = False) -> tuple[Work
 
 STRICT_HELP = "Stop at the first workload line that cannot be read (exit 3) instead of skipping it with a warning."
 
-__all__ = ["STRICT_HELP", "read_workloads", "warn_skipped"]
+__all__ = ["STRICT_HELP", "read_workloads", "warn_skipped", "workload_names"]

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tensilekit.cli.inputs import LOGIC, require_kind, require_readable_folder
 from tensilekit.cli.options import check_output_path
-from tensilekit.cli.output import progress_bar
+from tensilekit.cli.phases import phases
+
+if TYPE_CHECKING:
+    from tensilekit.model.library import MasterLibrary
 
 # the write formats (tensilekit.io.master_io.WRITE_FORMATS), spelled out so `--help` imports no reader
 _WRITE_FORMATS = ("yaml", "msgpack", "zlib", "msgpack-indexed")
@@ -54,7 +58,6 @@ def build_master_command(
 ) -> None:  # fmt: skip
     """Build the master solution library of LOGIC files or directories (no kernels, no ROCm)."""
     from tensilekit.api import build_master_files
-    from tensilekit.io.master_io import catalog_siblings, dump_master, dump_master_set, format_for_path, set_suffix
     from tensilekit.model.library import PredictionNode
 
     target = Path(output)
@@ -62,8 +65,35 @@ def build_master_command(
     for path in logic:
         require_readable_folder(path, suffixes=(".yaml", ".yml", ".yaml.zst"))
     require_kind(logic, LOGIC, "build-master")
-    with progress_bar("building", None):
-        files = build_master_files(logic, lazy=lazy, dialect=dialect, custom_kernels=custom_kernels)
+    with phases("reading the logic files") as shown:
+        files = build_master_files(logic, lazy=lazy, dialect=dialect, custom_kernels=custom_kernels, stage=shown.stage)
+        shown.stage(f"writing {target.name}")
+        written, removed = _write(files, target, fmt, lazy)
+    if any(isinstance(node, PredictionNode) for library in files.values() for _, node in library.iter_nodes()):
+        # the records are hipBLASLt 7d9fb683's; the 2026 runtime that ranks Prediction pools also
+        # reads sizeMapping fields (CUOccupancy, …) they lack (docs/io.md)
+        click.echo(
+            "note: this master holds a Prediction pool; its solution records are hipBLASLt 7d9fb683's, which the "
+            "2026 runtime that ranks such pools will not load (missing sizeMapping fields such as CUOccupancy): "
+            "use it with tensilekit's select, info, lint and diff",
+            err=True,
+        )
+    for stale in removed:
+        click.echo(f"removed stale {stale} (not part of this build)", err=True)
+    for written_path, solutions in written:
+        if as_json:
+            click.echo(json.dumps({"output": str(written_path), "solutions": solutions}))
+        else:
+            click.echo(f"wrote {written_path}" + (f" ({solutions} solutions)" if solutions is not None else ""))
+
+
+def _write(
+    files: dict[str, MasterLibrary], target: Path, fmt: str | None, lazy: bool
+) -> tuple[list[tuple[Path, int | None]], list[Path]]:
+    """Write the built masters (one file, or one set swapped in at once); returns the files
+    written with their solution counts, and the previous build's files removed."""
+    from tensilekit.io.master_io import catalog_siblings, dump_master, dump_master_set, format_for_path, set_suffix
+
     written: list[tuple[Path, int | None]] = []
     removed: list[Path] = []  # the previous build's library files this one does not write again
     if len(files) == 1 and not lazy and not target.is_dir():
@@ -88,22 +118,7 @@ def build_master_command(
         for set_file in dump_master_set(files, directory, chosen, removed=removed):
             master_written = files.get(set_file.name.removesuffix(suffix))
             written.append((set_file, len(master_written.solutions) if master_written is not None else None))
-    if any(isinstance(node, PredictionNode) for library in files.values() for _, node in library.iter_nodes()):
-        # the records are hipBLASLt 7d9fb683's; the 2026 runtime that ranks Prediction pools also
-        # reads sizeMapping fields (CUOccupancy, …) they lack (docs/io.md)
-        click.echo(
-            "note: this master holds a Prediction pool; its solution records are hipBLASLt 7d9fb683's, which the "
-            "2026 runtime that ranks such pools will not load (missing sizeMapping fields such as CUOccupancy): "
-            "use it with tensilekit's select, info, lint and diff",
-            err=True,
-        )
-    for stale in removed:
-        click.echo(f"removed stale {stale} (not part of this build)", err=True)
-    for written_path, solutions in written:
-        if as_json:
-            click.echo(json.dumps({"output": str(written_path), "solutions": solutions}))
-        else:
-            click.echo(f"wrote {written_path}" + (f" ({solutions} solutions)" if solutions is not None else ""))
+    return written, removed
 
 
 def _refuse_shadowing_subtrees(directory: Path, files: Mapping[str, object]) -> None:

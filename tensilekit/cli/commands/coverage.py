@@ -15,7 +15,7 @@ from rich.console import Console
 from tensilekit.cli.inputs import open_for_device
 from tensilekit.cli.options import check_output_path, subtree_options
 from tensilekit.cli.output import progress_bar
-from tensilekit.cli.workloads import STRICT_HELP
+from tensilekit.cli.workloads import STRICT_HELP, workload_names
 from tensilekit.coverage import (
     DEFAULT_NEAR,
     DEFAULT_TUNE_NEXT,
@@ -181,7 +181,7 @@ def coverage_report(
     unserved_device = library.device_reason(device)
     if unserved_device is not None:  # every GEMM would be "none": that is the whole answer
         raise NoKernel(unserved_device, Location(file=str(library_path)))
-    with _frozen():
+    with _frozen(), progress_bar(f"reading {workload_names(workloads)}", None if show_progress else 0):
         gemms, skipped = read_gemms(workloads, device, library.runtime, strict=strict, library=library)
     for item in skipped:
         click.echo(f"warning: {item} (skipped)", err=True)

@@ -13,7 +13,8 @@ import click
 
 from tensilekit.cli.inputs import MASTER, library_files, require_kind
 from tensilekit.cli.options import check_output_path, subtree_options
-from tensilekit.cli.output import progress_bar, stdout_console, stdout_is_terminal
+from tensilekit.cli.output import stdout_console, stdout_is_terminal
+from tensilekit.cli.phases import phases
 
 _MASTER_SUFFIXES = {
     ".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpack": "msgpack", ".zlib": "zlib msgpack (.dat.zlib)",
@@ -61,13 +62,14 @@ def info_command(
     if stream_rows:
         click.echo("\t".join(INFO_COLUMNS))
     infos = []
-    with progress_bar("reading", len(files) if len(files) > 1 else None) as advance:
-        for path in files:
+    with phases("reading", len(files) if len(files) > 1 else None) as shown:
+        for number, path in enumerate(files, 1):
+            shown.stage(f"{_place(number, len(files))}reading {Path(path).name}")
             info = describe(path)
             infos.append(info)
             if stream_rows:  # a pipe gets each file's row as soon as it is read
                 click.echo("\t".join(info_row(info)))
-            advance(1)
+            shown.advance(1)
     if as_json:
         print_json(infos)
     elif not stream_rows:
@@ -79,7 +81,8 @@ def _describe_solution(paths: tuple[str, ...], index: int, as_json: bool) -> Non
 
     if len(paths) != 1:
         raise click.UsageError("--solution N names a solution of one library: give one PATH")
-    found = describe_solution(paths[0], index)
+    with phases(f"reading {Path(paths[0]).name}"):  # a 90 MB master: seconds
+        found = describe_solution(paths[0], index)
     if as_json:
         click.echo(json.dumps(found.to_json()))
         return
@@ -102,6 +105,11 @@ def _describe_solution(paths: tuple[str, ...], index: int, as_json: bool) -> Non
     click.echo("\n".join(lines))
 
 
+def _place(number: int, total: int) -> str:
+    """A phase label's prefix saying which file of several it is about (``3/12 ``)."""
+    return f"{number}/{total} " if total > 1 else ""
+
+
 @click.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
@@ -117,13 +125,18 @@ def validate_command(
     files = library_files(paths, subtree=subtree, asic_revision=asic_revision)
     console = stdout_console()
     results = []
-    with progress_bar("validating", len(files) if len(files) > 1 else None) as advance:
-        for path in files:
-            result = validate_file(path)
+    with phases("validating", len(files) if len(files) > 1 else None) as shown:
+        for number, path in enumerate(files, 1):
+            place = _place(number, len(files))
+
+            def stage(label: str, place: str = place) -> None:
+                shown.stage(place + label)
+
+            result = validate_file(path, stage=stage)
             results.append(result)
             if not as_json:
                 render_validation_file(result, console)
-            advance(1)
+            shown.advance(1)
     if as_json:
         print_json(results)
     else:
@@ -159,8 +172,9 @@ def convert_command(source: str, target: str, fmt: str | None, as_json: bool) ->
             f"--format {fmt} contradicts the suffix of {target} ({by_suffix})", param_hint="--format"
         )
     require_kind([source], MASTER, "convert")
-    with progress_bar("converting", None):
+    with phases(f"reading {Path(source).name}") as shown:
         master = load_master(source)
+        shown.stage(f"writing {target_path.name}")
         with error_context(source):  # a solution the target format cannot hold is located in SOURCE
             dump_master(master, target_path, fmt)
     written_format = fmt or by_suffix

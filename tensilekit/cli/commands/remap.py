@@ -9,6 +9,7 @@ import click
 
 from tensilekit.cli.main import ExitCode
 from tensilekit.cli.options import check_output_path
+from tensilekit.cli.phases import phases
 
 
 def _validators(values: tuple[str, ...]) -> dict[str, str]:
@@ -73,16 +74,18 @@ def remap_command(
 
     if output is not None:
         check_output_path(output)
-    report = remap(
-        list(artefacts),
-        old,
-        new,
-        fill_heuristic=fill == "heuristic",
-        strict=strict,
-        validators=_validators(validators),
-        arch=arch,
-        cu_count=cu_count,
-    )
+    with phases("reading") as shown:
+        report = remap(
+            list(artefacts),
+            old,
+            new,
+            fill_heuristic=fill == "heuristic",
+            strict=strict,
+            validators=_validators(validators),
+            arch=arch,
+            cu_count=cu_count,
+            stage=shown.stage,
+        )
     for artefact in report.artefacts:
         for bad in artefact.bad_lines:
             click.echo(f"warning: {bad} (passed through unchanged)", err=True)
