@@ -137,45 +137,12 @@ def progress_bar(label: str, total: int | None) -> Iterator[Callable[[int], None
         yield lambda step: bar.advance(task, step)
 
 
-@contextlib.contextmanager
-def progress_stages(
-    label: str, total: int | None = None
-) -> Iterator[tuple[Callable[[int], None], Callable[[str], None]]]:
-    """:func:`progress_bar` whose label follows the work: yields ``(advance(n), stage(label))``,
-    ``stage`` naming the phase now running (``reading rocBLAS_Full.yaml.gz``, ``locating findings``)
-    so that a long phase is never shown under the name of the one before it."""
-    if not stderr_is_terminal() or total == 0:
-        yield (lambda step: None), (lambda text: None)
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    counted = (MofNCompleteColumn(),) if total is not None else ()
-    columns = (TextColumn("{task.description}", markup=False), BarColumn(), *counted, TimeElapsedColumn())
-    same_screen = sys.stdout.isatty()
-    with Progress(
-        *columns,
-        console=Console(stderr=True, force_terminal=True),
-        transient=True,
-        redirect_stdout=same_screen,
-        redirect_stderr=True,
-    ) as bar:
-        task = bar.add_task(label, total=total)
-
-        def stage(text: str) -> None:
-            bar.update(task, description=text)
-            bar.refresh()  # drawn now: a quick phase is still named before the next replaces it
-
-        yield (lambda step: bar.advance(task, step)), stage
-
-
 __all__ = [
     "comment_lines",
     "emit_rows",
     "print_note",
     "print_table",
     "progress_bar",
-    "progress_stages",
     "stderr_is_terminal",
     "stdout_console",
     "stdout_is_terminal",

@@ -11,7 +11,8 @@ from rich.console import Console
 
 from tensilekit.cli.inputs import require_readable_folder
 from tensilekit.cli.options import check_arch, subtree_options
-from tensilekit.cli.output import progress_bar, progress_stages
+from tensilekit.cli.output import progress_bar
+from tensilekit.cli.phases import phases
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.merge import Compat, diff_libraries
 from tensilekit.merge.diff import LibraryDiff
@@ -101,9 +102,9 @@ def diff_command(
             raise UnknownSubtree.not_installed(a)
     if queries_path is None and log_path is None and not grid and subtree is None and asic_revision is None:
         # a structural diff only: diff_libraries reads A, keeps its tables and drops it before reading B
-        with progress_stages(f"reading {a.name}") as (_, stage):
+        with phases(f"reading {a.name}") as shown:
             chosen_compat = Compat(compat) if compat else None
-            diff = diff_libraries(a, b, compat=chosen_compat, labels=(str(a), str(b)), stage=stage)
+            diff = diff_libraries(a, b, compat=chosen_compat, labels=(str(a), str(b)), stage=shown.stage)
         _render(diff, None, output_format, as_json)
         if exit_code and not diff.is_empty:
             ctx.exit(1)

@@ -8,7 +8,8 @@ from rich.console import Console
 from tensilekit.cli.inputs import library_files
 from tensilekit.cli.main import ExitCode
 from tensilekit.cli.options import subtree_options
-from tensilekit.cli.output import progress_stages, stdout_console
+from tensilekit.cli.output import stdout_console
+from tensilekit.cli.phases import phases
 from tensilekit.cli.render import print_json
 from tensilekit.lint import FileLint, LintCode, LintOptions
 from tensilekit.lint.files import lint_file
@@ -90,13 +91,13 @@ def lint_command(
     options = LintOptions(grid_factor=grid_factor)
     console = stdout_console()
     results: list[FileLint] = []
-    with progress_stages("linting", len(files) if len(files) > 1 else None) as (advance, stage):
+    with phases("linting", len(files) if len(files) > 1 else None) as shown:
         for path in files:  # each file's findings as soon as it is linted
-            result = lint_file(path, options, stage=stage)
+            result = lint_file(path, options, stage=shown.stage)
             results.append(result)
             if not as_json:
                 _render_file(result, console, show_size)
-            advance(1)
+            shown.advance(1)
     if as_json:
         print_json(results)
     else:
