@@ -43,11 +43,12 @@ FOLDER = "masterlib/tensile/SolutionLibraries"
 
 def figures(label: str, argv: list[str], runs: int, *, with_baseline: bool = False) -> None:
     """Print wall and peak memory of ``argv`` beside the baseline (and the baseline first)."""
-    wall, rss, base_wall, base_rss = measured(argv, runs)
+    wall, rss, base_wall, base_rss, cpu = measured(argv, runs)
     if with_baseline:
         print(row("baseline: python -c 'import yaml, msgpack'", f"{base_wall:.3f} s", 1.0, "", True))
         print(row("  its peak memory", f"{base_rss / MIB:.0f} MiB", 1.0, "", True))
     print(row(f"{label}: wall", f"{wall:.2f} s", wall / base_wall, "<= 10 s", wall <= 10))
+    print(row("  CPU (user + system)", f"{cpu:.2f} s", cpu / base_wall, "", True))
     print(row("  peak memory", f"{rss / 1e6:.0f} MB", rss / base_rss, "<= 800 MB", rss <= 800e6))
 
 
