@@ -1,6 +1,6 @@
 """``python -m tensilekit``: the command-line interface."""
 
-from tensilekit.cli.main import main
+from tensilekit.cli.main import run
 
 if __name__ == "__main__":
-    main()
+    run()

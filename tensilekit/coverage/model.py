@@ -12,6 +12,7 @@ import math
 import operator
 from typing import Any
 
+from tensilekit.model.common import copied_with
 from tensilekit.selection.problem import GemmProblem, Hardware
 from tensilekit.workload.problem import GemmProblem as WorkloadGemm
 
@@ -84,15 +85,7 @@ class _Compactor:
         overhead (the values came from a validated model of the same kind)."""
         if values == self.values_of(shared.__dict__):
             return shared
-        fields = dict(shared.__dict__)
-        fields.update(zip(self.varying, values, strict=True))
-        rebuilt = object.__new__(self.model)
-        setter = object.__setattr__
-        setter(rebuilt, "__dict__", fields)
-        setter(rebuilt, "__pydantic_fields_set__", shared.__pydantic_fields_set__)
-        setter(rebuilt, "__pydantic_extra__", None)
-        setter(rebuilt, "__pydantic_private__", None)
-        return rebuilt
+        return copied_with(shared, dict(zip(self.varying, values, strict=True)), shared.__pydantic_fields_set__)
 
 
 _MAX_KINDS = 4096  # distinct problem types kept shared per model (a workload has a handful)

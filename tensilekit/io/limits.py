@@ -303,6 +303,8 @@ def check_depth(data: Any, source: str | None, *, shared: bool = False, deepest:
     depth = _current.max_depth
     if deepest is not None and deepest <= depth:
         return
+    if not shared and _tree_within(data, depth):
+        return  # else walked again below, to name the path of the first container past the limit
     stack: list[tuple[Any, int]] = [(data, 1)]
     deepest_use: dict[int, int] = {}
     while stack:
@@ -319,6 +321,23 @@ def check_depth(data: Any, source: str | None, *, shared: bool = False, deepest:
         for child in node.values() if type(node) is dict else node:
             if type(child) is dict or type(child) is list:
                 stack.append((child, level + 1))
+
+
+def _tree_within(data: Any, depth: int) -> bool:
+    """A tree (no shared containers) nests at most ``depth`` containers deep, checked one level at
+    a time: a level's containers are gathered by a comprehension, not pushed and popped one by
+    one (a partially read master's solutions are checked as each is decoded)."""
+    level: list[Any] = [data] if type(data) is dict or type(data) is list else []
+    for _ in range(depth):
+        if not level:
+            return True
+        level = [
+            child
+            for node in level
+            for child in (node.values() if type(node) is dict else node)
+            if type(child) is dict or type(child) is list
+        ]
+    return not level
 
 
 def _path_to(root: Any, target: Any, depth: int) -> str:

@@ -61,7 +61,14 @@ class Atom:
     def vector(self) -> Vector:
         if self._vector is None:
             function = _lambda(self.vector_expr, self.helpers)
-            self._vector = lambda c: np.broadcast_to(np.asarray(function(c, c), dtype=bool), (c.size,)).copy()
+
+            def vector(c: Any) -> Any:
+                result = np.asarray(function(c, c), dtype=bool)
+                if result.shape == (c.size,):  # the usual case, without broadcast_to's overhead
+                    return result.copy()  # (it may be a column of ``c``: the caller owns the result)
+                return np.broadcast_to(result, (c.size,)).copy()  # a query-independent value
+
+            self._vector = vector
         return self._vector
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from tensilekit._arguments import require
 from tensilekit.errors import SelectionError, one_line_reason
-from tensilekit.model.common import DataType
+from tensilekit.model.common import DataType, copied_with
 from tensilekit.ranges import INT64, SIZE_T, checked_field
 
 #: ``SIZE_MAX`` of the C++ runtime: an unlimited workspace, and the modulus of ``size_t`` products.
@@ -679,12 +679,10 @@ def problem_from_query(record: dict[str, Any]) -> GemmProblem:
     """
     if not isinstance(record, Mapping):
         raise TypeError(f"problem_from_query(): record must be a mapping, not {type(record).__name__}")
-    fields = {name: record[name] for name in _QUERY_PROBLEM_FIELDS if name in record and record[name] is not None}
-    if "workspace_size" in record and record["workspace_size"] is None:
-        fields.pop("workspace_size", None)
-    fast = _from_template(fields)
+    fast = _from_template(record)
     if fast is not None:
         return fast
+    fields = {name: record[name] for name in _QUERY_PROBLEM_FIELDS if name in record and record[name] is not None}
     try:
         problem = GemmProblem(**fields)
     except ValueError as error:
@@ -704,29 +702,20 @@ def problem_of_record(record: dict[str, Any]) -> GemmProblem:
         raise SelectionError(f"invalid problem object: {error}") from None
 
 
-_SIZE_FIELDS = frozenset(
-    (
-        "m",
-        "n",
-        "k",
-        "batch",
-        "lda",
-        "ldb",
-        "ldc",
-        "ldd",
-        "stride_a",
-        "stride_b",
-        "stride_c",
-        "stride_d",
-        "workspace_size",
-    )
-)
-_SCALAR_FIELDS = frozenset(("alpha", "beta"))
-_TEMPLATES: dict[tuple[Any, ...], GemmProblem] = {}
+_SIZE_FIELDS = ("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "workspace_size")  # fmt: skip
+_SCALAR_FIELDS = ("alpha", "beta")
+# what each query field is to _from_template: 1 a size, 2 a scalar, 3 another problem field
+_FIELD_KINDS: dict[str, int] = {
+    name: 1 if name in _SIZE_FIELDS else 2 if name in _SCALAR_FIELDS else 3 for name in _QUERY_PROBLEM_FIELDS
+}
+# problem fields and which numbers are given -> (the problem validated with zero numbers, the
+# fields set of its copies: one set shared by all of them, as pydantic copies it before changing it)
+_TEMPLATES: dict[tuple[Any, ...], tuple[GemmProblem, set[str]]] = {}
 
 
-def _from_template(fields: dict[str, Any]) -> GemmProblem | None:
-    """``GemmProblem(**fields)`` without validating it again when only its numbers are new.
+def _from_template(record: Mapping[str, Any]) -> GemmProblem | None:
+    """``GemmProblem(**fields)`` of a query record's problem fields without validating it again
+    when only its numbers are new.
 
     A query file repeats a few problem types with many sizes. The problem is validated once per
     distinct set of other fields (and of which numbers are given) with zero numbers, then copied
@@ -734,16 +723,21 @@ def _from_template(fields: dict[str, Any]) -> GemmProblem | None:
     (a non-negative ``int`` for a size, a ``float`` or small ``int`` for alpha/beta; the fields'
     only validators are the bounds, and the types' defaults do not read the numbers). Anything
     else (a bool, a float size, a string, a negative number, a size of 2^31 or more, whose bounds
-    and left-out strides need checking) returns None: validated in full."""
+    and left-out strides need checking) returns None: validated in full. Fields set to None are
+    left out (their defaults), as :func:`problem_from_query` does."""
     numbers: dict[str, Any] = {}
     others: list[tuple[str, type, Any]] = []
-    for name, value in fields.items():
-        if name in _SIZE_FIELDS:
+    kinds = _FIELD_KINDS
+    for name, value in record.items():
+        kind = kinds.get(name)
+        if kind is None or value is None:
+            continue
+        if kind == 1:
             # 2^31 and over: validated in full (the int64/int32 bounds, check_default_strides)
             if type(value) is not int or value < 0 or value >= 1 << 31:
                 return None
             numbers[name] = value
-        elif name in _SCALAR_FIELDS:
+        elif kind == 2:
             if type(value) is int and -(2**53) <= value <= 2**53:
                 value = float(value)
             elif type(value) is not float:
@@ -753,18 +747,19 @@ def _from_template(fields: dict[str, Any]) -> GemmProblem | None:
             others.append((name, type(value), value))
     key = (tuple(others), tuple(numbers))
     try:
-        template = _TEMPLATES.get(key)
+        known = _TEMPLATES.get(key)
     except TypeError:  # an unhashable value (a list): validated in full
         return None
-    if template is None:
+    if known is None:
         try:
             template = GemmProblem(**{name: value for name, _, value in others}, **dict.fromkeys(numbers, 0))
         except ValueError:
             return None  # refused in full, with the message
         if len(_TEMPLATES) >= 4096:
             _TEMPLATES.clear()
-        _TEMPLATES[key] = template
-    return template.model_copy(update=numbers)
+        known = _TEMPLATES[key] = (template, template.__pydantic_fields_set__ | numbers.keys())
+    # the numbers are valid as they are (above): the template's validation holds for the copy
+    return copied_with(known[0], numbers, known[1])
 
 
 def hardware_from_query(record: dict[str, Any], default: Hardware | None = None) -> Hardware:

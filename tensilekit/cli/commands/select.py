@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import io
 import json
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -221,10 +220,15 @@ def _select(
     # (printed at the end, or not at all) when --strict may still refuse a later line, or when the
     # library reads shards a rebuild may swap mid-read (the read is then done again, from the start)
     held_back = strict or library.reads_shards
-    with opened as stream, _answer_sink(held_back, as_json) as sink, _frozen_as_it_grows() as freeze:
+    from tensilekit.io.files import gc_paused
+
+    # the cyclic GC off while answering: each collection would walk the growing library (its
+    # decoded tables and solutions) again, ~0.3 s of 9 s on 100 000 queries on rocBLAS_Full, and
+    # answers leave no cycles (the peak memory is the same without it): all dies by refcount
+    with opened as stream, _answer_sink(held_back, as_json) as sink, gc_paused():
         answers = library.answer_queries(
             stream, name=name, rocblas_k0=rocblas_k0, explain=explain, top=top, strict=strict,
-            indexing=lambda: _indexing(freeze),
+            indexing=lambda: progress_bar("indexing the library", None),
         )  # fmt: skip
         with progress(lines if lines >= _PROGRESS_THRESHOLD else 0) as advance:
             for answer in answers:
@@ -237,7 +241,6 @@ def _select(
                 sink.add(record)
                 if sink.count % 1024 == 0:
                     advance(1024)
-                    freeze()  # what these answers decoded (tables, solutions) stays
         sink.finish(shown_path)
     if sink.errors:
         click.echo(f"error: {sink.errors} of {sink.count} query line(s) could not be answered", err=True)
@@ -245,25 +248,6 @@ def _select(
 
 
 _PROGRESS_THRESHOLD = 20_000
-
-
-@contextlib.contextmanager
-def _frozen_as_it_grows() -> Iterator[Callable[[], None]]:
-    """Yield ``freeze()``: keep the cyclic garbage collector off every object alive now (the
-    library and the tables and solutions answers decoded so far). Each full collection would
-    walk them all again while the heap grows (~2.3 s of 13 s on 100 000 queries on rocBLAS_Full);
-    frozen objects are still freed by reference counting, and all is unfrozen on the way out."""
-    if gc.get_freeze_count():  # someone else froze objects: unfreezing would undo that too
-        yield lambda: None
-        return
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(thresholds[0], 50_000), *thresholds[1:])  # a chunk's objects die by refcount
-    try:
-        yield gc.freeze
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
 
 
 class _AnswerSink:
@@ -282,7 +266,7 @@ class _AnswerSink:
         if not self.as_json:  # the table's columns only
             self._rows.append({key: record.get(key) for key in ("id", "index", "name", "distance", "error")})
             return
-        self._block.append(json.dumps(record, separators=(",", ":")))
+        self._block.append(_COMPACT_JSON.encode(record))
         if len(self._block) >= _BLOCK:
             self._flush()
 
@@ -311,6 +295,7 @@ class _AnswerSink:
 
 
 _BLOCK = 512  # JSON lines written to stdout at a time
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))  # one encoder for every answer line
 
 
 @contextlib.contextmanager
@@ -320,17 +305,6 @@ def _answer_sink(held_back: bool, as_json: bool) -> Iterator[_AnswerSink]:
         return
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
         yield _AnswerSink(as_json, spool)
-
-
-@contextlib.contextmanager
-def _indexing(freeze: Callable[[], None]) -> Iterator[None]:
-    """Compiling the library: a progress bar on a terminal, the cyclic GC paused while the
-    tables are built (it would rescan the growing library many times), then all of it frozen."""
-    from tensilekit.io.files import gc_paused
-
-    with progress_bar("indexing the library", None), gc_paused():
-        yield
-    freeze()
 
 
 def _checked_lines(path: Path, name: str) -> int:

@@ -1,0 +1,67 @@
+"""``copied_with`` (the hot paths' ``model_copy(update=...)``) builds the same model as pydantic's
+``model_copy``: equal, same fields, same fields set, same dumps and hash. A pydantic upgrade that
+changes the model layout fails here first."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tensilekit.model.common import copied_with
+from tensilekit.selection.problem import GemmProblem, problem_from_query
+
+_SIZES = st.integers(min_value=0, max_value=(1 << 31) - 1)
+_UPDATES = st.fixed_dictionaries(
+    {},
+    optional={
+        "m": _SIZES, "n": _SIZES, "k": _SIZES, "batch": _SIZES, "lda": _SIZES, "workspace_size": _SIZES,
+        "alpha": st.floats(allow_nan=False, width=64), "beta": st.floats(allow_nan=False, width=64),
+    },
+)  # fmt: skip
+_BASES = st.builds(
+    GemmProblem,
+    m=_SIZES, n=_SIZES, k=_SIZES,
+    a_type=st.sampled_from(["Float", "Half", "BFloat16", "Double"]),
+    trans_a=st.sampled_from(["N", "T"]),
+    hpa=st.sampled_from([None, True, False]),
+    beta=st.floats(min_value=-4, max_value=4),
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(base=_BASES, update=_UPDATES)
+def test_copied_with_equals_model_copy(base: GemmProblem, update: dict[str, object]) -> None:
+    fast, reference = copied_with(base, update), base.model_copy(update=update)
+    assert type(fast) is GemmProblem
+    assert fast == reference and hash(fast) == hash(reference)
+    assert fast.__dict__ == reference.__dict__
+    assert fast.model_fields_set == reference.model_fields_set
+    assert fast.model_dump(mode="json", exclude_defaults=True) == reference.model_dump(
+        mode="json", exclude_defaults=True
+    )
+    assert fast.__pydantic_extra__ is None and fast.__pydantic_private__ is None
+    assert base.__dict__ is not fast.__dict__  # the original is untouched by later copies
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    m=_SIZES, n=_SIZES, k=_SIZES,
+    alpha=st.one_of(st.integers(-(2**53), 2**53), st.floats(allow_nan=False, allow_infinity=False)),
+    batch=st.one_of(st.none(), _SIZES),
+    types=st.sampled_from([{}, {"a_type": "Half", "compute_type": "Float"}, {"a_type": "BFloat16", "hpa": True}]),
+    workspace=st.one_of(st.none(), _SIZES),
+)  # fmt: skip
+def test_a_query_built_from_a_template_equals_the_validated_problem(
+    m: int, n: int, k: int, alpha: float, batch: int | None, types: dict[str, object], workspace: int | None
+) -> None:
+    """``problem_from_query`` copies a validated template for the numbers: the same problem, fields
+    set and dump as validating the whole record."""
+    record: dict[str, object] = {"m": m, "n": n, "k": k, "alpha": alpha, "batch": batch, **types}
+    record["workspace_size"] = workspace
+    fields = {name: value for name, value in record.items() if value is not None}
+    for _ in range(2):  # the second time from the template the first one left
+        built, validated = problem_from_query(record), GemmProblem(**fields)
+        assert built == validated and built.model_fields_set == validated.model_fields_set
+        assert built.model_dump(mode="json", exclude_defaults=True) == validated.model_dump(
+            mode="json", exclude_defaults=True
+        )
