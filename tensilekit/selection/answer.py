@@ -79,4 +79,28 @@ class Selection:
         }
 
 
-__all__ = ["Candidate", "Selection", "TraceEvent"]
+# each slot's setter, in field order (the slots of a dataclass are its fields, in order)
+_SETTERS = tuple(getattr(Selection, field.name).__set__ for field in dataclasses.fields(Selection))
+
+
+def found_selection(
+    index: int | None, name: str | None, distance: float | None, solution: MasterSolution | None, retried: bool = False
+) -> Selection:
+    """``Selection(index, name, distance, solution, retried=retried)`` (no walk, no trace) in
+    half the time: the fast paths build one per query, and the frozen dataclass's ``__init__``
+    (eight ``object.__setattr__`` calls) cost an eighth of a warm query. The slots' own setters
+    fill the same fields (``test_found_selection_equals_the_constructed_one``)."""
+    made = object.__new__(Selection)
+    set_index, set_name, set_distance, set_solution, set_trace, set_alternatives, set_key, set_retried = _SETTERS
+    set_index(made, index)
+    set_name(made, name)
+    set_distance(made, distance)
+    set_solution(made, solution)
+    set_trace(made, ())
+    set_alternatives(made, ())
+    set_key(made, None)
+    set_retried(made, retried)
+    return made
+
+
+__all__ = ["Candidate", "Selection", "TraceEvent", "found_selection"]

@@ -26,7 +26,7 @@ from tensilekit._lazy import lazy_exports
 from tensilekit.errors import SelectionError
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
-from tensilekit.selection.answer import Selection, TraceEvent
+from tensilekit.selection.answer import Selection, TraceEvent, found_selection
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, contraction_problem
 from tensilekit.selection.runtime import Runtime, TopSolutions, detect_runtime, runtime_named
 from tensilekit.selection.walk import Loader, ReferenceSelector, as_contraction
@@ -102,12 +102,12 @@ def _select_compiled(compiled: CompiledLibrary, contraction: ContractionProblem,
     sid, fitness = compiled.root.find(compiled, contraction, hardware, None)
     if sid >= 0:
         solution = compiled.solutions[sid]
-        return Selection(solution.index, solution.name, fitness, solution)
+        return found_selection(solution.index, solution.name, fitness, solution)
     find = compiled.find
     for attempt in compiled.runtime.attempts(contraction)[1:]:
         retried, retried_fitness = find(attempt, hardware)
         if retried is not None:
-            return Selection(retried.index, retried.name, retried_fitness, retried, retried=True)
+            return found_selection(retried.index, retried.name, retried_fitness, retried, True)
     return _NOT_FOUND
 
 
@@ -282,12 +282,12 @@ class BatchSelection:
             return Selection(None, None, None)
         solution = self.library.solutions[sid]
         distance = float(self.distances[position])
-        return Selection(
+        return found_selection(
             solution.index,
             solution.name,
             None if math.isnan(distance) else distance,
             solution,
-            retried=position in self.retried,
+            position in self.retried,
         )
 
     def __iter__(self) -> Iterator[Selection]:
