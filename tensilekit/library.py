@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tensilekit.errors import LibraryChanged, Location, SelectionError
+from tensilekit.model.common import DataType
 from tensilekit.selection.problem import (
     GemmProblem,
     Hardware,
@@ -726,6 +727,8 @@ def answer_record(
 
 
 def _type(value: Any) -> Any:
+    if type(value) is DataType:  # by its member attribute: the ``value`` property costs ~0.3 us, x5 per answer
+        return value._value_
     return getattr(value, "value", value)
 
 

@@ -708,8 +708,12 @@ _SCALAR_FIELDS = ("alpha", "beta")
 _FIELD_KINDS: dict[str, int] = {
     name: 1 if name in _SIZE_FIELDS else 2 if name in _SCALAR_FIELDS else 3 for name in _QUERY_PROBLEM_FIELDS
 }
-# problem fields and which numbers are given -> (the problem validated with zero numbers, the
-# fields set of its copies: one set shared by all of them, as pydantic copies it before changing it)
+# a record's field names, in its order -> its size, scalar and other problem fields (a query
+# file's lines share one or two key orders: the fields are sorted out once per order)
+_LAYOUTS: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
+# other fields' names, values and value types, and which numbers are given -> (the problem
+# validated with zero numbers, the fields set of its copies: one set shared by all of them, as
+# pydantic copies it before changing it)
 _TEMPLATES: dict[tuple[Any, ...], tuple[GemmProblem, set[str]]] = {}
 
 
@@ -725,34 +729,47 @@ def _from_template(record: Mapping[str, Any]) -> GemmProblem | None:
     else (a bool, a float size, a string, a negative number, a size of 2^31 or more, whose bounds
     and left-out strides need checking) returns None: validated in full. Fields set to None are
     left out (their defaults), as :func:`problem_from_query` does."""
+    names = tuple(record)
+    layout = _LAYOUTS.get(names)
+    if layout is None:
+        kinds = [_FIELD_KINDS.get(name) for name in names]
+
+        def of_kind(wanted: int) -> tuple[str, ...]:
+            return tuple(name for name, kind in zip(names, kinds, strict=True) if kind == wanted)
+
+        layout = (of_kind(1), of_kind(2), of_kind(3))
+        if len(_LAYOUTS) >= 4096:
+            _LAYOUTS.clear()
+        _LAYOUTS[names] = layout
+    sizes, scalars, others = layout
     numbers: dict[str, Any] = {}
-    others: list[tuple[str, type, Any]] = []
-    kinds = _FIELD_KINDS
-    for name, value in record.items():
-        kind = kinds.get(name)
-        if kind is None or value is None:
+    for name in sizes:
+        value = record[name]
+        if value is None:
             continue
-        if kind == 1:
-            # 2^31 and over: validated in full (the int64/int32 bounds, check_default_strides)
-            if type(value) is not int or value < 0 or value >= 1 << 31:
-                return None
-            numbers[name] = value
-        elif kind == 2:
-            if type(value) is int and -(2**53) <= value <= 2**53:
-                value = float(value)
-            elif type(value) is not float:
-                return None
-            numbers[name] = value
-        else:
-            others.append((name, type(value), value))
-    key = (tuple(others), tuple(numbers))
+        # 2^31 and over: validated in full (the int64/int32 bounds, check_default_strides)
+        if type(value) is not int or value < 0 or value >= 1 << 31:
+            return None
+        numbers[name] = value
+    for name in scalars:
+        value = record[name]
+        if value is None:
+            continue
+        if type(value) is int and -(2**53) <= value <= 2**53:
+            value = float(value)
+        elif type(value) is not float:
+            return None
+        numbers[name] = value
+    values = tuple([record[name] for name in others])
+    key = (others, values, tuple(map(type, values)), tuple(numbers))  # 1 and True differ
     try:
         known = _TEMPLATES.get(key)
     except TypeError:  # an unhashable value (a list): validated in full
         return None
     if known is None:
+        given = {name: value for name, value in zip(others, values, strict=True) if value is not None}
         try:
-            template = GemmProblem(**{name: value for name, _, value in others}, **dict.fromkeys(numbers, 0))
+            template = GemmProblem(**given, **dict.fromkeys(numbers, 0))
         except ValueError:
             return None  # refused in full, with the message
         if len(_TEMPLATES) >= 4096:
