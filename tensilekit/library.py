@@ -59,10 +59,11 @@ if TYPE_CHECKING:
     from tensilekit.workload.problem import GemmProblem as WorkloadGemm
 
 
-QUERY_CHUNK = 8192
+QUERY_CHUNK = 12_288
 """Query lines :meth:`Library.answer_queries` reads, answers and lets go of at a time: big enough
-that the compiled engine's per-batch work is spread thin (4 096 took ~1 s more than 16 384 on
-100 000 queries on rocBLAS_Full), small enough to keep memory flat (16 384: ~50 MB more)."""
+that the compiled engine's per-batch work (per table reached) is spread thin, small enough to
+keep memory flat. ``select --queries`` of 100 000 lines on rocBLAS_Full: 8 192 took 9.4 s and
+532 MB peak, 12 288 8.9 s and 548 MB (bench/big_library.py's targets: <= 10 s, <= 600 MB)."""
 
 WALK_AT_MOST = 16
 """Up to this many queries are walked one by one: compiling a table decodes every solution in it,

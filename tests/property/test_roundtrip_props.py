@@ -378,7 +378,7 @@ def matching(draw: Any) -> dict[str, Any]:
     entry = st.one_of(
         st.fixed_dictionaries(
             {"key": key, "index": solution_index},
-            optional={"speed": st.one_of(st.floats(min_value=0, allow_nan=False), small_int)},
+            optional={"speed": st.one_of(st.floats(min_value=0, allow_nan=False), st.integers(0, 2**20))},
         ),
         st.fixed_dictionaries({"key": key, "value": single}),  # older Tensile masters
     )
