@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _corpus import corpus_path
+from _corpus import byte_code_as_installed, corpus_path
 
 BASELINE = [sys.executable, "-c", "import yaml, msgpack"]
 TK = [sys.executable, "-m", "tensilekit"]
@@ -149,6 +149,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=100_000)
     parser.add_argument("--whole", action="store_true", help="also time the whole-file load against the partial read")
     args = parser.parse_args()
+    byte_code_as_installed()
     corpus = corpus_path(args.corpus, "masters")
     full = corpus / ROCBLAS_FULL
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
