@@ -34,7 +34,7 @@ from tensilekit.model.library import (
     PredictionNode,
     SingleNode,
 )
-from tensilekit.remapping import Checker, LibraryRecords, Picker, _judges
+from tensilekit.remapping import RUNTIME_WORKSPACE, Checker, LibraryRecords, Picker, _judges
 from tensilekit.selection.problem import Hardware
 from tensilekit.workload.problem import GemmProblem
 from tensilekit.workload.records import ParsedWorkload, WorkloadFormat
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from tensilekit.library import Library
 
 Loader = Callable[[str], MasterLibrary] | None
-_RUNTIME_DEFAULT: Any = object()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,15 +203,12 @@ class RecordedSolutions:
         *,
         arch: str | None = None,
         cu_count: int | None = None,
-        workspace_size: Any = _RUNTIME_DEFAULT,
+        workspace_size: Any = RUNTIME_WORKSPACE,
     ) -> None:
         """``arch``/``cu_count``: the device (default: the library's only architecture);
         ``workspace_size``: what the calls may use (None: unlimited; by default the runtime's
         default, as :func:`tensilekit.open_library` allows: hipBLASLt 128 MiB, Tensile unlimited)."""
-        from tensilekit.api import library_processors, library_runtime
-
-        if workspace_size is _RUNTIME_DEFAULT:
-            workspace_size = library_runtime(library, loader).default_workspace_size
+        from tensilekit.api import library_processors
 
         self.records = LibraryRecords(library, loader)
         processors = library_processors(library)

@@ -647,6 +647,12 @@ def remap_text(
     )
 
 
+RUNTIME_WORKSPACE: Any = object()
+"""``workspace_size`` left to the library's runtime: what :func:`tensilekit.open_library` allows
+by default (hipBLASLt 128 MiB, Tensile unlimited), so remap, ``diff --from-log``, ``select``
+and ``coverage`` judge a recorded kernel by one rule."""
+
+
 def _judges(
     library: MasterLibrary,
     loader: Callable[[str], MasterLibrary] | None,
@@ -654,18 +660,21 @@ def _judges(
     cu_count: int | None,
     *,
     unknown_cus_decide: bool = False,
-    workspace_size: int | None = None,
+    workspace_size: Any = RUNTIME_WORKSPACE,
 ) -> tuple[Picker, Checker]:
     """NEW's heuristic pick and NEW's ``canSolve`` for a row, on the row's device (else ``arch``/
     ``cu_count``, else the library's only architecture). ``canSolve`` is not asked (None) when the
     CU count is unknown, unless ``unknown_cus_decide`` (judge as ``select`` does on that device).
-    ``workspace_size``: the workspace the call may use (None: unlimited, as a log does not say)."""
+    ``workspace_size``: the workspace the call may use (bytes, None: unlimited; by default the
+    runtime's, :data:`RUNTIME_WORKSPACE`: a log does not say)."""
     from tensilekit.api import library_processors, library_runtime
     from tensilekit.selection import select_solution
     from tensilekit.selection.problem import Hardware
     from tensilekit.selection.walk import ReferenceSelector, as_contraction
 
     runtime = library_runtime(library, loader)
+    if workspace_size is RUNTIME_WORKSPACE:
+        workspace_size = runtime.default_workspace_size
     selector = ReferenceSelector(library, loader, runtime)
     processors = library_processors(library)
     shards_joined: list[bool] = []
@@ -720,12 +729,15 @@ def remap(
     arch: str | None = None,
     cu_count: int | None = None,
     stage: Callable[[str], None] | None = None,
+    workspace_size: Any = RUNTIME_WORKSPACE,
 ) -> RemapReport:
     """Remap tuning artefacts recorded against library ``old`` to library ``new``.
 
     ``old``/``new`` are any library form :func:`tensilekit.api.load_for_selection` reads.
     ``arch``/``cu_count`` describe the device for NEW's heuristic pick and predicates when a row
-    does not say (``rejected`` is decided only when the CU count is known).
+    does not say (``rejected`` is decided only when the CU count is known). ``workspace_size``:
+    the workspace NEW's calls may use (bytes, None unlimited; by default NEW's runtime's, as
+    ``select`` and ``coverage`` allow: hipBLASLt 128 MiB, Tensile unlimited).
     Nothing is written; each :class:`RemappedArtefact` carries its text for NEW.
     ``stage`` is told each phase as it starts (``reading OLD``, ``remapping X``), for a progress display.
     Raises TypeError/ValueError for arguments of the wrong type.
@@ -743,6 +755,8 @@ def remap(
     require(cu_count, int, "cu_count", "remap", optional=True)
     require(validators, Mapping, "validators", "remap", optional=True)
     require_callable(stage, "stage", "remap", optional=True)
+    if workspace_size is not RUNTIME_WORKSPACE:
+        require(workspace_size, int, "workspace_size", "remap", optional=True)
 
     tell = stage or (lambda label: None)
     tell(f"reading {Path(old).name}")
@@ -754,7 +768,7 @@ def remap(
     tell("indexing the solutions of both libraries")
     old_solutions = BuildSolutions.from_records(LibraryRecords(old_library, old_loader))
     new_solutions = BuildSolutions.from_records(LibraryRecords(new_library, new_loader))
-    picker, checker = _judges(new_library, new_loader, arch, cu_count)
+    picker, checker = _judges(new_library, new_loader, arch, cu_count, workspace_size=workspace_size)
     texts = [(str(path), read_artefact(path)) for path in artefacts]
     tunableop = {file for file, text in texts if detect_workload_format(text) is WorkloadFormat.TUNABLEOP}
     if validators and not tunableop:
@@ -833,6 +847,7 @@ __all__ = [
     "RemapStatus",
     "RemappedArtefact",
     "RECORDING_FORMATS",
+    "RUNTIME_WORKSPACE",
     "classify",
     "library_records",
     "lost_results",

@@ -218,3 +218,36 @@ def test_select_from_log_and_coverage_judge_a_recorded_kernel_with_one_workspace
         assert found is not None and workload is not None
         assert found[0] is not None and found[0].supported is supported
         assert workload.gemms[0].found == found[0]
+
+
+def test_remap_judges_a_recorded_kernel_by_the_same_workspace_rule(corpus: Path, tmp_path: Path) -> None:
+    # issue 25: remap (and diff --from-log through it) judged NEW's canSolve with unlimited
+    # workspace, select and coverage with the runtime's default; now one rule, and --workspace.
+    from click.testing import CliRunner
+
+    from tensilekit.cli.main import cli
+    from tensilekit.library import open_library
+    from tensilekit.remapping import remap
+    from tensilekit.workload import load_workloads
+
+    path = corpus / "masters-hipblaslt" / f"{GRID}.dat"
+    query = _queries(corpus, 1)[0]
+    library = open_library(path, cu_count=304)
+    splitting = [index for index in query["all_supported"] if library.solution(index).size_mapping.global_split_u > 1]
+    log = tmp_path / "tuning.txt"
+    header = "    transA,transB,m,n,k,batch_count,a_type,b_type,c_type,d_type,compute_type,gcnArchName,CUs,solution_index,us\n"
+    cells = f"N,N,{query['m']},{query['n']},{query['k']},1,f16_r,f8_r,f16_r,f16_r,f32_f16_r,gfx942,304"
+    log.write_text(f"Git Version: 7d9fb683\n{header}{cells},{splitting[0]},5.0\n")
+    problems = load_workloads([log])[0].problems
+    for allowed in (0, None, 1 << 20):
+        expected = open_library(path, cu_count=304, workspace_size=allowed).recorded(problems)
+        assert expected is not None and expected[0] is not None
+        arguments = {} if allowed is None else {"workspace_size": allowed}
+        (row,) = remap([log], path, path, cu_count=304, **arguments).rows
+        assert (row.status.value == "rejected") is (not expected[0].supported), (allowed, row.reason)
+        option = [] if allowed is None else ["--workspace", str(allowed)]
+        shown = CliRunner().invoke(
+            cli, ["remap", str(log), "--from", str(path), "--to", str(path), "--cu-count", "304", "--json", *option]
+        )
+        assert json.loads(shown.output.splitlines()[0])["status"] == row.status.value, shown.output
+    assert not open_library(path, cu_count=304, workspace_size=0).recorded(problems)[0].supported  # type: ignore[index]

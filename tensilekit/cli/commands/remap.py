@@ -49,6 +49,13 @@ def _validators(values: tuple[str, ...]) -> dict[str, str]:
     default=None,
     help="CU count of the device when a row does not say (needed to decide rejected).",
 )
+@click.option(
+    "--workspace",
+    "workspace_size",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Workspace bytes NEW's calls may use (default: hipBLASLt 128 MiB, as select; Tensile unlimited).",
+)
 @click.option("--strict", is_flag=True, help="Stop at the first unreadable row (exit 3).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per recorded row.")
 def remap_command(
@@ -60,6 +67,7 @@ def remap_command(
     validators: tuple[str, ...],
     arch: str | None,
     cu_count: int | None,
+    workspace_size: int | None,
     strict: bool,
     as_json: bool,
 ) -> None:
@@ -70,7 +78,7 @@ def remap_command(
     rejected (NEW's predicates refuse it on the device; needs the CU count: --cu-count or the row's).
     Exit 0 when every row is same or moved, 1 otherwise, 3 on bad input.
     """
-    from tensilekit.remapping import remap, write_remapped
+    from tensilekit.remapping import RUNTIME_WORKSPACE, remap, write_remapped
 
     if output is not None:
         check_output_path(output)
@@ -85,6 +93,7 @@ def remap_command(
             arch=arch,
             cu_count=cu_count,
             stage=shown.stage,
+            workspace_size=RUNTIME_WORKSPACE if workspace_size is None else workspace_size,
         )
     for artefact in report.artefacts:
         for bad in artefact.bad_lines:
