@@ -52,6 +52,12 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], list[str]]] = {
         lambda tmp: ["build-master", "-o", str(tmp / "TensileLibrary.yaml"), str(FIXTURES / "logic")],
         [f"1/{len(LOGICS)} reading {LOGICS[0].name}", f"{len(LOGICS)}/{len(LOGICS)} reading {LOGICS[-1].name}"],
     ),
+    "merge": (
+        lambda tmp: ["merge", str(FIXTURES / "logic"), str(FIXTURES / "logic"), str(tmp / "merged"), "--dry-run"],
+        ["merging logic into logic"],
+    ),
+    "prune": (lambda tmp: ["prune", str(LOGIC), "--dry-run"], [f"pruning {LOGIC.name}"]),
+    "prune several": (lambda tmp: ["prune", *map(str, LOGICS), "--dry-run"], [f"pruning {len(LOGICS)} inputs"]),
     "remap": (
         lambda tmp: ["remap", str(TUNABLEOP), "--from", str(MASTER), "--to", str(MASTER), "--cu-count", "104"],
         ["reading coverage_equality_gfx90a.yaml", "indexing the solutions", "remapping tunableop_results.csv"],

@@ -94,7 +94,7 @@ def merge_command(
         add_new=add_new,
         latch_default=not no_latch,
     )
-    with progress_bar("merging", None):
+    with progress_bar(f"merging {incremental.name} into {original.name}", None):
         report = merge_paths(original, incremental, output, policy, dry_run=dry_run)
     if report_path is not None:
         text = to_json(report) if report_path.suffix.lower() == ".json" else merge_report_markdown(report)

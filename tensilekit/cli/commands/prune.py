@@ -41,7 +41,8 @@ def prune_command(
     require_kind(inputs, LOGIC, "prune")
     if output is not None and not dry_run:
         check_output_path(output)
-    with progress_bar("pruning", None):
+    named = inputs[0].name if len(inputs) == 1 else f"{len(inputs)} inputs"
+    with progress_bar(f"pruning {named}", None):
         reports = prune_paths(list(inputs), output, compat=Compat(compat) if compat else None, dry_run=dry_run)
     if as_json:
         click.echo(to_json(reports))
