@@ -152,6 +152,10 @@ def _intern_keys(data: Any, *, shared: bool) -> int:
     return deepest
 
 
+SLICED_LOAD_FROM = 1 << 20
+"""Texts at least this long are decoded piece by piece where they can be (:func:`_sliced_load`)."""
+
+
 def parse_yaml(text: str, source: str | None = None) -> Any:
     """Decode one YAML document exactly as PyYAML's ``CSafeLoader`` (AMD's reader) would.
 
@@ -172,10 +176,16 @@ def _parse_checked(text: str, source: str | None) -> tuple[Any, int | None]:
     # "&": an anchor hides the scalar after it from the YAML 1.1 scan (``&x 010`` is 8 to PyYAML,
     # 10 to yaml_rs); the few files with anchors are decoded by PyYAML
     if _fast_yaml is not None and "&" not in text and _fast_parse_is_exact(text):
-        try:
-            data = _fast_yaml.loads(
-                text, parse_datetime=False, duplicate_key_policy=_fast_yaml.DuplicateKeyPolicy.LastWins
+
+        def load(part: str) -> Any:
+            return _fast_yaml.loads(
+                part, parse_datetime=False, duplicate_key_policy=_fast_yaml.DuplicateKeyPolicy.LastWins
             )
+
+        try:
+            data = _sliced_load(text, load) if len(text) >= SLICED_LOAD_FROM else None
+            if data is None:
+                data = load(text)
         except Exception:  # noqa: BLE001 - yaml_rs raises its own types; PyYAML decides below
             pass
         else:  # no anchors: no container is shared, and the depth comes with the key walk
@@ -276,14 +286,25 @@ _TOP_ITEM = re.compile(r"-(?: |$)")
 _TOP_BARE_KEY = re.compile(r"[^\n]*?: *")
 
 
-def _sliced_positions(text: str, wanted: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], tuple[int, int]] | None:
-    """:func:`_walk_events`'s positions, each top-level value (or item of a top-level block
-    sequence) walked on its own slice of ``text``: rocBLAS_Full's findings sit in a few of its
-    21 288 solutions and tables, and libyaml's events cost ~1 µs each (7.3 M events, 6 s).
+@dataclasses.dataclass(frozen=True)
+class _TopLevel:
+    """A block document cut at its top-level lines (column 1): each piece is a top-level key with
+    its value, or one item of the root sequence or of a key's indentless sequence."""
 
-    Only for a block document whose top-level lines (column 1) are keys and ``- `` items and where
-    nothing can carry a node over lines at column 1 (no quotes, comments, anchors, tags, block
-    scalars; flow brackets balanced between top-level lines); None otherwise (walk it all)."""
+    pieces: list[tuple[str | None, int, int]]
+    """(key, or None for an item; start; end) of each piece, in document order."""
+    lines: list[int]
+    """The 0-based line each piece starts on."""
+    keys: dict[str, tuple[int, list[int]]]
+    """Root mapping: each key's piece and its items' pieces (empty unless its value is them)."""
+    items: list[int]
+    """Root sequence: the pieces of its items."""
+
+
+def _top_level(text: str) -> _TopLevel | None:
+    """``text`` cut at its top-level lines, when nothing can carry a node over a line at column 1
+    (no quotes, comments, anchors, tags, block scalars, tabs; flow brackets balanced between
+    top-level lines) and those lines are keys (none repeated) and ``- `` items; else None."""
     if _NOT_SLICEABLE.search(text) is not None:
         return None
     starts = [match.start() for match in _TOP_LINE.finditer(text)]
@@ -301,10 +322,9 @@ def _sliced_positions(text: str, wanted: Sequence[tuple[str, ...]]) -> dict[tupl
     if not starts:
         return None
     starts.append(end_of_document)
-    lines: list[int] = []  # 0-based line of each top-level line
+    lines: list[int] = []
     line = text.count("\n", 0, starts[0])
     previous = starts[0]
-    # (key or None for an item, start, end): a top-level key with its value, or one item
     pieces: list[tuple[str | None, int, int]] = []
     for start, end in zip(starts, starts[1:], strict=False):
         line += text.count("\n", previous, start)
@@ -322,8 +342,7 @@ def _sliced_positions(text: str, wanted: Sequence[tuple[str, ...]]) -> dict[tupl
             return None
         pieces.append((spelled.group(1), start, end))
     root_is_list = pieces[0][0] is None
-    # top level: the root's items, or each key with the items of its indentless sequence
-    keys: dict[str, tuple[int, list[int]]] = {}  # key -> (its piece, the pieces of its items)
+    keys: dict[str, tuple[int, list[int]]] = {}
     items: list[int] = []
     last_key: str | None = None
     for number, (key, _, _) in enumerate(pieces):
@@ -333,7 +352,7 @@ def _sliced_positions(text: str, wanted: Sequence[tuple[str, ...]]) -> dict[tupl
             items.append(number)
         elif key is not None:
             if key in keys:
-                return None  # a repeated key (the walk takes the first one)
+                return None  # a repeated key (the walk takes the first one, a load the last)
             keys[key] = (number, [])
             last_key = key
         else:
@@ -344,6 +363,56 @@ def _sliced_positions(text: str, wanted: Sequence[tuple[str, ...]]) -> dict[tupl
                 if _TOP_BARE_KEY.fullmatch(text, key_start, key_end - 1) is None or text[key_end - 1] != "\n":
                     return None
             below.append(number)
+    return _TopLevel(pieces, lines, keys, items)
+
+
+def _sliced_load(text: str, load: Any) -> Any:
+    """``load(text)`` (one document) piece by piece of :func:`_top_level`, so that the parser
+    holds one piece at a time (rocBLAS_Full.yaml with yaml_rs: 810 MB -> 525 MB peak); None
+    when the document is not cut so or a piece does not read as one key or one item."""
+    top = _top_level(text)
+    if top is None:
+        return None
+
+    def item(piece: int) -> Any:
+        _, start, end = top.pieces[piece]
+        value = load(text[start:end])
+        if type(value) is not list or len(value) != 1:
+            raise ValueError("not one item")
+        return value[0]
+
+    try:
+        if top.items:
+            return [item(piece) for piece in top.items]
+        data: dict[Any, Any] = {}
+        for piece, below in top.keys.values():
+            _, start, end = top.pieces[piece]
+            one = load(text[start:end])  # the key as the parser types it, and its value
+            if type(one) is not dict or len(one) != 1:
+                return None
+            ((key, value),) = one.items()
+            if below:
+                if value is not None:
+                    return None
+                value = [item(number) for number in below]
+            if key in data:
+                return None  # two spellings of one key
+            data[key] = value
+        return data
+    except Exception:  # noqa: BLE001 - the parser's own error types: the whole document decides
+        return None
+
+
+def _sliced_positions(text: str, wanted: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], tuple[int, int]] | None:
+    """:func:`_walk_events`'s positions, each top-level value (or item of a top-level block
+    sequence) walked on its own slice of ``text`` (:func:`_top_level`; None when it cannot be
+    cut): rocBLAS_Full's findings sit in a few of its 21 288 solutions and tables, and
+    libyaml's events cost ~1 µs each (7.3 M events, 6 s)."""
+    top = _top_level(text)
+    if top is None:
+        return None
+    pieces, lines, keys, items = top.pieces, top.lines, top.keys, top.items
+    root_is_list = bool(items)
     found: dict[tuple[str, ...], tuple[int, int]] = {(): (lines[0] + 1, 1)}
     # piece -> (the path its node stands for, the wanted paths in it)
     jobs: dict[int, tuple[tuple[str, ...], set[tuple[str, ...]]]] = {}
