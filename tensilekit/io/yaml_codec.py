@@ -284,6 +284,7 @@ _TOP_LINE = re.compile(r"^\S", re.M)
 _TOP_KEY = re.compile(r"([^\s\-?:,\[\]{}#&*!|>'\"%@`](?:[^\n]*?\S)??) *:(?:[ \n]|\Z)")
 _TOP_ITEM = re.compile(r"-(?: |$)")
 _TOP_BARE_KEY = re.compile(r"[^\n]*?: *")
+_TOP_LINE_INDENTED = re.compile(r"^ *(?=\S)", re.M)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -307,40 +308,59 @@ def _top_level(text: str) -> _TopLevel | None:
     top-level lines) and those lines are keys (none repeated) and ``- `` items; else None."""
     if _NOT_SLICEABLE.search(text) is not None:
         return None
-    starts = [match.start() for match in _TOP_LINE.finditer(text)]
-    if not starts:
+    first = _TOP_LINE.search(text)
+    if first is None:
         return None
+    start = first.start()
     if text.startswith("---"):
         if not (text.startswith("---\n") or text == "---"):
             return None
-        starts = starts[1:]
+        first = _TOP_LINE.search(text, 4)
+        if first is None:
+            return None
+        start = first.start()
     end_of_document = len(text)
-    if starts and text.startswith("...", starts[-1]):  # the end marker AMD's writer puts last
-        if text[starts[-1] :].rstrip("\n") != "...":
-            return None
-        end_of_document = starts.pop()
-    if not starts:
+    last = text.rfind("\n...", start - 1)
+    if text.startswith("...", start):
         return None
-    starts.append(end_of_document)
+    if last >= 0 and text[last + 1 :].rstrip("\n") == "...":  # the end marker AMD's writer puts last
+        end_of_document = last + 1
+    return _cut(text, start, end_of_document, 0, text.count("\n", 0, start))
+
+
+_LINES_AT: dict[int, re.Pattern[str]] = {}
+
+
+def _cut(text: str, start: int, end: int, indent: int, line0: int) -> _TopLevel | None:
+    """The block collection in ``text[start:end]`` cut at its lines of ``indent`` columns;
+    ``start`` is its first node's first character (after an item's ``- ``, for an item's
+    mapping), on line ``line0`` (0-based)."""
+    # Lines of the region less indented than ``indent`` can only continue a flow collection (a
+    # plain scalar continues deeper than its block): they stay in the piece where it opened.
+    at = _LINES_AT.get(indent)
+    if at is None:  # a newline first: the regex engine then skips to newlines at C speed
+        at = _LINES_AT[indent] = re.compile(f"\n {{{indent}}}(?=\\S)")
+    starts = [start] + [match.end() for match in at.finditer(text, start, end)]
+    starts.append(end)
     lines: list[int] = []
-    line = text.count("\n", 0, starts[0])
-    previous = starts[0]
+    line = line0
+    previous = start
     pieces: list[tuple[str | None, int, int]] = []
-    for start, end in zip(starts, starts[1:], strict=False):
-        line += text.count("\n", previous, start)
-        previous = start
+    for piece_start, piece_end in zip(starts, starts[1:], strict=False):
+        line += text.count("\n", previous, piece_start)
+        previous = piece_start
         lines.append(line)
-        if text.count("[", start, end) != text.count("]", start, end):
+        if text.count("[", piece_start, piece_end) != text.count("]", piece_start, piece_end):
             return None
-        if text.count("{", start, end) != text.count("}", start, end):
+        if text.count("{", piece_start, piece_end) != text.count("}", piece_start, piece_end):
             return None
-        if _TOP_ITEM.match(text, start) is not None:
-            pieces.append((None, start, end))
+        if _TOP_ITEM.match(text, piece_start) is not None:
+            pieces.append((None, piece_start, piece_end))
             continue
-        spelled = _TOP_KEY.match(text, start)
+        spelled = _TOP_KEY.match(text, piece_start)
         if spelled is None:
             return None
-        pieces.append((spelled.group(1), start, end))
+        pieces.append((spelled.group(1), piece_start, piece_end))
     root_is_list = pieces[0][0] is None
     keys: dict[str, tuple[int, list[int]]] = {}
     items: list[int] = []
@@ -360,7 +380,10 @@ def _top_level(text: str) -> _TopLevel | None:
             below = keys[last_key][1]
             if not below:  # the key's line must be the bare key, its value the items alone
                 key_start, key_end = pieces[keys[last_key][0]][1:]
-                if _TOP_BARE_KEY.fullmatch(text, key_start, key_end - 1) is None or text[key_end - 1] != "\n":
+                line_end = text.find("\n", key_start, key_end)
+                if line_end < 0 or _TOP_BARE_KEY.fullmatch(text, key_start, line_end) is None:
+                    return None
+                if text[line_end:key_end].strip():
                     return None
             below.append(number)
     return _TopLevel(pieces, lines, keys, items)
@@ -403,58 +426,108 @@ def _sliced_load(text: str, load: Any) -> Any:
         return None
 
 
+_WALKED_WHOLE_BELOW = 8192  # pieces shorter than this are walked, not cut further
+
+
 def _sliced_positions(text: str, wanted: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], tuple[int, int]] | None:
-    """:func:`_walk_events`'s positions, each top-level value (or item of a top-level block
-    sequence) walked on its own slice of ``text`` (:func:`_top_level`; None when it cannot be
-    cut): rocBLAS_Full's findings sit in a few of its 21 288 solutions and tables, and
-    libyaml's events cost ~1 µs each (7.3 M events, 6 s)."""
+    """:func:`_walk_events`'s positions, read off the lines of a block document cut by
+    indentation (:func:`_top_level`, then each wanted key's or item's block value by
+    :func:`_cut`, down to pieces under 8 KB, which are walked on their own slice of ``text``).
+    None when the document cannot be cut so. rocBLAS_Full's ~2 700 findings sit in a few of its
+    21 288 solutions and tables; libyaml's 7.3 M events of the whole cost ~6 s."""
     top = _top_level(text)
     if top is None:
         return None
-    pieces, lines, keys, items = top.pieces, top.lines, top.keys, top.items
-    root_is_list = bool(items)
-    found: dict[tuple[str, ...], tuple[int, int]] = {(): (lines[0] + 1, 1)}
-    # piece -> (the path its node stands for, the wanted paths in it)
-    jobs: dict[int, tuple[tuple[str, ...], set[tuple[str, ...]]]] = {}
-    for path in wanted:
-        if not path:
+    found: dict[tuple[str, ...], tuple[int, int]] = {(): (top.lines[0] + 1, 1)}
+    targets = {path for path in wanted if path}
+    return found if _positions_in(text, top, 0, (), targets, found) else None
+
+
+def _positions_in(
+    text: str,
+    region: _TopLevel,
+    indent: int,
+    root: tuple[str, ...],
+    targets: set[tuple[str, ...]],
+    found: dict[tuple[str, ...], tuple[int, int]],
+) -> bool:
+    """Fill ``found`` for ``targets`` (paths below ``root``, the node ``region`` is); False
+    when a walked piece holds an alias or is no YAML (then the whole document is walked)."""
+    depth = len(root)
+    jobs: dict[int, tuple[tuple[str, ...], set[tuple[str, ...]]]] = {}  # piece -> (its path, targets)
+    for path in targets:
+        part = path[depth]
+        if region.items:
+            if not _is_index(part, len(region.items)):
+                continue  # the deepest node the document has is the region's own
+            jobs.setdefault(region.items[int(part)], (path[: depth + 1], set()))[1].add(path)
             continue
-        if root_is_list:
-            if not _is_index(path[0], len(items)):
-                continue
-            piece, root = items[int(path[0])], path[:1]
+        entry = region.keys.get(part)
+        if entry is None:
+            continue
+        piece, below = entry
+        if not below:
+            jobs.setdefault(piece, (path[: depth + 1], set()))[1].add(path)
+            continue
+        # an indentless sequence: the key's node starts at its first item
+        found[path[: depth + 1]] = (region.lines[below[0]] + 1, indent + 1)
+        if len(path) > depth + 1 and _is_index(path[depth + 1], len(below)):
+            jobs.setdefault(below[int(path[depth + 1])], (path[: depth + 2], set()))[1].add(path)
+    for piece, (node, wanted) in jobs.items():
+        key, start, end = region.pieces[piece]
+        line = region.lines[piece]
+        below_region = None
+        if end - start >= _WALKED_WHOLE_BELOW and any(len(path) > len(node) for path in wanted):
+            below_region, below_indent = _value_region(text, key, start, end, indent, line)
+        if below_region is not None:
+            found[node] = (below_region.lines[0] + 1, below_indent + 1)
+            deeper = {path for path in wanted if len(path) > len(node)}
+            if not _positions_in(text, below_region, below_indent, node, deeper, found):
+                return False
+            continue
+        # walked on its own slice, from its line's start: columns stay, lines shift
+        line_start = start - indent
+        if key is None:
+            stand_in: tuple[str, ...] = ("0",)
+        elif text[line_start:start].strip():
+            stand_in = ("0", key)  # the first key of an item's mapping: "- key: ..."
         else:
-            entry = keys.get(path[0])
-            if entry is None:
-                continue
-            piece, below = entry
-            if below:  # an indentless sequence: the key's node starts at its first item
-                found[path[:1]] = (lines[below[0]] + 1, 1)
-                if len(path) == 1:
-                    continue
-                if not _is_index(path[1], len(below)):
-                    continue
-                piece, root = below[int(path[1])], path[:2]
-            else:
-                root = path[:1]
-        jobs.setdefault(piece, (root, set()))[1].add(path)
-    for piece, (root, targets) in jobs.items():
-        key, start, end = pieces[piece]
-        # an item is walked as a one-item sequence ("0"), a key's value as a one-key mapping
-        stand_in = ("0",) if key is None else (key,)
-        local = {stand_in + path[len(root) :] for path in targets}
-        prefixes = {path[:depth] for path in local for depth in range(1, len(path) + 1)} | {()}
+            stand_in = (key,)
+        local = {stand_in + path[len(node) :] for path in wanted}
+        prefixes = {path[:size] for path in local for size in range(len(path) + 1)}
         try:
-            positions = _walk_events(text[start:end], prefixes, local)
+            positions = _walk_events(text[line_start:end], prefixes, local)
         except yaml.YAMLError:
-            return None
+            return False
         if positions is None:
-            return None
-        offset = lines[piece]
-        for path, (line, column) in positions.items():
-            if path:
-                found[root + path[1:]] = (line + offset, column)
-    return found
+            return False
+        for path, (at_line, column) in positions.items():
+            if len(path) >= len(stand_in):
+                found[node + path[len(stand_in) :]] = (at_line + line, column)
+    return True
+
+
+def _value_region(
+    text: str, key: str | None, start: int, end: int, indent: int, line: int
+) -> tuple[_TopLevel | None, int]:
+    """The block collection a piece's node is, cut (:func:`_cut`), and its indentation: an item's
+    mapping (``- key: …``, its keys at ``indent + 2``), or a bare key's value on the lines below
+    it; (None, 0) for anything else (a scalar, a flow collection, a compact nested sequence)."""
+    if key is None:
+        if _TOP_KEY.match(text, start + 2) is None:
+            return None, 0
+        return _cut(text, start + 2, end, indent + 2, line), indent + 2
+    line_end = text.find("\n", start, end)
+    if line_end < 0 or _TOP_BARE_KEY.fullmatch(text, start, line_end) is None:
+        return None, 0
+    first = _TOP_LINE_INDENTED.search(text, line_end + 1, end)
+    if first is None:
+        return None, 0
+    child_indent = first.end() - first.start()
+    if child_indent <= indent:
+        return None, 0
+    skipped = text.count("\n", line_end, first.start())
+    return _cut(text, first.end(), end, child_indent, line + skipped), child_indent
 
 
 def _is_index(part: str, length: int) -> bool:

@@ -13,6 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tensilekit.io import yaml_codec
 from tensilekit.io.yaml_codec import _composed_positions, _sliced_positions, node_positions
 
 _keys = st.one_of(st.sampled_from(["a", "b", "MacroTile0", "3", "x y"]), st.integers(0, 4))
@@ -42,12 +43,17 @@ def _paths_into(data: Any, rng: random.Random, count: int) -> list[list[object]]
     return paths
 
 
-@given(_documents, st.sampled_from([None, False, True]), st.integers(0, 2**16))
-@settings(max_examples=200, deadline=None)
-def test_event_walk_agrees_with_the_composed_graph(data: Any, flow: bool | None, seed: int) -> None:
+@given(_documents, st.sampled_from([None, False, True]), st.integers(0, 2**16), st.sampled_from([0, 8192]))
+@settings(max_examples=300, deadline=None)
+def test_event_walk_agrees_with_the_composed_graph(data: Any, flow: bool | None, seed: int, cut_below: int) -> None:
+    """``cut_below`` 0: every wanted piece is cut by indentation as far as it goes."""
     text = yaml.safe_dump(data, default_flow_style=flow)
-    paths = _paths_into(data, random.Random(seed), 8) + [[]]
-    assert node_positions(text, paths) == _composed_positions(text, paths)
+    saved, yaml_codec._WALKED_WHOLE_BELOW = yaml_codec._WALKED_WHOLE_BELOW, cut_below
+    try:
+        paths = _paths_into(data, random.Random(seed), 8) + [[]]
+        assert node_positions(text, paths) == _composed_positions(text, paths)
+    finally:
+        yaml_codec._WALKED_WHOLE_BELOW = saved
 
 
 @pytest.mark.parametrize(
@@ -90,11 +96,13 @@ def test_corpus_logic_files_agree(corpus: Path) -> None:
         "a:b: 1\nc : [x]\n",  # keys with a colon inside and a space before the colon
     ],
 )
-def test_top_level_slices_agree(text: str) -> None:
+@pytest.mark.parametrize("cut_below", [0, 8192])
+def test_top_level_slices_agree(text: str, cut_below: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Top-level keys and items are walked on slices of their own (rocBLAS_Full: 6.6 s -> 3 s);
     whatever a line at column 1 might be, the positions are the whole walk's."""
+    monkeypatch.setattr(yaml_codec, "_WALKED_WHOLE_BELOW", cut_below)
     paths: list[list[object]] = [["a"], ["b"], ["c"], ["k"], ["k", 0], ["k", 1], ["k", 1, "a"], [0], [1, "b"], []]
-    paths += [["a:b"], ["z"], [0, "b", 0]]
+    paths += [["a:b"], ["z"], [0, "b", 0], ["a", "x"], ["a", "b", "c"], ["k", 1, "a", 0]]
     try:
         expected = _composed_positions(text, paths)
     except yaml.YAMLError:
@@ -102,8 +110,10 @@ def test_top_level_slices_agree(text: str) -> None:
     assert node_positions(text, paths) == expected
 
 
-def test_a_block_master_is_walked_in_slices(corpus: Path) -> None:
+@pytest.mark.parametrize("cut_below", [0, 8192])
+def test_a_block_master_is_walked_in_slices(corpus: Path, cut_below: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """An AMD-written master takes the sliced path (else lint's locating walks every event)."""
+    monkeypatch.setattr(yaml_codec, "_WALKED_WHOLE_BELOW", cut_below)
     text = (corpus / "masters" / "aldebaran_SB_NN.yaml").read_text()
     data = yaml.load(text, Loader=yaml.CSafeLoader)
     wanted = _paths_into(data, random.Random(5), 60) + [["solutions", len(data["solutions"]) - 1]]
