@@ -47,6 +47,7 @@ from tensilekit.lint.tables import (
     TableContext,
     conjuncts,
     entry_problems,
+    key_fields,
     key_sizes,
     problem_base,
     table_contexts,
@@ -279,6 +280,7 @@ class Linter:
         self._bases: dict[tuple[str, int], ProblemBase | SelectionError] = {}
         self._shared_bases: dict[tuple[str, int], ProblemBase | SelectionError] = {}
         self._chosen: dict[Hashable, tuple[bool, int | None]] = {}
+        self._key_fields: dict[int, tuple[str, ...] | SelectionError] = {}
         self._problems: dict[tuple[int, tuple[tuple[str, int], ...]], _MadeOnce] = {}
         self.tables = [self._table(context) for context in table_contexts(library)]
         for table in self.tables:
@@ -325,7 +327,17 @@ class Linter:
         """
         try:
             base = self._base(context, solution)
-            sizes = key_sizes(context.node, key)
+            fields = self._key_fields.get(id(context.node))
+            if fields is None:
+                try:
+                    fields = key_fields(context.node)
+                except SelectionError as error:
+                    fields = error
+                self._key_fields[id(context.node)] = fields  # the library holds its nodes: ids stay
+            if isinstance(fields, SelectionError):
+                key_sizes(context.node, key)  # its length error first, as when it reads the fields
+                raise fields
+            sizes = key_sizes(context.node, key, fields)
             sid = self.compiled.sid_of(solution.index)
             problems = []
             for problem in self._entry_problems(base, sizes):
