@@ -22,6 +22,15 @@ and ``compile``d ``canSolve`` per solution (21 000, though ~3 400 distinct predi
 witnesses (``_wins_leftward``: a selection per witness) ~5 s; locating each finding's line by a
 walk of 7.3 M libyaml events ~11 s (the iteration alone ~5.7 s).
 
+Where it goes after session 10 (diff 12.7 s / 850 MB, lint 18.7 s / 923 MB, same machine): the GC
+is paused while a library is read and compared or linted; YAML is decoded one top-level key or
+item at a time (parser peak 810 -> 525 MB), a master read from bytes is modelled without its
+text beside it, and lint's findings are located on slices cut by indentation (6.6 -> 1.6 s). Reading rocBLAS_Full.yaml is now ~5.1 s (yaml_rs 2.1, key interning
+1.6, the YAML 1.1 scan 1.1) plus 0.7 s for the model, the .dat 1.4 s; diff's tables ~1.5 s a side;
+lint's entry decisions ~4 s and shadowing witnesses ~3 s. diff's peak is the YAML side's model
+built while its decoded tree is alive; lint's is the text decoded again to locate the findings,
+over what checking left (~800 MB).
+
 The ratio column is figure / baseline wall time (memory: / baseline peak RSS). The machine may be
 shared; the load average is printed first.
 """

@@ -19,7 +19,7 @@ from tensilekit.errors import (
 )
 from tensilekit.io.detect import Kind, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
-from tensilekit.io.master_io import decode, load_placeholder, master_from_data
+from tensilekit.io.master_io import decode, load_placeholder, master_from_data, text_again
 from tensilekit.io.yaml_codec import detect_style, parse_yaml
 from tensilekit.model.library import HardwareNode, MasterLibrary, PlaceholderNode, join_masters
 from tensilekit.model.solution import MasterSolution
@@ -46,6 +46,9 @@ def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLib
         decoded, _, text = decode(data, source)
         kind = detect_kind(decoded, text)
     if kind is Kind.MASTER:
+        if isinstance(data, bytes) and text is not None:
+            del text  # the model is built without the text beside it (an error decodes it again)
+            return master_from_data(decoded, source=source, text=text_again(data, source))
         return master_from_data(decoded, source=source, text=text, binary=data if isinstance(data, bytes) else None)
     from tensilekit.io.logic_io import logic_from_data  # lazy: `select` on a master reads no logic file
 

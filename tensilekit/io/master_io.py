@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,25 +42,43 @@ def decode(data: bytes | str, source: str | None = None) -> tuple[Any, Format, s
             return parse_yaml(text, source), fmt, text
 
 
+def text_again(data: bytes, source: str | None = None) -> Callable[[], str]:
+    """The YAML text of ``data`` (gzip/zlib allowed), decoded again when asked: a big master's
+    model is then built without its text beside it (78 MB for rocBLAS_Full), and only an error
+    (its line and column) reads the text once more."""
+    return lambda: decode_text(decompress(data, source)[0], source)
+
+
 def master_from_data(
-    data: Any, *, source: str | None = None, text: str | None = None, binary: bytes | None = None
+    data: Any,
+    *,
+    source: str | None = None,
+    text: str | Callable[[], str] | None = None,
+    binary: bytes | None = None,
 ) -> MasterLibrary:
     """Validate decoded data as a :class:`MasterLibrary` (an indexed file's solutions are decoded).
-    ``binary``: the msgpack bytes it was decoded from (gzip/zlib allowed), so errors also carry
-    their byte offset."""
+    ``text``: the YAML it was decoded from, or a function giving it (:func:`text_again`), for
+    errors' lines; ``binary``: the msgpack bytes it was decoded from (gzip/zlib allowed), so errors
+    also carry their byte offset."""
     indexed = isinstance(data, dict) and "format_version" in data
     if indexed:
         from tensilekit.io.indexed_msgpack import indexed_to_data
 
         data = indexed_to_data(data, source)
     with error_context(source or "<input>"):
-        if detect_kind(data, text) is not Kind.MASTER:
+        try:
+            kind = detect_kind(data, None if callable(text) else text)
+        except UnsupportedFormat:
+            if not callable(text):
+                raise
+            kind = detect_kind(data, text())  # a master cut short is located in its text
+        if kind is not Kind.MASTER:
             raise LibraryFormatError("not a master solution library (no 'solutions' and 'library')", Location(path=""))
         try:
             with gc_paused():
                 library = MasterLibrary.model_validate(data)
         except ValidationError as error:
-            problem = to_format_error(error, data, source=source, text=text)
+            problem = to_format_error(error, data, source=source, text=text() if callable(text) else text)
             if binary is not None and text is None and not indexed:
                 add_offsets(problem, decompress(binary, source)[0])
             raise problem from None
@@ -131,7 +150,13 @@ def loads_master(data: bytes | str, source: str | None = None) -> MasterLibrary:
     # collection then scans the model only, not the model and the plain tree it was built from.
     with gc_paused():
         decoded, _, text = decode(data, source)
-        library = master_from_data(decoded, source=source, text=text, binary=data if isinstance(data, bytes) else None)
+        if isinstance(data, bytes) and text is not None:
+            del text  # the model is built without the text beside it (an error decodes it again)
+            library = master_from_data(decoded, source=source, text=text_again(data, source))
+        else:
+            library = master_from_data(
+                decoded, source=source, text=text, binary=data if isinstance(data, bytes) else None
+            )
         del decoded
     return library
 
@@ -594,4 +619,5 @@ __all__ = [
     "set_suffix",
     "shadowed_catalogs",
     "WRITE_FORMATS",
+    "text_again",
 ]

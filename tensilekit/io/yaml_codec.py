@@ -152,6 +152,10 @@ def _intern_keys(data: Any, *, shared: bool) -> int:
     return deepest
 
 
+SLICED_LOAD_FROM = 1 << 20
+"""Texts at least this long are decoded piece by piece where they can be (:func:`_sliced_load`)."""
+
+
 def parse_yaml(text: str, source: str | None = None) -> Any:
     """Decode one YAML document exactly as PyYAML's ``CSafeLoader`` (AMD's reader) would.
 
@@ -172,10 +176,16 @@ def _parse_checked(text: str, source: str | None) -> tuple[Any, int | None]:
     # "&": an anchor hides the scalar after it from the YAML 1.1 scan (``&x 010`` is 8 to PyYAML,
     # 10 to yaml_rs); the few files with anchors are decoded by PyYAML
     if _fast_yaml is not None and "&" not in text and _fast_parse_is_exact(text):
-        try:
-            data = _fast_yaml.loads(
-                text, parse_datetime=False, duplicate_key_policy=_fast_yaml.DuplicateKeyPolicy.LastWins
+
+        def load(part: str) -> Any:
+            return _fast_yaml.loads(
+                part, parse_datetime=False, duplicate_key_policy=_fast_yaml.DuplicateKeyPolicy.LastWins
             )
+
+        try:
+            data = _sliced_load(text, load) if len(text) >= SLICED_LOAD_FROM else None
+            if data is None:
+                data = load(text)
         except Exception:  # noqa: BLE001 - yaml_rs raises its own types; PyYAML decides below
             pass
         else:  # no anchors: no container is shared, and the depth comes with the key walk
@@ -248,11 +258,13 @@ def node_positions(text: str, paths: Sequence[Sequence[object]]) -> list[tuple[i
     matters for `lint` on 4 MB logic files) and stops once every path is found; a document
     with aliases is composed instead (an alias's children are reached through its anchor)."""
     wanted = [tuple(str(part) for part in path) for path in paths]
-    prefixes = {path[:depth] for path in wanted for depth in range(len(path) + 1)}
-    try:
-        found = _walk_events(text, prefixes, set(wanted))
-    except yaml.YAMLError:
-        return [None] * len(paths)
+    found = _sliced_positions(text, wanted)
+    if found is None:
+        prefixes = {path[:depth] for path in wanted for depth in range(len(path) + 1)}
+        try:
+            found = _walk_events(text, prefixes, set(wanted))
+        except yaml.YAMLError:
+            return [None] * len(paths)
     if found is None:
         return _composed_positions(text, paths)
     located: list[tuple[int, int] | None] = []
@@ -262,6 +274,265 @@ def node_positions(text: str, paths: Sequence[Sequence[object]]) -> list[tuple[i
             depth -= 1
         located.append(found.get(path[:depth]))
     return located
+
+
+# Characters that make a line's structure depend on more than its indentation: quotes (a quoted
+# scalar may run over lines at any indentation), comments, anchors, aliases, tags, block scalars,
+# directives, complex keys, tabs, carriage returns and a byte order mark.
+_NOT_SLICEABLE = re.compile("['\"#&*!|>%@`?\t\r\ufeff]")
+_TOP_LINE = re.compile(r"^\S", re.M)
+_TOP_KEY = re.compile(r"([^\s\-?:,\[\]{}#&*!|>'\"%@`](?:[^\n]*?\S)??) *:(?:[ \n]|\Z)")
+_TOP_ITEM = re.compile(r"-(?: |$)")
+_TOP_BARE_KEY = re.compile(r"[^\n]*?: *")
+_TOP_LINE_INDENTED = re.compile(r"^ *(?=\S)", re.M)
+
+
+@dataclasses.dataclass(frozen=True)
+class _TopLevel:
+    """A block document cut at its top-level lines (column 1): each piece is a top-level key with
+    its value, or one item of the root sequence or of a key's indentless sequence."""
+
+    pieces: list[tuple[str | None, int, int]]
+    """(key, or None for an item; start; end) of each piece, in document order."""
+    lines: list[int]
+    """The 0-based line each piece starts on."""
+    keys: dict[str, tuple[int, list[int]]]
+    """Root mapping: each key's piece and its items' pieces (empty unless its value is them)."""
+    items: list[int]
+    """Root sequence: the pieces of its items."""
+
+
+def _top_level(text: str) -> _TopLevel | None:
+    """``text`` cut at its top-level lines, when nothing can carry a node over a line at column 1
+    (no quotes, comments, anchors, tags, block scalars, tabs; flow brackets balanced between
+    top-level lines) and those lines are keys (none repeated) and ``- `` items; else None."""
+    if _NOT_SLICEABLE.search(text) is not None:
+        return None
+    first = _TOP_LINE.search(text)
+    if first is None:
+        return None
+    start = first.start()
+    if text.startswith("---"):
+        if not (text.startswith("---\n") or text == "---"):
+            return None
+        first = _TOP_LINE.search(text, 4)
+        if first is None:
+            return None
+        start = first.start()
+    end_of_document = len(text)
+    last = text.rfind("\n...", start - 1)
+    if text.startswith("...", start):
+        return None
+    if last >= 0 and text[last + 1 :].rstrip("\n") == "...":  # the end marker AMD's writer puts last
+        end_of_document = last + 1
+    return _cut(text, start, end_of_document, 0, text.count("\n", 0, start))
+
+
+_LINES_AT: dict[int, re.Pattern[str]] = {}
+
+
+def _cut(text: str, start: int, end: int, indent: int, line0: int) -> _TopLevel | None:
+    """The block collection in ``text[start:end]`` cut at its lines of ``indent`` columns;
+    ``start`` is its first node's first character (after an item's ``- ``, for an item's
+    mapping), on line ``line0`` (0-based)."""
+    # Lines of the region less indented than ``indent`` can only continue a flow collection (a
+    # plain scalar continues deeper than its block): they stay in the piece where it opened.
+    at = _LINES_AT.get(indent)
+    if at is None:  # a newline first: the regex engine then skips to newlines at C speed
+        at = _LINES_AT[indent] = re.compile(f"\n {{{indent}}}(?=\\S)")
+    starts = [start] + [match.end() for match in at.finditer(text, start, end)]
+    starts.append(end)
+    lines: list[int] = []
+    line = line0
+    previous = start
+    pieces: list[tuple[str | None, int, int]] = []
+    for piece_start, piece_end in zip(starts, starts[1:], strict=False):
+        line += text.count("\n", previous, piece_start)
+        previous = piece_start
+        lines.append(line)
+        if text.count("[", piece_start, piece_end) != text.count("]", piece_start, piece_end):
+            return None
+        if text.count("{", piece_start, piece_end) != text.count("}", piece_start, piece_end):
+            return None
+        if _TOP_ITEM.match(text, piece_start) is not None:
+            pieces.append((None, piece_start, piece_end))
+            continue
+        spelled = _TOP_KEY.match(text, piece_start)
+        if spelled is None:
+            return None
+        pieces.append((spelled.group(1), piece_start, piece_end))
+    root_is_list = pieces[0][0] is None
+    keys: dict[str, tuple[int, list[int]]] = {}
+    items: list[int] = []
+    last_key: str | None = None
+    for number, (key, _, _) in enumerate(pieces):
+        if root_is_list:
+            if key is not None:
+                return None  # a key after root items: not one block sequence
+            items.append(number)
+        elif key is not None:
+            if key in keys:
+                return None  # a repeated key (the walk takes the first one, a load the last)
+            keys[key] = (number, [])
+            last_key = key
+        else:
+            assert last_key is not None  # the root is a mapping: a key came first
+            below = keys[last_key][1]
+            if not below:  # the key's line must be the bare key, its value the items alone
+                key_start, key_end = pieces[keys[last_key][0]][1:]
+                line_end = text.find("\n", key_start, key_end)
+                if line_end < 0 or _TOP_BARE_KEY.fullmatch(text, key_start, line_end) is None:
+                    return None
+                if text[line_end:key_end].strip():
+                    return None
+            below.append(number)
+    return _TopLevel(pieces, lines, keys, items)
+
+
+def _sliced_load(text: str, load: Any) -> Any:
+    """``load(text)`` (one document) piece by piece of :func:`_top_level`, so that the parser
+    holds one piece at a time (rocBLAS_Full.yaml with yaml_rs: 810 MB -> 525 MB peak); None
+    when the document is not cut so or a piece does not read as one key or one item."""
+    top = _top_level(text)
+    if top is None:
+        return None
+
+    def item(piece: int) -> Any:
+        _, start, end = top.pieces[piece]
+        value = load(text[start:end])
+        if type(value) is not list or len(value) != 1:
+            raise ValueError("not one item")
+        return value[0]
+
+    try:
+        if top.items:
+            return [item(piece) for piece in top.items]
+        data: dict[Any, Any] = {}
+        for piece, below in top.keys.values():
+            _, start, end = top.pieces[piece]
+            one = load(text[start:end])  # the key as the parser types it, and its value
+            if type(one) is not dict or len(one) != 1:
+                return None
+            ((key, value),) = one.items()
+            if below:
+                if value is not None:
+                    return None
+                value = [item(number) for number in below]
+            if key in data:
+                return None  # two spellings of one key
+            data[key] = value
+        return data
+    except Exception:  # noqa: BLE001 - the parser's own error types: the whole document decides
+        return None
+
+
+_WALKED_WHOLE_BELOW = 8192  # pieces shorter than this are walked, not cut further
+
+
+def _sliced_positions(text: str, wanted: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], tuple[int, int]] | None:
+    """:func:`_walk_events`'s positions, read off the lines of a block document cut by
+    indentation (:func:`_top_level`, then each wanted key's or item's block value by
+    :func:`_cut`, down to pieces under 8 KB, which are walked on their own slice of ``text``).
+    None when the document cannot be cut so. rocBLAS_Full's ~2 700 findings sit in a few of its
+    21 288 solutions and tables; libyaml's 7.3 M events of the whole cost ~6 s."""
+    top = _top_level(text)
+    if top is None:
+        return None
+    found: dict[tuple[str, ...], tuple[int, int]] = {(): (top.lines[0] + 1, 1)}
+    targets = {path for path in wanted if path}
+    return found if _positions_in(text, top, 0, (), targets, found) else None
+
+
+def _positions_in(
+    text: str,
+    region: _TopLevel,
+    indent: int,
+    root: tuple[str, ...],
+    targets: set[tuple[str, ...]],
+    found: dict[tuple[str, ...], tuple[int, int]],
+) -> bool:
+    """Fill ``found`` for ``targets`` (paths below ``root``, the node ``region`` is); False
+    when a walked piece holds an alias or is no YAML (then the whole document is walked)."""
+    depth = len(root)
+    jobs: dict[int, tuple[tuple[str, ...], set[tuple[str, ...]]]] = {}  # piece -> (its path, targets)
+    for path in targets:
+        part = path[depth]
+        if region.items:
+            if not _is_index(part, len(region.items)):
+                continue  # the deepest node the document has is the region's own
+            jobs.setdefault(region.items[int(part)], (path[: depth + 1], set()))[1].add(path)
+            continue
+        entry = region.keys.get(part)
+        if entry is None:
+            continue
+        piece, below = entry
+        if not below:
+            jobs.setdefault(piece, (path[: depth + 1], set()))[1].add(path)
+            continue
+        # an indentless sequence: the key's node starts at its first item
+        found[path[: depth + 1]] = (region.lines[below[0]] + 1, indent + 1)
+        if len(path) > depth + 1 and _is_index(path[depth + 1], len(below)):
+            jobs.setdefault(below[int(path[depth + 1])], (path[: depth + 2], set()))[1].add(path)
+    for piece, (node, wanted) in jobs.items():
+        key, start, end = region.pieces[piece]
+        line = region.lines[piece]
+        below_region = None
+        if end - start >= _WALKED_WHOLE_BELOW and any(len(path) > len(node) for path in wanted):
+            below_region, below_indent = _value_region(text, key, start, end, indent, line)
+        if below_region is not None:
+            found[node] = (below_region.lines[0] + 1, below_indent + 1)
+            deeper = {path for path in wanted if len(path) > len(node)}
+            if not _positions_in(text, below_region, below_indent, node, deeper, found):
+                return False
+            continue
+        # walked on its own slice, from its line's start: columns stay, lines shift
+        line_start = start - indent
+        if key is None:
+            stand_in: tuple[str, ...] = ("0",)
+        elif text[line_start:start].strip():
+            stand_in = ("0", key)  # the first key of an item's mapping: "- key: ..."
+        else:
+            stand_in = (key,)
+        local = {stand_in + path[len(node) :] for path in wanted}
+        prefixes = {path[:size] for path in local for size in range(len(path) + 1)}
+        try:
+            positions = _walk_events(text[line_start:end], prefixes, local)
+        except yaml.YAMLError:
+            return False
+        if positions is None:
+            return False
+        for path, (at_line, column) in positions.items():
+            if len(path) >= len(stand_in):
+                found[node + path[len(stand_in) :]] = (at_line + line, column)
+    return True
+
+
+def _value_region(
+    text: str, key: str | None, start: int, end: int, indent: int, line: int
+) -> tuple[_TopLevel | None, int]:
+    """The block collection a piece's node is, cut (:func:`_cut`), and its indentation: an item's
+    mapping (``- key: …``, its keys at ``indent + 2``), or a bare key's value on the lines below
+    it; (None, 0) for anything else (a scalar, a flow collection, a compact nested sequence)."""
+    if key is None:
+        if _TOP_KEY.match(text, start + 2) is None:
+            return None, 0
+        return _cut(text, start + 2, end, indent + 2, line), indent + 2
+    line_end = text.find("\n", start, end)
+    if line_end < 0 or _TOP_BARE_KEY.fullmatch(text, start, line_end) is None:
+        return None, 0
+    first = _TOP_LINE_INDENTED.search(text, line_end + 1, end)
+    if first is None:
+        return None, 0
+    child_indent = first.end() - first.start()
+    if child_indent <= indent:
+        return None, 0
+    skipped = text.count("\n", line_end, first.start())
+    return _cut(text, first.end(), end, child_indent, line + skipped), child_indent
+
+
+def _is_index(part: str, length: int) -> bool:
+    """Whether ``part`` spells an index below ``length`` as a walk's path does (``str(i)``)."""
+    return part.isascii() and part.isdigit() and str(int(part)) == part and int(part) < length
 
 
 def _walk_events(

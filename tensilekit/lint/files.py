@@ -21,7 +21,7 @@ from tensilekit._arguments import require, require_callable, require_path, requi
 from tensilekit.errors import LibraryChanged, TensilekitError, child_path, error_context
 from tensilekit.inspect import add_finding_lines, finding_from_error, iter_library_files
 from tensilekit.io.detect import Kind, detect_kind
-from tensilekit.io.files import read_bytes
+from tensilekit.io.files import gc_paused, read_bytes
 from tensilekit.io.logic_io import logic_from_data
 from tensilekit.io.master_io import decode, load_placeholder, master_from_data
 from tensilekit.io.msgpack_codec import dump_msgpack
@@ -144,6 +144,7 @@ def _generation_loader(load: Loader, generation: FolderGeneration) -> Loader:
     return load_shard
 
 
+@gc_paused()  # the cyclic GC would rescan the library's model (millions of objects) again and again
 def lint_file(
     path: str | Path, options: LintOptions | None = None, *, stage: Callable[[str], None] | None = None
 ) -> FileLint:

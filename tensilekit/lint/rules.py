@@ -47,6 +47,7 @@ from tensilekit.lint.tables import (
     TableContext,
     conjuncts,
     entry_problems,
+    key_fields,
     key_sizes,
     problem_base,
     table_contexts,
@@ -160,6 +161,9 @@ class EntryVerdict:
     reason: str
     problem: ContractionProblem | None = None
 
+
+_ALIVE = EntryVerdict(True, "canSolve holds")
+"""What a table keeps of every entry whose kernel can solve one of its problems."""
 
 #: Predicates decided by what a table entry fixes (its key and the table's problem type). A
 #: kernel is dead at an entry only when one of these fails for every problem the entry stands
@@ -279,6 +283,7 @@ class Linter:
         self._bases: dict[tuple[str, int], ProblemBase | SelectionError] = {}
         self._shared_bases: dict[tuple[str, int], ProblemBase | SelectionError] = {}
         self._chosen: dict[Hashable, tuple[bool, int | None]] = {}
+        self._key_fields: dict[int, tuple[str, ...] | SelectionError] = {}
         self._problems: dict[tuple[int, tuple[tuple[str, int], ...]], _MadeOnce] = {}
         self.tables = [self._table(context) for context in table_contexts(library)]
         for table in self.tables:
@@ -325,7 +330,17 @@ class Linter:
         """
         try:
             base = self._base(context, solution)
-            sizes = key_sizes(context.node, key)
+            fields = self._key_fields.get(id(context.node))
+            if fields is None:
+                try:
+                    fields = key_fields(context.node)
+                except SelectionError as error:
+                    fields = error
+                self._key_fields[id(context.node)] = fields  # the library holds its nodes: ids stay
+            if isinstance(fields, SelectionError):
+                key_sizes(context.node, key)  # its length error first, as when it reads the fields
+                raise fields
+            sizes = key_sizes(context.node, key, fields)
             sid = self.compiled.sid_of(solution.index)
             problems = []
             for problem in self._entry_problems(base, sizes):
@@ -354,7 +369,9 @@ class Linter:
                     continue  # a missing solution is validate's finding
                 memo_key = (solution.index, tuple(entry.key))
                 if memo_key not in memo:
-                    memo[memo_key] = self.decide(context, solution, entry.key)
+                    verdict = self.decide(context, solution, entry.key)
+                    # kept for the whole lint: without its problem (rocBLAS_Full: 200 000 of them)
+                    memo[memo_key] = _ALIVE if verdict.alive else verdict
                 verdicts[number] = memo[memo_key]
         return _Table(context, ordered, verdicts, {})
 

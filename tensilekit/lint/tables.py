@@ -251,17 +251,36 @@ class _Operation:
     type: str = "OperationIdentifierEqual"
 
 
-def key_sizes(node: MatchingNode, key: Sequence[int]) -> dict[str, int]:
-    """``{m, n, batch, k}`` a table key fixes (raises for a key property that is not a size)."""
-    if len(key) != len(node.properties):
-        raise SelectionError(f"key {list(key)} has {len(key)} values, the table has {len(node.properties)} properties")
-    sizes: dict[str, int] = {}
-    for prop, value in zip(node.properties, key, strict=True):
+def key_fields(node: MatchingNode) -> tuple[str, ...]:
+    """The ``GemmProblem`` size field each key position of ``node`` fixes (raises for a key
+    property that is not a size)."""
+    names: list[str] = []
+    for prop in node.properties:
         name = KEY_FIELDS.get(prop.type)
         if name is None or (prop.index or 0) != 0:
             raise SelectionError(f"key property {prop.type}({prop.index}) is not a GEMM size")
-        sizes[name] = int(value)
-    return sizes
+        names.append(name)
+    return tuple(names)
+
+
+def key_sizes(node: MatchingNode, key: Sequence[int], fields: tuple[str, ...] | None = None) -> dict[str, int]:
+    """``{m, n, batch, k}`` a table key fixes (raises for a key property that is not a size);
+    ``fields``: :func:`key_fields` of ``node``, when the caller keeps them."""
+    if len(key) != len(node.properties):
+        raise SelectionError(f"key {list(key)} has {len(key)} values, the table has {len(node.properties)} properties")
+    return dict(zip(key_fields(node) if fields is None else fields, map(int, key), strict=True))
+
+
+def _resized(template: GemmProblem, values: dict[str, int]) -> GemmProblem:
+    """``template.model_copy(update=values)`` without pydantic's generic copy (a quarter of its
+    cost; lint builds ~250 000 of them for rocBLAS_Full). The model is frozen, has no extra and
+    no private attributes: a copy is its field values and the set of fields given."""
+    copy = object.__new__(GemmProblem)
+    object.__setattr__(copy, "__dict__", {**template.__dict__, **values})
+    object.__setattr__(copy, "__pydantic_fields_set__", template.__pydantic_fields_set__ | values.keys())
+    object.__setattr__(copy, "__pydantic_extra__", None)
+    object.__setattr__(copy, "__pydantic_private__", None)
+    return copy
 
 
 def entry_problems(base: ProblemBase, sizes: dict[str, int]) -> Iterator[ContractionProblem]:
@@ -269,7 +288,7 @@ def entry_problems(base: ProblemBase, sizes: dict[str, int]) -> Iterator[Contrac
     batches = (sizes["batch"],) if "batch" in sizes else base.batches
     for batch in batches:
         for template in base.templates:
-            yield contraction_problem(template.model_copy(update={**sizes, "batch": batch}))
+            yield contraction_problem(_resized(template, {**sizes, "batch": batch}))
 
 
 __all__ = [
@@ -279,6 +298,7 @@ __all__ = [
     "conjuncts",
     "device_of",
     "entry_problems",
+    "key_fields",
     "key_sizes",
     "problem_base",
     "table_contexts",

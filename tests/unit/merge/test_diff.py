@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from merge_factory import logic_data, make_logic, solution
 
 from tensilekit.errors import UnsupportedFormat
@@ -232,3 +234,31 @@ def test_master_kernel_identities_agree_with_python_equality() -> None:
             for second in range(len(ordered)):
                 same = freeze(ordered[first]) == freeze(ordered[second])
                 assert (numbers[first] == numbers[second]) == same, (ordered[first], ordered[second])
+
+
+def test_master_records_from_the_serializer_are_raw_records(corpus: Path) -> None:
+    """diff reads each master kernel's record from pydantic's serializer, not ``raw()``: for every
+    solution of the corpus masters (Tensile and hipBLASLt) the two are equal, so identities are."""
+    from tensilekit.merge.identity import freeze
+
+    folders = ("masters", "masters-hipblaslt", "masterlib/tensile/SolutionLibraries")
+    paths = [path for folder in folders for path in sorted((corpus / folder).glob("*.dat*"))]
+    paths = [path for path in paths if "rocBLAS_Full" not in path.name]  # 21 288 solutions: seconds
+    assert len(paths) >= 15
+    for path in paths:
+        for kernel in load_master(path).solutions:
+            dumped = kernel.model_dump(by_alias=True, exclude_unset=True)
+            assert freeze(dumped) == freeze(kernel.raw()), (path.name, kernel.index)
+
+
+@given(st.text('0123456789.-eE+truefalsx, :[]"a', max_size=16))
+@settings(max_examples=500, deadline=None)
+def test_respelled_numbers_are_those_of_the_whole_number_pattern(text: str) -> None:
+    """The identity buckets match only the numbers _number_value may respell (not integers):
+    the text it gives is the one of matching every number."""
+    import re
+
+    from tensilekit.merge.diff import _NUMBER_SPELLING, _number_value
+
+    every_number = re.compile(r"\btrue\b|\bfalse\b|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+    assert _NUMBER_SPELLING.sub(_number_value, text) == every_number.sub(_number_value, text)
