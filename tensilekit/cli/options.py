@@ -121,6 +121,20 @@ def subtree_options(command: _Command) -> _Command:
     return command
 
 
+def workspace_option(who: str) -> Callable[[_Command], _Command]:
+    """``--workspace BYTES`` (the command takes ``workspace_size``; None: the runtime's default,
+    as :func:`tensilekit.open_library` allows). ``who``: whose calls may use it, for the help."""
+    option: Callable[[_Command], _Command] = click.option(
+        "--workspace",
+        "workspace_size",
+        type=click.IntRange(min=0),
+        default=None,
+        help=f"Workspace bytes {who} may use (default: hipBLASLt 128 MiB, hipblaslt-bench's max_workspace_size; "
+        "Tensile unlimited).",
+    )
+    return option
+
+
 __all__ = [
     "KNOWN_ARCHS",
     "TYPE_HELP",
@@ -128,5 +142,6 @@ __all__ = [
     "check_output_path",
     "check_type_spec",
     "subtree_options",
+    "workspace_option",
     "type_spec_callback",
 ]

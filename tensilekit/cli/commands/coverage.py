@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 
 from tensilekit.cli.inputs import open_for_device
-from tensilekit.cli.options import check_output_path, subtree_options
+from tensilekit.cli.options import check_output_path, subtree_options, workspace_option
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP, workload_names
 from tensilekit.coverage import (
@@ -218,13 +218,7 @@ def coverage_report(
 @subtree_options
 @click.option("--arch", help="Device processor, e.g. gfx942 (default: the library's only architecture).")
 @click.option("--cu-count", type=click.IntRange(min=1), help="Device compute units (CU-specific library rows).")
-@click.option(
-    "--workspace",
-    "workspace_size",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Workspace bytes the calls may use (default: hipBLASLt 128 MiB, as select; Tensile unlimited).",
-)
+@workspace_option("the calls")
 @click.option(
     "--near",
     type=click.FloatRange(min=0),

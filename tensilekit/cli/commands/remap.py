@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from tensilekit.cli.main import ExitCode
-from tensilekit.cli.options import check_output_path
+from tensilekit.cli.options import check_output_path, workspace_option
 from tensilekit.cli.phases import phases
 
 
@@ -49,13 +49,7 @@ def _validators(values: tuple[str, ...]) -> dict[str, str]:
     default=None,
     help="CU count of the device when a row does not say (needed to decide rejected).",
 )
-@click.option(
-    "--workspace",
-    "workspace_size",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Workspace bytes NEW's calls may use (default: hipBLASLt 128 MiB, as select; Tensile unlimited).",
-)
+@workspace_option("NEW's calls")
 @click.option("--strict", is_flag=True, help="Stop at the first unreadable row (exit 3).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per recorded row.")
 def remap_command(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 from tensilekit.cli.inputs import open_for_device
-from tensilekit.cli.options import TYPE_HELP, subtree_options, type_spec_callback
+from tensilekit.cli.options import TYPE_HELP, subtree_options, type_spec_callback, workspace_option
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.errors import (
@@ -113,13 +113,7 @@ METRICS = ["Auto", "DeviceEfficiency", "CUEfficiency", "ExperimentalDTree", "Exp
     default=None,
     help="hipBLASLt compute type (f32, f32_fast_f16, f32_fast_bf16, f32_fast_xf32, f64, i32 …; hipBLASLt runtime).",
 )
-@click.option(
-    "--workspace",
-    "workspace_size",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Workspace bytes the caller allows (default: hipBLASLt 128 MiB, hipblaslt-bench's max_workspace_size; Tensile unlimited).",
-)
+@workspace_option("the caller")
 @click.option("--explain", is_flag=True, help="Show the walk: every level, predicate and table entry considered.")
 @click.option(
     "--top",
