@@ -222,7 +222,11 @@ def run() -> NoReturn:
     other thread runs, the exit handlers run (as at a normal exit), stdout and stderr are
     flushed, and the process leaves with the status Python would have given. Anything unusual
     (another thread alive, an exit message, an exception) takes Python's normal way out.
-    :func:`main` itself (called in-process, e.g. by tests) exits as usual."""
+    :func:`main` itself (called in-process, e.g. by tests) exits as usual.
+
+    What this relies on: a command closes what it writes (outputs go through ``io.atomic`` or
+    with-blocks; the tune log flushes each line). A file left open with buffered data would lose
+    its tail here, as objects are not finalised."""
     import atexit
     import threading
 
