@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from tensilekit.errors import LibraryChanged, Location, SelectionError
 from tensilekit.model.common import DataType
 from tensilekit.selection.problem import (
+    GEMM_NUMBER_FIELDS,
     GemmProblem,
     Hardware,
     PerformanceMetric,
@@ -741,16 +742,13 @@ def _number(value: float | None) -> float | None:
     return float(value)
 
 
-_SIZE_FIELDS = frozenset(
-    ("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d",
-     "workspace_size", "alpha", "beta")
-)  # fmt: skip
+_NUMBER_FIELDS = frozenset(GEMM_NUMBER_FIELDS)
 
 
 def _type_key(problem: GemmProblem) -> tuple[Any, ...]:
     """What the device/problem-type verdict depends on: the problem without its sizes and scalars
     (read off the frozen model's fields: this runs once per no-kernel answer)."""
-    return tuple(value for name, value in problem.__dict__.items() if name not in _SIZE_FIELDS)
+    return tuple(value for name, value in problem.__dict__.items() if name not in _NUMBER_FIELDS)
 
 
 def _required_workspace(selection: Selection, problem: GemmProblem, device: Hardware) -> int | None:

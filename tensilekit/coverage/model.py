@@ -13,7 +13,7 @@ import operator
 from typing import Any
 
 from tensilekit.model.common import copied_with
-from tensilekit.selection.problem import GemmProblem, Hardware
+from tensilekit.selection.problem import GEMM_NUMBER_FIELDS, GemmProblem, Hardware
 from tensilekit.workload.problem import GemmProblem as WorkloadGemm
 
 
@@ -91,11 +91,7 @@ class _Compactor:
 _MAX_KINDS = 4096  # distinct problem types kept shared per model (a workload has a handful)
 # the fields that differ from one GEMM of a workload to the next; the rest (types, transposes,
 # flags, epilogue) is one shared model per problem type
-_PROBLEMS = _Compactor(
-    GemmProblem,
-    ("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "alpha",
-     "beta", "workspace_size"),
-)  # fmt: skip
+_PROBLEMS = _Compactor(GemmProblem, GEMM_NUMBER_FIELDS)
 _WORKLOADS = _Compactor(
     WorkloadGemm,
     ("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "alpha",

@@ -702,11 +702,14 @@ def problem_of_record(record: dict[str, Any]) -> GemmProblem:
         raise SelectionError(f"invalid problem object: {error}") from None
 
 
-_SIZE_FIELDS = ("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "workspace_size")  # fmt: skip
-_SCALAR_FIELDS = ("alpha", "beta")
+GEMM_SIZE_FIELDS = ("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "workspace_size")  # fmt: skip
+GEMM_SCALAR_FIELDS = ("alpha", "beta")
+GEMM_NUMBER_FIELDS = GEMM_SIZE_FIELDS + GEMM_SCALAR_FIELDS
+""":class:`GemmProblem`'s numbers (``m``, ``n``, ``k``, ``batch`` first): what differs from one GEMM
+of a problem type to the next. The rest (types, transposes, flags) is the problem type."""
 # what each query field is to _from_template: 1 a size, 2 a scalar, 3 another problem field
 _FIELD_KINDS: dict[str, int] = {
-    name: 1 if name in _SIZE_FIELDS else 2 if name in _SCALAR_FIELDS else 3 for name in _QUERY_PROBLEM_FIELDS
+    name: 1 if name in GEMM_SIZE_FIELDS else 2 if name in GEMM_SCALAR_FIELDS else 3 for name in _QUERY_PROBLEM_FIELDS
 }
 # a record's field names, in its order -> its size, scalar and other problem fields (a query
 # file's lines share one or two key orders: the fields are sorted out once per order)
