@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tensilekit.errors import SelectionError, child_path
+from tensilekit.model.common import copied_with
 from tensilekit.model.library import (
     AnyNode,
     DecisionTreeNode,
@@ -271,24 +272,13 @@ def key_sizes(node: MatchingNode, key: Sequence[int], fields: tuple[str, ...] | 
     return dict(zip(key_fields(node) if fields is None else fields, map(int, key), strict=True))
 
 
-def _resized(template: GemmProblem, values: dict[str, int]) -> GemmProblem:
-    """``template.model_copy(update=values)`` without pydantic's generic copy (a quarter of its
-    cost; lint builds ~250 000 of them for rocBLAS_Full). The model is frozen, has no extra and
-    no private attributes: a copy is its field values and the set of fields given."""
-    copy = object.__new__(GemmProblem)
-    object.__setattr__(copy, "__dict__", {**template.__dict__, **values})
-    object.__setattr__(copy, "__pydantic_fields_set__", template.__pydantic_fields_set__ | values.keys())
-    object.__setattr__(copy, "__pydantic_extra__", None)
-    object.__setattr__(copy, "__pydantic_private__", None)
-    return copy
-
-
 def entry_problems(base: ProblemBase, sizes: dict[str, int]) -> Iterator[ContractionProblem]:
     """The problems an entry of ``sizes`` stands for, the default (batch 1, alpha 1, beta 0) first."""
     batches = (sizes["batch"],) if "batch" in sizes else base.batches
     for batch in batches:
         for template in base.templates:
-            yield contraction_problem(_resized(template, {**sizes, "batch": batch}))
+            # the sizes are valid ints as the key gives them: copied, not validated again
+            yield contraction_problem(copied_with(template, {**sizes, "batch": batch}))
 
 
 __all__ = [

@@ -78,14 +78,15 @@ def test_a_table_outside_the_gemm_model_is_undecidable(cases: MasterLibrary) -> 
 
 
 def test_a_resized_template_is_its_model_copy() -> None:
-    """entry_problems copies templates without pydantic's generic copy: same fields, same set
-    of given fields, same problem, and a GemmProblem still (hash, equality, frozen)."""
-    from tensilekit.lint.tables import _resized
+    """entry_problems copies templates without pydantic's generic copy (model.common.copied_with):
+    same fields, same set of given fields, same problem, and a GemmProblem still (hash, equality,
+    frozen)."""
+    from tensilekit.model.common import copied_with
     from tensilekit.selection.problem import GemmProblem, contraction_problem
 
     template = GemmProblem(m=1, n=1, k=1, trans_a="T", alpha=-1.0, beta=0.5, ldc=4096)
     update = {"m": 640, "n": 128, "k": 77, "batch": 3}
-    copied, expected = _resized(template, update), template.model_copy(update=update)
+    copied, expected = copied_with(template, update), template.model_copy(update=update)
     assert copied == expected and hash(copied) == hash(expected)
     assert copied.model_fields_set == expected.model_fields_set
     assert copied.model_dump() == expected.model_dump()
