@@ -105,6 +105,36 @@ def test_inline_gemms_are_tuned_with_or_without_a_log(tmp_path: Path) -> None:
     assert with_log[0]["problem"]["call_count"] == load_workloads([LOG])[0].problems[0].call_count + 1
 
 
+def test_a_quoted_inline_gemm_is_one_gemm_and_leaves_the_next_options_alone(tmp_path: Path) -> None:
+    """tune.md's own form: ``--inline "M N batch K …"`` as one value, then ``--arch``. Nine values
+    would have swallowed ``--arch`` and the error named ``--arch`` as missing (issue 36, item 11)."""
+    from tensilekit.cli.commands.tune import split_quoted_inline
+
+    assert split_quoted_inline(["--inline", "64 64 1 64 B B S T N", "--arch", "gfx942"]) == [
+        "--inline", "64", "64", "1", "64", "B", "B", "S", "T", "N", "--arch", "gfx942"]  # fmt: skip
+    assert split_quoted_inline(["--inline=64 64 1 64 B B S T N"])[:2] == ["--inline", "64"]
+    assert split_quoted_inline(["--inline", "64", "--", "--inline", "1 2"]) == [
+        "--inline",
+        "64",
+        "--",
+        "--inline",
+        "1 2",
+    ]
+    workdir = tmp_path / "W"
+    result = invoke("--simulate", "--inline", "4096 64 1 4096 H H S T N", "--inline", "8192 8192 1 1024 H H S T N",
+                    "--arch", "gfx942", "--workdir", str(workdir))  # fmt: skip
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    gemms = json.loads((workdir / "01_ingest" / "workload.json").read_text())["gemms"]
+    assert [(g["problem"]["m"], g["problem"]["n"], g["problem"]["k"]) for g in gemms] == [
+        (4096, 64, 4096),
+        (8192, 8192, 1024),
+    ]
+    # a quoted GEMM with a wrong count still says which --inline and why
+    result = invoke("--simulate", "--inline", "4096 64 1 4096 H H S T", "--arch", "gfx942", "--workdir", str(workdir))
+    output = result.output  # type: ignore[attr-defined]
+    assert result.exit_code == 2 and "--inline #1: inline GEMM needs 9 values" in output and "got 8" in output, output
+
+
 def test_the_workload_and_inline_gemms_are_checked(tmp_path: Path) -> None:
     base = ["--simulate", "--arch", "gfx942", "--workdir", str(tmp_path / "W")]
     result = invoke(*base)

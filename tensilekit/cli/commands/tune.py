@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +109,54 @@ def _default(name: str) -> Any:
     return TuneConfig.model_fields[name].default
 
 
-@click.command("tune")
+class _TuneCommand(click.Command):
+    """``tune``, whose ``--inline`` also takes one GEMM as one quoted value.
+
+    ``--inline`` is nine values (GEKO's form), but a reader naturally quotes a GEMM as one value
+    (``--inline "4096 64 1 4096 H H S T N"``); as nine values click would then swallow the next
+    eight arguments (``--arch gfx942 …``) into the GEMM and blame a missing ``--arch``. A value
+    holding spaces is split into its words before click parses, so both spellings mean one GEMM.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, split_quoted_inline(args))
+
+
+def split_quoted_inline(args: list[str]) -> list[str]:
+    """``args`` with every ``--inline "M N …"`` (or ``--inline=…``) value split into its words.
+
+    A quoted value is one GEMM: one that is not nine words is a usage error naming it, never
+    eked out with the arguments that follow it.
+    """
+    split: list[str] = []
+    position, count = 0, 0
+    while position < len(args):
+        arg = args[position]
+        if arg == "--":
+            return split + args[position:]
+        quoted: str | None = None
+        if arg.startswith("--inline="):
+            quoted = arg.partition("=")[2]
+        elif arg == "--inline" and position + 1 < len(args) and len(args[position + 1].split()) > 1:
+            quoted = args[position + 1]
+            position += 1
+        if arg == "--inline" or arg.startswith("--inline="):
+            count += 1
+        if quoted is None:
+            split.append(arg)
+        else:
+            _check_quoted_inline(count, quoted)
+            split += ["--inline", *quoted.split()]
+        position += 1
+    return split
+
+
+def _check_quoted_inline(position: int, value: str) -> None:
+    if len(value.split()) != 9:
+        _check_inline([value], first=position)
+
+
+@click.command("tune", cls=_TuneCommand)
 @click.argument("logs", nargs=-1, required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--inline",
@@ -117,7 +165,8 @@ def _default(name: str) -> Any:
     multiple=True,
     metavar="M N BATCH K DATATYPE DESTDATATYPE COMPUTEDATATYPE TRANSA TRANSB",
     help="A GEMM given on the command line, in GEKO's --inline form (Tensile type letters), e.g. "
-    "--inline 1024 1024 1 1024 B B S N T. Repeat for more; with or instead of LOG files.",
+    '--inline 1024 1024 1 1024 B B S N T or, quoted as one value, --inline "1024 1024 1 1024 B B S N T". '
+    "Repeat for more; with or instead of LOG files.",
 )
 @click.option("--arch", required=True, type=click.Choice(KNOWN_ARCHS), help="Target GPU architecture.")
 @click.option(
@@ -469,12 +518,13 @@ def tune_command(
         render_summary(report, workdir, Console(highlight=False, soft_wrap=True))
 
 
-def _check_inline(inline: tuple[tuple[str, ...], ...]) -> None:
-    """Each ``--inline`` GEMM reads as one (a usage error naming which one and why, exit 2)."""
+def _check_inline(inline: Sequence[str | Sequence[str]], first: int = 1) -> None:
+    """Each ``--inline`` GEMM (its values, or one quoted string) reads as one: a usage error naming
+    which one (counted from ``first``) and why, exit 2."""
     from tensilekit.errors import InvalidValue
     from tensilekit.workload import parse_inline_gemm
 
-    for position, values in enumerate(inline, start=1):
+    for position, values in enumerate(inline, start=first):
         try:
             parse_inline_gemm(values)
         except InvalidValue as error:
