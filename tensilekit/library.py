@@ -396,6 +396,9 @@ class Library:
         workspace = self._workspace_reason(problem, device)
         if workspace is not None:
             return workspace
+        missing = self._missing_entry_reason(problem, device)
+        if missing is not None:
+            return missing
         if not self.master.solutions:
             return (
                 "kernels for this device and problem type exist in this lazy library's shards, but none accepts "
@@ -409,6 +412,26 @@ class Library:
         return (
             "kernels for this device and problem type exist, but none accepts this problem "
             "(size or alignment predicates fail; --explain shows each)"
+        )
+
+    def _missing_entry_reason(self, problem: GemmProblem, device: Hardware) -> str | None:
+        """The size is simply not in the Equality table(s) the walk reached: no predicate failed.
+
+        An Equality table answers only the keys it lists (``findBestKeyMatch`` of
+        ``EqualityMatching``, ``PropertyMatching.hpp``), so "size or alignment predicates fail"
+        would send a reader after the wrong cause. Read off the walk (the reasons ``--explain``
+        shows), only for GEMMs that get no kernel.
+        """
+        trace = self.explain(problem, device).trace or []
+        entries = [event for event in trace if event.node == "entry"]
+        if not entries or any(not event.message.startswith("no entry with key") for event in entries):
+            return None
+        tables = [event.message for event in trace if event.node == "Matching" and " table, " in event.message]
+        where = tables[0].partition(" entries, ")[2] if tables else entries[0].message.removeprefix("no entry with ")
+        count = "table has" if len(tables) <= 1 else f"{len(tables)} tables have"
+        return (
+            f"the library's Equality {count} no entry for this size ({where}): an Equality table serves only "
+            "the sizes it lists; --explain shows the table"
         )
 
     def _partially_read(self) -> bool:

@@ -207,3 +207,18 @@ def test_no_kernel_on_a_partially_read_master_reads_rows_not_kernels(corpus: Pat
         assert "read off the rows, the kernels not decoded" in reason
     double = library.why_not(library.problem(1024, 1024, 1024, type="D"))
     assert "NN Half" in double and "its gfx90a NN rows" in double  # what those rows have, and whose
+
+
+@pytest.mark.parametrize("form", ["dat", "yaml"])
+def test_a_size_missing_from_an_equality_table_is_named_not_blamed_on_predicates(corpus: Path, form: str) -> None:
+    """Issue 32 item 2: an Equality table answers only the sizes it lists; the reason says that,
+    with the key ``--explain`` shows, where it used to blame size or alignment predicates."""
+    library = open_library(corpus / "masters-hipblaslt" / f"hipblaslt_gfx942_equality.{form}", arch="gfx942")
+    problem = library.problem(1000, 2048, 512, type="HHS_BH", trans_a="T")
+    assert library.select(problem).index is None
+    reason = library.why_not(problem)
+    assert reason.startswith("the library's Equality table has no entry for this size"), reason
+    assert "[FreeSizeA,FreeSizeB,BatchSize,BoundSize]=[1000, 2048, 1, 512]" in reason
+    assert "predicates fail" not in reason
+    explained = [event.message for event in library.explain(problem).trace or [] if event.node == "entry"]
+    assert explained == ["no entry with key [1000, 2048, 1, 512]"]
