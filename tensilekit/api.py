@@ -120,7 +120,11 @@ def logic_inputs(
 
                 data = expanded_solutions(data, str(path))
             if detect_kind(data) is not Kind.LOGIC:
-                raise UnsupportedFormat("not a library-logic file", Location(file=str(path)))
+                raise UnsupportedFormat(
+                    "a master solution library, not a library-logic file: logic files (the YAML files "
+                    "TensileCreateLibrary reads) are expected here",
+                    Location(file=str(path)),
+                )
             from tensilekit.io.logic_io import detect_dialect
 
             file_dialect = dialect or detect_dialect(data).value

@@ -79,11 +79,31 @@ def detect_kind(data: Any, text: str | None = None) -> Kind:
     """
     if isinstance(data, dict) and "library" in data and ("solutions" in data or "format_version" in data):
         return Kind.MASTER  # format_version: an indexed master (io.indexed_msgpack)
+    other = other_kind(data)
+    if other is not None:
+        raise UnsupportedFormat(f"{other}, not a library: expected a master solution library or a library-logic file")
     if isinstance(data, list) or (isinstance(data, dict) and "Solutions" in data):
         return Kind.LOGIC
     if isinstance(data, dict) and text is not None and _MASTER_KEYS & data.keys():
         raise _cut_short(data, text)
     raise UnsupportedFormat("neither a library-logic file nor a master solution library")
+
+
+def other_kind(data: Any) -> str | None:
+    """What a parsed YAML document that is no library is, in words, when it is a file users mix
+    up with one; None otherwise.
+
+    A hipBLASLt profile log (``HIPBLASLT_LOG_MASK=64``: one ``- { function: matmul, … }`` record a
+    line) is a valid YAML list, so without this check it reads as a logic file with a list of
+    validation errors; the reader must hear what the file is.
+    """
+    if isinstance(data, list) and data and all(isinstance(item, dict) for item in data[:8]):
+        first = data[0]
+        if "function" in first or {"M", "N", "K"} <= first.keys() or {"m", "n", "k"} <= first.keys():
+            return "a hipBLASLt log (HIPBLASLT_LOG_MASK records such as '- { function: matmul, M: …}')"
+    if isinstance(data, dict) and "Sizes" in data and ("TRANSA" in data or "TRANSB" in data):
+        return "a GEKO size list (TRANSA/TRANSB/Sizes)"
+    return None
 
 
 # TensileCreateLibrary's master keys (a master's YAML is written with sorted keys: library first)
@@ -108,4 +128,6 @@ def _cut_short(data: dict[Any, Any], text: str) -> TensilekitError:
     )
 
 
-__all__ = ["Compression", "Format", "Kind", "decompress", "detect_compression", "detect_format", "detect_kind"]
+__all__ = [
+    "Compression", "Format", "Kind", "decompress", "detect_compression", "detect_format", "detect_kind", "other_kind",
+]  # fmt: skip

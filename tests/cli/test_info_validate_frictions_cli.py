@@ -82,3 +82,38 @@ def test_a_truncated_yaml_master_is_called_truncated_at_its_end(
         assert result.exit_code != ExitCode.BUG, result.output
         assert where in result.output, (command, result.output)
         assert "neither a library-logic file" not in result.output
+
+
+@pytest.mark.parametrize("name", ["llama3_8b_bf16_mask64.log", "geko_list_bbs_nt.yaml"])
+def test_a_workload_file_given_as_a_library_is_named_as_what_it_is(
+    runner: CliRunner, tmp_path: Path, name: str
+) -> None:
+    """Issue 32 item 3: a mask-64 log is a valid YAML list, so it read as a logic file and got a
+    validation dump (``app_gfx942.log:2:3: Input should be a valid string [and 8 more problem(s)]``)."""
+    log = tmp_path / name
+    log.write_bytes((Path(__file__).resolve().parents[2] / "fixtures" / "logs" / name).read_bytes())
+    what = "a hipBLASLt log" if name.endswith(".log") else "a GEKO size list"
+    for command in (
+        ["info"],
+        ["validate"],
+        ["select", "64", "64", "64", "--library"],
+        ["build-master", "-o", str(tmp_path / "m.yaml")],
+    ):
+        result = runner.invoke(cli, [*command, str(log)])
+        assert result.exit_code not in (0, ExitCode.BUG), (command, result.output)
+        assert f"{log}: {what}" in result.output and "expected a master solution library" in result.output, (
+            result.output
+        )
+        assert "Input should be" not in result.output
+    assert not (tmp_path / "m.yaml").exists()
+
+
+def test_a_master_where_logic_files_are_expected_is_called_a_master(
+    runner: CliRunner, corpus: Path, tmp_path: Path
+) -> None:
+    master = tmp_path / "masters" / "aldebaran_SB_NN.yaml"
+    master.parent.mkdir()
+    master.write_bytes((corpus / "masters" / "aldebaran_SB_NN.yaml").read_bytes())
+    result = runner.invoke(cli, ["build-master", str(master.parent), "-o", str(tmp_path / "m.yaml")])
+    assert result.exit_code not in (0, ExitCode.BUG), result.output
+    assert f"{master}: a master solution library, not a library-logic file" in result.output, result.output
