@@ -422,7 +422,7 @@ class Library:
         would send a reader after the wrong cause. Read off the walk (the reasons ``--explain``
         shows), only for GEMMs that get no kernel.
         """
-        trace = self.explain(problem, device).trace or []
+        trace = self.explain(problem, device).trace or ()
         entries = [event for event in trace if event.node == "entry"]
         if not entries or any(not event.message.startswith("no entry with key") for event in entries):
             return None

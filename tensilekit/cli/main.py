@@ -79,6 +79,20 @@ class _LazyGroup(click.Group):
         command = getattr(importlib.import_module(module_name), attribute, None)
         return command if isinstance(command, click.Command) else None
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """An unknown command gets git's answer: the commands it is closest to."""
+        name = args[0] if args else ""
+        if name and name not in _COMMANDS and not name.startswith("-"):
+            import difflib
+
+            close = difflib.get_close_matches(name, list(_COMMANDS), n=3, cutoff=0.6)
+            if close:
+                hint = " or ".join(repr(command) for command in close)
+                ctx.fail(f"No such command {name!r}. Did you mean {hint}?")
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):
             formatter.write_dl([(name, short_help) for name, (_, short_help) in _COMMANDS.items()])

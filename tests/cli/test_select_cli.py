@@ -303,3 +303,18 @@ def test_hipblaslt_library_takes_every_type_spelling(runner: CliRunner, corpus: 
     for spelling in ("hhs", "HHS_BH"):
         code, output = _select(runner, "64", "64", "64", "--library", SAMPLE, "--type", spelling, "--trans-a", "T")
         assert code == 0 and "selected     index 606601222" in output
+
+
+def test_a_mistyped_command_gets_the_closest_ones_and_transposes_read_as_blas_spells_them() -> None:
+    """Issue 32 item 9: ``selct`` got no suggestion; ``--trans-a`` choices printed lower-cased."""
+    runner = CliRunner()
+    result = runner.invoke(cli, ["selct", "1", "2", "3"])
+    assert result.exit_code == 2 and "No such command 'selct'. Did you mean 'select'?" in result.output
+    result = runner.invoke(cli, ["frobnicate"])
+    assert result.exit_code == 2 and "Did you mean" not in result.output
+    assert "--trans-a [N|T|C]" in runner.invoke(cli, ["select", "--help"]).output
+    result = runner.invoke(cli, ["select", "64", "64", "64", "--trans-a", "x"])
+    assert result.exit_code == 2 and "'X' is not one of 'N', 'T', 'C'" in result.output
+    lower = runner.invoke(cli, ["select", "64", "64", "64", "--trans-a", "t", "--json"])
+    upper = runner.invoke(cli, ["select", "64", "64", "64", "--trans-a", "T", "--json"])
+    assert lower.exit_code == upper.exit_code and lower.stdout == upper.stdout

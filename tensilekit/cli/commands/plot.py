@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from tensilekit.cli.commands.select import METRICS
+from tensilekit.cli.commands.select import METRICS, TRANSPOSE
 from tensilekit.cli.inputs import open_for_device
 from tensilekit.cli.options import TYPE_HELP, check_output_path, type_spec_callback
 from tensilekit.cli.output import progress_bar
@@ -32,8 +32,8 @@ def plot_group() -> None:
 @click.option("--cu-count", type=click.IntRange(min=1), help="Device compute units.")
 @click.option("--k", "k", type=click.IntRange(min=1), default=4096, show_default=True, help="K of every GEMM.")
 @click.option("--batch", "-b", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--trans-a", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
-@click.option("--trans-b", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
+@click.option("--trans-a", type=TRANSPOSE, default="N", show_default=True)
+@click.option("--trans-b", type=TRANSPOSE, default="N", show_default=True)
 @click.option("--type", "type_spec", default="S", show_default=True, callback=type_spec_callback, help=TYPE_HELP)
 @click.option("--hpa/--no-hpa", default=None, help="High-precision accumulate (default: compute wider than input).")
 @click.option("--metric", type=click.Choice(METRICS), default="DeviceEfficiency", show_default=True)

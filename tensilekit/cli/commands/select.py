@@ -41,6 +41,17 @@ METRICS = ["Auto", "DeviceEfficiency", "CUEfficiency", "ExperimentalDTree", "Exp
 """The ``--metric`` choices (select and plot)."""
 
 
+class _Transpose(click.Choice):  # type: ignore[type-arg]
+    """Transposes as BLAS spells them, in any case; help and errors show BLAS's own letters
+    (a case-insensitive ``click.Choice`` prints them lower-cased)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return super().convert(value.upper() if isinstance(value, str) else value, param, ctx)
+
+
+TRANSPOSE = _Transpose(["N", "T", "C"])
+
+
 @click.command("select")
 @click.argument("m", type=click.IntRange(min=0), required=False)
 @click.argument("n", type=click.IntRange(min=0), required=False)
@@ -68,8 +79,8 @@ METRICS = ["Auto", "DeviceEfficiency", "CUEfficiency", "ExperimentalDTree", "Exp
     help="Device PCI ID, e.g. 0x75a3 (hipBLASLt's per-silicon PciChipId rows, with their fallbacks).",
 )
 @click.option("--batch", "-b", type=click.IntRange(min=0), default=1, show_default=True)
-@click.option("--trans-a", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
-@click.option("--trans-b", type=click.Choice(["N", "T", "C"], case_sensitive=False), default="N", show_default=True)
+@click.option("--trans-a", type=TRANSPOSE, default="N", show_default=True)
+@click.option("--trans-b", type=TRANSPOSE, default="N", show_default=True)
 @click.option("--type", "type_spec", default="S", show_default=True, callback=type_spec_callback, help=TYPE_HELP)
 @click.option(
     "--hpa/--no-hpa", default=None, help="High-precision accumulate (default: compute type wider than input)."
