@@ -29,6 +29,8 @@ from tensilekit.model.library import (
     ProblemMapNode,
 )
 from tensilekit.model.logic import LogicFile
+from tensilekit.selection.served import served_row_types
+from tensilekit.selection.unserved import problem_type_label
 
 LIBRARY_SUFFIXES = (".yaml", ".yml", ".dat", ".yaml.gz", ".yml.gz", ".dat.gz", ".dat.zlib", ".yaml.zst")
 
@@ -46,6 +48,9 @@ class FileInfo(BaseModel):
     cu_counts: list[int] = []
     """Every CU count the file's ``CUCount`` predicates (or a logic file's architecture) name."""
     problem_types: list[str] = []
+    data_types: list[str] = []
+    """The types, transposes and flags served (``TN Half HPA``), as ``select``'s no-kernel reasons
+    name them; a master's read off its rows (rows name types, transposes and some flags)."""
     library_type: str | None = None
     solutions: int = 0
     table_entries: int = 0
@@ -159,12 +164,17 @@ def describe_master(master: MasterLibrary, path: str, fmt: str) -> FileInfo:
         cu_count=next(iter(cu_counts)) if len(cu_counts) == 1 else None,
         cu_counts=sorted(cu_counts),
         problem_types=sorted(operations),
+        data_types=_served_labels(served_row_types(master)),
         solutions=len(master.solutions),
         table_entries=entries,
         size_ranges=ranges,
         node_counts=dict(sorted(counts.items())),
         version=master.version,
     )
+
+
+def _served_labels(served: list[dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(problem_type_label(fields) for fields in served if fields))
 
 
 def _processors(predicate: Any) -> list[str]:

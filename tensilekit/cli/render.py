@@ -43,6 +43,7 @@ def render_info(infos: list[FileInfo], console: Console) -> None:
                 ", ".join(map(str, info.cu_counts)) or (str(info.cu_count) if info.cu_count is not None else "-"),
             ),
             ("problem types", ", ".join(info.problem_types) or "-"),
+            *([("data types", "; ".join(info.data_types))] if info.data_types else []),
             ("library type", info.library_type or "-"),
             ("solutions", str(info.solutions)),
             ("table entries", str(info.table_entries)),

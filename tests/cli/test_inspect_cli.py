@@ -118,3 +118,12 @@ def test_unexpected_exception_is_reported_as_bug(runner: CliRunner, monkeypatch:
     assert result.exit_code == ExitCode.BUG
     assert "internal error: RuntimeError: boom" in result.output
     assert "Traceback" not in result.output
+
+
+def test_info_lists_the_data_types_a_master_serves(corpus: Path) -> None:
+    """Issue 32 item 9: ``info`` named operations only; the types and flags are what a reader asks
+    (the labels ``select``'s no-kernel reasons use, read off the rows)."""
+    result = CliRunner().invoke(cli, ["info", str(corpus / "masters-hipblaslt" / "hipblaslt_gfx942_equality.dat")])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("data types"))
+    assert line.split(None, 2)[2].strip().split("; ") == ["TN Half HPA", "TN Float8→Half HPA", "NT Half HPA"]
