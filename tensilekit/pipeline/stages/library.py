@@ -26,6 +26,7 @@ from tensilekit.io.installed_library import InstalledLibrary, find_masters
 from tensilekit.io.logic_io import dump_logic, load_logic
 from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE
 from tensilekit.model.logic import LogicFile, ProblemType
+from tensilekit.model.tensile_parameters import TENSILELITE_DATA_TYPE_BY_CODE
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.library_index import LogicIndex, catalog_of, index_installed, index_logic, resolve
 from tensilekit.pipeline.simulate import (
@@ -37,7 +38,7 @@ from tensilekit.pipeline.simulate import (
 from tensilekit.pipeline.stage import StageContext, StageResult, relative_to_root
 from tensilekit.pipeline.stages.common import INGEST, LIBRARY, TuneStage, create_library, load_gemms, read_json
 from tensilekit.tools.hipblaslt_library import locate_hipblaslt_library
-from tensilekit.workload.problem import GemmProblem
+from tensilekit.workload.problem import FAST_COMPUTE_TYPES, GemmProblem, compute_input_letters, plain_compute_type
 
 CATALOG_FILE = "catalog.json"
 LOGIC_DIR = "logic"
@@ -50,9 +51,32 @@ _FP8 = {"f8_fnuz_r": "f8_r", "bf8_fnuz_r": "bf8_r", "f8_ocp_r": "f8_r", "bf8_ocp
 
 
 def problem_type_key(problem: GemmProblem) -> tuple[str, ...]:
-    """What a logic file's problem type must match: transposes, A/B/D types, compute type."""
+    """What a logic file's problem type must match: transposes, A/B/D types, compute type.
+
+    The compute type is the one :func:`type_key_compute` gives: a fast type (``c_f32_fast_f16_r``)
+    only where it changes the type the MFMA reads (f8 x f16), so f16 x f16 with
+    ``c_f32_fast_f16_r`` is served by the same logic files as with ``c_f32_r``, as in hipBLASLt.
+    """
     a, b, d = (_FP8.get(name, name) for name in (problem.a_type, problem.b_type, problem.d_type))
-    return (problem.trans_a, problem.trans_b, a, b, d, problem.compute_type)
+    compute = type_key_compute(a, b, problem.compute_type, compute_input_letters(a, b, problem.compute_type))
+    return (problem.trans_a, problem.trans_b, a, b, d, compute or problem.compute_type)
+
+
+def type_key_compute(a_type: str, b_type: str, compute_type: str, data_letters: str) -> str | None:
+    """The compute type of a type key: ``compute_type`` (fast types made plain) when A and B alone
+    make the MFMA read ``data_letters``, else the fast compute type that makes it (None: none does).
+
+    tensilelite matches ``TypesEqual`` (A, B, C, D, computeInputType) and its logic files store
+    computeInputType as ``DataType`` (Contractions.py:158,355 @7d9fb68); hipBLASLt derives it from
+    A, B and the compute type (:func:`~tensilekit.workload.problem.compute_input_letters`).
+    """
+    plain = plain_compute_type(compute_type)
+    if compute_input_letters(a_type, b_type, plain) == data_letters:
+        return plain
+    for fast in FAST_COMPUTE_TYPES:
+        if plain == "c_f32_r" and compute_input_letters(a_type, b_type, fast) == data_letters:
+            return fast
+    return None
 
 
 def type_key_text(key: tuple[str, ...]) -> str:
@@ -90,9 +114,16 @@ def logic_type_key(problem_type: ProblemType | Mapping[str, Any]) -> tuple[str, 
         return None
     if compute == "c_f32_r" and raw.get("F32XdlMathOp") == 10:
         compute = "c_xf32_r"
+    data_info = TENSILELITE_DATA_TYPE_BY_CODE.get(data_type) if isinstance(data_type, int) else None
+    if data_info is None:
+        return None
+    a_name, b_name, d_name = (name or "" for name in names)
+    keyed = type_key_compute(a_name, b_name, compute, data_info.char)
+    if keyed is None:  # an MFMA input type no hipBLASLt compute type selects for these A and B
+        return None
     trans_a = "T" if _bool(raw.get("TransposeA")) else "N"
     trans_b = "T" if _bool(raw.get("TransposeB")) else "N"
-    return (trans_a, trans_b, *(name or "" for name in names), compute)
+    return (trans_a, trans_b, a_name, b_name, d_name, keyed)
 
 
 def solution_names(logic: LogicFile) -> Iterable[tuple[int, str]]:
@@ -109,7 +140,7 @@ class LibraryStage(TuneStage):
     """Index the solutions a benchmark can report -> logic file and position (``catalog.json``)."""
 
     name = LIBRARY
-    version = "3"
+    version = "4"
     inputs = (INGEST,)
     outputs = (CATALOG_FILE,)
 
@@ -370,5 +401,6 @@ __all__ = [
     "problem_type_key",
     "reference_library_dir",
     "solution_names",
+    "type_key_compute",
     "type_key_text",
 ]
