@@ -204,6 +204,24 @@ def plain_compute_type(compute_type: str) -> str:
     return "c_f32_r" if compute_type in FAST_COMPUTE_TYPES else compute_type
 
 
+def compute_type_for_letters(a_type: str, b_type: str, compute_type: str, data_letters: str) -> str | None:
+    """The compute type under which a GEMM of A and B makes the MFMA read ``data_letters`` (pure):
+    ``compute_type`` (fast types made plain) when A and B alone make it, else the fast compute type
+    that does (None: none does). The inverse of :func:`compute_input_letters` that type keys use.
+
+    tensilelite matches ``TypesEqual`` (A, B, C, D, computeInputType) and its logic files store
+    computeInputType as ``DataType`` (Contractions.py:158,355 @7d9fb68); hipBLASLt derives it from
+    A, B and the compute type (:func:`~tensilekit.workload.problem.compute_input_letters`).
+    """
+    plain = plain_compute_type(compute_type)
+    if compute_input_letters(a_type, b_type, plain) == data_letters:
+        return plain
+    for fast in FAST_COMPUTE_TYPES:
+        if plain == "c_f32_r" and compute_input_letters(a_type, b_type, fast) == data_letters:
+            return fast
+    return None
+
+
 def default_compute_type(a_type: str) -> str:
     """hipBLASLt's usual compute type for an input type: f64 -> f64, int8 -> i32, else f32."""
     if a_type in ("f64_r", "f64_c"):
@@ -466,6 +484,7 @@ __all__ = [
     "FAST_COMPUTE_FOR_INPUT",
     "FAST_COMPUTE_TYPES",
     "compute_input_letters",
+    "compute_type_for_letters",
     "compute_type_for_bench",
     "default_compute_type",
     "default_scale_type",

@@ -38,7 +38,7 @@ from tensilekit.pipeline.simulate import (
 from tensilekit.pipeline.stage import StageContext, StageResult, relative_to_root
 from tensilekit.pipeline.stages.common import INGEST, LIBRARY, TuneStage, create_library, load_gemms, read_json
 from tensilekit.tools.hipblaslt_library import locate_hipblaslt_library
-from tensilekit.workload.problem import FAST_COMPUTE_TYPES, GemmProblem, compute_input_letters, plain_compute_type
+from tensilekit.workload.problem import GemmProblem, compute_input_letters, compute_type_for_letters
 
 CATALOG_FILE = "catalog.json"
 LOGIC_DIR = "logic"
@@ -58,25 +58,8 @@ def problem_type_key(problem: GemmProblem) -> tuple[str, ...]:
     ``c_f32_fast_f16_r`` is served by the same logic files as with ``c_f32_r``, as in hipBLASLt.
     """
     a, b, d = (_FP8.get(name, name) for name in (problem.a_type, problem.b_type, problem.d_type))
-    compute = type_key_compute(a, b, problem.compute_type, compute_input_letters(a, b, problem.compute_type))
+    compute = compute_type_for_letters(a, b, problem.compute_type, compute_input_letters(a, b, problem.compute_type))
     return (problem.trans_a, problem.trans_b, a, b, d, compute or problem.compute_type)
-
-
-def type_key_compute(a_type: str, b_type: str, compute_type: str, data_letters: str) -> str | None:
-    """The compute type of a type key: ``compute_type`` (fast types made plain) when A and B alone
-    make the MFMA read ``data_letters``, else the fast compute type that makes it (None: none does).
-
-    tensilelite matches ``TypesEqual`` (A, B, C, D, computeInputType) and its logic files store
-    computeInputType as ``DataType`` (Contractions.py:158,355 @7d9fb68); hipBLASLt derives it from
-    A, B and the compute type (:func:`~tensilekit.workload.problem.compute_input_letters`).
-    """
-    plain = plain_compute_type(compute_type)
-    if compute_input_letters(a_type, b_type, plain) == data_letters:
-        return plain
-    for fast in FAST_COMPUTE_TYPES:
-        if plain == "c_f32_r" and compute_input_letters(a_type, b_type, fast) == data_letters:
-            return fast
-    return None
 
 
 def type_key_text(key: tuple[str, ...]) -> str:
@@ -118,7 +101,7 @@ def logic_type_key(problem_type: ProblemType | Mapping[str, Any]) -> tuple[str, 
     if data_info is None:
         return None
     a_name, b_name, d_name = (name or "" for name in names)
-    keyed = type_key_compute(a_name, b_name, compute, data_info.char)
+    keyed = compute_type_for_letters(a_name, b_name, compute, data_info.char)
     if keyed is None:  # an MFMA input type no hipBLASLt compute type selects for these A and B
         return None
     trans_a = "T" if _bool(raw.get("TransposeA")) else "N"
@@ -401,6 +384,5 @@ __all__ = [
     "problem_type_key",
     "reference_library_dir",
     "solution_names",
-    "type_key_compute",
     "type_key_text",
 ]
