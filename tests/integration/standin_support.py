@@ -58,11 +58,13 @@ def create_library(standins: Path, logic: Path, output: Path, cwd: Path, *, jobs
 
 
 def gemm_args(gemm: Mapping[str, Any]) -> list[str]:
+    """The bench's type options for ``gemm``; ``bench_compute_type`` is 7d9fb683's ``--compute_type``
+    spelling (default ``f32_r``; ``f32_f16_r`` for a log's ``c_f32_fast_f16_r``)."""
     return [
         "-m", str(gemm["M"]), "-n", str(gemm["N"]), "-k", str(gemm["K"]),
         "--transA", gemm["transA"], "--transB", gemm["transB"],
         "--a_type", gemm["a_type"], "--b_type", gemm["b_type"], "--c_type", gemm["c_type"],
-        "--d_type", gemm["d_type"], "--compute_type", "f32_r",
+        "--d_type", gemm["d_type"], "--compute_type", gemm.get("bench_compute_type", "f32_r"),
     ]  # fmt: skip
 
 
@@ -89,7 +91,8 @@ def mask64_line(gemm: Mapping[str, Any], calls: int) -> str:
         f"transA: {gemm['transA']}, transB: {gemm['transB']}, batch_count: 1, scaleA: 0, scaleB: 0, "
         "scaleAlpha_vector: false, gradient: false, use_e: false, bias_vector: false, bias_source: d, "
         f"a_type: {gemm['a_type']}, b_type: {gemm['b_type']}, c_type: {gemm['c_type']}, d_type: {gemm['d_type']}, "
-        "scale_type: f32_r, bias_type: f32_r, compute_type: c_f32_r, activation_type: none, flush: false, "
+        f"scale_type: f32_r, bias_type: f32_r, compute_type: {gemm.get('compute_type', 'c_f32_r')}, "
+        "activation_type: none, flush: false, "
         f"rotating: 0, cold_iters: 0, iters: 0, call_count: {calls} }}"
     )
 
