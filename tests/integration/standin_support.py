@@ -103,3 +103,41 @@ def run_tune(standins: Path, *args: str, env: Mapping[str, str] | None = None) -
         [sys.executable, "-m", "tensilekit", "tune", *args],
         env={**standin_env(standins), **(env or {})}, capture_output=True, text=True, timeout=900, cwd=ROOT,
     )  # fmt: skip
+
+
+def assert_rebuilt_library_picks(
+    standins: Path,
+    workdir: Path,
+    gemms: Sequence[Mapping[str, Any]],
+    faster: Sequence[Mapping[str, Any]],
+    scratch: Path,
+) -> None:
+    """Build ``workdir/merged`` with the stand-in TensileCreateLibrary: no GEMM (each with its
+    ``heuristic_us`` before tuning) is slower under the rebuilt library's heuristic, and every GEMM of
+    ``faster`` runs at its screen's ``best_us``."""
+    rebuilt = create_library(standins, workdir / "merged", scratch / "rebuilt", scratch / "tcl-cwd")
+    for gemm in gemms:
+        after = bench(standins, rebuilt, gemm)
+        assert after is not None and after.results
+        assert after.results[0].us <= gemm["heuristic_us"] * 1.0001, ("slower after tuning", gemm)
+        if gemm in faster:
+            assert after.results[0].us <= gemm["best_us"] * 1.0001, ("tuned kernel not picked", gemm)
+
+
+def assert_merged_as_amd_merges(amd: Path, workdir: Path, scratch: Path) -> None:
+    """``workdir/merged`` is what hipBLASLt's own merge tool (tensilelite 7d9fb683 ``Utilities/merge.py``,
+    with the policy ``tune`` merges by: ``--force_merge True --no_eff``) writes for the run's original
+    files and its ``final_libs``, byte for byte (a SIMULATED run's warning line aside)."""
+    from tensilekit.pipeline.stages.merge import SIMULATED_MARK
+
+    completed = subprocess.run(
+        [str(amd / "run"), "tensilelite-7d9fb68", "Utilities/merge.py", str(workdir / "09_merge" / "original"),
+         str(workdir / "final_libs"), str(scratch / "amd-merged"), "--force_merge", "True", "--no_eff"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    ours = sorted((workdir / "merged").glob("*.yaml"))
+    theirs = scratch / "amd-merged"
+    assert ours and [path.name for path in ours] == sorted(path.name for path in theirs.glob("*.yaml"))
+    for path in ours:
+        assert path.read_text().removeprefix(SIMULATED_MARK) == (theirs / path.name).read_text(), path.name

@@ -22,7 +22,8 @@ import yaml
 from click.testing import CliRunner
 
 from tensilekit.cli.main import cli
-from tensilekit.pipeline.stages.merge import SIMULATED_MARK
+
+from .standin_support import assert_merged_as_amd_merges
 
 # (M, N, K, batch, transA, transB, A, B, C/D, compute type, calls). The small bf16/f16 GEMMs hold
 # under 1 % of the GEMM time, so --keep-thr 0.99 leaves the grid run (thousands of kernels per
@@ -136,13 +137,4 @@ def test_the_merge_equals_amds_merge_tool(
     final = sorted((workdir / "final_libs").glob("*.yaml"))
     # an fp8 GEMM's tuned kernel is merged (the mixed one's file is ..._F8H_HHS_BH.yaml)
     assert any("_F8H" in path.name for path in final), final
-    completed = subprocess.run(
-        [str(amd / "run"), "tensilelite-7d9fb68", "Utilities/merge.py", str(workdir / "09_merge" / "original"),
-         str(workdir / "final_libs"), str(tmp_path / "amd"), "--force_merge", "True", "--no_eff"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
-    ours = sorted((workdir / "merged").glob("*.yaml"))
-    assert [path.name for path in ours] == sorted(path.name for path in (tmp_path / "amd").glob("*.yaml"))
-    for path in ours:
-        assert path.read_text().removeprefix(SIMULATED_MARK) == (tmp_path / "amd" / path.name).read_text(), path.name
+    assert_merged_as_amd_merges(amd, workdir, tmp_path)

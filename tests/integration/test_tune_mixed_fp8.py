@@ -20,9 +20,7 @@ from typing import Any
 
 import pytest
 
-from tensilekit.pipeline.stages.merge import SIMULATED_MARK
-
-from .standin_support import bench, copy_logic, create_library, mask64_line, run_tune
+from . import standin_support as node_tools
 
 F8H = "aquavanjaram_Cijk_Ailk_Bljk_F8H_HHS_BH_custom.yaml"
 UPLIFT = 1.03
@@ -34,8 +32,8 @@ SIZES = ((4096, 128, 4096), (8192, 256, 512), (1024, 64, 8192), (2048, 2048, 102
 @pytest.fixture(scope="module")
 def node(standins: Path, corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("mixed_node")
-    logic = copy_logic(corpus, root / "logic", names=[F8H])
-    installed = create_library(standins, logic, root / "lib" / "hipblaslt", root / "tcl-cwd")
+    logic = node_tools.copy_logic(corpus, root / "logic", names=[F8H])
+    installed = node_tools.create_library(standins, logic, root / "lib" / "hipblaslt", root / "tcl-cwd")
     return {"logic": logic, "installed": installed}
 
 
@@ -45,17 +43,17 @@ def test_search_tunes_mixed_fp8_and_the_rebuilt_library_picks_the_faster_kernel(
     gemms: list[dict[str, Any]] = []
     for m, n, k in SIZES:
         gemm = {**MIXED, "M": m, "N": n, "K": k}
-        heuristic = bench(standins, node["installed"], gemm)
-        screen = bench(standins, node["installed"], gemm, "--algo_method", "all", "-i", "10", "-j", "2")
+        heuristic = node_tools.bench(standins, node["installed"], gemm)
+        screen = node_tools.bench(standins, node["installed"], gemm, "--algo_method", "all", "-i", "10", "-j", "2")
         assert heuristic is not None and heuristic.results and screen is not None, gemm  # AMD's library serves it
         best = min(result.us for result in screen.results if result.us is not None)
         gemms.append({**gemm, "heuristic_us": heuristic.results[0].us, "best_us": best})
     faster = [gemm for gemm in gemms if gemm["heuristic_us"] / gemm["best_us"] >= UPLIFT]
     assert faster, "the sizes must hold GEMMs the library does not serve at their best"
     log = tmp_path / "app.log"
-    log.write_text("".join(mask64_line(gemm, calls=10 + i) + "\n" for i, gemm in enumerate(gemms)))
+    log.write_text("".join(node_tools.mask64_line(gemm, calls=10 + i) + "\n" for i, gemm in enumerate(gemms)))
     workdir = tmp_path / "W"
-    completed = run_tune(
+    completed = node_tools.run_tune(
         standins, str(log), "--arch", "gfx942", "--workdir", str(workdir), "--mode", "search",
         "--library-logic", str(node["logic"]), "--reference-library", str(node["installed"]),
         "--err-thr", "3",  # identity and selection are tested here, not the error gate (test_tune_standins)
@@ -77,13 +75,7 @@ def test_search_tunes_mixed_fp8_and_the_rebuilt_library_picks_the_faster_kernel(
     for gemm in faster:
         assert status[(gemm["M"], gemm["N"])] == "kept", (gemm, status)
 
-    rebuilt = create_library(standins, workdir / "merged", tmp_path / "rebuilt", tmp_path / "tcl-cwd")
-    for gemm in gemms:
-        after = bench(standins, rebuilt, gemm)
-        assert after is not None and after.results
-        assert after.results[0].us <= gemm["heuristic_us"] * 1.0001, ("slower after tuning", gemm)
-        if gemm in faster:
-            assert after.results[0].us <= gemm["best_us"] * 1.0001, ("tuned kernel not picked", gemm)
+    node_tools.assert_rebuilt_library_picks(standins, workdir, gemms, faster, tmp_path)
 
 
 def test_ga_tunes_mixed_fp8_into_amds_logic_file(node: dict[str, Path], amd: Path, tmp_path: Path) -> None:
@@ -114,11 +106,4 @@ def test_ga_tunes_mixed_fp8_into_amds_logic_file(node: dict[str, Path], amd: Pat
         assert answer["groups"][0]["problemType"] == "Cijk_Ailk_Bljk_F8H_HHS_BH"  # AMD's name for the logic's type
 
     assert [path.name for path in (workdir / "final_libs").glob("*.yaml")] == [F8H]
-    merged = subprocess.run(
-        [str(amd / "run"), "tensilelite-7d9fb68", "Utilities/merge.py", str(workdir / "09_merge" / "original"),
-         str(workdir / "final_libs"), str(tmp_path / "amd"), "--force_merge", "True", "--no_eff"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert merged.returncode == 0, merged.stdout[-2000:] + merged.stderr[-2000:]
-    ours = (workdir / "merged" / F8H).read_text().removeprefix(SIMULATED_MARK)
-    assert ours == (tmp_path / "amd" / F8H).read_text()
+    node_tools.assert_merged_as_amd_merges(amd, workdir, tmp_path)
