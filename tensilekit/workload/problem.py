@@ -152,8 +152,9 @@ def input_type_letters(a_type: str, b_type: str) -> str:
     """Tensile's ``DataType`` letters for the inputs A and B (pure).
 
     Equal types are one letter set (``B``); mixed fp8 is its combined type (``F8B8``, ``B8F8``);
-    any other mix is both sets (``F8H``), which no ``validGEMMTypes`` entry holds, so a tool
-    profile refuses it instead of tuning another problem.
+    any other mix is both sets (``F8H``, tensilelite's ``DataTypeA``/``DataTypeB`` in its problem
+    type names). A config's ``DataType`` is the type the MFMA reads instead
+    (:func:`compute_input_letters`: ``H`` for f8 x f16 with ``c_f32_fast_f16_r``).
     """
     a_letters, b_letters = tensile_type_letters(a_type), tensile_type_letters(b_type)
     if a_letters == b_letters:
