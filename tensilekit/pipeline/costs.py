@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from tensilekit.errors import PipelineError
-from tensilekit.workload.problem import GemmProblem
+from tensilekit.workload.problem import GemmProblem, compute_input_letters
 
 # ---------------------------------------------------------------------------------------------
 # Architectures
@@ -72,8 +72,11 @@ def type_bytes(name: str) -> int:
 
 
 def input_letters(problem: GemmProblem) -> str:
-    """The Tensile input-type letters of a problem (``B`` for a ``BBS`` GEMM)."""
-    return problem.gemm_type.split("_", 1)[0][:-2] or "S"
+    """The Tensile letters of the type a problem's MFMA reads (``B`` for a ``BBS`` GEMM, ``X`` for
+    xf32, ``H`` for f8 x f16 with ``c_f32_fast_f16_r``), which decides its peak rate."""
+    if problem.compute_type == "c_xf32_r" and problem.a_type == "f32_r":
+        return "X"
+    return compute_input_letters(problem.a_type, problem.b_type, problem.compute_type)
 
 
 def estimate_time_us(problem: GemmProblem, arch: str) -> float:

@@ -153,6 +153,7 @@ def catalog_of(
 
     indices: dict[str, dict[str, list[Any]]] = {}
     unmatched: list[int] = []
+    other_types: dict[str, list[int]] = defaultdict(list)
     if installed is None:
         for solution in built.solutions:
             if wanted is not None and _type_text(solution.type_key) not in wanted:
@@ -168,6 +169,7 @@ def catalog_of(
                 unmatched.append(index)
                 continue
             if wanted is not None and _type_text(matches[0].type_key) not in wanted:
+                other_types[_type_text(matches[0].type_key)].append(index)
                 continue
             indices.setdefault(_type_text(matches[0].type_key), {})[str(index)] = [*location(matches[0]), name]
         origin = f"the installed library ({installed_origin})"
@@ -181,8 +183,30 @@ def catalog_of(
             "installed_solutions": None if installed is None else len(installed),
             "installed_not_in_logic": len(unmatched),
             "installed_not_in_logic_sample": unmatched[:10],
+            # installed solutions that are in --library-logic under a problem type the workload
+            # does not have, as index runs [first, last]: a bench printing one for a workload GEMM
+            # means tensilekit's type key and hipBLASLt's type match disagree (see resolve)
+            "installed_of_other_types": {key: _runs(values) for key, values in sorted(other_types.items())},
         },
     }
+
+
+def _runs(values: Sequence[int]) -> list[list[int]]:
+    """Sorted integers as ``[first, last]`` runs of consecutive values."""
+    runs: list[list[int]] = []
+    for value in sorted(values):
+        if runs and value == runs[-1][1] + 1:
+            runs[-1][1] = value
+        else:
+            runs.append([value, value])
+    return runs
+
+
+def _other_type(identity: Mapping[str, Any], index: int) -> str | None:
+    for type_text, runs in (identity.get("installed_of_other_types") or {}).items():
+        if any(first <= index <= last for first, last in runs):
+            return str(type_text)
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,6 +230,14 @@ def resolve(catalog: Mapping[str, Any], type_text: str, name: str | None, index:
     if identity.get("installed_read") and index is not None:
         entry = indices.get(str(index))
         if entry is None:
+            other = _other_type(identity, index)
+            if other is not None:  # the library is fine: tensilekit keyed the GEMM or the logic file wrongly
+                return Resolution(
+                    None,
+                    f"solution {index} is in --library-logic, in a logic file whose problem type tensilekit keys "
+                    f"{'as none it can tune' if other == '?' else other}, not {type_text}: tensilekit's type "
+                    "mapping disagrees with hipBLASLt's (a tensilekit bug, not the installation)",
+                )
             return Resolution(None, f"solution {index} of the installed library is not in --library-logic")
         if name is not None and entry[2] != name:
             return Resolution(

@@ -126,10 +126,19 @@ def _mfma(arch: ArchSpec, element_bytes: int, large: bool) -> tuple[int, int, in
 
 
 def problem_type_name(problem: GemmProblem) -> str:
-    """Tensile's problem-type name for a plain GEMM, e.g. ``Cijk_Alik_Bljk_BBS_BH``."""
+    """Tensile's problem-type name for a plain GEMM, e.g. ``Cijk_Alik_Bljk_BBS_BH``; A and B of
+    their own types lead the types as tensilelite names them (``Cijk_Ailk_Bljk_F8H_HHS_BH``,
+    SolutionStructs.py:484-487 @7d9fb68)."""
+    from tensilekit.workload.problem import compute_input_letters, input_type_letters, tensile_type_letters
+
     index_a = "Alik" if problem.trans_a == "T" else "Ailk"
     index_b = "Bjlk" if problem.trans_b == "T" else "Bljk"
-    return f"Cijk_{index_a}_{index_b}_{problem.gemm_type.split('_', 1)[0]}_BH"
+    types = problem.gemm_type.split("_", 1)[0]
+    data = compute_input_letters(problem.a_type, problem.b_type, problem.compute_type)
+    if data != input_type_letters(problem.a_type, problem.b_type):
+        inputs = tensile_type_letters(problem.a_type) + tensile_type_letters(problem.b_type)
+        types = f"{inputs}_{data}{types.removeprefix(inputs)}"
+    return f"Cijk_{index_a}_{index_b}_{types}_BH"
 
 
 def _type_tag(problem: GemmProblem) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from tensilekit.errors import InvalidKernel, TensilekitError
 from tensilekit.io.logic_io import logic_from_data
 from tensilekit.model.logic import LogicFile
-from tensilekit.model.tensile_parameters import DataTypeInfo
+from tensilekit.model.tensile_parameters import TENSILELITE_DATA_TYPES, DataTypeInfo
 from tensilekit.pipeline.library_index import LogicIndex
 from tensilekit.pipeline.simulate import (
     SIMULATED,
@@ -27,7 +27,7 @@ from tensilekit.pipeline.simulate import (
     supports,
     type_bytes,
 )
-from tensilekit.workload.problem import GemmProblem
+from tensilekit.workload.problem import GemmProblem, compute_input_letters
 
 # ---------------------------------------------------------------------------------------------
 # The simulated installed library (logic files)
@@ -56,13 +56,17 @@ def problem_type_dict(problem: GemmProblem) -> dict[str, Any]:
     mixed = MIXED_FP8_CODES.get((a_code, b_code))
     if mixed is not None:
         a_code = b_code = mixed
+    # DataType is the type the MFMA reads (f8 x f16 with c_f32_fast_f16_r: H, as AMD's gfx942
+    # ..._F8H_HHS_BH_custom.yaml: DataType 4, DataTypeA 11, DataTypeB 4).
+    letters = compute_input_letters(problem.a_type, problem.b_type, problem.compute_type)
+    data_code = next((info.code for info in TENSILELITE_DATA_TYPES if info.char == letters), a_code)
     return {
         "Activation": False,
         "Batched": True,
         "ComplexConjugateA": False,
         "ComplexConjugateB": False,
         "ComputeDataType": COMPUTE_TYPE_CODES.get(problem.compute_type, 0),
-        "DataType": a_code,
+        "DataType": data_code if mixed is None else a_code,
         "DataTypeA": a_code,
         "DataTypeB": b_code,
         "DestDataType": TENSILELITE_TYPE_CODES.get(problem.d_type, 0),

@@ -50,7 +50,7 @@ from tensilekit.search.params import KernelParams
 from tensilekit.search.profiles import profile_for
 from tensilekit.search.pruning import HARDWARE_RULES, is_valid, make_context
 from tensilekit.tools.runner import CompletedCommand, EnvOverrides
-from tensilekit.workload.problem import GemmProblem
+from tensilekit.workload.problem import GemmProblem, compute_type_for_letters
 
 LETTER_TYPES: dict[str, str] = {
     "H": "f16_r", "B": "bf16_r", "S": "f32_r", "D": "f64_r", "I8": "i8_r", "I": "i32_r", "F8": "f8_r",
@@ -118,6 +118,12 @@ def problem_from_type(problem_type: Mapping[str, Any], size: Sequence[int]) -> G
     b_type = data_type
     if letters in MIXED_LETTER_TYPES:  # F8B8: A is fp8, B bf8 (Common.py validGEMMTypes)
         data_type, b_type = MIXED_LETTER_TYPES[letters]
+    compute_type = COMPUTE_LETTERS.get(compute, "c_f32_r")
+    if "DataTypeA" in problem_type or "DataTypeB" in problem_type:  # F8H: DataType H, DataTypeA F8
+        data_type, b_type = (
+            LETTER_TYPES.get(_letters(problem_type.get(key, letters)), data_type) for key in ("DataTypeA", "DataTypeB")
+        )
+        compute_type = compute_type_for_letters(data_type, b_type, compute_type, letters) or compute_type
     dest_type = LETTER_TYPES.get(dest, data_type)
     m, n, batch, k = (int(value) for value in size[:4])
     values: dict[str, Any] = {
@@ -125,7 +131,7 @@ def problem_from_type(problem_type: Mapping[str, Any], size: Sequence[int]) -> G
         "trans_a": "T" if problem_type.get("TransposeA") else "N",
         "trans_b": "T" if problem_type.get("TransposeB") else "N",
         "a_type": data_type, "b_type": b_type, "c_type": dest_type, "d_type": dest_type,
-        "compute_type": COMPUTE_LETTERS.get(compute, "c_f32_r"),
+        "compute_type": compute_type,
     }  # fmt: skip
     if len(size) >= 8:
         values.update(ldd=int(size[4]), ldc=int(size[5]), lda=int(size[6]), ldb=int(size[7]))
@@ -433,10 +439,11 @@ class SimulatedTensileRunner:
 
 
 def letters_of(problem: GemmProblem) -> str:
-    """The Tensile input-type letters of a problem (``B`` for bf16)."""
-    from tensilekit.workload.problem import tensile_type_letters
+    """The Tensile letters of the type a problem's MFMA reads (``B`` for bf16, ``H`` for f8 x f16
+    with ``c_f32_fast_f16_r``: :func:`~tensilekit.workload.problem.compute_input_letters`)."""
+    from tensilekit.workload.problem import compute_input_letters
 
-    return tensile_type_letters(problem.a_type)
+    return compute_input_letters(problem.a_type, problem.b_type, problem.compute_type)
 
 
 __all__ = [

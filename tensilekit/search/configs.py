@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tensilekit._arguments import require, require_items, require_output_path, require_path
+from tensilekit.errors import TensilekitError
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.search.params import Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import ArchProfile
@@ -121,13 +122,19 @@ EPILOGUE_KEYS: tuple[str, ...] = (
 _TYPE_KEYS = frozenset({"BiasDataTypeList", "ActivationComputeDataType", "DataTypeE", "DataTypeAmaxD", "F32XdlMathOp"})
 
 
-def _type_letter(value: Any) -> Any:
+def _type_letter(value: Any, dialect: Dialect) -> Any:
+    """A library row's type code as a config letter, read with the row's own enum: from code 9 on
+    tensilelite and ROCm/Tensile number types differently (tensilelite 11 is ``F8``, ROCm/Tensile 11
+    ``B8``: TensileInstructions/DataType.py @7d9fb68 has ``I64`` at 9; Tensile/DataType.py @09ec347
+    has not), and hipBLASLt's rows are tensilelite's, rocBLAS's ROCm/Tensile's."""
     if isinstance(value, bool) or not isinstance(value, int):
         return value
-    from tensilekit.model.tensile_parameters import DATA_TYPE_BY_CODE
+    from tensilekit.model.naming import data_type
 
-    info = DATA_TYPE_BY_CODE.get(value)
-    return info.char if info is not None else value
+    try:
+        return data_type(value, dialect=dialect).char
+    except TensilekitError:
+        return value
 
 
 def library_epilogue(problem_type: Mapping[str, Any], dialect: Dialect = "tensilelite") -> dict[str, Any]:
@@ -144,7 +151,11 @@ def library_epilogue(problem_type: Mapping[str, Any], dialect: Dialect = "tensil
             continue
         value = problem_type[key]
         if key in _TYPE_KEYS:
-            value = [_type_letter(item) for item in value] if isinstance(value, list) else _type_letter(value)
+            value = (
+                [_type_letter(item, dialect) for item in value]
+                if isinstance(value, list)
+                else _type_letter(value, dialect)
+            )
         if key == "F32XdlMathOp" and value in ("S", 0):
             continue  # plain fp32 math: the default, and not a letter ROCm/Tensile's configs need
         found[key] = value

@@ -108,7 +108,7 @@ def bench_problem_issue(problem: GemmProblem, profile: ToolProfile | None) -> st
     takes ``--scaleA``/``--scaleB`` only as ``s``/``v``: anything else silently means *no
     scaling* (client.cpp:484-490, 826-834), so an MX scale mode would be measured unscaled. Its
     bench reads only the data types of ``profile.bench_data_types`` (no ``f4_r``: FP4 cannot be
-    expressed there).
+    expressed there) and the compute types of ``profile.bench_compute_types`` (no f16 compute).
     """
     if profile is None:
         return None
@@ -121,6 +121,8 @@ def bench_problem_issue(problem: GemmProblem, profile: ToolProfile | None) -> st
         )
         if unknown:
             return f"{profile.description}'s hipblaslt-bench has no data type {', '.join(unknown)}"
+    if profile.bench_compute_type(problem.compute_type) is None:
+        return f"{profile.description}'s hipblaslt-bench has no compute type {problem.compute_type} (--compute_type)"
     wanted = [
         ("--scaleC", problem.scale_c != 0), ("--scaleD", problem.scale_d != 0), ("--swizzleA", problem.swizzle_a),
         ("--swizzleB", problem.swizzle_b), ("--aux_type", bool(problem.aux_type)),
@@ -163,6 +165,9 @@ def build_bench_argv(
     def type_name(name: str) -> str:
         return profile.bench_type_name(name) if profile is not None else name
 
+    def compute_type(name: str) -> str:  # each release's spelling (7d9fb68: f32_f16_r for c_f32_fast_f16_r)
+        return (profile.bench_compute_type(name) if profile is not None else None) or compute_type_for_bench(name)
+
     def scale(mode: int) -> str:
         value = profile.scale_value(mode) if profile is not None else str(mode)
         return str(value)
@@ -178,7 +183,7 @@ def build_bench_argv(
         "--batch_count", str(problem.batch),
         "--a_type", type_name(problem.a_type), "--b_type", type_name(problem.b_type),
         "--c_type", type_name(problem.c_type), "--d_type", type_name(problem.d_type),
-        "--compute_type", compute_type_for_bench(problem.compute_type),
+        "--compute_type", compute_type(problem.compute_type),
         "--scale_type", problem.scale_type,
     ]  # fmt: skip
     for flag, mode in (

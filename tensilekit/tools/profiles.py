@@ -100,6 +100,17 @@ _BENCH_DATA_TYPES_7D9FB68 = frozenset(
 no ``f4_r``/``f6_r`` (FP4/FP6 arrived with MX block scaling in later releases)."""
 
 
+_BENCH_COMPUTE_TYPES_7D9FB68: tuple[tuple[str, str], ...] = (
+    ("c_f32_r", "f32_r"), ("c_xf32_r", "xf32_r"), ("c_f64_r", "f64_r"), ("c_i32_r", "i32_r"),
+    ("c_f32_fast_f16_r", "f32_f16_r"), ("c_f32_fast_bf16_r", "f32_bf16_r"),
+)  # fmt: skip
+"""``--compute_type`` of hipblaslt-bench @7d9fb68 (string_to_hipblas_computetype: f32_r/s, xf32_r/x,
+f64_r/d, i32_r/i, f32_f16_r, f32_bf16_r; no f16 compute): the bench stand-in's ``CTYPES``. The
+2026 bench reads the same spellings (and ``c``/``f32_c``, ``z``/``f64_c`` for complex;
+hipblaslt-2026-interfaces.md, S15): the fast types keep ``f32_f16_r``/``f32_bf16_r``."""
+_BENCH_COMPUTE_TYPES_DEVELOP = _BENCH_COMPUTE_TYPES_7D9FB68
+
+
 class ProfileError(TensilekitError):
     """An unknown tool profile name."""
 
@@ -131,6 +142,12 @@ class ToolProfile:
     bench_data_types: frozenset[str] = frozenset()
     """The ``--a_type``/``--b_type``/``--c_type``/``--d_type`` names its hipblaslt-bench reads
     (empty: not restricted, as far as tensilekit knows)."""
+    bench_compute_types: tuple[tuple[str, str], ...] = ()
+    """``(compute type in the logs' c_* form, --compute_type spelling)`` its hipblaslt-bench reads
+    (empty: :func:`~tensilekit.workload.problem.compute_type_for_bench`'s, unrestricted)."""
+    input_type_keys: bool = True
+    """Its configs' ProblemType reads ``DataTypeA``/``DataTypeB`` (tensilelite
+    SolutionStructs.py:116-120 @7d9fb68); ROCm/Tensile's does not (SolutionStructs.py @09ec347)."""
 
     # ------------------------------------------------------------------ configs
 
@@ -147,15 +164,22 @@ class ToolProfile:
             return plain
         return None
 
-    def config_type_issue(self, letters: tuple[str, str, str], arch: str) -> str | None:
+    def config_type_issue(
+        self, letters: tuple[str, str, str], arch: str, inputs: tuple[str, str] | None = None
+    ) -> str | None:
         """Why this release's driver cannot benchmark a GEMM type (None: it can).
 
-        ``letters`` is ``(DataType, DestDataType, ComputeDataType)`` in tensilekit's letters.
+        ``letters`` is ``(DataType, DestDataType, ComputeDataType)`` in tensilekit's letters,
+        ``inputs`` ``(DataTypeA, DataTypeB)`` when A or B differs from ``DataType`` (f8 x f16:
+        ``DataType`` H, ``inputs`` (F8, H)).
         """
         if arch not in self.archs:
             return f"{self.description} does not know {arch}"
-        mapped = [self.config_letters(letter, arch) for letter in letters]
-        missing = [letter for letter, found in zip(letters, mapped, strict=True) if found is None]
+        if inputs is not None and not self.input_type_keys:
+            return f"{self.description} has no DataTypeA/DataTypeB for A and B of different types ({''.join(inputs)})"
+        every = (*letters, *(inputs or ()))
+        mapped = [self.config_letters(letter, arch) for letter in every]
+        missing = [letter for letter, found in zip(every, mapped, strict=True) if found is None]
         if missing:
             return f"{self.description} has no data type {', '.join(missing)}"
         triple = (str(mapped[0]), str(mapped[1]), str(mapped[2]))
@@ -175,6 +199,15 @@ class ToolProfile:
             return _FNUZ_BENCH_TYPES.get(name, name)
         return name
 
+    def bench_compute_type(self, compute_type: str) -> str | None:
+        """The ``--compute_type`` value this release's hipblaslt-bench reads for a compute type (None:
+        it has none, e.g. ``c_f16_r`` before the 2026 bench)."""
+        if not self.bench_compute_types:
+            from tensilekit.workload.problem import compute_type_for_bench
+
+            return compute_type_for_bench(compute_type)
+        return dict(self.bench_compute_types).get(compute_type)
+
     def scale_value(self, mode: int) -> str | None:
         """``--scaleA``'s value for a scale mode (0 none, 1 scalar, 2 vector, 3.. MX); None when the
         release cannot express it (7d9fb68 takes only ``s`` and ``v``)."""
@@ -193,7 +226,7 @@ def _profiles() -> dict[str, ToolProfile]:
         archs=("gfx90a", "gfx942"), gemm_types=_TENSILELITE_7D9FB68_GEMM_TYPES, letters=letters_7d9fb68,
         scale_mode="letters", extra_bench_flags=_BENCH_FLAGS_7D9FB68, fnuz_type_names=False,
         create_library_flavor="hipblaslt-2024", driver_flags=frozenset({"--use-cache", "--logic-format"}),
-        bench_data_types=_BENCH_DATA_TYPES_7D9FB68,
+        bench_data_types=_BENCH_DATA_TYPES_7D9FB68, bench_compute_types=_BENCH_COMPUTE_TYPES_7D9FB68,
     )  # fmt: skip
     develop = ToolProfile(
         name="hipblaslt-develop",
@@ -205,13 +238,13 @@ def _profiles() -> dict[str, ToolProfile]:
         archs=("gfx90a", "gfx942", "gfx950"), gemm_types=_DEVELOP_GEMM_TYPES,
         letters=letters_7d9fb68 | frozenset(_FNUZ.values()), scale_mode="ints",
         extra_bench_flags=_BENCH_FLAGS_DEVELOP, fnuz_type_names=True, create_library_flavor="rocm-libraries",
-        driver_flags=frozenset({"--use-cache", "--logic-format"}),
+        driver_flags=frozenset({"--use-cache", "--logic-format"}), bench_compute_types=_BENCH_COMPUTE_TYPES_DEVELOP,
     )  # fmt: skip
     tensile_letters = frozenset({"S", "D", "C", "Z", "H", "4xi8", "I", "B", "I8", "F8", "B8", "F8B8", "B8F8", "X"})
     tensile_42 = ToolProfile(
         name="tensile-09ec347", description="ROCm/Tensile 09ec347 (4.42.0, rocBLAS)", dialect="tensile",
         tensile_version="4.42.0", minimum_required_version="4.33.0", archs=("gfx90a", "gfx942"),
-        gemm_types=_TENSILE_GEMM_TYPES, letters=tensile_letters,
+        gemm_types=_TENSILE_GEMM_TYPES, letters=tensile_letters, input_type_keys=False,
     )  # fmt: skip
     tensile_44 = dataclasses.replace(
         tensile_42, name="tensile-a164ed70", description="ROCm/Tensile a164ed70 (4.44.0, ROCm 6.5)",

@@ -34,7 +34,7 @@ from tensilekit._arguments import require as require_type
 from tensilekit._arguments import require_path
 from tensilekit.errors import InputNotFound, InvalidValue, Location, MissingField, YamlSyntaxError, one_line_reason
 from tensilekit.io.limits import check_yaml_text
-from tensilekit.workload.problem import GemmProblem
+from tensilekit.workload.problem import FAST_COMPUTE_FOR_INPUT, GemmProblem
 from tensilekit.workload.records import ParsedWorkload, WorkloadFormat
 
 # Tensile letters -> hipBLASLt data type names (inverse of problem.DATA_TYPES, canonical picks).
@@ -92,6 +92,13 @@ def types_from_tensile(data_type: str, dest_data_type: str, compute_data_type: s
         if compute not in _LETTER_COMPUTE:
             raise ValueError(f"unknown ComputeDataType {compute!r}")
         compute_type = _LETTER_COMPUTE[compute]
+        wide = [letter for letter in letters if letter in FAST_COMPUTE_FOR_INPUT]
+        if len(letters) == 2 and len(wide) == 1 and compute == "S":
+            # fp8 x f16 (F8H): tensilelite's only such GEMM converts the fp8 input and runs f16
+            # MFMAs (AMD's ..._F8H_HHS_BH_... logic, DataType H), which hipBLASLt reaches with
+            # c_f32_fast_f16_r (AMD's own bench sample: DataTypeA f8_r, DataTypeB f16_r,
+            # ComputeType f32_f16_r, clients/benchmarks/sequence.yaml @7d9fb683).
+            compute_type = FAST_COMPUTE_FOR_INPUT[wide[0]]
     if dest not in _LETTER_TYPES:
         raise ValueError(f"unknown DestDataType {dest!r}")
     c_type = _LETTER_TYPES[dest]

@@ -152,13 +152,75 @@ def input_type_letters(a_type: str, b_type: str) -> str:
     """Tensile's ``DataType`` letters for the inputs A and B (pure).
 
     Equal types are one letter set (``B``); mixed fp8 is its combined type (``F8B8``, ``B8F8``);
-    any other mix is both sets (``F8H``), which no ``validGEMMTypes`` entry holds, so a tool
-    profile refuses it instead of tuning another problem.
+    any other mix is both sets (``F8H``, tensilelite's ``DataTypeA``/``DataTypeB`` in its problem
+    type names). A config's ``DataType`` is the type the MFMA reads instead
+    (:func:`compute_input_letters`: ``H`` for f8 x f16 with ``c_f32_fast_f16_r``).
     """
     a_letters, b_letters = tensile_type_letters(a_type), tensile_type_letters(b_type)
     if a_letters == b_letters:
         return a_letters
     return _MIXED_INPUT_LETTERS.get((a_letters, b_letters), a_letters + b_letters)
+
+
+FAST_COMPUTE_FOR_INPUT: dict[str, str] = {"H": "c_f32_fast_f16_r", "B": "c_f32_fast_bf16_r"}
+"""Tensile input letters -> the fp32 compute type that converts the inputs to that type before the
+MFMA (hipBLASLt's ``HIPBLAS_COMPUTE_32F_FAST_16F``/``_16BF``; hipblaslt-bench ``--compute_type
+f32_f16_r``/``f32_bf16_r``)."""
+FAST_COMPUTE_TYPES: tuple[str, ...] = tuple(FAST_COMPUTE_FOR_INPUT.values())
+
+
+def compute_input_letters(a_type: str, b_type: str, compute_type: str) -> str:
+    """Tensile letters of the type the kernel's MFMA reads: tensilelite's ``DataType`` of the GEMM (pure).
+
+    hipBLASLt builds the Tensile problem's ``computeInputType`` from A, B and the compute type
+    (``roc2TensileComputeInputType``, tensile_host.cpp:295-340 @7d9fb683, ported as
+    :func:`tensilekit.selection.hipblaslt.compute_input_type`), and a tensilelite library serves it
+    from the problem type whose ``DataType`` is that type (``rv.computeInputType = srcType``,
+    Contractions.py:126,158 @7d9fb68), A and B keeping their own ``DataTypeA``/``DataTypeB``. So f8 x f16
+    with ``c_f32_fast_f16_r`` is ``H`` (AMD's gfx942 ``..._F8H_HHS_BH_custom.yaml``: ``DataType: 4``,
+    ``DataTypeA: 11``, ``DataTypeB: 4``), with ``c_f32_r`` ``F8``; fp8 x bf8 is ``F8B8``.
+    """
+    from tensilekit.errors import TensilekitError
+    from tensilekit.model.tensile_parameters import DATA_TYPE_BY_NAME
+    from tensilekit.selection.hipblaslt import compute_input_type
+    from tensilekit.selection.problem import parse_data_type
+
+    a_letters, b_letters = tensile_type_letters(a_type), tensile_type_letters(b_type)
+    try:
+        a, b = parse_data_type(a_type), parse_data_type(b_type)
+        found = compute_input_type(a, b, compute_type)
+    except TensilekitError:  # a compute type hipBLASLt's heuristic has no rule for: the inputs decide
+        return input_type_letters(a_type, b_type)
+    if found is a or found is b:
+        pair = input_type_letters(a_type, b_type)
+        if pair in _MIXED_INPUT_LETTERS.values():  # F8B8 ...: mixed fp8 is one DataType of its own
+            return pair
+        return a_letters if found is a else b_letters
+    info = DATA_TYPE_BY_NAME.get(found.value.lower())
+    return info.char if info is not None else input_type_letters(a_type, b_type)
+
+
+def plain_compute_type(compute_type: str) -> str:
+    """The compute type without its input conversion (``c_f32_fast_f16_r`` -> ``c_f32_r``; pure)."""
+    return "c_f32_r" if compute_type in FAST_COMPUTE_TYPES else compute_type
+
+
+def compute_type_for_letters(a_type: str, b_type: str, compute_type: str, data_letters: str) -> str | None:
+    """The compute type under which a GEMM of A and B makes the MFMA read ``data_letters`` (pure):
+    ``compute_type`` (fast types made plain) when A and B alone make it, else the fast compute type
+    that does (None: none does). The inverse of :func:`compute_input_letters` that type keys use.
+
+    tensilelite matches ``TypesEqual`` (A, B, C, D, computeInputType) and its logic files store
+    computeInputType as ``DataType`` (Contractions.py:158,355 @7d9fb68); hipBLASLt derives it from
+    A, B and the compute type (:func:`~tensilekit.workload.problem.compute_input_letters`).
+    """
+    plain = plain_compute_type(compute_type)
+    if compute_input_letters(a_type, b_type, plain) == data_letters:
+        return plain
+    for fast in FAST_COMPUTE_TYPES:
+        if plain == "c_f32_r" and compute_input_letters(a_type, b_type, fast) == data_letters:
+            return fast
+    return None
 
 
 def default_compute_type(a_type: str) -> str:
@@ -420,11 +482,16 @@ __all__ = [
     "GemmProblem",
     "Transpose",
     "TypeInfo",
+    "FAST_COMPUTE_FOR_INPUT",
+    "FAST_COMPUTE_TYPES",
+    "compute_input_letters",
+    "compute_type_for_letters",
     "compute_type_for_bench",
     "default_compute_type",
     "default_scale_type",
     "input_type_letters",
     "normalize_compute_type",
     "normalize_data_type",
+    "plain_compute_type",
     "tensile_type_letters",
 ]

@@ -58,11 +58,13 @@ def create_library(standins: Path, logic: Path, output: Path, cwd: Path, *, jobs
 
 
 def gemm_args(gemm: Mapping[str, Any]) -> list[str]:
+    """The bench's type options for ``gemm``; ``bench_compute_type`` is 7d9fb683's ``--compute_type``
+    spelling (default ``f32_r``; ``f32_f16_r`` for a log's ``c_f32_fast_f16_r``)."""
     return [
         "-m", str(gemm["M"]), "-n", str(gemm["N"]), "-k", str(gemm["K"]),
         "--transA", gemm["transA"], "--transB", gemm["transB"],
         "--a_type", gemm["a_type"], "--b_type", gemm["b_type"], "--c_type", gemm["c_type"],
-        "--d_type", gemm["d_type"], "--compute_type", "f32_r",
+        "--d_type", gemm["d_type"], "--compute_type", gemm.get("bench_compute_type", "f32_r"),
     ]  # fmt: skip
 
 
@@ -89,7 +91,8 @@ def mask64_line(gemm: Mapping[str, Any], calls: int) -> str:
         f"transA: {gemm['transA']}, transB: {gemm['transB']}, batch_count: 1, scaleA: 0, scaleB: 0, "
         "scaleAlpha_vector: false, gradient: false, use_e: false, bias_vector: false, bias_source: d, "
         f"a_type: {gemm['a_type']}, b_type: {gemm['b_type']}, c_type: {gemm['c_type']}, d_type: {gemm['d_type']}, "
-        "scale_type: f32_r, bias_type: f32_r, compute_type: c_f32_r, activation_type: none, flush: false, "
+        f"scale_type: f32_r, bias_type: f32_r, compute_type: {gemm.get('compute_type', 'c_f32_r')}, "
+        "activation_type: none, flush: false, "
         f"rotating: 0, cold_iters: 0, iters: 0, call_count: {calls} }}"
     )
 
@@ -100,3 +103,41 @@ def run_tune(standins: Path, *args: str, env: Mapping[str, str] | None = None) -
         [sys.executable, "-m", "tensilekit", "tune", *args],
         env={**standin_env(standins), **(env or {})}, capture_output=True, text=True, timeout=900, cwd=ROOT,
     )  # fmt: skip
+
+
+def assert_rebuilt_library_picks(
+    standins: Path,
+    workdir: Path,
+    gemms: Sequence[Mapping[str, Any]],
+    faster: Sequence[Mapping[str, Any]],
+    scratch: Path,
+) -> None:
+    """Build ``workdir/merged`` with the stand-in TensileCreateLibrary: no GEMM (each with its
+    ``heuristic_us`` before tuning) is slower under the rebuilt library's heuristic, and every GEMM of
+    ``faster`` runs at its screen's ``best_us``."""
+    rebuilt = create_library(standins, workdir / "merged", scratch / "rebuilt", scratch / "tcl-cwd")
+    for gemm in gemms:
+        after = bench(standins, rebuilt, gemm)
+        assert after is not None and after.results
+        assert after.results[0].us <= gemm["heuristic_us"] * 1.0001, ("slower after tuning", gemm)
+        if gemm in faster:
+            assert after.results[0].us <= gemm["best_us"] * 1.0001, ("tuned kernel not picked", gemm)
+
+
+def assert_merged_as_amd_merges(amd: Path, workdir: Path, scratch: Path) -> None:
+    """``workdir/merged`` is what hipBLASLt's own merge tool (tensilelite 7d9fb683 ``Utilities/merge.py``,
+    with the policy ``tune`` merges by: ``--force_merge True --no_eff``) writes for the run's original
+    files and its ``final_libs``, byte for byte (a SIMULATED run's warning line aside)."""
+    from tensilekit.pipeline.stages.merge import SIMULATED_MARK
+
+    completed = subprocess.run(
+        [str(amd / "run"), "tensilelite-7d9fb68", "Utilities/merge.py", str(workdir / "09_merge" / "original"),
+         str(workdir / "final_libs"), str(scratch / "amd-merged"), "--force_merge", "True", "--no_eff"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    ours = sorted((workdir / "merged").glob("*.yaml"))
+    theirs = scratch / "amd-merged"
+    assert ours and [path.name for path in ours] == sorted(path.name for path in theirs.glob("*.yaml"))
+    for path in ours:
+        assert path.read_text().removeprefix(SIMULATED_MARK) == (theirs / path.name).read_text(), path.name

@@ -17,6 +17,7 @@ import pytest
 
 from .standin_support import (
     GEMM_TYPES,
+    assert_rebuilt_library_picks,
     bench,
     copy_logic,
     create_library,
@@ -112,13 +113,7 @@ def test_search_keeps_every_faster_kernel_and_the_rebuilt_library_picks_it(
     for gemm in faster:
         assert results[_key(gemm)]["status"] == "kept", (gemm, results[_key(gemm)]["status"])
 
-    rebuilt = create_library(standins, workdir / "merged", tmp_path / "rebuilt", tmp_path / "tcl-cwd")
-    for gemm in gemms:
-        after = bench(standins, rebuilt, gemm)
-        assert after is not None and after.results
-        assert after.results[0].us <= gemm["heuristic_us"] * 1.0001, ("slower after tuning", gemm)
-        if gemm in faster:
-            assert after.results[0].us <= gemm["best_us"] * 1.0001, ("tuned kernel not picked", gemm)
+    assert_rebuilt_library_picks(standins, workdir, gemms, faster, tmp_path)
 
 
 def test_a_library_not_built_from_library_logic_is_reported(

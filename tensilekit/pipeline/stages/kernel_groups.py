@@ -33,7 +33,12 @@ from tensilekit.search.profiles import profile_for
 from tensilekit.tools.hipblaslt_bench import InvalidMeasurement
 from tensilekit.tools.profiles import ToolProfile
 from tensilekit.tools.runner import CommandRunner, SubprocessRunner
-from tensilekit.workload.problem import COMPUTE_TYPES, input_type_letters, tensile_type_letters
+from tensilekit.workload.problem import (
+    COMPUTE_TYPES,
+    compute_input_letters,
+    input_type_letters,
+    tensile_type_letters,
+)
 
 
 class SearchGroup(BaseModel):
@@ -55,6 +60,8 @@ class SearchGroup(BaseModel):
     type_letters: tuple[str, str, str] = ("S", "S", "S")
     """``(DataType, DestDataType, ComputeDataType)`` in tensilekit's letters (before the tool
     profile maps them)."""
+    input_letters: tuple[str, str] | None = None
+    """``(DataTypeA, DataTypeB)`` when A or B differs from ``DataType`` (:func:`input_letters`)."""
     bias_type: str | None = None
     """The GEMMs' bias type letter (benchmarked when the ProblemType has a bias epilogue)."""
     activation: str | None = None
@@ -121,14 +128,27 @@ def config_header(group: SearchGroup, arch: str, dialect: str, simulated: bool) 
 def type_letters(problem: Any) -> tuple[str, str, str]:
     """``(DataType, DestDataType, ComputeDataType)`` of a GEMM in tensilekit's letters.
 
-    The input letters name both A and B (:func:`~tensilekit.workload.problem.input_type_letters`):
-    an fp8 x bf8 GEMM is ``F8B8``, never ``F8`` (that would tune F8 x F8, another problem).
+    ``DataType`` is the type the MFMA reads (:func:`~tensilekit.workload.problem.compute_input_letters`):
+    an fp8 x bf8 GEMM is ``F8B8``, never ``F8`` (that would tune F8 x F8, another problem); f8 x f16
+    with ``c_f32_fast_f16_r`` is ``H``, its A and B in :func:`input_letters`.
     """
     return (
-        input_type_letters(problem.a_type, problem.b_type),
+        compute_input_letters(problem.a_type, problem.b_type, problem.compute_type),
         tensile_type_letters(problem.d_type),
         COMPUTE_TYPES.get(problem.compute_type, "S"),
     )
+
+
+def input_letters(problem: Any) -> tuple[str, str] | None:
+    """``(DataTypeA, DataTypeB)`` when A or B is not of the GEMM's ``DataType`` (None: both are).
+
+    tensilelite reads them beside ``DataType`` (SolutionStructs.py:106-120 @7d9fb68) and names the
+    problem type after them (``_F8H_HHS``, :484-487); mixed fp8 (``F8B8``) is one DataType of its own.
+    """
+    data = compute_input_letters(problem.a_type, problem.b_type, problem.compute_type)
+    if data == input_type_letters(problem.a_type, problem.b_type):
+        return None
+    return tensile_type_letters(problem.a_type), tensile_type_letters(problem.b_type)
 
 
 def kernel_search_issue(problem: Any) -> str | None:
@@ -156,10 +176,18 @@ def is_xf32(problem: Any) -> bool:
 
 def _problem_type(problem: Any, tool: ToolProfile | None = None, arch: str = "") -> dict[str, Any]:
     letters, dest, compute = type_letters(problem)
+    inputs = input_letters(problem)
     if tool is not None:  # e.g. F8N is F8 to a release without FNUZ letters, on gfx942
         letters = tool.config_letters(letters, arch) or letters
         dest = tool.config_letters(dest, arch) or dest
+        if inputs is not None:
+            inputs = (
+                tool.config_letters(inputs[0], arch) or inputs[0],
+                tool.config_letters(inputs[1], arch) or inputs[1],
+            )
     config = problem_type_config(letters, dest, compute, problem.trans_a, problem.trans_b)
+    if inputs is not None:
+        config["DataTypeA"], config["DataTypeB"] = inputs
     if is_xf32(problem):
         # GEKO writes F32XdlMathOp: X for xf32 (config_sections_generator.py _build_problem_type);
         # without it the kernel is plain fp32 and serves another ProblemType (..._SB vs ..._SB_X...).
@@ -201,6 +229,7 @@ def build_groups(gemms: Sequence[GemmEntry], config: TuneConfig, tool: ToolProfi
                 SearchGroup(
                     name=f"{gemm_type}_{number}", gemm_type=gemm_type,
                     letters="X" if is_xf32(first) else letters_of(first), type_letters=type_letters(first),
+                    input_letters=input_letters(first),
                     type_name=problem_type_name(first), problem_type=_problem_type(first, tool, config.arch),
                     shapes=tuple(shapes[position] for position in cluster),
                     weights=tuple(weights[position] for position in cluster),
@@ -227,6 +256,7 @@ __all__ = [
     "build_groups",
     "config_header",
     "driver_job",
+    "input_letters",
     "is_xf32",
     "kernel_search_issue",
     "shape_problem",

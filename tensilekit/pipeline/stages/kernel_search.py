@@ -160,7 +160,7 @@ class KernelSearchStage(TuneStage):
         context.log(f"kernel search configs for {tool.description} (tool profile {tool.name})")
         built = build_groups([gemm for gemm in gemms if gemm.id not in reasons], config, tool)
         for group in built:
-            issue = tool.config_type_issue(group.type_letters, config.arch)
+            issue = tool.config_type_issue(group.type_letters, config.arch, group.input_letters)
             if issue is not None:  # reported, never tuned as another problem
                 skipped[group.name] = f"cannot be expressed: {issue}"
                 continue

@@ -26,6 +26,7 @@ from tensilekit.io.installed_library import InstalledLibrary, find_masters
 from tensilekit.io.logic_io import dump_logic, load_logic
 from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE
 from tensilekit.model.logic import LogicFile, ProblemType
+from tensilekit.model.tensile_parameters import TENSILELITE_DATA_TYPE_BY_CODE
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.library_index import LogicIndex, catalog_of, index_installed, index_logic, resolve
 from tensilekit.pipeline.simulate import (
@@ -37,7 +38,7 @@ from tensilekit.pipeline.simulate import (
 from tensilekit.pipeline.stage import StageContext, StageResult, relative_to_root
 from tensilekit.pipeline.stages.common import INGEST, LIBRARY, TuneStage, create_library, load_gemms, read_json
 from tensilekit.tools.hipblaslt_library import locate_hipblaslt_library
-from tensilekit.workload.problem import GemmProblem
+from tensilekit.workload.problem import GemmProblem, compute_input_letters, compute_type_for_letters
 
 CATALOG_FILE = "catalog.json"
 LOGIC_DIR = "logic"
@@ -50,9 +51,15 @@ _FP8 = {"f8_fnuz_r": "f8_r", "bf8_fnuz_r": "bf8_r", "f8_ocp_r": "f8_r", "bf8_ocp
 
 
 def problem_type_key(problem: GemmProblem) -> tuple[str, ...]:
-    """What a logic file's problem type must match: transposes, A/B/D types, compute type."""
+    """What a logic file's problem type must match: transposes, A/B/D types, compute type.
+
+    The compute type is the one :func:`type_key_compute` gives: a fast type (``c_f32_fast_f16_r``)
+    only where it changes the type the MFMA reads (f8 x f16), so f16 x f16 with
+    ``c_f32_fast_f16_r`` is served by the same logic files as with ``c_f32_r``, as in hipBLASLt.
+    """
     a, b, d = (_FP8.get(name, name) for name in (problem.a_type, problem.b_type, problem.d_type))
-    return (problem.trans_a, problem.trans_b, a, b, d, problem.compute_type)
+    compute = compute_type_for_letters(a, b, problem.compute_type, compute_input_letters(a, b, problem.compute_type))
+    return (problem.trans_a, problem.trans_b, a, b, d, compute or problem.compute_type)
 
 
 def type_key_text(key: tuple[str, ...]) -> str:
@@ -90,9 +97,16 @@ def logic_type_key(problem_type: ProblemType | Mapping[str, Any]) -> tuple[str, 
         return None
     if compute == "c_f32_r" and raw.get("F32XdlMathOp") == 10:
         compute = "c_xf32_r"
+    data_info = TENSILELITE_DATA_TYPE_BY_CODE.get(data_type) if isinstance(data_type, int) else None
+    if data_info is None:
+        return None
+    a_name, b_name, d_name = (name or "" for name in names)
+    keyed = compute_type_for_letters(a_name, b_name, compute, data_info.char)
+    if keyed is None:  # an MFMA input type no hipBLASLt compute type selects for these A and B
+        return None
     trans_a = "T" if _bool(raw.get("TransposeA")) else "N"
     trans_b = "T" if _bool(raw.get("TransposeB")) else "N"
-    return (trans_a, trans_b, *(name or "" for name in names), compute)
+    return (trans_a, trans_b, a_name, b_name, d_name, keyed)
 
 
 def solution_names(logic: LogicFile) -> Iterable[tuple[int, str]]:
@@ -109,7 +123,7 @@ class LibraryStage(TuneStage):
     """Index the solutions a benchmark can report -> logic file and position (``catalog.json``)."""
 
     name = LIBRARY
-    version = "3"
+    version = "4"
     inputs = (INGEST,)
     outputs = (CATALOG_FILE,)
 

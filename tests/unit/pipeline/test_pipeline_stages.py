@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tensilekit.model.logic import ProblemType
@@ -17,6 +19,8 @@ from tensilekit.pipeline.stages.postprocess import judge
 from tensilekit.pipeline.stages.report import gemm_status
 from tensilekit.pipeline.stages.search import rank_candidates
 from tensilekit.workload.problem import GemmProblem
+
+F8H = "aquavanjaram_Cijk_Ailk_Bljk_F8H_HHS_BH_custom.yaml"
 
 
 def test_share_table_and_keep_threshold() -> None:
@@ -193,3 +197,40 @@ def test_full_logic_keeps_won_tuned_rows_and_adds_the_reference_solution_elsewhe
         (1, 0, 7.0), (2, 1, 5.0), (3, 2, 2.0)
     ]  # fmt: skip
     assert full_logic(tuned, set(), []) is None
+
+
+def test_amds_f8h_logic_serves_the_logged_mixed_fp8_gemm(corpus: Path) -> None:
+    # f8 x f16 with c_f32_fast_f16_r: hipBLASLt's computeInputType is f16 (tensile_host.cpp:295-340
+    # @7d9fb683), the DataType of AMD's F8H logic (DataType 4, DataTypeA 11, DataTypeB 4).
+    from tensilekit.io.logic_io import load_logic
+
+    logic = load_logic(corpus / "logic/hipblaslt/aquavanjaram/gfx942/Equality" / F8H)
+    mixed = GemmProblem(m=4096, n=128, k=4096, a_type="f8_r", b_type="f16_r", c_type="f16_r",
+                        compute_type="c_f32_fast_f16_r")  # fmt: skip
+    assert logic_type_key(logic.problem_type) == problem_type_key(mixed) == (
+        "N", "N", "f8_r", "f16_r", "f16_r", "c_f32_fast_f16_r",
+    )  # fmt: skip
+    # the same inputs with plain fp32 compute make the MFMA read fp8: another problem type
+    assert problem_type_key(mixed.model_copy(update={"compute_type": "c_f32_r"})) != logic_type_key(logic.problem_type)
+    # and f16 x f16 is the same type with and without the fast compute type, as in hipBLASLt
+    half = GemmProblem(m=64, n=64, k=64, a_type="f16_r")
+    assert problem_type_key(half) == problem_type_key(half.model_copy(update={"compute_type": "c_f32_fast_f16_r"}))
+    assert logic_type_key(ProblemType.model_validate(problem_type_dict(mixed))) == problem_type_key(mixed)
+
+
+def test_a_solution_keyed_under_another_type_is_not_blamed_on_the_installed_library() -> None:
+    from tensilekit.pipeline.library_index import BuiltSolution, LogicIndex, catalog_of, resolve
+
+    def built(index: int, key: tuple[str, ...]) -> BuiltSolution:
+        return BuiltSolution(index, f"k{index}", f"k{index}", "f.yaml", index, key, f"id{index}")
+
+    wanted, other = ("N", "N", "f16_r", "f16_r", "f16_r", "c_f32_r"), ("N", "N", "f8_r", "f16_r", "f16_r", "c_f32_r")
+    index = LogicIndex([built(0, wanted), built(1, other), built(2, other)], [])
+    installed = {0: ("k0", "id0"), 1: ("k1", "id1"), 2: ("k2", "id2"), 3: ("k3", "id3")}
+    catalog = catalog_of(index, ["f.yaml"], installed, "lib", types=[wanted])
+    assert catalog["identity"]["installed_of_other_types"] == {",".join(other): [[1, 2]]}
+    text = ",".join(wanted)
+    assert resolve(catalog, text, "k0", 0).location == [0, 0]
+    reason = resolve(catalog, text, "k2", 2).reason or ""
+    assert "is in --library-logic" in reason and "not the installation" in reason
+    assert resolve(catalog, text, "k3", 3).reason == "solution 3 of the installed library is not in --library-logic"

@@ -113,3 +113,15 @@ def test_common_parameters_and_library_epilogue() -> None:
                            minimum_required_version="5.0.0")  # fmt: skip
     assert config["GlobalParameters"]["MinimumRequiredVersion"] == "5.0.0"
     assert config["BenchmarkProblems"][0][0]["BiasDataTypeList"] == ["S", "H", "B"]
+
+
+def test_library_epilogue_reads_type_codes_with_the_rows_own_enum() -> None:
+    # hipBLASLt rows number types as tensilelite does (TensileInstructions/DataType.py @7d9fb68: I64 is 9,
+    # X 10, F8 11, B8 12); rocBLAS rows as ROCm/Tensile (DataType.py @09ec347: X 9, F8 10, B8 11). An fp8
+    # row's default bias list [S, H, F8] written as [S, H, B8] put the tuned kernel in another problem type
+    # and the merge refused it ("BiasDataTypeList: [0, 4, 11] != [0, 4, 12]", issue 36 item 4).
+    fp8_row = {"UseBias": 0, "BiasDataTypeList": [0, 4, 11], "F32XdlMathOp": 0, "DataTypeE": 4}
+    assert library_epilogue(fp8_row)["BiasDataTypeList"] == ["S", "H", "F8"]
+    assert library_epilogue({"BiasDataTypeList": [12, 13, 14]})["BiasDataTypeList"] == ["B8", "F8B8", "B8F8"]
+    assert library_epilogue({"F32XdlMathOp": 10}) == {"F32XdlMathOp": "X"}  # xf32 in a hipBLASLt row
+    assert library_epilogue({"F32XdlMathOp": 10}, "tensile") == {"F32XdlMathOp": "F8"}  # code 10 in rocBLAS's enum

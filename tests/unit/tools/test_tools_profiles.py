@@ -82,3 +82,28 @@ def test_tune_on_a_7d9fb683_node_detects_its_profile(standins: Path, tmp_path: P
     completed = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert "tool profile hipblaslt-7d9fb68" in (tmp_path / "W" / "tune.log").read_text()
+
+
+def test_each_release_spells_the_compute_type_and_mixed_inputs_its_own_way() -> None:
+    from tensilekit.tools.hipblaslt_bench import bench_problem_issue, build_bench_argv
+    from tensilekit.workload.problem import GemmProblem
+
+    lite, develop, rocm = (
+        tool_profile("hipblaslt-7d9fb68"),
+        tool_profile("hipblaslt-develop"),
+        tool_profile("tensile-09ec347"),
+    )
+    # hipblaslt-bench @7d9fb683 (string_to_hipblas_computetype): f32_f16_r; the 2026 bench keeps it (S15)
+    assert lite.bench_compute_type("c_f32_fast_f16_r") == develop.bench_compute_type("c_f32_fast_f16_r") == "f32_f16_r"
+    mixed = GemmProblem(
+        m=64, n=64, k=64, a_type="f8_r", b_type="f16_r", c_type="f16_r", compute_type="c_f32_fast_f16_r"
+    )
+    argv = build_bench_argv(mixed, profile=lite)
+    assert argv[argv.index("--compute_type") + 1] == "f32_f16_r"
+    # no f16 compute type in either bench: such a GEMM is reported, not run as another problem
+    half = GemmProblem(m=64, n=64, k=64, a_type="f16_r", compute_type="c_f16_r")
+    assert lite.bench_compute_type("c_f16_r") is None
+    assert "has no compute type c_f16_r" in (bench_problem_issue(half, lite) or "")
+    # tensilelite configs carry DataTypeA/DataTypeB (f8 x f16: DataType H, (F8, H)); ROCm/Tensile's cannot
+    assert lite.config_type_issue(("H", "H", "S"), "gfx942", ("F8", "H")) is None
+    assert "DataTypeA" in (rocm.config_type_issue(("H", "H", "S"), "gfx942", ("F8", "H")) or "")

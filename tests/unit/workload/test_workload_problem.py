@@ -7,7 +7,9 @@ from pydantic import ValidationError
 
 from tensilekit.workload.problem import (
     GemmProblem,
+    compute_input_letters,
     compute_type_for_bench,
+    compute_type_for_letters,
     input_type_letters,
     normalize_compute_type,
     tensile_type_letters,
@@ -165,3 +167,42 @@ def test_missing_size_is_the_only_error_reported() -> None:
 def test_input_letters_name_both_inputs(a_type: str, b_type: str, letters: str) -> None:
     # Mixed fp8 is one tensilelite DataType (Common.py:450-464 validGEMMTypes @7d9fb68), never A's alone.
     assert input_type_letters(a_type, b_type) == letters
+
+
+@pytest.mark.parametrize(
+    ("a_type", "b_type", "compute_type", "letters"),
+    [
+        ("f8_r", "f16_r", "c_f32_fast_f16_r", "H"),  # AMD's ..._F8H_HHS_BH logic: DataType H, DataTypeA F8
+        ("f16_r", "f8_r", "c_f32_fast_f16_r", "H"),
+        ("f8_r", "f16_r", "c_f32_r", "F8"),  # roc2TensileComputeInputType: the smaller input
+        ("f8_r", "bf16_r", "c_f32_fast_bf16_r", "B"),
+        ("f8_r", "bf8_r", "c_f32_r", "F8B8"),
+        ("f8_fnuz_r", "bf8_fnuz_r", "c_f32_r", "F8B8N"),
+        ("f16_r", "f16_r", "c_f32_fast_f16_r", "H"),
+        ("f16_r", "f16_r", "c_f32_r", "H"),
+        ("f32_r", "f32_r", "c_xf32_r", "S"),  # xf32 is F32XdlMathOp, not the DataType
+        ("i8_r", "i8_r", "c_i32_r", "I8"),
+    ],
+)
+def test_compute_input_letters_are_hipblaslts_compute_input_type(
+    a_type: str, b_type: str, compute_type: str, letters: str
+) -> None:
+    assert compute_input_letters(a_type, b_type, compute_type) == letters
+
+
+def test_compute_type_for_letters_inverts_the_compute_input() -> None:
+    assert compute_type_for_letters("f8_r", "f16_r", "c_f32_r", "H") == "c_f32_fast_f16_r"
+    assert compute_type_for_letters("f8_r", "f16_r", "c_f32_r", "F8") == "c_f32_r"
+    assert compute_type_for_letters("f16_r", "f16_r", "c_f32_fast_f16_r", "H") == "c_f32_r"  # no conversion
+    assert compute_type_for_letters("f8_r", "f16_r", "c_f32_r", "B8") is None
+
+
+def test_inline_mixed_fp8_is_the_fast_f16_gemm() -> None:
+    from tensilekit.workload.geko_list import parse_inline_gemm
+
+    mixed = parse_inline_gemm("4096 128 1 4096 F8H H S N N")
+    assert (mixed.a_type, mixed.b_type, mixed.d_type, mixed.compute_type) == (
+        "f8_r", "f16_r", "f16_r", "c_f32_fast_f16_r",
+    )  # fmt: skip
+    assert parse_inline_gemm("64 64 1 64 F8B8 H S T N").compute_type == "c_f32_r"
+    assert parse_inline_gemm("64 64 1 64 B B S T N").compute_type == "c_f32_r"
