@@ -131,6 +131,19 @@ class ToolProfile:
     bench_data_types: frozenset[str] = frozenset()
     """The ``--a_type``/``--b_type``/``--c_type``/``--d_type`` names its hipblaslt-bench reads
     (empty: not restricted, as far as tensilekit knows)."""
+    driver_builds_client: bool = True
+    """The Tensile driver builds its benchmark client itself (CMake into ``ClientBuildPath``,
+    ``--client-build-path``) unless given ``--prebuilt-client``: tensilelite 4.x
+    (ClientExecutable.py:57-90 @7d9fb68). rocm-libraries' driver never builds it: no
+    ``--client-build-path`` (argparse exit 2), ``--prebuilt-client`` defaults to the separately
+    built ``<tensilelite>/build_tmp/tensilelite/client/tensilelite-client`` (Tensile.py @00cf9f2a)."""
+    driver_client_lock: bool = False
+    """``--client-lock`` works in a Tensile venv made from the release's ``requirements.txt``.
+    It imports ``filelock`` (``ClientExecutionLock``, Common.py:1837-1842 @7d9fb68), which
+    tensilelite 4.x's requirements.txt does not list: a driver run with ``--client-lock`` then
+    fails with ``ModuleNotFoundError`` once its client is to run. rocm-libraries lists it
+    (tensilelite/requirements.txt @5f6fab3f). False: tensilekit locks the GPU itself, for the
+    whole driver run (:class:`~tensilekit.search.driver.SharedClient`)."""
 
     # ------------------------------------------------------------------ configs
 
@@ -205,7 +218,8 @@ def _profiles() -> dict[str, ToolProfile]:
         archs=("gfx90a", "gfx942", "gfx950"), gemm_types=_DEVELOP_GEMM_TYPES,
         letters=letters_7d9fb68 | frozenset(_FNUZ.values()), scale_mode="ints",
         extra_bench_flags=_BENCH_FLAGS_DEVELOP, fnuz_type_names=True, create_library_flavor="rocm-libraries",
-        driver_flags=frozenset({"--use-cache", "--logic-format"}),
+        driver_flags=frozenset({"--use-cache", "--logic-format"}), driver_builds_client=False,
+        driver_client_lock=True,
     )  # fmt: skip
     tensile_letters = frozenset({"S", "D", "C", "Z", "H", "4xi8", "I", "B", "I8", "F8", "B8", "F8B8", "B8F8", "X"})
     tensile_42 = ToolProfile(

@@ -344,7 +344,7 @@ class KernelSearchStage(TuneStage):
                 spec = DriverJobSpec(
                     name=name, workdir=str(runs), group=group, kernels=tuple(kernel.to_json() for kernel in fresh),
                     arch=config.arch, dialect=config.search_dialect, executable=config.tensile_executable,
-                    simulator=config.simulator(), minimum_required_version=config.driver_profile().minimum_required_version,
+                    simulator=config.simulator(), tool_profile=config.driver_profile().name,
                 )  # fmt: skip
                 cost = sum(estimate_time_us(shape_problem(shape, group), config.arch) for shape in group.shapes)
                 cost *= len(fresh) * 2 * enqueues_per_sync(group.problem_shapes()) * 1e-6
