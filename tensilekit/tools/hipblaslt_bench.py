@@ -42,6 +42,15 @@ from tensilekit.workload.problem import GemmProblem, compute_type_for_bench
 LIBRARY_PATH_ENV = "HIPBLASLT_TENSILE_LIBPATH"
 """hipBLASLt reads its Tensile library (``TensileLibrary*.dat`` + code objects) from here when set."""
 
+SCRUBBED_ENV = ("HIPBLASLT_TUNING_FILE", "HIPBLASLT_TUNING_USER_MAX_WORKSPACE", "TENSILE_SOLUTION_INDEX")
+"""Variables removed from every benchmark's environment, whatever the user exported. Newer
+hipblaslt-bench (client.cpp @0687ecfd; 7d9fb683's reads none of them) with ``HIPBLASLT_TUNING_FILE``
+set silently runs ``--algo_method all``/``index`` as heuristic and changes the timing defaults
+(``--iters``/``--cold_iters`` 1000, ``--rotating`` 512, ``--flush``; the workspace from
+``HIPBLASLT_TUNING_USER_MAX_WORKSPACE``), and exits 1 when the file's ``Git Version:`` line is
+another build's; ``TENSILE_SOLUTION_INDEX`` forces one solution in the library
+(hipblaslt-2026-interfaces.md §1 "--algo_method", "HIPBLASLT_TUNING_FILE side effects"; §4)."""
+
 DEFAULT_EXECUTABLE = "hipblaslt-bench"
 _STDOUT = "<hipblaslt-bench stdout>"
 
@@ -559,6 +568,7 @@ def _run(
     lenient: bool = False,
 ) -> BenchOutput:
     overrides: dict[str, str | None] = dict(env or {})
+    overrides.update(dict.fromkeys(SCRUBBED_ENV))
     overrides.update(library_env(library_dir))
     completed = runner.run(argv, cwd=cwd, env=overrides, timeout=timeout).check()
     output = parse_bench_output(completed.stdout, lenient=lenient)
@@ -646,6 +656,7 @@ def compare_libraries(
 
 
 __all__ = [
+    "SCRUBBED_ENV",
     "DEFAULT_EXECUTABLE",
     "LIBRARY_PATH_ENV",
     "VERIFY_FAILED",
