@@ -1050,6 +1050,10 @@ def _states(logic: _Logic, custom_kernel_config: CustomKernelConfig | None) -> l
     file_type = problem_type(logic.problem_type, path="[4]")
     states = []
     for i, raw in enumerate(logic.solutions):
+        if isinstance(raw, Mapping) and "ProblemType" not in raw:
+            # tensilelite 5.0.0's LibraryLogic writes no per-solution ProblemType: the file's is
+            # theirs (hipblaslt-2026-interfaces.md §3 "per-solution ProblemType", artefact A5).
+            raw = {**raw, "ProblemType": logic.problem_type}
         state = solution_state(
             raw,
             isa=isa,

@@ -227,6 +227,28 @@ def epilogue_arguments(
     return entries
 
 
+INTEGER_KEYS: tuple[str, ...] = ("UseBias", "UseScaleAlphaVec")
+"""ProblemType keys AMD's C++ reads as integers (0 none, 1 M, 2 N, 3 both). tensilelite copies the
+config's value unchanged (Contractions.py:199-238 @7d9fb68) into ``ClientParameters.ini``
+(``use-bias``, ``use-scaleAlphaVec``: ClientWriter.py:557,563) and into the benchmark library's
+``UseBias``/``UseScaleAlphaVec`` predicates (Contractions.py:367,373). The 7d9fb68 client declares
+both options ``int`` and the predicates hold an ``int``: ``use-bias=False`` aborts the client
+(boost ``invalid_option_value``) and ``value: false`` does not load. AMD's configs write 0/1/3
+(the 2026 ones too: ``UseBias: 1`` -> ``use-bias=1``, hipblaslt-2026-interfaces.md §3 "UseBias").
+Every other ProblemType flag is a C++ ``bool`` (boost reads ``True``/``False``) or, as ``Sparse``,
+converted by AMD itself (``int(d['Sparse'])``, Contractions.py:253)."""
+
+
+def client_problem_type(problem_type: Mapping[str, Any]) -> dict[str, Any]:
+    """``problem_type`` with every value written as AMD's C++ reads it (:data:`INTEGER_KEYS`:
+    ``True``/``False`` -> ``1``/``0``; a logic file or an older tool may hold booleans)."""
+    written = dict(problem_type)
+    for key in INTEGER_KEYS:
+        if isinstance(written.get(key), bool):
+            written[key] = int(written[key])
+    return written
+
+
 def check_tuning_arguments(
     function: str, problem_type: object, sizes: object, kernels: object, profile: object, dialect: object
 ) -> None:
@@ -287,7 +309,7 @@ def tuning_config(
     }
     config: dict[str, Any] = {
         "GlobalParameters": global_parameters(sizes, beta=beta, minimum_required_version=minimum_required_version),
-        "BenchmarkProblems": [[dict(problem_type), benchmark]],
+        "BenchmarkProblems": [[client_problem_type(problem_type), benchmark]],
     }
     if library_logic:
         config["LibraryLogic"] = library_logic_section(profile)
@@ -489,8 +511,10 @@ def _expand_range(spec: Sequence[Any]) -> list[tuple[int, ...]]:
 __all__ = [
     "ENQUEUE_STEPS",
     "MAX_WORKSPACE_BYTES",
+    "INTEGER_KEYS",
     "MINIMUM_REQUIRED_VERSION",
     "Flow",
+    "client_problem_type",
     "common_parameters",
     "config_sizes",
     "dumps_config",

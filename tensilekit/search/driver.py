@@ -41,6 +41,7 @@ from tensilekit.search.configs import MINIMUM_REQUIRED_VERSION, check_tuning_arg
 from tensilekit.search.ga import Measurement
 from tensilekit.search.params import Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import ArchProfile
+from tensilekit.tools.profiles import ToolProfile
 from tensilekit.tools.runner import CommandRunner
 from tensilekit.tools.tensile_client import (
     FAILED,
@@ -193,27 +194,40 @@ def read_driver_results(
 
 @dataclasses.dataclass(frozen=True)
 class SharedClient:
-    """The driver's benchmark client, built once per node and shared by every driver run.
+    """The driver's benchmark client, built once per node and shared by every driver run, and
+    the per-GPU lock each run holds.
 
-    Left alone, each driver run builds its own client into ``<output>/0_Build`` (no
+    Left alone, a tensilelite 4.x driver run builds its own client into ``<output>/0_Build`` (no
     ``PrebuiltClient``: ``ClientExecutable.getClientExecutable``, ClientExecutable.py:57-90 @7d9fb68)
     and a GA rebuilds it every generation. As GEKO does (``build_tensilelite_client`` once, then
-    every run with ``--client-lock <tuning_dir>/gpulock_<device>``: geko/optim/optim.py ``run`` @
-    114ce39e in ROCm/rocm-libraries projects/hipblaslt/utilities/geko; its run scripts pass
-    ``--prebuilt-client``, geko/config_generator/output_writer.py ``write_run_script``), the first
-    run on a node builds it into :attr:`build_dir` (``--client-build-path``) while holding
-    ``build.lock``; every later run (and any run that waited on that lock) passes
-    ``--prebuilt-client`` :attr:`executable`. ``--client-lock`` is a per-GPU lock
-    (``ClientExecutionLockPath``, held while the client runs: ClientWriter.py:210 @7d9fb68), so
-    two runs on one GPU never time at the same time.
+    every run with ``--prebuilt-client``: geko/optim/optim.py ``run`` @114ce39e in
+    ROCm/rocm-libraries projects/hipblaslt/utilities/geko, geko/config_generator/output_writer.py
+    ``write_run_script``), the first run on a node builds it into :attr:`build_dir`
+    (``--client-build-path``) while holding ``build.lock``; every later run (and any run that
+    waited on that lock) passes ``--prebuilt-client`` :attr:`executable`. A driver that never
+    builds its client (``builds_client`` False: rocm-libraries, whose ``--prebuilt-client``
+    defaults to the separately built ``tensilelite-client``) is given neither option.
+
+    Two runs on one GPU never time at the same time: with ``driver_locks`` the driver holds
+    :meth:`gpu_lock` while its client runs (``--client-lock``, ``ClientExecutionLockPath``:
+    ClientWriter.py:205 @7d9fb68; it needs ``filelock`` in the driver's venv); without, tensilekit
+    holds that same file locked for the whole driver run (:attr:`ToolProfile.driver_client_lock
+    <tensilekit.tools.profiles.ToolProfile.driver_client_lock>`).
     """
 
     folder: Path
     """``<runs>/client/<host>``: one client per node (device numbers are per node too)."""
+    builds_client: bool = True
+    driver_locks: bool = False
 
     @classmethod
-    def for_node(cls, runs: str | Path, node: str | None = None) -> SharedClient:
-        return cls(Path(runs).resolve() / "client" / (node or socket.gethostname()))
+    def for_node(cls, runs: str | Path, node: str | None = None, profile: ToolProfile | None = None) -> SharedClient:
+        """The node's client; ``profile`` (the driver's release) says whether the driver builds it
+        and whether its ``--client-lock`` works (default: tensilelite 4.x's answers)."""
+        folder = Path(runs).resolve() / "client" / (node or socket.gethostname())
+        if profile is None:
+            return cls(folder)
+        return cls(folder, builds_client=profile.driver_builds_client, driver_locks=profile.driver_client_lock)
 
     @property
     def build_dir(self) -> Path:
@@ -229,17 +243,27 @@ class SharedClient:
 
     @contextlib.contextmanager
     def arguments(self, device: int | None) -> Iterator[dict[str, Path]]:
-        """The :class:`TensileRunConfig` fields of one run: prebuilt client or build it (holding
-        the node's build lock until the run is over), and the GPU's client lock."""
+        """The :class:`TensileRunConfig` fields of one run, held for the run: the client (prebuilt,
+        or build it holding the node's build lock until the run is over) and the GPU's lock."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        fields: dict[str, Path] = {} if device is None else {"client_lock": self.gpu_lock(device)}
-        with open(self.folder / "build.lock", "a", encoding="utf-8") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if self.executable.is_file():
-                fcntl.flock(lock, fcntl.LOCK_UN)
-                yield {**fields, "prebuilt_client": self.executable}
-            else:
-                yield {**fields, "client_build_path": self.build_dir}
+        with contextlib.ExitStack() as stack:
+            fields: dict[str, Path] = {}
+            if self.builds_client:
+                lock = stack.enter_context(open(self.folder / "build.lock", "a", encoding="utf-8"))
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if self.executable.is_file():
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+                    fields["prebuilt_client"] = self.executable
+                else:
+                    fields["client_build_path"] = self.build_dir
+            if device is not None and self.driver_locks:
+                fields["client_lock"] = self.gpu_lock(device)
+            elif device is not None:
+                # Taken after the build lock's decision, as every run does: no two runs wait on
+                # each other's locks in opposite order.
+                gpu = stack.enter_context(open(self.gpu_lock(device), "a", encoding="utf-8"))
+                fcntl.flock(gpu, fcntl.LOCK_EX)
+            yield fields
 
 
 def evaluate_with_driver(

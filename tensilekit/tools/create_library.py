@@ -38,6 +38,11 @@ DEFAULT_EXECUTABLE = "TensileCreateLibrary"
 MANIFEST_NAME = "TensileManifest.txt"
 MATCH_TABLE_NAME = "MatchTable.yaml"
 _STDOUT = "<TensileCreateLibrary stdout>"
+MASTER_SUFFIXES = (".yaml", ".dat", ".dat.zlib")
+"""How master libraries end: the newest rocm-libraries writes msgpack as ``<name>.dat.zlib`` and
+its readers, given ``<name>.dat``, probe the ``.zlib`` themselves (hipblaslt-2026-interfaces.md
+§2 "compressed msgpack", ClientWriter.py @041f9ba6 ``clientLibraryFiles``); 7d9fb68 writes
+``.dat``/``.yaml`` only."""
 
 
 class CreateLibraryFlavor(str, enum.Enum):
@@ -262,7 +267,7 @@ def collect_create_library_outputs(
     code_objects: list[Path] = []
     if library.is_dir():
         for path in sorted(library.rglob("*")):
-            if path.name.startswith("TensileLibrary") and path.suffix in (".yaml", ".dat"):
+            if path.name.startswith("TensileLibrary") and path.name.endswith(MASTER_SUFFIXES):
                 masters.append(path)
             elif path.suffix in (".co", ".hsaco"):
                 code_objects.append(path)
@@ -334,7 +339,7 @@ def master_library_dir(output_dir: str | Path, architecture: str) -> Path | None
     library = Path(output_dir) / "library"
     base = architecture.split(":")[0]
     for stem in (f"TensileLibrary_lazy_{base}", f"TensileLibrary_{base}", "TensileLibrary"):
-        for extension in (".dat", ".yaml"):
+        for extension in (".dat", ".dat.zlib", ".yaml"):
             found = sorted(library.rglob(stem + extension), key=lambda path: (len(path.parts), path))
             if found:
                 return found[0].parent
@@ -346,7 +351,9 @@ def expected_master_names(config: CreateLibraryConfig, architectures: Sequence[s
     extension = config.library_extension
     if config.lazy:
         return [f"TensileLibrary_lazy_{arch}{extension}" for arch in architectures]
-    if config.separate_architectures:
+    # rocm-libraries always writes one master per architecture (Run.py @9369dd85: no plain
+    # TensileLibrary.dat mode, hipblaslt-2026-interfaces.md §2 "output layout (G1)").
+    if config.separate_architectures or config.flavor is CreateLibraryFlavor.ROCM_LIBRARIES:
         return [f"TensileLibrary_{arch}{extension}" for arch in architectures]
     return [f"TensileLibrary{extension}"]
 
@@ -354,6 +361,7 @@ def expected_master_names(config: CreateLibraryConfig, architectures: Sequence[s
 __all__ = [
     "DEFAULT_EXECUTABLE",
     "MANIFEST_NAME",
+    "MASTER_SUFFIXES",
     "MATCH_TABLE_NAME",
     "CreateLibraryConfig",
     "CreateLibraryFlavor",

@@ -36,11 +36,21 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tensilekit.errors import Location, ToolError, ToolOutputError
 from tensilekit.tools.profiles import ToolProfile
 from tensilekit.tools.runner import CommandRunner, EnvOverrides
+from tensilekit.tools.tensile_client import FORCED_SOLUTION_ENV
 from tensilekit.workload.hipblaslt_log import problem_from_fields
 from tensilekit.workload.problem import GemmProblem, compute_type_for_bench
 
 LIBRARY_PATH_ENV = "HIPBLASLT_TENSILE_LIBPATH"
 """hipBLASLt reads its Tensile library (``TensileLibrary*.dat`` + code objects) from here when set."""
+
+SCRUBBED_ENV = ("HIPBLASLT_TUNING_FILE", "HIPBLASLT_TUNING_USER_MAX_WORKSPACE", FORCED_SOLUTION_ENV)
+"""Variables removed from every benchmark's environment, whatever the user exported. Newer
+hipblaslt-bench (client.cpp @0687ecfd; 7d9fb683's reads none of them) with ``HIPBLASLT_TUNING_FILE``
+set silently runs ``--algo_method all``/``index`` as heuristic and changes the timing defaults
+(``--iters``/``--cold_iters`` 1000, ``--rotating`` 512, ``--flush``; the workspace from
+``HIPBLASLT_TUNING_USER_MAX_WORKSPACE``), and exits 1 when the file's ``Git Version:`` line is
+another build's; :data:`~tensilekit.tools.tensile_client.FORCED_SOLUTION_ENV` forces one solution in the library
+(hipblaslt-2026-interfaces.md §1 "--algo_method", "HIPBLASLT_TUNING_FILE side effects"; §4)."""
 
 DEFAULT_EXECUTABLE = "hipblaslt-bench"
 _STDOUT = "<hipblaslt-bench stdout>"
@@ -564,6 +574,7 @@ def _run(
     lenient: bool = False,
 ) -> BenchOutput:
     overrides: dict[str, str | None] = dict(env or {})
+    overrides.update(dict.fromkeys(SCRUBBED_ENV))
     overrides.update(library_env(library_dir))
     completed = runner.run(argv, cwd=cwd, env=overrides, timeout=timeout).check()
     output = parse_bench_output(completed.stdout, lenient=lenient)
@@ -651,6 +662,7 @@ def compare_libraries(
 
 
 __all__ = [
+    "SCRUBBED_ENV",
     "DEFAULT_EXECUTABLE",
     "LIBRARY_PATH_ENV",
     "VERIFY_FAILED",

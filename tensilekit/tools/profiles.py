@@ -148,6 +148,19 @@ class ToolProfile:
     input_type_keys: bool = True
     """Its configs' ProblemType reads ``DataTypeA``/``DataTypeB`` (tensilelite
     SolutionStructs.py:116-120 @7d9fb68); ROCm/Tensile's does not (SolutionStructs.py @09ec347)."""
+    driver_builds_client: bool = True
+    """The Tensile driver builds its benchmark client itself (CMake into ``ClientBuildPath``,
+    ``--client-build-path``) unless given ``--prebuilt-client``: tensilelite 4.x
+    (ClientExecutable.py:57-90 @7d9fb68). rocm-libraries' driver never builds it: no
+    ``--client-build-path`` (argparse exit 2), ``--prebuilt-client`` defaults to the separately
+    built ``<tensilelite>/build_tmp/tensilelite/client/tensilelite-client`` (Tensile.py @00cf9f2a)."""
+    driver_client_lock: bool = False
+    """``--client-lock`` works in a Tensile venv made from the release's ``requirements.txt``.
+    It imports ``filelock`` (``ClientExecutionLock``, Common.py:1837-1842 @7d9fb68), which
+    tensilelite 4.x's requirements.txt does not list: a driver run with ``--client-lock`` then
+    fails with ``ModuleNotFoundError`` once its client is to run. rocm-libraries lists it
+    (tensilelite/requirements.txt @5f6fab3f). False: tensilekit locks the GPU itself, for the
+    whole driver run (:class:`~tensilekit.search.driver.SharedClient`)."""
 
     # ------------------------------------------------------------------ configs
 
@@ -239,6 +252,7 @@ def _profiles() -> dict[str, ToolProfile]:
         letters=letters_7d9fb68 | frozenset(_FNUZ.values()), scale_mode="ints",
         extra_bench_flags=_BENCH_FLAGS_DEVELOP, fnuz_type_names=True, create_library_flavor="rocm-libraries",
         driver_flags=frozenset({"--use-cache", "--logic-format"}), bench_compute_types=_BENCH_COMPUTE_TYPES_DEVELOP,
+        driver_builds_client=False, driver_client_lock=True,
     )  # fmt: skip
     tensile_letters = frozenset({"S", "D", "C", "Z", "H", "4xi8", "I", "B", "I8", "F8", "B8", "F8B8", "B8F8", "X"})
     tensile_42 = ToolProfile(

@@ -46,6 +46,10 @@ from tensilekit.tools.profiles import ToolProfile
 from tensilekit.tools.runner import CommandRunner
 
 DEFAULT_EXECUTABLE = "Tensile"
+FORCED_SOLUTION_ENV = "TENSILE_SOLUTION_INDEX"
+"""Newer tensilelite's C++ host library (``MasterSolutionLibrary.hpp``, rocm-libraries develop) answers
+every query with this solution index when the variable is set (``Tensile will use solution index: N``):
+removed from the environment of every driver and benchmark run (hipblaslt-2026-interfaces.md §4)."""
 BENCHMARK_DATA_DIR = "2_BenchmarkData"
 LIBRARY_LOGIC_DIR = "3_LibraryLogic"
 FAILED = -1.0
@@ -123,6 +127,8 @@ def build_tensile_argv(
         for flag, used in (("--use-cache", config.use_cache), ("--logic-format", config.logic_format is not None)):
             if used and flag not in profile.driver_flags:
                 raise ValueError(f"{profile.description}'s Tensile driver has no {flag}")
+        if config.client_build_path is not None and not profile.driver_builds_client:
+            raise ValueError(f"{profile.description}'s Tensile driver builds no client (no --client-build-path)")
     argv = [executable, str(config.config_file)]
     if config.size_file is not None:
         argv.append(str(config.size_file))
@@ -360,7 +366,8 @@ def run_tensile(
     missing (add ``"logic"`` when the config has a ``LibraryLogic`` section) or a CSV is bad.
     Solutions that failed validation are *results* (GFlops -1, ``client_failures``), not errors.
     """
-    completed = runner.run(build_tensile_argv(config, executable=executable), cwd=cwd, env=env, timeout=timeout)
+    overrides = {**(env or {}), FORCED_SOLUTION_ENV: None}
+    completed = runner.run(build_tensile_argv(config, executable=executable), cwd=cwd, env=overrides, timeout=timeout)
     failures = client_failures(completed.stdout)
     result = collect_tensile_outputs(config.output_dir).model_copy(
         update={"returncode": completed.returncode, "client_failures": failures}
@@ -384,6 +391,7 @@ __all__ = [
     "BENCHMARK_DATA_DIR",
     "DEFAULT_EXECUTABLE",
     "FAILED",
+    "FORCED_SOLUTION_ENV",
     "LIBRARY_LOGIC_DIR",
     "ClientCsv",
     "ClientCsvRow",

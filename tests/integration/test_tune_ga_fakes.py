@@ -70,7 +70,8 @@ def _tune(standins: Path, node: dict[str, Path], workdir: Path, mode: str, *extr
     log.write_text("".join(mask64_line(gemm, calls=20 - i) + "\n" for i, gemm in enumerate(GEMMS)))
     calls = workdir.parent / f"{mode}-calls.jsonl"
     env = {
-        "PATH": f"{standins}{os.pathsep}{node['bin']}{os.pathsep}{os.environ.get('PATH', '')}",
+        # the driver fake before the stand-ins' folder, which holds AMD's driver too (test_tune_ga_amd_driver.py)
+        "PATH": f"{node['bin']}{os.pathsep}{standins}{os.pathsep}{os.environ.get('PATH', '')}",
         "TENSILEKIT_FAKE_STANDINS": str(standins), "TENSILEKIT_FAKE_ARGV_LOG": str(calls),
         "HIPBLASLT_STANDIN_NUM_GPUS": "2",
     }  # fmt: skip
@@ -165,9 +166,11 @@ def _option(argv: list[str], flag: str) -> str | None:
     return argv[argv.index(flag) + 1] if flag in argv else None
 
 
-def test_the_client_is_built_once_per_node_and_every_run_holds_its_gpus_client_lock(tuned: dict[str, Any]) -> None:
+def test_the_client_is_built_once_per_node_and_every_run_holds_its_gpus_lock(tuned: dict[str, Any]) -> None:
     """Issue 22 item 4: no driver run rebuilds the client (Tensile.py:129-131,169-173 and
-    ClientWriter.py:172-174 @7d9fb68); as GEKO, one client per node and a per-GPU client lock."""
+    ClientWriter.py:172-174 @7d9fb68); as GEKO, one client per node and a per-GPU lock -- held by
+    tensilekit, not passed as --client-lock, whose filelock import 7d9fb68's Tensile venv lacks
+    (issue 36 item 12)."""
     workdir = tuned["workdir"]
     runs = [call["argv"] for call in tuned["calls"] if call["tool"] == "Tensile"]
     assert len(runs) >= 2
@@ -179,9 +182,10 @@ def test_the_client_is_built_once_per_node_and_every_run_holds_its_gpus_client_l
     for argv in runs:
         if argv is not builders[0]:
             assert _option(argv, "--prebuilt-client") == str(client) and "--client-build-path" not in argv
-        lock = Path(str(_option(argv, "--client-lock")))
-        assert lock.parent == build_path.parent and lock.name in ("gpu0.lock", "gpu1.lock")
-    assert len({_option(argv, "--client-lock") for argv in runs}) == 2, "both GPUs ran the driver"
+        assert "--client-lock" not in argv
+    assert (build_path.parent / "gpu0.lock").is_file() and (build_path.parent / "gpu1.lock").is_file(), (
+        "both GPUs ran the driver, each under its lock"
+    )
     # no run built a client of its own (<output>/0_Build), and no config forces a rebuild
     assert not list((workdir / "04_search" / "runs").glob("build_*/0_Build"))
     for config in (workdir / "04_search" / "runs").glob("*.yaml"):

@@ -226,7 +226,8 @@ def _check_quoted_inline(position: int, value: str) -> None:
     "--tool-profile",
     type=click.Choice(["hipblaslt-7d9fb68", "hipblaslt-develop"]),
     default=None,
-    help="The hipBLASLt release of the installed tools (default: detected from hipblaslt-bench --version).",
+    help="The hipBLASLt release of the installed tools (default: detected from TensileCreateLibrary's options and, "
+    "with --mode ga/grid, the Tensile driver's --version; hipblaslt-bench's version is only reported).",
 )
 @click.option(
     "--tensile-profile",

@@ -31,7 +31,7 @@ from tensilekit.search.driver import MEASUREMENT_ERROR, SharedClient, evaluate_w
 from tensilekit.search.params import Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import profile_for
 from tensilekit.tools.hipblaslt_bench import InvalidMeasurement
-from tensilekit.tools.profiles import ToolProfile
+from tensilekit.tools.profiles import DEFAULT_PROFILE, ToolProfile, tool_profile
 from tensilekit.tools.runner import CommandRunner, SubprocessRunner
 from tensilekit.workload.problem import (
     COMPUTE_TYPES,
@@ -83,7 +83,9 @@ class DriverJobSpec(BaseModel):
     dialect: Dialect
     executable: str
     simulator: SimulatorConfig | None = None
-    minimum_required_version: str = "4.33.0"
+    tool_profile: str = DEFAULT_PROFILE
+    """The driver's release (:data:`~tensilekit.tools.profiles.PROFILES`): its
+    ``MinimumRequiredVersion``, how it gets its client and whether its ``--client-lock`` works."""
 
 
 def driver_job(context: JobContext, spec: DriverJobSpec) -> dict[str, Any]:
@@ -95,8 +97,9 @@ def driver_job(context: JobContext, spec: DriverJobSpec) -> dict[str, Any]:
     ``--retries`` and then reported, like any failed job.
     """
     runner: CommandRunner = SimulatedTensileRunner(spec.simulator) if spec.simulator else SubprocessRunner()
-    # Real runs share one client per node, each run holding its GPU's client lock (SharedClient).
-    client = None if spec.simulator else SharedClient.for_node(spec.workdir, context.node)
+    tool = tool_profile(spec.tool_profile)
+    # Real runs share one client per node, each run holding its GPU's lock (SharedClient).
+    client = None if spec.simulator else SharedClient.for_node(spec.workdir, context.node, tool)
     profile = profile_for(spec.arch)
     group = spec.group
     kernels = [KernelParams.from_json(item) for item in spec.kernels]
@@ -105,7 +108,7 @@ def driver_job(context: JobContext, spec: DriverJobSpec) -> dict[str, Any]:
         sizes=group.problem_shapes(), profile=profile, defaults=profile.default_genes(group.letters),
         type_name=group.type_name, dialect=spec.dialect, executable=spec.executable, env=context.env,
         timeout=context.timeout, header=config_header(group, spec.arch, spec.dialect, spec.simulator is not None),
-        beta=group.beta, minimum_required_version=spec.minimum_required_version, bias_type=group.bias_type,
+        beta=group.beta, minimum_required_version=tool.minimum_required_version, bias_type=group.bias_type,
         activation=group.activation, client=client, device=context.device,
     )  # fmt: skip
     benchmarked = [m for m in measurements if m.status == "ok" or m.status.startswith(MEASUREMENT_ERROR)]

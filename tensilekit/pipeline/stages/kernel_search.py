@@ -344,7 +344,7 @@ class KernelSearchStage(TuneStage):
                 spec = DriverJobSpec(
                     name=name, workdir=str(runs), group=group, kernels=tuple(kernel.to_json() for kernel in fresh),
                     arch=config.arch, dialect=config.search_dialect, executable=config.tensile_executable,
-                    simulator=config.simulator(), minimum_required_version=config.driver_profile().minimum_required_version,
+                    simulator=config.simulator(), tool_profile=config.driver_profile().name,
                 )  # fmt: skip
                 cost = sum(estimate_time_us(shape_problem(shape, group), config.arch) for shape in group.shapes)
                 cost *= len(fresh) * 2 * enqueues_per_sync(group.problem_shapes()) * 1e-6
@@ -510,7 +510,9 @@ class KernelSearchStage(TuneStage):
         written: set[str] = set()
         for type_key, ids in by_type.items():
             problem = by_id[ids[0]].problem
-            base, original = self._base_logic(context, catalog, type_key, problem, profile)
+            base, original = self._base_logic(
+                context, catalog, type_key, problem, profile, config.driver_profile().minimum_required_version
+            )
             file_name = (
                 original.name if original is not None else f"{profile.schedule}_{problem_type_name(problem)}.yaml"
             )
@@ -654,15 +656,18 @@ class KernelSearchStage(TuneStage):
         type_key: tuple[str, ...],
         problem: Any,
         profile: ArchProfile,
+        minimum_required_version: str,
     ) -> tuple[LogicFile, Path | None]:
-        """The library's logic file for a GEMM type (the header the tuned file keeps), if any."""
+        """The library's logic file for a GEMM type (the header the tuned file keeps), if any;
+        else a new one headed with the driver release's ``MinimumRequiredVersion`` (tensilelite
+        5.0.0 writes ``5.0.0``: hipblaslt-2026-interfaces.md §3 "LibraryLogic header")."""
         entries = catalog.get("solutions", {}).get(type_key_text(type_key), {})
         indices = sorted({entry[0] for entry in entries.values()})
         if indices:
             source = catalog_source(context.run_root, dict(catalog), indices[0])
             return load_logic(source), source
         data = [
-            {"MinimumRequiredVersion": "4.33.0"}, profile.schedule,
+            {"MinimumRequiredVersion": minimum_required_version}, profile.schedule,
             {"Architecture": profile.arch, "CUCount": profile.cu_count}, list(profile.device_names),
             problem_type_dict(problem), [], [2, 3, 0, 1], [], None, None, "DeviceEfficiency", "Equality",
         ]  # fmt: skip

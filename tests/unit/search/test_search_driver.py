@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import random
 import threading
@@ -19,6 +20,7 @@ from tensilekit.search.ga import SearchProblem, random_kernel
 from tensilekit.search.params import KernelParams, ProblemShape
 from tensilekit.search.profiles import gene_space, profile_for
 from tensilekit.search.pruning import make_context
+from tensilekit.tools.profiles import tool_profile
 from tensilekit.tools.runner import CompletedCommand, SubprocessRunner
 from tensilekit.tools.tensile_client import collect_tensile_outputs
 
@@ -232,31 +234,42 @@ def test_a_driver_run_that_measured_nothing_is_a_failed_job(tmp_path: Path, monk
 
 class _ClientBuildingRunner:
     """The SIMULATED driver, plus what the real one does with the client options: with
-    --client-build-path it builds the client there (slowly), else it needs --prebuilt-client."""
+    --client-build-path it builds the client there (slowly), else it needs --prebuilt-client (a
+    driver that never builds its client takes neither). It records, per run, whether the GPU's
+    lock file (``gpu<N>.lock`` in ``locks``) was held by someone else while the driver ran."""
 
-    def __init__(self) -> None:
+    def __init__(self, locks: Path, builds_client: bool = True) -> None:
         self.inner = SimulatedTensileRunner(SimulatorConfig(arch="gfx942"))
         self.argvs: list[list[str]] = []
+        self.locks = locks
+        self.builds_client = builds_client
+        self.held: list[bool] = []
 
     def run(self, argv: list[str], **options: object) -> CompletedCommand:
         self.argvs.append(list(argv))
-        if "--client-build-path" in argv:
+        if not self.builds_client:
+            assert "--client-build-path" not in argv and "--prebuilt-client" not in argv
+        elif "--client-build-path" in argv:
             client = Path(argv[argv.index("--client-build-path") + 1]) / "client" / "tensile_client"
             time.sleep(0.3)
             client.parent.mkdir(parents=True, exist_ok=True)
             client.write_text("client\n")
         else:
             assert Path(argv[argv.index("--prebuilt-client") + 1]).is_file()
+        device = "gpu0.lock" if "G0" in Path(argv[1]).name else "gpu1.lock"
+        with open(self.locks / device, "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self.held.append(True)
+            else:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+                self.held.append(False)
         return self.inner.run(argv, **options)  # type: ignore[arg-type]
 
 
-def test_driver_runs_share_one_client_per_node_and_hold_their_gpus_client_lock(tmp_path: Path) -> None:
-    """Issue 22 item 4: tensilelite rebuilds the client on every run without --prebuilt-client
-    (Tensile.py:129-131,169-173, ClientExecutable.py:79-90 @7d9fb68) and the config's
-    ForceRedoLibraryClient: True wipes its build dir (ClientWriter.py:172-174); GEKO builds it
-    once and passes a per-GPU --client-lock (geko/optim/optim.py run @114ce39e)."""
-    runner = _ClientBuildingRunner()
-    client = SharedClient.for_node(tmp_path / "runs", "node-a")
+def _run_three(tmp_path: Path, client: SharedClient, runner: _ClientBuildingRunner) -> None:
+    """Two runs at once on GPUs 0 and 1, then one more on GPU 0."""
     kernel_list = kernels()[:2]
 
     def run(name: str, device: int) -> None:
@@ -271,14 +284,39 @@ def test_driver_runs_share_one_client_per_node_and_hold_their_gpus_client_lock(t
     for thread in first:
         thread.join()
     run("G0_g001", 0)
+
+
+def test_driver_runs_share_one_client_per_node_and_hold_their_gpus_lock(tmp_path: Path) -> None:
+    """Issue 22 item 4: tensilelite rebuilds the client on every run without --prebuilt-client
+    (Tensile.py:129-131,169-173, ClientExecutable.py:79-90 @7d9fb68) and the config's
+    ForceRedoLibraryClient: True wipes its build dir (ClientWriter.py:172-174); GEKO builds it
+    once and runs each GPU under a lock (geko/optim/optim.py run @114ce39e). Issue 36 item 12: the
+    7d9fb68 driver's --client-lock imports filelock, which its requirements.txt lacks, so
+    tensilekit holds the GPU's lock itself for the whole run and never passes --client-lock."""
+    client = SharedClient.for_node(tmp_path / "runs", "node-a", tool_profile("hipblaslt-7d9fb68"))
+    runner = _ClientBuildingRunner(client.folder)
+    _run_three(tmp_path, client, runner)
     builds = [argv for argv in runner.argvs if "--client-build-path" in argv]
     assert len(builds) == 1 and len(runner.argvs) == 3
     assert builds[0][builds[0].index("--client-build-path") + 1] == str(client.build_dir)
     for argv in runner.argvs:
         if argv is not builds[0]:
             assert argv[argv.index("--prebuilt-client") + 1] == str(client.executable)
-        assert Path(argv[argv.index("--client-lock") + 1]).name in ("gpu0.lock", "gpu1.lock")
+        assert "--client-lock" not in argv
+    assert runner.held == [True, True, True], "each run held its GPU's lock"
     assert (
         client.executable == tmp_path.resolve() / "runs" / "client" / "node-a" / "build" / "client" / "tensile_client"
     )
     assert global_parameters(SIZES)["ForceRedoLibraryClient"] is False
+
+
+def test_a_rocm_libraries_driver_gets_no_client_options_and_locks_its_gpu_itself(tmp_path: Path) -> None:
+    """hipblaslt-2026-interfaces.md §3 "`--prebuilt-client`" and "removed driver flags": the 2026
+    driver never builds its client (``--client-build-path`` is an argparse error) and
+    "`--client-lock`": filelock is in its requirements.txt, so AMD's lock is used."""
+    client = SharedClient.for_node(tmp_path / "runs", "node-a", tool_profile("hipblaslt-develop"))
+    runner = _ClientBuildingRunner(client.folder, builds_client=False)
+    _run_three(tmp_path, client, runner)
+    assert len(runner.argvs) == 3 and runner.held == [False, False, False]
+    locks = sorted(Path(argv[argv.index("--client-lock") + 1]).name for argv in runner.argvs)
+    assert locks == ["gpu0.lock", "gpu0.lock", "gpu1.lock"]

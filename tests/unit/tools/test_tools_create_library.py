@@ -101,6 +101,9 @@ def test_expected_master_names(tmp_path: Path) -> None:
         "TensileLibrary_gfx90a.yaml",
     ]
     assert expected_master_names(make_config(tmp_path, flavor=ROCM), ["gfx950"]) == ["TensileLibrary_lazy_gfx950.dat"]
+    # hipblaslt-2026-interfaces.md §2 "output layout (G1)": no plain TensileLibrary.dat mode any more
+    eager = make_config(tmp_path, flavor=ROCM, lazy_library_loading=False)
+    assert expected_master_names(eager, ["gfx950"]) == ["TensileLibrary_gfx950.dat"]
 
 
 # --- output parsing -----------------------------------------------------------------------
@@ -223,6 +226,19 @@ def test_fake_rocm_libraries_flavor(fake_bin: Path, tmp_path: Path, logic_dir: P
     assert (
         caught.value.returncode == 2 and "unrecognized arguments: --separate-architectures" in caught.value.stderr_tail
     )
+
+
+def test_fake_rocm_libraries_zlib_masters(fake_bin: Path, tmp_path: Path, logic_dir: Path) -> None:
+    """hipblaslt-2026-interfaces.md §2 "compressed msgpack": the newest rocm-libraries writes msgpack
+    as ``<name>.dat.zlib``; a build of those is a build, and its folder is the master's."""
+    config = make_config(tmp_path, flavor=ROCM, architecture="gfx90a")
+    env = {"TENSILEKIT_FAKE_FLAVOR": "rocm-libraries", "TENSILEKIT_FAKE_ZLIB": "1"}
+    result = run_create_library(SubprocessRunner(), config, env=env)
+    per_arch = config.output_dir / "library" / "gfx90a"
+    assert per_arch / "TensileLibrary_lazy_gfx90a.dat.zlib" in result.master_libraries
+    assert not list(per_arch.glob("TensileLibrary*.dat"))
+    assert (per_arch / "TensileLiteLibrary_lazy_gfx90a_Mapping.dat").is_file()  # §2 "output layout (G2)"
+    assert master_library_dir(config.output_dir, "gfx90a") == per_arch
 
 
 def test_the_7d9fb683_stand_in_builds_a_library_the_bench_loads(standins: Path, corpus: Path, tmp_path: Path) -> None:

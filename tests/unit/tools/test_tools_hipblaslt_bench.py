@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from tensilekit.errors import ToolFailed, ToolOutputError
 from tensilekit.tools.hipblaslt_bench import (
     LIBRARY_PATH_ENV,
+    SCRUBBED_ENV,
     AlgoMethod,
     BenchOptions,
     NotExpressible,
@@ -223,7 +224,7 @@ def test_run_bench_passes_argv_and_library_switch() -> None:
     comparison = compare_libraries(runner, QKV, "/work/tuned/library", env={"OTHER": "1"}, timeout=30)
     reference_call, tuned_call = runner.calls
     assert reference_call.argv == tuple(build_bench_argv(QKV))
-    assert reference_call.env == {"OTHER": "1", LIBRARY_PATH_ENV: None}
+    assert reference_call.env == {"OTHER": "1", LIBRARY_PATH_ENV: None, **dict.fromkeys(SCRUBBED_ENV)}
     assert tuned_call.env[LIBRARY_PATH_ENV] == "/work/tuned/library" and tuned_call.timeout == 30
     assert comparison.speedup == 2.0
 
@@ -268,6 +269,23 @@ def test_fake_bench_all_solutions(fake_bin: Path) -> None:
 def test_fake_bench_index_run(fake_bin: Path) -> None:
     output = run_bench(SubprocessRunner(), QKV, BenchOptions(algo_method="index", solution_index=4242))
     assert [result.solution_index for result in output.results] == [4242]
+
+
+def test_an_exported_tuning_file_does_not_turn_screens_into_heuristic_runs(
+    fake_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hipblaslt-2026-interfaces.md §1 "--algo_method" / "HIPBLASLT_TUNING_FILE side effects": a
+    2026 bench with HIPBLASLT_TUNING_FILE set runs --algo_method all/index as heuristic (and exits 1
+    on another build's file). A user's exported tuning file never reaches a benchmark."""
+    tuning = tmp_path / "tuning.txt"
+    tuning.write_text("Git Version: 7d9fb683\n")
+    monkeypatch.setenv("HIPBLASLT_TUNING_FILE", str(tuning))
+    monkeypatch.setenv("TENSILE_SOLUTION_INDEX", "1000")
+    output = run_bench(SubprocessRunner(), QKV, BenchOptions(algo_method="index", solution_index=4242))
+    assert [result.solution_index for result in output.results] == [4242]
+    screen = BenchOptions(algo_method="all", requested_solution=None)
+    assert len(run_bench(SubprocessRunner(), QKV, screen, env={"TENSILEKIT_FAKE_SOLUTIONS": "4"}).results) == 4
+    assert tuning.read_text() == "Git Version: 7d9fb683\n"  # neither read nor rewritten
 
 
 def test_fake_bench_yaml_batch(fake_bin: Path, tmp_path: Path) -> None:

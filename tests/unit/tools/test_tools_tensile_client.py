@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from tensilekit.errors import InputNotFound, ToolFailed, ToolOutputError
+from tensilekit.tools.profiles import tool_profile
 from tensilekit.tools.runner import FakeResult, FakeRunner, SubprocessRunner
 from tensilekit.tools.tensile_client import (
     FAILED,
@@ -204,6 +205,25 @@ def test_other_failures_still_raise(config: TensileRunConfig, fixture_path: Fixt
         run_tensile(killed, config)
 
 
+def test_no_driver_run_inherits_a_forced_solution_index(config: TensileRunConfig) -> None:
+    """hipblaslt-2026-interfaces.md §4 "`TENSILE_SOLUTION_INDEX`": newer tensilelite's host library
+    (which the driver's client loads) answers every query with that solution when it is set."""
+    crashed = FakeRunner(lambda call: FakeResult(returncode=2))
+    with pytest.raises(ToolFailed):
+        run_tensile(crashed, config, env={"OTHER": "1"})
+    [call] = crashed.calls
+    assert call.env == {"OTHER": "1", "TENSILE_SOLUTION_INDEX": None}
+
+
+def test_a_driver_that_builds_no_client_is_given_no_client_build_path() -> None:
+    """hipblaslt-2026-interfaces.md §3 "removed driver flags": the 2026 driver has no
+    --client-build-path (argparse exit 2)."""
+    config = TensileRunConfig(config_file=Path("c.yaml"), output_dir=Path("o"), client_build_path=Path("b"))
+    assert "--client-build-path" in build_tensile_argv(config, profile=tool_profile("hipblaslt-7d9fb68"))
+    with pytest.raises(ValueError, match="builds no client"):
+        build_tensile_argv(config, profile=tool_profile("hipblaslt-develop"))
+
+
 def test_fake_driver_bad_csv_names_file_and_line(fake_bin: Path, config: TensileRunConfig) -> None:
     with pytest.raises(ToolOutputError, match="fields but the header has") as caught:
         run_tensile(SubprocessRunner(), config, env={"TENSILEKIT_FAKE_GARBAGE": "csv"})
@@ -242,7 +262,10 @@ def test_run_with_fake_runner_uses_cwd_and_env(config: TensileRunConfig, fixture
     runner = FakeRunner(handler)
     result = run_tensile(runner, config, cwd="/work", env={"ROCM_PATH": "/opt/rocm"})
     assert len(result.benchmark_data[0].rows) == 3
-    assert runner.calls[0].cwd == "/work" and runner.calls[0].env == {"ROCM_PATH": "/opt/rocm"}
+    assert runner.calls[0].cwd == "/work" and runner.calls[0].env == {
+        "ROCM_PATH": "/opt/rocm",
+        "TENSILE_SOLUTION_INDEX": None,
+    }
 
 
 @pytest.mark.parametrize("flavour", ["tensilelite", "tensile"])
