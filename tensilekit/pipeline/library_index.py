@@ -208,6 +208,7 @@ def catalog_of(
             f"the reference library's indices ({installed_origin}), each solution record matched to tensilekit's "
             "build of --library-logic"
         )
+    counted = None if installed is None else len(installed)
     return {
         "solutions": solutions,
         "ambiguous": ambiguous,
@@ -215,7 +216,7 @@ def catalog_of(
         "identity": {
             "indices_from": origin,
             "installed_read": installed is not None or built_is_reference,
-            "installed_solutions": len(built.solutions) if built_is_reference else None if installed is None else len(installed),
+            "installed_solutions": len(built.solutions) if built_is_reference else counted,
             "installed_not_in_logic": len(unmatched),
             "installed_not_in_logic_sample": unmatched[:10],
         },
