@@ -143,7 +143,6 @@ def catalog_of(
     built: LogicIndex,
     sources: list[str],
     installed: Mapping[int, tuple[str, str]] | None,
-    installed_origin: str | None,
     types: Collection[tuple[str, ...]] | None = None,
     *,
     built_is_reference: bool = False,
@@ -157,7 +156,7 @@ def catalog_of(
     ``identity`` (how indices were obtained, and what did not match). ``types`` limits
     ``solutions`` and ``indices`` to those problem types (the identity counts cover every solution).
     ``built_is_reference``: ``built`` is the very library every reference run loads
-    (``installed_origin`` names it; :func:`index_build`), so its own indices are the bench's.
+    (:func:`index_build`), so its own indices are the bench's.
     """
     number = {source: position for position, source in enumerate(sources)}
     wanted = {_type_text(key) for key in types} if types is not None else None
@@ -205,8 +204,7 @@ def catalog_of(
                 continue
             indices.setdefault(_type_text(matches[0].type_key), {})[str(index)] = [*location(matches[0]), name]
         origin = (
-            f"the reference library's indices ({installed_origin}), each solution record matched to tensilekit's "
-            "build of --library-logic"
+            "the reference library's indices, each solution record matched to tensilekit's build of --library-logic"
         )
     counted = None if installed is None else len(installed)
     return {

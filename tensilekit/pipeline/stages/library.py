@@ -225,7 +225,7 @@ class LibraryStage(TuneStage):
                 f"in the {config.arch} logic files of {root}"
             )
         sources = list(dict.fromkeys(item.source for item in built.solutions))
-        catalog = catalog_of(built, sources, None, None, types=wanted)
+        catalog = catalog_of(built, sources, None, types=wanted)
         catalog["identity"]["indices_from"] = f"the {SIMULATED} bench over the build of {root}"
         context.write_json(
             context.path(CATALOG_FILE),
@@ -270,9 +270,7 @@ class LibraryStage(TuneStage):
             )
         sources = list(dict.fromkeys(item.source for item in built.solutions))
         described = f"{reference.folder} ({reference.found})"
-        catalog = catalog_of(
-            built, sources, installed, described, types=wanted, built_is_reference=reference.built is not None
-        )
+        catalog = catalog_of(built, sources, installed, types=wanted, built_is_reference=reference.built is not None)
         identity = catalog["identity"]
         unmatched = identity["installed_not_in_logic"]
         if unmatched:
@@ -405,20 +403,21 @@ def _reference_library(context: StageContext, config: TuneConfig, notes: list[st
         given = Path(config.reference_library)
         if find_masters(given) or not any(given.rglob("*.yaml")):
             return ReferenceLibrary(given, f"--reference-library {given}", records=_library_records(given, config.arch))
-        folder = create_library(context, config, given)
         return ReferenceLibrary(
-            folder, f"--reference-library {given} built by TensileCreateLibrary", context.path(TCL_DIR)
+            create_library(context, config, given),
+            f"--reference-library {given} built by TensileCreateLibrary",
+            context.path(TCL_DIR),
         )
-    folder, found = locate_hipblaslt_library(config.arch, bench=config.bench_executable)
-    if folder is not None:
+    located, found = locate_hipblaslt_library(config.arch, bench=config.bench_executable)
+    if located is not None:
         try:
-            return ReferenceLibrary(folder, found, records=_library_records(folder, config.arch))
+            return ReferenceLibrary(located, found, records=_library_records(located, config.arch))
         except TensilekitError as error:
             if os.environ.get(LIBRARY_PATH_ENV):
                 raise StageFailed(
                     f"{found}: hipblaslt-bench loads that library as it is, and tensilekit cannot read it: {error}"
                 ) from None
-            found = f"hipBLASLt's library at {folder} ({found}) cannot be read: {error}"
+            found = f"hipBLASLt's library at {located} ({found}) cannot be read: {error}"
     logic = Path(str(config.library_logic))
     built = create_library(context, config, logic)
     notes.append(
