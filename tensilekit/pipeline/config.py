@@ -169,6 +169,15 @@ class TuneConfig(BaseModel):
                 "search_dialect 'tensile' (ROCm/Tensile configs for rocBLAS) needs mode ga or grid: rocBLAS tuning "
                 "stops at configs, and the dense search only replays hipBLASLt's own solutions"
             )
+        # A work directory inside an input folder becomes input: the next run reads its outputs (tuned logic
+        # files, the reference build) as logic files and, the folder's hash having changed, reruns every stage.
+        workdir = self.workdir.expanduser().resolve()
+        for flag, folder in (("--library-logic", self.library_logic), ("--reference-library", self.reference_library)):
+            if folder is not None and workdir.is_relative_to(folder.expanduser().resolve()):
+                raise ValueError(
+                    f"--workdir {self.workdir} is inside {flag} {folder}: the next run would read this run's outputs "
+                    "as logic files; choose a work directory outside it"
+                )
         # Elitism is the GA's; grid and search modes do not breed, so the population size is moot.
         if self.mode == "ga" and self.elite >= self.population:
             raise ValueError(f"elite ({self.elite}) must be smaller than the population ({self.population})")

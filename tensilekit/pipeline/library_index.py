@@ -104,6 +104,32 @@ def index_logic(
     return LogicIndex(sorted(solutions, key=lambda item: item.index), skipped)
 
 
+def index_build(
+    records: Iterable[Mapping[str, Any]],
+    match_table: Mapping[int, tuple[str, int]],
+    types: Mapping[str, tuple[str, ...] | None],
+) -> LogicIndex:
+    """The solutions of a library TensileCreateLibrary built, each where its ``MatchTable.yaml``
+    (``match_table``: index -> ``(logic file, position)``) puts it; ``types`` gives each logic
+    file's problem-type key. A solution the table does not map is listed in ``skipped``."""
+    solutions: list[BuiltSolution] = []
+    unmapped: list[int] = []
+    for record in records:
+        index = int(record["index"])
+        entry = match_table.get(index)
+        if entry is None:
+            unmapped.append(index)
+            continue
+        solutions.append(
+            BuiltSolution(
+                index=index, name=str(record.get("name", "")), kernel_name=str(record.get("kernelName", "")),
+                source=entry[0], position=entry[1], type_key=types.get(entry[0]), identity=solution_identity(record),
+            )
+        )  # fmt: skip
+    skipped = [f"solutions {unmapped[:10]} of the build are not in its MatchTable.yaml"] if unmapped else []
+    return LogicIndex(sorted(solutions, key=lambda item: item.index), skipped)
+
+
 def index_installed(records: Iterable[Mapping[str, Any]]) -> dict[int, tuple[str, str]]:
     """Installed master solution records -> ``{index: (name, identity)}``."""
     return {int(record["index"]): (str(record.get("name", "")), solution_identity(record)) for record in records}
@@ -117,8 +143,9 @@ def catalog_of(
     built: LogicIndex,
     sources: list[str],
     installed: Mapping[int, tuple[str, str]] | None,
-    installed_origin: str | None,
     types: Collection[tuple[str, ...]] | None = None,
+    *,
+    built_is_reference: bool = False,
 ) -> dict[str, Any]:
     """The catalog the tuning stages read (``catalog.json`` of stage ``library``), JSON-able.
 
@@ -128,6 +155,8 @@ def catalog_of(
     name]``: the installed library's indices when it was read, else the build's own), and
     ``identity`` (how indices were obtained, and what did not match). ``types`` limits
     ``solutions`` and ``indices`` to those problem types (the identity counts cover every solution).
+    ``built_is_reference``: ``built`` is the very library every reference run loads
+    (:func:`index_build`), so its own indices are the bench's.
     """
     number = {source: position for position, source in enumerate(sources)}
     wanted = {_type_text(key) for key in types} if types is not None else None
@@ -161,7 +190,11 @@ def catalog_of(
             indices.setdefault(_type_text(solution.type_key), {})[str(solution.index)] = [
                 *location(solution), solution.name,
             ]  # fmt: skip
-        origin = "the build of --library-logic (the installed library was not read)"
+        origin = (
+            "the MatchTable.yaml TensileCreateLibrary wrote with the reference library (identity by construction)"
+            if built_is_reference
+            else "the build of --library-logic (the installed library was not read)"
+        )
     else:
         for index, (name, identity) in sorted(installed.items()):
             matches = by_identity.get(identity)
@@ -172,15 +205,18 @@ def catalog_of(
                 other_types[_type_text(matches[0].type_key)].append(index)
                 continue
             indices.setdefault(_type_text(matches[0].type_key), {})[str(index)] = [*location(matches[0]), name]
-        origin = f"the installed library ({installed_origin})"
+        origin = (
+            "the reference library's indices, each solution record matched to tensilekit's build of --library-logic"
+        )
+    counted = None if installed is None else len(installed)
     return {
         "solutions": solutions,
         "ambiguous": ambiguous,
         "indices": indices,
         "identity": {
             "indices_from": origin,
-            "installed_read": installed is not None,
-            "installed_solutions": None if installed is None else len(installed),
+            "installed_read": installed is not None or built_is_reference,
+            "installed_solutions": len(built.solutions) if built_is_reference else counted,
             "installed_not_in_logic": len(unmatched),
             "installed_not_in_logic_sample": unmatched[:10],
             # installed solutions that are in --library-logic under a problem type the workload
@@ -238,7 +274,7 @@ def resolve(catalog: Mapping[str, Any], type_text: str, name: str | None, index:
                     f"{'as none it can tune' if other == '?' else other}, not {type_text}: tensilekit's type "
                     "mapping disagrees with hipBLASLt's (a tensilekit bug, not the installation)",
                 )
-            return Resolution(None, f"solution {index} of the installed library is not in --library-logic")
+            return Resolution(None, f"solution {index} of the reference library is not in --library-logic")
         if name is not None and entry[2] != name:
             return Resolution(
                 None,
@@ -266,6 +302,7 @@ __all__ = [
     "LogicIndex",
     "Resolution",
     "catalog_of",
+    "index_build",
     "index_installed",
     "index_logic",
     "resolve",

@@ -78,6 +78,10 @@ class TuneReport(BaseModel):
     notes: tuple[str, ...] = ()
     measurement: dict[str, Any] = {}
     """How the compared runs were measured (device, iterations, rotating buffer, flush, thresholds)."""
+    reference_library: dict[str, Any] = {}
+    """The library every reference run loaded (``folder``), how it was found (``found``), how its
+    solutions were identified (``identity``) and, when logic files named custom kernels, where their
+    configs came from (``custom_kernels``); empty for simulated runs."""
     runs: tuple[Any, ...] = Field(default=(), exclude=True)
     """What happened to each stage in the run that returned this report (``StageRun``; not saved)."""
 
@@ -161,6 +165,12 @@ def render_markdown(report: TuneReport) -> str:
             f"{share} | {_num(gemm.baseline_us)} | {_num(gemm.reference_us)} | {_num(gemm.tuned_us)} | "
             f"{_pct(gemm.uplift)} | {_num(gemm.error_ratio, 3)} | {gemm.status} |"
         )
+    if report.reference_library:
+        reference = report.reference_library
+        lines += ["", "## Reference library", "", f"* loaded by every reference run: `{reference.get('folder')}`"]
+        lines += [f"* found: {reference.get('found')}", f"* solutions identified by: {reference.get('identity')}"]
+        if reference.get("custom_kernels"):
+            lines.append(f"* custom kernels: {_setting(reference['custom_kernels'])}")
     if report.measurement:
         lines += ["", "## Measurement", ""]
         lines += [f"* {key.replace('_', ' ')}: {_setting(value)}" for key, value in report.measurement.items()]

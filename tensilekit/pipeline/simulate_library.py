@@ -262,9 +262,10 @@ def logic_index(folder: str, arch: str, custom_kernels: str | None) -> tuple[Log
 def _logic_index(
     folder: str, arch: str, custom_kernels: str | None, stamp: tuple[tuple[str, int, int], ...]
 ) -> tuple[LogicIndex, dict[str, Any]]:
+    from tensilekit.io.custom_kernels import custom_kernel_reader
     from tensilekit.pipeline.stages.library import index_logic_folder
 
-    return index_logic_folder(Path(folder), arch, Path(custom_kernels) if custom_kernels else None)
+    return index_logic_folder(Path(folder), arch, custom_kernel_reader(custom_kernels) if custom_kernels else None)
 
 
 def _logic_kernel(index: int, name: str, record: Mapping[str, Any], element: int) -> SimKernel:

@@ -24,14 +24,16 @@ index -> logic file, read by ``find_exact.py``) is written to the *working direc
 from __future__ import annotations
 
 import enum
+import os
 import re
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tensilekit.errors import InputNotFound, Location, ToolOutputError
+from tensilekit.errors import InputNotFound, Location, TensilekitError, ToolOutputError
 from tensilekit.tools.runner import CommandRunner
 
 DEFAULT_EXECUTABLE = "TensileCreateLibrary"
@@ -281,8 +283,7 @@ def collect_create_library_outputs(
                 raise ToolOutputError(
                     f"manifest lists {entry} but it was not written", Location(file=str(manifest_file), line=number)
                 )
-    table_dir = Path(match_table_dir) if match_table_dir is not None else root
-    table = table_dir / MATCH_TABLE_NAME
+    table = match_table_path(match_table_dir if match_table_dir is not None else root)
     return CreateLibraryResult(
         output_dir=root,
         master_libraries=tuple(masters),
@@ -326,6 +327,110 @@ def run_create_library(
     return result
 
 
+def match_table_path(cwd: str | Path) -> Path:
+    """Where a run in ``cwd`` writes ``MatchTable.yaml``: 7d9fb68's ``LibraryIO.write("MatchTable", ...)``
+    (TensileCreateLibrary.py:1149) writes to the working directory, and :func:`run_create_library`
+    runs the tool in the output directory unless told otherwise."""
+    return Path(cwd) / MATCH_TABLE_NAME
+
+
+def read_match_table(path: str | Path) -> dict[int, tuple[str, int]]:
+    """``MatchTable.yaml`` -> ``{master solution index: (logic file as the tool printed it, position
+    in that file's solutions)}`` (TensileCreateLibrary.py:1123-1126 @7d9fb68; the same shape in
+    rocm-libraries, whose indices follow its deterministic file order).
+
+    Raises :class:`~tensilekit.errors.InputNotFound` for a missing file and
+    :class:`~tensilekit.errors.ToolOutputError` naming the file for anything else than that mapping.
+    """
+    from tensilekit.io.yaml_codec import parse_yaml
+
+    file = Path(path)
+    if not file.is_file():
+        raise InputNotFound(f"no {MATCH_TABLE_NAME}: {file}", Location(file=str(file)))
+    try:
+        data: Any = parse_yaml(file.read_text(encoding="utf-8"), str(file))
+    except TensilekitError as error:
+        raise ToolOutputError(f"{MATCH_TABLE_NAME} is not YAML: {error.message}", Location(file=str(file))) from None
+    table: dict[int, tuple[str, int]] = {}
+    for index, entry in (data or {}).items() if isinstance(data, dict) else [(None, data)]:
+        valid = isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], int)
+        if not isinstance(index, int) or not valid:
+            raise ToolOutputError(
+                f"{MATCH_TABLE_NAME} maps solution indices to [logic file, position]; found {index!r}: {entry!r}",
+                Location(file=str(file)),
+            )
+        table[index] = (entry[0], entry[1])
+    return table
+
+
+# --------------------------------------------------------------------------------------------
+# Where TensileCreateLibrary finds custom kernels
+
+CUSTOM_KERNELS_DIR = "CustomKernels"
+"""``globalParameters["CustomKernelDirectory"]`` = the folder of ``Tensile/Common.py`` +
+``CustomKernels`` (Common.py:270 @7d9fb68; tensilelite 0.12.1 Common.py:276; ROCm/Tensile
+Common.py:300 @09ec347): ``LibraryIO.parseLibraryLogicData`` reads every ``CustomKernelName`` of a
+logic file from there (LibraryIO.py:286-290 -> ``getCustomKernelConfig``, CustomKernels.py:34,67
+@7d9fb68: ``<dir>/<name>.s``; rocm-libraries' also looks in sub-folders,
+:func:`tensilekit.io.custom_kernels.custom_kernel_path`)."""
+PROBE_TIMEOUT_S = 120.0
+# ``python -v`` (PYTHONVERBOSE) names the file each module is loaded from, e.g.
+#   "# code object from /x/tensilelite/Tensile/__init__.py"  (no byte-code cache)
+#   "# /x/Tensile/__pycache__/__init__.cpython-311.pyc matches /x/Tensile/__init__.py"
+_TENSILE_PACKAGE = re.compile(r"(?P<package>\S*/Tensile)/__init__\.py'?$")
+
+
+def _imported_tensile(trace: str, cwd: Path) -> Path | None:
+    """The first ``Tensile`` package a ``python -v`` trace loads (None: it loads none)."""
+    for line in trace.splitlines():
+        found = _TENSILE_PACKAGE.search(line.strip())
+        if found is not None:
+            return cwd / found.group("package").strip("'")
+    return None
+
+
+def custom_kernel_folder(
+    runner: CommandRunner,
+    executable: str = DEFAULT_EXECUTABLE,
+    *,
+    cwd: str | Path | None = None,
+    env: Mapping[str, str | None] | None = None,
+) -> tuple[Path | None, str]:
+    """The ``CustomKernels`` folder the TensileCreateLibrary ``executable`` reads, and how it was
+    found; ``(None, why)`` when it cannot be told or does not exist.
+
+    It is ``CustomKernels`` beside the ``Tensile`` package the tool *imports* (:data:`CUSTOM_KERNELS_DIR`),
+    so the tool is asked: ``executable --help`` runs with ``PYTHONVERBOSE=1`` and Python names the
+    package it loads. That holds for every way the tool is installed -- hipBLASLt's
+    ``tensilelite/Tensile/bin/TensileCreateLibrary`` (which imports an installed ``Tensile`` first,
+    else ``../..``), a pip console script (the package of its python), a wrapper that runs python
+    with its own ``sys.path``. A tool whose python ignores ``PYTHON*`` variables (``-E``/``-I``) says
+    nothing; then the script's own place decides: ``<tree>/Tensile/bin/TensileCreateLibrary`` ->
+    ``<tree>/Tensile/CustomKernels``.
+    """
+    where = Path(cwd) if cwd is not None else Path.cwd()
+    package: Path | None = None
+    try:
+        completed = runner.run(
+            [executable, "--help"], cwd=where, env={**(env or {}), "PYTHONVERBOSE": "1"}, timeout=PROBE_TIMEOUT_S
+        )
+        package = _imported_tensile(completed.stderr, where)
+        how = f"the Tensile package `{executable} --help` imports" if package else "its python named no Tensile package"
+    except TensilekitError as error:  # not found, timed out: the script's place may still tell
+        how = f"`{executable} --help` failed: {error.message}"
+    if package is None:
+        found = shutil.which(executable)
+        script = Path(os.path.realpath(found)) if found else None
+        if script is None or script.parent.name != "bin" or not (script.parent.parent / CUSTOM_KERNELS_DIR).is_dir():
+            return None, f"{how}, and {found or executable} is not in a Tensile tree's bin/"
+        package = script.parent.parent
+        how = f"the Tensile tree of {script} ({how})"
+    folder = Path(os.path.normpath(package / CUSTOM_KERNELS_DIR))
+    if not folder.is_dir():
+        return None, f"{how}, which has no {CUSTOM_KERNELS_DIR} folder"
+    return folder, how
+
+
 def master_library_dir(output_dir: str | Path, architecture: str) -> Path | None:
     """The folder under ``output_dir/library`` that holds the master library for ``architecture``
     (None: no master was written).
@@ -359,6 +464,7 @@ def expected_master_names(config: CreateLibraryConfig, architectures: Sequence[s
 
 
 __all__ = [
+    "CUSTOM_KERNELS_DIR",
     "DEFAULT_EXECUTABLE",
     "MANIFEST_NAME",
     "MASTER_SUFFIXES",
@@ -369,9 +475,12 @@ __all__ = [
     "CreateLibraryResult",
     "build_create_library_argv",
     "collect_create_library_outputs",
+    "custom_kernel_folder",
     "expected_master_names",
     "master_library_dir",
+    "match_table_path",
     "parse_create_library_output",
     "read_manifest",
+    "read_match_table",
     "run_create_library",
 ]

@@ -20,6 +20,7 @@ from tensilekit.pipeline.stages.common import create_library
 
 from .conftest import LLAMA_LOG, write_fake_library_logic
 from .standin_support import EQUALITY
+from .standin_support import create_library as create_standin_library
 
 BBS_TN = "aquavanjaram_Cijk_Alik_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs.yaml"
 F8HS_TN = "aquavanjaram_Cijk_Alik_Bljk_F8HS_BH_UserArgs.yaml"
@@ -86,20 +87,23 @@ def test_bad_option_combinations_are_usage_errors(tmp_path: Path) -> None:
 
 
 def test_the_pipeline_speaks_the_7d9fb68_command_line(
-    fake_tools: Path, tmp_path: Path, corpus: Path, amd: Path
+    fake_tools: Path, tmp_path: Path, corpus: Path, amd: Path, standins: Path
 ) -> None:
     """The stand-in hipblaslt-bench refuses --scaleA s|v ("not modelled"), so this one runs the fake,
-    which plays 7d9fb68's command line; the library logic is AMD's (a bf16 TN file)."""
+    which plays 7d9fb68's command line; the library logic is AMD's (a bf16 TN file). The fake's
+    TensileCreateLibrary writes no library tensilekit could read, so the reference library (which
+    every reference run loads) is the stand-in TensileCreateLibrary's build of the same file."""
     log = tmp_path / "old.log"
     log.write_text(OLD_LOG)
     library = tmp_path / "logic"
     library.mkdir()
     (library / BBS_TN).write_bytes((corpus / EQUALITY / BBS_TN).read_bytes())
+    reference = create_standin_library(standins, library, tmp_path / "reference", tmp_path / "tcl-cwd")
     calls = tmp_path / "calls.jsonl"
     env = {"TENSILEKIT_FAKE_PROFILE": "hipblaslt-7d9fb68", "TENSILEKIT_FAKE_ARGV_LOG": str(calls)}
     args = ["tune", str(log), "--arch", "gfx942", "--workdir", str(tmp_path / "W"), "--library-logic", str(library),
             "--custom-kernels", str(amd / "tensilelite-7d9fb68" / "Tensile" / "CustomKernels"),
-            "--top-k", "1"]  # fmt: skip
+            "--reference-library", str(reference), "--top-k", "1"]  # fmt: skip
     code, output, _ = run(args, env)
     assert code == 0, output
     workdir = tmp_path / "W"

@@ -6,29 +6,42 @@ order and names them over the whole build). The tuned library needs each winner'
 record, so this stage maps, per GEMM type of the workload, every solution to
 ``(logic file, list position)`` (:mod:`tensilekit.pipeline.library_index`):
 
-* real runs build ``--library-logic DIR`` as TensileCreateLibrary does (its names and its
-  ``MatchTable``) and read the library hipblaslt-bench loads (``--reference-library``, else where
-  hipBLASLt looks: :mod:`tensilekit.tools.hipblaslt_library`); its indices are matched to the
-  build's records, and a library not built from ``--library-logic`` is reported;
+* real runs choose the library every reference run loads (:func:`_reference_library`):
+  ``--reference-library``, else the one hipBLASLt finds (:mod:`tensilekit.tools.hipblaslt_library`)
+  when tensilekit can read it, else ``--library-logic`` built by the run's TensileCreateLibrary.
+  A library this run built is indexed by its own ``MatchTable.yaml`` (identity by construction);
+  another one's records are matched to tensilekit's build of ``--library-logic`` (AMD's names and
+  match table, custom kernels from where TensileCreateLibrary reads them), and a library not built
+  from ``--library-logic`` is reported;
 * simulated runs write the simulated library's logic files to ``logic/`` and index those by the
   names the SIMULATED bench prints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from tensilekit.api import logic_inputs
-from tensilekit.errors import StageFailed, TensilekitError
+from tensilekit.errors import InputNotFound, StageFailed, TensilekitError
 from tensilekit.io.installed_library import InstalledLibrary, find_masters
 from tensilekit.io.logic_io import dump_logic, load_logic
 from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE
+from tensilekit.model.derive_tensilelite import CustomKernelConfig
 from tensilekit.model.logic import LogicFile, ProblemType
 from tensilekit.model.tensile_parameters import TENSILELITE_DATA_TYPE_BY_CODE
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.library_index import LogicIndex, catalog_of, index_installed, index_logic, resolve
+from tensilekit.pipeline.library_index import (
+    LogicIndex,
+    catalog_of,
+    index_build,
+    index_installed,
+    index_logic,
+    resolve,
+)
 from tensilekit.pipeline.simulate import (
     COMPUTE_TYPE_CODES,
     SIMULATED,
@@ -36,8 +49,24 @@ from tensilekit.pipeline.simulate import (
     library_logic,
 )
 from tensilekit.pipeline.stage import StageContext, StageResult, relative_to_root
-from tensilekit.pipeline.stages.common import INGEST, LIBRARY, TuneStage, create_library, load_gemms, read_json
+from tensilekit.pipeline.stages.common import (
+    INGEST,
+    LIBRARY,
+    TCL_DIR,
+    TuneStage,
+    create_library,
+    load_gemms,
+    read_json,
+)
+from tensilekit.tools.create_library import (
+    CUSTOM_KERNELS_DIR,
+    custom_kernel_folder,
+    match_table_path,
+    read_match_table,
+)
+from tensilekit.tools.hipblaslt_bench import LIBRARY_PATH_ENV
 from tensilekit.tools.hipblaslt_library import locate_hipblaslt_library
+from tensilekit.tools.runner import SubprocessRunner
 from tensilekit.workload.problem import GemmProblem, compute_input_letters, compute_type_for_letters
 
 CATALOG_FILE = "catalog.json"
@@ -134,6 +163,10 @@ class LibraryStage(TuneStage):
             values["custom_kernels"] = None if config.custom_kernels is None else str(config.custom_kernels)
         if not config.simulate:
             values["reference_library"] = None if config.reference_library is None else str(config.reference_library)
+            values["custom_kernels"] = None if config.custom_kernels is None else str(config.custom_kernels)
+            values["create_library"] = config.create_library_executable
+            # where hipBLASLt looks for its library (tools/hipblaslt_library.py): another place, another reference
+            values["environment"] = {name: os.environ.get(name) for name in (LIBRARY_PATH_ENV, "ROCM_PATH")}
         return values
 
     def input_files(self, config: TuneConfig) -> list[Path]:
@@ -206,7 +239,7 @@ class LibraryStage(TuneStage):
                 f"in the {config.arch} logic files of {root}"
             )
         sources = list(dict.fromkeys(item.source for item in built.solutions))
-        catalog = catalog_of(built, sources, None, None, types=wanted)
+        catalog = catalog_of(built, sources, None, types=wanted)
         catalog["identity"]["indices_from"] = f"the {SIMULATED} bench over the build of {root}"
         context.write_json(
             context.path(CATALOG_FILE),
@@ -224,41 +257,46 @@ class LibraryStage(TuneStage):
     def _index_real(
         context: StageContext, config: TuneConfig, wanted: dict[tuple[str, ...], GemmProblem]
     ) -> StageResult:
-        """Build ``--library-logic`` as TensileCreateLibrary does and read the library the bench
-        loads; the catalog maps its indices (and the build's names) to logic files."""
+        """Choose the library every reference run loads (:func:`_reference_library`) and map its
+        indices to logic files: by the ``MatchTable.yaml`` of the build when this run built it
+        (identity by construction), else by matching its records to tensilekit's build of
+        ``--library-logic`` (:func:`~tensilekit.pipeline.library_index.catalog_of`)."""
         if config.library_logic is None:
             raise StageFailed("real runs need --library-logic DIR (the logic files hipBLASLt was built from)")
         root = Path(config.library_logic)
-        built, _ = index_logic_folder(root, config.arch, config.custom_kernels)
+        notes: list[str] = []
+        reference = _reference_library(context, config, notes)
+        custom: CustomKernelFolder | None = None
+        if reference.built is not None:
+            built = index_of_build(reference.built, reference.folder, config.arch)
+            installed = None
+        else:
+            custom = CustomKernelFolder(config.custom_kernels, config.create_library_executable)
+            built, _ = index_logic_folder(root, config.arch, custom)
+            installed = reference.records
         skipped = built.skipped
+        notes += [f"skipped logic file {item}" for item in skipped[:5]]
         if not any(item.type_key in wanted for item in built.solutions):
             why = f"; skipped: {'; '.join(skipped[:3])}" if skipped else ""
             raise StageFailed(
                 f"no solutions for the workload's GEMM types ({', '.join(type_key_text(key) for key in wanted)}) "
                 f"in the {config.arch} logic files of {root}{why}"
             )
-
-        notes: list[str] = [f"skipped logic file {item}" for item in skipped[:5]]
-        installed, installed_origin, built_reference = _read_installed(context, config, notes)
         sources = list(dict.fromkeys(item.source for item in built.solutions))
-        catalog = catalog_of(built, sources, installed, installed_origin, types=wanted)
+        described = f"{reference.folder} ({reference.found})"
+        catalog = catalog_of(built, sources, installed, types=wanted, built_is_reference=reference.built is not None)
         identity = catalog["identity"]
-        if installed is not None:
-            matched = sum(len(entries) for entries in catalog["indices"].values())
-            unmatched = identity["installed_not_in_logic"]
-            if unmatched:
-                notes.append(
-                    f"the installed library ({installed_origin}) is not the one built from {root}: {unmatched} of its "
-                    f"{len(installed)} solutions are not in it (e.g. indices "
-                    f"{', '.join(map(str, identity['installed_not_in_logic_sample']))}); those are not tuned"
-                )
-            if not matched:
-                notes.append(f"none of the installed library's solutions of the workload's types is in {root}")
-        else:
+        unmatched = identity["installed_not_in_logic"]
+        if unmatched:
             notes.append(
-                f"identifying solutions by the names the build of {root} gives them (the installed library was not "
-                f"read: {installed_origin}); pass --reference-library DIR to identify them by index"
+                f"the reference library ({described}) is not the one built from {root}: {unmatched} of its "
+                f"{identity['installed_solutions']} solutions are not in it (e.g. indices "
+                f"{', '.join(map(str, identity['installed_not_in_logic_sample']))}); those are not tuned"
             )
+        if not catalog["indices"]:
+            notes.append(f"none of the reference library's solutions of the workload's types is in {root}")
+        if custom is not None and custom.found is not None:
+            notes.append(f"custom kernels: {custom.folder or 'not found'} ({custom.found})")
         context.write_json(
             context.path(CATALOG_FILE),
             {
@@ -266,27 +304,36 @@ class LibraryStage(TuneStage):
                 "data": config.data_label,
                 "sources": sources,
                 **catalog,
-                "reference_library": None if installed is None else installed_origin,
+                "reference_library": {
+                    "folder": str(reference.folder), "found": reference.found, "identity": identity["indices_from"],
+                },
                 "reference_library_dir": (
-                    None if built_reference is None else relative_to_root(built_reference, context.run_root)
+                    relative_to_root(reference.folder, context.run_root)
+                    if reference.folder.is_relative_to(context.run_root) else str(reference.folder)
+                ),
+                "custom_kernels": (
+                    None if custom is None or custom.found is None
+                    else {"folder": None if custom.folder is None else str(custom.folder), "found": custom.found}
                 ),
                 "skipped": skipped,
             },
-        )
+        )  # fmt: skip
         return StageResult(
             summary=(
                 f"{sum(item.type_key in wanted for item in built.solutions)} solution(s) of the workload's types "
-                f"in {len(sources)} logic file(s) from "
-                f"{root}; indices from {identity['indices_from']}"
+                f"in {len(sources)} logic file(s); reference library {described}"
             ),
             notes=tuple(notes),
         )
 
 
-def index_logic_folder(root: Path, arch: str, custom_kernels: Path | None) -> tuple[LogicIndex, dict[str, Any]]:
+def index_logic_folder(
+    root: Path, arch: str, custom_kernels: CustomKernelConfig | None
+) -> tuple[LogicIndex, dict[str, Any]]:
     """Every ``arch`` logic file under ``root`` built as TensileCreateLibrary builds them
     (:func:`~tensilekit.pipeline.library_index.index_logic`; files it cannot build are in
-    ``skipped`` with the reason), and the parsed files by path."""
+    ``skipped`` with the reason), and the parsed files by path. ``custom_kernels`` looks up the
+    ``custom.config`` of a custom kernel a file names (None: such files are skipped)."""
     inputs: list[tuple[str, Any]] = []
     skipped: list[str] = []
     for path in sorted(root.rglob("*.yaml")):
@@ -301,7 +348,7 @@ def index_logic_folder(root: Path, arch: str, custom_kernels: Path | None) -> tu
             inputs.extend(found)
         else:
             skipped.append(f"{path}: a Tensile (rocBLAS) logic file; hipblaslt-bench runs tensilelite libraries")
-    built = index_logic(inputs, arch, logic_type_key, custom_kernel_config=_custom_kernels(custom_kernels))
+    built = index_logic(inputs, arch, logic_type_key, custom_kernel_config=custom_kernels)
     return LogicIndex(built.solutions, [*skipped, *built.skipped]), dict(inputs)
 
 
@@ -315,56 +362,129 @@ def _may_serve(path: Path, arch: str) -> bool:
     return arch.encode() in head or b"fallback" in head
 
 
-def _custom_kernels(folder: Path | None) -> Any:
-    if folder is None:
-        return None
-    from tensilekit.io.custom_kernels import custom_kernel_reader
+class CustomKernelFolder:
+    """The custom-kernel lookup of tensilekit's build of ``--library-logic``: ``--custom-kernels``,
+    else the folder the run's TensileCreateLibrary reads
+    (:func:`~tensilekit.tools.create_library.custom_kernel_folder`), looked for only when a logic
+    file names a custom kernel. ``folder`` / ``found`` say what was used (``found`` None: not needed)."""
 
-    return custom_kernel_reader(folder)
+    def __init__(self, given: Path | None, create_library_executable: str) -> None:
+        self._executable = create_library_executable
+        self.folder: Path | None = given
+        self.found: str | None = None if given is None else f"--custom-kernels {given}"
+        self._reader: Callable[[str], Mapping[str, Any]] | None = None
+
+    def __call__(self, name: str) -> Mapping[str, Any]:
+        if self._reader is None:
+            if self.found is None:
+                self.folder, self.found = custom_kernel_folder(SubprocessRunner(), self._executable)
+            if self.folder is None:
+                raise InputNotFound(
+                    f"custom kernel {name!r}: TensileCreateLibrary's {CUSTOM_KERNELS_DIR} folder was not found "
+                    f"({self.found}); give hipBLASLt's tensilelite/Tensile/{CUSTOM_KERNELS_DIR} with --custom-kernels"
+                )
+            from tensilekit.io.custom_kernels import custom_kernel_reader
+
+            self._reader = custom_kernel_reader(self.folder)
+        return self._reader(name)
 
 
-def _reference_folder(context: StageContext, config: TuneConfig) -> tuple[Path | None, str, Path | None]:
-    """The library every reference run loads, how it was found, and the folder this stage built it
-    into when ``--reference-library`` is a logic folder (GEKO's custom reference library)."""
-    if config.reference_library is None:
-        folder, origin = locate_hipblaslt_library(config.arch, bench=config.bench_executable)
-        return folder, origin, None
-    given = Path(config.reference_library)
-    if find_masters(given) or not any(given.rglob("*.yaml")):
-        return given, f"--reference-library {given}", None
-    built = create_library(context, config, given)  # logic files: build them as the install was built
-    return built, f"--reference-library {given}, built with TensileCreateLibrary", built
+@dataclasses.dataclass(frozen=True)
+class ReferenceLibrary:
+    """The library every reference run loads (``HIPBLASLT_TENSILE_LIBPATH``), and how it was found."""
+
+    folder: Path
+    found: str
+    built: Path | None = None
+    """The TensileCreateLibrary output folder when this run built it (its ``MatchTable.yaml`` beside)."""
+    records: dict[int, tuple[str, str]] | None = None
+    """``{index: (name, identity)}`` of a library this run did not build."""
 
 
-def _read_installed(
-    context: StageContext, config: TuneConfig, notes: list[str]
-) -> tuple[dict[int, tuple[str, str]] | None, str, Path | None]:
-    """The solutions of the library hipblaslt-bench loads (:func:`_reference_folder`), or None and
-    why not; and the folder built from ``--reference-library`` logic, if any."""
-    folder, origin, built = _reference_folder(context, config)
-    if folder is None:
-        return None, origin, None
-    try:
-        library = InstalledLibrary(folder)
-        records: list[dict[str, Any]] = []
-        for master in library.choose(config.arch):
-            records += library.materialize(master).to_raw().get("solutions", [])
-    except TensilekitError as error:
-        if config.reference_library is not None:
-            raise
-        notes.append(f"cannot read hipBLASLt's library at {folder} ({origin}): {error}")
-        return None, f"{folder} could not be read", None
-    return index_installed(records), f"{folder}, {origin}", built
+def _reference_library(context: StageContext, config: TuneConfig, notes: list[str]) -> ReferenceLibrary:
+    """The library every reference run loads. In order:
+
+    1. ``--reference-library DIR``: that library, or, when DIR holds logic files, their build by the
+       run's TensileCreateLibrary (GEKO's custom reference library);
+    2. the library hipBLASLt finds by itself (:func:`~tensilekit.tools.hipblaslt_library.locate_hipblaslt_library`:
+       an exported ``HIPBLASLT_TENSILE_LIBPATH``, else beside ``libhipblaslt.so``) when tensilekit can
+       read it -- every reference run is then pointed at it explicitly, so the bench loads the very
+       library the solutions were identified in; an exported ``HIPBLASLT_TENSILE_LIBPATH`` that
+       cannot be read fails the stage (hipBLASLt would load it);
+    3. otherwise ``--library-logic`` built by the run's TensileCreateLibrary as a whole folder.
+    """
+    if config.reference_library is not None:
+        given = Path(config.reference_library)
+        if find_masters(given) or not any(given.rglob("*.yaml")):
+            return ReferenceLibrary(given, f"--reference-library {given}", records=_library_records(given, config.arch))
+        return ReferenceLibrary(
+            create_library(context, config, given),
+            f"--reference-library {given} built by TensileCreateLibrary",
+            context.path(TCL_DIR),
+        )
+    located, found = locate_hipblaslt_library(config.arch, bench=config.bench_executable)
+    if located is not None:
+        try:
+            return ReferenceLibrary(located, found, records=_library_records(located, config.arch))
+        except TensilekitError as error:
+            if os.environ.get(LIBRARY_PATH_ENV):
+                raise StageFailed(
+                    f"{found}: hipblaslt-bench loads that library as it is, and tensilekit cannot read it: {error}"
+                ) from None
+            found = f"hipBLASLt's library at {located} ({found}) cannot be read: {error}"
+    logic = Path(str(config.library_logic))
+    built = create_library(context, config, logic)
+    notes.append(
+        f"no installed hipBLASLt library could be read ({found}): the reference library is --library-logic "
+        f"{logic} built by TensileCreateLibrary, and every reference run loads it"
+    )
+    return ReferenceLibrary(
+        built,
+        f"--library-logic {logic} built by TensileCreateLibrary (no installed library could be read: {found})",
+        context.path(TCL_DIR),
+    )
+
+
+def _solution_records(folder: Path, arch: str) -> list[dict[str, Any]]:
+    """Every ``arch`` solution record of the library in ``folder`` (lazy shards read)."""
+    library = InstalledLibrary(folder)
+    records: list[dict[str, Any]] = []
+    for master in library.choose(arch):
+        records += library.materialize(master).to_raw().get("solutions", [])
+    return records
+
+
+def _library_records(folder: Path, arch: str) -> dict[int, tuple[str, str]]:
+    """``{index: (name, identity)}`` of every ``arch`` solution of the library in ``folder``."""
+    return index_installed(_solution_records(folder, arch))
+
+
+def index_of_build(output: Path, folder: Path, arch: str) -> LogicIndex:
+    """The solutions of the library TensileCreateLibrary built into ``output`` (master in
+    ``folder``), each at the ``[logic file, position]`` its ``MatchTable.yaml`` gives."""
+    records = _solution_records(folder, arch)
+    # the files as the tool printed them; a relative one is relative to where it ran (the output folder)
+    table = {
+        index: (str(output / source), position)
+        for index, (source, position) in read_match_table(match_table_path(output)).items()
+    }
+    types: dict[str, tuple[str, ...] | None] = {}
+    for source in dict.fromkeys(source for source, _ in table.values()):
+        (_, data), *_ = logic_inputs([source])[0]
+        types[source] = logic_type_key(data[4]) if isinstance(data, list) and isinstance(data[4], Mapping) else None
+    return index_build(records, table, types)
 
 
 def reference_library_dir(context: StageContext) -> str | None:
-    """``HIPBLASLT_TENSILE_LIBPATH`` of every reference run: ``--reference-library`` (or this
-    stage's build of it, when it is a logic folder); None: the library hipBLASLt finds itself."""
+    """``HIPBLASLT_TENSILE_LIBPATH`` of every reference run of a real run: the library stage's
+    choice (:func:`_reference_library`); None for simulated runs."""
     config: TuneConfig = context.config
-    if config.simulate or config.reference_library is None:
+    if config.simulate:
         return None
-    built = read_json(context.upstream_path(LIBRARY, CATALOG_FILE)).get("reference_library_dir")
-    return str(context.run_root / built) if built else str(config.reference_library)
+    folder = read_json(context.upstream_path(LIBRARY, CATALOG_FILE)).get("reference_library_dir")
+    if folder is None:
+        raise StageFailed(f"{CATALOG_FILE} of stage {LIBRARY} names no reference library: rerun --from-stage library")
+    return str(context.run_root / folder)
 
 
 def catalog_source(run_root: Path, catalog: dict[str, Any], index: int) -> Path:
@@ -376,9 +496,12 @@ def catalog_source(run_root: Path, catalog: dict[str, Any], index: int) -> Path:
 __all__ = [
     "CATALOG_FILE",
     "LOGIC_DIR",
+    "CustomKernelFolder",
     "LibraryStage",
+    "ReferenceLibrary",
     "catalog_source",
     "index_logic_folder",
+    "index_of_build",
     "logic_type_key",
     "lookup",
     "problem_type_key",

@@ -45,6 +45,7 @@ from tensilekit.pipeline.stages.common import (
     read_json,
 )
 from tensilekit.pipeline.stages.final import FINAL_DIR, FULL_DIR
+from tensilekit.pipeline.stages.library import CATALOG_FILE
 from tensilekit.pipeline.stages.merge import MERGED_DIR
 from tensilekit.pipeline.stages.postprocess import POSTPROCESS_FILE
 from tensilekit.pipeline.stages.search import SEARCH_FILE
@@ -111,7 +112,7 @@ class ReportStage(TuneStage):
     """Everything together: ``report.{md,csv,json}`` (+ ``uplift.png``) in the work directory."""
 
     name = REPORT
-    version = "2"
+    version = "3"
     inputs = _STAGES
 
     def config_slice(self, config: TuneConfig) -> dict[str, Any]:
@@ -172,9 +173,14 @@ class ReportStage(TuneStage):
             outputs["kernel search"] = f"{folder}/generations.csv, {folder}/winners.csv, {folder}/configs/"
         if config.simulate:
             notes.append(f"{config.data_label}: produced by tensilekit's GPU simulator; do not ship these files.")
+        catalog = read_json(context.upstream_path(LIBRARY, CATALOG_FILE))
+        reference = catalog.get("reference_library") if isinstance(catalog.get("reference_library"), dict) else {}
+        if reference and catalog.get("custom_kernels"):
+            reference = {**reference, "custom_kernels": catalog["custom_kernels"]}
         report = TuneReport(
             data=config.data_label, arch=config.arch, gemms=rows, failures=tuple(failures), stages=tuple(stages),
-            outputs=outputs, notes=tuple(notes), measurement=measurement_settings(config), **summarize(rows),
+            outputs=outputs, notes=tuple(notes), measurement=measurement_settings(config),
+            reference_library=reference or {}, **summarize(rows),
         )  # fmt: skip
         png = plot_uplift(report) if report.tuned else None
         if png is not None:

@@ -55,3 +55,14 @@ def test_measurement_slice_ignores_execution_policy() -> None:
     assert config(devices=(0, 1), retries=3, timeout=5.0).measurement_slice() == config().measurement_slice()
     assert "seed" in config(simulate=True).measurement_slice()
     assert config(simulate=True, sim_time_scale=3.0).measurement_slice() == config(simulate=True).measurement_slice()
+
+
+@pytest.mark.parametrize("option", ["library_logic", "reference_library"])
+def test_a_workdir_inside_an_input_folder_is_refused(tmp_path: Path, option: str) -> None:
+    """The next run would read this run's outputs as logic files (issue 36, item 10); beside it is fine."""
+    logic = tmp_path / "logic"
+    for inside in (logic, logic / "runs" / "W"):
+        with pytest.raises(ValidationError) as caught:
+            config(workdir=inside, **{option: logic})
+        assert str(inside) in str(caught.value) and str(logic) in str(caught.value)
+    assert config(workdir=tmp_path / "logic-runs", **{option: logic}).workdir == tmp_path / "logic-runs"

@@ -78,3 +78,19 @@ def test_chart_with_matplotlib() -> None:
     png = plot_uplift(sample())
     assert png is not None and png.startswith(b"\x89PNG")
     assert plot_uplift(sample()) == png  # deterministic bytes
+
+
+def test_the_reference_library_is_named_with_how_it_was_found() -> None:
+    reference = {"folder": "/opt/rocm/lib/hipblaslt/library", "found": "HIPBLASLT_TENSILE_LIBPATH=/x",
+                 "identity": "its MatchTable.yaml", "custom_kernels": {"folder": "/t/CustomKernels", "found": "the tool"}}  # fmt: skip
+    text = render_markdown(sample("measured").model_copy(update={"reference_library": reference}))
+    section = text.split("## Reference library\n", 1)[1].split("\n## ", 1)[0]
+    assert "`/opt/rocm/lib/hipblaslt/library`" in section and "HIPBLASLT_TENSILE_LIBPATH=/x" in section
+    assert "its MatchTable.yaml" in section and "/t/CustomKernels" in section
+    assert "## Reference library" not in render_markdown(sample())  # simulated: no reference library
+    assert (
+        TuneReport.model_validate_json(
+            sample().model_copy(update={"reference_library": reference}).model_dump_json()
+        ).reference_library
+        == reference
+    )

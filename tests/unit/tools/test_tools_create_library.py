@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -10,18 +11,21 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tensilekit.errors import InputNotFound, ToolFailed, ToolOutputError
+from tensilekit.errors import InputNotFound, ToolFailed, ToolNotFound, ToolOutputError
 from tensilekit.tools.create_library import (
     CreateLibraryConfig,
     CreateLibraryFlavor,
     build_create_library_argv,
+    custom_kernel_folder,
     expected_master_names,
     master_library_dir,
+    match_table_path,
     parse_create_library_output,
     read_manifest,
+    read_match_table,
     run_create_library,
 )
-from tensilekit.tools.runner import SubprocessRunner
+from tensilekit.tools.runner import FakeResult, FakeRunner, SubprocessRunner
 
 Calls = Callable[[], list[dict[str, Any]]]
 ROCM = CreateLibraryFlavor.ROCM_LIBRARIES
@@ -311,3 +315,91 @@ def test_fake_failures(fake_bin: Path, tmp_path: Path, logic_dir: Path) -> None:
     assert slow.value.timed_out
     with pytest.raises(InputNotFound):
         run_create_library(SubprocessRunner(), make_config(tmp_path, logic_dir=tmp_path / "absent"))
+
+
+# --------------------------------------------------------------------------------------------
+# MatchTable.yaml and where TensileCreateLibrary reads custom kernels
+
+
+def test_match_table_maps_each_index_to_a_logic_file_and_position(tmp_path: Path) -> None:
+    table = match_table_path(tmp_path)
+    table.write_text("---\n0: [/l/a.yaml, 0]\n1: [/l/a.yaml, 1]\n7: [/l/b.yaml, 0]\n")
+    assert read_match_table(table) == {0: ("/l/a.yaml", 0), 1: ("/l/a.yaml", 1), 7: ("/l/b.yaml", 0)}
+
+
+@pytest.mark.parametrize("text", ["0: [/l/a.yaml]\n", "x: [/l/a.yaml, 0]\n", "- [/l/a.yaml, 0]\n", "0: [1, 2\n"])
+def test_a_match_table_that_is_not_one_is_a_tool_output_error_naming_the_file(tmp_path: Path, text: str) -> None:
+    table = match_table_path(tmp_path)
+    table.write_text(text)
+    with pytest.raises(ToolOutputError) as caught:
+        read_match_table(table)
+    assert caught.value.location is not None and caught.value.location.file == str(table)
+    with pytest.raises(InputNotFound):
+        read_match_table(tmp_path / "absent.yaml")
+
+
+def _tensile_tree(root: Path) -> Path:
+    package = root / "tensilelite" / "Tensile"
+    (package / "CustomKernels" / "gfx950").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    return package
+
+
+@pytest.mark.parametrize(
+    "trace",
+    [
+        "# code object from {package}/__init__.py\n",  # no byte-code cache (a read-only tree)
+        "# {package}/__pycache__/__init__.cpython-311.pyc matches {package}/__init__.py\n",
+        "# code object from '{package}/__init__.py'\n",
+    ],
+)
+def test_custom_kernels_are_beside_the_tensile_package_the_tool_imports(tmp_path: Path, trace: str) -> None:
+    package = _tensile_tree(tmp_path)
+    noise = "import 'os' # <class '_frozen_importlib.FrozenImporter'>\n# code object from /x/TensileInstructions/__init__.py\n"
+    runner = FakeRunner(
+        lambda call: FakeResult(stdout="usage: TensileCreateLibrary", stderr=noise + trace.format(package=package))
+    )
+    folder, found = custom_kernel_folder(runner, "TensileCreateLibrary")
+    assert folder == package / "CustomKernels" and "imports" in found
+    (call,) = runner.calls
+    assert call.argv == ("TensileCreateLibrary", "--help") and call.env["PYTHONVERBOSE"] == "1"
+
+
+def test_a_tool_that_names_no_package_is_placed_by_its_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = _tensile_tree(tmp_path)
+    (package / "bin").mkdir()
+    script = package / "bin" / "TensileCreateLibrary"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{package / 'bin'}:{os.environ['PATH']}")
+    silent = FakeRunner(lambda call: FakeResult(stdout="usage: TensileCreateLibrary"))  # python -E: no trace
+    assert custom_kernel_folder(silent)[0] == package / "CustomKernels"
+    (package / "CustomKernels" / "gfx950").rmdir()
+    (package / "CustomKernels").rmdir()
+    folder, why = custom_kernel_folder(silent)
+    assert folder is None and "not in a Tensile tree's bin/" in why
+    traced = FakeRunner(lambda call: FakeResult(stderr=f"# code object from {package}/__init__.py\n"))
+    folder, why = custom_kernel_folder(traced)
+    assert folder is None and "has no CustomKernels folder" in why
+
+
+def test_a_missing_tool_says_why(tmp_path: Path) -> None:
+    def missing(call: Any) -> FakeResult:
+        raise ToolNotFound("NoTCL is not on PATH")
+
+    folder, why = custom_kernel_folder(FakeRunner(missing), "NoTCL")
+    assert folder is None and "NoTCL is not on PATH" in why
+
+
+@pytest.mark.parametrize(
+    "tool", ["standins/TensileCreateLibrary", "tensilelite-7d9fb68/Tensile/bin/TensileCreateLibrary"]
+)
+def test_amds_tools_read_the_custom_kernels_of_their_own_tree(amd: Path, tool: str) -> None:
+    """The stand-in (a bash wrapper running AMD's TensileCreateLibrary() in a venv) and AMD's own script
+    (``tensilelite/Tensile/bin``) both read tensilelite 7d9fb683's CustomKernels, which holds the kernel
+    the corpus's bf16 logic names."""
+    folder, _ = custom_kernel_folder(SubprocessRunner(), str(amd / tool))
+    assert folder == amd / "tensilelite-7d9fb68" / "Tensile" / "CustomKernels"
+    assert (
+        folder / "Custom_Cijk_Alik_Bljk_BBS_BH_Bias_AS_SAV_UserArgs_MT256x256x64_MI16x16x1_SN_K1_MIWT4_16_DTVA.s"
+    ).is_file()
