@@ -174,7 +174,7 @@ def render_markdown(report: TuneReport) -> str:
             if failure.retired:
                 error = "retired (not retried again; --from-stage re-measures) -- " + error
             lines.append(
-                f"| {failure.stage} | {failure.phase} | {failure.job_id} | {failure.subject} | {failure.attempts} | {error[:300]} |"
+                f"| {failure.stage} | {failure.phase} | {failure.job_id} | {failure.subject} | {failure.attempts} | {error[:1500]} |"
             )
     else:
         lines.append("No job failed.")
