@@ -287,7 +287,9 @@ _TOOL_LINE_CHARS = 300
 def last_lines(text: str, count: int = TOOL_LAST_LINES) -> tuple[str, ...]:
     """The last ``count`` non-blank lines of ``text``, stripped, each cut to 300 characters (pure)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return tuple(line if len(line) <= _TOOL_LINE_CHARS else line[: _TOOL_LINE_CHARS - 1] + "…" for line in lines[-count:])
+    return tuple(
+        line if len(line) <= _TOOL_LINE_CHARS else line[: _TOOL_LINE_CHARS - 1] + "…" for line in lines[-count:]
+    )
 
 
 class ToolFailed(ToolError):

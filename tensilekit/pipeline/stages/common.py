@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tensilekit.errors import StageFailed
+from tensilekit.errors import StageFailed, TensilekitError
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.jobs import Job, JobContext, JobKind, make_job
 from tensilekit.pipeline.simulate import SIMULATOR_VERSION, SimulatedBenchRunner, SimulatorConfig
@@ -202,6 +202,33 @@ def bench_job(context: JobContext, spec: BenchJobSpec) -> dict[str, Any]:
     return value
 
 
+class BenchPairSpec(BaseModel):
+    """Payload of :func:`bench_pair_job`: one GEMM's reference and tuned library runs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reference: BenchJobSpec
+    tuned: BenchJobSpec
+
+
+def bench_pair_job(context: JobContext, spec: BenchPairSpec) -> dict[str, Any]:
+    """The reference run, then the tuned run, back to back on the job's GPU.
+
+    One job, so the two times compared are always taken together on one device: cached as a
+    pair, retried as a pair, and both re-timed when either spec changes (a rebuilt tuned
+    library). Returns ``{"reference": <bench_job value>, "tuned": <bench_job value>}``; a failure
+    of either run fails the job, its message naming the side.
+    """
+    values: dict[str, Any] = {}
+    for side, item in (("reference", spec.reference), ("tuned", spec.tuned)):
+        try:
+            values[side] = bench_job(context, item)
+        except TensilekitError as error:
+            error.message = f"{side} library run: {error.message}"
+            raise
+    return values
+
+
 def bench_spec(
     config: TuneConfig,
     problem: GemmProblem,
@@ -385,6 +412,7 @@ __all__ = [
     "SEARCH",
     "WORKLOAD_FILE",
     "BenchJobSpec",
+    "BenchPairSpec",
     "CreateLibraryJobSpec",
     "TCL_DIR",
     "GemmEntry",
@@ -395,6 +423,7 @@ __all__ = [
     "timed_options",
     "bench_job",
     "bench_job_for",
+    "bench_pair_job",
     "bench_spec",
     "create_library",
     "create_library_job",
