@@ -454,3 +454,18 @@ def test_a_resumed_run_times_each_gemms_reference_and_tuned_run_together(
         assert ended[reference["pid"]] <= tuned["start"], "back to back, not overlapping"
         assert record["device"] == device
         assert record["reference"]["us"] > 0 and record["tuned"]["us"] > 0
+
+    # issue 36 item 9: the run leads with the workload's GEMM time before and after (stdout, report.json)
+    report = read(workdir, "report.json")
+    before = after = 0.0
+    for gemm in report["gemms"]:
+        compared = gemm["status"] == "tuned"
+        reference = gemm["reference_us"] if compared else gemm["baseline_us"]
+        before += gemm["call_count"] * reference
+        after += gemm["call_count"] * (gemm["tuned_us"] if compared else reference)
+    workload = report["workload_time"]
+    assert workload["before_us"] == pytest.approx(before) and workload["after_us"] == pytest.approx(after)
+    assert workload["ratio"] == pytest.approx(before / after) and workload["timed_gemms"] == len(GEMMS)
+    headline = next(line for line in resumed.stdout.splitlines() if line.startswith("Workload GEMM time"))
+    assert f"{before:,.1f} us before -> {after:,.1f} us after ({before / after:.2f}x faster" in headline
+    assert resumed.stdout.splitlines().index(headline) >= len(resumed.stdout.splitlines()) - 3
