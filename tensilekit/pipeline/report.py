@@ -45,6 +45,9 @@ class GemmReport(BaseModel):
     tuned_us: float | None = None
     uplift: float | None = None
     error_ratio: float | None = None
+    reference_norm_error: float | None = None
+    tuned_norm_error: float | None = None
+    """The two errors ``error_ratio`` divides (hipblaslt-bench ``--verify``'s ``norm_error``)."""
     winner: str | None = None
     status: str
 

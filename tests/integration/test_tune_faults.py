@@ -212,6 +212,10 @@ def test_real_command_lines_reach_the_tools(real_run: dict[str, Any]) -> None:
     screens = [call for call in bench_calls if "all" in call["argv"]]
     accurate = [call for call in bench_calls if "index" in call["argv"]]
     assert screens and all("--print_kernel_info" in call["argv"] for call in screens)
+    # the screen is cache-cold like the accurate runs (issue 36 item 8): their rotating buffer and --flush
+    assert all(
+        call["argv"][call["argv"].index("--rotating") + 1] == "512" and "--flush" in call["argv"] for call in screens
+    )
     assert accurate and all("--verify" in call["argv"] and "--solution_index" in call["argv"] for call in accurate)
     # reference runs use --reference-library, tuned runs the library the build stage made
     library = real_run["workdir"] / "05_build" / "tcl" / "library"

@@ -350,10 +350,46 @@ def timed_options(config: TuneConfig, latency_us: float | None, **changes: Any) 
     return accurate_options(config, **changes)
 
 
+def screen_options(config: TuneConfig) -> BenchOptions:
+    """Options of a screen (``--algo_method all``): few iterations, but the accurate runs' rotating
+    buffer and ``--flush``, so the screen ranks kernels cache-cold, as the runs that decide time
+    them -- a kernel that is only fast with warm caches does not push the one best cold out of
+    the ``top_k`` that are re-timed."""
+    return BenchOptions(
+        algo_method=AlgoMethod.ALL,
+        iters=config.screen_iters,
+        cold_iters=config.screen_cold_iters,
+        rotating=config.rotating_mb or None,
+        flush=config.flush,
+        print_kernel_info=True,
+    )
+
+
+def error_gate_failure(error: float | None, reference: float | None, limit: float) -> str | None:
+    """Why ``error`` fails the gate ``error / reference <= limit``, naming both errors (both may well
+    be within hipblaslt-bench's ``--verify`` tolerance: the gate is relative); None when it passes
+    or either error is unknown (pure)."""
+    ratio = error_ratio(error, reference)
+    if ratio is None or ratio <= limit:
+        return None
+    return f"error ratio {ratio:.3g} > {limit:g} (norm_error {error:.3g} vs the reference's {reference:.3g})"
+
+
 def measurement_settings(config: TuneConfig) -> dict[str, Any]:
     """How verified runs are measured, as the report records it."""
+    cold = (f"rotating buffer {config.rotating_mb} MB" if config.rotating_mb else "no rotating buffer") + (
+        ", --flush" if config.flush else ", no --flush"
+    )
     return {
-        "same_device": "a GEMM's reference and candidates, and its reference and tuned runs, on one GPU",
+        "screen": (
+            f"every solution the library offers (--algo_method all), {config.screen_iters} timed and "
+            f"{config.screen_cold_iters} cold iteration(s), {cold} -- measured as the accurate runs are; "
+            f"the {config.top_k} fastest identified solutions are re-timed accurately"
+        ),
+        "same_device": (
+            "a GEMM's reference and candidates on one GPU in one session; its reference and tuned runs one job: "
+            "one GPU, back to back, cached and re-timed as a pair"
+        ),
         "iterations": (
             f"cold and timed phases of {config.bench_duration:g} s each at the GEMM's baseline time"
             if config.bench_duration > 0
@@ -419,6 +455,7 @@ __all__ = [
     "TuneStage",
     "accurate_options",
     "duration_iterations",
+    "error_gate_failure",
     "measurement_settings",
     "timed_options",
     "bench_job",
@@ -436,5 +473,6 @@ __all__ = [
     "problem_label",
     "read_json",
     "runner_for",
+    "screen_options",
     "share_table",
 ]

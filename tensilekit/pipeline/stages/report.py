@@ -102,7 +102,9 @@ def gemm_report(
         call_count=problem.call_count, time_share=record["measured_share"],
         baseline_us=(record["measured"] or {}).get("us"),
         reference_us=(compared.get("reference") or {}).get("us"), tuned_us=(compared.get("tuned") or {}).get("us"),
-        uplift=compared.get("uplift"), error_ratio=compared.get("error_ratio"), winner=winner.get("solution_name"),
+        uplift=compared.get("uplift"), error_ratio=compared.get("error_ratio"),
+        reference_norm_error=(compared.get("reference") or {}).get("norm_error"),
+        tuned_norm_error=(compared.get("tuned") or {}).get("norm_error"), winner=winner.get("solution_name"),
         status=gemm_status(gemm.id, baseline, search, decisions),
     )  # fmt: skip
 

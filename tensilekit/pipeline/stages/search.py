@@ -1,11 +1,14 @@
 """Stage ``search``: dense search over the solutions that already exist, per GEMM, in two phases.
 
 1. **Screen**: one ``hipblaslt-bench --algo_method all`` run per GEMM times every solution the
-   library offers for it, with few iterations (fast, noisy).
+   library offers for it, with few iterations (fast, noisy) but cache-cold like the accurate runs
+   (their rotating buffer and ``--flush``), so the ranking that picks the top k is the one
+   the accurate runs would give.
 2. **Accurate**: the ``--top-k`` fastest screened solutions that the library logic contains are
    re-timed one by one (``--algo_method index``), with many iterations and ``--verify``. A
    candidate whose error exceeds ``--verify-ratio`` times the reference library's error for the
-   same GEMM fails verification. The fastest verified candidate is the GEMM's winner.
+   same GEMM fails verification (both errors are recorded). The fastest verified candidate is the
+   GEMM's winner.
 
 Every candidate ends as a result -- timed, failed verification, not in the library logic, or
 its job failed -- and the stage fails only if no GEMM could be screened at all.
@@ -35,14 +38,16 @@ from tensilekit.pipeline.stages.common import (
     TuneStage,
     bench_job_for,
     bench_spec,
+    error_gate_failure,
     error_ratio,
     load_gemms,
     problem_columns,
     read_json,
+    screen_options,
     timed_options,
 )
 from tensilekit.pipeline.stages.library import CATALOG_FILE, problem_type_key, reference_library_dir, type_key_text
-from tensilekit.tools.hipblaslt_bench import AlgoMethod, BenchOptions
+from tensilekit.tools.hipblaslt_bench import AlgoMethod
 
 SEARCH_FILE = "search.json"
 
@@ -83,7 +88,7 @@ class SearchStage(TuneStage):
     """Screen then accurate top-k with verification; ``search.json`` holds the winners."""
 
     name = SEARCH
-    version = "4"  # 4: references timed beside their candidates; 3: screen.csv has a status column, search.json the invalid screen rows
+    version = "5"  # 5: cache-cold screen (rotating buffer, flush), both errors beside a failed gate; 4: references timed beside their candidates
     inputs = (INGEST, LIBRARY, BASELINE)
     outputs = (SEARCH_FILE, "screen.csv", "accurate.csv", "winners.csv")
 
@@ -108,16 +113,11 @@ class SearchStage(TuneStage):
         library_size = max(1, max((len(names) for names in catalog["solutions"].values()), default=1))
 
         reference = reference_library_dir(context)
-        screen_options = BenchOptions(
-            algo_method=AlgoMethod.ALL,
-            iters=config.screen_iters,
-            cold_iters=config.screen_cold_iters,
-            print_kernel_info=True,
-        )
+        options = screen_options(config)
         screen_iterations = config.screen_iters + config.screen_cold_iters
         screen_jobs = [
             bench_job_for(
-                f"screen-{gemm.id}", bench_spec(config, gemm.problem, screen_options, library_dir=reference),
+                f"screen-{gemm.id}", bench_spec(config, gemm.problem, options, library_dir=reference),
                 estimates[gemm.id] * screen_iterations * library_size,
             )
             for gemm in gemms
@@ -219,15 +219,19 @@ class SearchStage(TuneStage):
             else:
                 timed = outcome.value["results"][0]
                 ratio = error_ratio(timed["norm_error"], reference["norm_error"])
-                entry.update(us=timed["us"], gflops=timed["gflops"], norm_error=timed["norm_error"], error_ratio=ratio)
+                entry.update(
+                    us=timed["us"], gflops=timed["gflops"], norm_error=timed["norm_error"], error_ratio=ratio,
+                    reference_norm_error=reference["norm_error"],
+                )  # fmt: skip
+                gate = error_gate_failure(timed["norm_error"], reference["norm_error"], config.verify_ratio)
                 if timed["solution_index"] != index or timed["solution_name"] != candidate["solution_name"]:
                     entry["status"] = f"ran another solution ({timed['solution_index']}: {timed['solution_name']})"
                 elif timed.get("verify_failed"):
                     entry["status"] = "failed verification"
                 elif ratio is None:
                     entry["status"] = "no error reported (cannot verify)"
-                elif ratio > config.verify_ratio:
-                    entry["status"] = "failed verification"
+                elif gate is not None:
+                    entry["status"] = f"failed verification: {gate}"
                 else:
                     entry["status"] = "ok"
             candidates.append(entry)
@@ -279,11 +283,11 @@ class SearchStage(TuneStage):
         context.write_csv(
             context.path("accurate.csv"),
             ["data", "id", *PROBLEM_HEADER, "solution_index", "solution_name", "screen_us", "us", "gflops",
-             "norm_error", "error_ratio", "status"],
+             "norm_error", "reference_norm_error", "error_ratio", "status"],
             (
                 [label, gemm.id, *problem_columns(gemm.problem), entry["solution_index"], entry["solution_name"],
                  entry["screen_us"], entry.get("us"), entry.get("gflops"), entry.get("norm_error"),
-                 entry.get("error_ratio"), entry["status"]]
+                 entry.get("reference_norm_error"), entry.get("error_ratio"), entry["status"]]
                 for gemm in gemms
                 for entry in results[gemm.id]["candidates"]
             ),
