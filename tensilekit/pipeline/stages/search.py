@@ -94,13 +94,7 @@ class SearchStage(TuneStage):
     outputs = (SEARCH_FILE, "screen.csv", "accurate.csv", "winners.csv")
 
     def config_slice(self, config: TuneConfig) -> dict[str, Any]:
-        return {
-            **config.measurement_slice(),
-            "top_k": config.top_k,
-            "screen_iters": config.screen_iters,
-            "screen_cold_iters": config.screen_cold_iters,
-            "verify_ratio": config.verify_ratio,
-        }
+        return existing_search_slice(config)
 
     def tools(self, config: TuneConfig) -> list[str]:
         return self.bench_tools(config)
@@ -117,6 +111,17 @@ class SearchStage(TuneStage):
         return StageResult(
             summary=f"winners for {winners}/{len(gemms)} GEMM(s) from {found.accurate_runs} accurate run(s)"
         )
+
+
+def existing_search_slice(config: TuneConfig) -> dict[str, Any]:
+    """The options :func:`search_existing`'s results depend on."""
+    return {
+        **config.measurement_slice(),
+        "top_k": config.top_k,
+        "screen_iters": config.screen_iters,
+        "screen_cold_iters": config.screen_cold_iters,
+        "verify_ratio": config.verify_ratio,
+    }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -351,4 +356,6 @@ def _write_winners(
     )  # fmt: skip
 
 
-__all__ = ["SEARCH_FILE", "ExistingSearch", "SearchStage", "rank_candidates", "search_existing"]
+__all__ = [
+    "SEARCH_FILE", "ExistingSearch", "SearchStage", "existing_search_slice", "rank_candidates", "search_existing",
+]  # fmt: skip

@@ -206,3 +206,23 @@ def test_full_logic_keeps_won_tuned_rows_and_adds_the_reference_solution_elsewhe
         (1, 0, 7.0), (2, 1, 5.0), (3, 2, 2.0)
     ]  # fmt: skip
     assert full_logic(tuned, set(), []) is None
+
+
+def test_a_generated_kernel_answers_only_where_it_beats_the_best_existing_solution() -> None:
+    """Issue 36 item 7: 21.10 us generated against existing index 447 at 12.59 us -- 447 is the answer."""
+    from tensilekit.pipeline.stages.kernel_search import (
+        EXISTING,
+        GENERATED,
+        existing_answer_text,
+        generated_or_existing,
+    )
+
+    best = {"solution_index": 447, "solution_name": "Cijk_x", "us": 12.59}
+    assert generated_or_existing(21.10, best) == EXISTING
+    assert generated_or_existing(12.59, best) == EXISTING  # a tie keeps the kernel the library has
+    assert generated_or_existing(12.0, best) == GENERATED
+    assert generated_or_existing(None, best) == EXISTING and generated_or_existing(12.0, None) == GENERATED
+    assert generated_or_existing(None, None) is None
+    assert existing_answer_text(best, 21.10) == (
+        "existing solution 447 (12.59 us) is at least as fast as the best generated kernel (21.1 us)"
+    )
