@@ -626,7 +626,7 @@ class KernelSearchStage(TuneStage):
             if group_name is None:
                 reason = reasons.get(gemm.id) or "; ".join(sorted(set(skipped.values()))) or "no search group"
                 not_searched = f"not searched: {reason}"
-            if answers.get(gemm.id) == EXISTING:
+            if answers.get(gemm.id) == EXISTING and best is not None:
                 source, position = best["location"]
                 generated = lost.get(gemm.id)
                 results[gemm.id] = {
