@@ -279,8 +279,27 @@ class ToolNotFound(ToolError, FileNotFoundError):
     """The executable is not on PATH or at the configured location."""
 
 
+TOOL_LAST_LINES = 4
+"""How many of a failed tool's last output lines its :class:`ToolFailed` repeats in its text."""
+_TOOL_LINE_CHARS = 300
+
+
+def last_lines(text: str, count: int = TOOL_LAST_LINES) -> tuple[str, ...]:
+    """The last ``count`` non-blank lines of ``text``, stripped, each cut to 300 characters (pure)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return tuple(
+        line if len(line) <= _TOOL_LINE_CHARS else line[: _TOOL_LINE_CHARS - 1] + "…" for line in lines[-count:]
+    )
+
+
 class ToolFailed(ToolError):
-    """A tool exited non-zero or timed out."""
+    """A tool exited non-zero or timed out.
+
+    Its text is the message followed by the tool's own last lines (``error: NO solution found!
+    at …testing_matmul.hpp:2455``, a Python exception, a GPU fault), so every place that records
+    a failure -- ``failures.json``, the job records, the report, the command line -- keeps what the
+    tool said, for every tool alike; ``message`` is the message alone.
+    """
 
     def __init__(
         self,
@@ -298,6 +317,14 @@ class ToolFailed(ToolError):
         self.timed_out = timed_out
         self.stalled = stalled
         """The tool's output stopped moving for the stall limit (``timed_out`` is set too)."""
+        self.last_lines = last_lines(stderr_tail)
+        """The tool's last non-blank output lines (stderr, or stdout when stderr is empty)."""
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if not self.last_lines:
+            return text
+        return f"{text}; its last output: " + " | ".join(self.last_lines)
 
 
 class ToolOutputError(ToolError, ValueError):
@@ -375,6 +402,7 @@ __all__ = [
     "SelectionError",
     "StageFailed",
     "StaleRunDirectory",
+    "TOOL_LAST_LINES",
     "TensilekitError",
     "ToolError",
     "ToolFailed",
@@ -389,5 +417,6 @@ __all__ = [
     "YamlSyntaxError",
     "error_context",
     "format_path",
+    "last_lines",
     "one_line_reason",
 ]

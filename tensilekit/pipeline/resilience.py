@@ -95,7 +95,7 @@ class FailureBreaker:
             about = f" ({subject})" if subject else ""
             raise PipelineAborted(
                 f"stopped after {self.consecutive} consecutive failed jobs, the last {stage}/{outcome.job_id}{about}: "
-                f"{outcome.error_type}: {(outcome.error or '').strip()[:300]}. So many failures in a row mean a broken "
+                f"{outcome.error_type}: {(outcome.error or '').strip()[:1500]}. So many failures in a row mean a broken "
                 "GPU, driver or tool, not bad kernels: fix the cause and rerun the same command -- finished work is "
                 "kept and the failed jobs are retried (--abort-after 0 never stops)"
             )

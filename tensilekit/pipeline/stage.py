@@ -417,7 +417,9 @@ class StageContext:
     ) -> list[JobOutcome]:
         """Run ``jobs`` on the executor (cached results first); outcomes parallel to ``jobs``.
 
-        Each successful outcome is written to the job cache as soon as it arrives. Failures are
+        Jobs of one ``device_group`` reuse their cached results only all together: when one of
+        them must run, the whole group runs again (on one GPU, in this session). Each successful
+        outcome is written to the job cache as soon as it arrives. Failures are
         recorded in :attr:`failures` (with ``subjects[job.id]`` as the subject) and returned,
         never raised. A retired job is not run: its outcome is a failure of type ``Retired``.
 
@@ -445,6 +447,16 @@ class StageContext:
                 )  # fmt: skip
             else:
                 todo.append(job)
+        # Measurements of one device group are compared with each other: taken in one session on
+        # one GPU or not at all. A group with a job to run runs again whole, its cached results
+        # (perhaps from another GPU, before an interruption) are not mixed with new ones.
+        rerun_groups = {job.device_group for job in todo if job.device_group is not None}
+        if rerun_groups:
+            for job in jobs:
+                outcome = results.get(job.id)
+                if job.device_group in rerun_groups and outcome is not None and outcome.cached:
+                    del results[job.id]
+            todo = [job for job in jobs if job.id not in results]
         retired_now = {job_id for job_id, outcome in results.items() if outcome.error_type == RETIRED}
         if retired_now:
             self.log(f"{phase}: {len(retired_now)} retired job(s) not run (--retire-after {self.retire_after})")

@@ -91,6 +91,22 @@ def test_the_report_covers_every_gemm(simulated_run: tuple[Path, object]) -> Non
     tuned = [gemm for gemm in report["gemms"] if gemm["status"] == "tuned"]
     assert tuned and all(gemm["uplift"] >= 0.01 and gemm["error_ratio"] <= 2.0 for gemm in tuned)
     assert any(gemm["status"].startswith("dropped: error ratio") for gemm in report["gemms"])
+    # both errors beside every error-ratio drop (issue 36 item 8): report.json, report.md, final_results.csv
+    markdown = (workdir / "report.md").read_text()
+    with (workdir / "results" / "final_results.csv").open() as stream:
+        final = {row["id"]: row for row in csv.DictReader(stream)}
+    for gemm in report["gemms"]:
+        if gemm["status"].startswith("dropped: error ratio"):
+            tuned_error, reference_error = gemm["tuned_norm_error"], gemm["reference_norm_error"]
+            assert tuned_error / reference_error > 2.0
+            beside = f"(norm_error {tuned_error:.3g} vs the reference's {reference_error:.3g})"
+            assert gemm["status"].endswith(beside) and beside in markdown
+            assert final[gemm["id"]]["status"] == gemm["status"]
+            assert float(final[gemm["id"]]["tuned_norm_error"]) == pytest.approx(tuned_error, rel=1e-5)
+            assert float(final[gemm["id"]]["reference_norm_error"]) == pytest.approx(reference_error, rel=1e-5)
+    # the Measurement section says how the screen measures: cache-cold, as the accurate runs
+    assert "* screen: every solution the library offers (--algo_method all), 10 timed and 2 cold iteration(s), " \
+        "rotating buffer 512 MB, --flush -- measured as the accurate runs are" in markdown  # fmt: skip
     assert 0 < report["gemm_time_saving"] < 1 and report["weighted_uplift"] > 0
     tuned_sizes = sorted((gemm["m"], gemm["n"], gemm["batch"], gemm["k"]) for gemm in tuned)
     final_sizes = sorted(

@@ -14,7 +14,7 @@ from tensilekit.cli.output import print_table
 from tensilekit.cli.workloads import STRICT_HELP, read_workloads
 from tensilekit.pipeline.config import KNOWN_ARCHS, TuneConfig
 from tensilekit.pipeline.executors import Executor
-from tensilekit.pipeline.report import TuneReport
+from tensilekit.pipeline.report import TuneReport, workload_headline
 from tensilekit.pipeline.stages import STAGE_NAMES
 
 
@@ -73,8 +73,9 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
         print_table(console, table)
     weighted = "-" if report.weighted_uplift is None else f"{report.weighted_uplift:+.2%}"
     average = "-" if report.average_uplift is None else f"{report.average_uplift:+.2%}"
+    console.print(workload_headline(report.workload_time) + label)  # the headline: what the workload's GEMMs cost
     console.print(
-        f"{len(tuned)} of {len(report.gemms)} GEMM(s) tuned{label}: average uplift {average}, "
+        f"{len(tuned)} of {len(report.gemms)} GEMM(s) tuned{label}; per-GEMM statistics: average uplift {average}, "
         f"time-share-weighted {weighted}, expected GEMM time saving {report.gemm_time_saving:.2%}"
     )
     for note in report.notes:

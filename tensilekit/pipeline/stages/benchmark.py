@@ -1,9 +1,11 @@
 """Stage ``benchmark``: every tuned GEMM timed with the reference library and the tuned one.
 
 Both runs use hipblaslt-bench's heuristic with ``--verify``, as the application would call
-hipBLASLt; the only difference is ``HIPBLASLT_TENSILE_LIBPATH`` (unset for the installed
-library, the ``build`` stage's library directory for the tuned one). The two jobs per GEMM are
-independent, so a failure of either is a result (the GEMM cannot be judged) and the stage goes on.
+hipBLASLt; the only difference is ``HIPBLASLT_TENSILE_LIBPATH`` (the reference library, or the
+``build`` stage's library directory for the tuned one). The two runs of a GEMM are one job
+(:func:`~tensilekit.pipeline.stages.common.bench_pair_job`): one GPU, back to back, cached as a
+pair, so a resumed run never compares a cached reference time from one GPU with a tuned time
+from another. A failed job is a result (the GEMM cannot be judged) and the stage goes on.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.costs import estimate_time_us
+from tensilekit.pipeline.jobs import JobKind, make_job
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.baseline import BASELINE_FILE
 from tensilekit.pipeline.stages.build import BUILD_FILE
@@ -23,8 +26,9 @@ from tensilekit.pipeline.stages.common import (
     INGEST,
     LIBRARY,
     PROBLEM_HEADER,
+    BenchPairSpec,
     TuneStage,
-    bench_job_for,
+    bench_pair_job,
     bench_spec,
     error_ratio,
     load_gemms,
@@ -43,6 +47,11 @@ RESULTS_HEADER = [
 ]  # fmt: skip
 
 
+def compare_job_id(gemm_id: str) -> str:
+    """The id of a GEMM's reference-and-tuned job (``compare-g0001``)."""
+    return f"compare-{gemm_id}"
+
+
 def compare(reference: dict[str, Any] | None, tuned: dict[str, Any] | None) -> dict[str, Any]:
     """Uplift (reference time / tuned time - 1) and error ratio of one GEMM's two runs (pure)."""
     if reference is None or tuned is None:
@@ -57,7 +66,7 @@ class BenchmarkStage(TuneStage):
     """Reference vs tuned, verified (``benchmark.json``, ``raw_results.csv``)."""
 
     name = BENCHMARK
-    version = "2"
+    version = "3"  # 3: reference and tuned runs are one job (compare-<id>)
     inputs = (INGEST, LIBRARY, BASELINE, BUILD)
     outputs = (BENCHMARK_FILE, RAW_RESULTS)
 
@@ -78,36 +87,34 @@ class BenchmarkStage(TuneStage):
         jobs = []
         subjects: dict[str, str] = {}
         for gemm in gemms:
-            # reference and tuned library on one GPU, with iterations sized by the baseline time
+            # reference and tuned library in one job: one GPU, back to back, cached and retried as a pair
             options = timed_options(config, (baseline[gemm.id]["measured"] or {}).get("us"), requested_solution=1)
-            cost = estimate_time_us(gemm.problem, config.arch) * iterations
-            jobs.append(
-                bench_job_for(
-                    f"ref-{gemm.id}",
-                    bench_spec(config, gemm.problem, options, library_dir=reference_dir),
-                    cost,
-                    device_group=gemm.id,
-                )
+            cost = estimate_time_us(gemm.problem, config.arch) * iterations * 2
+            pair = BenchPairSpec(
+                reference=bench_spec(config, gemm.problem, options, library_dir=reference_dir),
+                tuned=bench_spec(
+                    config, gemm.problem, options, library_dir=library, library_hash=build["library_hash"]
+                ),
             )
-            tuned_spec = bench_spec(
-                config, gemm.problem, options, library_dir=library, library_hash=build["library_hash"]
-            )
-            jobs.append(bench_job_for(f"tuned-{gemm.id}", tuned_spec, cost, device_group=gemm.id))
-            subjects[f"ref-{gemm.id}"] = f"{gemm.label} reference library"
-            subjects[f"tuned-{gemm.id}"] = f"{gemm.label} tuned library"
-        outcomes = {
-            job.id: outcome
-            for job, outcome in zip(jobs, context.run_jobs(jobs, phase="benchmark", subjects=subjects), strict=True)
-        }
+            jobs.append(make_job(compare_job_id(gemm.id), bench_pair_job, pair, kind=JobKind.GPU, cost=cost))
+            subjects[compare_job_id(gemm.id)] = f"{gemm.label} reference and tuned library"
+        outcomes = context.run_jobs(jobs, phase="benchmark", subjects=subjects)
 
-        def first(job_id: str) -> dict[str, Any] | None:
-            outcome = outcomes[job_id]
-            return outcome.value["results"][0] if outcome.ok and outcome.value["results"] else None
+        def first(value: dict[str, Any], side: str) -> dict[str, Any] | None:
+            results = value[side]["results"]
+            return results[0] if results else None
 
         records: dict[str, dict[str, Any]] = {}
-        for gemm in gemms:
-            reference, tuned = first(f"ref-{gemm.id}"), first(f"tuned-{gemm.id}")
-            records[gemm.id] = {"reference": reference, "tuned": tuned, **compare(reference, tuned)}
+        for gemm, outcome in zip(gemms, outcomes, strict=True):
+            reference, tuned = (
+                (first(outcome.value, "reference"), first(outcome.value, "tuned")) if outcome.ok else (None, None)
+            )
+            records[gemm.id] = {
+                "reference": reference,
+                "tuned": tuned,
+                "device": outcome.device,
+                **compare(reference, tuned),
+            }
         context.write_json(
             context.path(BENCHMARK_FILE),
             {"gemms": records, "library_dir": build["library_dir"], "data": config.data_label},
@@ -132,4 +139,6 @@ def results_row(label: str, gemm_id: str, problem: Any, record: dict[str, Any], 
     ]  # fmt: skip
 
 
-__all__ = ["BENCHMARK_FILE", "RAW_RESULTS", "RESULTS_HEADER", "BenchmarkStage", "compare", "results_row"]
+__all__ = [
+    "BENCHMARK_FILE", "RAW_RESULTS", "RESULTS_HEADER", "BenchmarkStage", "compare", "compare_job_id", "results_row",
+]  # fmt: skip

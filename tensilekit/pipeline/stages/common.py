@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tensilekit.errors import StageFailed
+from tensilekit.errors import StageFailed, TensilekitError
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.jobs import Job, JobContext, JobKind, make_job
 from tensilekit.pipeline.simulate import SIMULATOR_VERSION, SimulatedBenchRunner, SimulatorConfig
@@ -202,6 +202,33 @@ def bench_job(context: JobContext, spec: BenchJobSpec) -> dict[str, Any]:
     return value
 
 
+class BenchPairSpec(BaseModel):
+    """Payload of :func:`bench_pair_job`: one GEMM's reference and tuned library runs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reference: BenchJobSpec
+    tuned: BenchJobSpec
+
+
+def bench_pair_job(context: JobContext, spec: BenchPairSpec) -> dict[str, Any]:
+    """The reference run, then the tuned run, back to back on the job's GPU.
+
+    One job, so the two times compared are always taken together on one device: cached as a
+    pair, retried as a pair, and both re-timed when either spec changes (a rebuilt tuned
+    library). Returns ``{"reference": <bench_job value>, "tuned": <bench_job value>}``; a failure
+    of either run fails the job, its message naming the side.
+    """
+    values: dict[str, Any] = {}
+    for side, item in (("reference", spec.reference), ("tuned", spec.tuned)):
+        try:
+            values[side] = bench_job(context, item)
+        except TensilekitError as error:
+            error.message = f"{side} library run: {error.message}"
+            raise
+    return values
+
+
 def bench_spec(
     config: TuneConfig,
     problem: GemmProblem,
@@ -323,10 +350,46 @@ def timed_options(config: TuneConfig, latency_us: float | None, **changes: Any) 
     return accurate_options(config, **changes)
 
 
+def screen_options(config: TuneConfig) -> BenchOptions:
+    """Options of a screen (``--algo_method all``): few iterations, but the accurate runs' rotating
+    buffer and ``--flush``, so the screen ranks kernels cache-cold, as the runs that decide time
+    them -- a kernel that is only fast with warm caches does not push the one best cold out of
+    the ``top_k`` that are re-timed."""
+    return BenchOptions(
+        algo_method=AlgoMethod.ALL,
+        iters=config.screen_iters,
+        cold_iters=config.screen_cold_iters,
+        rotating=config.rotating_mb or None,
+        flush=config.flush,
+        print_kernel_info=True,
+    )
+
+
+def error_gate_failure(error: float | None, reference: float | None, limit: float) -> str | None:
+    """Why ``error`` fails the gate ``error / reference <= limit``, naming both errors (both may well
+    be within hipblaslt-bench's ``--verify`` tolerance: the gate is relative); None when it passes
+    or either error is unknown (pure)."""
+    ratio = error_ratio(error, reference)
+    if ratio is None or ratio <= limit:
+        return None
+    return f"error ratio {ratio:.3g} > {limit:g} (norm_error {error:.3g} vs the reference's {reference:.3g})"
+
+
 def measurement_settings(config: TuneConfig) -> dict[str, Any]:
     """How verified runs are measured, as the report records it."""
+    cold = (f"rotating buffer {config.rotating_mb} MB" if config.rotating_mb else "no rotating buffer") + (
+        ", --flush" if config.flush else ", no --flush"
+    )
     return {
-        "same_device": "a GEMM's reference and candidates, and its reference and tuned runs, on one GPU",
+        "screen": (
+            f"every solution the library offers (--algo_method all), {config.screen_iters} timed and "
+            f"{config.screen_cold_iters} cold iteration(s), {cold} -- measured as the accurate runs are; "
+            f"the {config.top_k} fastest identified solutions are re-timed accurately"
+        ),
+        "same_device": (
+            "a GEMM's reference and candidates on one GPU in one session; its reference and tuned runs one job: "
+            "one GPU, back to back, cached and re-timed as a pair"
+        ),
         "iterations": (
             f"cold and timed phases of {config.bench_duration:g} s each at the GEMM's baseline time"
             if config.bench_duration > 0
@@ -385,16 +448,19 @@ __all__ = [
     "SEARCH",
     "WORKLOAD_FILE",
     "BenchJobSpec",
+    "BenchPairSpec",
     "CreateLibraryJobSpec",
     "TCL_DIR",
     "GemmEntry",
     "TuneStage",
     "accurate_options",
     "duration_iterations",
+    "error_gate_failure",
     "measurement_settings",
     "timed_options",
     "bench_job",
     "bench_job_for",
+    "bench_pair_job",
     "bench_spec",
     "create_library",
     "create_library_job",
@@ -407,5 +473,6 @@ __all__ = [
     "problem_label",
     "read_json",
     "runner_for",
+    "screen_options",
     "share_table",
 ]

@@ -16,7 +16,12 @@ Steps:
    checkpointed atomically to ``ga_state.json``. Killed and restarted, the stage resumes from
    the last completed generation; jobs of the interrupted one that had finished come from the
    job cache, so the result is the one an uninterrupted run produces.
-4. **Winners.** Per GEMM, the fastest kernel measured on its size. The winners' solution records
+4. **Existing solutions.** The solutions the library already has are screened
+   and the fastest re-timed and verified, as the dense search does
+   (:func:`~tensilekit.pipeline.stages.search.search_existing`; ``screen.csv``, ``accurate.csv``).
+5. **Winners.** Per GEMM, the fastest kernel measured on its size -- if it is faster than the best
+   verified existing solution; otherwise that existing solution is the answer
+   (:func:`generated_or_existing`), placed by location in its library file. The generated winners' solution records
    (from the driver's ``2_BenchmarkData``) go into one logic file per GEMM type, named like the
    library file of that type, indexed by ``catalog.json`` -- the form the ``build`` stage reads
    for the dense search, so build, benchmark, postprocess, final and merge run unchanged.
@@ -74,7 +79,7 @@ from tensilekit.pipeline.stages.kernel_groups import (
     shape_problem,
 )
 from tensilekit.pipeline.stages.library import CATALOG_FILE, catalog_source, lookup, problem_type_key, type_key_text
-from tensilekit.pipeline.stages.search import SEARCH_FILE
+from tensilekit.pipeline.stages.search import SEARCH_FILE, existing_search_slice, search_existing
 from tensilekit.search.configs import (
     enqueues_per_sync,
     library_epilogue,
@@ -109,11 +114,37 @@ GENERATIONS_FILE = "generations.csv"
 WINNERS_FILE = "winners.csv"
 
 
+GENERATED = "generated"
+EXISTING = "existing"
+"""Where a GEMM's answer comes from: a kernel the search generated, or a solution the library has."""
+
+
+def generated_or_existing(generated_us: float | None, existing: Mapping[str, Any] | None) -> str | None:
+    """Whose kernel answers a GEMM (pure): the generated one only if it is faster than the best
+    existing solution the screen found and the accurate runs verified; else that existing
+    solution; None when there is neither."""
+    if existing is not None and (generated_us is None or existing["us"] <= generated_us):
+        return EXISTING
+    return None if generated_us is None else GENERATED
+
+
+def existing_answer_text(
+    existing: Mapping[str, Any], generated_us: float | None, not_searched: str | None = None
+) -> str:
+    """Why an existing solution answers a GEMM in a kernel search (winners.csv, search.json)."""
+    solution = f"existing solution {existing['solution_index']} ({existing['us']:.4g} us)"
+    if not_searched is not None:
+        return f"{solution}: {not_searched}"
+    if generated_us is None:
+        return f"{solution}: no generated kernel was timed"
+    return f"{solution} is at least as fast as the best generated kernel ({generated_us:.4g} us)"
+
+
 class KernelSearchStage(TuneStage):
     """GA or grid search over new kernels; see the module docstring."""
 
     name = SEARCH
-    version = "1"
+    version = "2"  # 2: the existing solutions are screened too; a generated kernel must beat the best of them
     inputs = (INGEST, LIBRARY, BASELINE)
     outputs = (SEARCH_FILE, SEARCH_CATALOG, LOGIC_DIR, CONFIGS_DIR, WINNERS_FILE, GENERATIONS_FILE)
 
@@ -121,10 +152,12 @@ class KernelSearchStage(TuneStage):
         self.mode = mode
 
     def config_slice(self, config: TuneConfig) -> dict[str, Any]:
-        return {**config.measurement_slice(), **config.kernel_search_slice()}
+        return {**existing_search_slice(config), **config.kernel_search_slice()}
 
     def tools(self, config: TuneConfig) -> list[str]:
-        return [f"builtin:{SIMULATOR_VERSION}"] if config.simulate else [config.tensile_executable]
+        if config.simulate:
+            return [f"builtin:{SIMULATOR_VERSION}"]
+        return [config.tensile_executable, config.bench_executable]
 
     # ------------------------------------------------------------------------------ run
 
@@ -206,9 +239,13 @@ class KernelSearchStage(TuneStage):
         ).hexdigest()  # fmt: skip
         states = self._load_states(context, key, groups)
         history = self._search(context, config, groups, problems, seeds, grid, ga_config, states, key)
+        # The solutions the library already has, screened and re-timed as the dense search does: a
+        # generated kernel is the answer only where it beats the best of them. (After the search: its
+        # checkpoint counts the search's jobs alone.)
+        existing = search_existing(context, config, gemms, baseline, catalog, require_screen=False)
         return self._finish(
             context, config, profile, groups, problems, seeds, states, history, gemms, baseline, catalog, skipped,
-            reasons,
+            reasons, existing.results,
         )  # fmt: skip
 
     @staticmethod
@@ -480,6 +517,7 @@ class KernelSearchStage(TuneStage):
         catalog: Mapping[str, Any],
         skipped: Mapping[str, str],
         reasons: Mapping[str, str],
+        existing: Mapping[str, Mapping[str, Any]],
     ) -> StageResult:
         by_id = {gemm.id: gemm for gemm in gemms}
         records: dict[str, list[dict[str, Any]]] = {}
@@ -496,6 +534,18 @@ class KernelSearchStage(TuneStage):
                 if record is None:
                     continue
                 winners[gemm_id] = (kernel, time_us, record, group)
+        best_existing = {gemm_id: result["winner"] for gemm_id, result in existing.items() if result["winner"]}
+        generated_times = {gemm_id: winner[1] for gemm_id, winner in winners.items()}
+        answers = {
+            gemm.id: answer
+            for gemm in gemms
+            if (answer := generated_or_existing(generated_times.get(gemm.id), best_existing.get(gemm.id))) is not None
+        }
+        lost = {
+            gemm_id: winners.pop(gemm_id)
+            for gemm_id, answer in answers.items()
+            if answer == EXISTING and gemm_id in winners
+        }
 
         # One logic file per GEMM type, named like the library's file for the type.
         logic_dir = context.own_dir(context.path(LOGIC_DIR))
@@ -549,6 +599,15 @@ class KernelSearchStage(TuneStage):
             if stale.name not in written:
                 stale.unlink()
         context.record(logic_dir)
+        # An existing solution that is the answer is placed by location in its library file, which
+        # the catalog lists after the generated files (build reads winners by location first).
+        library_sources: dict[int, int] = {}
+        for gemm_id in sorted(answers):
+            if answers[gemm_id] == EXISTING:
+                source = best_existing[gemm_id]["location"][0]
+                if source not in library_sources:
+                    library_sources[source] = len(sources)
+                    sources.append(catalog["sources"][source])
         context.write_json(
             context.path(SEARCH_CATALOG),
             {"origin": f"kernel search ({self.mode})", "data": config.data_label, "sources": sources,
@@ -559,32 +618,50 @@ class KernelSearchStage(TuneStage):
         for gemm in gemms:
             reference = (baseline["gemms"][gemm.id]["measured"] or {}).get("us")
             group_name = next((group.name for group in groups if any(g == gemm.id for g, _ in group.gemms)), None)
+            best = best_existing.get(gemm.id)
+            compared = {
+                "best_existing": None if best is None else
+                {key: best[key] for key in ("solution_index", "solution_name", "us")},
+                "candidates": list((existing.get(gemm.id) or {}).get("candidates", [])),
+            }  # fmt: skip
+            not_searched = None
             if group_name is None:
                 reason = reasons.get(gemm.id) or "; ".join(sorted(set(skipped.values()))) or "no search group"
+                not_searched = f"not searched: {reason}"
+            if answers.get(gemm.id) == EXISTING and best is not None:
+                source, position = best["location"]
+                generated = lost.get(gemm.id)
                 results[gemm.id] = {
-                    "winner": None,
-                    "status": f"not searched: {reason}",
-                    "candidates": [],
-                    "group": None,
-                }
+                    "winner": {**best, "location": [library_sources[source], position], "origin": EXISTING},
+                    "status": "winner", "baseline_us": reference, "group": group_name, **compared,
+                    "generated": None if generated is None else {"solution_name": str(generated[2].get(
+                        "SolutionNameMin") or generated[0].name(generated[3].type_name)), "us": generated[1]},
+                    "answer": existing_answer_text(best, None if generated is None else generated[1], not_searched),
+                }  # fmt: skip
+                continue
+            if not_searched is not None:
+                results[gemm.id] = {"winner": None, "status": not_searched, "group": None, **compared}
                 continue
             if gemm.id not in winners:
-                results[gemm.id] = {"winner": None, "status": "no valid kernel", "candidates": [], "group": group_name}
+                results[gemm.id] = {"winner": None, "status": "no valid kernel", "group": group_name, **compared}
                 continue
             kernel, time_us, _, group = winners[gemm.id]
             name, position = positions[gemm.id]
             results[gemm.id] = {
                 "winner": {"solution_index": position, "solution_name": name, "us": time_us,
-                           "gflops": gemm.problem.flops / (time_us * 1e3), "kernel": kernel.to_json()},
-                "status": "winner", "candidates": [], "baseline_us": reference, "group": group.name,
+                           "gflops": gemm.problem.flops / (time_us * 1e3), "kernel": kernel.to_json(),
+                           "origin": GENERATED},
+                "status": "winner", "baseline_us": reference, "group": group.name, **compared,
             }  # fmt: skip
         summaries = {group.name: self._group_summary(group, states[group.name], seeds[group.name], problems[group.name])
                      for group in groups}  # fmt: skip
         evaluated = sum(len(states[group.name].archive) for group in groups)
         failed = sum(summary["failed"] for summary in summaries.values())
+        kept_existing = sum(1 for answer in answers.values() if answer == EXISTING)
         summary = (
             f"{self.mode}: {evaluated} kernel(s) benchmarked in {len(groups)} group(s), {failed} failed; "
-            f"winners for {len(winners)}/{len(gemms)} GEMM(s)"
+            f"generated winners for {len(winners)}/{len(gemms)} GEMM(s), an existing solution at least as fast "
+            f"for {kept_existing} ({len(lost)} generated winner(s) lost to one)"
         )
         context.write_json(
             context.path(SEARCH_FILE),
@@ -599,8 +676,8 @@ class KernelSearchStage(TuneStage):
         )
         context.write_csv(
             context.path(WINNERS_FILE),
-            ["data", "id", *PROBLEM_HEADER, "call_count", "group", "solution_name", "us", "gflops", "baseline_us",
-             "expected_uplift", "status"],
+            ["data", "id", *PROBLEM_HEADER, "call_count", "group", "solution_name", "origin", "us", "gflops",
+             "best_existing_us", "baseline_us", "expected_uplift", "status"],
             (self._winner_row(label, gemm, results[gemm.id]) for gemm in gemms),
         )  # fmt: skip
         return StageResult(summary=summary)
@@ -610,9 +687,10 @@ class KernelSearchStage(TuneStage):
         winner = result["winner"] or {}
         reference = result.get("baseline_us")
         uplift = reference / winner["us"] - 1.0 if winner and reference else None
+        best = result.get("best_existing") or {}
         return [label, gemm.id, *problem_columns(gemm.problem), gemm.problem.call_count, result.get("group"),
-                winner.get("solution_name"), winner.get("us"), winner.get("gflops"), reference, uplift,
-                result["status"]]  # fmt: skip
+                winner.get("solution_name"), winner.get("origin"), winner.get("us"), winner.get("gflops"),
+                best.get("us"), reference, uplift, result.get("answer") or result["status"]]  # fmt: skip
 
     @staticmethod
     def _group_summary(
@@ -674,4 +752,7 @@ class KernelSearchStage(TuneStage):
         return logic_from_data(data, dialect="tensilelite"), None
 
 
-__all__ = ["KernelSearchStage", "SearchGroup", "build_groups", "driver_job"]
+__all__ = [
+    "EXISTING", "GENERATED", "KernelSearchStage", "SearchGroup", "build_groups", "driver_job", "existing_answer_text",
+    "generated_or_existing",
+]  # fmt: skip

@@ -13,7 +13,15 @@ from typing import Any
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.benchmark import BENCHMARK_FILE, RESULTS_HEADER, results_row
-from tensilekit.pipeline.stages.common import BENCHMARK, INGEST, POSTPROCESS, TuneStage, load_gemms, read_json
+from tensilekit.pipeline.stages.common import (
+    BENCHMARK,
+    INGEST,
+    POSTPROCESS,
+    TuneStage,
+    error_gate_failure,
+    load_gemms,
+    read_json,
+)
 
 POSTPROCESS_FILE = "postprocess.json"
 FINAL_RESULTS = "final_results.csv"
@@ -25,11 +33,12 @@ def judge(record: dict[str, Any], err_thr: float, up_thr: float) -> tuple[bool, 
         return False, "dropped: tuned kernel failed verification"
     if record["status"] != "ok" or record["uplift"] is None:
         return False, "dropped: benchmark failed"
-    ratio = record["error_ratio"]
-    if ratio is None:
+    if record["error_ratio"] is None:
         return False, "dropped: no error reported"
-    if ratio > err_thr:
-        return False, f"dropped: error ratio {ratio:.3g} > {err_thr:g}"
+    tuned, reference = (record.get(side) or {} for side in ("tuned", "reference"))
+    gate = error_gate_failure(tuned.get("norm_error"), reference.get("norm_error"), err_thr)
+    if gate is not None:  # both errors beside the drop: each may pass --verify, the gate is relative
+        return False, f"dropped: {gate}"
     if record["uplift"] < up_thr:
         return False, f"dropped: uplift {record['uplift']:.2%} < {up_thr:.2%}"
     return True, "kept"
@@ -39,7 +48,7 @@ class PostprocessStage(TuneStage):
     """Filter by ``--err-thr`` and ``--up-thr`` (``postprocess.json``, ``final_results.csv``)."""
 
     name = POSTPROCESS
-    version = "1"
+    version = "2"  # 2: both errors beside an error-ratio drop
     inputs = (INGEST, BENCHMARK)
     outputs = (POSTPROCESS_FILE, FINAL_RESULTS)
 

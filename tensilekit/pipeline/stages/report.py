@@ -103,7 +103,9 @@ def gemm_report(
         call_count=problem.call_count, time_share=record["measured_share"],
         baseline_us=(record["measured"] or {}).get("us"),
         reference_us=(compared.get("reference") or {}).get("us"), tuned_us=(compared.get("tuned") or {}).get("us"),
-        uplift=compared.get("uplift"), error_ratio=compared.get("error_ratio"), winner=winner.get("solution_name"),
+        uplift=compared.get("uplift"), error_ratio=compared.get("error_ratio"),
+        reference_norm_error=(compared.get("reference") or {}).get("norm_error"),
+        tuned_norm_error=(compared.get("tuned") or {}).get("norm_error"), winner=winner.get("solution_name"),
         status=gemm_status(gemm.id, baseline, search, decisions),
     )  # fmt: skip
 
@@ -112,7 +114,7 @@ class ReportStage(TuneStage):
     """Everything together: ``report.{md,csv,json}`` (+ ``uplift.png``) in the work directory."""
 
     name = REPORT
-    version = "3"
+    version = "4"  # 3: the reference library named; 4: the workload's GEMM time before and after leads
     inputs = _STAGES
 
     def config_slice(self, config: TuneConfig) -> dict[str, Any]:
@@ -193,11 +195,12 @@ class ReportStage(TuneStage):
         context.write_text(context.run_root / "report.md", render_markdown(report))
         context.write_csv(context.run_root / "report.csv", CSV_HEADER, csv_rows(report))
         context.write_json(context.run_root / "report.json", report.model_dump(mode="json"))
-        tuned = len(report.tuned)
-        weighted = "-" if report.weighted_uplift is None else f"{report.weighted_uplift:+.2%}"
+        time = report.workload_time
+        change = "-" if time is None or time.ratio is None else f"{time.ratio:.2f}x"
+        before_after = "-" if time is None else f"{time.before_us:,.1f} -> {time.after_us:,.1f} us"
         return StageResult(
-            summary=f"{tuned} GEMM(s) tuned, weighted uplift {weighted}, "
-            f"GEMM time saving {report.gemm_time_saving:.2%}, {len(failures)} failure(s)"
+            summary=f"{len(report.tuned)} GEMM(s) tuned, workload GEMM time {before_after} ({change}), "
+            f"{len(failures)} failure(s)"
         )
 
 

@@ -13,6 +13,8 @@ from tensilekit.pipeline.report import (
     csv_rows,
     plot_uplift,
     render_markdown,
+    summarize,
+    workload_time,
 )
 from tensilekit.pipeline.stage import JobFailure
 
@@ -26,7 +28,8 @@ def sample(data: str = "SIMULATED") -> TuneReport:
     failure = JobFailure(stage="baseline", phase="baseline", job_id="base-g0002", subject="BBS_NN 1x1x1x1",
                          attempts=2, error_type="ToolFailed", error="hipblaslt-bench exited with status 3")  # fmt: skip
     return TuneReport(
-        data=data, arch="gfx942", gemms=gemms, average_uplift=0.25, weighted_uplift=0.25, gemm_time_saving=0.15,
+        data=data, arch="gfx942", gemms=gemms, workload_time=workload_time(gemms), average_uplift=0.25,
+        weighted_uplift=0.25, gemm_time_saving=0.15,
         end_to_end={"0.5": 1.08, "1": 1.18}, failures=(failure,),
         stages=(StageSummary(number=1, name="ingest", summary="2 GEMM(s)", jobs=0, failed=0),),
         outputs={"final logic files": "final_libs/"},
@@ -39,6 +42,13 @@ def test_markdown_is_labelled_simulated_and_lists_everything() -> None:
     assert lines[0].startswith("# tensilekit tuning report -- SIMULATED")
     assert "## Summary (SIMULATED)" in lines and "## Per GEMM (SIMULATED)" in lines
     assert "* Time-share-weighted uplift: +25.00%" in lines
+    # the headline leads the summary: the workload's GEMM time before and after, not a mean of ratios
+    headline = lines.index("## Summary (SIMULATED)") + 2
+    assert lines[headline] == (
+        "**Workload GEMM time (calls x time per call): 100.0 us before -> 80.0 us after (1.25x faster, -20.0%) "
+        "over 1 GEMM(s); 1 GEMM(s) without a time not counted**"
+    )
+    assert headline < lines.index("* Time-share-weighted uplift: +25.00%")
     assert "| 50% | 1.080x |" in lines
     assert any(
         line.startswith("| g0001 | BBS_TN | 4096 | 8 | 1 | 4096 | 10 | 75.00% | 10 | 10 | 8 | +25.00% | 1 | tuned |")
@@ -94,3 +104,28 @@ def test_the_reference_library_is_named_with_how_it_was_found() -> None:
         ).reference_library
         == reference
     )
+
+
+def _gemm(gemm_id: str, calls: int, status: str, baseline: float | None, reference: float | None = None,
+          tuned: float | None = None) -> GemmReport:  # fmt: skip
+    uplift = reference / tuned - 1 if reference and tuned else None
+    return GemmReport(id=gemm_id, gemm_type="HHS_TN", m=1, n=1, batch=1, k=1, call_count=calls, baseline_us=baseline,
+                      reference_us=reference, tuned_us=tuned, uplift=uplift, status=status)  # fmt: skip
+
+
+def test_the_workload_time_is_summed_over_every_timed_gemm() -> None:
+    """Issue 36 item 9: a small GEMM made 10x faster and a large one untouched -- the per-GEMM means
+    say +450 %, the workload's GEMM time falls by 9 % (1100 -> 1010 us)."""
+    gemms = [
+        _gemm("g1", 10, "tuned", baseline=10.5, reference=10.0, tuned=1.0),  # compared: its reference time counts
+        _gemm("g2", 1, "dropped: uplift 1.00% < 3.00%", baseline=1000.0, reference=999.0, tuned=990.0),
+        _gemm("g3", 5, "no winner: screen failed", baseline=0.0),
+        _gemm("g4", 7, "baseline failed", baseline=None),
+    ]
+    time = workload_time(gemms)
+    assert time is not None
+    assert time.before_us == pytest.approx(10 * 10.0 + 1000.0) and time.after_us == pytest.approx(10 * 1.0 + 1000.0)
+    assert time.ratio == pytest.approx(1100 / 1010) and (time.timed_gemms, time.untimed_gemms) == (3, 1)
+    summary = summarize(gemms)
+    assert summary["workload_time"] == time and summary["average_uplift"] == pytest.approx(9.0)
+    assert workload_time([_gemm("g4", 7, "baseline failed", baseline=None)]) is None

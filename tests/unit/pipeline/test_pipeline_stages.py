@@ -69,12 +69,25 @@ def test_rank_candidates_selects_the_fastest_present_in_the_library() -> None:
     assert absent == 1
 
 
+def ERRORS(tuned: float, reference: float) -> dict[str, dict[str, float]]:  # noqa: N802 - reads as a table
+    return {"tuned": {"norm_error": tuned}, "reference": {"norm_error": reference}}
+
+
 @pytest.mark.parametrize(
     ("record", "kept", "reason"),
     [
-        ({"status": "ok", "uplift": 0.10, "error_ratio": 1.0}, True, "kept"),
-        ({"status": "ok", "uplift": 0.10, "error_ratio": 2.5}, False, "dropped: error ratio 2.5 > 2"),
-        ({"status": "ok", "uplift": 0.005, "error_ratio": 1.0}, False, "dropped: uplift 0.50% < 1.00%"),
+        ({"status": "ok", "uplift": 0.10, "error_ratio": 1.0, **ERRORS(1e-3, 1e-3)}, True, "kept"),
+        # both errors beside the drop (issue 36 item 8): each can be within --verify's tolerance
+        (
+            {"status": "ok", "uplift": 0.10, "error_ratio": 2.5, **ERRORS(2.5e-3, 1e-3)},
+            False,
+            "dropped: error ratio 2.5 > 2 (norm_error 0.0025 vs the reference's 0.001)",
+        ),
+        (
+            {"status": "ok", "uplift": 0.005, "error_ratio": 1.0, **ERRORS(1e-3, 1e-3)},
+            False,
+            "dropped: uplift 0.50% < 1.00%",
+        ),
         ({"status": "ok", "uplift": 0.10, "error_ratio": None}, False, "dropped: no error reported"),
         ({"status": "benchmark failed", "uplift": None, "error_ratio": None}, False, "dropped: benchmark failed"),
     ],
@@ -233,4 +246,24 @@ def test_a_solution_keyed_under_another_type_is_not_blamed_on_the_installed_libr
     assert resolve(catalog, text, "k0", 0).location == [0, 0]
     reason = resolve(catalog, text, "k2", 2).reason or ""
     assert "is in --library-logic" in reason and "not the installation" in reason
-    assert resolve(catalog, text, "k3", 3).reason == "solution 3 of the installed library is not in --library-logic"
+    assert resolve(catalog, text, "k3", 3).reason == "solution 3 of the reference library is not in --library-logic"
+
+
+def test_a_generated_kernel_answers_only_where_it_beats_the_best_existing_solution() -> None:
+    """Issue 36 item 7: 21.10 us generated against existing index 447 at 12.59 us -- 447 is the answer."""
+    from tensilekit.pipeline.stages.kernel_search import (
+        EXISTING,
+        GENERATED,
+        existing_answer_text,
+        generated_or_existing,
+    )
+
+    best = {"solution_index": 447, "solution_name": "Cijk_x", "us": 12.59}
+    assert generated_or_existing(21.10, best) == EXISTING
+    assert generated_or_existing(12.59, best) == EXISTING  # a tie keeps the kernel the library has
+    assert generated_or_existing(12.0, best) == GENERATED
+    assert generated_or_existing(None, best) == EXISTING and generated_or_existing(12.0, None) == GENERATED
+    assert generated_or_existing(None, None) is None
+    assert existing_answer_text(best, 21.10) == (
+        "existing solution 447 (12.59 us) is at least as fast as the best generated kernel (21.1 us)"
+    )

@@ -75,6 +75,29 @@ def test_non_zero_exit_is_returned_then_checked(fake_bin: Path) -> None:
     assert error.returncode == 3 and not error.timed_out
     assert "simulated failure (status 3)" in error.stderr_tail
     assert error.exit_code == 4
+    # the text keeps the tool's last line: every record of the failure says what the tool said
+    assert error.message == "Tensile exited with status 3"
+    assert str(error).startswith("Tensile exited with status 3; its last output: ")
+    assert "simulated failure (status 3)" in str(error)
+
+
+def test_a_tool_failure_keeps_the_last_lines_of_its_output() -> None:
+    traceback = "Traceback (most recent call last):\n  File \"Common.py\", line 1841\n    import filelock\n\n" \
+        "ModuleNotFoundError: No module named 'filelock'\n"  # fmt: skip
+    completed = CompletedCommand(
+        argv=("Tensile", "c.yaml"), returncode=1, stdout="lots of progress\n", stderr=traceback
+    )
+    error = completed.failure()
+    assert error.last_lines[-1] == "ModuleNotFoundError: No module named 'filelock'"
+    assert len(error.last_lines) == 4 and error.last_lines[0] == "Traceback (most recent call last):"
+    assert str(error) == (
+        "Tensile exited with status 1; its last output: Traceback (most recent call last): | "
+        "File \"Common.py\", line 1841 | import filelock | ModuleNotFoundError: No module named 'filelock'"
+    )
+    # stdout when stderr is empty (Tensile reports there); nothing appended when the tool said nothing
+    quiet = CompletedCommand(argv=("hipblaslt-bench",), returncode=1, stdout="a\nerror: NO solution found!\n")
+    assert str(quiet.failure()).endswith("its last output: a | error: NO solution found!")
+    assert str(CompletedCommand(argv=("x",), returncode=2).failure()) == "x exited with status 2"
 
 
 def test_timeout_kills_the_whole_process_group(fake_bin: Path, tmp_path: Path) -> None:
