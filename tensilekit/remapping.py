@@ -747,10 +747,9 @@ def remap(
 
     if isinstance(artefacts, (str, bytes, os.PathLike)) or not isinstance(artefacts, Sequence):
         raise TypeError(f"remap(): artefacts must be a sequence of paths, not {type(artefacts).__name__}")
-    for artefact in artefacts:
-        require_path(artefact, "each of artefacts", "remap")
-    require_path(old, "old", "remap")
-    require_path(new, "new", "remap")
+    artefacts = [require_path(artefact, "each of artefacts", "remap") for artefact in artefacts]
+    old = require_path(old, "old", "remap")
+    new = require_path(new, "new", "remap")
     require(arch, str, "arch", "remap", optional=True)
     require(cu_count, int, "cu_count", "remap", optional=True)
     require(validators, Mapping, "validators", "remap", optional=True)
@@ -818,8 +817,8 @@ def write_remapped(report: RemapReport, out: str | Path) -> list[Path]:
 
     require(report, RemapReport, "report", "write_remapped")
     target = require_path(out, "out", "write_remapped")
-    if not target.expanduser().parent.is_dir():
-        raise InputNotFound(f"folder {target.expanduser().parent} does not exist", Location(file=str(target)))
+    if not target.parent.is_dir():
+        raise InputNotFound(f"folder {target.parent} does not exist", Location(file=str(target)))
     sources = {Path(artefact.source).resolve() for artefact in report.artefacts}
     if len(report.artefacts) == 1:
         if target.resolve() in sources:

@@ -133,7 +133,7 @@ def open_master(path: str | Path) -> LazyMaster:
     :func:`load_master` for the whole validated library; ``open_master(path).materialize()``
     gives the same. Raises TypeError/ValueError for a ``path`` that is no path.
     """
-    require_path(path, "path", "open_master")
+    path = require_path(path, "path", "open_master")
     from tensilekit.io.zlib_catalog import read_catalog_bytes
 
     data, found = read_catalog_bytes(path) if not Path(path).exists() else (read_bytes(path), Path(path))
@@ -167,7 +167,7 @@ def load_master(path: str | Path) -> MasterLibrary:
     A ``.dat`` name that does not exist is read as the runtime would: ``<name>.zlib`` first.
     Raises TypeError/ValueError for a ``path`` that is no path.
     """
-    require_path(path, "path", "load_master")
+    path = require_path(path, "path", "load_master")
     if not Path(path).exists():
         from tensilekit.io.zlib_catalog import read_catalog_bytes
 

@@ -80,7 +80,9 @@ def merge_directories(
     Raises InputNotFound for a missing input folder or a missing parent folder of ``output_dir``
     (not created, as the CLI refuses it too); TypeError/ValueError for arguments of the wrong type.
     """
-    _check_paths("merge_directories", original_dir, incremental_dir, output_dir, policy, dry_run=dry_run)
+    original_dir, incremental_dir, output_dir = _check_paths(
+        "merge_directories", original_dir, incremental_dir, output_dir, policy, dry_run=dry_run
+    )
     chosen = policy or MergePolicy()
     original_names = list_logic_files(original_dir)
     incremental_names = list_logic_files(incremental_dir)
@@ -208,15 +210,19 @@ def _same_file(source: Path, target: Path) -> bool:
 
 def _check_paths(
     function: str, original: object, incremental: object, output: object, policy: object, *, dry_run: bool
-) -> None:
-    """TypeError/ValueError for arguments of the wrong type; InputNotFound for an output whose
-    folder does not exist (an API writer refuses it as the CLI does, rather than creating it)."""
-    require_path(original, "original", function)
-    require_path(incremental, "incremental", function)
-    target = require_path(output, "output", function)
+) -> tuple[Path, Path, Path]:
+    """The three paths (``~`` expanded); TypeError/ValueError for arguments of the wrong type;
+    InputNotFound for an output whose folder does not exist (an API writer refuses it as the CLI
+    does, rather than creating it)."""
+    paths = (
+        require_path(original, "original", function),
+        require_path(incremental, "incremental", function),
+        require_path(output, "output", function),
+    )
     require(policy, MergePolicy, "policy", function, optional=True)
-    if not dry_run and not target.expanduser().parent.is_dir():
-        raise InputNotFound(f"folder {target.expanduser().parent} does not exist", Location(file=str(target)))
+    if not dry_run and not paths[2].parent.is_dir():
+        raise InputNotFound(f"folder {paths[2].parent} does not exist", Location(file=str(paths[2])))
+    return paths
 
 
 def merge_files(
@@ -231,7 +237,9 @@ def merge_files(
 
     Raises InputNotFound for a missing parent folder of ``output_path`` (not created, as the CLI
     refuses it too); TypeError/ValueError for arguments of the wrong type."""
-    _check_paths("merge_files", original_path, incremental_path, output_path, policy, dry_run=dry_run)
+    original_path, incremental_path, output_path = _check_paths(
+        "merge_files", original_path, incremental_path, output_path, policy, dry_run=dry_run
+    )
     chosen = policy or MergePolicy()
     target = Path(output_path)
     if target.is_dir():
@@ -262,7 +270,7 @@ def merge_paths(
 
     Raises InputNotFound for a missing input or output folder, MergeError for a file and a folder,
     TypeError/ValueError for arguments of the wrong type."""
-    _check_paths("merge_paths", original, incremental, output, policy, dry_run=dry_run)
+    original, incremental, output = _check_paths("merge_paths", original, incremental, output, policy, dry_run=dry_run)
     for path in (original, incremental):
         if not Path(path).exists():
             raise InputNotFound("no such file or directory", Location(file=os.fspath(path)))
@@ -349,7 +357,7 @@ def parse_queries(text: str, source: str | None = None) -> list[list[int] | dict
 
 def load_queries(path: str | os.PathLike[str]) -> list[list[int] | dict[str, Any]]:
     """:func:`parse_queries` on a file. Raises TypeError/ValueError for a ``path`` that is no path."""
-    require_path(path, "path", "load_queries")
+    path = require_path(path, "path", "load_queries")
     return parse_queries(read_text(os.fspath(path)), os.fspath(path))
 
 
@@ -397,12 +405,11 @@ def prune_paths(
     """
     if isinstance(paths, (str, bytes, os.PathLike)) or not isinstance(paths, Sequence):
         raise TypeError(f"prune_paths(): paths must be a sequence of paths, not {type(paths).__name__}")
-    for path in paths:
-        require_path(path, "each of paths", "prune_paths")
+    paths = [require_path(path, "each of paths", "prune_paths") for path in paths]
     if output is not None:
-        target = require_path(output, "output", "prune_paths")
-        if not dry_run and not target.expanduser().parent.is_dir():
-            raise InputNotFound(f"folder {target.expanduser().parent} does not exist", Location(file=str(target)))
+        output = require_path(output, "output", "prune_paths")
+        if not dry_run and not output.parent.is_dir():
+            raise InputNotFound(f"folder {output.parent} does not exist", Location(file=str(output)))
     require(compat, Compat, "compat", "prune_paths", optional=True)
     files: list[tuple[Path, Path]] = []
     folders: set[Path] = set()  # outputs of a directory input: written as one set

@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 
 from tensilekit.cli.inputs import open_for_device
-from tensilekit.cli.options import check_output_path, subtree_options, workspace_option
+from tensilekit.cli.options import UserPath, check_output_path, subtree_options, workspace_option
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP, workload_names
 from tensilekit.coverage import (
@@ -205,13 +205,13 @@ def coverage_report(
 
 
 @click.command("coverage")
-@click.argument("workloads", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("workloads", nargs=-1, required=True, type=UserPath(path_type=Path))
 @click.option(
     "--library",
     "-l",
     "library_path",
     required=True,
-    type=click.Path(path_type=Path),
+    type=UserPath(path_type=Path),
     help="Master library (YAML/msgpack, .gz), a logic file, a directory of logic files, or an installed "
     "library folder.",
 )
@@ -241,7 +241,7 @@ def coverage_report(
     "--output",
     "-o",
     "output_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=UserPath(file_okay=False, path_type=Path),
     help="Write coverage.json, coverage.md, tune_next.jsonl (select --queries) and tune_next_<TYPE>.yaml "
     "(GEKO lists for tensilekit tune) here.",
 )
