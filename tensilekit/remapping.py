@@ -813,7 +813,7 @@ def write_remapped(report: RemapReport, out: str | Path) -> list[Path]:
     Raises InputNotFound when the folder ``out`` would go in does not exist (it is not created, as
     the CLI refuses it too), TypeError/ValueError for arguments of the wrong type."""
     from tensilekit._arguments import require, require_path
-    from tensilekit.io.atomic import staged_directory, write_bytes_atomic
+    from tensilekit.io.atomic import file_set, write_bytes_atomic
 
     require(report, RemapReport, "report", "write_remapped")
     target = require_path(out, "out", "write_remapped")
@@ -832,7 +832,7 @@ def write_remapped(report: RemapReport, out: str | Path) -> list[Path]:
         )
     if any((target / name).resolve() in sources for name in names):
         raise UnsupportedFormat("remap never rewrites its input in place; give another -o", Location(file=str(out)))
-    with staged_directory(target) as staged:
+    with file_set(target) as staged:
         for name, artefact in zip(names, report.artefacts, strict=True):
             (staged / name).write_bytes(artefact.text.encode("utf-8", errors="surrogateescape"))
     return [target / name for name in names]

@@ -9,9 +9,9 @@ non-recursively, keeping names whose extension is ``.yaml`` in any case; an incr
 without an original is dropped (unless ``add_new``), an original without an incremental is not
 copied. One deliberate deviation: incremental files are processed in **sorted** name order, not
 ``os.listdir`` order, so the latched default policy (the first file decides, T:384) is
-deterministic. A directory merge is written into a staging folder that replaces OUTPUT at the end
-(``io.atomic.staged_directory``), so OUTPUT may be the ORIGINAL directory and a killed or failed
-merge leaves the old set of files or the new one, never a mix nor a half-written file.
+deterministic. A directory merge is staged and its files renamed into OUTPUT at the end (``io.atomic.file_set``),
+so OUTPUT may be the ORIGINAL directory, a failed merge leaves OUTPUT as it was, and no file is
+ever half written; other files in OUTPUT are never touched.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from tensilekit.errors import (
     WorkloadLineError,
     error_context,
 )
-from tensilekit.io.atomic import staged_directory, write_bytes_atomic, write_text_atomic
+from tensilekit.io.atomic import file_set, write_bytes_atomic, write_text_atomic
 from tensilekit.io.files import read_text
 from tensilekit.io.limits import load_json_line
 from tensilekit.io.logic_io import dumps_logic, load_logic
@@ -99,10 +99,10 @@ def merge_directories(
     report.notes.append(
         "incremental files are processed in sorted name order (AMD: os.listdir order, filesystem-dependent)"
     )
-    # Every output is written into a staging folder swapped in for OUTPUT at the end: a killed or
-    # failed merge leaves OUTPUT as it was, a finished one replaces the whole set at once.
+    # Every output is staged and renamed into OUTPUT at the end (io.atomic.file_set): a failed
+    # merge leaves OUTPUT as it was; only the files merged are replaced, nothing else is touched.
     with contextlib.ExitStack() as stack:
-        staging = None if dry_run else stack.enter_context(staged_directory(output_dir))
+        staging = None if dry_run else stack.enter_context(file_set(output_dir))
         _merge_pairs(report, chosen, paired, original_dir, incremental_dir, output_dir, staging)
         if report.unpaired_incremental and chosen.add_new:
             for name in report.unpaired_incremental:
@@ -427,8 +427,8 @@ def prune_paths(
             files.append((path, destination))
     reports = []
     with contextlib.ExitStack() as stack:
-        # a pruned directory is staged and swapped in at the end: a kill leaves all or none pruned
-        staging = {} if dry_run else {folder: stack.enter_context(staged_directory(folder)) for folder in folders}
+        # a pruned directory is staged and its files renamed in at the end (io.atomic.file_set)
+        staging = {} if dry_run else {folder: stack.enter_context(file_set(folder)) for folder in folders}
         for source, destination in files:
             logic = load_logic(source)
             with error_context(source):
