@@ -303,7 +303,10 @@ def _commit(folder: Path, manifest: dict[str, Any]) -> None:
     _fsync_folder(folder)
     manifest["owners"].update(writing["owners"])
     manifest["writing"] = None
-    _write_manifest(folder, manifest)
+    if manifest["owners"]:
+        _write_manifest(folder, manifest)
+    else:  # nothing to remember (a merge, a remap): no file of ours stays in the folder
+        (folder / MANIFEST).unlink(missing_ok=True)
     shutil.rmtree(staged, ignore_errors=True)
 
 
@@ -347,7 +350,7 @@ def _owner_keys(names: list[str], owner: Callable[[str], str]) -> dict[str, list
 def file_set(
     path: str | os.PathLike[str],
     *,
-    owner: Callable[[str], str] = lambda name: name,
+    owner: Callable[[str], str] | None = None,
     last: Callable[[str], bool] = lambda name: False,
     shadowed: Callable[[str], list[str]] = lambda name: [],
     removed: list[Path] | None = None,
@@ -359,7 +362,7 @@ def file_set(
     those ``last(name)`` claims (the file a reader opens first, e.g. a lazy master, which names
     the others) after all the others. Then the files the previous run of the same owner wrote
     (``owner(name)``: a key such as ``coverage`` or ``build-master gfx942``, recorded in the
-    folder's :data:`MANIFEST`; by default each file is its own owner, so nothing is removed)
+    folder's :data:`MANIFEST`; None: nothing is recorded, nothing removed as stale)
     and this run does not write again are removed, with the names
     ``shadowed(name)`` gives (``X.dat.zlib`` beside a written ``X.dat``: the runtime reads it
     first); they are appended to ``removed`` when given. No other file of the folder is read,
@@ -395,7 +398,7 @@ def file_set(
             checkpoint("stage-written")
             with _folder_lock(target):
                 manifest = _read_manifest(target)
-                keys = _owner_keys(names, owner)
+                keys = _owner_keys(names, owner) if owner is not None else {}
                 written = set(names)
                 stale = sorted(
                     {
