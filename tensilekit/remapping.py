@@ -807,8 +807,9 @@ def lost_results(report: RemapReport) -> list[RemapRow]:
 
 
 def write_remapped(report: RemapReport, out: str | Path) -> list[Path]:
-    """Write the artefacts for NEW: one artefact to the file ``out``, several into the folder
-    ``out`` (same base names), all at once; never over an input.
+    """Write the artefacts for NEW: one artefact to the file ``out``, several (or one, when ``out``
+    is an existing folder) into the folder ``out`` under their own names, all at once; never over
+    an input.
 
     Raises InputNotFound when the folder ``out`` would go in does not exist (it is not created, as
     the CLI refuses it too), TypeError/ValueError for arguments of the wrong type."""
@@ -820,7 +821,7 @@ def write_remapped(report: RemapReport, out: str | Path) -> list[Path]:
     if not target.parent.is_dir():
         raise InputNotFound(f"folder {target.parent} does not exist", Location(file=str(target)))
     sources = {Path(artefact.source).resolve() for artefact in report.artefacts}
-    if len(report.artefacts) == 1:
+    if len(report.artefacts) == 1 and not target.is_dir():  # an existing folder (or a link to one): into it
         if target.resolve() in sources:
             raise UnsupportedFormat("remap never rewrites its input in place; give another -o", Location(file=str(out)))
         write_bytes_atomic(target, report.artefacts[0].text.encode("utf-8", errors="surrogateescape"))
