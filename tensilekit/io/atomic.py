@@ -1,18 +1,18 @@
-"""All-or-nothing writes: one file (temp file + rename) or a set of files (staged folder + swap).
+"""Writes that never tear a file nor touch one the writer does not own: one file (temp file +
+rename) or a set of files written into a folder (:func:`file_set`: each renamed in, the file a
+reader opens first last; see its docstring for what a reader sees and which stale files go).
 
-A reader, or a crash even by SIGKILL, sees the old output or the complete new one, never a
-half-written file nor (for a set, such as a merge into a folder or a lazy master with its
-placeholder files) a mix of old and new files; this also makes ``OUTPUT == INPUT`` safe.
+A reader, or a crash even by SIGKILL, sees each file old or new, never half written; this also
+makes ``OUTPUT == INPUT`` safe.
 
-* Temp files and staged folders are siblings of the target named ``.<name>.<pid>.<random>.tmp``:
-  hidden, ``.tmp``, so no output glob (``*.yaml``, ``*.dat``) ever matches them. One left behind
-  by a killed process is removed by the next write there (only when its process is gone).
+* Temp files are siblings of the target named ``.<name>.<pid>.<random>.tmp``, a set's staging
+  folder ``.tensilekit-set.<pid>.<random>.tmp`` inside the output folder: hidden, ``.tmp``, so no
+  output glob (``*.yaml``, ``*.dat``) ever matches them. One left behind by a killed process is
+  removed by the next write there (only when its process is gone).
 * New files get the mode the umask gives (``open(..., 0o666)``: the process umask is never
   changed, other threads may be creating files); a replaced file keeps its mode.
-* A symlinked output is written through: the file it points to is replaced, the link stays.
-* A folder is swapped in with one ``renameat2(RENAME_EXCHANGE)`` (Linux); where that is missing
-  the old folder is renamed aside first (a kill between the two renames leaves the old set aside,
-  restored by the next write).
+* A symlinked output is written through: the file it points to is replaced, the link stays; a
+  folder output is the folder its path names (``.``, ``..``, ``a/../a``, a link to a folder).
 
 A write the system refuses (disk full, quota, read-only file system, permission denied) raises
 :class:`~tensilekit.errors.OutputNotWritable` naming the output path, after the temporary is
