@@ -178,20 +178,33 @@ def _merge_one(
     """Load, merge, write one pair (to ``write_path``, default ``output_path``); the inputs are
     released before the output text is built, which keeps the peak memory of large merges near
     two loaded files."""
-    original = load_logic(original_path)
-    incremental = load_logic(incremental_path)
-    with error_context(original_path):
-        merged, file_report = merge_resolved(
-            original,
-            incremental,
-            policy,
-            force_merge=force,
-            force_reason=reason,
-            name=name,
-            original_path=original_path,
-            incremental_path=incremental_path,
-        )
+    from tensilekit.model.common import nan_efficiencies_accepted
+
+    # AMD's merge tools read NaN efficiencies and write .nan: so does this merge, with a warning
+    with nan_efficiencies_accepted() as nans:
+        original = load_logic(original_path)
+        counts = {original_path: len(nans)}
+        incremental = load_logic(incremental_path)
+        counts[incremental_path] = len(nans) - counts[original_path]
+        with error_context(original_path):
+            merged, file_report = merge_resolved(
+                original,
+                incremental,
+                policy,
+                force_merge=force,
+                force_reason=reason,
+                name=name,
+                original_path=original_path,
+                incremental_path=incremental_path,
+            )
     del original, incremental
+    for path, count in counts.items():
+        if count:
+            file_report.warnings.append(
+                f"{path}: {count} efficiencies are NaN; merged as AMD's merge tools do (TensileMergeLibrary, "
+                "tensilelite merge.py): a NaN compares as neither better nor worse, so without --force-merge "
+                "it never replaces nor is replaced, and the output keeps it as .nan"
+            )
     file_report.output_path = output_path
     if not dry_run:
         text = dumps_logic(merged)
