@@ -301,6 +301,13 @@ def _commit(folder: Path, manifest: dict[str, Any]) -> None:
         if stale.is_file() and not stale.is_symlink():
             stale.unlink(missing_ok=True)
     _fsync_folder(folder)
+    written = set(writing["names"])
+    for key, names in list(manifest["owners"].items()):  # a file written now is no longer another's
+        kept = [name for name in names if name not in written]
+        if kept:
+            manifest["owners"][key] = kept
+        else:
+            del manifest["owners"][key]
     manifest["owners"].update(writing["owners"])
     manifest["writing"] = None
     if manifest["owners"]:

@@ -307,3 +307,22 @@ def test_output_into_a_folder_of_30000_files_costs_what_it_costs_into_an_empty_o
     assert timings["crowded"] < 3 * timings["empty"] + 0.5, timings
     written = len(os.listdir(tmp_path / "empty"))
     assert len(os.listdir(crowded)) == 30_000 + written  # every unrelated file stayed
+
+
+def test_only_files_the_same_owner_wrote_before_go(tmp_path: Path) -> None:
+    from tensilekit.io.atomic import file_set
+
+    def write(owner: str | None, *names: str) -> list[Path]:
+        removed: list[Path] = []
+        with file_set(tmp_path, owner=None if owner is None else (lambda name: owner), removed=removed) as staged:
+            for name in names:
+                (staged / name).write_text(f"{owner} {name}\n")
+        return removed
+
+    write("coverage", "a", "b", "c")
+    write("build-master gfx942", "shard")
+    (tmp_path / "d").write_text("the user's\n")
+    write(None, "c")  # a merge rewrote c: it is no longer coverage's to remove
+    assert write("coverage", "a") == [tmp_path / "b"]
+    assert sorted(os.listdir(tmp_path)) == [MANIFEST, "a", "c", "d", "shard"]
+    assert (tmp_path / "c").read_text() == "None c\n" and (tmp_path / "d").read_text() == "the user's\n"
