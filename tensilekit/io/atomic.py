@@ -244,17 +244,52 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
 MANIFEST = ".tensilekit-outputs.json"
 
 
+_MANIFEST_LIMIT = 1 << 22  # bytes; ours lists a few hundred names, a bigger one is not ours
+
+
+def _plain_name(name: object) -> bool:
+    """A file name in the folder itself (a manifest never makes us touch a path outside it)."""
+    return isinstance(name, str) and name not in ("", ".", "..") and "/" not in name and "\0" not in name
+
+
+def _names(value: object) -> list[str] | None:
+    if not isinstance(value, list) or not all(_plain_name(name) for name in value):
+        return None
+    return list(value)
+
+
 def _read_manifest(folder: Path) -> dict[str, Any]:
+    """The folder's manifest; what is damaged or names anything outside the folder is dropped
+    (an empty record: nothing is then removed as stale, nothing completed)."""
     import json
 
+    empty: dict[str, Any] = {"owners": {}, "writing": None}
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        with open(folder / MANIFEST, "rb") as handle:
+            text = handle.read(_MANIFEST_LIMIT + 1)
+        data = json.loads(text) if len(text) <= _MANIFEST_LIMIT else None
     except (OSError, ValueError):
-        return {"owners": {}, "writing": None}
+        return empty
     if not isinstance(data, dict) or not isinstance(data.get("owners"), dict):
-        return {"owners": {}, "writing": None}
-    data.setdefault("writing", None)
-    return data
+        return empty
+    owners = {key: names for key, names in data["owners"].items() if isinstance(key, str) and _names(names)}
+    writing = data.get("writing")
+    if isinstance(writing, dict):
+        parts = [_names(writing.get(field)) for field in ("names", "stale")]
+        recorded = writing.get("owners")
+        well_formed = (
+            isinstance(writing.get("pid"), int)
+            and _plain_name(writing.get("stage"))
+            and _OURS.fullmatch(writing["stage"]) is not None
+            and all(part is not None for part in parts)
+            and isinstance(recorded, dict)
+            and all(isinstance(key, str) and _names(names) is not None for key, names in recorded.items())
+        )
+        if not well_formed:
+            writing = None
+    else:
+        writing = None
+    return {"owners": owners, "writing": writing}
 
 
 def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
@@ -318,14 +353,15 @@ def _commit(folder: Path, manifest: dict[str, Any]) -> None:
 
 
 def _writer_is_gone(writing: dict[str, Any]) -> bool:
-    pid = writing.get("pid")
-    if pid == os.getpid() or not isinstance(pid, int):
-        return not isinstance(pid, int)
+    """Whether the process that began this commit no longer runs (this one never is)."""
+    pid = writing["pid"]
+    if pid == os.getpid():
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    except (PermissionError, OverflowError):
+    except (PermissionError, OverflowError, ValueError):
         return False
     return False
 

@@ -326,3 +326,33 @@ def test_only_files_the_same_owner_wrote_before_go(tmp_path: Path) -> None:
     assert write("coverage", "a") == [tmp_path / "b"]
     assert sorted(os.listdir(tmp_path)) == [MANIFEST, "a", "c", "d", "shard"]
     assert (tmp_path / "c").read_text() == "None c\n" and (tmp_path / "d").read_text() == "the user's\n"
+
+
+def test_a_manifest_naming_paths_outside_the_folder_touches_nothing(tmp_path: Path) -> None:
+    """A damaged or hostile manifest: entries naming anything outside the folder are dropped."""
+    from tensilekit.io.atomic import file_set, recover
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    outside = tmp_path / "precious.txt"
+    outside.write_text("the user's\n")
+    (folder / "sub").mkdir()
+    (folder / MANIFEST).write_text(
+        json.dumps(
+            {
+                "owners": {"coverage": ["../precious.txt", "sub"], "other": ["../precious.txt"]},
+                "writing": {
+                    "pid": 999_999_999,
+                    "stage": "../.x.1.abcdef01.tmp",
+                    "names": ["../precious.txt"],
+                    "stale": ["../precious.txt"],
+                    "owners": {},
+                },
+            }
+        )
+    )
+    assert recover(folder) is False
+    with file_set(folder, owner=lambda name: "coverage") as staged:
+        (staged / "coverage.json").write_text("{}\n")
+    assert outside.read_text() == "the user's\n" and (folder / "sub").is_dir()
+    assert json.loads((folder / MANIFEST).read_text()) == {"owners": {"coverage": ["coverage.json"]}, "writing": None}
