@@ -118,20 +118,22 @@ def _temp_name(target: Path) -> Path:
 _OURS = re.compile(r"\..+\.(\d+)\.[0-9a-f]{8}(?:\.old)?\.tmp")
 
 
-def _owner_is_gone(name: str) -> bool:
-    match = _OURS.fullmatch(name)
-    if match is None:
-        return False
-    pid = int(match.group(1))
+def _process_is_gone(pid: int) -> bool:
+    """Whether process ``pid`` no longer runs (this one never is)."""
     if pid == os.getpid():
         return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    except (PermissionError, OverflowError):
+    except (PermissionError, OverflowError, ValueError):
         return False  # alive (someone else's), or no such pid at all on this system
     return False
+
+
+def _owner_is_gone(name: str) -> bool:
+    match = _OURS.fullmatch(name)
+    return match is not None and _process_is_gone(int(match.group(1)))
 
 
 # folder -> its mtime after this process last scanned or wrote there: a folder nobody else has
@@ -353,17 +355,8 @@ def _commit(folder: Path, manifest: dict[str, Any]) -> None:
 
 
 def _writer_is_gone(writing: dict[str, Any]) -> bool:
-    """Whether the process that began this commit no longer runs (this one never is)."""
-    pid = writing["pid"]
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except (PermissionError, OverflowError, ValueError):
-        return False
-    return False
+    """Whether the process that began this commit no longer runs."""
+    return _process_is_gone(writing["pid"])
 
 
 def recover(folder: str | os.PathLike[str]) -> bool:
