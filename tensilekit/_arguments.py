@@ -12,7 +12,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tensilekit.errors import PathTooLong
 
 # Linux limits (limits.h): a longer name cannot exist or be created.
 _NAME_MAX = 255
@@ -40,8 +43,34 @@ def require(value: Any, expected: type | tuple[type, ...], name: str, function: 
         raise TypeError(f"{function}(): {name} must be {wanted}, not {type(value).__name__}")
 
 
+def expand_home(text: str) -> str:
+    """``text`` with a leading ``~`` or ``~user`` expanded as a shell would. Also where the shell
+    leaves it (bash expands no ``~`` after ``=``: ``--output=~/x``), so tensilekit never makes a
+    folder literally named ``~``. The one rule for every path the CLI or the API takes."""
+    return os.path.expanduser(text) if text.startswith("~") else text
+
+
+def check_path_length(text: str) -> None:
+    """Raise :class:`~tensilekit.errors.PathTooLong` naming ``text`` when the system cannot hold
+    it (a name over NAME_MAX or a path over PATH_MAX bytes), before any call answers ENAMETOOLONG."""
+    encoded = os.fsencode(text)
+    if len(encoded) >= _PATH_MAX or any(len(part) > _NAME_MAX for part in encoded.split(b"/")):
+        raise path_too_long(text)
+
+
+def path_too_long(text: str) -> PathTooLong:
+    """The :class:`~tensilekit.errors.PathTooLong` naming ``text`` (its first 200 characters)."""
+    from tensilekit.errors import Location, PathTooLong  # noqa: F811 - the runtime import
+
+    return PathTooLong(
+        f"file name too long (the system allows {_NAME_MAX} bytes a name, {_PATH_MAX - 1} a path)",
+        Location(file=text[:200] + ("…" if len(text) > 200 else "")),
+    )
+
+
 def require_path(value: Any, name: str, function: str) -> Path:
-    """``value`` as a Path: it must be a ``str`` or ``os.PathLike`` naming something (not "")."""
+    """``value`` as a Path: it must be a ``str`` or ``os.PathLike`` naming something (not "");
+    a leading ``~`` is expanded (:func:`expand_home`)."""
     if not isinstance(value, (str, os.PathLike)):
         wanted = "str or os.PathLike"
         raise TypeError(f"{function}(): {name} must be a path ({wanted}), not {type(value).__name__}")
@@ -50,12 +79,8 @@ def require_path(value: Any, name: str, function: str) -> Path:
         raise TypeError(f"{function}(): {name} must be a str path, not {type(text).__name__}")
     if not text or "\0" in text:
         raise ValueError(f"{function}(): {name} must name a file, not {text!r:.80}")
-    encoded = os.fsencode(text)
-    if len(encoded) >= _PATH_MAX or any(len(part) > _NAME_MAX for part in encoded.split(b"/")):
-        # the system would answer ENAMETOOLONG from whichever call looks first (an OSError)
-        from tensilekit.errors import InputNotFound, Location
-
-        raise InputNotFound("file name too long", Location(file=text[:200] + ("…" if len(text) > 200 else "")))
+    text = expand_home(text)
+    check_path_length(text)  # else ENAMETOOLONG from whichever call looks first (an OSError)
     return Path(text)
 
 
@@ -83,7 +108,7 @@ def require_output_path(value: Any, name: str, function: str) -> Path:
     from tensilekit.errors import InputNotFound, Location, UnsupportedFormat
 
     path = require_path(value, name, function)
-    parent = path.expanduser().parent
+    parent = path.parent
     if not parent.is_dir():
         raise InputNotFound(f"folder {parent} does not exist", Location(file=str(path)))
     if path.is_dir():
@@ -119,6 +144,9 @@ def _checked_lines(lines: Iterable[Any], name: str, function: str) -> Iterable[s
 
 
 __all__ = [
+    "check_path_length",
+    "expand_home",
+    "path_too_long",
     "require",
     "require_callable",
     "require_items",

@@ -64,7 +64,7 @@ def load(path: str | Path) -> LogicFile | MasterLibrary:
     exist is read as the runtime would: ``<name>.zlib`` first.
 
     Raises TypeError/ValueError for a ``path`` that is no path, InputNotFound when it does not exist."""
-    require_path(path, "path", "load")
+    path = require_path(path, "path", "load")
     if not Path(path).exists():
         from tensilekit.io.zlib_catalog import read_catalog_bytes
 

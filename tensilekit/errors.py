@@ -196,6 +196,11 @@ class InputNotFound(TensilekitError, FileNotFoundError):
     """A path that does not exist."""
 
 
+class PathTooLong(TensilekitError, ValueError):
+    """A path the system cannot hold: a name longer than NAME_MAX or a path longer than PATH_MAX
+    bytes (ENAMETOOLONG), named in the message."""
+
+
 class LibraryChanged(TensilekitError):
     """A library folder was rewritten (swapped for a new build) while it was being read: what was
     read so far mixes two generations, so it is dropped. Reading again sees one of them; the
@@ -387,6 +392,7 @@ __all__ = [
     "InvalidKernel",
     "InvalidValue",
     "LibraryChanged",
+    "PathTooLong",
     "LibraryFormatError",
     "Location",
     "MergeError",

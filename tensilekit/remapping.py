@@ -747,10 +747,9 @@ def remap(
 
     if isinstance(artefacts, (str, bytes, os.PathLike)) or not isinstance(artefacts, Sequence):
         raise TypeError(f"remap(): artefacts must be a sequence of paths, not {type(artefacts).__name__}")
-    for artefact in artefacts:
-        require_path(artefact, "each of artefacts", "remap")
-    require_path(old, "old", "remap")
-    require_path(new, "new", "remap")
+    artefacts = [require_path(artefact, "each of artefacts", "remap") for artefact in artefacts]
+    old = require_path(old, "old", "remap")
+    new = require_path(new, "new", "remap")
     require(arch, str, "arch", "remap", optional=True)
     require(cu_count, int, "cu_count", "remap", optional=True)
     require(validators, Mapping, "validators", "remap", optional=True)
@@ -808,20 +807,21 @@ def lost_results(report: RemapReport) -> list[RemapRow]:
 
 
 def write_remapped(report: RemapReport, out: str | Path) -> list[Path]:
-    """Write the artefacts for NEW: one artefact to the file ``out``, several into the folder
-    ``out`` (same base names), all at once; never over an input.
+    """Write the artefacts for NEW: one artefact to the file ``out``, several (or one, when ``out``
+    is an existing folder) into the folder ``out`` under their own names, all at once; never over
+    an input.
 
     Raises InputNotFound when the folder ``out`` would go in does not exist (it is not created, as
     the CLI refuses it too), TypeError/ValueError for arguments of the wrong type."""
     from tensilekit._arguments import require, require_path
-    from tensilekit.io.atomic import staged_directory, write_bytes_atomic
+    from tensilekit.io.atomic import file_set, write_bytes_atomic
 
     require(report, RemapReport, "report", "write_remapped")
     target = require_path(out, "out", "write_remapped")
-    if not target.expanduser().parent.is_dir():
-        raise InputNotFound(f"folder {target.expanduser().parent} does not exist", Location(file=str(target)))
+    if not target.parent.is_dir():
+        raise InputNotFound(f"folder {target.parent} does not exist", Location(file=str(target)))
     sources = {Path(artefact.source).resolve() for artefact in report.artefacts}
-    if len(report.artefacts) == 1:
+    if len(report.artefacts) == 1 and not target.is_dir():  # an existing folder (or a link to one): into it
         if target.resolve() in sources:
             raise UnsupportedFormat("remap never rewrites its input in place; give another -o", Location(file=str(out)))
         write_bytes_atomic(target, report.artefacts[0].text.encode("utf-8", errors="surrogateescape"))
@@ -833,7 +833,7 @@ def write_remapped(report: RemapReport, out: str | Path) -> list[Path]:
         )
     if any((target / name).resolve() in sources for name in names):
         raise UnsupportedFormat("remap never rewrites its input in place; give another -o", Location(file=str(out)))
-    with staged_directory(target) as staged:
+    with file_set(target) as staged:
         for name, artefact in zip(names, report.artefacts, strict=True):
             (staged / name).write_bytes(artefact.text.encode("utf-8", errors="surrogateescape"))
     return [target / name for name in names]

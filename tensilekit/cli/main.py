@@ -161,7 +161,15 @@ def _run_guarded(ctx: click.Context, invoke: Any) -> Any:
     debug = bool(options.get("debug") or options.get("debug_anywhere"))
     as_json = bool(options.get("json"))
     try:
-        return invoke(ctx)
+        try:
+            return invoke(ctx)
+        except OSError as error:
+            if error.errno != errno.ENAMETOOLONG or not error.filename or debug:
+                raise
+            from tensilekit._arguments import path_too_long
+
+            # a name made inside tensilekit (the paths the options take are checked as parsed)
+            raise path_too_long(os.fsdecode(error.filename)) from error
     except TensilekitError as error:
         click.echo(f"error: {error}", err=True)
         code = exit_code_for(error)

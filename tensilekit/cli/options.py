@@ -83,7 +83,7 @@ def check_output_path(path: Path, *, suffixes: dict[str, str] | None = None, opt
     Raises:
         click.BadParameter: a missing parent folder or an unknown suffix (exit 2).
     """
-    parent = path.expanduser().parent
+    parent = path.parent
     if not parent.is_dir():
         raise click.BadParameter(f"{path}: folder {parent} does not exist", param_hint=option)
     if suffixes is not None:
@@ -94,6 +94,20 @@ def check_output_path(path: Path, *, suffixes: dict[str, str] | None = None, opt
                 f"{path}: cannot tell the output format from {suffix or 'no suffix'!r}; use {accepted}",
                 param_hint=option,
             )
+
+
+class UserPath(click.Path):
+    """``click.Path`` for every path a command takes: a leading ``~`` expanded as a shell would
+    (also in ``--output=~/x``, where bash leaves it) and a name the system cannot hold refused
+    with :class:`~tensilekit.errors.PathTooLong` (one rule: :mod:`tensilekit._arguments`)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from tensilekit._arguments import check_path_length, expand_home
+
+        if isinstance(value, str) and value != "-":
+            value = expand_home(value)
+            check_path_length(value)
+        return super().convert(value, param, ctx)
 
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
@@ -138,6 +152,7 @@ def workspace_option(who: str) -> Callable[[_Command], _Command]:
 __all__ = [
     "KNOWN_ARCHS",
     "TYPE_HELP",
+    "UserPath",
     "check_arch",
     "check_output_path",
     "check_type_spec",

@@ -1,18 +1,18 @@
-"""All-or-nothing writes: one file (temp file + rename) or a set of files (staged folder + swap).
+"""Writes that never tear a file nor touch one the writer does not own: one file (temp file +
+rename) or a set of files written into a folder (:func:`file_set`: each renamed in, the file a
+reader opens first last; see its docstring for what a reader sees and which stale files go).
 
-A reader, or a crash even by SIGKILL, sees the old output or the complete new one, never a
-half-written file nor (for a set, such as a merge into a folder or a lazy master with its
-placeholder files) a mix of old and new files; this also makes ``OUTPUT == INPUT`` safe.
+A reader, or a crash even by SIGKILL, sees each file old or new, never half written; this also
+makes ``OUTPUT == INPUT`` safe.
 
-* Temp files and staged folders are siblings of the target named ``.<name>.<pid>.<random>.tmp``:
-  hidden, ``.tmp``, so no output glob (``*.yaml``, ``*.dat``) ever matches them. One left behind
-  by a killed process is removed by the next write there (only when its process is gone).
+* Temp files are siblings of the target named ``.<name>.<pid>.<random>.tmp``, a set's staging
+  folder ``.tensilekit-set.<pid>.<random>.tmp`` inside the output folder: hidden, ``.tmp``, so no
+  output glob (``*.yaml``, ``*.dat``) ever matches them. One left behind by a killed process is
+  removed by the next write there (only when its process is gone).
 * New files get the mode the umask gives (``open(..., 0o666)``: the process umask is never
   changed, other threads may be creating files); a replaced file keeps its mode.
-* A symlinked output is written through: the file it points to is replaced, the link stays.
-* A folder is swapped in with one ``renameat2(RENAME_EXCHANGE)`` (Linux); where that is missing
-  the old folder is renamed aside first (a kill between the two renames leaves the old set aside,
-  restored by the next write).
+* A symlinked output is written through: the file it points to is replaced, the link stays; a
+  folder output is the folder its path names (``.``, ``..``, ``a/../a``, a link to a folder).
 
 A write the system refuses (disk full, quota, read-only file system, permission denied) raises
 :class:`~tensilekit.errors.OutputNotWritable` naming the output path, after the temporary is
@@ -25,8 +25,6 @@ injection point (tests only: deterministic kill tests, ``tests/unit/io/test_atom
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import errno
 import os
 import re
@@ -120,20 +118,22 @@ def _temp_name(target: Path) -> Path:
 _OURS = re.compile(r"\..+\.(\d+)\.[0-9a-f]{8}(?:\.old)?\.tmp")
 
 
-def _owner_is_gone(name: str) -> bool:
-    match = _OURS.fullmatch(name)
-    if match is None:
-        return False
-    pid = int(match.group(1))
+def _process_is_gone(pid: int) -> bool:
+    """Whether process ``pid`` no longer runs (this one never is)."""
     if pid == os.getpid():
         return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    except (PermissionError, OverflowError):
+    except (PermissionError, OverflowError, ValueError):
         return False  # alive (someone else's), or no such pid at all on this system
     return False
+
+
+def _owner_is_gone(name: str) -> bool:
+    match = _OURS.fullmatch(name)
+    return match is not None and _process_is_gone(int(match.group(1)))
 
 
 # folder -> its mtime after this process last scanned or wrote there: a folder nobody else has
@@ -237,26 +237,227 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
 
 # -- a set of files ------------------------------------------------------------------------------
 
+# The folder's record of what tensilekit wrote there: ``{"owners": {key: [names]}, "writing": …}``.
+# ``owners``: for each owner key (a command and what it writes, e.g. ``build-master gfx942``), the
+# files its last run wrote: the only files a later run of that key may remove as stale.
+# ``writing``: set while a set is renamed into place (the writer's pid, staging folder, names in
+# order, stale names): a reader that sees it knows the set may be mixed, and whoever finds it left
+# by a killed writer completes the renames (:func:`recover`).
+MANIFEST = ".tensilekit-outputs.json"
 
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
+
+_MANIFEST_LIMIT = 1 << 22  # bytes; ours lists a few hundred names, a bigger one is not ours
 
 
-def _exchange(first: Path, second: Path) -> bool:
-    """Atomically swap two paths (Linux ``renameat2``); False where the system cannot."""
+def _plain_name(name: object) -> bool:
+    """A file name in the folder itself (a manifest never makes us touch a path outside it)."""
+    return isinstance(name, str) and name not in ("", ".", "..") and "/" not in name and "\0" not in name
+
+
+def _names(value: object) -> list[str] | None:
+    if not isinstance(value, list) or not all(_plain_name(name) for name in value):
+        return None
+    return list(value)
+
+
+def _read_manifest(folder: Path) -> dict[str, Any]:
+    """The folder's manifest; what is damaged or names anything outside the folder is dropped
+    (an empty record: nothing is then removed as stale, nothing completed)."""
+    import json
+
+    empty: dict[str, Any] = {"owners": {}, "writing": None}
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
+        with open(folder / MANIFEST, "rb") as handle:
+            text = handle.read(_MANIFEST_LIMIT + 1)
+        data = json.loads(text) if len(text) <= _MANIFEST_LIMIT else None
+    except (OSError, ValueError):
+        return empty
+    if not isinstance(data, dict) or not isinstance(data.get("owners"), dict):
+        return empty
+    owners = {key: names for key, names in data["owners"].items() if isinstance(key, str) and _names(names)}
+    writing = data.get("writing")
+    if isinstance(writing, dict):
+        parts = [_names(writing.get(field)) for field in ("names", "stale")]
+        recorded = writing.get("owners")
+        well_formed = (
+            isinstance(writing.get("pid"), int)
+            and _plain_name(writing.get("stage"))
+            and _OURS.fullmatch(writing["stage"]) is not None
+            and all(part is not None for part in parts)
+            and isinstance(recorded, dict)
+            and all(isinstance(key, str) and _names(names) is not None for key, names in recorded.items())
+        )
+        if not well_formed:
+            writing = None
+    else:
+        writing = None
+    return {"owners": owners, "writing": writing}
+
+
+def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    import json
+
+    write_text_atomic(folder / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """Serialise the commits of tensilekit writers into ``folder`` (``flock`` on the folder
+    itself, so nothing is created for it): each reads and rewrites the manifest in turn."""
+    import fcntl
+
+    descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
+def _fsync_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+
+def _commit(folder: Path, manifest: dict[str, Any]) -> None:
+    """Rename the staged files of ``manifest["writing"]`` into ``folder`` in its order (a file
+    already moved is skipped: a commit is completed as often as it is interrupted), remove the
+    stale files it names, then record the new owners and clear ``writing``."""
+    writing = manifest["writing"]
+    staged = folder / writing["stage"]
+    for name in writing["names"]:
+        with contextlib.suppress(FileNotFoundError):  # moved by an earlier, interrupted commit
+            os.replace(staged / name, folder / name)
+        checkpoint("set-renamed")
+    for name in writing["stale"]:
+        stale = folder / name
+        if stale.is_file() and not stale.is_symlink():
+            stale.unlink(missing_ok=True)
+    _fsync_folder(folder)
+    written = set(writing["names"])
+    for key, names in list(manifest["owners"].items()):  # a file written now is no longer another's
+        kept = [name for name in names if name not in written]
+        if kept:
+            manifest["owners"][key] = kept
+        else:
+            del manifest["owners"][key]
+    manifest["owners"].update(writing["owners"])
+    manifest["writing"] = None
+    if manifest["owners"]:
+        _write_manifest(folder, manifest)
+    else:  # nothing to remember (a merge, a remap): no file of ours stays in the folder
+        (folder / MANIFEST).unlink(missing_ok=True)
+    shutil.rmtree(staged, ignore_errors=True)
+
+
+def _writer_is_gone(writing: dict[str, Any]) -> bool:
+    """Whether the process that began this commit no longer runs."""
+    return _process_is_gone(writing["pid"])
+
+
+def recover(folder: str | os.PathLike[str]) -> bool:
+    """Complete a commit a killed writer left in ``folder`` (the renames of its set, then its
+    stale files); True when one was completed. Every writer into the folder calls it first, and
+    every tensilekit reader of a set there (:class:`FolderGeneration`)."""
+    target = Path(folder)
+    writing = _read_manifest(target)["writing"] if (target / MANIFEST).is_file() else None
+    if not isinstance(writing, dict) or not _writer_is_gone(writing):
         return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    result = renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE)
-    if result == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
-        return False
-    raise OSError(code, os.strerror(code), str(second))
+    with _folder_lock(target):
+        manifest = _read_manifest(target)  # again, under the lock: another may have completed it
+        if not isinstance(manifest["writing"], dict) or not _writer_is_gone(manifest["writing"]):
+            return False
+        _commit(target, manifest)
+    return True
+
+
+def _owner_keys(names: list[str], owner: Callable[[str], str]) -> dict[str, list[str]]:
+    keys: dict[str, list[str]] = {}
+    for name in names:
+        keys.setdefault(owner(name), []).append(name)
+    return keys
+
+
+@contextlib.contextmanager
+def file_set(
+    path: str | os.PathLike[str],
+    *,
+    owner: Callable[[str], str] | None = None,
+    last: Callable[[str], bool] = lambda name: False,
+    shadowed: Callable[[str], list[str]] = lambda name: [],
+    removed: list[Path] | None = None,
+) -> Iterator[Path]:
+    """Write a set of files into the folder ``path``, replacing only those files, each atomically.
+
+    Yields a staging folder (hidden, inside ``path``): write the new files there with plain
+    writes. On success every staged file is fsynced, then renamed over its name in ``path`` —
+    those ``last(name)`` claims (the file a reader opens first, e.g. a lazy master, which names
+    the others) after all the others. Then the files the previous run of the same owner wrote
+    (``owner(name)``: a key such as ``coverage`` or ``build-master gfx942``, recorded in the
+    folder's :data:`MANIFEST`; None: nothing is recorded, nothing removed as stale)
+    and this run does not write again are removed, with the names
+    ``shadowed(name)`` gives (``X.dat.zlib`` beside a written ``X.dat``: the runtime reads it
+    first); they are appended to ``removed`` when given. No other file of the folder is read,
+    moved or removed: another process's files, and
+    another owner's (another architecture's library), stay. Cost: the files written, not the
+    folder's size.
+
+    What a reader sees: each file old or new, never torn; a reader that opens the ``last`` file
+    after the commit sees only the new set; a tensilekit reader (:class:`FolderGeneration`) that
+    read across a commit is told so (the manifest is replaced at its start and end) and reads
+    again. A kill during the renames leaves a mixed set until the next tensilekit writer or reader
+    of the folder completes it (:func:`recover`); a kill before them leaves the old set. On an
+    exception nothing changes (a write the system refuses is
+    :class:`~tensilekit.errors.OutputNotWritable`, the staging folder removed).
+    """
+    target = Path(os.path.realpath(path))  # "." and "..", "a/../a", a link to a folder: the folder
+    if target.exists() and not target.is_dir():
+        from tensilekit.errors import Location, UnsupportedFormat
+
+        raise UnsupportedFormat("is a file; this output is a folder of files", Location(file=str(path)))
+    with output_errors(path):
+        target.mkdir(parents=True, exist_ok=True)
+        recover(target)
+        remove_leftovers(target / MANIFEST)  # staging folders of killed writers
+        staged = _temp_name(target / "tensilekit-set")
+        os.mkdir(staged, 0o700)
+        try:
+            checkpoint("stage-created")
+            yield staged
+            names = sorted(entry.name for entry in os.scandir(staged) if entry.is_file(follow_symlinks=False))
+            names.sort(key=last)  # stable: the files read first go last
+            _fsync_tree(staged)
+            checkpoint("stage-written")
+            with _folder_lock(target):
+                manifest = _read_manifest(target)
+                keys = _owner_keys(names, owner) if owner is not None else {}
+                written = set(names)
+                stale = sorted(
+                    {
+                        *(name for key in keys for name in manifest["owners"].get(key, []) if name not in written),
+                        *(other for name in names for other in shadowed(name) if other not in written),
+                    }
+                )
+                manifest["writing"] = {
+                    "pid": os.getpid(),
+                    "stage": staged.name,
+                    "names": names,
+                    "stale": stale,
+                    "owners": keys,
+                }
+                _write_manifest(target, manifest)
+                checkpoint("set-committing")
+                _commit(target, manifest)
+            if removed is not None:
+                removed.extend(target / name for name in stale)
+            checkpoint("replaced")
+        except BaseException:
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
 
 
 def _fsync_tree(folder: Path) -> None:
@@ -270,155 +471,103 @@ def _fsync_tree(folder: Path) -> None:
                     os.close(descriptor)
 
 
-def _link_or_copy(source: str, destination: str) -> None:
-    try:
-        os.link(source, destination, follow_symlinks=False)
-    except OSError:
-        shutil.copy2(source, destination, follow_symlinks=False)
-
-
-def _carry_over(old: Path, staged: Path, owns: Callable[[str], bool] | None = None) -> None:
-    """Every entry of the old folder the writer did not replace, hard-linked (or copied) in,
-    except those ``owns`` claims: the writer's own kind of file it did not write again is stale."""
-    for entry in os.scandir(old):
-        if _OURS.fullmatch(entry.name):
-            continue  # another writer's temporary: not part of the set
-        if owns is not None and owns(entry.name) and not entry.is_dir(follow_symlinks=False):
-            continue  # a file of the set's kind that this write did not produce: stale, it goes
-        destination = staged / entry.name
-        if destination.exists() or destination.is_symlink():
-            continue
-        if entry.is_symlink():
-            os.symlink(os.readlink(entry.path), destination)
-        elif entry.is_dir():
-            shutil.copytree(entry.path, destination, symlinks=True, copy_function=_link_or_copy)
-        else:
-            _link_or_copy(entry.path, str(destination))
-
-
-def _restore_set_aside(target: Path) -> None:
-    # the fallback swap was killed between its two renames: put the old folder back
-    if target.exists() or target.is_symlink():
-        return
-    prefix = f".{target.name}."
-    for entry in os.scandir(target.parent):
-        if entry.name.startswith(prefix) and entry.name.endswith(".old.tmp") and _owner_is_gone(entry.name):
-            os.rename(entry.path, target)
-            return
-
-
-@contextlib.contextmanager
-def staged_directory(path: str | os.PathLike[str], *, owns: Callable[[str], bool] | None = None) -> Iterator[Path]:
-    """Write a set of files into a staging folder, then swap it in for ``path`` all at once.
-
-    Yields the staging folder; write the new files there with plain writes (in the order a
-    reader should see them appear, for systems without the atomic swap). On success, entries
-    of the existing folder that were not written are carried over (hard links), except the
-    files ``owns(name)`` claims (the writer owns every file of its kind in the folder: one it did
-    not write again is stale and goes with the swap); everything is fsynced and the staging
-    folder replaces ``path``. On an exception nothing changes (a write the system refuses is
-    :class:`~tensilekit.errors.OutputNotWritable`, the staging folder removed).
-    """
-    target = _through_symlink(Path(path))
-    if target.exists() and not target.is_dir():
-        from tensilekit.errors import Location, UnsupportedFormat
-
-        raise UnsupportedFormat("is a file; this output is a folder of files", Location(file=str(path)))
-    with output_errors(path):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _restore_set_aside(target)
-        remove_leftovers(target)
-        staged = _temp_name(target)
-        os.mkdir(staged, 0o777)  # the umask applies
-        try:
-            checkpoint("stage-created")
-            yield staged
-            if target.is_dir():
-                _carry_over(target, staged, owns)
-                with contextlib.suppress(OSError):
-                    os.chmod(staged, stat.S_IMODE(target.stat().st_mode))
-            _fsync_tree(staged)
-            checkpoint("stage-written")
-            if not target.exists():
-                os.rename(staged, target)
-            elif _exchange(staged, target):
-                checkpoint("swapped")
-                shutil.rmtree(staged, ignore_errors=True)  # now the old folder
-            else:
-                aside = staged.with_name(staged.name.removesuffix(".tmp") + ".old.tmp")
-                os.rename(target, aside)
-                checkpoint("set-aside")
-                os.rename(staged, target)
-                shutil.rmtree(aside, ignore_errors=True)
-            checkpoint("replaced")
-        except BaseException:
-            shutil.rmtree(staged, ignore_errors=True)
-            raise
-
-
 # -- reading a set through one generation -----------------------------------------------------
 
 
 class FolderGeneration:
     """The generation of one or more folders a reader reads a set of files from.
 
-    A writer replaces a folder's set only by swapping in a new folder (:func:`staged_directory`):
-    the path then names a new directory, and the old one is renamed away and removed, never put
-    back. Holding the old directory open keeps its inode alive (its number cannot be reused), so
-    "the path still names the directory held open" after a read proves every open since the pin
-    resolved in that one directory: no mix of old and new files. :meth:`check` raises
-    :class:`~tensilekit.errors.LibraryChanged` otherwise; read the set again.
+    A writer replaces files of a folder's set one by one (:func:`file_set`), announcing the
+    commit by replacing the folder's :data:`MANIFEST` at its start (``writing`` set) and again at
+    its end. Pinning the manifest's inode (held open, so it cannot be reused) and the folder's
+    tells whether a read spans a commit: :meth:`check` raises
+    :class:`~tensilekit.errors.LibraryChanged` when the manifest or the folder was replaced
+    since the pin, or a commit was under way at the pin; read the set again. (A folder swapped
+    for another, as tensilekit before 0.x did and a user's ``mv`` does, is told the same way.)
     """
 
     def __init__(self, folders: Iterator[Path] | list[Path] | tuple[Path, ...]) -> None:
-        self._pinned: list[tuple[Path, int]] = []
+        self._pinned: list[tuple[Path, int, int | None, bool]] = []
         for folder in dict.fromkeys(Path(os.path.abspath(f)) for f in folders):
             with contextlib.suppress(OSError):
-                self._pinned.append((folder, os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))))
+                descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+                with contextlib.suppress(OSError):
+                    recover(folder)  # a commit a killed writer left half done: completed first
+                manifest, busy = self._open_manifest(folder)
+                self._pinned.append((folder, descriptor, manifest, busy))
+
+    @staticmethod
+    def _open_manifest(folder: Path) -> tuple[int | None, bool]:
+        try:
+            descriptor = os.open(folder / MANIFEST, os.O_RDONLY)
+        except OSError:
+            return None, False
+        import json
+
+        try:
+            with os.fdopen(os.dup(descriptor), encoding="utf-8") as handle:
+                writing = json.load(handle).get("writing")
+        except (OSError, ValueError, AttributeError):
+            writing = None
+        return descriptor, writing is not None
 
     def changed(self) -> Path | None:
-        """The first pinned folder whose path no longer names the directory held open, else None."""
-        for folder, descriptor in self._pinned:
+        """The first pinned folder replaced, or whose set was (or was being) rewritten since the pin."""
+        for folder, descriptor, manifest, busy in self._pinned:
             held = os.fstat(descriptor)
             try:
                 now = os.stat(folder)
             except OSError:
-                return folder  # between the two renames of the fallback swap, or removed
-            if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+                return folder  # removed or renamed away
+            if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino) or busy:
+                return folder
+            try:
+                current: tuple[int, int] | None = _identity(os.stat(folder / MANIFEST))
+            except OSError:
+                current = None
+            if current != (None if manifest is None else _identity(os.fstat(manifest))):
                 return folder
         return None
 
     def check(self) -> None:
-        """Raise :class:`~tensilekit.errors.LibraryChanged` when a pinned folder was swapped."""
+        """Raise :class:`~tensilekit.errors.LibraryChanged` when a pinned folder's set was rewritten."""
         folder = self.changed()
         if folder is not None:
             from tensilekit.errors import LibraryChanged, Location
 
             raise LibraryChanged(
-                "the library folder was rewritten (a new build swapped in) while it was read; what was read "
-                "mixes two builds and is dropped: read it again",
+                "the library folder was rewritten (a new build written in) while it was read; what was read "
+                "may mix two builds and is dropped: read it again",
                 Location(file=str(folder)),
             )
 
     def close(self) -> None:
-        for _, descriptor in self._pinned:
-            with contextlib.suppress(OSError):
-                os.close(descriptor)
+        for _, descriptor, manifest, _ in self._pinned:
+            for held in (descriptor, manifest):
+                if held is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(held)
         self._pinned = []
 
     def __del__(self) -> None:
         self.close()
 
 
+def _identity(status: os.stat_result) -> tuple[int, int]:
+    return status.st_dev, status.st_ino
+
+
 __all__ = [
     "OUTPUT_ERRNOS",
+    "MANIFEST",
     "FolderGeneration",
     "atomic_open",
     "checkpoint",
     "output_errors",
     "output_not_writable",
+    "file_set",
+    "recover",
     "remove_leftovers",
-    "staged_directory",
     "write_bytes_atomic",
     "write_text_atomic",
 ]

@@ -20,6 +20,7 @@ their Placeholder, as the runtime does, so one ``select`` reads one shard, not h
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -120,7 +121,10 @@ class InstalledMaster:
 def _catalog_files(folder: Path) -> list[Path]:
     from tensilekit.io.zlib_catalog import runtime_view
 
-    return runtime_view(sorted(p for p in folder.iterdir() if p.is_file()))
+    # names first (a folder may hold 30 000 other files): only Tensile* names can be catalogs
+    with os.scandir(folder) as entries:
+        names = sorted(entry.name for entry in entries if entry.name.startswith("Tensile") and entry.is_file())
+    return runtime_view([folder / name for name in names])
 
 
 def master_arch(name: str) -> str | None:
@@ -132,7 +136,8 @@ def master_arch(name: str) -> str | None:
 
 def _subtrees(root: Path) -> list[Path]:
     """The per-architecture subfolders (``gfx942/``, ``gfx1250v0/``) of an installed library folder."""
-    return sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("gfx"))
+    with os.scandir(root) as entries:
+        return sorted(root / entry.name for entry in entries if entry.name.startswith("gfx") and entry.is_dir())
 
 
 def find_masters(folder: str | Path) -> list[InstalledMaster]:

@@ -225,7 +225,7 @@ def load_logic(path: str | Path, *, dialect: Dialect | str | None = None) -> Log
     """Read a logic file (``.yaml``, optionally ``.gz``).
 
     Raises TypeError when ``path`` is not a str or os.PathLike, ValueError when it is empty."""
-    require_path(path, "path", "load_logic")
+    path = require_path(path, "path", "load_logic")
     from tensilekit.io.files import read_text
 
     text = read_text(path)

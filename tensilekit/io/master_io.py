@@ -133,7 +133,7 @@ def open_master(path: str | Path) -> LazyMaster:
     :func:`load_master` for the whole validated library; ``open_master(path).materialize()``
     gives the same. Raises TypeError/ValueError for a ``path`` that is no path.
     """
-    require_path(path, "path", "open_master")
+    path = require_path(path, "path", "open_master")
     from tensilekit.io.zlib_catalog import read_catalog_bytes
 
     data, found = read_catalog_bytes(path) if not Path(path).exists() else (read_bytes(path), Path(path))
@@ -167,7 +167,7 @@ def load_master(path: str | Path) -> MasterLibrary:
     A ``.dat`` name that does not exist is read as the runtime would: ``<name>.zlib`` first.
     Raises TypeError/ValueError for a ``path`` that is no path.
     """
-    require_path(path, "path", "load_master")
+    path = require_path(path, "path", "load_master")
     if not Path(path).exists():
         from tensilekit.io.zlib_catalog import read_catalog_bytes
 
@@ -390,8 +390,9 @@ def dump_master_set(
     removed: list[Path] | None = None,
 ) -> list[Path]:
     """Write several masters (``name -> library``, e.g. a lazy library and its placeholder files)
-    into ``directory`` as one set: staged and swapped in at once (``io.atomic.staged_directory``),
-    each lazy master written after the files its placeholders name. Returns the final paths.
+    into ``directory`` as one set (``io.atomic.file_set``): staged, then renamed in file by file,
+    each lazy master last (the runtime opens it first, then the files its placeholders name).
+    Returns the final paths.
 
     ``mapping``: also write tensilelite's ``TensileLiteLibrary_lazy_<arch>_Mapping`` beside a lazy
     master. That file belongs to the 2026 TensileCreateLibrary (rocm-libraries ``Run.py``), the one
@@ -399,10 +400,14 @@ def dump_master_set(
     with the 2026 formats (``zlib``, ``msgpack-indexed``) only, so a YAML or ``.dat`` lazy set stays
     byte for byte what 7d9fb683 writes.
 
-    The set owns the folder's library files (:func:`is_library_file_name`): those it does not
-    write again (an earlier build's, in another format or for a shard no longer named) are
-    removed with the swap, and appended to ``removed`` when given. Other files stay."""
-    from tensilekit.io.atomic import staged_directory
+    Each architecture's files are owned by the builds of that architecture: the library files an
+    earlier tensilekit build of the same architecture wrote into the folder and this one does not
+    write again (another format's, a shard no longer named), and the other catalog spelling of a
+    file written (``X.dat.zlib`` beside ``X.dat``: the runtime reads it first) are removed and
+    appended to ``removed`` when given. Every other file stays: another architecture's library,
+    code objects, files tensilekit did not write (AMD's TensileCreateLibrary deletes nothing of
+    another build either)."""
+    from tensilekit.io.atomic import file_set
 
     chosen = str(getattr(fmt, "value", fmt))
     suffix = set_suffix(chosen)
@@ -417,12 +422,14 @@ def dump_master_set(
     written = [f"{name}{suffix}" for name in order if not name.startswith("TensileLibrary_lazy")]
     written += [f"{name}{mapping_suffix}" for name in mappings]
     written += [f"{name}{suffix}" for name in order if name.startswith("TensileLibrary_lazy")]
-    # the build owns the folder's library files: one of an earlier build it does not write again
-    # (another format's .dat.zlib shard the runtime would probe first, a shard no master names
-    # any more) goes with the swap; code objects and anything else stay
-    if removed is not None:
-        removed.extend(stale_library_files(directory, [Path(name) for name in written]))
-    with staged_directory(directory, owns=is_library_file_name) as staging:
+    folder = Path(directory)
+    with file_set(
+        folder,
+        owner=library_file_owner,
+        last=lambda name: name.startswith("TensileLibrary_lazy"),
+        shadowed=lambda name: [sibling.name for sibling in catalog_siblings(folder / name)],
+        removed=removed,
+    ) as staging:
         for name in order:
             if name.startswith("TensileLibrary_lazy"):
                 for mapping_name, table in mappings.items():
@@ -437,31 +444,14 @@ def dump_master_set(
     return [Path(directory) / name for name in written]
 
 
-# TensileLibrary_lazy_gfx942.dat, TensileLibrary_Type_…_gfx942.dat.zlib, TensileLibrary.yaml,
-# TensileLiteLibrary_lazy_gfx942_Mapping.dat: any master, shard or mapping catalog, in any format
-# a master is read or written in; not code objects (TensileLibrary_gfx942.co, .hsaco) or others.
-_LIBRARY_FILE = re.compile(
-    r"Tensile(?:Lite)?Library(?:_.*)?\.(?:dat|yaml|yml|msgpack)(?:\.zlib|\.gz)?", re.IGNORECASE | re.DOTALL
-)
+_ARCH_IN_NAME = re.compile(r".*_(gfx[0-9a-z]+)(?:_Mapping)?\.[^_]*")
 
 
-def is_library_file_name(name: str) -> bool:
-    """A master, shard or lazy-mapping file name, in any format (what a build of the folder owns)."""
-    return _LIBRARY_FILE.fullmatch(name) is not None
-
-
-def stale_library_files(directory: str | Path, written: list[Path]) -> list[Path]:
-    """The library files in ``directory`` (:func:`is_library_file_name`) that are not among
-    ``written``: what writing that set there removes."""
-    folder = Path(directory)
-    if not folder.is_dir():
-        return []
-    names = {path.name for path in written}
-    return sorted(
-        path
-        for path in folder.iterdir()
-        if is_library_file_name(path.name) and path.name not in names and path.is_file()
-    )
+def library_file_owner(name: str) -> str:
+    """The owner key of a library file a build writes (``io.atomic.file_set``): the builds of its
+    architecture (``TensileLibrary_Type_…_gfx942.dat`` → ``build-master gfx942``)."""
+    match = _ARCH_IN_NAME.fullmatch(name)
+    return f"build-master {match.group(1) if match else ''}".rstrip()
 
 
 def catalog_siblings(path: str | Path) -> list[Path]:
@@ -604,8 +594,7 @@ __all__ = [
     "dump_master",
     "catalog_siblings",
     "dump_master_set",
-    "is_library_file_name",
-    "stale_library_files",
+    "library_file_owner",
     "dumps_master",
     "format_for_path",
     "load_master",

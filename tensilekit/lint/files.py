@@ -153,7 +153,7 @@ def lint_file(
     ``stage(text)`` is told each phase as it starts (``reading X``, ``checking X``, ``locating
     findings in X``), for a progress display: a big master takes tens of seconds.
     Raises TypeError/ValueError for a ``path`` that is no path or ``options`` of the wrong type."""
-    require_path(path, "path", "lint_file")
+    path = require_path(path, "path", "lint_file")
     require_callable(stage, "stage", "lint_file", optional=True)
     report = stage or (lambda text: None)
     name = Path(path).name

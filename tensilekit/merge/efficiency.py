@@ -5,7 +5,7 @@ percent-of-peak table makes Winner decisions that only reflect the units (corpus
 files do not say which unit they use except through the ``PerfMetric`` position (10), which
 newer rocBLAS files set to ``DeviceEfficiency`` or ``CUEfficiency`` (percent of peak). The rules:
 
-1. empty table -> unknown; every value 0 -> none (hipBLASLt writes ``0.0``);
+1. empty table (or only NaN) -> unknown; every value 0 -> none (hipBLASLt writes ``0.0``);
 2. a maximum above :data:`PERCENT_CEILING` -> GFlops, whatever PerfMetric says (no percentage
    of peak gets there);
 3. PerfMetric set -> percent;
@@ -26,9 +26,10 @@ PERCENT_METRICS = frozenset({"DeviceEfficiency", "CUEfficiency"})
 
 def guess_unit(efficiencies: Sequence[float | int], performance_metric: str | None) -> UnitGuess:
     """Guess the unit of one table's efficiency column."""
-    values = [value for value in efficiencies if isinstance(value, (int, float))]
+    # NaN (accepted in merges as AMD's tools accept it) measures nothing: not counted
+    values = [value for value in efficiencies if isinstance(value, (int, float)) and value == value]
     if not values:
-        return UnitGuess(unit=EfficiencyUnit.UNKNOWN, reason="empty table")
+        return UnitGuess(unit=EfficiencyUnit.UNKNOWN, reason="empty table or every efficiency NaN")
     low, high = min(values), max(values)
     if all(value == 0 for value in values):
         return UnitGuess(unit=EfficiencyUnit.NONE, reason="every efficiency is 0", minimum=low, maximum=high)

@@ -9,9 +9,9 @@ non-recursively, keeping names whose extension is ``.yaml`` in any case; an incr
 without an original is dropped (unless ``add_new``), an original without an incremental is not
 copied. One deliberate deviation: incremental files are processed in **sorted** name order, not
 ``os.listdir`` order, so the latched default policy (the first file decides, T:384) is
-deterministic. A directory merge is written into a staging folder that replaces OUTPUT at the end
-(``io.atomic.staged_directory``), so OUTPUT may be the ORIGINAL directory and a killed or failed
-merge leaves the old set of files or the new one, never a mix nor a half-written file.
+deterministic. A directory merge is staged and its files renamed into OUTPUT at the end (``io.atomic.file_set``),
+so OUTPUT may be the ORIGINAL directory, a failed merge leaves OUTPUT as it was, and no file is
+ever half written; other files in OUTPUT are never touched.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from tensilekit.errors import (
     WorkloadLineError,
     error_context,
 )
-from tensilekit.io.atomic import staged_directory, write_bytes_atomic, write_text_atomic
+from tensilekit.io.atomic import file_set, write_bytes_atomic, write_text_atomic
 from tensilekit.io.files import read_text
 from tensilekit.io.limits import load_json_line
 from tensilekit.io.logic_io import dumps_logic, load_logic
@@ -80,7 +80,9 @@ def merge_directories(
     Raises InputNotFound for a missing input folder or a missing parent folder of ``output_dir``
     (not created, as the CLI refuses it too); TypeError/ValueError for arguments of the wrong type.
     """
-    _check_paths("merge_directories", original_dir, incremental_dir, output_dir, policy, dry_run=dry_run)
+    original_dir, incremental_dir, output_dir = _check_paths(
+        "merge_directories", original_dir, incremental_dir, output_dir, policy, dry_run=dry_run
+    )
     chosen = policy or MergePolicy()
     original_names = list_logic_files(original_dir)
     incremental_names = list_logic_files(incremental_dir)
@@ -97,10 +99,10 @@ def merge_directories(
     report.notes.append(
         "incremental files are processed in sorted name order (AMD: os.listdir order, filesystem-dependent)"
     )
-    # Every output is written into a staging folder swapped in for OUTPUT at the end: a killed or
-    # failed merge leaves OUTPUT as it was, a finished one replaces the whole set at once.
+    # Every output is staged and renamed into OUTPUT at the end (io.atomic.file_set): a failed
+    # merge leaves OUTPUT as it was; only the files merged are replaced, nothing else is touched.
     with contextlib.ExitStack() as stack:
-        staging = None if dry_run else stack.enter_context(staged_directory(output_dir))
+        staging = None if dry_run else stack.enter_context(file_set(output_dir))
         _merge_pairs(report, chosen, paired, original_dir, incremental_dir, output_dir, staging)
         if report.unpaired_incremental and chosen.add_new:
             for name in report.unpaired_incremental:
@@ -176,20 +178,33 @@ def _merge_one(
     """Load, merge, write one pair (to ``write_path``, default ``output_path``); the inputs are
     released before the output text is built, which keeps the peak memory of large merges near
     two loaded files."""
-    original = load_logic(original_path)
-    incremental = load_logic(incremental_path)
-    with error_context(original_path):
-        merged, file_report = merge_resolved(
-            original,
-            incremental,
-            policy,
-            force_merge=force,
-            force_reason=reason,
-            name=name,
-            original_path=original_path,
-            incremental_path=incremental_path,
-        )
+    from tensilekit.model.common import nan_efficiencies_accepted
+
+    # AMD's merge tools read NaN efficiencies and write .nan: so does this merge, with a warning
+    with nan_efficiencies_accepted() as nans:
+        original = load_logic(original_path)
+        counts = {original_path: len(nans)}
+        incremental = load_logic(incremental_path)
+        counts[incremental_path] = len(nans) - counts[original_path]
+        with error_context(original_path):
+            merged, file_report = merge_resolved(
+                original,
+                incremental,
+                policy,
+                force_merge=force,
+                force_reason=reason,
+                name=name,
+                original_path=original_path,
+                incremental_path=incremental_path,
+            )
     del original, incremental
+    for path, count in counts.items():
+        if count:
+            file_report.warnings.append(
+                f"{path}: {count} efficiencies are NaN; merged as AMD's merge tools do (TensileMergeLibrary, "
+                "tensilelite merge.py): a NaN compares as neither better nor worse, so without --force-merge "
+                "it never replaces nor is replaced, and the output keeps it as .nan"
+            )
     file_report.output_path = output_path
     if not dry_run:
         text = dumps_logic(merged)
@@ -208,15 +223,19 @@ def _same_file(source: Path, target: Path) -> bool:
 
 def _check_paths(
     function: str, original: object, incremental: object, output: object, policy: object, *, dry_run: bool
-) -> None:
-    """TypeError/ValueError for arguments of the wrong type; InputNotFound for an output whose
-    folder does not exist (an API writer refuses it as the CLI does, rather than creating it)."""
-    require_path(original, "original", function)
-    require_path(incremental, "incremental", function)
-    target = require_path(output, "output", function)
+) -> tuple[Path, Path, Path]:
+    """The three paths (``~`` expanded); TypeError/ValueError for arguments of the wrong type;
+    InputNotFound for an output whose folder does not exist (an API writer refuses it as the CLI
+    does, rather than creating it)."""
+    paths = (
+        require_path(original, "original", function),
+        require_path(incremental, "incremental", function),
+        require_path(output, "output", function),
+    )
     require(policy, MergePolicy, "policy", function, optional=True)
-    if not dry_run and not target.expanduser().parent.is_dir():
-        raise InputNotFound(f"folder {target.expanduser().parent} does not exist", Location(file=str(target)))
+    if not dry_run and not paths[2].parent.is_dir():
+        raise InputNotFound(f"folder {paths[2].parent} does not exist", Location(file=str(paths[2])))
+    return paths
 
 
 def merge_files(
@@ -231,7 +250,9 @@ def merge_files(
 
     Raises InputNotFound for a missing parent folder of ``output_path`` (not created, as the CLI
     refuses it too); TypeError/ValueError for arguments of the wrong type."""
-    _check_paths("merge_files", original_path, incremental_path, output_path, policy, dry_run=dry_run)
+    original_path, incremental_path, output_path = _check_paths(
+        "merge_files", original_path, incremental_path, output_path, policy, dry_run=dry_run
+    )
     chosen = policy or MergePolicy()
     target = Path(output_path)
     if target.is_dir():
@@ -262,7 +283,7 @@ def merge_paths(
 
     Raises InputNotFound for a missing input or output folder, MergeError for a file and a folder,
     TypeError/ValueError for arguments of the wrong type."""
-    _check_paths("merge_paths", original, incremental, output, policy, dry_run=dry_run)
+    original, incremental, output = _check_paths("merge_paths", original, incremental, output, policy, dry_run=dry_run)
     for path in (original, incremental):
         if not Path(path).exists():
             raise InputNotFound("no such file or directory", Location(file=os.fspath(path)))
@@ -349,7 +370,7 @@ def parse_queries(text: str, source: str | None = None) -> list[list[int] | dict
 
 def load_queries(path: str | os.PathLike[str]) -> list[list[int] | dict[str, Any]]:
     """:func:`parse_queries` on a file. Raises TypeError/ValueError for a ``path`` that is no path."""
-    require_path(path, "path", "load_queries")
+    path = require_path(path, "path", "load_queries")
     return parse_queries(read_text(os.fspath(path)), os.fspath(path))
 
 
@@ -397,12 +418,11 @@ def prune_paths(
     """
     if isinstance(paths, (str, bytes, os.PathLike)) or not isinstance(paths, Sequence):
         raise TypeError(f"prune_paths(): paths must be a sequence of paths, not {type(paths).__name__}")
-    for path in paths:
-        require_path(path, "each of paths", "prune_paths")
+    paths = [require_path(path, "each of paths", "prune_paths") for path in paths]
     if output is not None:
-        target = require_path(output, "output", "prune_paths")
-        if not dry_run and not target.expanduser().parent.is_dir():
-            raise InputNotFound(f"folder {target.expanduser().parent} does not exist", Location(file=str(target)))
+        output = require_path(output, "output", "prune_paths")
+        if not dry_run and not output.parent.is_dir():
+            raise InputNotFound(f"folder {output.parent} does not exist", Location(file=str(output)))
     require(compat, Compat, "compat", "prune_paths", optional=True)
     files: list[tuple[Path, Path]] = []
     folders: set[Path] = set()  # outputs of a directory input: written as one set
@@ -420,8 +440,8 @@ def prune_paths(
             files.append((path, destination))
     reports = []
     with contextlib.ExitStack() as stack:
-        # a pruned directory is staged and swapped in at the end: a kill leaves all or none pruned
-        staging = {} if dry_run else {folder: stack.enter_context(staged_directory(folder)) for folder in folders}
+        # a pruned directory is staged and its files renamed in at the end (io.atomic.file_set)
+        staging = {} if dry_run else {folder: stack.enter_context(file_set(folder)) for folder in folders}
         for source, destination in files:
             logic = load_logic(source)
             with error_context(source):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import enum
+from collections.abc import Iterator
 from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ModelWrapValidatorHandler, PrivateAttr, model_validator
@@ -19,10 +22,31 @@ MAX_SIZE = 1 << 40  # a problem size or leading dimension (corpus: <= 16 000 000
 MAX_PARAMETER = 1 << 20  # other small integer parameters (stagger, element multiples, ...)
 
 
+# Set (a list) while a merge reads its inputs: a NaN efficiency is accepted and counted there.
+_NAN_EFFICIENCIES: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar("nan_efficiencies", default=None)
+
+
+@contextlib.contextmanager
+def nan_efficiencies_accepted() -> Iterator[list[float]]:
+    """Accept NaN efficiencies in the logic read inside the block, as AMD's merge tools do (Tensile
+    ``TensileMergeLibrary`` and tensilelite ``Utilities/merge.py`` read them and write ``.nan``);
+    yields the list each accepted NaN is appended to, for the warning. Elsewhere NaN is refused."""
+    seen: list[float] = []
+    token = _NAN_EFFICIENCIES.set(seen)
+    try:
+        yield seen
+    finally:
+        _NAN_EFFICIENCIES.reset(token)
+
+
 def _non_negative(value: float | int) -> float | int:
     # ``not >=`` is also true for NaN. Infinity stays legal: AMD's tools write .inf for
     # kernels that were never timed (rocBLAS aquavanjaram logic), and it sorts consistently.
     if not value >= 0:
+        accepted = _NAN_EFFICIENCIES.get()
+        if accepted is not None and value != value:  # NaN, inside nan_efficiencies_accepted()
+            accepted.append(value)
+            return value
         raise ValueError("must be a number >= 0 (not negative, not NaN)")
     return value
 

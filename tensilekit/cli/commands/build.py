@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tensilekit.cli.inputs import LOGIC, require_kind, require_readable_folder
-from tensilekit.cli.options import check_output_path
+from tensilekit.cli.options import UserPath, check_output_path
 from tensilekit.cli.phases import phases
 
 if TYPE_CHECKING:
@@ -22,12 +22,12 @@ _OUTPUT_SUFFIXES = {".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpac
 
 
 @click.command("build-master")
-@click.argument("logic", nargs=-1, required=True, type=click.Path())
+@click.argument("logic", nargs=-1, required=True, type=UserPath())
 @click.option(
     "-o",
     "--output",
     required=True,
-    type=click.Path(),
+    type=UserPath(),
     help="TensileLibrary.yaml or .dat; with several architectures or --lazy, a directory.",
 )
 @click.option("--lazy", is_flag=True, help="Lazy loading: TensileLibrary_lazy_<arch> plus one file per placeholder.")
@@ -47,7 +47,7 @@ _OUTPUT_SUFFIXES = {".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpac
 )
 @click.option(
     "--custom-kernels",
-    type=click.Path(file_okay=False),
+    type=UserPath(file_okay=False),
     default=None,
     help="hipBLASLt's tensilelite/Tensile/CustomKernels directory (logic files with custom kernels need it).",
 )

@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 
 from tensilekit.cli.inputs import open_for_device
-from tensilekit.cli.options import check_output_path, subtree_options, workspace_option
+from tensilekit.cli.options import UserPath, check_output_path, subtree_options, workspace_option
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP, workload_names
 from tensilekit.coverage import (
@@ -29,7 +29,7 @@ from tensilekit.coverage import (
     query_lines,
 )
 from tensilekit.errors import Location, NoKernel, ToolOutputError, WorkloadLineError
-from tensilekit.io.atomic import staged_directory
+from tensilekit.io.atomic import file_set
 from tensilekit.io.files import check_regular_file
 from tensilekit.selection import Hardware
 from tensilekit.selection.runtime import Runtime
@@ -118,9 +118,9 @@ def read_gemms(
 
 
 def _write_outputs(report: CoverageReport, record: dict[str, Any], directory: Path, markdown: str) -> list[Path]:
-    """The report's files, swapped into ``directory`` as one set (io.atomic.staged_directory): a
-    reader, a kill or a full disk sees the old set or the new one, never a mix; GEKO lists of an
-    earlier run that this one does not write again go with it."""
+    """The report's files, written into ``directory`` as one set (io.atomic.file_set): each file
+    old or new, never torn; GEKO lists an earlier coverage run wrote there that this one does not
+    write again are removed; no other file of the folder is touched."""
     lists, notes = geko_lists(report.tune_next)
     texts = {
         "coverage.json": json.dumps(record, indent=1) + "\n",
@@ -128,11 +128,7 @@ def _write_outputs(report: CoverageReport, record: dict[str, Any], directory: Pa
         "tune_next.jsonl": query_lines(report.tune_next),
         **{f"{item.stem}.yaml": item.text for item in lists},
     }
-
-    def owns(name: str) -> bool:
-        return name in texts or (name.startswith("tune_next_") and name.endswith(".yaml"))
-
-    with staged_directory(directory, owns=owns) as staged:
+    with file_set(directory, owner=lambda name: "coverage") as staged:
         for name, text in texts.items():
             (staged / name).write_text(text, encoding="utf-8", newline="")
     for note in notes:
@@ -205,13 +201,13 @@ def coverage_report(
 
 
 @click.command("coverage")
-@click.argument("workloads", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("workloads", nargs=-1, required=True, type=UserPath(path_type=Path))
 @click.option(
     "--library",
     "-l",
     "library_path",
     required=True,
-    type=click.Path(path_type=Path),
+    type=UserPath(path_type=Path),
     help="Master library (YAML/msgpack, .gz), a logic file, a directory of logic files, or an installed "
     "library folder.",
 )
@@ -241,7 +237,7 @@ def coverage_report(
     "--output",
     "-o",
     "output_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=UserPath(file_okay=False, path_type=Path),
     help="Write coverage.json, coverage.md, tune_next.jsonl (select --queries) and tune_next_<TYPE>.yaml "
     "(GEKO lists for tensilekit tune) here.",
 )

@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 
 from tensilekit.cli.inputs import require_readable_folder
-from tensilekit.cli.options import check_arch, subtree_options
+from tensilekit.cli.options import UserPath, check_arch, subtree_options
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.phases import phases
 from tensilekit.cli.workloads import STRICT_HELP
@@ -29,18 +29,18 @@ def _log_queries(path: Path, strict: bool) -> list[dict[str, Any]]:
 
 
 @click.command("diff")
-@click.argument("a", type=click.Path(path_type=Path))
-@click.argument("b", type=click.Path(path_type=Path))
+@click.argument("a", type=UserPath(path_type=Path))
+@click.argument("b", type=UserPath(path_type=Path))
 @click.option(
     "--queries",
     "queries_path",
-    type=click.Path(path_type=Path),
+    type=UserPath(path_type=Path),
     help="Queries to select in both libraries: one 'M N B K' per line, a YAML/JSON list, or corpus/select JSON lines.",
 )
 @click.option(
     "--from-log",
     "log_path",
-    type=click.Path(path_type=Path),
+    type=UserPath(path_type=Path),
     help="Select every distinct GEMM of a hipBLASLt log (HIPBLASLT_LOG_MASK 32/64/128) or tuning artefact in "
     "both libraries; for a tuning artefact (TunableOp, AITER, hipBLASLt tuning file) also list the recorded "
     "results B loses, and --exit-code exits 1 only when it loses one.",

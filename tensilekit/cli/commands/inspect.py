@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from tensilekit.cli.inputs import MASTER, library_files, require_kind
-from tensilekit.cli.options import check_output_path, subtree_options
+from tensilekit.cli.options import UserPath, check_output_path, subtree_options
 from tensilekit.cli.output import stdout_console, stdout_is_terminal
 from tensilekit.cli.phases import phases
 
@@ -25,7 +25,7 @@ _WRITE_FORMATS = ("yaml", "msgpack", "zlib", "msgpack-indexed")
 
 
 @click.command("info")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=UserPath())
 @click.option("--sample", is_flag=True, help="Describe the sample master library shipped with tensilekit.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option(
@@ -111,7 +111,7 @@ def _place(number: int, total: int) -> str:
 
 
 @click.command("validate")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=UserPath())
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @subtree_options
 @click.pass_context
@@ -146,8 +146,8 @@ def validate_command(
 
 
 @click.command("convert")
-@click.argument("source", type=click.Path())
-@click.argument("target", type=click.Path())
+@click.argument("source", type=UserPath())
+@click.argument("target", type=UserPath())
 @click.option(
     "--format",
     "fmt",

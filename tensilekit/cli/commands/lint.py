@@ -7,7 +7,7 @@ from rich.console import Console
 
 from tensilekit.cli.inputs import library_files
 from tensilekit.cli.main import ExitCode
-from tensilekit.cli.options import subtree_options
+from tensilekit.cli.options import UserPath, subtree_options
 from tensilekit.cli.output import stdout_console
 from tensilekit.cli.phases import phases
 from tensilekit.cli.render import print_json
@@ -56,7 +56,7 @@ def _render_total(results: list[FileLint], console: Console) -> None:
 
 
 @click.command("lint")
-@click.argument("libraries", nargs=-1, required=True, type=click.Path(), metavar="LIBRARY...")
+@click.argument("libraries", nargs=-1, required=True, type=UserPath(), metavar="LIBRARY...")
 @click.option("--json", "as_json", is_flag=True, help="Print every finding as JSON (one object per file).")
 @click.option(
     "--error-on",

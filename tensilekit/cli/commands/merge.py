@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 
 from tensilekit.cli.inputs import LOGIC, require_kind, require_readable_folder
-from tensilekit.cli.options import check_output_path
+from tensilekit.cli.options import UserPath, check_output_path
 from tensilekit.cli.output import progress_bar
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.merge import Compat, MergePolicy, merge_paths
@@ -18,9 +18,9 @@ _FORCE_VALUES = ["true", "false", "1", "0", "none"]
 
 
 @click.command("merge")
-@click.argument("original", type=click.Path(path_type=Path))
-@click.argument("incremental", type=click.Path(path_type=Path))
-@click.argument("output", type=click.Path(path_type=Path))
+@click.argument("original", type=UserPath(path_type=Path))
+@click.argument("incremental", type=UserPath(path_type=Path))
+@click.argument("output", type=UserPath(path_type=Path))
 @click.option(
     "--force-merge",
     "--force_merge",
@@ -54,7 +54,7 @@ _FORCE_VALUES = ["true", "false", "1", "0", "none"]
 @click.option(
     "--report",
     "report_path",
-    type=click.Path(path_type=Path),
+    type=UserPath(path_type=Path),
     help="Also write the report: *.json (machine-readable) or *.md (Markdown).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of tables.")

@@ -10,7 +10,7 @@ import click
 
 from tensilekit.cli.commands.select import METRICS, TRANSPOSE
 from tensilekit.cli.inputs import open_for_device
-from tensilekit.cli.options import TYPE_HELP, check_output_path, type_spec_callback
+from tensilekit.cli.options import TYPE_HELP, UserPath, check_output_path, type_spec_callback
 from tensilekit.cli.output import progress_bar
 from tensilekit.errors import Location, NoKernel
 
@@ -25,7 +25,7 @@ def plot_group() -> None:
     "--library",
     "-l",
     "library_path",
-    type=click.Path(path_type=Path),
+    type=UserPath(path_type=Path),
     help="Master library, logic file or directory (default: tensilekit's sample library).",
 )
 @click.option("--arch", help="Device processor (default: the library's only architecture).")
@@ -43,7 +43,7 @@ def plot_group() -> None:
     "--points", type=click.IntRange(min=2, max=1024), default=128, show_default=True, help="Grid points per axis."
 )
 @click.option("--title", help="Chart title (default: the problem and device).")
-@click.option("--output", "-o", type=click.Path(path_type=Path), required=True, help="PNG file to write.")
+@click.option("--output", "-o", type=UserPath(path_type=Path), required=True, help="PNG file to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was drawn as JSON.")
 def plot_selection_command(
     library_path: Path | None, arch: str | None, cu_count: int | None, k: int, batch: int, trans_a: str,
@@ -88,9 +88,9 @@ def plot_selection_command(
 
 
 @plot_group.command("coverage")
-@click.argument("workloads", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("workloads", nargs=-1, required=True, type=UserPath(path_type=Path))
 @click.option(
-    "--library", "-l", "library_path", required=True, type=click.Path(path_type=Path),
+    "--library", "-l", "library_path", required=True, type=UserPath(path_type=Path),
     help="Master library, logic file or directory.",
 )  # fmt: skip
 @click.option("--arch", help="Device processor (default: the library's only architecture).")
@@ -102,7 +102,7 @@ def plot_selection_command(
     "--points", type=click.IntRange(min=2, max=1024), default=128, show_default=True, help="Grid points per axis."
 )
 @click.option("--title", help="Chart title.")
-@click.option("--output", "-o", type=click.Path(path_type=Path), required=True, help="PNG file to write.")
+@click.option("--output", "-o", type=UserPath(path_type=Path), required=True, help="PNG file to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was drawn as JSON.")
 @click.pass_context
 def plot_coverage_command(

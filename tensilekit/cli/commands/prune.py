@@ -8,18 +8,18 @@ import click
 from rich.console import Console
 
 from tensilekit.cli.inputs import LOGIC, require_kind, require_readable_folder
-from tensilekit.cli.options import check_output_path
+from tensilekit.cli.options import UserPath, check_output_path
 from tensilekit.cli.output import progress_bar
 from tensilekit.merge import Compat
 from tensilekit.merge.files import prune_paths
 
 
 @click.command("prune")
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("inputs", nargs=-1, required=True, type=UserPath(path_type=Path))
 @click.option(
     "-o",
     "--output",
-    type=click.Path(path_type=Path),
+    type=UserPath(path_type=Path),
     help="Write here (a file, or a directory for several inputs); default: rewrite the inputs in place.",
 )
 @click.option(

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from tensilekit.cli.main import ExitCode
-from tensilekit.cli.options import check_output_path, workspace_option
+from tensilekit.cli.options import UserPath, check_output_path, workspace_option
 from tensilekit.cli.phases import phases
 
 
@@ -23,15 +23,15 @@ def _validators(values: tuple[str, ...]) -> dict[str, str]:
 
 
 @click.command("remap")
-@click.argument("artefacts", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("artefacts", nargs=-1, required=True, type=UserPath(path_type=Path))
 @click.option(
-    "--from", "old", required=True, type=click.Path(path_type=Path), help="The library the files were tuned with."
+    "--from", "old", required=True, type=UserPath(path_type=Path), help="The library the files were tuned with."
 )
-@click.option("--to", "new", required=True, type=click.Path(path_type=Path), help="The library to carry them to.")
+@click.option("--to", "new", required=True, type=UserPath(path_type=Path), help="The library to carry them to.")
 @click.option(
     "-o",
     "--output",
-    type=click.Path(path_type=Path),
+    type=UserPath(path_type=Path),
     help="Write the files for NEW here (a file; a folder for several artefacts). Never in place.",
 )
 @click.option(

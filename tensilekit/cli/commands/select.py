@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 from tensilekit.cli.inputs import open_for_device
-from tensilekit.cli.options import TYPE_HELP, subtree_options, type_spec_callback, workspace_option
+from tensilekit.cli.options import TYPE_HELP, UserPath, subtree_options, type_spec_callback, workspace_option
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.errors import (
@@ -63,7 +63,7 @@ TRANSPOSE = _Transpose(["N", "T", "C"])
     default=None,
     # readable=False: click's stat-then-access check races a rebuild swapping the folder (exit 2
     # for a file that was there); reading reports an unreadable file itself (exit 3, located)
-    type=click.Path(path_type=Path, readable=False),
+    type=UserPath(path_type=Path, readable=False),
     help="Master library (YAML/msgpack, .gz), a logic file, a directory of logic files, or an installed "
     "library folder (default: the small gfx90a sample library shipped with tensilekit).",
 )
@@ -101,13 +101,13 @@ TRANSPOSE = _Transpose(["N", "T", "C"])
 )
 @click.option(
     "--queries",
-    type=click.Path(path_type=Path, allow_dash=True),
+    type=UserPath(path_type=Path, allow_dash=True),
     help="JSON-lines file of queries (corpus/select format); '-' reads stdin.",
 )
 @click.option(
     "--from-log",
     "from_log",
-    type=click.Path(path_type=Path),
+    type=UserPath(path_type=Path),
     help="A hipBLASLt log (HIPBLASLT_LOG_MASK 32/64/128) or other workload file: every distinct GEMM "
     "with its call count and the kernel it would hit.",
 )

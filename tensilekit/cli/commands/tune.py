@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from tensilekit.cli.options import UserPath
 from tensilekit.cli.output import print_table
 from tensilekit.cli.workloads import STRICT_HELP, read_workloads
 from tensilekit.pipeline.config import KNOWN_ARCHS, TuneConfig
@@ -158,7 +159,7 @@ def _check_quoted_inline(position: int, value: str) -> None:
 
 
 @click.command("tune", cls=_TuneCommand)
-@click.argument("logs", nargs=-1, required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("logs", nargs=-1, required=False, type=UserPath(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--inline",
     "inline",
@@ -173,7 +174,7 @@ def _check_quoted_inline(position: int, value: str) -> None:
 @click.option(
     "--workdir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=UserPath(file_okay=False, path_type=Path),
     help="Run directory; rerunning with the same one resumes.",
 )
 @click.option(
@@ -350,20 +351,20 @@ def _check_quoted_inline(position: int, value: str) -> None:
 @click.option("--no-rerun", is_flag=True, help="Fail instead of redoing a completed stage whose inputs changed.")
 @click.option(
     "--merge-into",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=UserPath(exists=True, file_okay=False, path_type=Path),
     default=None,
     help="Logic folder to merge the tuned files into (read only; result in WORKDIR/merged/).",
 )
 @click.option(
     "--library-logic",
     # checked at preflight: a missing or unreadable folder is bad input (exit 3), not usage
-    type=click.Path(path_type=Path),
+    type=UserPath(path_type=Path),
     default=None,
     help="Logic files the installed hipBLASLt was built from (required without --simulate).",
 )
 @click.option(
     "--reference-library",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=UserPath(exists=True, file_okay=False, path_type=Path),
     default=None,
     help="The hipBLASLt library folder to tune against (HIPBLASLT_TENSILE_LIBPATH of every reference run; "
     "default: the one hipBLASLt finds), or a folder of logic files to build it from. Solutions are identified "
@@ -371,7 +372,7 @@ def _check_quoted_inline(position: int, value: str) -> None:
 )
 @click.option(
     "--custom-kernels",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=UserPath(exists=True, file_okay=False, path_type=Path),
     default=None,
     help="hipBLASLt's tensilelite/Tensile/CustomKernels folder, for logic files that name custom kernels.",
 )

@@ -2,9 +2,10 @@
 
 Each writer runs as ``python -m tensilekit ...`` with ``TENSILEKIT_KILL_AT=<point>[#n]``, which makes
 the process SIGKILL itself there (``io.atomic.checkpoint``). After the kill the output is exactly
-the old state or exactly the new one (for a folder: the whole set), nothing else appears beside it
-but our hidden ``.NAME.<pid>.<random>.tmp`` temporaries, and the next uninterrupted run removes
-those and writes the new state. Plus: the umask is never changed, new files get the umask's mode,
+the old state or exactly the new one (issue 31: for a folder, the set of files the command writes,
+once a commit the killed writer left is completed as the next tensilekit reader or writer of the
+folder does), nothing else appears but our hidden ``.NAME.<pid>.<random>.tmp`` temporaries, and
+the next uninterrupted run removes those and writes the new state. Plus: the umask is never changed, new files get the umask's mode,
 replaced files keep theirs, and a symlinked output is written through.
 """
 
@@ -25,7 +26,7 @@ from click.testing import CliRunner
 
 from tensilekit.cli.main import cli
 from tensilekit.io import atomic
-from tensilekit.io.atomic import staged_directory, write_text_atomic
+from tensilekit.io.atomic import file_set, write_text_atomic
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -102,21 +103,29 @@ SCENARIOS = [
             str(root / "out"),
         ],
         "out",
-        ["stage-created", "temp-created#2", "temp-written#2", "stage-written", "swapped", "replaced"],
+        [
+            "stage-created",
+            "temp-created#2",
+            "temp-written#2",
+            "stage-written",
+            "set-committing",
+            "set-renamed",
+            "replaced",
+        ],
     ),
     Scenario(
         "prune-folder-in-place",
         _prepare_prune,
         lambda root: ["prune", str(root / "out")],
         "out",
-        ["stage-created", "temp-written#1", "stage-written", "swapped"],
+        ["stage-created", "temp-written#1", "stage-written", "set-renamed"],
     ),
     Scenario(
         "build-master-lazy",
         _prepare_lazy,
         lambda root: ["build-master", "--lazy", str(LOGIC[0]), "-o", str(root / "out")],
         "out",
-        ["stage-created", "temp-created#1", "temp-written#2", "stage-written", "swapped"],
+        ["stage-created", "temp-created#1", "temp-written#2", "stage-written", "set-committing", "set-renamed#2"],
     ),
     Scenario(
         "convert-file",
@@ -140,15 +149,25 @@ def _run(args: list[str], kill_at: str | None) -> subprocess.CompletedProcess[st
 
 
 def _state(root: Path, output: str) -> Snapshot:
+    """What a reader of the output sees: a folder's files without our temporaries (hidden
+    ``.tmp`` names no reader opens), once a commit a killed writer left is completed, as the next
+    tensilekit reader or writer of the folder does (``atomic.recover``)."""
     target = root / output
     if target.is_dir():
-        return snapshot(target)
+        atomic.recover(target)
+        return {name: data for name, data in snapshot(target).items() if not _temporary(name)}
     return {output: target.read_bytes()} if target.exists() else {}
 
 
-def _ours_beside(root: Path, output: str) -> list[str]:
+def _temporary(relative: str) -> bool:
+    return any(part.startswith(".") and part.endswith(".tmp") for part in Path(relative).parts)
+
+
+def _ours_left(root: Path, output: str) -> list[str]:
+    """Our temporaries beside the output (a file) or in it (a folder's staging folder)."""
     target = root / output
-    return sorted(path.name for path in target.parent.iterdir() if path.name.startswith(f".{target.name}."))
+    folder = target if target.is_dir() else target.parent
+    return sorted(path.name for path in folder.iterdir() if path.name.startswith(".") and path.name.endswith(".tmp"))
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda scenario: scenario.name)
@@ -174,32 +193,34 @@ def test_killed_writer_leaves_old_or_new(tmp_path: Path, scenario: Scenario) -> 
         state = _state(root, scenario.output)
         assert state in (old, new), f"{scenario.name}: killed at {point}: neither the old nor the new output"
         outcomes.append("old" if state == old else "new")
-        assert all(name.endswith(".tmp") for name in _ours_beside(root, scenario.output))
+        assert all(name.endswith(".tmp") for name in _ours_left(root, scenario.output))
         # the next run cleans up and completes
         rerun = CliRunner().invoke(cli, scenario.args(root))
         assert rerun.exit_code == 0, rerun.output
         assert _state(root, scenario.output) == new
-        assert _ours_beside(root, scenario.output) == [], point
+        assert _ours_left(root, scenario.output) == [], point
     assert "old" in outcomes and "new" in outcomes, outcomes
 
 
 def test_lazy_master_appears_after_its_placeholders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without the atomic swap (other systems), the set is written placeholders first."""
-    written: list[str] = []
-    real_open = atomic.atomic_open
+    """The set is renamed in placeholders first, the lazy master (the file the runtime opens
+    first) last; a file already in the folder is left alone."""
+    renamed: list[str] = []
+    real_replace = os.replace
 
-    def recording_open(path: str | os.PathLike[str], mode: str = "w"):  # type: ignore[no-untyped-def]
-        written.append(Path(path).name)
-        return real_open(path, mode)
+    def recording_replace(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:
+        if Path(destination).parent == tmp_path / "out" and not Path(destination).name.startswith("."):
+            renamed.append(Path(destination).name)
+        real_replace(source, destination)
 
-    monkeypatch.setattr(atomic, "atomic_open", recording_open)
-    monkeypatch.setattr(atomic, "_exchange", lambda first, second: False)
+    monkeypatch.setattr(os, "replace", recording_replace)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "old.dat").write_bytes(b"old")
     result = CliRunner().invoke(cli, ["build-master", "--lazy", str(LOGIC[0]), "-o", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    assert written[-1].startswith("TensileLibrary_lazy") and len(written) == 2, written
-    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == sorted([*written, "old.dat"])
+    assert renamed[-1].startswith("TensileLibrary_lazy") and len(renamed) == 2, renamed
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == sorted([*renamed, "old.dat", atomic.MANIFEST])
+    assert (tmp_path / "out" / "old.dat").read_bytes() == b"old"
     assert not [path for path in tmp_path.iterdir() if path.name.startswith(".")]
 
 
@@ -209,7 +230,7 @@ def test_umask_is_never_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(os, "umask", forbidden)
     write_text_atomic(tmp_path / "a.yaml", "x\n")
-    with staged_directory(tmp_path / "set") as staging:
+    with file_set(tmp_path / "set") as staging:
         (staging / "b.yaml").write_text("y\n")
 
 
@@ -244,7 +265,7 @@ def test_symlinked_output_is_written_through(tmp_path: Path) -> None:
     linked_folder.symlink_to(folder)
     result = CliRunner().invoke(cli, ["build-master", "--lazy", str(LOGIC[0]), "-o", str(linked_folder)])
     assert result.exit_code == 0, result.output
-    assert linked_folder.is_symlink() and len(list(folder.iterdir())) == 2
+    assert linked_folder.is_symlink() and len([path for path in folder.iterdir() if path.name[0] != "."]) == 2
 
 
 def test_leftovers_of_a_live_writer_are_kept(tmp_path: Path) -> None:

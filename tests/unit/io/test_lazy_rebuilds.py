@@ -32,6 +32,7 @@ import tensilekit
 from tensilekit.api import build_master_files, load_for_selection
 from tensilekit.cli.main import cli
 from tensilekit.errors import LibraryChanged
+from tensilekit.io.atomic import MANIFEST
 from tensilekit.io.installed_library import InstalledLibrary
 from tensilekit.io.master_io import dump_master_set
 
@@ -92,7 +93,7 @@ def _kernel(logic: Path, tmp_path: Path) -> str:
     return kernel
 
 
-# -- 3. a build owns its output folder's library files -------------------------------------------
+# -- 3. a build owns the library files its architecture's earlier builds wrote (issue 31) --------
 
 
 @pytest.mark.parametrize(("first", "second"), [(a, b) for a in FORMATS for b in FORMATS if a != b])
@@ -103,7 +104,7 @@ def test_rebuild_in_another_format_leaves_no_stale_library_files(
     _build(logic["old"], out, first)
     (out / "TensileLibrary_gfx90a.co").write_bytes(b"code object")  # not a library file: stays
     _build(logic["new"], out, second)
-    names = sorted(path.name for path in out.iterdir())
+    names = sorted(path.name for path in out.iterdir() if path.name != MANIFEST)
     library_names = [name for name in names if not name.endswith(".co")]
     assert all(name.endswith(SUFFIX[second]) for name in library_names), names
     assert f"{MASTER}{SUFFIX[second]}" in names and f"{SHARD}{SUFFIX[second]}" in names
@@ -120,11 +121,14 @@ def test_rebuild_in_another_format_leaves_no_stale_library_files(
 
 def test_rebuild_drops_shards_no_master_names_any_more(logic: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "lib"
-    _build(logic["old"], out, "zlib")
-    orphan = out / "TensileLibrary_Type_HH_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx90a.dat.zlib"
-    orphan.write_bytes((out / f"{SHARD}.dat.zlib").read_bytes())  # a shard an earlier build named
+    _build(_half_logic(logic["old"].parent), out, "zlib")  # its shard is HH, the next build's SS
+    dropped = out / "TensileLibrary_Type_HH_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx90a.dat.zlib"
+    assert dropped.is_file()
+    theirs = out / "TensileLibrary_Type_DD_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx90a.dat.zlib"
+    theirs.write_bytes(b"a file tensilekit did not write")
     _build(logic["new"], out, "zlib")
-    assert not orphan.exists()
+    assert not dropped.exists()  # our earlier build's, named by no master now
+    assert theirs.read_bytes() == b"a file tensilekit did not write"  # never ours to remove
 
 
 def test_single_file_rebuild_removes_the_other_catalog_spelling(logic: dict[str, Path], tmp_path: Path) -> None:
@@ -383,5 +387,5 @@ def test_concurrent_rebuilds_never_answer_from_a_mix(logic: dict[str, Path], tmp
         assert (code, said) in answers or (code == 3 and "rewritten" in said), (code, said)
     # one whole set is left, the last one written: no temporaries, nothing of an earlier build
     last = ROTATION[(rebuilds - 1) % len(ROTATION)][1]
-    names = sorted(path.name for path in out.iterdir())
+    names = sorted(path.name for path in out.iterdir() if path.name != MANIFEST)
     assert len(names) == 2 and all(name.endswith(SUFFIX[last]) for name in names), names

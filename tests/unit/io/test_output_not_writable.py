@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from tensilekit.cli.main import cli
 from tensilekit.errors import OutputNotWritable
-from tensilekit.io.atomic import atomic_open, staged_directory, write_text_atomic
+from tensilekit.io.atomic import atomic_open, file_set, write_text_atomic
 from tensilekit.pipeline.resilience import FailureRecord, write_failure_record
 from tensilekit.pipeline.stage import _write_cache_entry
 
@@ -98,7 +98,7 @@ def test_a_refused_folder_write_leaves_the_old_set(code: int, tmp_path: Path) ->
     folder.mkdir()
     (folder / "old.dat").write_bytes(b"old")
     with pytest.raises(OutputNotWritable) as caught:
-        with staged_directory(folder) as staged:
+        with file_set(folder) as staged:
             (staged / "new.dat").write_bytes(b"new")
             # the second file does not fit: the kernel names the staged file
             raise OSError(code, os.strerror(code), str(staged / "second.dat"))

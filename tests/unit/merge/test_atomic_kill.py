@@ -7,9 +7,11 @@ chunks with short pauses and announces each file before writing it; the parent w
 announcement of a randomly chosen file and kills at a random point of its write (or just
 before / after it). ``TENSILEKIT_KILL_ROUNDS`` raises the number of rounds (default 10).
 
-The merge writes into a staging folder beside OUTPUT and swaps it in at the end (issue 17), so a
-kill leaves every file old (or, after the swap, every file new), and what it left behind (a hidden
-``.NAME.<pid>.<random>.tmp`` staging folder beside OUTPUT) is removed by the next merge there.
+The merge writes into a hidden staging folder inside OUTPUT and renames its files in at the end
+(issue 31, ``io.atomic.file_set``), so a kill leaves every file old or, once a commit it
+interrupted is completed (as the next tensilekit reader or writer of the folder does,
+``atomic.recover``), every file new; what it left behind (the hidden
+``.tensilekit-set.<pid>.<random>.tmp`` staging folder) is removed by the next merge there.
 Deterministic kills at each injection point of every writer: tests/unit/io/test_atomic_writes.py.
 """
 
@@ -29,6 +31,7 @@ from pathlib import Path
 import pytest
 from merge_factory import logic_data, solution
 
+from tensilekit.io import atomic
 from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE, dump_yaml
 from tensilekit.merge import MergePolicy, merge_directories
 
@@ -78,7 +81,12 @@ def _big_inputs(folder: Path) -> tuple[Path, Path]:
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
-    return {path.name: path.read_bytes() for path in folder.iterdir() if path.is_file()}
+    """The folder's files, without tensilekit's hidden bookkeeping (manifest, temporaries)."""
+    return {path.name: path.read_bytes() for path in folder.iterdir() if path.is_file() and path.name[0] != "."}
+
+
+def _ours(folder: Path) -> list[str]:
+    return [path.name for path in folder.iterdir() if path.name.startswith(".") and path.name.endswith(".tmp")]
 
 
 def _spawn(args: list[str]) -> subprocess.Popen[str]:
@@ -128,6 +136,7 @@ def test_killed_merges_leave_old_or_complete_files(tmp_path: Path) -> None:
         child.wait(timeout=60)
         child.stdout.close()
 
+        atomic.recover(work)
         states = set()
         for name in NAMES:
             data = (work / name).read_bytes()
@@ -135,9 +144,8 @@ def test_killed_merges_leave_old_or_complete_files(tmp_path: Path) -> None:
             states.add("old" if data == pristine[name] else "new")
         assert len(states) == 1, f"round {round_number}: old and new files mixed"
         outcomes[states.pop()] += len(NAMES)
-        assert sorted(path.name for path in work.iterdir()) == sorted(NAMES)
-        leftovers = [path.name for path in tmp_path.iterdir() if path.name.startswith(f".{work.name}.")]
-        assert all(name.endswith(".tmp") for name in leftovers), leftovers
+        assert sorted(_snapshot(work)) == sorted(NAMES)
+        leftovers = _ours(work)
         outcomes["temp files left"] += len(leftovers)
         assert _snapshot(incremental) == incremental_bytes
         assert _snapshot(pristine_original) == pristine
@@ -153,4 +161,4 @@ def test_killed_merges_leave_old_or_complete_files(tmp_path: Path) -> None:
             (last / name).write_bytes(pristine[name])
     merge_directories(source, incremental, last, MergePolicy(force_merge=True))
     assert _snapshot(last) == expected
-    assert not [path.name for path in tmp_path.iterdir() if path.name.startswith(f".{last.name}.")]
+    assert not _ours(last)
