@@ -53,6 +53,7 @@ GEMMS = (
     {"M": 1024, "N": 2048, "K": 512, **F16_NT},
     {"M": 128, "N": 256, "K": 4096, **FP8},
     {"M": 4096, "N": 128, "K": 4096, **F8_F16},  # the everyday LLM inference GEMM on MI300 (issue 36 item 3)
+)
 
 
 @pytest.fixture(scope="module")
