@@ -77,9 +77,18 @@ def build_both_formats(args: list[str], out: Path, *, name: str | None = None) -
         folder.mkdir(parents=True, exist_ok=True)
         result = CliRunner().invoke(cli, ["build-master", "--format", fmt, *args, "-o", target])
         assert result.exit_code == 0, result.output
-        for path in folder.iterdir():
+        for path in written(folder):
             shutil.copyfile(path, out / path.name)
     return out
+
+
+def written(folder: Path) -> list[Path]:
+    """The library files a build wrote into ``folder``, as AMD's tool would have: tensilekit's own
+    hidden record of what it wrote there (``io.atomic.MANIFEST``, which lets the next build remove
+    only its own stale files) is no library file and AMD writes none."""
+    from tensilekit.io.atomic import MANIFEST
+
+    return sorted(path for path in folder.iterdir() if path.name != MANIFEST)
 
 
 # --------------------------------------------------------------------------------------------

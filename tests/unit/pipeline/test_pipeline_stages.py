@@ -240,7 +240,7 @@ def test_a_solution_keyed_under_another_type_is_not_blamed_on_the_installed_libr
     wanted, other = ("N", "N", "f16_r", "f16_r", "f16_r", "c_f32_r"), ("N", "N", "f8_r", "f16_r", "f16_r", "c_f32_r")
     index = LogicIndex([built(0, wanted), built(1, other), built(2, other)], [])
     installed = {0: ("k0", "id0"), 1: ("k1", "id1"), 2: ("k2", "id2"), 3: ("k3", "id3")}
-    catalog = catalog_of(index, ["f.yaml"], installed, "lib", types=[wanted])
+    catalog = catalog_of(index, ["f.yaml"], installed, types=[wanted])
     assert catalog["identity"]["installed_of_other_types"] == {",".join(other): [[1, 2]]}
     text = ",".join(wanted)
     assert resolve(catalog, text, "k0", 0).location == [0, 0]
