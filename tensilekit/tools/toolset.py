@@ -14,7 +14,7 @@ The simulator is imported only when a simulated toolset is used: a real run neve
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ from tensilekit.tools.simulated.config import SIMULATED, SIMULATOR_VERSION, Simu
 from tensilekit.workload.problem import GemmProblem
 
 if TYPE_CHECKING:
-    from tensilekit.model.logic import LogicFile
+    from tensilekit.model.logic import LogicFile, LogicSolution
     from tensilekit.tools.library_index import LogicIndex
 
 MEASURED = "measured"
@@ -71,10 +71,10 @@ class Toolset(abc.ABC):
         raise PipelineError(f"the {self.label} tools load built libraries, not logic files")
 
     def write_tuned_library(
-        self, directory: Path, arch: str, winners: Sequence[tuple[GemmProblem, str, Mapping[str, Any]]]
+        self, directory: Path, arch: str, winners: Sequence[tuple[GemmProblem, str, LogicSolution]]
     ) -> Path | None:
-        """Make the tuned library ``directory`` from ``winners`` (problem, solution name, logic
-        record) without a build, when these tools load such a library; None: build it with
+        """Make the tuned library ``directory`` from ``winners`` (problem, solution name, its
+        logic-file solution) without a build, when these tools load such a library; None: build it with
         TensileCreateLibrary."""
         return None
 
@@ -134,7 +134,7 @@ class SimulatedTools(Toolset):
         return logic_index(str(folder), arch, None if custom_kernels is None else str(custom_kernels))
 
     def write_tuned_library(
-        self, directory: Path, arch: str, winners: Sequence[tuple[GemmProblem, str, Mapping[str, Any]]]
+        self, directory: Path, arch: str, winners: Sequence[tuple[GemmProblem, str, LogicSolution]]
     ) -> Path | None:
         from tensilekit.tools.simulated.tensile import write_tuned_winners
 

@@ -157,7 +157,7 @@ class BuildStage(TuneStage):
                 (
                     gemms[gemm_id].problem,
                     entry["solution_name"],
-                    loaded[records[gemm_id][0]].solutions[records[gemm_id][1]].raw(),
+                    loaded[records[gemm_id][0]].solutions[records[gemm_id][1]],
                 )
                 for gemm_id, entry in entries.items()
             ]

@@ -33,6 +33,7 @@ import yaml
 from tensilekit.errors import InvalidKernel, ToolFailed
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.io.logic_io import dump_logic, logic_from_data
+from tensilekit.model.logic import LogicSolution
 from tensilekit.search.configs import config_sizes, expand_forks
 from tensilekit.search.params import KernelParams
 from tensilekit.search.profiles import profile_for
@@ -188,18 +189,16 @@ def tuned_kernel(record: Mapping[str, Any], problem: GemmProblem, arch: str) -> 
     return sim_kernel(params, problem)
 
 
-def write_tuned_winners(
-    directory: Path, arch: str, winners: Sequence[tuple[GemmProblem, str, Mapping[str, Any]]]
-) -> Path:
-    """The simulated tuned library of ``winners`` (problem, solution name, logic record) in
+def write_tuned_winners(directory: Path, arch: str, winners: Sequence[tuple[GemmProblem, str, LogicSolution]]) -> Path:
+    """The simulated tuned library of ``winners`` (problem, solution name, logic-file solution) in
     ``directory``: what the simulated bench loads where a real one loads TensileCreateLibrary's
     build. A winner the catalogue does not have (a generated kernel) is described by its record."""
     table: dict[str, dict[str, str]] = defaultdict(dict)
     generated: dict[str, SimKernel] = {}
-    for problem, name, record in winners:
+    for problem, name, solution in winners:
         table[type_tag(problem)][tuned_size_key(problem)] = name
         if name not in {kernel.name for kernel in kernel_catalog(arch, problem)}:
-            kernel = tuned_kernel(record, problem, arch)
+            kernel = tuned_kernel(solution.raw(), problem, arch)
             if kernel is not None:
                 generated[name] = kernel
     write_tuned_library(
