@@ -4,8 +4,8 @@ Resumable (stage fingerprints and completion markers in a numbered run directory
 (device-pinned local pool or a Ray cluster), and runnable without a GPU (``simulate=True``).
 Start with :func:`run_tuning` and :class:`TuneConfig`.
 
-Names are imported on first use, so light modules such as :mod:`.simulate` (which the fake
-benchmark drivers import per process) do not pull in the whole pipeline.
+Names are imported on first use, so importing a light module of the package does not pull in
+the whole pipeline.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ from tensilekit.pipeline.executors.local import LocalExecutor
 from tensilekit.pipeline.preflight import preflight
 from tensilekit.pipeline.progress import LabelledReporter, LogFileReporter, NullReporter, Reporter, TeeReporter
 from tensilekit.pipeline.report import TuneReport
-from tensilekit.pipeline.simulate import SIMULATED
 from tensilekit.pipeline.stages import ROCBLAS_STOPS_AT_CONFIGS, STAGE_NAMES, tune_stages
 from tensilekit.pipeline.state import RunDirectory
 from tensilekit.tools.runner import CommandRunner
@@ -129,7 +128,7 @@ def run_tuning(
             log = LogFileReporter(config.workdir / LOG_NAME)
             combined: Reporter = TeeReporter(reporter or NullReporter(), log)
             if config.simulate:
-                combined = LabelledReporter(combined, f"[{SIMULATED}]")
+                combined = LabelledReporter(combined, f"[{config.data_label}]")  # the tools' label
             try:
                 combined.message(f"tensilekit {__version__} tune in {config.workdir} on {chosen.describe()}")
                 for message in preflight_messages:

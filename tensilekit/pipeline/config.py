@@ -8,8 +8,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tensilekit.errors import TensilekitError
-from tensilekit.pipeline.simulate import SIMULATED, SimulatorConfig
 from tensilekit.tools.profiles import DEFAULT_PROFILE, DEFAULT_TENSILE_PROFILE, PROFILES, ToolProfile, tool_profile
+from tensilekit.tools.toolset import SimulatorConfig, Toolset, toolset_for
 
 KNOWN_ARCHS = ("gfx90a", "gfx942", "gfx950")
 
@@ -199,8 +199,13 @@ class TuneConfig(BaseModel):
 
     @property
     def data_label(self) -> str:
-        """``SIMULATED`` or ``measured``: the value of the ``data`` column of every CSV."""
-        return SIMULATED if self.simulate else "measured"
+        """``SIMULATED`` or ``measured``: the value of the ``data`` column of every CSV (the label
+        of the tools the run drives)."""
+        return self.toolset().label
+
+    def toolset(self) -> Toolset:
+        """The tools this run drives, real or SIMULATED (:func:`~tensilekit.tools.toolset.toolset_for`)."""
+        return toolset_for(self.simulator())
 
     def simulator(self) -> SimulatorConfig | None:
         """The simulated GPU's configuration, or None for real runs."""

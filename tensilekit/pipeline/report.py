@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tensilekit.pipeline.simulate import SIMULATED
 from tensilekit.pipeline.stage import JobFailure
+from tensilekit.tools.simulated.config import SIMULATED
 
 END_TO_END_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tensilekit.io.logic_io import dump_logic
-from tensilekit.pipeline.simulate import SimKernel, library_logic
+from tensilekit.tools.simulated.gpu import SimKernel
+from tensilekit.tools.simulated.library import library_logic
 from tensilekit.workload import load_workload
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from tensilekit.cli.main import cli
 from tensilekit.io.logic_io import load_logic
-from tensilekit.pipeline.simulate import kernel_catalog
+from tensilekit.tools.simulated.gpu import kernel_catalog
 from tensilekit.workload import load_workload
 
 from .conftest import LLAMA_LOG, final_files

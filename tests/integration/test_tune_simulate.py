@@ -15,7 +15,7 @@ from tensilekit.cli.main import cli
 from tensilekit.io.logic_io import dump_logic, load_logic
 from tensilekit.pipeline import RecordingReporter, SerialExecutor, TuneConfig, run_tuning
 from tensilekit.pipeline.jobs import JobFinished, JobRetrying, JobStarted
-from tensilekit.pipeline.simulate import library_logic
+from tensilekit.tools.simulated.library import library_logic
 from tensilekit.workload import load_workload
 
 from .conftest import LLAMA_LOG, final_files

@@ -14,7 +14,6 @@ from typing import Any
 
 from tensilekit.errors import StageFailed
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.costs import estimate_time_us
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.common import (
     BASELINE,
@@ -31,6 +30,7 @@ from tensilekit.pipeline.stages.common import (
     share_table,
 )
 from tensilekit.pipeline.stages.library import reference_library_dir
+from tensilekit.tools.costs import estimate_time_us
 from tensilekit.tools.hipblaslt_bench import bench_problem_issue
 
 BASELINE_FILE = "baseline.json"

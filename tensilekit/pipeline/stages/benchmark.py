@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.costs import estimate_time_us
 from tensilekit.pipeline.jobs import JobKind, make_job
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.baseline import BASELINE_FILE
@@ -37,6 +36,7 @@ from tensilekit.pipeline.stages.common import (
     timed_options,
 )
 from tensilekit.pipeline.stages.library import reference_library_dir
+from tensilekit.tools.costs import estimate_time_us
 
 BENCHMARK_FILE = "benchmark.json"
 RAW_RESULTS = "raw_results.csv"

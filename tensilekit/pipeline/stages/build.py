@@ -18,8 +18,6 @@ from tensilekit.errors import StageFailed
 from tensilekit.io.logic_io import dump_logic, load_logic
 from tensilekit.model.logic import ExactLogicEntry, LogicFile, LogicSolution
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.simulate import SimKernel, kernel_catalog, tuned_size_key, type_tag, write_tuned_library
-from tensilekit.pipeline.simulate_tensile import tuned_kernel
 from tensilekit.pipeline.stage import StageContext, StageResult, hash_path, relative_to_root
 from tensilekit.pipeline.stages.common import (
     BUILD,
@@ -152,26 +150,20 @@ class BuildStage(TuneStage):
                 stale.unlink()
 
         library_dir: Path | None = None
-        if entries and config.simulate:
-            library_dir = context.path(LIBRARY_DIR)
-            table: dict[str, dict[str, str]] = defaultdict(dict)
-            generated: dict[str, SimKernel] = {}
-            for gemm_id, entry in entries.items():
-                problem = gemms[gemm_id].problem
-                table[type_tag(problem)][tuned_size_key(problem)] = entry["solution_name"]
-                if entry["solution_name"] not in {kernel.name for kernel in kernel_catalog(config.arch, problem)}:
-                    source, position = records[gemm_id]
-                    kernel = tuned_kernel(loaded[source].solutions[position].raw(), problem, config.arch)
-                    if kernel is not None:
-                        generated[entry["solution_name"]] = kernel
-            write_tuned_library(
-                library_dir,
-                config.arch,
-                {tag: dict(sorted(sizes.items())) for tag, sizes in sorted(table.items())},
-                generated,
-            )
-        elif entries:
-            library_dir = create_library(context, config, logic_dir)
+        if entries:
+            # Tools that load their own tuned library (the SIMULATED ones) make it here; AMD's
+            # hipblaslt-bench loads TensileCreateLibrary's build of the tuned logic files.
+            winners = [
+                (
+                    gemms[gemm_id].problem,
+                    entry["solution_name"],
+                    loaded[records[gemm_id][0]].solutions[records[gemm_id][1]],
+                )
+                for gemm_id, entry in entries.items()
+            ]
+            library_dir = config.toolset().write_tuned_library(context.path(LIBRARY_DIR), config.arch, winners)
+            if library_dir is None:
+                library_dir = create_library(context, config, logic_dir)
         if library_dir is not None:
             context.record(library_dir)
         context.write_json(
@@ -185,7 +177,7 @@ class BuildStage(TuneStage):
                 "data": config.data_label,
             },
         )
-        kind = "SIMULATED library" if config.simulate else "TensileCreateLibrary build"
+        kind = f"{config.data_label} library" if config.simulate else "TensileCreateLibrary build"
         return StageResult(summary=f"{len(entries)} tuned size(s) in {len(groups)} logic file(s); {kind}")
 
 

@@ -14,7 +14,6 @@ from pydantic import BaseModel, ConfigDict
 from tensilekit.errors import StageFailed, TensilekitError
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.jobs import Job, JobContext, JobKind, make_job
-from tensilekit.pipeline.simulate import SIMULATOR_VERSION, SimulatedBenchRunner, SimulatorConfig
 from tensilekit.pipeline.stage import BaseStage, StageContext, hash_path
 from tensilekit.tools.create_library import (
     CreateLibraryConfig,
@@ -25,6 +24,7 @@ from tensilekit.tools.create_library import (
 from tensilekit.tools.hipblaslt_bench import AlgoMethod, BenchOptions, BenchResult, InvalidMeasurement, run_bench
 from tensilekit.tools.profiles import tool_profile
 from tensilekit.tools.runner import CommandRunner, SubprocessRunner
+from tensilekit.tools.toolset import SimulatorConfig, toolset_for
 from tensilekit.workload.problem import GemmProblem
 
 WORKLOAD_FILE = "workload.json"
@@ -47,7 +47,7 @@ class TuneStage(BaseStage):
 
     def bench_tools(self, config: TuneConfig) -> list[str]:
         """The tool whose version matters to benchmarking stages."""
-        return [f"builtin:{SIMULATOR_VERSION}"] if config.simulate else [config.bench_executable]
+        return config.toolset().versioned_tools([config.bench_executable])
 
 
 class GemmEntry(BaseModel):
@@ -116,11 +116,9 @@ class BenchJobSpec(BaseModel):
 
 
 def runner_for(spec: BenchJobSpec, context: JobContext | None = None) -> CommandRunner:
-    """The simulated GPU when the spec says so, else real processes (killed when their output
-    stops moving for the context's ``stall_timeout``)."""
-    if spec.simulator is not None:
-        return SimulatedBenchRunner(spec.simulator)
-    return SubprocessRunner(stall_timeout=context.stall_timeout if context is not None else None)
+    """What runs the spec's bench: the run's tools (:func:`~tensilekit.tools.toolset.toolset_for`);
+    real processes are killed when their output stops moving for the context's ``stall_timeout``."""
+    return toolset_for(spec.simulator).bench_runner(context.stall_timeout if context is not None else None)
 
 
 def compact_result(result: BenchResult) -> dict[str, Any]:

@@ -14,12 +14,6 @@ from pydantic import BaseModel, ConfigDict
 
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.jobs import JobContext
-from tensilekit.pipeline.simulate import (
-    SIMULATED,
-    SimulatorConfig,
-    problem_type_name,
-)
-from tensilekit.pipeline.simulate_tensile import SimulatedTensileRunner, letters_of
 from tensilekit.pipeline.stages.common import (
     GemmEntry,
 )
@@ -31,8 +25,9 @@ from tensilekit.search.driver import MEASUREMENT_ERROR, SharedClient, evaluate_w
 from tensilekit.search.params import Dialect, KernelParams, ProblemShape
 from tensilekit.search.profiles import profile_for
 from tensilekit.tools.hipblaslt_bench import InvalidMeasurement
+from tensilekit.tools.problem_types import letters_of, problem_from_type, problem_type_name
 from tensilekit.tools.profiles import DEFAULT_PROFILE, ToolProfile, tool_profile
-from tensilekit.tools.runner import CommandRunner, SubprocessRunner
+from tensilekit.tools.toolset import SimulatorConfig, toolset_for
 from tensilekit.workload.problem import (
     COMPUTE_TYPES,
     compute_input_letters,
@@ -96,18 +91,18 @@ def driver_job(context: JobContext, spec: DriverJobSpec) -> dict[str, Any]:
     :class:`~tensilekit.tools.hipblaslt_bench.InvalidMeasurement`, so it is retried per
     ``--retries`` and then reported, like any failed job.
     """
-    runner: CommandRunner = SimulatedTensileRunner(spec.simulator) if spec.simulator else SubprocessRunner()
+    tools = toolset_for(spec.simulator)
     tool = tool_profile(spec.tool_profile)
-    # Real runs share one client per node, each run holding its GPU's lock (SharedClient).
-    client = None if spec.simulator else SharedClient.for_node(spec.workdir, context.node, tool)
+    # AMD's driver: one client per node, each run holding its GPU's lock (SharedClient).
+    client = SharedClient.for_node(spec.workdir, context.node, tool) if tools.shares_gpu_client else None
     profile = profile_for(spec.arch)
     group = spec.group
     kernels = [KernelParams.from_json(item) for item in spec.kernels]
     measurements = evaluate_with_driver(
-        runner, kernels, name=spec.name, workdir=spec.workdir, problem_type=group.problem_type,
+        tools.driver_runner(), kernels, name=spec.name, workdir=spec.workdir, problem_type=group.problem_type,
         sizes=group.problem_shapes(), profile=profile, defaults=profile.default_genes(group.letters),
         type_name=group.type_name, dialect=spec.dialect, executable=spec.executable, env=context.env,
-        timeout=context.timeout, header=config_header(group, spec.arch, spec.dialect, spec.simulator is not None),
+        timeout=context.timeout, header=config_header(group, spec.arch, spec.dialect, tools.note),
         beta=group.beta, minimum_required_version=tool.minimum_required_version, bias_type=group.bias_type,
         activation=group.activation, client=client, device=context.device,
     )  # fmt: skip
@@ -117,14 +112,15 @@ def driver_job(context: JobContext, spec: DriverJobSpec) -> dict[str, Any]:
     return {"measurements": [measurement.to_json() for measurement in measurements]}
 
 
-def config_header(group: SearchGroup, arch: str, dialect: str, simulated: bool) -> list[str]:
-    """The comment lines a group's configs start with (SIMULATED ones say so)."""
+def config_header(group: SearchGroup, arch: str, dialect: str, note: str | None) -> list[str]:
+    """The comment lines a group's configs start with (``note``: the tools' word on where the
+    numbers come from, :attr:`~tensilekit.tools.toolset.Toolset.note`; SIMULATED ones say so)."""
     lines = [
         f"tensilekit kernel search: {group.gemm_type} group {group.name} for {arch} ({dialect} config)",
         "sizes (M, N, batch, K): " + "; ".join("x".join(str(v) for v in shape[:4]) for shape in group.shapes),
     ]
-    if simulated:
-        lines.append(f"{SIMULATED}: benchmarked by tensilekit's GPU model, not by a GPU")
+    if note is not None:
+        lines.append(note)
     return lines
 
 
@@ -248,8 +244,6 @@ def build_groups(gemms: Sequence[GemmEntry], config: TuneConfig, tool: ToolProfi
 
 def shape_problem(shape: Sequence[Any], group: SearchGroup) -> Any:
     """The GEMM one of a group's shapes describes (for cost estimates)."""
-    from tensilekit.pipeline.simulate_tensile import problem_from_type
-
     return problem_from_type(group.problem_type, shape[:4])
 
 

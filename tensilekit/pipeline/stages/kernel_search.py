@@ -47,13 +47,7 @@ from tensilekit.io.atomic import write_text_atomic
 from tensilekit.io.logic_io import dump_logic, load_logic, logic_from_data
 from tensilekit.model.logic import LogicFile, LogicSolution
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.costs import estimate_time_us
 from tensilekit.pipeline.jobs import JobKind, make_job
-from tensilekit.pipeline.simulate import (
-    SIMULATOR_VERSION,
-    problem_type_dict,
-    problem_type_name,
-)
 from tensilekit.pipeline.stage import StageContext, StageResult, canonical_json, relative_to_root
 from tensilekit.pipeline.stages.baseline import BASELINE_FILE
 from tensilekit.pipeline.stages.build import equality_logic, size_key
@@ -78,7 +72,7 @@ from tensilekit.pipeline.stages.kernel_groups import (
     kernel_search_issue,
     shape_problem,
 )
-from tensilekit.pipeline.stages.library import CATALOG_FILE, catalog_source, lookup, problem_type_key, type_key_text
+from tensilekit.pipeline.stages.library import CATALOG_FILE, catalog_source, lookup
 from tensilekit.pipeline.stages.search import SEARCH_FILE, existing_search_slice, search_existing
 from tensilekit.search.configs import (
     enqueues_per_sync,
@@ -104,6 +98,8 @@ from tensilekit.search.params import Dialect, KernelParams
 from tensilekit.search.profiles import ArchProfile, gene_space, profile_for
 from tensilekit.search.pruning import make_context
 from tensilekit.search.seeds import seed_from_record, unique
+from tensilekit.tools.costs import estimate_time_us
+from tensilekit.tools.problem_types import problem_type_dict, problem_type_key, problem_type_name, type_key_text
 
 STATE_FILE = "ga_state.json"
 SEARCH_CATALOG = "catalog.json"
@@ -155,9 +151,7 @@ class KernelSearchStage(TuneStage):
         return {**existing_search_slice(config), **config.kernel_search_slice()}
 
     def tools(self, config: TuneConfig) -> list[str]:
-        if config.simulate:
-            return [f"builtin:{SIMULATOR_VERSION}"]
-        return [config.tensile_executable, config.bench_executable]
+        return config.toolset().versioned_tools([config.tensile_executable, config.bench_executable])
 
     # ------------------------------------------------------------------------------ run
 
@@ -436,7 +430,10 @@ class KernelSearchStage(TuneStage):
                 activation=group.activation,
             )
             write_config(
-                folder, group.name, tuned, config_header(group, config.arch, config.search_dialect, config.simulate)
+                folder,
+                group.name,
+                tuned,
+                config_header(group, config.arch, config.search_dialect, config.toolset().note),
             )
         context.record(folder)
 

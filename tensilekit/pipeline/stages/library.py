@@ -4,7 +4,7 @@ hipblaslt-bench reports a solution by its index in the library it loaded and tha
 ``name``; neither is in the logic files (TensileCreateLibrary numbers solutions in file-read
 order and names them over the whole build). The tuned library needs each winner's full solution
 record, so this stage maps, per GEMM type of the workload, every solution to
-``(logic file, list position)`` (:mod:`tensilekit.pipeline.library_index`):
+``(logic file, list position)`` (:mod:`tensilekit.tools.library_index`):
 
 * real runs choose the library every reference run loads (:func:`_reference_library`):
   ``--reference-library``, else the one hipBLASLt finds (:mod:`tensilekit.tools.hipblaslt_library`)
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,24 +30,7 @@ from tensilekit.errors import InputNotFound, StageFailed, TensilekitError
 from tensilekit.io.installed_library import InstalledLibrary, find_masters
 from tensilekit.io.logic_io import dump_logic, load_logic
 from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE
-from tensilekit.model.derive_tensilelite import CustomKernelConfig
-from tensilekit.model.logic import LogicFile, ProblemType
-from tensilekit.model.tensile_parameters import TENSILELITE_DATA_TYPE_BY_CODE
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.library_index import (
-    LogicIndex,
-    catalog_of,
-    index_build,
-    index_installed,
-    index_logic,
-    resolve,
-)
-from tensilekit.pipeline.simulate import (
-    COMPUTE_TYPE_CODES,
-    SIMULATED,
-    TENSILELITE_TYPE_CODES,
-    library_logic,
-)
 from tensilekit.pipeline.stage import StageContext, StageResult, relative_to_root
 from tensilekit.pipeline.stages.common import (
     INGEST,
@@ -66,86 +49,34 @@ from tensilekit.tools.create_library import (
 )
 from tensilekit.tools.hipblaslt_bench import LIBRARY_PATH_ENV
 from tensilekit.tools.hipblaslt_library import locate_hipblaslt_library
+from tensilekit.tools.library_index import (
+    LogicIndex,
+    catalog_of,
+    index_build,
+    index_installed,
+    index_logic_folder,
+    resolve,
+)
+from tensilekit.tools.problem_types import (
+    logic_type_key,
+    problem_type_key,
+    solution_names,
+    type_key_text,
+)
 from tensilekit.tools.runner import SubprocessRunner
-from tensilekit.workload.problem import GemmProblem, compute_input_letters, compute_type_for_letters
+from tensilekit.tools.toolset import Toolset
+from tensilekit.workload.problem import GemmProblem
 
 CATALOG_FILE = "catalog.json"
 LOGIC_DIR = "logic"
-
-_TYPE_NAMES = {code: name for name, code in reversed(TENSILELITE_TYPE_CODES.items())}
-_COMPUTE_NAMES = {code: name for name, code in COMPUTE_TYPE_CODES.items()}
-_MIXED_FP8_PARTS = {(13, 13): (11, 12), (14, 14): (12, 11)}
-"""Mixed fp8 (DataType 13 F8B8 / 14 B8F8, DataTypeA/B derived equal) -> the (A, B) fp8 codes."""
-_FP8 = {"f8_fnuz_r": "f8_r", "bf8_fnuz_r": "bf8_r", "f8_ocp_r": "f8_r", "bf8_ocp_r": "bf8_r"}
-
-
-def problem_type_key(problem: GemmProblem) -> tuple[str, ...]:
-    """What a logic file's problem type must match: transposes, A/B/D types, compute type.
-
-    The compute type is the one :func:`type_key_compute` gives: a fast type (``c_f32_fast_f16_r``)
-    only where it changes the type the MFMA reads (f8 x f16), so f16 x f16 with
-    ``c_f32_fast_f16_r`` is served by the same logic files as with ``c_f32_r``, as in hipBLASLt.
-    """
-    a, b, d = (_FP8.get(name, name) for name in (problem.a_type, problem.b_type, problem.d_type))
-    compute = compute_type_for_letters(a, b, problem.compute_type, compute_input_letters(a, b, problem.compute_type))
-    return (problem.trans_a, problem.trans_b, a, b, d, compute or problem.compute_type)
-
-
-def type_key_text(key: tuple[str, ...]) -> str:
-    """A problem-type key as the catalog writes it (``T,N,bf16_r,bf16_r,bf16_r,c_f32_r``)."""
-    return ",".join(key)
 
 
 def lookup(
     catalog: Mapping[str, Any], problem: GemmProblem, name: str | None, index: int | None = None
 ) -> list[int] | None:
     """``[source, position]`` of the solution a benchmark printed as ``index`` / ``name`` for a
-    problem's type, or None (:func:`~tensilekit.pipeline.library_index.resolve` says why)."""
+    problem's type, or None (:func:`~tensilekit.tools.library_index.resolve` says why)."""
     return resolve(catalog, type_key_text(problem_type_key(problem)), name, index).location
-
-
-def _bool(value: Any) -> bool:
-    return bool(value) and value not in ("false", "False", 0)
-
-
-def logic_type_key(problem_type: ProblemType | Mapping[str, Any]) -> tuple[str, ...] | None:
-    """The :func:`problem_type_key` of a tensilelite problem type, model or raw (None if not a plain GEMM type)."""
-    raw = problem_type if isinstance(problem_type, Mapping) else problem_type.model_dump(by_alias=True)
-    data_type = raw.get("DataType")
-    a_code = data_type if raw.get("DataTypeA") is None else raw["DataTypeA"]
-    b_code = data_type if raw.get("DataTypeB") is None else raw["DataTypeB"]
-    if isinstance(a_code, int) and isinstance(b_code, int):
-        a_code, b_code = _MIXED_FP8_PARTS.get((a_code, b_code), (a_code, b_code))
-    d_code = raw.get("DestDataType", data_type)
-    compute_code = raw.get("ComputeDataType", d_code)
-    names = [_TYPE_NAMES.get(code) if isinstance(code, int) else None for code in (a_code, b_code, d_code)]
-    if any(name is None for name in names) or not isinstance(compute_code, int):
-        return None
-    compute = _COMPUTE_NAMES.get(compute_code)
-    if compute is None:
-        return None
-    if compute == "c_f32_r" and raw.get("F32XdlMathOp") == 10:
-        compute = "c_xf32_r"
-    data_info = TENSILELITE_DATA_TYPE_BY_CODE.get(data_type) if isinstance(data_type, int) else None
-    if data_info is None:
-        return None
-    a_name, b_name, d_name = (name or "" for name in names)
-    keyed = compute_type_for_letters(a_name, b_name, compute, data_info.char)
-    if keyed is None:  # an MFMA input type no hipBLASLt compute type selects for these A and B
-        return None
-    trans_a = "T" if _bool(raw.get("TransposeA")) else "N"
-    trans_b = "T" if _bool(raw.get("TransposeB")) else "N"
-    return (trans_a, trans_b, a_name, b_name, d_name, keyed)
-
-
-def solution_names(logic: LogicFile) -> Iterable[tuple[int, str]]:
-    """``(position, name)`` for every name a solution is known by (min name, kernel name, custom)."""
-    for position, solution in enumerate(logic.solutions):
-        seen: set[str] = set()
-        for name in (solution.solution_name_min, solution.kernel_name_min, solution.custom_kernel_name):
-            if name and name not in seen:
-                seen.add(name)
-                yield position, name
 
 
 class LibraryStage(TuneStage):
@@ -184,20 +115,22 @@ class LibraryStage(TuneStage):
             wanted.setdefault(problem_type_key(gemm.problem), gemm.problem)
         if not config.simulate:
             return self._index_real(context, config, wanted)
+        # The SIMULATED tools load logic files themselves: their own catalogue or --library-logic.
+        toolset = config.toolset()
         if config.library_logic is not None:
-            return self._index_simulated_logic(context, config, wanted)
+            return self._index_tools_logic(context, config, toolset, wanted)
         folder = context.own_dir(context.path(LOGIC_DIR))
         written: list[str] = []
         for problem in wanted.values():
-            name, logic = library_logic(config.arch, problem)
+            name, logic = toolset.catalogue_logic(config.arch, problem)
             dump_logic(logic, folder / name, AMD_LOGIC_STYLE)
             written.append(name)
         for stale in folder.glob("*.yaml"):
             if stale.name not in written:
                 stale.unlink()
         context.record(folder)
-        origin = f"{SIMULATED} library for {config.arch}"
-        # The SIMULATED bench prints the simulated logic files' own names: identity by name.
+        origin = f"{toolset.label} library for {config.arch}"
+        # The tools' bench prints their own logic files' names: identity by name.
         sources: list[str] = []
         solutions: dict[str, dict[str, list[int]]] = {}
         for path in [folder / name for name in sorted(written)]:
@@ -220,19 +153,15 @@ class LibraryStage(TuneStage):
         return StageResult(summary=f"{count} solution(s) in {len(sources)} logic file(s) from {origin}")
 
     @staticmethod
-    def _index_simulated_logic(
-        context: StageContext, config: TuneConfig, wanted: dict[tuple[str, ...], GemmProblem]
+    def _index_tools_logic(
+        context: StageContext, config: TuneConfig, toolset: Toolset, wanted: dict[tuple[str, ...], GemmProblem]
     ) -> StageResult:
         """``--simulate --library-logic DIR``: the SIMULATED library is DIR's logic files, and the
         SIMULATED bench prints the indices and names tensilekit's build of DIR gives them
-        (:func:`~tensilekit.pipeline.simulate.logic_index`), so solutions are identified by index
-        as in a real run whose installed library was built from DIR."""
-        from tensilekit.pipeline.simulate import logic_index
-
+        (:meth:`~tensilekit.tools.toolset.Toolset.index_library_logic`), so solutions are
+        identified by index as in a real run whose installed library was built from DIR."""
         root = Path(str(config.library_logic))
-        built, _ = logic_index(
-            str(root), config.arch, None if config.custom_kernels is None else str(config.custom_kernels)
-        )
+        built, _ = toolset.index_library_logic(root, config.arch, config.custom_kernels)
         if not any(item.type_key in wanted for item in built.solutions):
             raise StageFailed(
                 f"no solutions for the workload's GEMM types ({', '.join(type_key_text(key) for key in wanted)}) "
@@ -240,16 +169,16 @@ class LibraryStage(TuneStage):
             )
         sources = list(dict.fromkeys(item.source for item in built.solutions))
         catalog = catalog_of(built, sources, None, types=wanted)
-        catalog["identity"]["indices_from"] = f"the {SIMULATED} bench over the build of {root}"
+        catalog["identity"]["indices_from"] = f"the {toolset.label} bench over the build of {root}"
         context.write_json(
             context.path(CATALOG_FILE),
-            {"origin": f"{SIMULATED} library: {root}", "data": config.data_label, "sources": sources, **catalog,
+            {"origin": f"{toolset.label} library: {root}", "data": config.data_label, "sources": sources, **catalog,
              "reference_library": None, "skipped": built.skipped},
         )  # fmt: skip
         count = sum(item.type_key in wanted for item in built.solutions)
         return StageResult(
             summary=f"{count} solution(s) of the workload's types in {len(sources)} logic file(s) from {root} "
-            f"({SIMULATED} library)",
+            f"({toolset.label} library)",
             notes=tuple(f"skipped logic file {item}" for item in built.skipped[:5]),
         )
 
@@ -260,7 +189,7 @@ class LibraryStage(TuneStage):
         """Choose the library every reference run loads (:func:`_reference_library`) and map its
         indices to logic files: by the ``MatchTable.yaml`` of the build when this run built it
         (identity by construction), else by matching its records to tensilekit's build of
-        ``--library-logic`` (:func:`~tensilekit.pipeline.library_index.catalog_of`)."""
+        ``--library-logic`` (:func:`~tensilekit.tools.library_index.catalog_of`)."""
         if config.library_logic is None:
             raise StageFailed("real runs need --library-logic DIR (the logic files hipBLASLt was built from)")
         root = Path(config.library_logic)
@@ -325,41 +254,6 @@ class LibraryStage(TuneStage):
             ),
             notes=tuple(notes),
         )
-
-
-def index_logic_folder(
-    root: Path, arch: str, custom_kernels: CustomKernelConfig | None
-) -> tuple[LogicIndex, dict[str, Any]]:
-    """Every ``arch`` logic file under ``root`` built as TensileCreateLibrary builds them
-    (:func:`~tensilekit.pipeline.library_index.index_logic`; files it cannot build are in
-    ``skipped`` with the reason), and the parsed files by path. ``custom_kernels`` looks up the
-    ``custom.config`` of a custom kernel a file names (None: such files are skipped)."""
-    inputs: list[tuple[str, Any]] = []
-    skipped: list[str] = []
-    for path in sorted(root.rglob("*.yaml")):
-        if not _may_serve(path, arch):
-            continue
-        try:
-            found, dialect = logic_inputs([path])
-        except TensilekitError as error:
-            skipped.append(f"{path}: {error}")
-            continue
-        if dialect == "tensilelite":
-            inputs.extend(found)
-        else:
-            skipped.append(f"{path}: a Tensile (rocBLAS) logic file; hipblaslt-bench runs tensilelite libraries")
-    built = index_logic(inputs, arch, logic_type_key, custom_kernel_config=custom_kernels)
-    return LogicIndex(built.solutions, [*skipped, *built.skipped]), dict(inputs)
-
-
-def _may_serve(path: Path, arch: str) -> bool:
-    """Whether a logic file may be for ``arch`` (cheap: its header names it; the build decides)."""
-    try:
-        with path.open("rb") as stream:
-            head = stream.read(4096)
-    except OSError:
-        return True  # the build reports it
-    return arch.encode() in head or b"fallback" in head
 
 
 class CustomKernelFolder:

@@ -17,11 +17,11 @@ from typing import Any
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.merge import MergePolicy, merge_directories
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.simulate import SIMULATED
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.build import BUILD_FILE
 from tensilekit.pipeline.stages.common import BUILD, FINAL, MERGE, TuneStage, read_json
 from tensilekit.pipeline.stages.final import FINAL_DIR, FINAL_FILE
+from tensilekit.tools.toolset import SIMULATED
 
 MERGED_DIR = "merged"
 MERGE_REPORT = "merge_report.json"

@@ -25,8 +25,6 @@ from typing import Any
 
 from tensilekit.errors import StageFailed
 from tensilekit.pipeline.config import TuneConfig
-from tensilekit.pipeline.costs import estimate_time_us
-from tensilekit.pipeline.library_index import Resolution, resolve
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.baseline import BASELINE_FILE
 from tensilekit.pipeline.stages.common import (
@@ -47,8 +45,11 @@ from tensilekit.pipeline.stages.common import (
     screen_options,
     timed_options,
 )
-from tensilekit.pipeline.stages.library import CATALOG_FILE, problem_type_key, reference_library_dir, type_key_text
+from tensilekit.pipeline.stages.library import CATALOG_FILE, reference_library_dir
+from tensilekit.tools.costs import estimate_time_us
 from tensilekit.tools.hipblaslt_bench import AlgoMethod
+from tensilekit.tools.library_index import Resolution, resolve
+from tensilekit.tools.problem_types import problem_type_key, type_key_text
 
 SEARCH_FILE = "search.json"
 

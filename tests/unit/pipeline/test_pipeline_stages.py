@@ -7,17 +7,17 @@ from pathlib import Path
 import pytest
 
 from tensilekit.model.logic import ProblemType
-from tensilekit.pipeline.library_index import Resolution
 from tensilekit.pipeline.report import GemmReport, summarize
-from tensilekit.pipeline.simulate import library_logic, problem_type_dict
 from tensilekit.pipeline.stages.benchmark import compare
 from tensilekit.pipeline.stages.build import equality_logic
 from tensilekit.pipeline.stages.common import error_ratio, keep_by_share, share_table
 from tensilekit.pipeline.stages.final import full_logic, keep_sizes
-from tensilekit.pipeline.stages.library import logic_type_key, problem_type_key
 from tensilekit.pipeline.stages.postprocess import judge
 from tensilekit.pipeline.stages.report import gemm_status
 from tensilekit.pipeline.stages.search import rank_candidates
+from tensilekit.tools.library_index import Resolution
+from tensilekit.tools.problem_types import logic_type_key, problem_type_dict, problem_type_key
+from tensilekit.tools.simulated.library import library_logic
 from tensilekit.workload.problem import GemmProblem
 
 F8H = "aquavanjaram_Cijk_Ailk_Bljk_F8H_HHS_BH_custom.yaml"
@@ -232,7 +232,7 @@ def test_amds_f8h_logic_serves_the_logged_mixed_fp8_gemm(corpus: Path) -> None:
 
 
 def test_a_solution_keyed_under_another_type_is_not_blamed_on_the_installed_library() -> None:
-    from tensilekit.pipeline.library_index import BuiltSolution, LogicIndex, catalog_of, resolve
+    from tensilekit.tools.library_index import BuiltSolution, LogicIndex, catalog_of, resolve
 
     def built(index: int, key: tuple[str, ...]) -> BuiltSolution:
         return BuiltSolution(index, f"k{index}", f"k{index}", "f.yaml", index, key, f"id{index}")

@@ -12,16 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from tensilekit.pipeline.simulate import SimulatorConfig, kernel_is_broken
-from tensilekit.pipeline.simulate_tensile import SimulatedTensileRunner, problem_from_type, sim_kernel
 from tensilekit.search.configs import global_parameters, problem_type_config
 from tensilekit.search.driver import SharedClient, evaluate_with_driver, load_solution_records, read_driver_results
 from tensilekit.search.ga import SearchProblem, random_kernel
 from tensilekit.search.params import KernelParams, ProblemShape
 from tensilekit.search.profiles import gene_space, profile_for
 from tensilekit.search.pruning import make_context
+from tensilekit.tools.problem_types import problem_from_type
 from tensilekit.tools.profiles import tool_profile
 from tensilekit.tools.runner import CompletedCommand, SubprocessRunner
+from tensilekit.tools.simulated.config import SimulatorConfig
+from tensilekit.tools.simulated.gpu import kernel_is_broken
+from tensilekit.tools.simulated.tensile import SimulatedTensileRunner, sim_kernel
 from tensilekit.tools.tensile_client import collect_tensile_outputs
 
 from .search_factory import BASE, DECODE, SQUARE

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tensilekit.errors import SearchError
-from tensilekit.pipeline.simulate import ARCHS
 from tensilekit.search.params import GENES
 from tensilekit.search.profiles import PROFILES, gene_space, profile_for, space_size
+from tensilekit.tools.costs import ARCHS
 
 
 def test_profiles_cover_the_three_architectures_and_agree_with_the_simulator() -> None:

@@ -2,7 +2,7 @@
 
 :class:`SimulatedTensileRunner` is a :class:`~tensilekit.tools.runner.CommandRunner` that
 answers ``Tensile config.yaml output_dir`` the way the real driver does, from the same GPU
-model as :mod:`tensilekit.pipeline.simulate`: it reads the config, expands its forks into
+model as :mod:`tensilekit.tools.simulated.gpu`: it reads the config, expands its forks into
 solutions (:func:`~tensilekit.search.configs.expand_forks`), rejects the kernels a kernel
 generator would (:data:`~tensilekit.search.pruning.HARDWARE_RULES`), times every solution on
 every size and writes the real outputs -- ``2_BenchmarkData/<ProblemType>_00_CSVWinner.csv``
@@ -11,7 +11,7 @@ every size and writes the real outputs -- ``2_BenchmarkData/<ProblemType>_00_CSV
 ``3_LibraryLogic/<schedule>_<ProblemType>.yaml``. The fake ``tests/fakes/bin/Tensile`` calls
 :func:`run_simulated_driver` too, so subprocess runs and in-process runs agree exactly.
 
-A generated kernel is simulated as a :class:`~tensilekit.pipeline.simulate.SimKernel`
+A generated kernel is simulated as a :class:`~tensilekit.tools.simulated.gpu.SimKernel`
 (:func:`sim_kernel`) whose name is the catalogue's name for the same tile, with a suffix for
 every parameter that differs from the catalogue's defaults: a kernel equal to a catalogue
 kernel gets the catalogue kernel's "quality", so the library's own choice, seeded into the
@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,37 +33,33 @@ import yaml
 from tensilekit.errors import InvalidKernel, ToolFailed
 from tensilekit.io.atomic import write_text_atomic
 from tensilekit.io.logic_io import dump_logic, logic_from_data
-from tensilekit.pipeline.simulate import (
-    SIMULATED,
-    SimKernel,
-    SimulatedGpu,
-    SimulatorConfig,
-    arch_spec,
-    derived_record,
-    kernel_is_broken,
-    problem_type_dict,
-    problem_type_name,
-    supports,
-    type_bytes,
-)
+from tensilekit.model.logic import LogicSolution
 from tensilekit.search.configs import config_sizes, expand_forks
 from tensilekit.search.params import KernelParams
 from tensilekit.search.profiles import profile_for
 from tensilekit.search.pruning import HARDWARE_RULES, is_valid, make_context
+from tensilekit.tools.costs import arch_spec, type_bytes
+from tensilekit.tools.problem_types import (
+    letters_of,
+    problem_from_type,
+    problem_type_dict,
+    problem_type_name,
+    tensile_letters,
+)
 from tensilekit.tools.runner import CompletedCommand, EnvOverrides
-from tensilekit.workload.problem import GemmProblem, compute_type_for_letters
-
-LETTER_TYPES: dict[str, str] = {
-    "H": "f16_r", "B": "bf16_r", "S": "f32_r", "D": "f64_r", "I8": "i8_r", "I": "i32_r", "F8": "f8_r",
-    "B8": "bf8_r", "F8N": "f8_fnuz_r", "B8N": "bf8_fnuz_r",
-}  # fmt: skip
-"""Tensile type letter -> hipBLASLt data type name (the first of ``workload.problem.DATA_TYPES``)."""
-MIXED_LETTER_TYPES: dict[str, tuple[str, str]] = {
-    "F8B8": ("f8_r", "bf8_r"), "B8F8": ("bf8_r", "f8_r"), "F8B8N": ("f8_fnuz_r", "bf8_fnuz_r"),
-    "B8F8N": ("bf8_fnuz_r", "f8_fnuz_r"),
-}  # fmt: skip
-"""Combined input letters (tensilelite's mixed fp8 ``DataType``) -> (A type, B type)."""
-COMPUTE_LETTERS: dict[str, str] = {"S": "c_f32_r", "D": "c_f64_r", "H": "c_f16_r", "I": "c_i32_r"}
+from tensilekit.tools.simulated.config import SIMULATED, SimulatorConfig
+from tensilekit.tools.simulated.gpu import (
+    SimKernel,
+    SimulatedGpu,
+    kernel_catalog,
+    kernel_is_broken,
+    supports,
+    tuned_size_key,
+    type_tag,
+    write_tuned_library,
+)
+from tensilekit.tools.simulated.library import derived_record
+from tensilekit.workload.problem import GemmProblem
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Client CSV header before the solution columns, per driver flavour (ResultFileReporter.cpp
@@ -99,43 +96,6 @@ def min_names(kernels: Sequence[KernelParams], type_name: str) -> list[str]:
             parts.append(f"{key}{'_'.join(map(str, value)) if isinstance(value, tuple) else value}")
         names.append("_".join(parts))
     return names
-
-
-def _letters(value: Any) -> str:
-    if isinstance(value, int):
-        from tensilekit.model.tensile_parameters import DATA_TYPE_BY_CODE
-
-        return DATA_TYPE_BY_CODE[value].char
-    return str(value).upper() if len(str(value)) == 1 else str(value)
-
-
-def problem_from_type(problem_type: Mapping[str, Any], size: Sequence[int]) -> GemmProblem:
-    """The GEMM a config's ``ProblemType`` and one ``Exact`` size describe."""
-    letters = _letters(problem_type.get("DataType", "S"))
-    dest = _letters(problem_type.get("DestDataType", letters))
-    compute = _letters(problem_type.get("ComputeDataType", dest))
-    data_type = LETTER_TYPES.get(letters, "f32_r")
-    b_type = data_type
-    if letters in MIXED_LETTER_TYPES:  # F8B8: A is fp8, B bf8 (Common.py validGEMMTypes)
-        data_type, b_type = MIXED_LETTER_TYPES[letters]
-    compute_type = COMPUTE_LETTERS.get(compute, "c_f32_r")
-    if "DataTypeA" in problem_type or "DataTypeB" in problem_type:  # F8H: DataType H, DataTypeA F8
-        data_type, b_type = (
-            LETTER_TYPES.get(_letters(problem_type.get(key, letters)), data_type) for key in ("DataTypeA", "DataTypeB")
-        )
-        compute_type = compute_type_for_letters(data_type, b_type, compute_type, letters) or compute_type
-    dest_type = LETTER_TYPES.get(dest, data_type)
-    m, n, batch, k = (int(value) for value in size[:4])
-    values: dict[str, Any] = {
-        "m": m, "n": n, "batch": batch, "k": k,
-        "trans_a": "T" if problem_type.get("TransposeA") else "N",
-        "trans_b": "T" if problem_type.get("TransposeB") else "N",
-        "a_type": data_type, "b_type": b_type, "c_type": dest_type, "d_type": dest_type,
-        "compute_type": compute_type,
-    }  # fmt: skip
-    if len(size) >= 8:
-        values.update(ldd=int(size[4]), ldc=int(size[5]), lda=int(size[6]), ldb=int(size[7]))
-    return GemmProblem(**values)
 
 
 _SIM_DEFAULTS = {"stream_k": 0, "wgm_xcc": 1, "prefetch_global_read": 2, "stagger_u": 32}
@@ -177,7 +137,7 @@ def solution_record(
     problem_type: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A tensilelite solution record for a generated kernel (what the driver's outputs hold): the
-    complete record tensilelite's driver writes (:func:`~tensilekit.pipeline.simulate_library.derived_record`,
+    complete record tensilelite's driver writes (:func:`~tensilekit.tools.simulated.library.derived_record`,
     so AMD's TensileCreateLibrary builds a tuned library holding it), or, for a kernel tensilelite
     7d9fb68 cannot derive (gfx950), the keys the model reads. ``problem_type`` is the config's
     (with the library row's epilogue keys, as the real driver's records carry them); default: the
@@ -227,6 +187,24 @@ def tuned_kernel(record: Mapping[str, Any], problem: GemmProblem, arch: str) -> 
     except InvalidKernel:
         return None
     return sim_kernel(params, problem)
+
+
+def write_tuned_winners(directory: Path, arch: str, winners: Sequence[tuple[GemmProblem, str, LogicSolution]]) -> Path:
+    """The simulated tuned library of ``winners`` (problem, solution name, logic-file solution) in
+    ``directory``: what the simulated bench loads where a real one loads TensileCreateLibrary's
+    build. A winner the catalogue does not have (a generated kernel) is described by its record."""
+    table: dict[str, dict[str, str]] = defaultdict(dict)
+    generated: dict[str, SimKernel] = {}
+    for problem, name, solution in winners:
+        table[type_tag(problem)][tuned_size_key(problem)] = name
+        if name not in {kernel.name for kernel in kernel_catalog(arch, problem)}:
+            kernel = tuned_kernel(solution.raw(), problem, arch)
+            if kernel is not None:
+                generated[name] = kernel
+    write_tuned_library(
+        directory, arch, {tag: dict(sorted(sizes.items())) for tag, sizes in sorted(table.items())}, generated
+    )
+    return directory
 
 
 def _csv_text(rows: list[list[Any]], names: list[str], flavour: str) -> str:
@@ -279,7 +257,7 @@ def run_simulated_driver(
             if not problems:
                 continue
             type_name = problem_type_name(problems[0])
-            letters = _letters(problem_type.get("DataType", "S"))
+            letters = tensile_letters(problem_type.get("DataType", "S"))
             if letters == "S" and str(problem_type.get("F32XdlMathOp", "S")) == "X":
                 letters = "X"  # xf32: the X instructions (F32XdlMathOp)
             flavour = driver_flavour(benchmark)
@@ -438,24 +416,13 @@ class SimulatedTensileRunner:
         return CompletedCommand(args, status, stdout, "", duration=wall, cwd=None if cwd is None else str(cwd))
 
 
-def letters_of(problem: GemmProblem) -> str:
-    """The Tensile letters of the type a problem's MFMA reads (``B`` for bf16, ``H`` for f8 x f16
-    with ``c_f32_fast_f16_r``: :func:`~tensilekit.workload.problem.compute_input_letters`)."""
-    from tensilekit.workload.problem import compute_input_letters
-
-    return compute_input_letters(problem.a_type, problem.b_type, problem.compute_type)
-
-
 __all__ = [
-    "COMPUTE_LETTERS",
-    "LETTER_TYPES",
     "SimulatedTensileRunner",
     "driver_flavour",
-    "letters_of",
     "min_names",
-    "problem_from_type",
     "run_simulated_driver",
     "sim_kernel",
     "solution_record",
     "tuned_kernel",
+    "write_tuned_winners",
 ]

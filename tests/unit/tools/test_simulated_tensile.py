@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tensilekit.pipeline.simulate import (
-    SimulatedBenchRunner,
-    SimulatorConfig,
-    arch_spec,
-    heuristic_kernel,
-    kernel_catalog,
-    kernel_time_us,
-    problem_type_dict,
-    solution_dict,
-    supports,
-    write_tuned_library,
-)
-from tensilekit.pipeline.simulate_tensile import problem_from_type, sim_kernel, tuned_kernel
 from tensilekit.search.configs import problem_type_config
 from tensilekit.search.params import KernelParams
 from tensilekit.search.profiles import profile_for
+from tensilekit.tools.costs import arch_spec
 from tensilekit.tools.hipblaslt_bench import BenchOptions, run_bench
+from tensilekit.tools.problem_types import problem_from_type, problem_type_dict
+from tensilekit.tools.simulated.bench import SimulatedBenchRunner
+from tensilekit.tools.simulated.config import SimulatorConfig
+from tensilekit.tools.simulated.gpu import (
+    heuristic_kernel,
+    kernel_catalog,
+    kernel_time_us,
+    supports,
+    write_tuned_library,
+)
+from tensilekit.tools.simulated.library import solution_dict
+from tensilekit.tools.simulated.tensile import sim_kernel, tuned_kernel
 from tensilekit.workload.problem import GemmProblem
 
 DECODE = GemmProblem(m=6144, n=8, k=4096, trans_a="T", trans_b="N", a_type="bf16_r", compute_type="c_f32_r")

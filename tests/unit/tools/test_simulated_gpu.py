@@ -9,23 +9,20 @@ import pytest
 
 from tensilekit.errors import PipelineError, ToolFailed, ToolNotFound
 from tensilekit.model.checks import check_logic
-from tensilekit.pipeline.simulate import (
-    ARCHS,
-    SIMULATED,
-    SimulatedBenchRunner,
+from tensilekit.tools.costs import ARCHS, arch_spec, estimate_time_us
+from tensilekit.tools.hipblaslt_bench import AlgoMethod, BenchOptions, library_env, run_bench
+from tensilekit.tools.simulated.bench import SimulatedBenchRunner
+from tensilekit.tools.simulated.config import SIMULATED, SimulatorConfig
+from tensilekit.tools.simulated.gpu import (
     SimulatedGpu,
-    SimulatorConfig,
-    arch_spec,
-    estimate_time_us,
     heuristic_kernel,
     kernel_catalog,
     kernel_time_us,
-    library_logic,
     norm_error,
     supports,
     write_tuned_library,
 )
-from tensilekit.tools.hipblaslt_bench import AlgoMethod, BenchOptions, library_env, run_bench
+from tensilekit.tools.simulated.library import library_logic
 from tensilekit.workload.problem import GemmProblem
 
 SKINNY = GemmProblem(m=28672, n=8, k=4096, trans_a="T", a_type="bf16_r")
@@ -177,9 +174,10 @@ def test_cost_estimates_do_not_depend_on_the_simulator() -> None:
     import subprocess
     import sys
 
-    code = "import sys, tensilekit.pipeline.costs; print('tensilekit.pipeline.simulate' in sys.modules)"
+    code = "import sys, tensilekit.tools.costs; print('tensilekit.tools.simulated.gpu' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
-    from tensilekit.pipeline import costs, simulate
+    from tensilekit.tools import costs
+    from tensilekit.tools.simulated import gpu
 
-    assert simulate.estimate_time_us is costs.estimate_time_us and simulate.ArchSpec is costs.ArchSpec
+    assert gpu.arch_spec is costs.arch_spec and gpu.ArchSpec is costs.ArchSpec

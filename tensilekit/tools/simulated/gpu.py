@@ -1,18 +1,21 @@
 """A deterministic SIMULATED GPU that stands in for hipblaslt-bench and hipBLASLt's library.
 
-Nothing here touches a GPU. Parts: this module (architectures' model, kernel catalogue, timing,
-errors, :class:`SimulatedGpu`), :mod:`~tensilekit.pipeline.simulate_bench` (the bench runner),
-:mod:`~tensilekit.pipeline.simulate_library` (the library's logic files) and
-:mod:`~tensilekit.pipeline.simulate_tensile` (the Tensile driver); scheduling cost estimates are
-:mod:`~tensilekit.pipeline.costs`, which the real pipeline uses without the simulator. ``tensilekit tune --simulate`` replaces the real tools with
-:class:`SimulatedBenchRunner`, a :class:`~tensilekit.tools.runner.CommandRunner` that answers
-``hipblaslt-bench`` command lines with output in the real format, so the whole pipeline (argv
-building, output parsing, library switching through ``HIPBLASLT_TENSILE_LIBPATH``) runs
-unchanged. Every output it produces says SIMULATED.
+Nothing here touches a GPU. Parts: this module (the GPU model, kernel catalogue, timing, errors,
+:class:`SimulatedGpu`, the tuned library's table and the library built from ``--library-logic``),
+:mod:`~tensilekit.tools.simulated.bench` (the bench runner),
+:mod:`~tensilekit.tools.simulated.library` (the library's logic files) and
+:mod:`~tensilekit.tools.simulated.tensile` (the Tensile driver); the published figures it builds
+on are :mod:`~tensilekit.tools.costs`, which the real pipeline uses without the simulator.
+``tensilekit tune --simulate`` replaces the real tools with these
+(:func:`~tensilekit.tools.toolset.toolset_for`): :class:`~tensilekit.tools.simulated.bench.SimulatedBenchRunner`
+is a :class:`~tensilekit.tools.runner.CommandRunner` that answers ``hipblaslt-bench`` command
+lines with output in the real format, so the whole pipeline (argv building, output parsing,
+library switching through ``HIPBLASLT_TENSILE_LIBPATH``) runs unchanged. Every output it
+produces says SIMULATED.
 
 Model
 -----
-* **Architectures** (:data:`ARCHS`): CU count, clock, dense matrix peak per input type and HBM
+* **Architectures** (:data:`~tensilekit.tools.costs.ARCHS`): CU count, clock, dense matrix peak per input type and HBM
   bandwidth of gfx90a (MI250X, one GCD), gfx942 (MI300X) and gfx950 (MI355X), from AMD's
   published figures.
 * **Kernel catalogue** (:func:`kernel_catalog`): per architecture and GEMM type, 43 kernels
@@ -22,7 +25,7 @@ Model
 * **Time** (:func:`kernel_time_us`): waves of output tiles over the CUs, per-tile MFMA time at
   a tile-size- and MFMA-dependent efficiency, against the memory time of A/B (re)reads, C/D and
   split-K partials; the larger wins, plus launch overhead and the split-K reduction.
-* **Generated kernels** (tensilekit's kernel search, :mod:`tensilekit.pipeline.simulate_tensile`)
+* **Generated kernels** (tensilekit's kernel search, :mod:`tensilekit.tools.simulated.tensile`)
   are :class:`SimKernel` values too; the parameters only they vary add small terms: stream-K
   spreads the last wave's tiles over every CU (5 % fix-up, 1.5 us), vectors narrower than 16
   bytes and StaggerU 0 on long K cost memory time, PrefetchGlobalRead 1 costs 4 % compute. At
@@ -46,15 +49,16 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from tensilekit.pipeline.costs import ARCHS, ArchSpec, arch_spec, estimate_time_us, input_letters, type_bytes
+from tensilekit.tools.costs import ArchSpec, arch_spec, input_letters, type_bytes
+from tensilekit.tools.problem_types import TYPE_NAMES_BY_CODE, problem_type_key, problem_type_name
+from tensilekit.tools.simulated.config import SIMULATED, SIMULATOR_VERSION, SimulatorConfig
 from tensilekit.workload.problem import GemmProblem
 
-SIMULATED = "SIMULATED"
-SIMULATOR_VERSION = "tensilekit-gpu-simulator/1"
+if TYPE_CHECKING:
+    from tensilekit.tools.library_index import LogicIndex
+
 TUNED_LIBRARY_FILE = "SIMULATED_library.json"
 """What a simulated tuned-library build writes; the simulated bench reads it via the libpath."""
 
@@ -123,22 +127,6 @@ def _mfma(arch: ArchSpec, element_bytes: int, large: bool) -> tuple[int, int, in
     k_scale = 2 if arch.name == "gfx950" and element_bytes <= 2 else 1
     base_k = {1: 16, 2: 8, 4: 2, 8: 4}.get(element_bytes, 8) * k_scale
     return (32, 32, base_k, 1) if large else (16, 16, base_k * 2, 1)
-
-
-def problem_type_name(problem: GemmProblem) -> str:
-    """Tensile's problem-type name for a plain GEMM, e.g. ``Cijk_Alik_Bljk_BBS_BH``; A and B of
-    their own types lead the types as tensilelite names them (``Cijk_Ailk_Bljk_F8H_HHS_BH``,
-    SolutionStructs.py:484-487 @7d9fb68)."""
-    from tensilekit.workload.problem import compute_input_letters, input_type_letters, tensile_type_letters
-
-    index_a = "Alik" if problem.trans_a == "T" else "Ailk"
-    index_b = "Bjlk" if problem.trans_b == "T" else "Bljk"
-    types = problem.gemm_type.split("_", 1)[0]
-    data = compute_input_letters(problem.a_type, problem.b_type, problem.compute_type)
-    if data != input_type_letters(problem.a_type, problem.b_type):
-        inputs = tensile_type_letters(problem.a_type) + tensile_type_letters(problem.b_type)
-        types = f"{inputs}_{data}{types.removeprefix(inputs)}"
-    return f"Cijk_{index_a}_{index_b}_{types}_BH"
 
 
 def _type_tag(problem: GemmProblem) -> str:
@@ -250,32 +238,6 @@ def problem_key(problem: GemmProblem) -> str:
 # The simulated GPU and its hipblaslt-bench
 
 
-class SimulatorConfig(BaseModel):
-    """How the simulated GPU behaves. ``time_scale`` and ``startup_s`` only cost wall time.
-
-    Args:
-        arch: gfx90a, gfx942 or gfx950.
-        seed: seeds the measurement noise.
-        time_scale: wall seconds slept per simulated GPU second (0 = answer at once); used to
-            give the scheduler something to schedule in benchmarks and kill tests.
-        startup_s: wall seconds slept per simulated process start.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    arch: str
-    seed: int = 0
-    time_scale: float = Field(default=0.0, ge=0.0)
-    startup_s: float = Field(default=0.0, ge=0.0)
-    screen_noise: float = 0.03
-    accurate_noise: float = 0.01
-    library_logic: str | None = None
-    """``--library-logic DIR``: the simulated library is those logic files (their records, the
-    indices and names tensilekit's build of DIR gives them) instead of the built-in catalogue."""
-    custom_kernels: str | None = None
-    """``--custom-kernels``: the custom kernels' configs the build of ``library_logic`` needs."""
-
-
 class SimulatedGpu:
     """The model of one GPU type: catalogue, reference choice, measurements, errors."""
 
@@ -370,51 +332,96 @@ def type_tag(problem: GemmProblem) -> str:
     return _type_tag(problem)
 
 
-# The bench runner and the library files are parts of the simulator, in their own modules.
-from tensilekit.pipeline.simulate_bench import SimulatedBenchRunner  # noqa: E402
-from tensilekit.pipeline.simulate_library import (  # noqa: E402
-    COMPUTE_TYPE_CODES,
-    TENSILELITE_TYPE_CODES,
-    derived_record,
-    library_logic,
-    logic_catalog,
-    logic_index,
-    problem_type_dict,
-    solution_dict,
-)
+# ---------------------------------------------------------------------------------------------
+# The simulated library built from --library-logic DIR
+
+
+def _stamp(folder: str) -> tuple[tuple[str, int, int], ...]:
+    stamps = []
+    for path in sorted(Path(folder).rglob("*.yaml")):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        stamps.append((str(path), stat.st_size, stat.st_mtime_ns))
+    return tuple(stamps)
+
+
+def logic_index(folder: str, arch: str, custom_kernels: str | None) -> tuple[LogicIndex, dict[str, Any]]:
+    """DIR built as stage ``library`` builds ``--library-logic`` (TensileCreateLibrary's order,
+    indices and names: :func:`~tensilekit.tools.library_index.index_logic`), and each logic
+    file's data. The SIMULATED bench prints these indices and names, so simulated runs identify
+    solutions by index exactly as real ones do. Cached per process while DIR's files are unchanged."""
+    return _logic_index(folder, arch, custom_kernels, _stamp(folder))
+
+
+@functools.lru_cache(maxsize=8)
+def _logic_index(
+    folder: str, arch: str, custom_kernels: str | None, stamp: tuple[tuple[str, int, int], ...]
+) -> tuple[LogicIndex, dict[str, Any]]:
+    from tensilekit.io.custom_kernels import custom_kernel_reader
+    from tensilekit.tools.library_index import index_logic_folder
+
+    return index_logic_folder(Path(folder), arch, custom_kernel_reader(custom_kernels) if custom_kernels else None)
+
+
+def _logic_kernel(index: int, name: str, record: Mapping[str, Any], element: int) -> SimKernel:
+    """The simulated kernel of a logic-file record: the parameters the model reads, from the record."""
+
+    def number(key: str, default: int) -> int:
+        value = record.get(key)
+        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+    mi = [int(value) for value in (record.get("MatrixInstruction") or [16, 16, 16, 1])[:4]]
+    work_group = record.get("WorkGroup") or [64, 1, 1]
+    threads = int(work_group[0]) * int(work_group[1]) * (int(work_group[2]) if len(work_group) > 2 else 1)
+    widths = [number(key, 0) for key in ("GlobalReadVectorWidthA", "GlobalReadVectorWidthB")]
+    return SimKernel(
+        index=index, name=name, mt0=number("MacroTile0", 64), mt1=number("MacroTile1", 64),
+        depth_u=number("DepthU", 32), gsu=max(1, number("GlobalSplitU", 1)),
+        mi=(mi[0], mi[1], mi[2], mi[3]) if len(mi) == 4 else (16, 16, 16, 1),
+        work_group=(64, max(1, threads // 64), 1), wgm=max(1, abs(number("WorkGroupMapping", 8))),
+        stream_k=number("StreamK", 0), vector_bytes=min(widths) * element if min(widths) > 0 else 16,
+        prefetch=number("PrefetchGlobalRead", 2), stagger_u=number("StaggerU", 32),
+    )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=8)
+def _logic_catalogs(
+    folder: str, arch: str, custom_kernels: str | None, stamp: tuple[tuple[str, int, int], ...]
+) -> dict[tuple[str, ...] | None, tuple[SimKernel, ...]]:
+    built, data = _logic_index(folder, arch, custom_kernels, stamp)
+    kernels: dict[tuple[str, ...] | None, list[SimKernel]] = {}
+    for solution in built.solutions:
+        record = data[solution.source][5][solution.position]
+        element = type_bytes(TYPE_NAMES_BY_CODE.get(data[solution.source][4].get("DataType", 0), "f32_r"))
+        kernels.setdefault(solution.type_key, []).append(_logic_kernel(solution.index, solution.name, record, element))
+    return {key: tuple(items) for key, items in kernels.items()}
+
+
+def logic_catalog(folder: str, arch: str, custom_kernels: str | None, problem: GemmProblem) -> tuple[SimKernel, ...]:
+    """The simulated library's kernels for ``problem``'s GEMM type when it is ``--library-logic DIR``:
+    one per built solution of that type, with the build's index and name and the record's parameters."""
+    return _logic_catalogs(folder, arch, custom_kernels, _stamp(folder)).get(problem_type_key(problem), ())
+
 
 __all__ = [
-    "ARCHS",
-    "COMPUTE_TYPE_CODES",
-    "SIMULATED",
-    "SIMULATOR_VERSION",
-    "TENSILELITE_TYPE_CODES",
     "TUNED_LIBRARY_FILE",
-    "ArchSpec",
     "SimKernel",
-    "SimulatedBenchRunner",
     "SimulatedGpu",
-    "SimulatorConfig",
-    "arch_spec",
-    "derived_record",
-    "estimate_time_us",
     "heuristic_kernel",
     "kernel_catalog",
     "kernel_is_broken",
     "kernel_quality",
     "kernel_time_us",
-    "library_logic",
     "logic_catalog",
     "logic_index",
     "norm_error",
-    "problem_type_dict",
-    "problem_type_name",
+    "problem_key",
     "sim_kernel_from_spec",
     "sim_kernel_spec",
-    "solution_dict",
     "supports",
     "tuned_size_key",
-    "type_bytes",
     "type_tag",
     "write_tuned_library",
 ]

@@ -2,7 +2,7 @@
 
 :class:`SimulatedBenchRunner` is the :class:`~tensilekit.tools.runner.CommandRunner` that
 ``--simulate`` puts where the real bench would run; it times problems with the GPU model of
-:mod:`tensilekit.pipeline.simulate` (part of that module's public names).
+:mod:`tensilekit.tools.simulated.gpu`; :class:`~tensilekit.tools.toolset.SimulatedTools` hands it out.
 """
 
 from __future__ import annotations
@@ -14,22 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from tensilekit.errors import ToolFailed, ToolNotFound
-from tensilekit.pipeline.simulate import (
-    SIMULATED,
-    SIMULATOR_VERSION,
+from tensilekit.tools.costs import type_bytes
+from tensilekit.tools.hipblaslt_bench import LIBRARY_PATH_ENV
+from tensilekit.tools.runner import CompletedCommand, EnvOverrides
+from tensilekit.tools.simulated.config import SIMULATED, SIMULATOR_VERSION, SimulatorConfig
+from tensilekit.tools.simulated.gpu import (
     TUNED_LIBRARY_FILE,
     SimKernel,
     SimulatedGpu,
-    SimulatorConfig,
     _tuned_data,
     kernel_time_us,
     supports,
     tuned_size_key,
-    type_bytes,
     type_tag,
 )
-from tensilekit.tools.hipblaslt_bench import LIBRARY_PATH_ENV
-from tensilekit.tools.runner import CompletedCommand, EnvOverrides
 from tensilekit.workload.hipblaslt_log import parse_bench_line
 from tensilekit.workload.problem import GemmProblem, compute_type_for_bench
 

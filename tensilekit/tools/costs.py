@@ -1,9 +1,9 @@
 """Scheduling cost estimates: how long a GEMM should take on a GPU, from published figures only.
 
-The real pipeline needs these to order and weigh jobs (longest first, estimated time shares) --
-with or without the simulator. They live here so the real path does not depend on
-:mod:`tensilekit.pipeline.simulate`; the simulator builds its GPU model on the same figures
-(:class:`ArchSpec`), not the other way round.
+The tuning stages need these to order and weigh jobs (longest first, estimated time shares) --
+with AMD's tools or the simulated ones. They live here, beside the tools, so the real path does
+not depend on :mod:`tensilekit.tools.simulated`; the simulator builds its GPU model on the same
+figures (:class:`ArchSpec`), not the other way round.
 """
 
 from __future__ import annotations

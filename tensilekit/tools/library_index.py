@@ -29,10 +29,15 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tensilekit.errors import TensilekitError
 from tensilekit.model.identity import RENUMBERED_FIELDS, solution_identity
+from tensilekit.tools.problem_types import logic_type_key
+
+if TYPE_CHECKING:
+    from tensilekit.model.derive_tensilelite import CustomKernelConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -296,6 +301,43 @@ def resolve(catalog: Mapping[str, Any], type_text: str, name: str | None, index:
     return Resolution(None, "not in the library built from --library-logic")
 
 
+def index_logic_folder(
+    root: Path, arch: str, custom_kernels: CustomKernelConfig | None
+) -> tuple[LogicIndex, dict[str, Any]]:
+    """Every ``arch`` logic file under ``root`` built as TensileCreateLibrary builds them
+    (:func:`~tensilekit.tools.library_index.index_logic`; files it cannot build are in
+    ``skipped`` with the reason), and the parsed files by path. ``custom_kernels`` looks up the
+    ``custom.config`` of a custom kernel a file names (None: such files are skipped)."""
+    from tensilekit.api import logic_inputs  # the front door's reader of logic files and folders
+
+    inputs: list[tuple[str, Any]] = []
+    skipped: list[str] = []
+    for path in sorted(root.rglob("*.yaml")):
+        if not _may_serve(path, arch):
+            continue
+        try:
+            found, dialect = logic_inputs([path])
+        except TensilekitError as error:
+            skipped.append(f"{path}: {error}")
+            continue
+        if dialect == "tensilelite":
+            inputs.extend(found)
+        else:
+            skipped.append(f"{path}: a Tensile (rocBLAS) logic file; hipblaslt-bench runs tensilelite libraries")
+    built = index_logic(inputs, arch, logic_type_key, custom_kernel_config=custom_kernels)
+    return LogicIndex(built.solutions, [*skipped, *built.skipped]), dict(inputs)
+
+
+def _may_serve(path: Path, arch: str) -> bool:
+    """Whether a logic file may be for ``arch`` (cheap: its header names it; the build decides)."""
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(4096)
+    except OSError:
+        return True  # the build reports it
+    return arch.encode() in head or b"fallback" in head
+
+
 __all__ = [
     "RENUMBERED_FIELDS",
     "BuiltSolution",
@@ -305,5 +347,6 @@ __all__ = [
     "index_build",
     "index_installed",
     "index_logic",
+    "index_logic_folder",
     "resolve",
 ]
