@@ -41,11 +41,12 @@ from tensilekit.selection.problem import (
     parse_type_spec,
 )
 from tensilekit.selection.runtime import (
-    HIPBLASLT,
     HIPBLASLT_DEFAULT_WORKSPACE,
+    HipblasltRuntime,
     Runtime,
     TopSolutions,
     runtime_named,
+    with_hipblaslt_version,
 )
 from tensilekit.selection.walk import ReferenceSelector, Selection
 
@@ -292,7 +293,7 @@ class Library:
         """
         spec = parse_type_spec(type)
         workspace = self.workspace_size if isinstance(workspace_size, _Default) else workspace_size
-        if self.runtime is HIPBLASLT:
+        if isinstance(self.runtime, HipblasltRuntime):
             from tensilekit.selection.hipblaslt import hipblaslt_problem
 
             compute = compute_type or _HIPBLASLT_COMPUTE.get(spec.compute.value)

@@ -51,6 +51,15 @@ from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
 from tensilekit.predicates.evaluate import lite_required_workspace
 from tensilekit.selection.answer import Candidate, Selection
+from tensilekit.selection.distance import DistanceFunction, grid_based_distance, grid_based_distance_absolute_k
+from tensilekit.selection.hipblaslt_versions import (
+    DEFAULT_HIPBLASLT_VERSION,
+    HIPBLASLT_VERSIONS,
+    HipblasltVersion,
+    hipblaslt_version_named,
+    version_of_rows,
+    version_of_solutions,
+)
 from tensilekit.selection.problem import (
     ContractionProblem,
     GemmProblem,
@@ -151,6 +160,18 @@ class Runtime:
 
         return keys
 
+    @property
+    def grid_batch_first(self) -> bool:
+        """Whether ``GridBased`` tables are walked by (M, N, batch) cells, batch folded only after
+        (:mod:`tensilekit.selection.grid_batch_walk`), instead of by (M, N) cells with the key of
+        :meth:`grid_key`."""
+        return False
+
+    @property
+    def grid_distance(self) -> DistanceFunction:
+        """The ``GridBased`` distance this runtime computes."""
+        return grid_based_distance
+
     def top(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware, count: int
     ) -> TopSolutions:
@@ -237,10 +258,15 @@ class TensileRuntime(Runtime):
 
 
 class HipblasltRuntime(Runtime):
-    """hipBLASLt's tensilelite (7d9fb683): the heuristic path of ``rocblaslt_algo_get_heuristic``."""
+    """hipBLASLt's tensilelite: the heuristic path of ``rocblaslt_algo_get_heuristic``, with the
+    rules of one hipBLASLt ``version`` (:mod:`tensilekit.selection.hipblaslt_versions`)."""
 
     name = "hipblaslt"
     default_workspace_size = HIPBLASLT_DEFAULT_WORKSPACE
+
+    def __init__(self, version: HipblasltVersion = DEFAULT_HIPBLASLT_VERSION) -> None:
+        self.version = version
+        """The hipBLASLt version whose rules this runtime follows."""
 
     def table_order(self, keys: Sequence[tuple[int, ...]], speeds: Sequence[float]) -> list[int]:
         # hipBLASLt 7d9fb683 tensilelite/Tensile/Source/lib/include/Tensile/Serialization/
@@ -274,7 +300,8 @@ class HipblasltRuntime(Runtime):
     def grid_key(self, key: tuple[int, ...]) -> tuple[int, ...]:
         # PropertyMatching.hpp findBestKeyMatch_GridBased (hipBLASLt 7d9fb683), unless
         # TENSILE_GRIDBASED_BATCH_EXP is set: batch folds into the larger of M and N, then 1.
-        if len(key) < 4 or key[2] == 1:
+        # (0.12.1 folds inside its walk, only after the batch lookup: grid_batch_first.)
+        if len(key) < 4 or key[2] == 1 or self.version.grid_batch_first:
             return key
         m, n, batch = key[0], key[1], key[2]
         if m > n:
@@ -286,7 +313,7 @@ class HipblasltRuntime(Runtime):
     def grid_keys(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         import numpy as np
 
-        if keys.shape[1] < 4:
+        if keys.shape[1] < 4 or self.version.grid_batch_first:
             return keys
         folded = keys.copy()
         batch = keys[:, 2]
@@ -356,10 +383,44 @@ class HipblasltRuntime(Runtime):
                 return attempt, candidates
         return tried[-1], []
 
+    @property
+    def grid_batch_first(self) -> bool:
+        return self.version.grid_batch_first
+
+    @property
+    def grid_distance(self) -> DistanceFunction:
+        return grid_based_distance if self.version.grid_k_ratio else grid_based_distance_absolute_k
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.version.name!r})"
+
 
 TENSILE = TensileRuntime()
-HIPBLASLT = HipblasltRuntime()
+HIPBLASLT_RUNTIMES: dict[str, HipblasltRuntime] = {
+    version.name: HipblasltRuntime(version) for version in HIPBLASLT_VERSIONS.values()
+}
+"""One hipBLASLt runtime per version (:data:`~tensilekit.selection.hipblaslt_versions.HIPBLASLT_VERSIONS`)."""
+HIPBLASLT = HIPBLASLT_RUNTIMES[DEFAULT_HIPBLASLT_VERSION.name]
+"""hipBLASLt 7d9fb683's runtime (what ``"hipblaslt"`` names)."""
 _BY_NAME: dict[str, Runtime] = {TENSILE.name: TENSILE, HIPBLASLT.name: HIPBLASLT}
+
+
+def hipblaslt_runtime(version: str | HipblasltVersion) -> HipblasltRuntime:
+    """The hipBLASLt runtime of ``version`` (``"7d9fb683"``, ``"0.12.1"``).
+
+    Raises SelectionError for an unknown version, TypeError for something that is no str."""
+    return HIPBLASLT_RUNTIMES[hipblaslt_version_named(version).name]
+
+
+def with_hipblaslt_version(runtime: Runtime, version: str | HipblasltVersion | None) -> Runtime:
+    """``runtime`` with its hipBLASLt version replaced by ``version`` (None: as it is).
+
+    Raises SelectionError when ``runtime`` is Tensile's (it has no hipBLASLt version)."""
+    if version is None:
+        return runtime
+    if not isinstance(runtime, HipblasltRuntime):
+        raise SelectionError(f"a hipBLASLt version ({version}) applies to the hipBLASLt runtime, not to {runtime.name}")
+    return hipblaslt_runtime(version)
 
 
 def runtime_named(name: str | Runtime) -> Runtime:
@@ -394,7 +455,8 @@ def _five_types(predicate: Any) -> bool:
 
 
 def detect_runtime(library: MasterLibrary | Sequence[MasterSolution]) -> Runtime:
-    """The runtime a master was written for: hipBLASLt when its solutions are tensilelite's.
+    """The runtime a master was written for: hipBLASLt when its solutions are tensilelite's, of
+    the version its fields show (:mod:`~tensilekit.selection.hipblaslt_versions`).
 
     A lazy master without solutions of its own is tensilelite's when its problem rows test five
     types (``TypesEqual`` with the compute input type). Raises TypeError for another argument."""
@@ -404,17 +466,20 @@ def detect_runtime(library: MasterLibrary | Sequence[MasterSolution]) -> Runtime
         raise TypeError(f"detect_runtime(): library must be MasterLibrary, not {type(library).__name__}")
     solutions = library.solutions if isinstance(library, MasterLibrary) else library
     for solution in solutions:
-        return HIPBLASLT if is_tensilelite_solution(solution) else TENSILE
+        if not is_tensilelite_solution(solution):
+            return TENSILE
+        return hipblaslt_runtime(version_of_solutions(solutions) or DEFAULT_HIPBLASLT_VERSION)
     if isinstance(library, MasterLibrary):
-        for _, node in library.iter_nodes():
-            if any(_five_types(row.predicate) for row in getattr(node, "rows", None) or []):
-                return HIPBLASLT
+        rows = [row.predicate for _, node in library.iter_nodes() for row in getattr(node, "rows", None) or []]
+        if any(_five_types(predicate) for predicate in rows):
+            return hipblaslt_runtime(version_of_rows(rows))
     return TENSILE
 
 
 __all__ = [
     "HIPBLASLT",
     "HIPBLASLT_DEFAULT_WORKSPACE",
+    "HIPBLASLT_RUNTIMES",
     "RUNTIME_NAMES",
     "TENSILE",
     "HipblasltRuntime",
@@ -422,6 +487,8 @@ __all__ = [
     "TensileRuntime",
     "TopSolutions",
     "detect_runtime",
+    "hipblaslt_runtime",
     "is_tensilelite_solution",
     "runtime_named",
+    "with_hipblaslt_version",
 ]
