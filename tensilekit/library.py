@@ -45,8 +45,8 @@ from tensilekit.selection.runtime import (
     HipblasltRuntime,
     Runtime,
     TopSolutions,
+    resolve_runtime,
     runtime_named,
-    with_hipblaslt_version,
 )
 from tensilekit.selection.walk import ReferenceSelector, Selection
 
@@ -792,7 +792,7 @@ def open_library(
     path: str | Path | None = None, *, arch: str | None = None, cu_count: int | None = None,
     is_apu: bool = False, pci_chip_id: int | None = None, runtime: str | Runtime | None = None,
     workspace_size: int | None | _Default = DEFAULT, subtree: str | None = None,
-    asic_revision: int | None = None,
+    asic_revision: int | None = None, hipblaslt_version: str | None = None,
 ) -> Library:  # fmt: skip
     """Open a library for selection.
 
@@ -804,6 +804,9 @@ def open_library(
         arch, cu_count, is_apu, pci_chip_id: the default device (``arch`` defaults to the
             library's only processor; without one, every question must name its device).
         runtime: ``"tensile"`` or ``"hipblaslt"`` (default: detected from the library).
+        hipblaslt_version: the hipBLASLt runtime to answer as, ``"7d9fb683"`` or ``"0.12.1"``
+            (default: what the library shows: a master with 0.12.1's fields, such as
+            ``SwizzleTensorA``, is 0.12.1's, any other 7d9fb683's); hipBLASLt libraries only.
         workspace_size: bytes the caller allows (default: hipBLASLt 128 MiB, as hipblaslt-bench's
             ``max_workspace_size``; Tensile unlimited; None: unlimited).
         subtree, asic_revision: an installed library's silicon-revision tree.
@@ -826,10 +829,14 @@ def open_library(
     require(runtime, (str, Runtime), "runtime", "open_library", optional=True)
     require(subtree, str, "subtree", "open_library", optional=True)
     require(asic_revision, int, "asic_revision", "open_library", optional=True)
+    require(hipblaslt_version, str, "hipblaslt_version", "open_library", optional=True)
     if not isinstance(workspace_size, _Default):
         require(workspace_size, int, "workspace_size", "open_library", optional=True)
     master, loader = load_for_selection(path, subtree=subtree, asic_revision=asic_revision)
-    chosen = runtime_named(runtime) if runtime is not None else library_runtime(master, loader)
+    try:
+        chosen = resolve_runtime(runtime, hipblaslt_version, lambda: library_runtime(master, loader))
+    except SelectionError as error:
+        raise SelectionError(error.message, Location(file=str(path))) from None
     return library_of(
         master, loader, chosen, path=path, arch=arch, cu_count=cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id,
         workspace_size=workspace_size,

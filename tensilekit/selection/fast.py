@@ -61,7 +61,7 @@ from tensilekit.selection.kernels import (
     guarded_bitmask_of,
 )
 from tensilekit.selection.problem import ContractionProblem, Hardware
-from tensilekit.selection.runtime import Runtime, detect_runtime, runtime_named
+from tensilekit.selection.runtime import Runtime, detect_runtime, resolve_runtime
 from tensilekit.selection.scan import DBL_MAX, Band, Usable, have_kdtree, nearest_many, nearest_one, scan_one
 from tensilekit.selection.walk import Loader, ReferenceSelector, Route, row_label
 
@@ -1145,7 +1145,7 @@ class CompiledLibrary:
     ) -> None:
         self.library = library
         self.use_tree = have_kdtree() if use_tree is None else use_tree
-        self.runtime: Runtime = detect_runtime(library) if runtime is None else runtime_named(runtime)
+        self.runtime: Runtime = resolve_runtime(runtime, None, lambda: detect_runtime(library))
         """The runtime whose rules the answers follow (detected from the master by default)."""
         self.reference = ReferenceSelector(library, loader, self.runtime)
         self.atoms = AtomTable()

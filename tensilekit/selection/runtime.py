@@ -42,7 +42,7 @@ GSU]``, ``GlobalSplitUCheckMinK`` int vs ``[minK, GSU]``) are told apart by thei
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tensilekit.errors import SelectionError
@@ -109,6 +109,8 @@ class Runtime:
     """The rules one runtime applies on top of the shared library walk (see the module docstring)."""
 
     name: ClassVar[str] = ""
+    label: str = ""
+    """How ``info`` and the docs name the runtime (with its version where it has one)."""
     default_workspace_size: ClassVar[int | None] = None
     """Workspace bytes a problem allows when the caller does not say (None: unlimited)."""
 
@@ -203,6 +205,7 @@ class TensileRuntime(Runtime):
     """rocBLAS's Tensile: ``findBestSolution``; ``--top`` re-selects with the winners excluded."""
 
     name = "tensile"
+    label = "Tensile (rocBLAS)"
 
     def table_order(self, keys: Sequence[tuple[int, ...]], speeds: Sequence[float]) -> list[int]:
         # Tensile 09ec347 / a164ed70 Source/lib/include/Tensile/Serialization/MatchingLibrary.hpp,
@@ -267,6 +270,7 @@ class HipblasltRuntime(Runtime):
     def __init__(self, version: HipblasltVersion = DEFAULT_HIPBLASLT_VERSION) -> None:
         self.version = version
         """The hipBLASLt version whose rules this runtime follows."""
+        self.label = f"hipBLASLt {version.name}"
 
     def table_order(self, keys: Sequence[tuple[int, ...]], speeds: Sequence[float]) -> list[int]:
         # hipBLASLt 7d9fb683 tensilelite/Tensile/Source/lib/include/Tensile/Serialization/
@@ -412,6 +416,22 @@ def hipblaslt_runtime(version: str | HipblasltVersion) -> HipblasltRuntime:
     return HIPBLASLT_RUNTIMES[hipblaslt_version_named(version).name]
 
 
+def resolve_runtime(
+    runtime: str | Runtime | None, hipblaslt_version: str | HipblasltVersion | None, detected: Callable[[], Runtime]
+) -> Runtime:
+    """The runtime a caller's ``runtime`` and ``hipblaslt_version`` choose for a library whose own
+    runtime ``detected()`` gives (called only when needed). Unnamed, the runtime is the library's;
+    ``"hipblaslt"`` without a version takes the library's hipBLASLt version when it has one.
+
+    Raises SelectionError for an unknown name, or a hipBLASLt version with Tensile's runtime."""
+    chosen = runtime_named(runtime) if runtime is not None else None
+    if chosen is None or (isinstance(runtime, str) and isinstance(chosen, HipblasltRuntime) and not hipblaslt_version):
+        library_runtime = detected()
+        if chosen is None or isinstance(library_runtime, HipblasltRuntime):
+            chosen = library_runtime
+    return with_hipblaslt_version(chosen, hipblaslt_version)
+
+
 def with_hipblaslt_version(runtime: Runtime, version: str | HipblasltVersion | None) -> Runtime:
     """``runtime`` with its hipBLASLt version replaced by ``version`` (None: as it is).
 
@@ -489,6 +509,7 @@ __all__ = [
     "detect_runtime",
     "hipblaslt_runtime",
     "is_tensilelite_solution",
+    "resolve_runtime",
     "runtime_named",
     "with_hipblaslt_version",
 ]

@@ -568,16 +568,16 @@ class ReferenceSelector:
             return []
         if self.runtime.grid_batch_first:
             q.note(depth + 1, "scan", path, None, f"batch looked up first ({self.runtime}): key {list(key)}")
-            found = batch_first_grid_walk(
+            batch_first = batch_first_grid_walk(
                 keys,
                 key,
                 lambda position: self._transform(table.indices[position], q),
                 self.runtime.grid_distance,
                 count,
             )
-            for solution, d, position in found:
-                q.note(depth + 1, "scan", path, True, f"{list(keys[position])} d={_show(d)} → index {solution.index}")
-            return found
+            for kernel, d, position in batch_first:
+                q.note(depth + 1, "scan", path, True, f"{list(keys[position])} d={_show(d)} → index {kernel.index}")
+            return batch_first
         walked = self.runtime.grid_key(key)
         if walked != key:
             q.note(depth + 1, "scan", path, None, f"batch folded into the key: {list(key)} → {list(walked)}")

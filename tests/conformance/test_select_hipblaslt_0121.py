@@ -1,0 +1,65 @@
+"""The corpus's hipBLASLt masters (built for 7d9fb683) answered as hipBLASLt 0.12.1's runtime answers them.
+
+The answer depends on the runtime version, not only on the master: 0.12.1's GridBased walk takes
+the entry of nearest K by ``|K - table K|`` and lets ties go to the later entry. Every corpus query
+is put to 0.12.1's own C++ (``../shared/amd/select-oracle --version 0.12.1``, one call per master)
+and to ``tensilekit select --queries … --hipblaslt-version 0.12.1``; every answer must be equal,
+while the same CLI without the option keeps 7d9fb683's answers (the corpus's ``expected``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tensilekit.cli.main import cli
+
+pytestmark = pytest.mark.corpus
+
+MASTERS = ["aldebaran_all", "gfx942_equality", "gfx942_freesize", "gfx942_grid", "navi31_all"]
+
+
+def _oracle_0121(amd: Path, master: Path, queries: Path) -> dict[str, Any]:
+    if not (amd / "bin" / "tensilelite-select-oracle-0.12.1").exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must provide hipBLASLt 0.12.1's select-oracle in {amd}")
+        pytest.skip(f"hipBLASLt 0.12.1's select-oracle is not in {amd}")
+    done = subprocess.run(
+        [str(amd / "select-oracle"), str(master), str(queries), "--top", "1", "--version", "0.12.1"],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {answer["id"]: answer["expected"] for answer in map(json.loads, done.stdout.splitlines())}
+
+
+def _cli_answers(*arguments: str) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["select", *arguments, "--json"])
+    assert result.exit_code == 0, result.output
+    return {line["id"]: line["index"] for line in map(json.loads, result.output.splitlines())}
+
+
+@pytest.mark.parametrize("name", MASTERS)
+def test_corpus_masters_under_the_0121_runtime(corpus: Path, amd: Path, name: str) -> None:
+    queries = corpus / "select-hipblaslt" / f"hipblaslt_{name}.jsonl"
+    master = corpus / "masters-hipblaslt" / f"hipblaslt_{name}.dat"
+    if not queries.exists():
+        pytest.skip(f"{queries.name} is not in this corpus")
+    records = [json.loads(line) for line in queries.read_text().splitlines() if line.strip()]
+    wanted = _oracle_0121(amd, master, queries)
+    mine = _cli_answers("--library", str(master), "--queries", str(queries), "--hipblaslt-version", "0.12.1")
+    default = _cli_answers("--library", str(master), "--queries", str(queries))
+    mismatches = [
+        f"{record['id']} {record['m']}x{record['n']}x{record['k']} batch {record['batch']}: 0.12.1 "
+        f"{wanted[record['id']] and wanted[record['id']]['index']}, tensilekit {mine[record['id']]}"
+        for record in records
+        if mine[record["id"]] != (wanted[record["id"]] and wanted[record["id"]]["index"])
+    ]
+    assert not mismatches, f"{len(mismatches)}/{len(records)} disagree:\n" + "\n".join(mismatches[:8])
+    expected = {record["id"]: record["expected"] and record["expected"]["index"] for record in records}
+    assert default == expected, "without --hipblaslt-version a 7d9fb683 master keeps 7d9fb683's answers"
