@@ -303,7 +303,7 @@ class Library:
             return hipblaslt_problem(
                 m, n, k, batch=batch, trans_a=trans_a.upper(), trans_b=trans_b.upper(), a_type=spec.a,
                 b_type=spec.b, c_type=spec.c, d_type=spec.d, compute_type=compute, alpha=1.0, beta=1.0,
-                workspace_size=workspace,
+                workspace_size=workspace, version=self.runtime.version,
             )  # fmt: skip
         try:
             return GemmProblem(

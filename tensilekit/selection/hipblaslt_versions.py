@@ -16,6 +16,10 @@ rule                       7d9fb683 (0.11, ROCm 6.3)             0.12.1 (ROCm 6.
 ``grid_ties_to_later``     a cell's first entry of least         its last (``myDistance <=
                            distance                              bestDistance``)
 ``grid_k_ratio``           K term ``|tK - K| / (tK + 8 K)``      ``|tK - K|`` (``Distance.hpp``)
+``f16_compute_as_float``   compute ``f16``: compute type Half,   compute type Float, computeInputType
+                           computeInputType Half                 from A and B (``tensile_host.cpp``
+                                                                 ``updateTensileProblem``: "fallback to
+                                                                 f32 for f16 compute type")
 =========================  ====================================  =====================================
 
 :func:`detect_hipblaslt_version` reads the version off a master: 0.12.1's TensileCreateLibrary
@@ -41,15 +45,20 @@ class HipblasltVersion:
     grid_batch_first: bool
     grid_ties_to_later: bool
     grid_k_ratio: bool
+    f16_compute_as_float: bool
 
     def __str__(self) -> str:
         return self.name
 
 
-HIPBLASLT_7D9FB683 = HipblasltVersion("7d9fb683", grid_batch_first=False, grid_ties_to_later=False, grid_k_ratio=True)
+HIPBLASLT_7D9FB683 = HipblasltVersion(
+    "7d9fb683", grid_batch_first=False, grid_ties_to_later=False, grid_k_ratio=True, f16_compute_as_float=False
+)
 """hipBLASLt 7d9fb683 (tensilelite 4.33.0, Oct 2024; ROCm 6.3)."""
 
-HIPBLASLT_0_12_1 = HipblasltVersion("0.12.1", grid_batch_first=True, grid_ties_to_later=True, grid_k_ratio=False)
+HIPBLASLT_0_12_1 = HipblasltVersion(
+    "0.12.1", grid_batch_first=True, grid_ties_to_later=True, grid_k_ratio=False, f16_compute_as_float=True
+)
 """hipBLASLt 0.12.1 (ROCm 6.4; the C++ of ``../shared/amd/oracle-tensilelite/0.12.1``)."""
 
 HIPBLASLT_VERSIONS: dict[str, HipblasltVersion] = {v.name: v for v in (HIPBLASLT_7D9FB683, HIPBLASLT_0_12_1)}

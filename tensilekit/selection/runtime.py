@@ -283,12 +283,12 @@ class HipblasltRuntime(Runtime):
     def _problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
         from tensilekit.selection.hipblaslt import problem_from_hipblaslt_query
 
-        return problem_from_hipblaslt_query(record)
+        return problem_from_hipblaslt_query(record, self.version)
 
     def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
         from tensilekit.selection.hipblaslt import hipblaslt_problem_from_workload
 
-        return hipblaslt_problem_from_workload(gemm, workspace_size)
+        return hipblaslt_problem_from_workload(gemm, workspace_size, self.version)
 
     def attempts(self, problem: ContractionProblem) -> list[ContractionProblem]:
         # tensile_host.cpp getBestSolutions: nothing found for f32_fast_xf32 -> retry as plain Float.

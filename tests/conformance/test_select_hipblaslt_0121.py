@@ -25,13 +25,13 @@ pytestmark = pytest.mark.corpus
 MASTERS = ["aldebaran_all", "gfx942_equality", "gfx942_freesize", "gfx942_grid", "navi31_all"]
 
 
-def _oracle_0121(amd: Path, master: Path, queries: Path) -> dict[str, Any]:
+def _oracle(amd: Path, master: Path, queries: Path, version: str = "0.12.1") -> dict[str, Any]:
     if not (amd / "bin" / "tensilelite-select-oracle-0.12.1").exists():
         if os.environ.get("CI"):
             pytest.fail(f"CI must provide hipBLASLt 0.12.1's select-oracle in {amd}")
         pytest.skip(f"hipBLASLt 0.12.1's select-oracle is not in {amd}")
     done = subprocess.run(
-        [str(amd / "select-oracle"), str(master), str(queries), "--top", "1", "--version", "0.12.1"],
+        [str(amd / "select-oracle"), str(master), str(queries), "--top", "1", "--version", version],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
@@ -51,7 +51,7 @@ def test_corpus_masters_under_the_0121_runtime(corpus: Path, amd: Path, name: st
     if not queries.exists():
         pytest.skip(f"{queries.name} is not in this corpus")
     records = [json.loads(line) for line in queries.read_text().splitlines() if line.strip()]
-    wanted = _oracle_0121(amd, master, queries)
+    wanted = _oracle(amd, master, queries)
     mine = _cli_answers("--library", str(master), "--queries", str(queries), "--hipblaslt-version", "0.12.1")
     default = _cli_answers("--library", str(master), "--queries", str(queries))
     mismatches = [
@@ -63,3 +63,25 @@ def test_corpus_masters_under_the_0121_runtime(corpus: Path, amd: Path, name: st
     assert not mismatches, f"{len(mismatches)}/{len(records)} disagree:\n" + "\n".join(mismatches[:8])
     expected = {record["id"]: record["expected"] and record["expected"]["index"] for record in records}
     assert default == expected, "without --hipblaslt-version a 7d9fb683 master keeps 7d9fb683's answers"
+
+
+@pytest.mark.parametrize("version", ["7d9fb683", "0.12.1"])
+@pytest.mark.parametrize("name", ["aldebaran_all", "navi31_all"])
+def test_compute_f16_as_each_version_builds_it(
+    corpus: Path, amd: Path, tmp_path: Path, name: str, version: str
+) -> None:
+    """Compute type ``f16``: 7d9fb683 builds a Half-compute problem (no kernel of these masters
+    serves it), 0.12.1 a Float one with computeInputType from A and B (HHS kernels serve it)."""
+    source = corpus / "select-hipblaslt" / f"hipblaslt_{name}.jsonl"
+    if not source.exists():
+        pytest.skip(f"{source.name} is not in this corpus")
+    queries = tmp_path / "f16.jsonl"
+    with queries.open("w") as out:
+        for record in map(json.loads, source.read_text().splitlines()[::4]):
+            record.pop("compute_input_type", None)
+            out.write(json.dumps({**record, "compute_type": "f16"}) + "\n")
+    master = corpus / "masters-hipblaslt" / f"hipblaslt_{name}.dat"
+    wanted = {key: answer and answer["index"] for key, answer in _oracle(amd, master, queries, version).items()}
+    mine = _cli_answers("--library", str(master), "--queries", str(queries), "--hipblaslt-version", version)
+    assert mine == wanted
+    assert any(index is not None for index in wanted.values()) == (version == "0.12.1")
