@@ -459,7 +459,12 @@ class Library:
             return None
         if selection.index is None:
             return None
-        needed = _required_workspace(selection, unlimited, device)
+        runtime = self.runtime
+        needed = (
+            _required_workspace(selection, unlimited, device, runtime)
+            if isinstance(runtime, HipblasltRuntime)
+            else None
+        )
         need = f"{needed} bytes of workspace" if needed is not None else "more workspace"
         return (
             f"the workspace check refused: the problem allows {problem.workspace_size} bytes of workspace; with "
@@ -775,15 +780,16 @@ def _type_key(problem: GemmProblem) -> tuple[Any, ...]:
     return tuple(value for name, value in problem.__dict__.items() if name not in _NUMBER_FIELDS)
 
 
-def _required_workspace(selection: Selection, problem: GemmProblem, device: Hardware) -> int | None:
+def _required_workspace(
+    selection: Selection, problem: GemmProblem, device: Hardware, runtime: HipblasltRuntime
+) -> int | None:
     """Bytes of workspace the selected tensilelite kernel asks for (None when unknown)."""
     if selection.solution is None:
         return None
     try:
-        from tensilekit.predicates.evaluate import lite_required_workspace
         from tensilekit.selection.problem import contraction_problem
 
-        return int(lite_required_workspace(contraction_problem(problem), device, selection.solution))
+        return int(runtime.required_workspace(contraction_problem(problem), device, selection.solution))
     except Exception:  # noqa: BLE001 - a Tensile kernel or missing field: say "needs more" instead
         return None
 

@@ -532,11 +532,12 @@ def _extra(mapping: Any, name: str) -> Any:
     return extra.get(name, 0)
 
 
-def lite_required_workspace(p: ContractionProblem, h: Hardware, solution: Any) -> int:
+def lite_required_workspace(p: ContractionProblem, h: Hardware, solution: Any, *, synchronizer: bool = True) -> int:
     """tensilelite ``ContractionSolution::requiredWorkspaceSize`` (hipBLASLt 7d9fb683 era), what
     ``isSolutionSupported`` compares with the workspace: GSU partial sums, the gradient-bias
-    reduction, amaxD per workgroup and the custom-kernel synchronizer; non-atomic Stream-K
-    partial tiles (grid = CU count)."""
+    reduction, amaxD per workgroup and the custom-kernel synchronizer (``synchronizer``: hipBLASLt
+    0.12.1 counts it no more, ``HipblasltVersion.workspace_counts_synchronizer``); non-atomic
+    Stream-K partial tiles (grid = CU count)."""
     import numpy as np
 
     mapping = solution.size_mapping
@@ -562,7 +563,7 @@ def lite_required_workspace(p: ContractionProblem, h: Hardware, solution: Any) -
     tiles = int(np.ceil(np.float32(p.m) / np.float32(tile[0]))) * int(np.ceil(np.float32(p.n) / np.float32(tile[1])))
     if problem_type.get("outputAmaxD"):
         size += 4 * tiles * p.batch * max(gsu, 1)  # amaxD (Float) per workgroup
-    if gsu > 1 and int(getattr(mapping, "global_accumulation", 0) or 0) == 3:
+    if synchronizer and gsu > 1 and int(getattr(mapping, "global_accumulation", 0) or 0) == 3:
         size += tiles * int(_extra(mapping, "waveNum") or 0) * 4  # custom-kernel synchronizer
     return size % _SIZE_MOD
 

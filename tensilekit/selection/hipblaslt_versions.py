@@ -20,6 +20,9 @@ rule                       7d9fb683 (0.11, ROCm 6.3)             0.12.1 (ROCm 6.
                            computeInputType Half                 from A and B (``tensile_host.cpp``
                                                                  ``updateTensileProblem``: "fallback to
                                                                  f32 for f16 compute type")
+``workspace_counts_``      ``requiredWorkspaceSize`` counts the  it does not
+``synchronizer``           custom-kernel synchronizer (GSU > 1,
+                           GlobalAccumulation 3)
 =========================  ====================================  =====================================
 
 :func:`detect_hipblaslt_version` reads the version off a master: 0.12.1's TensileCreateLibrary
@@ -46,18 +49,29 @@ class HipblasltVersion:
     grid_ties_to_later: bool
     grid_k_ratio: bool
     f16_compute_as_float: bool
+    workspace_counts_synchronizer: bool
 
     def __str__(self) -> str:
         return self.name
 
 
 HIPBLASLT_7D9FB683 = HipblasltVersion(
-    "7d9fb683", grid_batch_first=False, grid_ties_to_later=False, grid_k_ratio=True, f16_compute_as_float=False
+    "7d9fb683",
+    grid_batch_first=False,
+    grid_ties_to_later=False,
+    grid_k_ratio=True,
+    f16_compute_as_float=False,
+    workspace_counts_synchronizer=True,
 )
 """hipBLASLt 7d9fb683 (tensilelite 4.33.0, Oct 2024; ROCm 6.3)."""
 
 HIPBLASLT_0_12_1 = HipblasltVersion(
-    "0.12.1", grid_batch_first=True, grid_ties_to_later=True, grid_k_ratio=False, f16_compute_as_float=True
+    "0.12.1",
+    grid_batch_first=True,
+    grid_ties_to_later=True,
+    grid_k_ratio=False,
+    f16_compute_as_float=True,
+    workspace_counts_synchronizer=False,
 )
 """hipBLASLt 0.12.1 (ROCm 6.4; the C++ of ``../shared/amd/oracle-tensilelite/0.12.1``)."""
 

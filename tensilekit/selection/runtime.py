@@ -372,8 +372,14 @@ class HipblasltRuntime(Runtime):
             s
             for s in candidates
             if selector.supports(s, attempt, hardware)
-            and lite_required_workspace(attempt, hardware, s) <= attempt.workspace_size
+            and self.required_workspace(attempt, hardware, s) <= attempt.workspace_size
         ]
+
+    def required_workspace(self, problem: ContractionProblem, hardware: Hardware, solution: MasterSolution) -> int:
+        """``requiredWorkspaceSize`` of ``solution`` for ``problem`` as this version counts it."""
+        return lite_required_workspace(
+            problem, hardware, solution, synchronizer=self.version.workspace_counts_synchronizer
+        )
 
     def gemm_type_solutions(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware

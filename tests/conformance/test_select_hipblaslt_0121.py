@@ -18,18 +18,26 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+import tensilekit
 from tensilekit.cli.main import cli
+from tensilekit.selection import compile_library, find_all_solutions, hardware_from_query
+from tensilekit.selection.runtime import hipblaslt_runtime
+from tensilekit.selection.walk import as_contraction
 
 pytestmark = pytest.mark.corpus
 
 MASTERS = ["aldebaran_all", "gfx942_equality", "gfx942_freesize", "gfx942_grid", "navi31_all"]
 
 
-def _oracle(amd: Path, master: Path, queries: Path, version: str = "0.12.1") -> dict[str, Any]:
+def _require_0121(amd: Path) -> None:
     if not (amd / "bin" / "tensilelite-select-oracle-0.12.1").exists():
         if os.environ.get("CI"):
             pytest.fail(f"CI must provide hipBLASLt 0.12.1's select-oracle in {amd}")
         pytest.skip(f"hipBLASLt 0.12.1's select-oracle is not in {amd}")
+
+
+def _oracle(amd: Path, master: Path, queries: Path, version: str = "0.12.1") -> dict[str, Any]:
+    _require_0121(amd)
     done = subprocess.run(
         [str(amd / "select-oracle"), str(master), str(queries), "--top", "1", "--version", version],
         capture_output=True, text=True, timeout=600, check=False,
@@ -85,3 +93,49 @@ def test_compute_f16_as_each_version_builds_it(
     mine = _cli_answers("--library", str(master), "--queries", str(queries), "--hipblaslt-version", version)
     assert mine == wanted
     assert any(index is not None for index in wanted.values()) == (version == "0.12.1")
+
+
+def _supported(amd: Path, master: Path, queries: Path, version: str) -> dict[str, list[int]]:
+    done = subprocess.run(
+        [str(amd / "select-oracle"), str(master), str(queries), "--top", "1", "--version", version],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {answer["id"]: answer["all_supported"] for answer in map(json.loads, done.stdout.splitlines())}
+
+
+def test_workspace_without_the_custom_kernel_synchronizer(corpus: Path, amd: Path, tmp_path: Path) -> None:
+    """0.12.1's ``requiredWorkspaceSize`` leaves out the custom-kernel synchronizer: with exactly
+    the workspace the rest needs, 0.12.1 supports the custom GSU kernel and 7d9fb683 does not."""
+    _require_0121(amd)
+    master_path = corpus / "masters-hipblaslt" / "hipblaslt_gfx942_freesize.dat"
+    source = corpus / "select-hipblaslt" / "hipblaslt_gfx942_freesize.jsonl"
+    if not source.exists():
+        pytest.skip(f"{source.name} is not in this corpus")
+    master = tensilekit.load_master(master_path)
+    old, new = hipblaslt_runtime("7d9fb683"), hipblaslt_runtime("0.12.1")
+    compiled = {version.version.name: compile_library(master, runtime=version) for version in (old, new)}
+    records = []
+    for record in map(json.loads, source.read_text().splitlines()[::6]):
+        record = {**record, "workspace_size": None}
+        problem, device = old.problem_from_query(record), hardware_from_query(record)
+        for solution in find_all_solutions(compiled["7d9fb683"], problem, device):
+            without = new.required_workspace(as_contraction(problem), device, solution)
+            if without < old.required_workspace(as_contraction(problem), device, solution):
+                records.append({**record, "workspace_size": without})
+                break
+    assert len(records) > 20, "the corpus master has custom GSU kernels (GlobalAccumulation 3)"
+    queries = tmp_path / "workspace.jsonl"
+    queries.write_text("".join(json.dumps(record) + "\n" for record in records))
+    for runtime in (old, new):
+        wanted = _supported(amd, master_path, queries, runtime.version.name)
+        mine = {
+            record["id"]: [
+                s.index
+                for s in find_all_solutions(
+                    compiled[runtime.version.name], runtime.problem_from_query(record), hardware_from_query(record)
+                )
+            ]
+            for record in records
+        }
+        assert mine == wanted, runtime.version.name
