@@ -1148,7 +1148,7 @@ class CompiledLibrary:
         self.runtime: Runtime = resolve_runtime(runtime, None, lambda: detect_runtime(library))
         """The runtime whose rules the answers follow (detected from the master by default)."""
         self.reference = ReferenceSelector(library, loader, self.runtime)
-        self.atoms = AtomTable()
+        self.atoms = AtomTable(self.runtime.predicate_rules)
         self.solutions: list[MasterSolution] = []
         self.solution_atoms: list[tuple[int, ...]] = []
         self._can_solve: dict[tuple[int, ...], Any] = {}  # by atoms: kernels of one signature share one

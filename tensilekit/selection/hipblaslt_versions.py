@@ -23,6 +23,8 @@ rule                       7d9fb683 (0.11, ROCm 6.3)             0.12.1 (ROCm 6.
 ``workspace_counts_``      ``requiredWorkspaceSize`` counts the  it does not
 ``synchronizer``           custom-kernel synchronizer (GSU > 1,
                            GlobalAccumulation 3)
+``predicate_rules``        ``SynchronizerSizeCheck`` (five       409 600
+                           values) ≤ 40 960 slots
 =========================  ====================================  =====================================
 
 :func:`detect_hipblaslt_version` reads the version off a master: 0.12.1's TensileCreateLibrary
@@ -38,6 +40,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tensilekit.errors import SelectionError
+from tensilekit.predicates.evaluate import DEFAULT_RULES, PredicateRules
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +53,7 @@ class HipblasltVersion:
     grid_k_ratio: bool
     f16_compute_as_float: bool
     workspace_counts_synchronizer: bool
+    predicate_rules: PredicateRules
 
     def __str__(self) -> str:
         return self.name
@@ -62,6 +66,7 @@ HIPBLASLT_7D9FB683 = HipblasltVersion(
     grid_k_ratio=True,
     f16_compute_as_float=False,
     workspace_counts_synchronizer=True,
+    predicate_rules=DEFAULT_RULES,
 )
 """hipBLASLt 7d9fb683 (tensilelite 4.33.0, Oct 2024; ROCm 6.3)."""
 
@@ -72,6 +77,7 @@ HIPBLASLT_0_12_1 = HipblasltVersion(
     grid_k_ratio=False,
     f16_compute_as_float=True,
     workspace_counts_synchronizer=False,
+    predicate_rules=PredicateRules(synchronizer_slots=409600),
 )
 """hipBLASLt 0.12.1 (ROCm 6.4; the C++ of ``../shared/amd/oracle-tensilelite/0.12.1``)."""
 

@@ -49,7 +49,7 @@ from tensilekit.errors import SelectionError
 from tensilekit.model.common import DataType
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
-from tensilekit.predicates.evaluate import lite_required_workspace
+from tensilekit.predicates.evaluate import DEFAULT_RULES, PredicateRules, lite_required_workspace
 from tensilekit.selection.answer import Candidate, Selection
 from tensilekit.selection.distance import DistanceFunction, grid_based_distance, grid_based_distance_absolute_k
 from tensilekit.selection.hipblaslt_versions import (
@@ -173,6 +173,11 @@ class Runtime:
     def grid_distance(self) -> DistanceFunction:
         """The ``GridBased`` distance this runtime computes."""
         return grid_based_distance
+
+    @property
+    def predicate_rules(self) -> PredicateRules:
+        """How this runtime evaluates the predicates whose meaning changed between versions."""
+        return DEFAULT_RULES
 
     def top(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware, count: int
@@ -400,6 +405,10 @@ class HipblasltRuntime(Runtime):
     @property
     def grid_distance(self) -> DistanceFunction:
         return grid_based_distance if self.version.grid_k_ratio else grid_based_distance_absolute_k
+
+    @property
+    def predicate_rules(self) -> PredicateRules:
+        return self.version.predicate_rules
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.version.name!r})"

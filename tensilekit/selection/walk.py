@@ -329,7 +329,9 @@ class ReferenceSelector:
                 ("problem", solution.problem_predicate),
                 ("hardware", solution.hardware_predicate),
             ):
-                outcome = evaluate(predicate, query.problem, query.hardware, solution=solution)
+                outcome = evaluate(
+                    predicate, query.problem, query.hardware, solution=solution, rules=self.runtime.predicate_rules
+                )
                 if not outcome.passed:
                     verdict = Verdict(False, f"{kind} predicate: {outcome.reason}", outcome.type)
                     break

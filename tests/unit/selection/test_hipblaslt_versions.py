@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -12,6 +13,7 @@ import tensilekit
 from tensilekit.cli.main import cli
 from tensilekit.errors import SelectionError
 from tensilekit.model.library import MasterLibrary
+from tensilekit.predicates.evaluate import evaluate
 from tensilekit.selection.grid_batch_walk import batch_first_grid_walk
 from tensilekit.selection.hipblaslt_versions import (
     HIPBLASLT_0_12_1,
@@ -19,6 +21,7 @@ from tensilekit.selection.hipblaslt_versions import (
     HIPBLASLT_VERSIONS,
     hipblaslt_version_named,
 )
+from tensilekit.selection.problem import Hardware
 from tensilekit.selection.runtime import (
     HIPBLASLT,
     TENSILE,
@@ -26,6 +29,7 @@ from tensilekit.selection.runtime import (
     hipblaslt_runtime,
     resolve_runtime,
 )
+from tensilekit.selection.walk import as_contraction
 
 
 def test_versions_by_name() -> None:
@@ -112,3 +116,31 @@ def test_detection_and_the_cli(corpus: Path, tmp_path: Path) -> None:
     )  # fmt: skip
     assert lines.exit_code == 0, lines.output
     assert json.loads(lines.output)["index"] == 520
+
+
+def _synchronizer_check(predicate: Any) -> Any:
+    if getattr(predicate, "type", None) == "SynchronizerSizeCheck":
+        return predicate
+    value = getattr(predicate, "value", None)
+    for item in value if isinstance(value, list) else [value]:
+        found = _synchronizer_check(item) if hasattr(item, "type") else None
+        if found is not None:
+            return found
+    return None
+
+
+def test_synchronizer_slots_by_version(corpus: Path) -> None:
+    """The five-value ``SynchronizerSizeCheck`` allows 40 960 slots under 7d9fb683, 409 600 under
+    0.12.1 (no corpus query can tell them apart through AMD's C++: the GSU workspace cap refuses
+    those kernels first at such sizes, so this checks the seam, not the oracle)."""
+    master = tensilekit.load_master(corpus / "masters-hipblaslt" / "hipblaslt_gfx942_freesize.dat")
+    assert isinstance(master, MasterLibrary)
+    check = next(found for s in master.solutions if (found := _synchronizer_check(s.problem_predicate)) is not None)
+    mt0, mt1, wave_tile, nept, threads = (int(v) for v in check.value)
+    slots_per_tile = wave_tile * (threads // 64) * nept
+    tiles = 40960 // slots_per_tile + 1  # just above 7d9fb683's limit, far below 0.12.1's
+    problem = as_contraction(HIPBLASLT.problem_from_query({"m": mt0 * tiles, "n": mt1, "k": 64, "a_type": "Half"}))
+    device = Hardware(arch="gfx942", cu_count=304)
+    assert not evaluate(check, problem, device, rules=HIPBLASLT.predicate_rules).passed
+    assert evaluate(check, problem, device, rules=hipblaslt_runtime("0.12.1").predicate_rules).passed
+    assert evaluate(check, problem, device).passed is False  # the default rules are 7d9fb683's
