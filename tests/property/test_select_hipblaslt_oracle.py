@@ -163,6 +163,26 @@ def _oracle(
     return {answer["id"]: answer for answer in answers}
 
 
+_BUILDERS = {"7d9fb683": "build-master", "0.12.1": "build-master-0.12.1"}
+
+
+def _built_and_answered(
+    amd: Path, version: str, arch: str, files: list[Path], seed: int, tmp: Path
+) -> tuple[MasterLibrary, list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The master ``version``'s own TensileCreateLibrary builds from ``files``, 160 queries drawn
+    for it, and ``version``'s C++ answers to them."""
+    build = subprocess.run(
+        [str(amd / _BUILDERS[version]), "--arch", arch, "--out", str(tmp), "--name", "master", *map(str, files)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert build.returncode == 0, build.stderr[-2000:]
+    master_path = tmp / "master.dat"
+    library = tensilekit.load_master(master_path)
+    assert isinstance(library, MasterLibrary)
+    queries = list(_queries(library, arch, seed, 160))
+    return library, queries, _oracle(amd, master_path, queries, tmp, version=version)
+
+
 def _disagreements(
     library: MasterLibrary, queries: list[dict[str, Any]], answers: dict[str, dict[str, Any]], runtime: Runtime
 ) -> list[str]:
@@ -203,16 +223,7 @@ def test_hipblaslt_selection_agrees_with_the_cpp_runtime(
     files = sorted(data.draw(st.lists(st.sampled_from(groups[arch]), min_size=1, max_size=3, unique=True)))
     seed = data.draw(st.integers(0, 2**31 - 1), label="seed")
     tmp = tmp_path_factory.mktemp("oracle")
-    build = subprocess.run(
-        [str(amd / "build-master"), "--arch", arch, "--out", str(tmp), "--name", "master", *map(str, files)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert build.returncode == 0, build.stderr[-2000:]
-    master_path = tmp / "master.dat"
-    library = tensilekit.load_master(master_path)
-    assert isinstance(library, MasterLibrary)
-    queries = list(_queries(library, arch, seed, 160))
-    answers = _oracle(amd, master_path, queries, tmp)
+    library, queries, answers = _built_and_answered(amd, "7d9fb683", arch, files, seed, tmp)
     disagreements = _disagreements(library, queries, answers, HIPBLASLT)
     files_named = [str(path.relative_to(corpus)) for path in files]
     assert not disagreements, f"{arch} {files_named}: {len(disagreements)} disagree:\n" + "\n".join(disagreements[:6])
@@ -263,16 +274,7 @@ def test_hipblaslt_0121_selection_agrees_with_its_cpp_runtime(
     logic.mkdir()
     rng = random.Random(seed)
     batched = [_with_batches(path, logic, rng) for path in files]
-    build = subprocess.run(
-        [str(amd / "build-master-0.12.1"), "--arch", arch, "--out", str(tmp), "--name", "master", *map(str, batched)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert build.returncode == 0, build.stderr[-2000:]
-    master_path = tmp / "master.dat"
-    library = tensilekit.load_master(master_path)
-    assert isinstance(library, MasterLibrary)
-    queries = list(_queries(library, arch, seed, 160))
-    answers = _oracle(amd, master_path, queries, tmp, version="0.12.1")
+    library, queries, answers = _built_and_answered(amd, "0.12.1", arch, batched, seed, tmp)
     disagreements = _disagreements(library, queries, answers, hipblaslt_runtime("0.12.1"))
     files_named = [str(path.relative_to(corpus)) for path in files]
     assert not disagreements, f"{arch} {files_named}: {len(disagreements)} disagree:\n" + "\n".join(disagreements[:6])
