@@ -29,6 +29,7 @@ from tensilekit.model.library import (
     ProblemMapNode,
 )
 from tensilekit.model.logic import LogicFile
+from tensilekit.selection.runtime import detect_runtime
 from tensilekit.selection.served import served_row_types
 from tensilekit.selection.unserved import problem_type_label
 
@@ -57,6 +58,9 @@ class FileInfo(BaseModel):
     size_ranges: dict[str, list[int]] = {}
     node_counts: dict[str, int] = {}
     version: str | None = None
+    runtime: str | None = None
+    """The runtime a master is taken for, with its version (``hipBLASLt 0.12.1``, ``Tensile
+    (rocBLAS)``: :func:`~tensilekit.selection.runtime.detect_runtime`); None for other files."""
 
 
 class FileValidation(BaseModel):
@@ -170,6 +174,7 @@ def describe_master(master: MasterLibrary, path: str, fmt: str) -> FileInfo:
         size_ranges=ranges,
         node_counts=dict(sorted(counts.items())),
         version=master.version,
+        runtime=detect_runtime(master).label,
     )
 
 

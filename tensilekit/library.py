@@ -41,10 +41,11 @@ from tensilekit.selection.problem import (
     parse_type_spec,
 )
 from tensilekit.selection.runtime import (
-    HIPBLASLT,
     HIPBLASLT_DEFAULT_WORKSPACE,
+    HipblasltRuntime,
     Runtime,
     TopSolutions,
+    resolve_runtime,
     runtime_named,
 )
 from tensilekit.selection.walk import ReferenceSelector, Selection
@@ -292,7 +293,7 @@ class Library:
         """
         spec = parse_type_spec(type)
         workspace = self.workspace_size if isinstance(workspace_size, _Default) else workspace_size
-        if self.runtime is HIPBLASLT:
+        if isinstance(self.runtime, HipblasltRuntime):
             from tensilekit.selection.hipblaslt import hipblaslt_problem
 
             compute = compute_type or _HIPBLASLT_COMPUTE.get(spec.compute.value)
@@ -302,7 +303,7 @@ class Library:
             return hipblaslt_problem(
                 m, n, k, batch=batch, trans_a=trans_a.upper(), trans_b=trans_b.upper(), a_type=spec.a,
                 b_type=spec.b, c_type=spec.c, d_type=spec.d, compute_type=compute, alpha=1.0, beta=1.0,
-                workspace_size=workspace,
+                workspace_size=workspace, version=self.runtime.version,
             )  # fmt: skip
         try:
             return GemmProblem(
@@ -458,7 +459,12 @@ class Library:
             return None
         if selection.index is None:
             return None
-        needed = _required_workspace(selection, unlimited, device)
+        runtime = self.runtime
+        needed = (
+            _required_workspace(selection, unlimited, device, runtime)
+            if isinstance(runtime, HipblasltRuntime)
+            else None
+        )
         need = f"{needed} bytes of workspace" if needed is not None else "more workspace"
         return (
             f"the workspace check refused: the problem allows {problem.workspace_size} bytes of workspace; with "
@@ -774,15 +780,16 @@ def _type_key(problem: GemmProblem) -> tuple[Any, ...]:
     return tuple(value for name, value in problem.__dict__.items() if name not in _NUMBER_FIELDS)
 
 
-def _required_workspace(selection: Selection, problem: GemmProblem, device: Hardware) -> int | None:
+def _required_workspace(
+    selection: Selection, problem: GemmProblem, device: Hardware, runtime: HipblasltRuntime
+) -> int | None:
     """Bytes of workspace the selected tensilelite kernel asks for (None when unknown)."""
     if selection.solution is None:
         return None
     try:
-        from tensilekit.predicates.evaluate import lite_required_workspace
         from tensilekit.selection.problem import contraction_problem
 
-        return int(lite_required_workspace(contraction_problem(problem), device, selection.solution))
+        return int(runtime.required_workspace(contraction_problem(problem), device, selection.solution))
     except Exception:  # noqa: BLE001 - a Tensile kernel or missing field: say "needs more" instead
         return None
 
@@ -791,7 +798,7 @@ def open_library(
     path: str | Path | None = None, *, arch: str | None = None, cu_count: int | None = None,
     is_apu: bool = False, pci_chip_id: int | None = None, runtime: str | Runtime | None = None,
     workspace_size: int | None | _Default = DEFAULT, subtree: str | None = None,
-    asic_revision: int | None = None,
+    asic_revision: int | None = None, hipblaslt_version: str | None = None,
 ) -> Library:  # fmt: skip
     """Open a library for selection.
 
@@ -803,6 +810,9 @@ def open_library(
         arch, cu_count, is_apu, pci_chip_id: the default device (``arch`` defaults to the
             library's only processor; without one, every question must name its device).
         runtime: ``"tensile"`` or ``"hipblaslt"`` (default: detected from the library).
+        hipblaslt_version: the hipBLASLt runtime to answer as, ``"7d9fb683"`` or ``"0.12.1"``
+            (default: what the library shows: a master with 0.12.1's fields, such as
+            ``SwizzleTensorA``, is 0.12.1's, any other 7d9fb683's); hipBLASLt libraries only.
         workspace_size: bytes the caller allows (default: hipBLASLt 128 MiB, as hipblaslt-bench's
             ``max_workspace_size``; Tensile unlimited; None: unlimited).
         subtree, asic_revision: an installed library's silicon-revision tree.
@@ -825,10 +835,14 @@ def open_library(
     require(runtime, (str, Runtime), "runtime", "open_library", optional=True)
     require(subtree, str, "subtree", "open_library", optional=True)
     require(asic_revision, int, "asic_revision", "open_library", optional=True)
+    require(hipblaslt_version, str, "hipblaslt_version", "open_library", optional=True)
     if not isinstance(workspace_size, _Default):
         require(workspace_size, int, "workspace_size", "open_library", optional=True)
     master, loader = load_for_selection(path, subtree=subtree, asic_revision=asic_revision)
-    chosen = runtime_named(runtime) if runtime is not None else library_runtime(master, loader)
+    try:
+        chosen = resolve_runtime(runtime, hipblaslt_version, lambda: library_runtime(master, loader))
+    except SelectionError as error:
+        raise SelectionError(error.message, Location(file=str(path))) from None
     return library_of(
         master, loader, chosen, path=path, arch=arch, cu_count=cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id,
         workspace_size=workspace_size,

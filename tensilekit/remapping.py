@@ -661,18 +661,21 @@ def _judges(
     *,
     unknown_cus_decide: bool = False,
     workspace_size: Any = RUNTIME_WORKSPACE,
+    hipblaslt_version: str | None = None,
 ) -> tuple[Picker, Checker]:
     """NEW's heuristic pick and NEW's ``canSolve`` for a row, on the row's device (else ``arch``/
     ``cu_count``, else the library's only architecture). ``canSolve`` is not asked (None) when the
     CU count is unknown, unless ``unknown_cus_decide`` (judge as ``select`` does on that device).
     ``workspace_size``: the workspace the call may use (bytes, None: unlimited; by default the
-    runtime's, :data:`RUNTIME_WORKSPACE`: a log does not say)."""
+    runtime's, :data:`RUNTIME_WORKSPACE`: a log does not say). ``hipblaslt_version``: the hipBLASLt
+    runtime that judges (None: the one the library shows)."""
     from tensilekit.api import library_processors, library_runtime
     from tensilekit.selection import select_solution
     from tensilekit.selection.problem import Hardware
+    from tensilekit.selection.runtime import resolve_runtime
     from tensilekit.selection.walk import ReferenceSelector, as_contraction
 
-    runtime = library_runtime(library, loader)
+    runtime = resolve_runtime(None, hipblaslt_version, lambda: library_runtime(library, loader))
     if workspace_size is RUNTIME_WORKSPACE:
         workspace_size = runtime.default_workspace_size
     selector = ReferenceSelector(library, loader, runtime)
@@ -730,6 +733,7 @@ def remap(
     cu_count: int | None = None,
     stage: Callable[[str], None] | None = None,
     workspace_size: Any = RUNTIME_WORKSPACE,
+    hipblaslt_version: str | None = None,
 ) -> RemapReport:
     """Remap tuning artefacts recorded against library ``old`` to library ``new``.
 
@@ -737,7 +741,8 @@ def remap(
     ``arch``/``cu_count`` describe the device for NEW's heuristic pick and predicates when a row
     does not say (``rejected`` is decided only when the CU count is known). ``workspace_size``:
     the workspace NEW's calls may use (bytes, None unlimited; by default NEW's runtime's, as
-    ``select`` and ``coverage`` allow: hipBLASLt 128 MiB, Tensile unlimited).
+    ``select`` and ``coverage`` allow: hipBLASLt 128 MiB, Tensile unlimited). ``hipblaslt_version``:
+    NEW's hipBLASLt runtime, ``"7d9fb683"`` or ``"0.12.1"`` (None: the one NEW shows).
     Nothing is written; each :class:`RemappedArtefact` carries its text for NEW.
     ``stage`` is told each phase as it starts (``reading OLD``, ``remapping X``), for a progress display.
     Raises TypeError/ValueError for arguments of the wrong type.
@@ -756,6 +761,7 @@ def remap(
     require_callable(stage, "stage", "remap", optional=True)
     if workspace_size is not RUNTIME_WORKSPACE:
         require(workspace_size, int, "workspace_size", "remap", optional=True)
+    require(hipblaslt_version, str, "hipblaslt_version", "remap", optional=True)
 
     tell = stage or (lambda label: None)
     tell(f"reading {Path(old).name}")
@@ -767,7 +773,9 @@ def remap(
     tell("indexing the solutions of both libraries")
     old_solutions = BuildSolutions.from_records(LibraryRecords(old_library, old_loader))
     new_solutions = BuildSolutions.from_records(LibraryRecords(new_library, new_loader))
-    picker, checker = _judges(new_library, new_loader, arch, cu_count, workspace_size=workspace_size)
+    picker, checker = _judges(
+        new_library, new_loader, arch, cu_count, workspace_size=workspace_size, hipblaslt_version=hipblaslt_version
+    )
     texts = [(str(path), read_artefact(path)) for path in artefacts]
     tunableop = {file for file, text in texts if detect_workload_format(text) is WorkloadFormat.TUNABLEOP}
     if validators and not tunableop:

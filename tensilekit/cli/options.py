@@ -149,6 +149,22 @@ def workspace_option(who: str) -> Callable[[_Command], _Command]:
     return option
 
 
+def hipblaslt_version_option(command: _Command) -> _Command:
+    """``--hipblaslt-version 7d9fb683|0.12.1``: the hipBLASLt runtime to answer as (the command
+    takes ``hipblaslt_version``; None: what the library shows, as :func:`tensilekit.open_library`)."""
+    from tensilekit.selection.hipblaslt_versions import HIPBLASLT_VERSIONS  # no selection core: a dataclass table
+
+    option: Callable[[_Command], _Command] = click.option(
+        "--hipblaslt-version",
+        "hipblaslt_version",
+        type=click.Choice(list(HIPBLASLT_VERSIONS), case_sensitive=False),
+        default=None,
+        help="Answer as this hipBLASLt runtime does (default: what the library shows: a master with 0.12.1's "
+        "fields such as SwizzleTensorA is 0.12.1's, any other 7d9fb683's).",
+    )
+    return option(command)
+
+
 __all__ = [
     "KNOWN_ARCHS",
     "TYPE_HELP",
@@ -156,6 +172,7 @@ __all__ = [
     "check_arch",
     "check_output_path",
     "check_type_spec",
+    "hipblaslt_version_option",
     "subtree_options",
     "workspace_option",
     "type_spec_callback",

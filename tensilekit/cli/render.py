@@ -49,6 +49,7 @@ def render_info(infos: list[FileInfo], console: Console) -> None:
             ("table entries", str(info.table_entries)),
             ("size ranges", _ranges(info) or "-"),
             ("version", info.version or "-"),
+            *([("taken for", info.runtime)] if info.runtime else []),
         ]
         if info.node_counts:
             rows.append(("nodes", ", ".join(f"{k} {v}" for k, v in info.node_counts.items())))

@@ -153,11 +153,13 @@ def render_selection(
     contraction: ContractionProblem,
     console: Console | None = None,
     runtime: str = "tensile",
+    runtime_label: str | None = None,
 ) -> None:
-    """Summary of one answer; with a trace, the walk first; with alternatives, their ranking."""
+    """Summary of one answer; with a trace, the walk first; with alternatives, their ranking.
+    ``runtime_label`` names the runtime with its version (``hipBLASLt 0.12.1``)."""
     hipblaslt = runtime == "hipblaslt"
     if console is None and not stdout_is_terminal():
-        _print_selection_plain(selection, problem, hardware, library, contraction, hipblaslt)
+        _print_selection_plain(selection, problem, hardware, library, contraction, hipblaslt, runtime_label)
         return
     from rich.console import Console
     from rich.table import Table
@@ -169,7 +171,7 @@ def render_selection(
     summary.add_column(overflow="fold")
     summary.add_row("library", str(library))
     summary.add_row("device", _device(hardware))
-    summary.add_row("runtime", _runtime_line(hipblaslt))
+    summary.add_row("runtime", _runtime_line(hipblaslt, runtime_label))
     summary.add_row("problem", _problem_line(problem, contraction))
     if hipblaslt:
         summary.add_row("tensilelite", _tensilelite_line(problem, contraction))
@@ -223,10 +225,10 @@ def _device(hardware: Hardware) -> str:
     )
 
 
-def _runtime_line(hipblaslt: bool) -> str:
-    return (
-        "hipBLASLt (tensilelite heuristic: findTopSolutions(1))" if hipblaslt else "rocBLAS Tensile (findBestSolution)"
-    )
+def _runtime_line(hipblaslt: bool, label: str | None = None) -> str:
+    if hipblaslt:
+        return f"{label or 'hipBLASLt'} (tensilelite heuristic: findTopSolutions(1))"
+    return "rocBLAS Tensile (findBestSolution)"
 
 
 def _tensilelite_line(problem: GemmProblem, contraction: ContractionProblem) -> str:
@@ -244,6 +246,7 @@ def _print_selection_plain(
     library: Path,
     contraction: ContractionProblem,
     hipblaslt: bool = False,
+    runtime_label: str | None = None,
 ) -> None:
     """``render_selection`` for a pipe: ``key<TAB>value`` lines, the walk as plain lines."""
     import sys
@@ -251,7 +254,7 @@ def _print_selection_plain(
     lines = [
         f"library\t{library}",
         f"device\t{_device(hardware)}",
-        f"runtime\t{_runtime_line(hipblaslt)}",
+        f"runtime\t{_runtime_line(hipblaslt, runtime_label)}",
         f"problem\t{_problem_line(problem, contraction)}",
     ]
     if hipblaslt:

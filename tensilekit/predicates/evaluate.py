@@ -87,26 +87,40 @@ def _false(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
     return _verdict(pred, False, "never")
 
 
-def _and(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+@dataclasses.dataclass(frozen=True)
+class PredicateRules:
+    """How a runtime version evaluates the predicates whose meaning changed between versions
+    (set per hipBLASLt version in :mod:`tensilekit.selection.hipblaslt_versions`)."""
+
+    synchronizer_slots: int = 40960
+    """The limit of the five-value ``SynchronizerSizeCheck`` (hipBLASLt 7d9fb683: 40 960; 0.12.1:
+    409 600)."""
+
+
+DEFAULT_RULES = PredicateRules()
+"""hipBLASLt 7d9fb683's (and Tensile's) predicate rules."""
+
+
+def _and(pred: Any, p: ContractionProblem, h: Hardware, s: Any, rules: PredicateRules = DEFAULT_RULES) -> Verdict:
     operands = _value(pred) or []
     for number, operand in enumerate(operands):
-        verdict = evaluate(operand, p, h, solution=s)
+        verdict = evaluate(operand, p, h, solution=s, rules=rules)
         if not verdict.passed:
             return Verdict(False, f"And[{number}] {verdict.reason}", pred.type)
     return Verdict(True, f"And: all {len(operands)} hold", pred.type)
 
 
-def _or(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+def _or(pred: Any, p: ContractionProblem, h: Hardware, s: Any, rules: PredicateRules = DEFAULT_RULES) -> Verdict:
     operands = _value(pred) or []
     for number, operand in enumerate(operands):
-        verdict = evaluate(operand, p, h, solution=s)
+        verdict = evaluate(operand, p, h, solution=s, rules=rules)
         if verdict.passed:
             return Verdict(True, f"Or[{number}] {verdict.reason}", pred.type)
     return Verdict(False, f"Or: none of {len(operands)} holds", pred.type)
 
 
-def _not(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
-    inner = evaluate(_value(pred), p, h, solution=s)
+def _not(pred: Any, p: ContractionProblem, h: Hardware, s: Any, rules: PredicateRules = DEFAULT_RULES) -> Verdict:
+    inner = evaluate(_value(pred), p, h, solution=s, rules=rules)
     return Verdict(not inner.passed, f"Not({inner.reason})", pred.type)
 
 
@@ -532,11 +546,12 @@ def _extra(mapping: Any, name: str) -> Any:
     return extra.get(name, 0)
 
 
-def lite_required_workspace(p: ContractionProblem, h: Hardware, solution: Any) -> int:
+def lite_required_workspace(p: ContractionProblem, h: Hardware, solution: Any, *, synchronizer: bool = True) -> int:
     """tensilelite ``ContractionSolution::requiredWorkspaceSize`` (hipBLASLt 7d9fb683 era), what
     ``isSolutionSupported`` compares with the workspace: GSU partial sums, the gradient-bias
-    reduction, amaxD per workgroup and the custom-kernel synchronizer; non-atomic Stream-K
-    partial tiles (grid = CU count)."""
+    reduction, amaxD per workgroup and the custom-kernel synchronizer (``synchronizer``: hipBLASLt
+    0.12.1 counts it no more, ``HipblasltVersion.workspace_counts_synchronizer``); non-atomic
+    Stream-K partial tiles (grid = CU count)."""
     import numpy as np
 
     mapping = solution.size_mapping
@@ -562,7 +577,7 @@ def lite_required_workspace(p: ContractionProblem, h: Hardware, solution: Any) -
     tiles = int(np.ceil(np.float32(p.m) / np.float32(tile[0]))) * int(np.ceil(np.float32(p.n) / np.float32(tile[1])))
     if problem_type.get("outputAmaxD"):
         size += 4 * tiles * p.batch * max(gsu, 1)  # amaxD (Float) per workgroup
-    if gsu > 1 and int(getattr(mapping, "global_accumulation", 0) or 0) == 3:
+    if synchronizer and gsu > 1 and int(getattr(mapping, "global_accumulation", 0) or 0) == 3:
         size += tiles * int(_extra(mapping, "waveNum") or 0) * 4  # custom-kernel synchronizer
     return size % _SIZE_MOD
 
@@ -676,18 +691,22 @@ def _device_user_arguments(pred: Any, p: ContractionProblem, h: Hardware, s: Any
     return _verdict(pred, True, "device user arguments not requested for grouped GEMM")
 
 
-def _synchronizer_size(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+def _synchronizer_size(
+    pred: Any, p: ContractionProblem, h: Hardware, s: Any, rules: PredicateRules = DEFAULT_RULES
+) -> Verdict:
     import numpy as np
 
     value = [int(item) for item in _value(pred)]
     tiles = np.ceil(np.float32(p.m) / np.float32(value[0])) * np.ceil(np.float32(p.n) / np.float32(value[1]))
     grouped_ok = not p.lite.grouped_gemm or p.lite.grouped_gemm_count <= 16
     if len(value) == 5:
-        # hipBLASLt 7d9fb683 (Oct 2024): [MT0, MT1, MIWaveTile, NEPT/NEPBS, NumThreads], no GSU and
-        # no batch term; NumThreads / 64 is an integer division (float arithmetic as in the C++).
+        # hipBLASLt 7d9fb683 (Oct 2024) and 0.12.1: [MT0, MT1, MIWaveTile, NEPT/NEPBS, NumThreads], no
+        # GSU and no batch term; NumThreads / 64 is an integer division (float arithmetic as in the
+        # C++); the limit is the version's (rules.synchronizer_slots)
         total = tiles * np.float32(value[2]) * np.float32(value[4] // 64) * np.float32(value[3])
-        passed = bool(total <= np.float32(40960)) and grouped_ok
-        return _compare(pred, f"synchronizer slots={total}", "<=", 40960, passed)
+        limit = rules.synchronizer_slots
+        passed = bool(total <= np.float32(limit)) and grouped_ok
+        return _compare(pred, f"synchronizer slots={total}", "<=", limit, passed)
     # newer tensilelite: a sixth value, the solution's GSU, and the batch count
     gsu = p.lite.gsu if p.lite.gsu != 0 else value[5]
     if gsu in (-1, 1):
@@ -839,12 +858,18 @@ COMPOUND_TYPES = frozenset({"And", "Or", "Not", "AMDGPU"})
 
 
 def evaluate(
-    predicate: PredicateLike | None, problem: ContractionProblem, hardware: Hardware, *, solution: Any = None
+    predicate: PredicateLike | None,
+    problem: ContractionProblem,
+    hardware: Hardware,
+    *,
+    solution: Any = None,
+    rules: PredicateRules = DEFAULT_RULES,
 ) -> Verdict:
     """Evaluate ``predicate`` for ``problem`` on ``hardware``.
 
     ``solution`` is needed only for the task predicate ``WorkspaceCheck`` (it reads the solution's
-    ``sizeMapping``). ``None`` as predicate is C++'s default ``True`` predicate.
+    ``sizeMapping``). ``None`` as predicate is C++'s default ``True`` predicate. ``rules``: the
+    runtime version's meaning of the predicates that changed (:class:`PredicateRules`).
 
     Raises:
         SelectionError: the predicate type is unknown, or the predicate cannot be evaluated for a
@@ -853,10 +878,22 @@ def evaluate(
     if predicate is None:
         return Verdict(True, "no predicate (true)", "TruePred")
     kind = getattr(predicate, "type", None)
+    ruled = _RULED.get(kind) if isinstance(kind, str) and rules is not DEFAULT_RULES else None
+    if ruled is not None:
+        return ruled(predicate, problem, hardware, solution, rules)
     handler = HANDLERS.get(kind) if isinstance(kind, str) else None
     if handler is None:
         raise SelectionError(f"unknown predicate type {kind!r}: cannot decide whether it holds")
     return handler(predicate, problem, hardware, solution)
+
+
+_RULED: dict[str, Callable[[Any, ContractionProblem, Hardware, Any, PredicateRules], Verdict]] = {
+    "And": _and,
+    "Or": _or,
+    "Not": _not,
+    "SynchronizerSizeCheck": _synchronizer_size,
+}
+"""The handlers whose verdict depends on :class:`PredicateRules` (compounds pass them on)."""
 
 
 def evaluate_all(
@@ -873,10 +910,12 @@ def evaluate_all(
 __all__ = [
     "AUTO_CU_EFFICIENCY_FLOPS",
     "COMPOUND_TYPES",
+    "DEFAULT_RULES",
     "HANDLERS",
     "MAX_GSU_WORKSPACE_SIZE",
     "TWO_POW_32",
     "PredicateLike",
+    "PredicateRules",
     "Verdict",
     "evaluate",
     "evaluate_all",

@@ -28,7 +28,7 @@ from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
 from tensilekit.selection.answer import Selection, TraceEvent, found_selection
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, contraction_problem
-from tensilekit.selection.runtime import Runtime, TopSolutions, detect_runtime, runtime_named
+from tensilekit.selection.runtime import Runtime, TopSolutions, detect_runtime, resolve_runtime
 from tensilekit.selection.walk import Loader, ReferenceSelector, as_contraction
 
 if TYPE_CHECKING:
@@ -69,16 +69,16 @@ def _check_query(
 
 
 def _reference(library: Library, loader: Loader | None, runtime: Runtime | str | None) -> ReferenceSelector:
-    chosen = None if runtime is None else runtime_named(runtime)
-    if isinstance(library, ReferenceSelector) and (chosen is None or chosen is library.runtime):
-        return library
     compiled = _compiled(library)
-    if compiled is not None and (chosen is None or chosen is compiled.runtime):
-        return compiled.reference
     master = compiled.library if compiled is not None else library
     if isinstance(master, ReferenceSelector):
         loader, master = master._loader, master.library
     assert isinstance(master, MasterLibrary)
+    chosen = None if runtime is None else resolve_runtime(runtime, None, lambda: detect_runtime(master))
+    if isinstance(library, ReferenceSelector) and (chosen is None or chosen is library.runtime):
+        return library
+    if compiled is not None and (chosen is None or chosen is compiled.runtime):
+        return compiled.reference
     return ReferenceSelector(master, loader, chosen if chosen is not None else detect_runtime(master))
 
 
@@ -331,8 +331,9 @@ def select_batch(
     if compiled is None:
         assert isinstance(library, MasterLibrary)  # checked above
         compiled = compile_library(library, loader=loader)
-    if runtime is not None and runtime_named(runtime) is not compiled.runtime:
-        compiled = compile_library(compiled.library, loader=loader, runtime=runtime)
+    master = compiled.library
+    if runtime is not None and resolve_runtime(runtime, None, lambda: detect_runtime(master)) is not compiled.runtime:
+        compiled = compile_library(master, loader=loader, runtime=runtime)
     if isinstance(problems, ColumnsLike):
         columns = problems
     else:

@@ -129,13 +129,30 @@ def grid_based_distance(p: Key, q: Key) -> float:
 
     K is the 4th key value when there is one (tensilelite's ``[M, N, batch, K]`` keys), else the
     3rd (Tensile's ``[M, N, K]``): ``Distance.hpp`` ``GridBasedDistance`` reads
-    ``p.size() > 3 ? p[3] : p[2]`` for both keys."""
+    ``p.size() > 3 ? p[3] : p[2]`` for both keys. The K term is ``|tK - K| / (tK + 8 K)`` (Tensile,
+    hipBLASLt 7d9fb683); :func:`grid_based_distance_absolute_k` is hipBLASLt 0.12.1's."""
+    big_k = float(q[3] if len(q) > 3 else q[2])
+    problem_k = p[3] if len(p) > 3 else p[2]
+    denominator = big_k + problem_k * 8
+    difference = abs(big_k - problem_k)
+    return _grid_mn_distance(p, q) + (difference / denominator if denominator else _divide(difference, denominator))
+
+
+def grid_based_distance_absolute_k(p: Key, q: Key) -> float:
+    """hipBLASLt 0.12.1's ``GridBasedDistance``: the M/N term of :func:`grid_based_distance`
+    plus ``|tK - K|`` (``HipblasltVersion.grid_k_ratio`` False). Within a grid cell (one M, N)
+    only the K term differs, so the nearest K wins however far."""
+    big_k = q[3] if len(q) > 3 else q[2]
+    problem_k = p[3] if len(p) > 3 else p[2]
+    return _grid_mn_distance(p, q) + float(abs(big_k - problem_k))
+
+
+def _grid_mn_distance(p: Key, q: Key) -> float:
+    """The M/N part of ``GridBasedDistance``: ``std::round`` of the coverage term."""
     # ``a / b if b else _divide(a, b)``: _divide's answer, without its call where b != 0 (NaN
     # included); this distance is computed once per usable entry of a cell on every warm query
     p0, p1 = p[0], p[1]
     big_m, big_n = float(q[0]), float(q[1])
-    big_k = float(q[3] if len(q) > 3 else q[2])
-    problem_k = p[3] if len(p) > 3 else p[2]
     small_m, small_n = p0 <= 32768, p1 <= 32768
     step_m = math.ceil(float(p0) / big_m if big_m else _divide(float(p0), big_m)) if small_m else 1.0
     step_n = math.ceil(float(p1) / big_n if big_n else _divide(float(p1), big_n)) if small_n else 1.0
@@ -152,9 +169,7 @@ def grid_based_distance(p: Key, q: Key) -> float:
         distance = floor + 1.0 if unrounded - floor >= 0.5 else float(floor)
     else:
         distance = _c_round(unrounded)
-    denominator = big_k + problem_k * 8
-    difference = abs(big_k - problem_k)
-    return distance + (difference / denominator if denominator else _divide(difference, denominator))
+    return distance
 
 
 @functools.cache
@@ -303,6 +318,7 @@ __all__ = [
     "euclidean_bound",
     "euclidean_distance",
     "grid_based_distance",
+    "grid_based_distance_absolute_k",
     "grid_based_distances",
     "jsd_bound",
     "jsd_distance",

@@ -49,6 +49,7 @@ from tensilekit.predicates.evaluate import MAX_GSU_WORKSPACE_SIZE, has_chip_pred
 from tensilekit.selection.columns import ColumnsLike
 from tensilekit.selection.distance import DISTANCES, grid_based_distances
 from tensilekit.selection.features import feature_key
+from tensilekit.selection.grid_batch_walk import batch_first_grid_walk
 from tensilekit.selection.kernels import (
     Atom,
     AtomTable,
@@ -60,7 +61,7 @@ from tensilekit.selection.kernels import (
     guarded_bitmask_of,
 )
 from tensilekit.selection.problem import ContractionProblem, Hardware
-from tensilekit.selection.runtime import Runtime, detect_runtime, runtime_named
+from tensilekit.selection.runtime import Runtime, detect_runtime, resolve_runtime
 from tensilekit.selection.scan import DBL_MAX, Band, Usable, have_kdtree, nearest_many, nearest_one, scan_one
 from tensilekit.selection.walk import Loader, ReferenceSelector, Route, row_label
 
@@ -785,12 +786,23 @@ class _GridTable(_Table):
         signature = self._signature(p, h)
         if signature is None:
             return -1, DBL_MAX
-        position, distance = self.cell_walk(self.grid_key(self.key_getter(p)), self.walk_tables(signature))
+        if lib.runtime.grid_batch_first:
+            position, distance = self.batch_first_walk(lib, self.key_getter(p), self.usable_list(signature))
+        else:
+            position, distance = self.cell_walk(self.grid_key(self.key_getter(p)), self.walk_tables(signature))
         if position < 0:
             return -1, DBL_MAX
         if route is not None:
             route.answered(self.node, "table", position)
         return self.sid_list[position], distance
+
+    def batch_first_walk(self, lib: CompiledLibrary, key: tuple[int, ...], usable: list[bool]) -> tuple[int, float]:
+        """The runtime's batch-first walk (hipBLASLt 0.12.1, :mod:`~tensilekit.selection.grid_batch_walk`)
+        over the usable entries: (best position or -1, its distance)."""
+        found = batch_first_grid_walk(
+            self.key_list, key, lambda position: position if usable[position] else None, lib.runtime.grid_distance, 1
+        )
+        return (found[0][2], found[0][1]) if found else (-1, DBL_MAX)
 
     def walk_tables(self, signature: int) -> tuple[list[bool], list[int], int]:
         """For the queries of ``signature``: each entry's usability, for each cell the first cell
@@ -955,9 +967,17 @@ class _GridTable(_Table):
         if grouped is None:
             return sids, fits
         rows, groups, inverse = grouped
-        masks = [self.subtable(signature).mask for signature in groups]
-        usable = np.stack(masks) if masks else np.zeros((0, len(self.keys)), dtype=bool)
-        best, best_distance = self._walk_cells_many(queries[rows], usable, inverse)
+        if lib.runtime.grid_batch_first:  # one query at a time (no vectorised batch-first walk)
+            lists = [self.usable_list(signature) for signature in groups]
+            walked = [
+                self.batch_first_walk(lib, tuple(raw[row].tolist()), lists[inverse[i]]) for i, row in enumerate(rows)
+            ]
+            best = np.array([position for position, _ in walked], dtype=np.int64)
+            best_distance = np.array([distance for _, distance in walked], dtype=np.float64)
+        else:
+            masks = [self.subtable(signature).mask for signature in groups]
+            usable = np.stack(masks) if masks else np.zeros((0, len(self.keys)), dtype=bool)
+            best, best_distance = self._walk_cells_many(queries[rows], usable, inverse)
         found = best >= 0
         sids[rows[found]] = self.sids[best[found]]
         fits[rows[found]] = best_distance[found]
@@ -1125,10 +1145,10 @@ class CompiledLibrary:
     ) -> None:
         self.library = library
         self.use_tree = have_kdtree() if use_tree is None else use_tree
-        self.runtime: Runtime = detect_runtime(library) if runtime is None else runtime_named(runtime)
+        self.runtime: Runtime = resolve_runtime(runtime, None, lambda: detect_runtime(library))
         """The runtime whose rules the answers follow (detected from the master by default)."""
         self.reference = ReferenceSelector(library, loader, self.runtime)
-        self.atoms = AtomTable()
+        self.atoms = AtomTable(self.runtime.predicate_rules)
         self.solutions: list[MasterSolution] = []
         self.solution_atoms: list[tuple[int, ...]] = []
         self._can_solve: dict[tuple[int, ...], Any] = {}  # by atoms: kernels of one signature share one

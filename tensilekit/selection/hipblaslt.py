@@ -16,6 +16,7 @@ from typing import Any
 from tensilekit._arguments import require
 from tensilekit.errors import SelectionError, one_line_reason
 from tensilekit.model.common import DataType
+from tensilekit.selection.hipblaslt_versions import DEFAULT_HIPBLASLT_VERSION, HipblasltVersion
 from tensilekit.selection.problem import GemmProblem, HipblasltFields, check_default_strides, parse_data_type
 
 # hipBLASLt compute types (``hipblasComputeType_t`` as the heuristic API and the corpus spell
@@ -67,14 +68,21 @@ def compute_type_name(name: str) -> str:
     return key
 
 
-def tensile_compute_type(name: str) -> DataType:
-    """``roc2TensileType``: the Tensile compute (alpha/beta) type of a hipBLASLt compute type."""
-    return _COMPUTE[compute_type_name(name)][0]
+def tensile_compute_type(name: str, version: HipblasltVersion = DEFAULT_HIPBLASLT_VERSION) -> DataType:
+    """``roc2TensileType``: the Tensile compute (alpha/beta) type of a hipBLASLt compute type
+    (``f16`` is Float from 0.12.1 on: ``HipblasltVersion.f16_compute_as_float``)."""
+    canonical = compute_type_name(name)
+    if canonical == "f16" and version.f16_compute_as_float:
+        return DataType.FLOAT
+    return _COMPUTE[canonical][0]
 
 
-def compute_input_type(a_type: DataType, b_type: DataType, compute: str) -> DataType:
+def compute_input_type(
+    a_type: DataType, b_type: DataType, compute: str, version: HipblasltVersion = DEFAULT_HIPBLASLT_VERSION
+) -> DataType:
     """``roc2TensileComputeInputType``: the type the kernel's MAC consumes."""
-    fast = _COMPUTE[compute_type_name(compute)][1]
+    canonical = compute_type_name(compute)
+    fast = None if canonical == "f16" and version.f16_compute_as_float else _COMPUTE[canonical][1]
     if fast is not None and compute_type_name(compute) != "f32":
         return fast
     if a_type is DataType.FLOAT8 and b_type is DataType.BFLOAT8:
@@ -111,13 +119,14 @@ def hipblaslt_problem(
     stride_d: int | None = None,
     c_equals_d: bool = True,
     epilogue: HipblasltFields | None = None,
+    version: HipblasltVersion = DEFAULT_HIPBLASLT_VERSION,
 ) -> GemmProblem:
     """The problem ``updateTensileProblem`` builds (heuristic path) for these arguments.
 
     ``workspace_size=None`` means unlimited; the default 0 is hipBLASLt's when the preference sets
     no maximum. ``compute_input`` overrides the derived ``computeInputType``. ``epilogue`` carries
     bias/activation/scale settings (its ``compute_input_type`` and ``activation_compute_type`` are
-    filled in here when left unset).
+    filled in here when left unset). ``version``: the hipBLASLt runtime that builds the problem.
 
     Raises:
         SelectionError: an unknown compute or data type, or an invalid size.
@@ -147,11 +156,11 @@ def hipblaslt_problem(
     c = parse_data_type(c_type) if c_type is not None else (parse_data_type(d_type) if d_type is not None else b)
     d = parse_data_type(d_type) if d_type is not None else c
     name = compute_type_name(compute_type)
-    compute = tensile_compute_type(name)
+    compute = tensile_compute_type(name, version)
     fields = epilogue or HipblasltFields()
     updates: dict[str, Any] = {
         "compute_input_type": parse_data_type(compute_input) if compute_input is not None else (
-            fields.compute_input_type or compute_input_type(a, b, name)
+            fields.compute_input_type or compute_input_type(a, b, name, version)
         ),
         "activation_compute_type": fields.activation_compute_type or compute,
     }  # fmt: skip
@@ -178,7 +187,9 @@ _QUERY_FIELDS = (
 )  # fmt: skip
 
 
-def problem_from_hipblaslt_query(record: dict[str, Any]) -> GemmProblem:
+def problem_from_hipblaslt_query(
+    record: dict[str, Any], version: HipblasltVersion = DEFAULT_HIPBLASLT_VERSION
+) -> GemmProblem:
     """A query line of ``corpus/select-hipblaslt`` as hipBLASLt's heuristic sees it.
 
     ``compute_type`` is a hipBLASLt compute type (``f32``, ``f32_fast_f16``, ``f32_fast_xf32`` …),
@@ -199,13 +210,15 @@ def problem_from_hipblaslt_query(record: dict[str, Any]) -> GemmProblem:
     if record.get("compute_input_type") is not None:
         arguments["compute_input"] = record["compute_input_type"]
     arguments["workspace_size"] = record["workspace_size"] if "workspace_size" in record else 0
-    return check_default_strides(hipblaslt_problem(m, n, k, **arguments))
+    return check_default_strides(hipblaslt_problem(m, n, k, version=version, **arguments))
 
 
 _ACTIVATIONS = {"relu": "Relu", "gelu": "Gelu", "silu": "Silu", "swish": "Silu", "clamp": "Clamp", "dgelu": "DGelu"}
 
 
-def hipblaslt_problem_from_workload(gemm: Any, workspace_size: int | None = None) -> GemmProblem:
+def hipblaslt_problem_from_workload(
+    gemm: Any, workspace_size: int | None = None, version: HipblasltVersion = DEFAULT_HIPBLASLT_VERSION
+) -> GemmProblem:
     """The problem hipBLASLt's heuristic builds for one logged GEMM (``updateTensileProblem``):
     its sizes, layouts and types, alpha = beta = 1, and its epilogue (bias with its type and
     source, activation, scaleA/B, scaleAlphaVec, aux output, gradient), so a bias GEMM is not
@@ -227,7 +240,7 @@ def hipblaslt_problem_from_workload(gemm: Any, workspace_size: int | None = None
         compute_type=gemm.compute_type, workspace_size=workspace_size,
         lda=gemm.lda, ldb=gemm.ldb, ldc=gemm.ldc, ldd=gemm.ldd,
         stride_a=gemm.stride_a, stride_b=gemm.stride_b, stride_c=gemm.stride_c, stride_d=gemm.stride_d,
-        epilogue=fields.model_copy(update=updates),
+        epilogue=fields.model_copy(update=updates), version=version,
     )  # fmt: skip
 
 

@@ -27,7 +27,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tensilekit.predicates.evaluate import AUTO_CU_EFFICIENCY_FLOPS, MAX_GSU_WORKSPACE_SIZE, TWO_POW_32, evaluate
+from tensilekit.predicates.evaluate import (
+    AUTO_CU_EFFICIENCY_FLOPS,
+    DEFAULT_RULES,
+    MAX_GSU_WORKSPACE_SIZE,
+    TWO_POW_32,
+    PredicateRules,
+    evaluate,
+)
 from tensilekit.selection.problem import SIZE_MAX, ContractionProblem, Hardware
 
 BoolArray = npt.NDArray[np.bool_]
@@ -445,15 +452,16 @@ def _lite_kernel(key: str, predicate: Any) -> Atom | tuple[str, str] | bool | No
     return None
 
 
-def compile_atom(predicate: Any, solution: Any = None) -> Atom:
-    """Compile one predicate (compound ones included) into an :class:`Atom`."""
+def compile_atom(predicate: Any, solution: Any = None, rules: PredicateRules = DEFAULT_RULES) -> Atom:
+    """Compile one predicate (compound ones included) into an :class:`Atom`, evaluated with the
+    runtime's ``rules`` where the reference answers."""
     key = canonical_key(predicate, solution)
     kind = predicate.type
     if kind in ("And", "Or"):
-        parts = [compile_atom(operand, solution) for operand in (predicate.value or [])]
+        parts = [compile_atom(operand, solution, rules) for operand in (predicate.value or [])]
         return _combine(key, kind, parts)
     if kind in ("Not", "AMDGPU"):
-        inner = compile_atom(predicate.value, solution)
+        inner = compile_atom(predicate.value, solution, rules)
         if kind == "AMDGPU":
             return dataclasses.replace(inner, key=key, _scalar=None, _vector=None)
         if inner.constant is not None:
@@ -474,20 +482,20 @@ def compile_atom(predicate: Any, solution: Any = None) -> Atom:
         return Atom(key, repr(fast), repr(fast), fast)
     if fast is not None:
         return Atom(key, fast[0], fast[1])
-    return _reference_atom(key, predicate, solution)
+    return _reference_atom(key, predicate, solution, rules)
 
 
-def _reference_atom(key: str, predicate: Any, solution: Any) -> Atom:
+def _reference_atom(key: str, predicate: Any, solution: Any, rules: PredicateRules = DEFAULT_RULES) -> Atom:
     name = f"_ref_{abs(hash(key)):x}"
 
     def scalar(p: ContractionProblem, h: Hardware) -> bool:
-        return evaluate(predicate, p, h, solution=solution).passed
+        return evaluate(predicate, p, h, solution=solution, rules=rules).passed
 
     def vector(c: Any) -> BoolArray:
         out = np.empty(c.size, dtype=bool)
         for i in range(c.size):
             problem, hardware = c.row(i)
-            out[i] = evaluate(predicate, problem, hardware, solution=solution).passed
+            out[i] = evaluate(predicate, problem, hardware, solution=solution, rules=rules).passed
         return out
 
     return Atom(key, f"{name}(p, h)", f"{name}_v(p)", None, {name: scalar, f"{name}_v": vector})
@@ -513,7 +521,9 @@ def _combine(key: str, kind: str, parts: list[Atom]) -> Atom:
 class AtomTable:
     """Deduplicated atoms of one library: ``intern`` returns a stable id per distinct predicate."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: PredicateRules = DEFAULT_RULES) -> None:
+        self.rules = rules
+        """The runtime's predicate rules every atom is compiled with."""
         self.atoms: list[Atom] = []
         self._ids: dict[str, int] = {}
         # interned (shared, frozen) predicate models: skip recomputing their canonical key
@@ -529,7 +539,7 @@ class AtomTable:
         found = self._ids.get(key)
         if found is None:
             found = len(self.atoms)
-            self.atoms.append(compile_atom(predicate, solution))
+            self.atoms.append(compile_atom(predicate, solution, self.rules))
             self._ids[key] = found
         if solution_free:
             self._by_object[id(predicate)] = (predicate, found)

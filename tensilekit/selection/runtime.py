@@ -42,15 +42,24 @@ GSU]``, ``GlobalSplitUCheckMinK`` int vs ``[minK, GSU]``) are told apart by thei
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tensilekit.errors import SelectionError
 from tensilekit.model.common import DataType
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
-from tensilekit.predicates.evaluate import lite_required_workspace
+from tensilekit.predicates.evaluate import DEFAULT_RULES, PredicateRules, lite_required_workspace
 from tensilekit.selection.answer import Candidate, Selection
+from tensilekit.selection.distance import DistanceFunction, grid_based_distance, grid_based_distance_absolute_k
+from tensilekit.selection.hipblaslt_versions import (
+    DEFAULT_HIPBLASLT_VERSION,
+    HIPBLASLT_VERSIONS,
+    HipblasltVersion,
+    hipblaslt_version_named,
+    version_of_rows,
+    version_of_solutions,
+)
 from tensilekit.selection.problem import (
     ContractionProblem,
     GemmProblem,
@@ -100,6 +109,8 @@ class Runtime:
     """The rules one runtime applies on top of the shared library walk (see the module docstring)."""
 
     name: ClassVar[str] = ""
+    label: str = ""
+    """How ``info`` and the docs name the runtime (with its version where it has one)."""
     default_workspace_size: ClassVar[int | None] = None
     """Workspace bytes a problem allows when the caller does not say (None: unlimited)."""
 
@@ -151,6 +162,23 @@ class Runtime:
 
         return keys
 
+    @property
+    def grid_batch_first(self) -> bool:
+        """Whether ``GridBased`` tables are walked by (M, N, batch) cells, batch folded only after
+        (:mod:`tensilekit.selection.grid_batch_walk`), instead of by (M, N) cells with the key of
+        :meth:`grid_key`."""
+        return False
+
+    @property
+    def grid_distance(self) -> DistanceFunction:
+        """The ``GridBased`` distance this runtime computes."""
+        return grid_based_distance
+
+    @property
+    def predicate_rules(self) -> PredicateRules:
+        """How this runtime evaluates the predicates whose meaning changed between versions."""
+        return DEFAULT_RULES
+
     def top(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware, count: int
     ) -> TopSolutions:
@@ -182,6 +210,7 @@ class TensileRuntime(Runtime):
     """rocBLAS's Tensile: ``findBestSolution``; ``--top`` re-selects with the winners excluded."""
 
     name = "tensile"
+    label = "Tensile (rocBLAS)"
 
     def table_order(self, keys: Sequence[tuple[int, ...]], speeds: Sequence[float]) -> list[int]:
         # Tensile 09ec347 / a164ed70 Source/lib/include/Tensile/Serialization/MatchingLibrary.hpp,
@@ -237,10 +266,16 @@ class TensileRuntime(Runtime):
 
 
 class HipblasltRuntime(Runtime):
-    """hipBLASLt's tensilelite (7d9fb683): the heuristic path of ``rocblaslt_algo_get_heuristic``."""
+    """hipBLASLt's tensilelite: the heuristic path of ``rocblaslt_algo_get_heuristic``, with the
+    rules of one hipBLASLt ``version`` (:mod:`tensilekit.selection.hipblaslt_versions`)."""
 
     name = "hipblaslt"
     default_workspace_size = HIPBLASLT_DEFAULT_WORKSPACE
+
+    def __init__(self, version: HipblasltVersion = DEFAULT_HIPBLASLT_VERSION) -> None:
+        self.version = version
+        """The hipBLASLt version whose rules this runtime follows."""
+        self.label = f"hipBLASLt {version.name}"
 
     def table_order(self, keys: Sequence[tuple[int, ...]], speeds: Sequence[float]) -> list[int]:
         # hipBLASLt 7d9fb683 tensilelite/Tensile/Source/lib/include/Tensile/Serialization/
@@ -253,12 +288,12 @@ class HipblasltRuntime(Runtime):
     def _problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
         from tensilekit.selection.hipblaslt import problem_from_hipblaslt_query
 
-        return problem_from_hipblaslt_query(record)
+        return problem_from_hipblaslt_query(record, self.version)
 
     def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
         from tensilekit.selection.hipblaslt import hipblaslt_problem_from_workload
 
-        return hipblaslt_problem_from_workload(gemm, workspace_size)
+        return hipblaslt_problem_from_workload(gemm, workspace_size, self.version)
 
     def attempts(self, problem: ContractionProblem) -> list[ContractionProblem]:
         # tensile_host.cpp getBestSolutions: nothing found for f32_fast_xf32 -> retry as plain Float.
@@ -274,7 +309,8 @@ class HipblasltRuntime(Runtime):
     def grid_key(self, key: tuple[int, ...]) -> tuple[int, ...]:
         # PropertyMatching.hpp findBestKeyMatch_GridBased (hipBLASLt 7d9fb683), unless
         # TENSILE_GRIDBASED_BATCH_EXP is set: batch folds into the larger of M and N, then 1.
-        if len(key) < 4 or key[2] == 1:
+        # (0.12.1 folds inside its walk, only after the batch lookup: grid_batch_first.)
+        if len(key) < 4 or key[2] == 1 or self.version.grid_batch_first:
             return key
         m, n, batch = key[0], key[1], key[2]
         if m > n:
@@ -286,7 +322,7 @@ class HipblasltRuntime(Runtime):
     def grid_keys(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         import numpy as np
 
-        if keys.shape[1] < 4:
+        if keys.shape[1] < 4 or self.version.grid_batch_first:
             return keys
         folded = keys.copy()
         batch = keys[:, 2]
@@ -341,8 +377,14 @@ class HipblasltRuntime(Runtime):
             s
             for s in candidates
             if selector.supports(s, attempt, hardware)
-            and lite_required_workspace(attempt, hardware, s) <= attempt.workspace_size
+            and self.required_workspace(attempt, hardware, s) <= attempt.workspace_size
         ]
+
+    def required_workspace(self, problem: ContractionProblem, hardware: Hardware, solution: MasterSolution) -> int:
+        """``requiredWorkspaceSize`` of ``solution`` for ``problem`` as this version counts it."""
+        return lite_required_workspace(
+            problem, hardware, solution, synchronizer=self.version.workspace_counts_synchronizer
+        )
 
     def gemm_type_solutions(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware
@@ -356,10 +398,64 @@ class HipblasltRuntime(Runtime):
                 return attempt, candidates
         return tried[-1], []
 
+    @property
+    def grid_batch_first(self) -> bool:
+        return self.version.grid_batch_first
+
+    @property
+    def grid_distance(self) -> DistanceFunction:
+        return grid_based_distance if self.version.grid_k_ratio else grid_based_distance_absolute_k
+
+    @property
+    def predicate_rules(self) -> PredicateRules:
+        return self.version.predicate_rules
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.version.name!r})"
+
 
 TENSILE = TensileRuntime()
-HIPBLASLT = HipblasltRuntime()
+HIPBLASLT_RUNTIMES: dict[str, HipblasltRuntime] = {
+    version.name: HipblasltRuntime(version) for version in HIPBLASLT_VERSIONS.values()
+}
+"""One hipBLASLt runtime per version (:data:`~tensilekit.selection.hipblaslt_versions.HIPBLASLT_VERSIONS`)."""
+HIPBLASLT = HIPBLASLT_RUNTIMES[DEFAULT_HIPBLASLT_VERSION.name]
+"""hipBLASLt 7d9fb683's runtime (what ``"hipblaslt"`` names)."""
 _BY_NAME: dict[str, Runtime] = {TENSILE.name: TENSILE, HIPBLASLT.name: HIPBLASLT}
+
+
+def hipblaslt_runtime(version: str | HipblasltVersion) -> HipblasltRuntime:
+    """The hipBLASLt runtime of ``version`` (``"7d9fb683"``, ``"0.12.1"``).
+
+    Raises SelectionError for an unknown version, TypeError for something that is no str."""
+    return HIPBLASLT_RUNTIMES[hipblaslt_version_named(version).name]
+
+
+def resolve_runtime(
+    runtime: str | Runtime | None, hipblaslt_version: str | HipblasltVersion | None, detected: Callable[[], Runtime]
+) -> Runtime:
+    """The runtime a caller's ``runtime`` and ``hipblaslt_version`` choose for a library whose own
+    runtime ``detected()`` gives (called only when needed). Unnamed, the runtime is the library's;
+    ``"hipblaslt"`` without a version takes the library's hipBLASLt version when it has one.
+
+    Raises SelectionError for an unknown name, or a hipBLASLt version with Tensile's runtime."""
+    chosen = runtime_named(runtime) if runtime is not None else None
+    if chosen is None or (isinstance(runtime, str) and isinstance(chosen, HipblasltRuntime) and not hipblaslt_version):
+        library_runtime = detected()
+        if chosen is None or isinstance(library_runtime, HipblasltRuntime):
+            chosen = library_runtime
+    return with_hipblaslt_version(chosen, hipblaslt_version)
+
+
+def with_hipblaslt_version(runtime: Runtime, version: str | HipblasltVersion | None) -> Runtime:
+    """``runtime`` with its hipBLASLt version replaced by ``version`` (None: as it is).
+
+    Raises SelectionError when ``runtime`` is Tensile's (it has no hipBLASLt version)."""
+    if version is None:
+        return runtime
+    if not isinstance(runtime, HipblasltRuntime):
+        raise SelectionError(f"a hipBLASLt version ({version}) applies to the hipBLASLt runtime, not to {runtime.name}")
+    return hipblaslt_runtime(version)
 
 
 def runtime_named(name: str | Runtime) -> Runtime:
@@ -394,7 +490,8 @@ def _five_types(predicate: Any) -> bool:
 
 
 def detect_runtime(library: MasterLibrary | Sequence[MasterSolution]) -> Runtime:
-    """The runtime a master was written for: hipBLASLt when its solutions are tensilelite's.
+    """The runtime a master was written for: hipBLASLt when its solutions are tensilelite's, of
+    the version its fields show (:mod:`~tensilekit.selection.hipblaslt_versions`).
 
     A lazy master without solutions of its own is tensilelite's when its problem rows test five
     types (``TypesEqual`` with the compute input type). Raises TypeError for another argument."""
@@ -404,17 +501,20 @@ def detect_runtime(library: MasterLibrary | Sequence[MasterSolution]) -> Runtime
         raise TypeError(f"detect_runtime(): library must be MasterLibrary, not {type(library).__name__}")
     solutions = library.solutions if isinstance(library, MasterLibrary) else library
     for solution in solutions:
-        return HIPBLASLT if is_tensilelite_solution(solution) else TENSILE
+        if not is_tensilelite_solution(solution):
+            return TENSILE
+        return hipblaslt_runtime(version_of_solutions(solutions) or DEFAULT_HIPBLASLT_VERSION)
     if isinstance(library, MasterLibrary):
-        for _, node in library.iter_nodes():
-            if any(_five_types(row.predicate) for row in getattr(node, "rows", None) or []):
-                return HIPBLASLT
+        rows = [row.predicate for _, node in library.iter_nodes() for row in getattr(node, "rows", None) or []]
+        if any(_five_types(predicate) for predicate in rows):
+            return hipblaslt_runtime(version_of_rows(rows))
     return TENSILE
 
 
 __all__ = [
     "HIPBLASLT",
     "HIPBLASLT_DEFAULT_WORKSPACE",
+    "HIPBLASLT_RUNTIMES",
     "RUNTIME_NAMES",
     "TENSILE",
     "HipblasltRuntime",
@@ -422,6 +522,9 @@ __all__ = [
     "TensileRuntime",
     "TopSolutions",
     "detect_runtime",
+    "hipblaslt_runtime",
     "is_tensilelite_solution",
+    "resolve_runtime",
     "runtime_named",
+    "with_hipblaslt_version",
 ]

@@ -85,6 +85,7 @@ from tensilekit.model.solution import MasterSolution
 from tensilekit.predicates.evaluate import Verdict, chip_fallback_match, evaluate
 from tensilekit.selection.answer import Candidate, Selection, TraceEvent
 from tensilekit.selection.distance import DISTANCES, Distance
+from tensilekit.selection.grid_batch_walk import batch_first_grid_walk
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, contraction_problem
 
 if TYPE_CHECKING:
@@ -328,7 +329,9 @@ class ReferenceSelector:
                 ("problem", solution.problem_predicate),
                 ("hardware", solution.hardware_predicate),
             ):
-                outcome = evaluate(predicate, query.problem, query.hardware, solution=solution)
+                outcome = evaluate(
+                    predicate, query.problem, query.hardware, solution=solution, rules=self.runtime.predicate_rules
+                )
                 if not outcome.passed:
                     verdict = Verdict(False, f"{kind} predicate: {outcome.reason}", outcome.type)
                     break
@@ -565,6 +568,18 @@ class ReferenceSelector:
         n = len(keys)
         if n == 0:
             return []
+        if self.runtime.grid_batch_first:
+            q.note(depth + 1, "scan", path, None, f"batch looked up first ({self.runtime}): key {list(key)}")
+            batch_first = batch_first_grid_walk(
+                keys,
+                key,
+                lambda position: self._transform(table.indices[position], q),
+                self.runtime.grid_distance,
+                count,
+            )
+            for kernel, d, position in batch_first:
+                q.note(depth + 1, "scan", path, True, f"{list(keys[position])} d={_show(d)} → index {kernel.index}")
+            return batch_first
         walked = self.runtime.grid_key(key)
         if walked != key:
             q.note(depth + 1, "scan", path, None, f"batch folded into the key: {list(key)} → {list(walked)}")

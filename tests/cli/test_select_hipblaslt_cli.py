@@ -38,7 +38,7 @@ def test_grid_query_folds_batch_and_lists_find_top_solutions(corpus: Path) -> No
     library = _master(corpus, "gfx942_grid")
     code, output = _select(*GRID_QUERY, "--library", library, "--explain", "--top", "4")
     assert code == 0, output
-    assert "runtime\thipBLASLt (tensilelite heuristic: findTopSolutions(1))" in output  # piped: tab-separated
+    assert "runtime\thipBLASLt 7d9fb683 (tensilelite heuristic: findTopSolutions(1))" in output  # piped: tab-separated
     assert "batch folded into the key: [1500, 128, 4, 1536] → [6000, 128, 1, 1536]" in output
     assert "selected\tindex 329" in output
     code, output = _select(*GRID_QUERY, "--library", library, "--top", "4", "--json")

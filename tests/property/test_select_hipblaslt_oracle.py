@@ -41,7 +41,7 @@ from tensilekit.selection import (  # noqa: E402
     select_solution,
 )
 from tensilekit.selection.api import top_solutions  # noqa: E402
-from tensilekit.selection.runtime import HIPBLASLT  # noqa: E402
+from tensilekit.selection.runtime import HIPBLASLT, Runtime, hipblaslt_runtime  # noqa: E402
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 
@@ -149,11 +149,13 @@ def _queries(library: MasterLibrary, arch: str, seed: int, count: int) -> Iterat
         yield query
 
 
-def _oracle(amd: Path, master: Path, queries: list[dict[str, Any]], tmp: Path) -> dict[str, dict[str, Any]]:
+def _oracle(
+    amd: Path, master: Path, queries: list[dict[str, Any]], tmp: Path, version: str = "7d9fb683"
+) -> dict[str, dict[str, Any]]:
     query_file = tmp / "queries.jsonl"
     query_file.write_text("".join(json.dumps(q) + "\n" for q in queries))
     done = subprocess.run(
-        [str(amd / "select-oracle"), str(master), str(query_file), "--top", "8"],
+        [str(amd / "select-oracle"), str(master), str(query_file), "--top", "8", "--version", version],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
@@ -161,18 +163,16 @@ def _oracle(amd: Path, master: Path, queries: list[dict[str, Any]], tmp: Path) -
     return {answer["id"]: answer for answer in answers}
 
 
-@settings(max_examples=4, deadline=None, derandomize=bool(os.environ.get("CI")), database=None)
-@given(data=st.data())
-def test_hipblaslt_selection_agrees_with_the_cpp_runtime(
-    corpus: Path, amd: Path, tmp_path_factory: pytest.TempPathFactory, data: Any
-) -> None:
-    groups = _logic_by_arch(corpus)
-    arch = data.draw(st.sampled_from(sorted(groups)), label="arch")
-    files = sorted(data.draw(st.lists(st.sampled_from(groups[arch]), min_size=1, max_size=3, unique=True)))
-    seed = data.draw(st.integers(0, 2**31 - 1), label="seed")
-    tmp = tmp_path_factory.mktemp("oracle")
+_BUILDERS = {"7d9fb683": "build-master", "0.12.1": "build-master-0.12.1"}
+
+
+def _built_and_answered(
+    amd: Path, version: str, arch: str, files: list[Path], seed: int, tmp: Path
+) -> tuple[MasterLibrary, list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The master ``version``'s own TensileCreateLibrary builds from ``files``, 160 queries drawn
+    for it, and ``version``'s C++ answers to them."""
     build = subprocess.run(
-        [str(amd / "build-master"), "--arch", arch, "--out", str(tmp), "--name", "master", *map(str, files)],
+        [str(amd / _BUILDERS[version]), "--arch", arch, "--out", str(tmp), "--name", "master", *map(str, files)],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert build.returncode == 0, build.stderr[-2000:]
@@ -180,15 +180,23 @@ def test_hipblaslt_selection_agrees_with_the_cpp_runtime(
     library = tensilekit.load_master(master_path)
     assert isinstance(library, MasterLibrary)
     queries = list(_queries(library, arch, seed, 160))
-    answers = _oracle(amd, master_path, queries, tmp)
+    return library, queries, _oracle(amd, master_path, queries, tmp, version=version)
+
+
+def _disagreements(
+    library: MasterLibrary, queries: list[dict[str, Any]], answers: dict[str, dict[str, Any]], runtime: Runtime
+) -> list[str]:
+    """Where tensilekit (compiled, one query and batch; detected runtime, which must be ``runtime``)
+    and the oracle's answers differ: top 1, ``findTopSolutions(.., 8)``, the supported set."""
     compiled = compile_library(library)
-    problems = [HIPBLASLT.problem_from_query(query) for query in queries]
+    assert compiled.runtime is runtime, f"{compiled.runtime} detected, {runtime} expected"
+    problems = [runtime.problem_from_query(query) for query in queries]
     batch = select_batch(compiled, problems, [hardware_from_query(query) for query in queries])
     disagreements = []
     for position, query in enumerate(queries):
         answer = answers[query["id"]]
         assert "error" not in answer, answer
-        problem, device = HIPBLASLT.problem_from_query(query), hardware_from_query(query)
+        problem, device = problems[position], hardware_from_query(query)
         mine = select_solution(compiled, problem, device)
         want = answer["expected"]
         if (mine.index, mine.name) != ((want["index"], want["name"]) if want else (None, None)):
@@ -202,5 +210,71 @@ def test_hipblaslt_selection_agrees_with_the_cpp_runtime(
         supported = [s.index for s in find_all_solutions(compiled, problem, device)]
         if supported != answer["all_supported"]:
             disagreements.append(f"{query}: supported {answer['all_supported'][:10]}…, got {supported[:10]}…")
+    return disagreements
+
+
+@settings(max_examples=4, deadline=None, derandomize=bool(os.environ.get("CI")), database=None)
+@given(data=st.data())
+def test_hipblaslt_selection_agrees_with_the_cpp_runtime(
+    corpus: Path, amd: Path, tmp_path_factory: pytest.TempPathFactory, data: Any
+) -> None:
+    groups = _logic_by_arch(corpus)
+    arch = data.draw(st.sampled_from(sorted(groups)), label="arch")
+    files = sorted(data.draw(st.lists(st.sampled_from(groups[arch]), min_size=1, max_size=3, unique=True)))
+    seed = data.draw(st.integers(0, 2**31 - 1), label="seed")
+    tmp = tmp_path_factory.mktemp("oracle")
+    library, queries, answers = _built_and_answered(amd, "7d9fb683", arch, files, seed, tmp)
+    disagreements = _disagreements(library, queries, answers, HIPBLASLT)
+    files_named = [str(path.relative_to(corpus)) for path in files]
+    assert not disagreements, f"{arch} {files_named}: {len(disagreements)} disagree:\n" + "\n".join(disagreements[:6])
+
+
+_TABLE_KEY = re.compile(r"^((?:- - - |  - - )\[)(\d+), (\d+), (\d+), ", re.MULTILINE)
+
+
+def _with_batches(path: Path, out: Path, rng: random.Random) -> Path:
+    """A copy of a logic file with the batch of about a third of its 4-D table keys set to 2..16:
+    the corpus's hipBLASLt GridBased tables hold batch 1 only, 0.12.1's batch-first walk needs more."""
+
+    def batch(match: re.Match[str]) -> str:
+        if rng.random() >= 0.35:
+            return match.group(0)
+        return f"{match.group(1)}{match.group(2)}, {match.group(3)}, {rng.choice([2, 4, 8, 16])}, "
+
+    copy = out / path.name
+    copy.write_text(_TABLE_KEY.sub(batch, path.read_text(encoding="utf-8")), encoding="utf-8")
+    return copy
+
+
+def _require_0121(amd: Path) -> None:
+    missing = [
+        name for name in ("build-master-0.12.1", "bin/tensilelite-select-oracle-0.12.1") if not (amd / name).exists()
+    ]
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must provide hipBLASLt 0.12.1's tools in {amd}: {', '.join(missing)}")
+        pytest.skip(f"hipBLASLt 0.12.1's tools not in {amd}: {', '.join(missing)}")
+
+
+@settings(max_examples=2, deadline=None, derandomize=bool(os.environ.get("CI")), database=None)
+@given(data=st.data())
+def test_hipblaslt_0121_selection_agrees_with_its_cpp_runtime(
+    corpus: Path, amd: Path, tmp_path_factory: pytest.TempPathFactory, data: Any
+) -> None:
+    """Masters built by 0.12.1's own TensileCreateLibrary (``build-master-0.12.1``) from corpus logic
+    with batched table keys, answered by 0.12.1's C++ (``select-oracle --version 0.12.1``): tensilekit
+    takes the master for 0.12.1's and agrees on every answer."""
+    _require_0121(amd)
+    groups = _logic_by_arch(corpus)
+    arch = data.draw(st.sampled_from(sorted(groups)), label="arch")
+    files = sorted(data.draw(st.lists(st.sampled_from(groups[arch]), min_size=1, max_size=3, unique=True)))
+    seed = data.draw(st.integers(0, 2**31 - 1), label="seed")
+    tmp = tmp_path_factory.mktemp("oracle0121")
+    logic = tmp / "logic"
+    logic.mkdir()
+    rng = random.Random(seed)
+    batched = [_with_batches(path, logic, rng) for path in files]
+    library, queries, answers = _built_and_answered(amd, "0.12.1", arch, batched, seed, tmp)
+    disagreements = _disagreements(library, queries, answers, hipblaslt_runtime("0.12.1"))
     files_named = [str(path.relative_to(corpus)) for path in files]
     assert not disagreements, f"{arch} {files_named}: {len(disagreements)} disagree:\n" + "\n".join(disagreements[:6])

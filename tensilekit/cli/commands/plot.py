@@ -10,7 +10,7 @@ import click
 
 from tensilekit.cli.commands.select import METRICS, TRANSPOSE
 from tensilekit.cli.inputs import open_for_device
-from tensilekit.cli.options import TYPE_HELP, UserPath, check_output_path, type_spec_callback
+from tensilekit.cli.options import TYPE_HELP, UserPath, check_output_path, hipblaslt_version_option, type_spec_callback
 from tensilekit.cli.output import progress_bar
 from tensilekit.errors import Location, NoKernel
 
@@ -45,10 +45,11 @@ def plot_group() -> None:
 @click.option("--title", help="Chart title (default: the problem and device).")
 @click.option("--output", "-o", type=UserPath(path_type=Path), required=True, help="PNG file to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was drawn as JSON.")
+@hipblaslt_version_option
 def plot_selection_command(
     library_path: Path | None, arch: str | None, cu_count: int | None, k: int, batch: int, trans_a: str,
     trans_b: str, type_spec: str, hpa: bool | None, metric: str, low: int, high: int, points: int,
-    title: str | None, output: Path, as_json: bool,
+    title: str | None, output: Path, as_json: bool, hipblaslt_version: str | None,
 ) -> None:  # fmt: skip
     """Draw which kernel the runtime selects over an M x N grid (log axes) at one K.
 
@@ -59,7 +60,9 @@ def plot_selection_command(
     from tensilekit.selection.grid import log_grid, selection_map
 
     check_output_path(output, suffixes={".png": "PNG"})
-    library = open_for_device(library_path, arch=arch, cu_count=cu_count, note=False)  # shows "reading …"
+    library = open_for_device(  # shows "reading …"
+        library_path, arch=arch, cu_count=cu_count, note=False, hipblaslt_version=hipblaslt_version
+    )
     problem = library.problem(
         1, 1, k, type=type_spec, batch=batch, trans_a=trans_a, trans_b=trans_b, hpa=hpa, alpha=1.0, beta=0.0,
         metric=metric,

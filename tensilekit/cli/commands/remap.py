@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from tensilekit.cli.main import ExitCode
-from tensilekit.cli.options import UserPath, check_output_path, workspace_option
+from tensilekit.cli.options import UserPath, check_output_path, hipblaslt_version_option, workspace_option
 from tensilekit.cli.phases import phases
 
 
@@ -50,6 +50,7 @@ def _validators(values: tuple[str, ...]) -> dict[str, str]:
     help="CU count of the device when a row does not say (needed to decide rejected).",
 )
 @workspace_option("NEW's calls")
+@hipblaslt_version_option
 @click.option("--strict", is_flag=True, help="Stop at the first unreadable row (exit 3).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per recorded row.")
 def remap_command(
@@ -62,6 +63,7 @@ def remap_command(
     arch: str | None,
     cu_count: int | None,
     workspace_size: int | None,
+    hipblaslt_version: str | None,
     strict: bool,
     as_json: bool,
 ) -> None:
@@ -88,6 +90,7 @@ def remap_command(
             cu_count=cu_count,
             stage=shown.stage,
             workspace_size=RUNTIME_WORKSPACE if workspace_size is None else workspace_size,
+            hipblaslt_version=hipblaslt_version,
         )
     for artefact in report.artefacts:
         for bad in artefact.bad_lines:

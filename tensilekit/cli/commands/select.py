@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 from tensilekit.cli.inputs import open_for_device
-from tensilekit.cli.options import TYPE_HELP, UserPath, subtree_options, type_spec_callback, workspace_option
+from tensilekit.cli.options import (
+    TYPE_HELP,
+    UserPath,
+    hipblaslt_version_option,
+    subtree_options,
+    type_spec_callback,
+    workspace_option,
+)
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.workloads import STRICT_HELP
 from tensilekit.errors import (
@@ -124,6 +131,7 @@ TRANSPOSE = _Transpose(["N", "T", "C"])
     default=None,
     help="hipBLASLt compute type (f32, f32_fast_f16, f32_fast_bf16, f32_fast_xf32, f64, i32 …; hipBLASLt runtime).",
 )
+@hipblaslt_version_option
 @workspace_option("the caller")
 @click.option("--explain", is_flag=True, help="Show the walk: every level, predicate and table entry considered.")
 @click.option(
@@ -140,6 +148,7 @@ def select_command(
     hpa: bool | None, alpha: float, beta: float, metric: str, rocblas_k0: bool, queries: Path | None,
     from_log: Path | None, runtime_name: str | None, compute_name: str | None, workspace_size: int | None,
     explain: bool, top: int, as_json: bool, strict: bool, subtree: str | None, asic_revision: int | None,
+    hipblaslt_version: str | None,
 ) -> None:  # fmt: skip
     """Predict the kernel the runtime selects for an M×N×K GEMM: rocBLAS's Tensile
     (findBestSolution) or hipBLASLt's heuristic (findTopSolutions(.., 1)), detected from the library.
@@ -154,7 +163,7 @@ def select_command(
             _select(
                 m, n, k, library_path, arch, cu_count, is_apu, pci_chip_id, batch, trans_a, trans_b, type_spec, hpa,
                 alpha, beta, metric, rocblas_k0, queries, from_log, runtime_name, compute_name, workspace_size,
-                explain, top, as_json, strict, subtree, asic_revision, held_stdin,
+                explain, top, as_json, strict, subtree, asic_revision, held_stdin, hipblaslt_version,
             )  # fmt: skip
             return
         except LibraryChanged:
@@ -176,7 +185,7 @@ def _select(
     hpa: bool | None, alpha: float, beta: float, metric: str, rocblas_k0: bool, queries: Path | None,
     from_log: Path | None, runtime_name: str | None, compute_name: str | None, workspace_size: int | None,
     explain: bool, top: int, as_json: bool, strict: bool, subtree: str | None, asic_revision: int | None,
-    held_stdin: list[str],
+    held_stdin: list[str], hipblaslt_version: str | None = None,
 ) -> None:  # fmt: skip
     from tensilekit.cli.render_select import progress, render_selection, selection_extras
     from tensilekit.selection import contraction_problem
@@ -187,7 +196,7 @@ def _select(
     library = open_for_device(
         library_path, arch=arch, cu_count=cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id,
         runtime_name=runtime_name, workspace_size=workspace_size, subtree=subtree, asic_revision=asic_revision,
-        required_for=None if queries is not None else " for a single query",
+        required_for=None if queries is not None else " for a single query", hipblaslt_version=hipblaslt_version,
     )  # fmt: skip
     shown_path = library.path or Path("-")
     if from_log is not None:
@@ -208,7 +217,10 @@ def _select(
             click.echo(json.dumps(record, indent=2))
         else:
             contraction = contraction_problem(problem, rocblas_k0=rocblas_k0)
-            render_selection(selection, problem, device, shown_path, contraction, runtime=library.runtime.name)
+            render_selection(
+                selection, problem, device, shown_path, contraction,
+                runtime=library.runtime.name, runtime_label=library.runtime.label,
+            )  # fmt: skip
         if reason is not None:
             click.echo(f"no kernel: {reason}", err=True)
             raise SystemExit(NoKernel.exit_code)

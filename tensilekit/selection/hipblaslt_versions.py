@@ -1,0 +1,149 @@
+"""The hipBLASLt runtime versions tensilekit answers as, and the rules in which they differ.
+
+One :class:`HipblasltVersion` per tensilelite C++ runtime; every rule that differs between them is a
+field here, named by what it decides, and set per version (a third version, the 2026 tensilelite
+5.x, is one more entry in :data:`HIPBLASLT_VERSIONS`). The selection walk, the compiled selector
+and the predicates read the rule off the version the runtime was made for
+(:class:`~tensilekit.selection.runtime.HipblasltRuntime`), never the version's name.
+
+=========================  ====================================  =====================================
+rule                       7d9fb683 (0.11, ROCm 6.3)             0.12.1 (ROCm 6.4)
+=========================  ====================================  =====================================
+``grid_batch_first``       batch folded into M (M > N) or N      the first (M, N, batch) cell is looked
+                           before the walk                       up with the batch; batch is folded,
+                           (``PropertyMatching.hpp``             and the walk restarted, only when the
+                           ``findBestKeyMatch_GridBased``)       entry found there has batch 1
+``grid_ties_to_later``     a cell's first entry of least         its last (``myDistance <=
+                           distance                              bestDistance``)
+``grid_k_ratio``           K term ``|tK - K| / (tK + 8 K)``      ``|tK - K|`` (``Distance.hpp``)
+``f16_compute_as_float``   compute ``f16``: compute type Half,   compute type Float, computeInputType
+                           computeInputType Half                 from A and B (``tensile_host.cpp``
+                                                                 ``updateTensileProblem``: "fallback to
+                                                                 f32 for f16 compute type")
+``workspace_counts_``      ``requiredWorkspaceSize`` counts the  it does not
+``synchronizer``           custom-kernel synchronizer (GSU > 1,
+                           GlobalAccumulation 3)
+``predicate_rules``        ``SynchronizerSizeCheck`` (five       409 600
+                           values) ≤ 40 960 slots
+=========================  ====================================  =====================================
+
+:func:`detect_hipblaslt_version` reads the version off a master: 0.12.1's TensileCreateLibrary
+writes ``swizzleTensorA`` into every solution's problem type and ``SwizzleTensorA`` /
+``WorkgroupNumberCheck`` predicates, which the 7d9fb683 runtime cannot even load (``Unknown subclass
+type SwizzleTensorA``); anything else is 7d9fb683's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from tensilekit.errors import SelectionError
+from tensilekit.predicates.evaluate import DEFAULT_RULES, PredicateRules
+
+
+@dataclasses.dataclass(frozen=True)
+class HipblasltVersion:
+    """One hipBLASLt runtime version and its rules (see the module docstring's table)."""
+
+    name: str
+    grid_batch_first: bool
+    grid_ties_to_later: bool
+    grid_k_ratio: bool
+    f16_compute_as_float: bool
+    workspace_counts_synchronizer: bool
+    predicate_rules: PredicateRules
+
+    def __str__(self) -> str:
+        return self.name
+
+
+HIPBLASLT_7D9FB683 = HipblasltVersion(
+    "7d9fb683",
+    grid_batch_first=False,
+    grid_ties_to_later=False,
+    grid_k_ratio=True,
+    f16_compute_as_float=False,
+    workspace_counts_synchronizer=True,
+    predicate_rules=DEFAULT_RULES,
+)
+"""hipBLASLt 7d9fb683 (tensilelite 4.33.0, Oct 2024; ROCm 6.3)."""
+
+HIPBLASLT_0_12_1 = HipblasltVersion(
+    "0.12.1",
+    grid_batch_first=True,
+    grid_ties_to_later=True,
+    grid_k_ratio=False,
+    f16_compute_as_float=True,
+    workspace_counts_synchronizer=False,
+    predicate_rules=PredicateRules(synchronizer_slots=409600),
+)
+"""hipBLASLt 0.12.1 (ROCm 6.4; the C++ of ``../shared/amd/oracle-tensilelite/0.12.1``)."""
+
+HIPBLASLT_VERSIONS: dict[str, HipblasltVersion] = {v.name: v for v in (HIPBLASLT_7D9FB683, HIPBLASLT_0_12_1)}
+"""The versions by name, oldest first (``--hipblaslt-version``)."""
+
+DEFAULT_HIPBLASLT_VERSION = HIPBLASLT_7D9FB683
+"""What a master that shows no later version's fields is taken for."""
+
+_MARKERS_0_12_1 = frozenset({"SwizzleTensorA", "SwizzleTensorB", "WorkgroupNumberCheck", "ExperimentalStreamK"})
+"""Predicates only 0.12.1's TensileCreateLibrary writes."""
+
+
+def hipblaslt_version_named(name: str | HipblasltVersion) -> HipblasltVersion:
+    """``"7d9fb683"`` or ``"0.12.1"`` (a :class:`HipblasltVersion` passes through).
+
+    Raises SelectionError for another name, TypeError for something that is no str."""
+    if isinstance(name, HipblasltVersion):
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"hipblaslt_version must be a version name (str), not {type(name).__name__}")
+    version = HIPBLASLT_VERSIONS.get(name.strip().lower().removeprefix("v"))
+    if version is None:
+        raise SelectionError(f"unknown hipBLASLt version {name!r}: one of {', '.join(HIPBLASLT_VERSIONS)}")
+    return version
+
+
+def _predicate_types(predicate: Any) -> Iterable[str]:
+    if predicate is None or not hasattr(predicate, "type"):
+        return
+    yield str(predicate.type)
+    value = getattr(predicate, "value", None)
+    for item in value if isinstance(value, list) else [value]:
+        if hasattr(item, "type"):
+            yield from _predicate_types(item)
+
+
+def version_of_solutions(solutions: Iterable[Any]) -> HipblasltVersion | None:
+    """0.12.1 when a tensilelite solution names 0.12.1's fields, 7d9fb683 when it does not, None
+    when there is no solution to tell by."""
+    for solution in solutions:
+        problem_type = getattr(solution, "problem_type", None)
+        if isinstance(problem_type, dict) and "swizzleTensorA" in problem_type:
+            return HIPBLASLT_0_12_1
+        predicate = getattr(solution, "problem_predicate", None)
+        if any(kind in _MARKERS_0_12_1 for kind in _predicate_types(predicate)):
+            return HIPBLASLT_0_12_1
+        return DEFAULT_HIPBLASLT_VERSION
+    return None
+
+
+def version_of_rows(predicates: Iterable[Any]) -> HipblasltVersion:
+    """0.12.1 when a problem row's predicate tests one of 0.12.1's fields, else 7d9fb683."""
+    for predicate in predicates:
+        if any(kind in _MARKERS_0_12_1 for kind in _predicate_types(predicate)):
+            return HIPBLASLT_0_12_1
+    return DEFAULT_HIPBLASLT_VERSION
+
+
+__all__ = [
+    "DEFAULT_HIPBLASLT_VERSION",
+    "HIPBLASLT_0_12_1",
+    "HIPBLASLT_7D9FB683",
+    "HIPBLASLT_VERSIONS",
+    "HipblasltVersion",
+    "hipblaslt_version_named",
+    "version_of_rows",
+    "version_of_solutions",
+]

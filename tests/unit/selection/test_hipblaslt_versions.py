@@ -1,0 +1,146 @@
+"""The hipBLASLt version seam: names, detection off a master, how the caller's choice combines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import tensilekit
+from tensilekit.cli.main import cli
+from tensilekit.errors import SelectionError
+from tensilekit.model.library import MasterLibrary
+from tensilekit.predicates.evaluate import evaluate
+from tensilekit.selection.grid_batch_walk import batch_first_grid_walk
+from tensilekit.selection.hipblaslt_versions import (
+    HIPBLASLT_0_12_1,
+    HIPBLASLT_7D9FB683,
+    HIPBLASLT_VERSIONS,
+    hipblaslt_version_named,
+)
+from tensilekit.selection.problem import Hardware
+from tensilekit.selection.runtime import (
+    HIPBLASLT,
+    TENSILE,
+    detect_runtime,
+    hipblaslt_runtime,
+    resolve_runtime,
+)
+from tensilekit.selection.walk import as_contraction
+
+
+def test_versions_by_name() -> None:
+    assert list(HIPBLASLT_VERSIONS) == ["7d9fb683", "0.12.1"]
+    assert hipblaslt_version_named("0.12.1") is HIPBLASLT_0_12_1
+    assert hipblaslt_version_named(" V0.12.1 ") is HIPBLASLT_0_12_1
+    assert hipblaslt_runtime("7d9fb683") is HIPBLASLT
+    assert hipblaslt_runtime(HIPBLASLT_0_12_1).label == "hipBLASLt 0.12.1"
+    with pytest.raises(SelectionError, match="unknown hipBLASLt version '0.13'.*7d9fb683, 0.12.1"):
+        hipblaslt_version_named("0.13")
+    with pytest.raises(TypeError):
+        hipblaslt_version_named(12)  # type: ignore[arg-type]
+
+
+def test_the_callers_choice_and_the_librarys() -> None:
+    v0121 = hipblaslt_runtime("0.12.1")
+    assert resolve_runtime(None, None, lambda: v0121) is v0121
+    assert resolve_runtime("hipblaslt", None, lambda: v0121) is v0121  # "hipblaslt": the library's version
+    assert resolve_runtime("hipblaslt", None, lambda: TENSILE) is HIPBLASLT
+    assert resolve_runtime(None, "7d9fb683", lambda: v0121) is HIPBLASLT
+    assert resolve_runtime(HIPBLASLT, None, lambda: v0121) is HIPBLASLT  # a Runtime object is taken as given
+    assert resolve_runtime("tensile", None, lambda: v0121) is TENSILE
+    with pytest.raises(SelectionError, match="applies to the hipBLASLt runtime, not to tensile"):
+        resolve_runtime("tensile", "0.12.1", lambda: v0121)
+
+
+def _entry(m: int, n: int, b: int, k: int) -> tuple[int, int, int, int]:
+    return (m, n, b, k)
+
+
+def test_batch_first_walk_looks_the_batch_up_before_folding() -> None:
+    keys = [_entry(128, 64, 1, 64), _entry(128, 64, 4, 64), _entry(512, 64, 1, 64)]
+    distance = hipblaslt_runtime("0.12.1").grid_distance
+    every = list(range(len(keys)))
+    # batch 4 is in the (128, 64) cell: found there, the batch not folded into M
+    assert batch_first_grid_walk(keys, (128, 64, 4, 64), lambda p: every[p], distance, 1)[0][2] == 1
+    # batch 2: the cell's first batch >= 2 is 4, found there, no restart
+    assert batch_first_grid_walk(keys, (128, 64, 2, 64), lambda p: every[p], distance, 1)[0][2] == 1
+    # the batch-4 entry refused: nothing found, the table's first entry has batch 1, so the walk
+    # restarts with batch folded into M ([512, 64, 1, 64]): the (512, 64) cell answers
+    refused = [0, None, 2]
+    assert batch_first_grid_walk(keys, (128, 64, 4, 64), lambda p: refused[p], distance, 1)[0][2] == 2
+    # 7d9fb683 folds first: [512, 64, 1, 64]
+    assert HIPBLASLT.grid_key((128, 64, 4, 64)) == (512, 64, 1, 64)
+
+
+def test_ties_go_to_the_later_entry_and_k_by_absolute_difference() -> None:
+    keys = [_entry(6144, 4096, 1, 12288), _entry(6144, 4096, 1, 12288), _entry(6144, 4096, 1, 65536)]
+    query = (4776, 2961, 1, 38611)
+    found = batch_first_grid_walk(keys, query, lambda p: p, hipblaslt_runtime("0.12.1").grid_distance, 1)
+    assert found[0][2] == 1  # |12288 - 38611| < |65536 - 38611|; of the two equal entries, the later
+    old = HIPBLASLT.grid_distance
+    assert old(query, keys[2]) < old(query, keys[0])  # 7d9fb683's ratio prefers 65536
+
+
+def test_detection_and_the_cli(corpus: Path, tmp_path: Path) -> None:
+    master_path = corpus / "masters-hipblaslt" / "hipblaslt_gfx942_grid.dat"
+    master = tensilekit.load_master(master_path)
+    assert isinstance(master, MasterLibrary)
+    assert detect_runtime(master) is HIPBLASLT
+    marked = master.model_copy(
+        update={
+            "solutions": [
+                s.model_copy(update={"problem_type": {**(s.problem_type or {}), "swizzleTensorA": False}})
+                for s in master.solutions
+            ]
+        }
+    )
+    assert detect_runtime(marked).version is HIPBLASLT_0_12_1
+    assert tensilekit.open_library(master_path).runtime.version is HIPBLASLT_7D9FB683
+    assert tensilekit.open_library(master_path, hipblaslt_version="0.12.1").runtime.version is HIPBLASLT_0_12_1
+    info = CliRunner().invoke(cli, ["info", str(master_path)])
+    assert "taken for\thipBLASLt 7d9fb683" in info.output
+    wrong = CliRunner().invoke(cli, ["select", "64", "64", "64", "--library", str(master_path), "--runtime", "tensile",
+                                     "--hipblaslt-version", "0.12.1"])  # fmt: skip
+    assert wrong.exit_code != 0 and "applies to the hipBLASLt runtime" in wrong.output
+    bad = CliRunner().invoke(
+        cli, ["select", "64", "64", "64", "--library", str(master_path), "--hipblaslt-version", "9"]
+    )
+    assert bad.exit_code == 2 and "'7d9fb683', '0.12.1'" in bad.output
+    lines = CliRunner().invoke(
+        cli, ["select", "4776", "2961", "38611", "--library", str(master_path), "--arch", "gfx942", "--type", "Half,Float8,Half,Half,Float",
+              "--compute-type", "f32_fast_f16", "--json", "--hipblaslt-version", "0.12.1"],
+    )  # fmt: skip
+    assert lines.exit_code == 0, lines.output
+    assert json.loads(lines.output)["index"] == 520
+
+
+def _synchronizer_check(predicate: Any) -> Any:
+    if getattr(predicate, "type", None) == "SynchronizerSizeCheck":
+        return predicate
+    value = getattr(predicate, "value", None)
+    for item in value if isinstance(value, list) else [value]:
+        found = _synchronizer_check(item) if hasattr(item, "type") else None
+        if found is not None:
+            return found
+    return None
+
+
+def test_synchronizer_slots_by_version(corpus: Path) -> None:
+    """The five-value ``SynchronizerSizeCheck`` allows 40 960 slots under 7d9fb683, 409 600 under
+    0.12.1 (no corpus query can tell them apart through AMD's C++: the GSU workspace cap refuses
+    those kernels first at such sizes, so this checks the seam, not the oracle)."""
+    master = tensilekit.load_master(corpus / "masters-hipblaslt" / "hipblaslt_gfx942_freesize.dat")
+    assert isinstance(master, MasterLibrary)
+    check = next(found for s in master.solutions if (found := _synchronizer_check(s.problem_predicate)) is not None)
+    mt0, mt1, wave_tile, nept, threads = (int(v) for v in check.value)
+    slots_per_tile = wave_tile * (threads // 64) * nept
+    tiles = 40960 // slots_per_tile + 1  # just above 7d9fb683's limit, far below 0.12.1's
+    problem = as_contraction(HIPBLASLT.problem_from_query({"m": mt0 * tiles, "n": mt1, "k": 64, "a_type": "Half"}))
+    device = Hardware(arch="gfx942", cu_count=304)
+    assert not evaluate(check, problem, device, rules=HIPBLASLT.predicate_rules).passed
+    assert evaluate(check, problem, device, rules=hipblaslt_runtime("0.12.1").predicate_rules).passed
+    assert evaluate(check, problem, device).passed is False  # the default rules are 7d9fb683's
