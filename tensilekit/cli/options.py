@@ -149,15 +149,18 @@ def workspace_option(who: str) -> Callable[[_Command], _Command]:
     return option
 
 
+# selection.hipblaslt_versions.HIPBLASLT_VERSIONS' names, spelled out: a command's --help imports no
+# selection core (importing that module loads the whole tensilekit.selection package)
+HIPBLASLT_VERSION_NAMES = ("7d9fb683", "0.12.1")
+
+
 def hipblaslt_version_option(command: _Command) -> _Command:
     """``--hipblaslt-version 7d9fb683|0.12.1``: the hipBLASLt runtime to answer as (the command
     takes ``hipblaslt_version``; None: what the library shows, as :func:`tensilekit.open_library`)."""
-    from tensilekit.selection.hipblaslt_versions import HIPBLASLT_VERSIONS  # no selection core: a dataclass table
-
     option: Callable[[_Command], _Command] = click.option(
         "--hipblaslt-version",
         "hipblaslt_version",
-        type=click.Choice(list(HIPBLASLT_VERSIONS), case_sensitive=False),
+        type=click.Choice(list(HIPBLASLT_VERSION_NAMES), case_sensitive=False),
         default=None,
         help="Answer as this hipBLASLt runtime does (default: what the library shows: a master with 0.12.1's "
         "fields such as SwizzleTensorA is 0.12.1's, any other 7d9fb683's).",
@@ -166,6 +169,7 @@ def hipblaslt_version_option(command: _Command) -> _Command:
 
 
 __all__ = [
+    "HIPBLASLT_VERSION_NAMES",
     "KNOWN_ARCHS",
     "TYPE_HELP",
     "UserPath",

@@ -75,6 +75,13 @@ def test_metric_choices_spelled_out_in_the_cli_match_the_enum() -> None:
     assert METRICS == [metric.value for metric in PerformanceMetric]
 
 
+def test_hipblaslt_versions_spelled_out_in_the_cli_match_the_table() -> None:
+    from tensilekit.cli.options import HIPBLASLT_VERSION_NAMES
+    from tensilekit.selection.hipblaslt_versions import HIPBLASLT_VERSIONS
+
+    assert list(HIPBLASLT_VERSION_NAMES) == list(HIPBLASLT_VERSIONS)
+
+
 def test_every_listed_command_resolves_and_completion_lists_them() -> None:
     from click.testing import CliRunner
 
