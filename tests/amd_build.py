@@ -83,9 +83,9 @@ def build_both_formats(args: list[str], out: Path, *, name: str | None = None) -
 
 
 def written(folder: Path) -> list[Path]:
-    """The library files a build wrote into ``folder``, as AMD's tool would have: tensilekit's own
-    hidden record of what it wrote there (``io.atomic.MANIFEST``, which lets the next build remove
-    only its own stale files) is no library file and AMD writes none."""
+    """The files a tensilekit command wrote into ``folder``, as AMD's tools would list them: tensilekit's
+    own hidden record of what it wrote there (``io.atomic.MANIFEST``, which lets the next run remove
+    only its own stale files) is no output file and AMD writes none."""
     from tensilekit.io.atomic import MANIFEST
 
     return sorted(path for path in folder.iterdir() if path.name != MANIFEST)

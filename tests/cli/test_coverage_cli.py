@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from amd_build import written
 from click.testing import CliRunner
 
 from tensilekit.cli.main import ExitCode, cli
 from tensilekit.data import sample_library_path
-from tensilekit.io.atomic import MANIFEST
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 LOG = str(FIXTURES / "logs" / "coverage_sgemm_mask64.log")
@@ -109,7 +109,7 @@ def test_outputs_feed_select_queries_and_tune(tmp_path: Path) -> None:
     out = tmp_path / "cov"
     result = invoke("coverage", LOG, "--library", EQUALITY, "--cu-count", "104", "-o", str(out))
     assert result.exit_code == 0, result.output
-    assert sorted(path.name for path in out.iterdir() if path.name != MANIFEST) == [
+    assert [path.name for path in written(out)] == [
         "coverage.json", "coverage.md", "tune_next.jsonl", "tune_next_BBS_TN.yaml", "tune_next_SSS_NN.yaml",
     ]  # fmt: skip
     assert json.loads((out / "coverage.json").read_text())["summary"]["gemms"] == 5

@@ -26,13 +26,13 @@ from typing import Any
 
 import pytest
 import yaml
+from amd_build import written
 from click.testing import CliRunner
 
 import tensilekit
 from tensilekit.api import build_master_files, load_for_selection
 from tensilekit.cli.main import cli
 from tensilekit.errors import LibraryChanged
-from tensilekit.io.atomic import MANIFEST
 from tensilekit.io.installed_library import InstalledLibrary
 from tensilekit.io.master_io import dump_master_set
 
@@ -104,7 +104,7 @@ def test_rebuild_in_another_format_leaves_no_stale_library_files(
     _build(logic["old"], out, first)
     (out / "TensileLibrary_gfx90a.co").write_bytes(b"code object")  # not a library file: stays
     _build(logic["new"], out, second)
-    names = sorted(path.name for path in out.iterdir() if path.name != MANIFEST)
+    names = [path.name for path in written(out)]
     library_names = [name for name in names if not name.endswith(".co")]
     assert all(name.endswith(SUFFIX[second]) for name in library_names), names
     assert f"{MASTER}{SUFFIX[second]}" in names and f"{SHARD}{SUFFIX[second]}" in names
@@ -387,5 +387,5 @@ def test_concurrent_rebuilds_never_answer_from_a_mix(logic: dict[str, Path], tmp
         assert (code, said) in answers or (code == 3 and "rewritten" in said), (code, said)
     # one whole set is left, the last one written: no temporaries, nothing of an earlier build
     last = ROTATION[(rebuilds - 1) % len(ROTATION)][1]
-    names = sorted(path.name for path in out.iterdir() if path.name != MANIFEST)
+    names = [path.name for path in written(out)]
     assert len(names) == 2 and all(name.endswith(SUFFIX[last]) for name in names), names

@@ -12,12 +12,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from amd_build import written
 from click.testing import CliRunner
 
 import tensilekit
 from tensilekit.cli.main import cli
 from tensilekit.errors import InvalidValue
-from tensilekit.io.atomic import MANIFEST
 from tensilekit.io.master_io import load_placeholder
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
@@ -31,7 +31,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     logic = FIXTURES / "logic" / "sample_aldebaran_Cijk_Ailk_Bljk_SB.yaml"
     result = CliRunner().invoke(cli, ["build-master", "--lazy", str(logic), "-o", str(folder), "--format", "yaml"])
     assert result.exit_code == 0, result.output
-    assert sorted(path.name for path in folder.iterdir() if path.name != MANIFEST) == sorted([MASTER, PART + ".yaml"])
+    assert [path.name for path in written(folder)] == sorted([MASTER, PART + ".yaml"])
     return folder
 
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import msgpack
 import pytest
+from amd_build import written
 from click.testing import CliRunner
 
 import tensilekit
 from tensilekit.cli.main import cli
 from tensilekit.errors import LibraryFormatError, TensilekitError
-from tensilekit.io.atomic import MANIFEST
 from tensilekit.io.indexed_msgpack import dumps_indexed, load_indexed
 from tensilekit.io.master_io import dump_master, dumps_master, load_master, load_placeholder
 from tensilekit.io.zlib_catalog import probe_order, read_catalog_bytes, resolve_catalog, runtime_view
@@ -72,7 +72,7 @@ def test_placeholders_probe_zlib_first(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "lib"
     result = CliRunner().invoke(cli, ["build-master", "--lazy", "--format", "zlib", "-o", str(out), *map(str, logic)])
     assert result.exit_code == 0, result.output
-    names = sorted(path.name for path in out.iterdir() if path.name != MANIFEST)
+    names = [path.name for path in written(out)]
     assert all(name.endswith(".dat.zlib") for name in names)
     assert "TensileLiteLibrary_lazy_gfx942_Mapping.dat.zlib" in names
     master = out / "TensileLibrary_lazy_gfx942.dat.zlib"
