@@ -62,6 +62,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "prune": ("tensilekit.cli.commands.prune:prune_command", "Drop unused and duplicate kernels from logic files."),
     "tune": ("tensilekit.cli.commands.tune:tune_command", "The tuning pipeline: log -> tuned, merged library."),
+    "examples": (
+        "tensilekit.cli.commands.examples:examples_command",
+        "Write tensilekit's example libraries (the guides' files) into a folder.",
+    ),
 }
 
 

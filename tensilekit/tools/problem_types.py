@@ -73,7 +73,7 @@ def problem_type_dict(problem: GemmProblem) -> dict[str, Any]:
         "TransposeA": trans_a,
         "TransposeB": trans_b,
         "UseBeta": True,
-        "UseBias": False,
+        "UseBias": 0,  # an int as in AMD's logic (0 none, 1 M, 2 N, 3 both); a master's UseBias predicate holds it
     }
 
 
