@@ -22,8 +22,13 @@ def examples_command(folder: Path, force: bool) -> None:
     from tensilekit.data.examples import write_examples
 
     written = write_examples(folder, force=force)
+    entries: dict[str, int] = {}
     for path in written:
-        click.echo(str(path))
+        top = path.relative_to(folder).parts
+        name = f"{top[0]}/" if len(top) > 1 else top[0]
+        entries[name] = entries.get(name, 0) + 1
+    listed = ", ".join(f"{name} ({count})" if name.endswith("/") else name for name, count in entries.items())
+    click.echo(f"wrote {len(written)} example files into {folder}: {listed}")
 
 
 __all__ = ["examples_command"]
