@@ -8,10 +8,12 @@ Every file is made here, by tensilekit's own code, from hand-designed kernels an
 * ``TensileLibrary_gfx90a.yaml`` / ``.dat``: the master library TensileCreateLibrary would
   build from them (the same library ``tensilekit select`` answers from by default);
 * ``tuned/``: a tuning run's result for the SGEMM file, to merge into ``logic/``: one size
-  retuned to a new kernel, two sizes added;
+  retuned to a new kernel, two sizes added, one candidate kernel no size uses;
 * ``logic-gfx942/``: two tensilelite (hipBLASLt) logic files for gfx942 ("aquavanjaram"), bf16
   and fp16 TN, with kernels of tensilekit's GPU model (``tune --simulate``'s library);
-* ``TensileLibrary_gfx942.dat``: the hipBLASLt master library built from them.
+* ``tuned-gfx942/``: a tuning run's result for the bf16 file (two new kernels; one size retuned,
+  one added), to merge into ``logic-gfx942/``;
+* ``TensileLibrary_gfx942.dat``: the hipBLASLt master library built from ``logic-gfx942/``.
 
 ``fixtures/logic/make_sample.py`` writes the same gfx90a logic files into ``fixtures/logic/`` and
 the embedded sample library from this module.
@@ -20,6 +22,7 @@ the embedded sample library from this module.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -169,14 +172,16 @@ def hgemm_hpa() -> list[Any]:
 
 
 def tuned_sgemm() -> list[Any]:
-    """A tuning run's logic file for the SGEMM problem type: one new kernel (128x128x32) that
-    wins 4096³ (retuned) and two new sizes; merged into ``logic/`` it replaces and adds rows."""
+    """A tuning run's logic file for the SGEMM problem type: a new kernel (128x128x32) that wins
+    4096³ (retuned) and 6144³ (new), 96³ (new) on an existing kernel, and one candidate kernel no
+    size uses (``prune`` drops it). Merged into ``logic/`` it replaces and adds rows."""
     data = sgemm()
     pt = data[4]
-    new = kernel(5, pt, 128, 128, 32, [32, 32, 2, 1], [64, 4, 1])
-    data[5] = [copy.deepcopy(data[5][2]), new]
-    data[5][0]["SolutionIndex"] = 0
-    new["SolutionIndex"] = 1
+    data[5] = [
+        dict(copy.deepcopy(data[5][2]), SolutionIndex=0),
+        kernel(1, pt, 128, 128, 32, [32, 32, 2, 1], [64, 4, 1]),
+        kernel(2, pt, 256, 64, 16, [32, 32, 2, 1], [64, 4, 1]),
+    ]
     data[7] = [
         [[4096, 4096, 1, 4096], [1, 37911.4]],
         [[6144, 6144, 1, 6144], [1, 37420.8]],
@@ -200,36 +205,46 @@ GFX942_SIZES = {
 """The tuned sizes (M, N, batch, K) of the gfx942 files: bf16 has a few of the Llama-3-8B decode
 and prefill GEMMs of ``fixtures/logs/llama3_8b_bf16_mask64.log``, so coverage finds some tuned."""
 
+GFX942_TUNED_SIZES = ((4096, 2048, 1, 4096), (28672, 8, 1, 4096))
+"""The bf16 sizes of the gfx942 tuning result: one retuned, one new."""
 
-def gfx942_logic() -> dict[str, Any]:
-    """The gfx942 tensilelite logic files (file name -> LogicFile): bf16 and fp16 TN GEMMs with
-    six kernels each of the simulated GPU's catalogue, each size's winner the model's pick."""
+
+def _gfx942_file(dtype: str, sizes: Sequence[tuple[int, int, int, int]], tuned: bool) -> tuple[str, Any]:
+    """One gfx942 tensilelite logic file of TN GEMMs of ``dtype`` (library_logic of the simulated
+    GPU): six kernels spread over the model's catalogue, each size's winner the runtime
+    heuristic's pick among them; ``tuned``: two other kernels, each size's winner the faster."""
     from tensilekit.tools.costs import arch_spec
     from tensilekit.tools.simulated.gpu import heuristic_kernel, kernel_catalog, kernel_time_us, supports
     from tensilekit.tools.simulated.library import library_logic
     from tensilekit.workload.problem import GemmProblem
 
     spec = arch_spec("gfx942")
-    files: dict[str, Any] = {}
-    for dtype, sizes in GFX942_SIZES.items():
-        problem = GemmProblem(
-            m=1, n=1, k=1, trans_a="T", a_type=dtype, b_type=dtype, c_type=dtype, d_type=dtype, compute_type="c_f32_r"
-        )
-        kernels = kernel_catalog("gfx942", problem)[::7][:6]  # a spread of tiles, kept small
-        table = []
-        for m, n, batch, k in sizes:
-            sized = problem.model_copy(update={"m": m, "n": n, "k": k, "batch": batch})
-            choice = heuristic_kernel(sized, [kernel for kernel in kernels if supports(kernel, sized)] or kernels, spec)
-            table.append(
-                (
-                    (m, n, batch, k),
-                    kernels.index(choice),
-                    round(sized.flops / (kernel_time_us(sized, choice, spec) * 1e3), 1),
-                )
-            )
-        name, logic = library_logic("gfx942", problem, kernels, table, label="tensilekit example")
-        files[name] = logic
-    return files
+    problem = GemmProblem(
+        m=1, n=1, k=1, trans_a="T", a_type=dtype, b_type=dtype, c_type=dtype, d_type=dtype, compute_type="c_f32_r"
+    )
+    catalog = kernel_catalog("gfx942", problem)
+    kernels = list(catalog[3::7][:2] if tuned else catalog[::7][:6])  # a spread of tiles, kept small
+    table = []
+    for m, n, batch, k in sizes:
+        sized = problem.model_copy(update={"m": m, "n": n, "k": k, "batch": batch})
+        usable = [kernel for kernel in kernels if supports(kernel, sized)] or kernels
+        if tuned:
+            choice = min(usable, key=lambda kernel: kernel_time_us(sized, kernel, spec))
+        else:
+            choice = heuristic_kernel(sized, usable, spec)
+        speed = round(sized.flops / (kernel_time_us(sized, choice, spec) * 1e3), 1)
+        table.append(((m, n, batch, k), kernels.index(choice), speed))
+    return library_logic("gfx942", problem, kernels, table, label="tensilekit example")
+
+
+def gfx942_logic() -> dict[str, Any]:
+    """The gfx942 tensilelite logic files (file name -> LogicFile): bf16 and fp16 TN GEMMs."""
+    return dict(_gfx942_file(dtype, sizes, tuned=False) for dtype, sizes in GFX942_SIZES.items())
+
+
+def gfx942_tuned_logic() -> dict[str, Any]:
+    """A tuning run's gfx942 bf16 logic file (file name -> LogicFile), to merge into ``logic-gfx942/``."""
+    return dict([_gfx942_file("bf16_r", GFX942_TUNED_SIZES, tuned=True)])
 
 
 def _logic_text(data: list[Any]) -> str:
@@ -262,6 +277,8 @@ def example_files() -> dict[str, bytes]:
     files["TensileLibrary_gfx90a.dat"] = dumps_master(master, "msgpack")
     files["tuned/aldebaran_Cijk_Ailk_Bljk_SB.yaml"] = _logic_text(tuned_sgemm()).encode()
     files.update({f"logic-gfx942/{name}": text.encode() for name, text in gfx942.items()})
+    for name, logic in gfx942_tuned_logic().items():
+        files[f"tuned-gfx942/{name}"] = dumps_logic(logic, AMD_LOGIC_STYLE).encode()
     files["TensileLibrary_gfx942.dat"] = dumps_master(_master(gfx942, "tensilelite"), "msgpack")
     return files
 
@@ -294,4 +311,4 @@ def write_examples(folder: str | Path, *, force: bool = False) -> list[Path]:
     return written
 
 
-__all__ = ["GFX90A_LOGIC", "example_files", "gfx942_logic", "tuned_sgemm", "write_examples"]
+__all__ = ["GFX90A_LOGIC", "example_files", "gfx942_logic", "gfx942_tuned_logic", "tuned_sgemm", "write_examples"]
