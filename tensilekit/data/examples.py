@@ -173,8 +173,10 @@ def hgemm_hpa() -> list[Any]:
 
 def tuned_sgemm() -> list[Any]:
     """A tuning run's logic file for the SGEMM problem type: a new kernel (128x128x32) that wins
-    4096³ (retuned) and 6144³ (new), 96³ (new) on an existing kernel, and one candidate kernel no
-    size uses (``prune`` drops it). Merged into ``logic/`` it replaces and adds rows."""
+    4096³ (retuned, faster) and 6144³ (new), and 512³ (retuned, measured slower: the Forced merge
+    policy takes it, Winner keeps the original), 96³ (new) on an existing kernel, and one
+    candidate kernel no size uses (``prune`` drops it). Merged into ``logic/`` it replaces and
+    adds rows."""
     data = sgemm()
     pt = data[4]
     data[5] = [
@@ -185,6 +187,7 @@ def tuned_sgemm() -> list[Any]:
     data[7] = [
         [[4096, 4096, 1, 4096], [1, 37911.4]],
         [[6144, 6144, 1, 6144], [1, 37420.8]],
+        [[512, 512, 1, 512], [1, 9876.5]],  # measured slower than the original's 10233.9
         [[96, 96, 1, 96], [0, 310.2]],
     ]
     return data
