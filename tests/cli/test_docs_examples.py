@@ -191,7 +191,9 @@ class Reader:
                     break
             else:
                 printed = "\n".join(_normal_lines(completed.stdout + completed.stderr, self.work))
-                pytest.fail(f"{example.id}: $ {command}\n--- shown\n" + "\n".join(expected) + f"\n--- printed\n{printed}")
+                pytest.fail(
+                    f"{example.id}: $ {command}\n--- shown\n" + "\n".join(expected) + f"\n--- printed\n{printed}"
+                )
 
     def bash(self, example: Example) -> None:
         script = "\n".join(line for line in example.body.splitlines() if not _NOT_RUN.match(line.strip()))
