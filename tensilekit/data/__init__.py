@@ -1,7 +1,8 @@
 """Package data: the small sample master library ``tensilekit select`` uses by default.
 
-It is tensilekit's own (built by ``fixtures/logic/make_sample.py`` from hand-written logic
-files), not a copy of any AMD library.
+It is tensilekit's own, not a copy of any AMD library: the gfx90a master of the example files
+(:mod:`tensilekit.data.examples`, what ``tensilekit examples DIR`` writes), built from
+hand-designed logic by tensilekit's build-master and kept here by ``fixtures/logic/make_sample.py``.
 """
 
 from __future__ import annotations
