@@ -30,6 +30,8 @@ from tensilekit.errors import OutputNotWritable
 
 
 def problem_type(data_type: int, dest: int, compute: int, hpa: bool, trans_a: bool) -> dict[str, Any]:
+    """A Tensile (rocBLAS) logic file's ProblemType for a GEMM (Tensile's keys, with ``TLUA``/``TLUB``;
+    the tensilelite one is :func:`tensilekit.tools.problem_types.problem_type_dict`)."""
     return {
         "Batched": True,
         "ComplexConjugateA": False,
@@ -80,6 +82,8 @@ def kernel(
     multiple: int = 1,
     vector: int = 4,
 ) -> dict[str, Any]:
+    """A gfx90a MFMA kernel's solution record in a Tensile logic file (``multiple``: the M and K
+    multiple it asserts, ``AF0EM``/``ASEM``)."""
     return {
         "AssertFree0ElementMultiple": multiple,
         "AssertFree1ElementMultiple": 1,
@@ -112,6 +116,7 @@ def kernel(
 
 
 def logic(name: str, pt: dict[str, Any], kernels: list[dict[str, Any]], table: list[Any]) -> list[Any]:
+    """A gfx90a ("aldebaran") Tensile logic file in list form."""
     return [
         {"MinimumRequiredVersion": "4.33.0"},
         "aldebaran",
@@ -128,6 +133,7 @@ def logic(name: str, pt: dict[str, Any], kernels: list[dict[str, Any]], table: l
 
 
 def sgemm() -> list[Any]:
+    """The SGEMM NN logic file: five MFMA kernels, twelve tuned sizes."""
     pt = problem_type(0, 0, 0, False, False)
     kernels = [
         kernel(0, pt, 256, 128, 16, [32, 32, 2, 1], [64, 4, 1]),
@@ -154,6 +160,7 @@ def sgemm() -> list[Any]:
 
 
 def hgemm_hpa() -> list[Any]:
+    """The HGEMM TN logic file (high-precision accumulation): three kernels, six tuned sizes."""
     pt = problem_type(4, 4, 0, True, True)
     kernels = [
         kernel(0, pt, 256, 256, 32, [32, 32, 8, 1], [64, 4, 1], vector=8),
