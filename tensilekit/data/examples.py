@@ -272,8 +272,14 @@ def _master(logic: dict[str, str], dialect: str) -> Any:
     return master_from_data(build_master_tree(items, dialect=dialect), source="TensileLibrary")
 
 
-def example_files() -> dict[str, bytes]:
-    """Every example file, by its path relative to the folder they are written to."""
+SHIPPED = "example_files"
+"""The package folder holding the generated files (``fixtures/logic/make_sample.py`` writes it):
+``tensilekit examples`` copies them, instead of deriving six tensilelite kernels per run."""
+
+
+def generate_example_files() -> dict[str, bytes]:
+    """Every example file, made by this module's code, by its path relative to the folder they
+    are written to (what :func:`example_files` ships; a test keeps the two equal)."""
     from tensilekit.io.logic_io import dumps_logic
     from tensilekit.io.master_io import dumps_master
     from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE
@@ -290,6 +296,27 @@ def example_files() -> dict[str, bytes]:
         files[f"tuned-gfx942/{name}"] = dumps_logic(logic, AMD_LOGIC_STYLE).encode()
     files["TensileLibrary_gfx942.dat"] = dumps_master(_master(gfx942, "tensilelite"), "msgpack")
     return files
+
+
+def example_files() -> dict[str, bytes]:
+    """Every example file as shipped with tensilekit, by its path relative to the folder they are
+    written to (``TensileLibrary_gfx90a.yaml`` is the embedded sample library)."""
+    from importlib import resources
+
+    from tensilekit.data import SAMPLE_LIBRARY
+
+    package = resources.files(__package__)
+    files: dict[str, bytes] = {}
+    pending = [(package.joinpath(SHIPPED), "")]
+    while pending:
+        folder, prefix = pending.pop()
+        for entry in sorted(folder.iterdir(), key=lambda item: item.name):
+            if entry.is_dir():
+                pending.append((entry, f"{prefix}{entry.name}/"))
+            else:
+                files[prefix + entry.name] = entry.read_bytes()
+    files["TensileLibrary_gfx90a.yaml"] = package.joinpath(SAMPLE_LIBRARY).read_bytes()
+    return dict(sorted(files.items()))
 
 
 def write_examples(folder: str | Path, *, force: bool = False) -> list[Path]:
@@ -320,4 +347,13 @@ def write_examples(folder: str | Path, *, force: bool = False) -> list[Path]:
     return written
 
 
-__all__ = ["GFX90A_LOGIC", "example_files", "gfx942_logic", "gfx942_tuned_logic", "tuned_sgemm", "write_examples"]
+__all__ = [
+    "GFX90A_LOGIC",
+    "SHIPPED",
+    "example_files",
+    "generate_example_files",
+    "gfx942_logic",
+    "gfx942_tuned_logic",
+    "tuned_sgemm",
+    "write_examples",
+]
