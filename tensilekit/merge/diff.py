@@ -34,6 +34,7 @@ from tensilekit._arguments import require, require_callable, require_path
 from tensilekit.errors import LibraryFormatError, SelectionError, UnsupportedFormat
 from tensilekit.merge.identity import Compat, dict_identity, freeze, identity_function
 from tensilekit.model.common import OpenModel, to_raw
+from tensilekit.model.labels import kernel_name_changes, problem_type_label
 from tensilekit.model.library import (
     AnyNode,
     FreeSizeNode,
@@ -91,6 +92,10 @@ class SizeReassigned(_DiffModel):
     b: DiffKernel
     a_efficiency: Number | None = None
     b_efficiency: Number | None = None
+    changes: list[str] = Field(
+        default_factory=list,
+        description="the settings the two kernels' names differ in (``WGM8 → WGM4``): what a retune changed",
+    )
 
 
 class EfficiencyChange(_DiffModel):
@@ -114,6 +119,9 @@ class GroupDiff(_DiffModel):
 
     name: str
     problem_type: str | None = None
+    label: str | None = Field(
+        default=None, description="a master table's short label (``HHS_BH TN gfx942``); None for a logic file"
+    )
     header_changes: list[HeaderChange] = Field(default_factory=list)
     kernels_added: list[DiffKernel] = Field(default_factory=list)
     kernels_removed: list[DiffKernel] = Field(default_factory=list)
@@ -200,6 +208,7 @@ class _Table:
     def __init__(self, name: str, problem_type: str | None) -> None:
         self.name = name
         self.problem_type = problem_type
+        self.label: str | None = None
         self.kernels: dict[int, _Kernel] = {}
         self.rows: list[tuple[tuple[Any, ...], int, Number | None]] = []
         self.header: dict[str, Any] = {}
@@ -400,6 +409,7 @@ def _master_tables(master: MasterLibrary, notes: list[str], interned: _Identitie
                 # no record kept: the identity is the whole record but for _MASTER_IGNORED_KEYS, so two
                 # kernels of equal identity never differ in a compared key (kernels_changed stays empty)
                 table.kernels[index] = _Kernel(identity, DiffKernel(index=index, name=solution.name), {})
+        table.label = problem_type_label(label, [kernel.ref.name for kernel in table.kernels.values()][:1])
         tables[name] = table
     return tables
 
@@ -428,7 +438,7 @@ def _number(value: Any) -> Number | None:
 
 
 def _compare_tables(a: _Table, b: _Table, ignored: frozenset[str]) -> GroupDiff:
-    group = GroupDiff(name=a.name, problem_type=a.problem_type or b.problem_type)
+    group = GroupDiff(name=a.name, problem_type=a.problem_type or b.problem_type, label=a.label or b.label)
     for field in sorted(set(a.header) | set(b.header)):
         if freeze(a.header.get(field)) != freeze(b.header.get(field)):
             group.header_changes.append(HeaderChange(field=field, a=a.header.get(field), b=b.header.get(field)))
@@ -471,6 +481,7 @@ def _compare_tables(a: _Table, b: _Table, ignored: frozenset[str]) -> GroupDiff:
                         b=kernel_b.ref,
                         a_efficiency=_number(eff),
                         b_efficiency=_number(other_eff),
+                        changes=kernel_name_changes(kernel_a.ref.name, kernel_b.ref.name),
                     )
                 )
             elif eff != other_eff:
