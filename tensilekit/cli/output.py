@@ -98,6 +98,26 @@ def print_note(console: Console, text: Any = "", *, markup: bool = True, style: 
         console.file.write(line + "\n")
 
 
+FULL_NAMES = "tensilekit.full_names"
+"""The click context's ``meta`` key set by ``--full-names`` (:func:`tensilekit.cli.options.full_names_option`)."""
+
+
+def shown_kernel_name(name: str | None) -> str:
+    """A kernel name as a command shows it: on a terminal its short form
+    (:func:`tensilekit.model.labels.short_kernel_name`: a 300-character name wraps over 7 table
+    lines), whole with ``--full-names``; in a pipe always whole (a pipe is never cut)."""
+    if not name:
+        return "-"
+    if not stdout_is_terminal():
+        return name
+    import click
+
+    from tensilekit.model.labels import kernel_name
+
+    context = click.get_current_context(silent=True)
+    return kernel_name(name, full=bool(context is not None and context.meta.get(FULL_NAMES)))
+
+
 def print_line(console: Console, text: str, *, context: str | None = None, style: str | None = None) -> None:
     """A line of a command's findings (plain text, no markup). Unlike :func:`print_note` it is
     data, never a ``# `` comment that ``grep -v '^#'`` drops: on a terminal as is (under its
@@ -202,6 +222,7 @@ def progress_bar(label: str, total: int | None) -> Iterator[Callable[[int], None
 
 
 __all__ = [
+    "FULL_NAMES",
     "SLOW_PHASE_SECONDS",
     "SlowPhaseNote",
     "comment_lines",
@@ -210,6 +231,7 @@ __all__ = [
     "print_note",
     "print_table",
     "progress_bar",
+    "shown_kernel_name",
     "slow_phase_note",
     "stderr_is_terminal",
     "stdout_console",

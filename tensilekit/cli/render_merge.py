@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from tensilekit.cli.output import print_line, print_note, print_table
+from tensilekit.cli.output import print_line, print_note, print_table, shown_kernel_name
 from tensilekit.merge.diff import DiffKernel, GroupDiff, LibraryDiff
 from tensilekit.merge.prune import PruneReport
 from tensilekit.merge.report import FileMergeReport, KernelRef, MergeReport
@@ -198,9 +198,9 @@ def render_diff(diff: LibraryDiff, console: Console) -> None:
         )
         return
     for name in diff.files_removed:
-        print_line(console, f"- {name}", style="red")
+        print_line(console, f"- {diff.table_labels.get(name, name)}", style="red")
     for name in diff.files_added:
-        print_line(console, f"+ {name}", style="green")
+        print_line(console, f"+ {diff.table_labels.get(name, name)}", style="green")
     if diff.groups:
         table = Table(title_justify="left")
         for header in ("problem type", "kernels", "sizes", "reassigned", "efficiency", "header"):
@@ -211,7 +211,7 @@ def render_diff(diff: LibraryDiff, console: Console) -> None:
         # the findings are the diff's data: plain lines in a pipe too (never `# ` notes that
         # `grep -v '^#'` drops); each names its group, so a grep for one finding keeps its context
         for group in diff.groups:
-            title, *findings = _group_lines(group)
+            title, *findings = _group_lines(group, shown=shown_kernel_name)
             print_note(console, title, markup=False)
             for line in findings:
                 print_line(console, line, context=_group_title(group))
@@ -226,14 +226,19 @@ def render_diff(diff: LibraryDiff, console: Console) -> None:
         print_note(console, f"note: {note}", style="dim", markup=False)
 
 
-def _group_lines(group: GroupDiff, limit: int = 20) -> list[str]:
+def _whole(name: str | None) -> str:
+    return name or ""
+
+
+def _group_lines(group: GroupDiff, limit: int = 20, shown: Callable[[str | None], str] = _whole) -> list[str]:
+    """The findings of one group; ``shown`` spells a kernel name (short on a terminal)."""
     lines = [_group_title(group) + (f" ({group.problem_type})" if group.problem_type and not group.label else "")]
     for header in group.header_changes:
         lines.append(f"  header {header.field}: {header.a!r} → {header.b!r}")
     for kernel in group.kernels_removed[:limit]:
-        lines.append(f"  - kernel {_kernel(kernel)} {kernel.name or ''}".rstrip())
+        lines.append(f"  - kernel {_kernel(kernel)} {shown(kernel.name) if kernel.name else ''}".rstrip())
     for kernel in group.kernels_added[:limit]:
-        lines.append(f"  + kernel {_kernel(kernel)} {kernel.name or ''}".rstrip())
+        lines.append(f"  + kernel {_kernel(kernel)} {shown(kernel.name) if kernel.name else ''}".rstrip())
     for kernel_change in group.kernels_changed[:limit]:
         lines.append(
             f"  ~ kernel {_kernel(kernel_change.a)} → {_kernel(kernel_change.b)}: {', '.join(kernel_change.keys)}"

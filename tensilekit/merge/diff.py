@@ -176,6 +176,10 @@ class LibraryDiff(_DiffModel):
     identity: str
     files_added: list[str] = Field(default_factory=list)
     files_removed: list[str] = Field(default_factory=list)
+    table_labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="masters: the short label (``HHS_BH TN gfx942``) of each table in files_added/files_removed",
+    )
     groups_compared: int = 0
     groups: list[GroupDiff] = Field(default_factory=list, description="only groups with differences")
     queries: int = 0
@@ -603,6 +607,7 @@ def _diff_libraries(
     result_groups: list[GroupDiff] = []
     files_added: list[str] = []
     files_removed: list[str] = []
+    table_labels: dict[str, str] = {}
     compared = 0
     identity_name = "master record"
     if isinstance(left, LogicFile) and isinstance(right, LogicFile):
@@ -629,8 +634,17 @@ def _diff_libraries(
                     result_groups.append(group)
         files_removed = [name for name in tables_a if name not in tables_b]
         files_added = [name for name in tables_b if name not in tables_a]
+        table_labels = {
+            name: label
+            for tables, listed in ((tables_a, files_removed), (tables_b, files_added))
+            for name in listed
+            if (label := tables[name].label) is not None
+        }
         if files_added or files_removed:
-            notes.append("for master libraries, files added/removed list whole tables (predicate paths)")
+            notes.append(
+                "for master libraries, files added/removed list whole tables "
+                "(by short label; --json has their predicate paths)"
+            )
     else:
         assert isinstance(left, Mapping) and isinstance(right, Mapping)
         files_removed = sorted(name for name in left if name not in right)
@@ -654,6 +668,7 @@ def _diff_libraries(
         identity=identity_name,
         files_added=files_added,
         files_removed=files_removed,
+        table_labels=table_labels,
         groups_compared=compared,
         groups=result_groups,
         notes=notes,

@@ -17,6 +17,9 @@ from typing import Any
 SIZE_KEYS = ("m", "n", "k", "batch")
 """The JSON keys of a GEMM size, in every command's records."""
 
+SIZE_HEADER = "M x N x K"
+"""The heading of a table column of :func:`size_text` sizes."""
+
 
 def size_text(m: Any, n: Any, k: Any, batch: Any = 1) -> str:
     """``MxNxK``, with `` batch B`` when the GEMM is batched: one spelling for every command."""
@@ -140,6 +143,7 @@ def _type_token(name: str) -> str:
 
 
 __all__ = [
+    "SIZE_HEADER",
     "SIZE_KEYS",
     "kernel_name",
     "kernel_name_changes",
