@@ -136,10 +136,12 @@ def problem_type_label(parts: Sequence[str], kernel_names: Sequence[str | None] 
 
 
 def _type_token(name: str) -> str:
-    """``HHS_BH`` of ``Cijk_Ailk_Bljk_HHS_BH_MT…``: the head after the three index tokens."""
+    """``HHS_BH`` of ``Cijk_Ailk_Bljk_HHS_BH_MT…``: the head after the operands' index tokens."""
     tokens = name.split("_")
     head = _head_length(tokens)
-    return "_".join(tokens[3:head]) if head > 3 else ""
+    # after the B operand's index token (``Bljk``): a custom kernel's name has more before it
+    operand_b = next((place for place, token in enumerate(tokens[:head]) if re.fullmatch("B[a-z]+C?", token)), None)
+    return "_".join(tokens[operand_b + 1 : head]) if operand_b is not None and head > operand_b + 1 else ""
 
 
 __all__ = [
