@@ -128,7 +128,10 @@ def coverage_markdown(report: CoverageReport, library: str) -> str:
     lines.append(f"| **all** | {len(report.gemms)} | {_share(sum(report.by_class.values()))} | {cells} |")
     lines += ["", "## Tune next", ""]
     if report.tune_next:
-        lines += ["| rank | type | " + SIZE_HEADER + " | share | class | score |", "| ---: | --- | --- | ---: | --- | ---: |"]
+        lines += [
+            "| rank | type | " + SIZE_HEADER + " | share | class | score |",
+            "| ---: | --- | --- | ---: | --- | ---: |",
+        ]
         for rank, item in enumerate(report.tune_next, 1):
             lines.append(
                 f"| {rank} | {item.gemm.gemm_type} | {gemm_size(item)} | {_share(item.share)} | "
@@ -136,7 +139,12 @@ def coverage_markdown(report: CoverageReport, library: str) -> str:
             )
     else:
         lines.append("Nothing: every GEMM has an exactly tuned entry.")
-    lines += ["", "## GEMMs", "", "| type | " + SIZE_HEADER + " | calls | share | class | kernel | matched | ratio | nearest |"]
+    lines += [
+        "",
+        "## GEMMs",
+        "",
+        "| type | " + SIZE_HEADER + " | calls | share | class | kernel | matched | ratio | nearest |",
+    ]
     lines.append("| --- | --- | ---: | ---: | --- | --- | --- | --- | --- |")
     for item in sorted(report.gemms, key=lambda item: -item.weight):
         lines.append(

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tensilekit.cli.output import print_note, print_table, shown_kernel_name, stdout_is_terminal
 from tensilekit.cli.phases import print_table_shown
-from tensilekit.model.labels import size_text
+from tensilekit.model.labels import matrix_instruction_in_name, size_text
 from tensilekit.selection import BatchSelection, ContractionProblem, GemmProblem, Hardware, Selection
 
 if TYPE_CHECKING:
@@ -124,9 +123,6 @@ def _problem_line(problem: GemmProblem, contraction: ContractionProblem) -> str:
     )
 
 
-_MI_IN_NAME = re.compile(r"_MI(\d+x\d+x\d+x\d+)_")
-
-
 def kernel_parameters(selection: Selection) -> list[tuple[str, str]]:
     """Macro tile, depthU, GSU and matrix instruction of the chosen kernel, where known."""
     rows: list[tuple[str, str]] = []
@@ -141,8 +137,8 @@ def kernel_parameters(selection: Selection) -> list[tuple[str, str]]:
     instruction = mapping.matrix_instruction if mapping is not None else None
     if instruction:
         rows.append(("MI", "x".join(str(v) for v in instruction)))
-    elif selection.name and (match := _MI_IN_NAME.search(selection.name)):
-        rows.append(("MI", match.group(1)))
+    elif (in_name := matrix_instruction_in_name(selection.name)) is not None:
+        rows.append(("MI", in_name))
     return rows
 
 

@@ -72,6 +72,16 @@ def short_kernel_name(name: str) -> str:
     return "_".join(kept) + "_…"
 
 
+_MI_IN_NAME = re.compile(r"_MI(\d+x\d+x\d+x\d+)_")
+
+
+def matrix_instruction_in_name(name: str | None) -> str | None:
+    """``32x32x8x1`` of a kernel name's ``_MI32x32x8x1_`` (None without one): what a master whose
+    record lacks the matrix instruction still shows."""
+    found = _MI_IN_NAME.search(name) if name else None
+    return found.group(1) if found else None
+
+
 def kernel_name(name: str, *, full: bool) -> str:
     """The name a command shows: whole when ``full``, else :func:`short_kernel_name`."""
     return name if full else short_kernel_name(name)
@@ -149,6 +159,7 @@ __all__ = [
     "SIZE_KEYS",
     "kernel_name",
     "kernel_name_changes",
+    "matrix_instruction_in_name",
     "problem_type_label",
     "short_kernel_name",
     "size_record_text",
