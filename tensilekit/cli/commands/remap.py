@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -52,7 +51,7 @@ def _validators(values: tuple[str, ...]) -> dict[str, str]:
 @workspace_option("NEW's calls")
 @hipblaslt_version_option
 @click.option("--strict", is_flag=True, help="Stop at the first unreadable row (exit 3).")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per recorded row.")
+@click.option("--json", "as_json", is_flag=True, help="A JSON array: one object per recorded row.")
 def remap_command(
     artefacts: tuple[Path, ...],
     old: Path,
@@ -101,18 +100,20 @@ def remap_command(
         if kept:
             click.echo(f"note: Validator line(s) left as they were: {', '.join(kept)} (set with --validator)", err=True)
         click.echo(f"wrote {', '.join(map(str, written))}", err=True)
-    printed: list[str] = []  # one write: a 100 000-row artefact prints as many lines
-    for row in report.rows:
-        if as_json:
-            printed.append(json.dumps(row.to_json()))
-            continue
-        where = f"{row.file}:{row.line}"
-        if row.status.carried:
-            printed.append(f"{where}: {row.status.value} {row.old_index} -> {row.new_index} {row.kernel}")
-        else:
-            printed.append(f"{where}: {row.status.value} {row.old_index} ({row.reason})")
-    if printed:
-        click.echo("\n".join(printed))
+    if as_json:  # one JSON array, as info, lint and validate write theirs (README, Scripting)
+        from tensilekit.cli.render import print_json
+
+        print_json([row.to_json() for row in report.rows])
+    else:
+        printed: list[str] = []  # one write: a 100 000-row artefact prints as many lines
+        for row in report.rows:
+            where = f"{row.file}:{row.line}"
+            if row.status.carried:
+                printed.append(f"{where}: {row.status.value} {row.old_index} -> {row.new_index} {row.kernel}")
+            else:
+                printed.append(f"{where}: {row.status.value} {row.old_index} ({row.reason})")
+        if printed:
+            click.echo("\n".join(printed))
     if not report.complete:
         raise click.exceptions.Exit(ExitCode.DIFFERENCES)
 
