@@ -13,7 +13,7 @@ from tensilekit.cli.output import print_line, print_note, print_table, shown_ker
 from tensilekit.merge.diff import DiffKernel, GroupDiff, LibraryDiff
 from tensilekit.merge.prune import PruneReport
 from tensilekit.merge.report import FileMergeReport, KernelRef, MergeReport
-from tensilekit.model.labels import size_record_text, table_key_text
+from tensilekit.model.labels import matching_key_text, size_record_text, table_key_text
 
 
 def to_json(value: Any) -> str:
@@ -232,6 +232,10 @@ def _whole(name: str | None) -> str:
 
 def _group_lines(group: GroupDiff, limit: int = 20, shown: Callable[[str | None], str] = _whole) -> list[str]:
     """The findings of one group; ``shown`` spells a kernel name (short on a terminal)."""
+
+    def _size(key: Sequence[Any]) -> str:
+        return matching_key_text(key, group.key_names)
+
     lines = [_group_title(group) + (f" ({group.problem_type})" if group.problem_type and not group.label else "")]
     for header in group.header_changes:
         lines.append(f"  header {header.field}: {header.a!r} → {header.b!r}")
@@ -244,17 +248,17 @@ def _group_lines(group: GroupDiff, limit: int = 20, shown: Callable[[str | None]
             f"  ~ kernel {_kernel(kernel_change.a)} → {_kernel(kernel_change.b)}: {', '.join(kernel_change.keys)}"
         )
     for size in group.sizes_removed[:limit]:
-        lines.append(f"  - size {_key(size.key)} ({_kernel(size.kernel)}, {size.efficiency})")
+        lines.append(f"  - size {_size(size.key)} ({_kernel(size.kernel)}, {size.efficiency})")
     for size in group.sizes_added[:limit]:
-        lines.append(f"  + size {_key(size.key)} ({_kernel(size.kernel)}, {size.efficiency})")
+        lines.append(f"  + size {_size(size.key)} ({_kernel(size.kernel)}, {size.efficiency})")
     for moved in group.sizes_reassigned[:limit]:
         changed = f"{', '.join(moved.changes)}; " if moved.changes else ""
         lines.append(
-            f"  ~ size {_key(moved.key)}: {_kernel(moved.a)} → {_kernel(moved.b)} "
+            f"  ~ size {_size(moved.key)}: {_kernel(moved.a)} → {_kernel(moved.b)} "
             f"({changed}efficiency {moved.a_efficiency} → {moved.b_efficiency})"
         )
     for efficiency in group.efficiency_changes[:limit]:
-        lines.append(f"  ~ efficiency {_key(efficiency.key)}: {efficiency.a} → {efficiency.b}")
+        lines.append(f"  ~ efficiency {_size(efficiency.key)}: {efficiency.a} → {efficiency.b}")
     hidden = sum(
         max(0, len(items) - limit)
         for items in (

@@ -122,6 +122,11 @@ class GroupDiff(_DiffModel):
     label: str | None = Field(
         default=None, description="a master table's short label (``HHS_BH TN gfx942``); None for a logic file"
     )
+    key_names: list[str] | None = Field(
+        default=None,
+        description="a master table's key properties (FreeSizeA, FreeSizeB, BoundSize …); None for a logic "
+        "file, whose keys are [M, N, batch, K]",
+    )
     header_changes: list[HeaderChange] = Field(default_factory=list)
     kernels_added: list[DiffKernel] = Field(default_factory=list)
     kernels_removed: list[DiffKernel] = Field(default_factory=list)
@@ -213,6 +218,7 @@ class _Table:
         self.name = name
         self.problem_type = problem_type
         self.label: str | None = None
+        self.key_names: list[str] | None = None
         self.kernels: dict[int, _Kernel] = {}
         self.rows: list[tuple[tuple[Any, ...], int, Number | None]] = []
         self.header: dict[str, Any] = {}
@@ -393,6 +399,8 @@ def _master_tables(master: MasterLibrary, notes: list[str], interned: _Identitie
         references: list[tuple[tuple[Any, ...], int, Number | None]] = []
         if isinstance(leaf, MatchingNode):
             references = [(tuple(entry.key), entry.solution_index, entry.speed) for entry in leaf.table]
+            if all(prop.index == 0 for prop in leaf.properties):
+                table.key_names = [prop.type for prop in leaf.properties]
         elif isinstance(leaf, FreeSizeNode):
             references = [((), entry.index, None) for entry in leaf.table]
         elif isinstance(leaf, SingleNode):
@@ -441,8 +449,28 @@ def _number(value: Any) -> Number | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+_CHANGES_SHOWN = 5
+
+
+def _kernel_changes(a: _Kernel, b: _Kernel, ignored: frozenset[str]) -> list[str]:
+    """What tells two kernels apart, for a person: the settings their names differ in (``WGM8 →
+    WGM4``), else (names alike or absent: a logic file's unnamed solutions) the parameters their
+    records differ in (``WorkGroupMapping 8 → 4``), the first few."""
+    by_name = kernel_name_changes(a.ref.name, b.ref.name)
+    if by_name or not a.record or not b.record:
+        return by_name
+    keys = _differing_keys(a.record, b.record, ignored)
+    shown = [f"{key} {a.record.get(key, '-')} → {b.record.get(key, '-')}" for key in keys[:_CHANGES_SHOWN]]
+    return shown + ([f"… {len(keys) - _CHANGES_SHOWN} more"] if len(keys) > _CHANGES_SHOWN else [])
+
+
 def _compare_tables(a: _Table, b: _Table, ignored: frozenset[str]) -> GroupDiff:
-    group = GroupDiff(name=a.name, problem_type=a.problem_type or b.problem_type, label=a.label or b.label)
+    group = GroupDiff(
+        name=a.name,
+        problem_type=a.problem_type or b.problem_type,
+        label=a.label or b.label,
+        key_names=a.key_names or b.key_names,
+    )
     for field in sorted(set(a.header) | set(b.header)):
         if freeze(a.header.get(field)) != freeze(b.header.get(field)):
             group.header_changes.append(HeaderChange(field=field, a=a.header.get(field), b=b.header.get(field)))
@@ -485,7 +513,7 @@ def _compare_tables(a: _Table, b: _Table, ignored: frozenset[str]) -> GroupDiff:
                         b=kernel_b.ref,
                         a_efficiency=_number(eff),
                         b_efficiency=_number(other_eff),
-                        changes=kernel_name_changes(kernel_a.ref.name, kernel_b.ref.name),
+                        changes=_kernel_changes(kernel_a, kernel_b, ignored),
                     )
                 )
             elif eff != other_eff:

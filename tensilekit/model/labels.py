@@ -43,6 +43,22 @@ def table_key_text(key: Sequence[Any]) -> str:
     return "[" + ", ".join(str(value) for value in key) + "]"
 
 
+_SIZE_PROPERTIES = {"FreeSizeA": "m", "FreeSizeB": "n", "BoundSize": "k", "BatchSize": "batch"}
+"""A master ``Matching`` table's size properties (index 0) by their :data:`SIZE_KEYS` name."""
+
+
+def matching_key_text(key: Sequence[Any], properties: Sequence[str] | None) -> str:
+    """A table key as a size: by its table's property names (a master ``Matching`` node:
+    ``FreeSizeA``, ``FreeSizeB``, ``BoundSize`` [, ``BatchSize``]) when they are M, N and K;
+    without names, by :func:`table_key_text`'s logic-table order."""
+    if properties is None or len(properties) != len(key):
+        return table_key_text(key)
+    named = {_SIZE_PROPERTIES.get(name): value for name, value in zip(properties, key, strict=True)}
+    if None in named or not {"m", "n", "k"} <= named.keys():
+        return "[" + ", ".join(str(value) for value in key) + "]"
+    return size_text(named["m"], named["n"], named["k"], named.get("batch", 1))
+
+
 # a kernel name's tokens kept in its short form: the problem-type head, then the settings a
 # person tells tunings apart by (macro tile incl. depth U, matrix instruction, global split U,
 # work-group mapping, stream-K); the letters must be followed by a digit (MIAV, GSUASB are others)
@@ -159,6 +175,7 @@ __all__ = [
     "SIZE_KEYS",
     "kernel_name",
     "kernel_name_changes",
+    "matching_key_text",
     "matrix_instruction_in_name",
     "problem_type_label",
     "short_kernel_name",
