@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -294,8 +295,12 @@ def _trace_line(event: Any) -> Text:
     line = Text("  " * (event.depth + 1))
     line.append(mark[0], style=mark[1])
     line.append(f"{event.node} ", style="bold")
-    line.append(event.message)
+    line.append(_KERNEL_IN_TEXT.sub(lambda found: shown_kernel_name(found.group()), event.message))
     return line
+
+
+# a kernel name inside a walk message (a terminal line: shortened as everywhere, see shown_kernel_name)
+_KERNEL_IN_TEXT = re.compile(r"Cijk_\S+")
 
 
 def render_batch(results: list[dict[str, Any]], library: Path, console: Console | None = None) -> None:
