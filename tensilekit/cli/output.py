@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -116,6 +117,16 @@ def shown_kernel_name(name: str | None) -> str:
 
     context = click.get_current_context(silent=True)
     return kernel_name(name, full=bool(context is not None and context.meta.get(FULL_NAMES)))
+
+
+_KERNEL_IN_TEXT = re.compile(r"\bCijk_\S*[^\s).,;:]")
+
+
+def shown_kernel_names_in(text: str) -> str:
+    """``text`` (a reason, a walk line) with each kernel name in it as :func:`shown_kernel_name` shows it."""
+    if not stdout_is_terminal():
+        return text
+    return _KERNEL_IN_TEXT.sub(lambda found: shown_kernel_name(found.group()), text)
 
 
 def print_line(console: Console, text: str, *, context: str | None = None, style: str | None = None) -> None:
@@ -232,6 +243,7 @@ __all__ = [
     "print_table",
     "progress_bar",
     "shown_kernel_name",
+    "shown_kernel_names_in",
     "slow_phase_note",
     "stderr_is_terminal",
     "stdout_console",

@@ -9,7 +9,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tensilekit.cli.output import print_note, print_table, shown_kernel_name, stdout_is_terminal
+from tensilekit.cli.output import (
+    print_note,
+    print_table,
+    shown_kernel_name,
+    stdout_is_terminal,
+)
 from tensilekit.cli.phases import print_table_shown
 from tensilekit.model.labels import matrix_instruction_in_name, size_text
 from tensilekit.selection import BatchSelection, ContractionProblem, GemmProblem, Hardware, Selection

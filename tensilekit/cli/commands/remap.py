@@ -7,7 +7,14 @@ from pathlib import Path
 import click
 
 from tensilekit.cli.main import ExitCode
-from tensilekit.cli.options import UserPath, check_output_path, hipblaslt_version_option, workspace_option
+from tensilekit.cli.options import (
+    UserPath,
+    check_output_path,
+    full_names_option,
+    hipblaslt_version_option,
+    workspace_option,
+)
+from tensilekit.cli.output import shown_kernel_name, shown_kernel_names_in
 from tensilekit.cli.phases import phases
 
 
@@ -52,6 +59,7 @@ def _validators(values: tuple[str, ...]) -> dict[str, str]:
 @hipblaslt_version_option
 @click.option("--strict", is_flag=True, help="Stop at the first unreadable row (exit 3).")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array: one object per recorded row.")
+@full_names_option
 def remap_command(
     artefacts: tuple[Path, ...],
     old: Path,
@@ -109,9 +117,12 @@ def remap_command(
         for row in report.rows:
             where = f"{row.file}:{row.line}"
             if row.status.carried:
-                printed.append(f"{where}: {row.status.value} {row.old_index} -> {row.new_index} {row.kernel}")
+                kernel = shown_kernel_name(row.kernel)
+                printed.append(f"{where}: {row.status.value} {row.old_index} -> {row.new_index} {kernel}")
             else:
-                printed.append(f"{where}: {row.status.value} {row.old_index} ({row.reason})")
+                printed.append(
+                    f"{where}: {row.status.value} {row.old_index} ({shown_kernel_names_in(row.reason or '')})"
+                )
         if printed:
             click.echo("\n".join(printed))
     if not report.complete:
