@@ -663,10 +663,10 @@ def _diff_libraries(
         files_removed = [name for name in tables_a if name not in tables_b]
         files_added = [name for name in tables_b if name not in tables_a]
         table_labels = {
-            name: label
+            name: short
             for tables, listed in ((tables_a, files_removed), (tables_b, files_added))
             for name in listed
-            if (label := tables[name].label) is not None
+            if (short := tables[name].label) is not None
         }
         if files_added or files_removed:
             notes.append(
