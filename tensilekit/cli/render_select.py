@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +12,7 @@ from tensilekit.cli.output import (
     print_note,
     print_table,
     shown_kernel_name,
+    shown_kernel_names_in,
     stdout_is_terminal,
 )
 from tensilekit.cli.phases import print_table_shown
@@ -300,12 +300,8 @@ def _trace_line(event: Any) -> Text:
     line = Text("  " * (event.depth + 1))
     line.append(mark[0], style=mark[1])
     line.append(f"{event.node} ", style="bold")
-    line.append(_KERNEL_IN_TEXT.sub(lambda found: shown_kernel_name(found.group()), event.message))
+    line.append(shown_kernel_names_in(event.message))
     return line
-
-
-# a kernel name inside a walk message (a terminal line: shortened as everywhere, see shown_kernel_name)
-_KERNEL_IN_TEXT = re.compile(r"Cijk_\S+")
 
 
 def render_batch(results: list[dict[str, Any]], library: Path, console: Console | None = None) -> None:

@@ -129,6 +129,10 @@ def test_select_shortens_kernel_names_on_a_terminal_and_full_names_shows_them_wh
     assert "problem      1024x1024x1024 NN " in short  # the one size spelling
     assert name in invoke(*args, "--full-names", terminal=True).stdout
     assert f"kernel\t{name}" in invoke(*args, terminal=False).stdout  # a pipe: always whole
+    walk = invoke(*args, "--explain", terminal=True).stdout
+    result = next(line for line in walk.splitlines() if "✓ result selected index" in line)
+    assert result.endswith("_…") and name not in walk  # the walk's names as the summary's
+    assert name in invoke(*args, "--explain", terminal=False).stdout
 
 
 # ---------------------------------------------------------------------------------------------
