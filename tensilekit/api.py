@@ -263,6 +263,8 @@ def load_for_selection(
         raise
     if partial is not None or kind is Kind.MASTER:
         library = partial if partial is not None else master_from_data(data, source=str(path), text=text)
+        if partial is None:
+            refuse_unloadable_master(library, path)
         master_path = path
 
         def load_shard(prefix: str) -> MasterLibrary:
@@ -278,6 +280,34 @@ def load_for_selection(
     from tensilekit.model.derive_tensilelite import keep_stored_custom_kernels
 
     return _joined(build_master_files([path], custom_kernels=keep_stored_custom_kernels)), None
+
+
+def refuse_unloadable_master(master: MasterLibrary, path: str | Path) -> None:
+    """A master ``validate`` rejects is not answered from: its first error (``check_master``, the
+    rules ``validate`` applies) is raised, located, the others in ``related``. The runtime refuses
+    such a file at load, e.g. a table entry naming a solution the file lacks: "[MatchingLibrary]
+    Invalid solution index" (Serialization/MatchingLibrary.hpp ``MappingTraits<MatchingTableEntry>``,
+    rocm-libraries d75d2f6c; Tensile alike). A lazily decoded msgpack master is checked entry by
+    entry as the walk reaches it instead (decoding it whole would cost what laziness saves).
+
+    Raises:
+        LibraryFormatError: the first error, with file and (YAML) line.
+    """
+    from tensilekit.model.checks import check_master
+
+    errors = [finding for finding in check_master(master) if finding.severity == "error"]
+    if not errors:
+        return
+    problems = [
+        LibraryFormatError(f"{finding.message} [{finding.code}]", Location(file=str(path), path=finding.path or None))
+        for finding in errors
+    ]
+    first = problems[0]
+    first.related = problems[1:]
+    if first.related:
+        first.message += f" [and {len(first.related)} more problem(s)]"
+    _add_lines(first)
+    raise first
 
 
 def _no_subtree(path: Path, subtree: str | None, asic_revision: int | None) -> None:

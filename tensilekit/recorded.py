@@ -53,12 +53,15 @@ class SolutionDescription:
     kernel: str | None
     name: str | None
     macro_tile: tuple[int, ...] | None
+    """The master's ``sizeMapping.macroTile``: ``[MT0, MT1, 1]`` (its third is not the name's depth U)."""
     matrix_instruction: tuple[int, ...] | None
     problem_type: str
     file: str | None
     """The shard holding the solution (a lazy library), else None (the master itself)."""
     places: tuple[str, ...]
     """Where the tree selects it: ``<YAML path>`` and, in a table, ``key [..]``."""
+    depth_u: int | None = None
+    """``sizeMapping.depthU``: the third number of the kernel name's ``MT128x64x128``."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +69,7 @@ class SolutionDescription:
             "kernel": self.kernel,
             "name": self.name,
             "macro_tile": list(self.macro_tile) if self.macro_tile else None,
+            "depth_u": self.depth_u,
             "matrix_instruction": list(self.matrix_instruction) if self.matrix_instruction else None,
             "problem_type": self.problem_type,
             "file": self.file,
@@ -139,6 +143,7 @@ def describe_solution(path: str | Path, index: int) -> SolutionDescription:
         problem_type=problem_type_text(record.get("problemType")),
         file=shard,
         places=tuple(places),
+        depth_u=size_mapping.get("depthU") if isinstance(size_mapping.get("depthU"), int) else None,
     )
 
 

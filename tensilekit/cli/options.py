@@ -149,6 +149,27 @@ def workspace_option(who: str) -> Callable[[_Command], _Command]:
     return option
 
 
+def full_names_option(command: _Command) -> _Command:
+    """``--full-names``: kernel names whole on a terminal too (the short form is the default
+    there, as git abbreviates hashes; a pipe and --json always get whole names)."""
+
+    def remember(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+        from tensilekit.cli.output import FULL_NAMES
+
+        ctx.meta[FULL_NAMES] = value
+        return value
+
+    option: Callable[[_Command], _Command] = click.option(
+        "--full-names",
+        is_flag=True,
+        expose_value=False,
+        callback=remember,
+        help="Show kernel names whole on a terminal (default there: the problem type and the MT, MI, GSU, WGM "
+        "settings, '…' for the rest; pipes and --json always get whole names).",
+    )
+    return option(command)
+
+
 # selection.hipblaslt_versions.HIPBLASLT_VERSIONS' names, spelled out: a command's --help imports no
 # selection core (importing that module loads the whole tensilekit.selection package)
 HIPBLASLT_VERSION_NAMES = ("7d9fb683", "0.12.1")
@@ -176,6 +197,7 @@ __all__ = [
     "check_arch",
     "check_output_path",
     "check_type_spec",
+    "full_names_option",
     "hipblaslt_version_option",
     "subtree_options",
     "workspace_option",

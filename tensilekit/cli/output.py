@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +99,48 @@ def print_note(console: Console, text: Any = "", *, markup: bool = True, style: 
         console.file.write(line + "\n")
 
 
+FULL_NAMES = "tensilekit.full_names"
+"""The click context's ``meta`` key set by ``--full-names`` (:func:`tensilekit.cli.options.full_names_option`)."""
+
+
+def shown_kernel_name(name: str | None) -> str:
+    """A kernel name as a command shows it: on a terminal its short form
+    (:func:`tensilekit.model.labels.short_kernel_name`: a 300-character name wraps over 7 table
+    lines), whole with ``--full-names``; in a pipe always whole (a pipe is never cut)."""
+    if not name:
+        return "-"
+    if not stdout_is_terminal():
+        return name
+    import click
+
+    from tensilekit.model.labels import kernel_name
+
+    context = click.get_current_context(silent=True)
+    return kernel_name(name, full=bool(context is not None and context.meta.get(FULL_NAMES)))
+
+
+_KERNEL_IN_TEXT = re.compile(r"\bCijk_\S*[^\s).,;:]")
+
+
+def shown_kernel_names_in(text: str) -> str:
+    """``text`` (a reason, a walk line) with each kernel name in it as :func:`shown_kernel_name` shows it."""
+    if not stdout_is_terminal():
+        return text
+    return _KERNEL_IN_TEXT.sub(lambda found: shown_kernel_name(found.group()), text)
+
+
+def print_line(console: Console, text: str, *, context: str | None = None, style: str | None = None) -> None:
+    """A line of a command's findings (plain text, no markup). Unlike :func:`print_note` it is
+    data, never a ``# `` comment that ``grep -v '^#'`` drops: on a terminal as is (under its
+    heading); in a pipe ``context<TAB>text`` (the text unindented), so that a grep for one finding
+    keeps what it belongs to."""
+    if stdout_is_terminal():
+        console.print(text, markup=False, style=style)
+        return
+    plain = text.strip().replace("\t", " ")
+    console.file.write((f"{context}\t{plain}" if context else plain) + "\n")
+
+
 def emit_rows(headers: list[str] | None, rows: list[list[Any]], console: Console | None = None) -> None:
     """Rows as a rich table on a terminal, as tab-separated lines otherwise."""
     from rich.table import Table
@@ -110,13 +154,64 @@ def emit_rows(headers: list[str] | None, rows: list[list[Any]], console: Console
     print_table(out, table)
 
 
+SLOW_PHASE_SECONDS = 2.0
+"""A phase still running after this long says, once, what it is doing when stderr is no terminal."""
+
+
+class SlowPhaseNote:
+    """Off a terminal, one ``tensilekit: <phase> …`` line on stderr for a phase that runs past
+    :data:`SLOW_PHASE_SECONDS`: a piped or logged run is never silent for long (as pip and cargo
+    name what they are doing), and a quick phase prints nothing, so short runs stay clean.
+
+    :meth:`stage` names the next phase (its own clock, its own one line); :meth:`close` ends it.
+    """
+
+    def __init__(self, label: str) -> None:
+        self._timer: threading.Timer | None = None
+        self.stage(label)
+
+    def stage(self, label: str) -> None:
+        self.close()
+        self._timer = threading.Timer(SLOW_PHASE_SECONDS, _say_slow_phase, (label,))
+        self._timer.daemon = True  # never keeps a finished command alive
+        self._timer.start()
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
+def _say_slow_phase(label: str) -> None:
+    try:
+        sys.stderr.write(f"tensilekit: {label} …\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed (a pipe whose reader left): the note is not owed
+        pass
+
+
+@contextlib.contextmanager
+def slow_phase_note(label: str) -> Iterator[SlowPhaseNote]:
+    """A :class:`SlowPhaseNote` for the block (see there)."""
+    note = SlowPhaseNote(label)
+    try:
+        yield note
+    finally:
+        note.close()
+
+
 @contextlib.contextmanager
 def progress_bar(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
     """A rich progress bar on stderr while the block runs (on a terminal only); yields ``advance(n)``.
 
-    ``total=None`` shows an indeterminate bar. Off a terminal (CI logs, pipes) nothing is drawn.
+    ``total=None`` shows an indeterminate bar. Off a terminal (CI logs, pipes) a phase that runs
+    past :data:`SLOW_PHASE_SECONDS` says so once (:class:`SlowPhaseNote`).
     """
-    if not stderr_is_terminal() or total == 0:
+    if not stderr_is_terminal():
+        with slow_phase_note(label):
+            yield lambda step: None
+        return
+    if total == 0:
         yield lambda step: None
         return
     from rich.console import Console
@@ -138,11 +233,18 @@ def progress_bar(label: str, total: int | None) -> Iterator[Callable[[int], None
 
 
 __all__ = [
+    "FULL_NAMES",
+    "SLOW_PHASE_SECONDS",
+    "SlowPhaseNote",
     "comment_lines",
     "emit_rows",
+    "print_line",
     "print_note",
     "print_table",
     "progress_bar",
+    "shown_kernel_name",
+    "shown_kernel_names_in",
+    "slow_phase_note",
     "stderr_is_terminal",
     "stdout_console",
     "stdout_is_terminal",

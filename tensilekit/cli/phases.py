@@ -3,7 +3,8 @@
 A command whose phases each take seconds (reading a 90 MB master, checking it, locating its
 findings) shows one transient progress line on a terminal whose label follows the work, so a
 long phase is never shown under the name of the one before it. Off a terminal (pipes, CI logs,
-tests) nothing at all is printed: the command's output is the same either way.
+tests) a phase running past two seconds says so in one line (:class:`tensilekit.cli.output.SlowPhaseNote`),
+a quick one prints nothing: the command's output is the same either way.
 """
 
 from __future__ import annotations
@@ -31,9 +32,12 @@ class Phases:
 
     _bar: Progress | None = None
     _task: TaskID | None = None
+    _note: output.SlowPhaseNote | None = None
 
     def stage(self, label: str) -> None:
         """Name the phase now running (the count and the elapsed time go on)."""
+        if self._note is not None:
+            self._note.stage(label)
         if self._bar is None or self._task is None:
             return
         self._bar.update(self._task, description=label)
@@ -53,7 +57,8 @@ def phases(first: str, total: int | None = None) -> Iterator[Phases]:
     display at a time, so a library opened with its own ``reading`` bar is opened before.
     """
     if not output.stderr_is_terminal():  # looked up on the module: tests force a terminal there
-        yield Phases()
+        with output.slow_phase_note(first) as note:
+            yield Phases(_note=note)
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

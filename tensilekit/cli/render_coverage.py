@@ -7,6 +7,7 @@ from rich.table import Table
 
 from tensilekit.cli.output import print_note, print_table, stdout_is_terminal
 from tensilekit.coverage import CoverageClass, CoverageReport, EntryMatch, GemmCoverage
+from tensilekit.model.labels import SIZE_HEADER, size_text
 
 _STYLES = {
     CoverageClass.EXACT: "green",
@@ -19,14 +20,16 @@ _STYLES = {
 
 def gemm_size(item: GemmCoverage) -> str:
     p = item.gemm.problem
-    return f"{p.m}x{p.n}x{p.k}" + (f"x{p.batch}" if p.batch != 1 else "")
+    return size_text(p.m, p.n, p.k, p.batch)
 
 
 def entry_text(entry: EntryMatch | None) -> str:
     if entry is None:
         return "-"
-    sizes = "x".join(str(entry.sizes[name]) for name in ("M", "N", "K", "batch") if name in entry.sizes)
-    return sizes or str(list(entry.key))
+    if all(name in entry.sizes for name in ("M", "N", "K")):
+        sizes = entry.sizes
+        return size_text(sizes["M"], sizes["N"], sizes["K"], sizes.get("batch", 1))
+    return str(list(entry.key))
 
 
 def ratio_text(entry: EntryMatch | None) -> str:
@@ -43,13 +46,17 @@ def _share(value: float) -> str:
     return f"{value:.1%}"
 
 
+TUNE_NEXT_SHOWN = 10
+"""GEMMs of the tune-next list a terminal shows."""
+
+
 def render_report(report: CoverageReport, library: str, console: Console, *, rows: int = 30) -> None:
     """The GEMM table (heaviest first, ``rows`` of them), the class and type summary, tune next."""
     table = Table(title=f"Coverage of {len(report.gemms)} GEMM(s) by {library}", title_justify="left")
     piped = not stdout_is_terminal()  # a pipe gets every column and every GEMM
     wide = piped or console.width >= 120  # narrower terminals lose the calls, kernel and nearest-entry columns
     rows = len(report.gemms) if piped else rows
-    columns = ["type", "M x N x K", "calls", "share", "class", "kernel", "matched", "ratio", "nearest"]
+    columns = ["type", SIZE_HEADER, "calls", "share", "class", "kernel", "matched", "ratio", "nearest"]
     if not wide:
         columns = [column for column in columns if column not in ("calls", "kernel", "nearest")]
     for column in columns:
@@ -91,13 +98,19 @@ def render_report(report: CoverageReport, library: str, console: Console, *, row
     print_table(console, summary)
     print_note(console, f"near: every size within a factor of {1 + report.near:g} of the matched entry")
     if report.tune_next:
-        print_note(console, f"tune next ({len(report.tune_next)} GEMM(s), share x class factor):")
-        for rank, item in enumerate(report.tune_next[:10], 1):
+        # a terminal lists the first TUNE_NEXT_SHOWN and says so (never "(15)" over 10 lines); a pipe all
+        shown = report.tune_next if piped else report.tune_next[:TUNE_NEXT_SHOWN]
+        more = len(report.tune_next) - len(shown)
+        first = f", the first {len(shown)} shown" if more else ""
+        print_note(console, f"tune next ({len(report.tune_next)} GEMM(s){first}, share x class factor):")
+        for rank, item in enumerate(shown, 1):
             print_note(
                 console,
                 f"  {rank:3d}. {item.gemm.gemm_type} {gemm_size(item)}  {_share(item.share)}  "
                 f"{item.coverage_class.value}  score {item.score:.3g}",
             )
+        if more:
+            print_note(console, f"  … {more} more: piped, --json or --format markdown list them all")
     else:
         print_note(console, "tune next: nothing, every GEMM has an exactly tuned entry")
 
@@ -115,7 +128,10 @@ def coverage_markdown(report: CoverageReport, library: str) -> str:
     lines.append(f"| **all** | {len(report.gemms)} | {_share(sum(report.by_class.values()))} | {cells} |")
     lines += ["", "## Tune next", ""]
     if report.tune_next:
-        lines += ["| rank | type | M x N x K | share | class | score |", "| ---: | --- | --- | ---: | --- | ---: |"]
+        lines += [
+            "| rank | type | " + SIZE_HEADER + " | share | class | score |",
+            "| ---: | --- | --- | ---: | --- | ---: |",
+        ]
         for rank, item in enumerate(report.tune_next, 1):
             lines.append(
                 f"| {rank} | {item.gemm.gemm_type} | {gemm_size(item)} | {_share(item.share)} | "
@@ -123,7 +139,12 @@ def coverage_markdown(report: CoverageReport, library: str) -> str:
             )
     else:
         lines.append("Nothing: every GEMM has an exactly tuned entry.")
-    lines += ["", "## GEMMs", "", "| type | M x N x K | calls | share | class | kernel | matched | ratio | nearest |"]
+    lines += [
+        "",
+        "## GEMMs",
+        "",
+        "| type | " + SIZE_HEADER + " | calls | share | class | kernel | matched | ratio | nearest |",
+    ]
     lines.append("| --- | --- | ---: | ---: | --- | --- | --- | --- | --- |")
     for item in sorted(report.gemms, key=lambda item: -item.weight):
         lines.append(

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from tensilekit.cli.output import print_note, print_table
+from tensilekit.cli.output import print_line, print_note, print_table, shown_kernel_name
 from tensilekit.merge.diff import DiffKernel, GroupDiff, LibraryDiff
 from tensilekit.merge.prune import PruneReport
 from tensilekit.merge.report import FileMergeReport, KernelRef, MergeReport
+from tensilekit.model.labels import matching_key_text, size_record_text, table_key_text
 
 
 def to_json(value: Any) -> str:
@@ -22,11 +23,11 @@ def to_json(value: Any) -> str:
 
 
 def _key(key: Sequence[Any] | dict[str, Any]) -> str:
+    """A size as every command spells it (:mod:`tensilekit.model.labels`)."""
     if isinstance(key, dict):  # a query record: its size and whatever else identifies it
-        size = [key.get("m"), key.get("n"), key.get("batch", 1), key.get("k")]
         label = key.get("id")
-        return "[" + ", ".join(str(value) for value in size) + "]" + (f" ({label})" if label else "")
-    return "[" + ", ".join(str(value) for value in key) + "]"
+        return size_record_text(key) + (f" ({label})" if label else "")
+    return table_key_text(key)
 
 
 def _kernel(ref: KernelRef | DiffKernel | None) -> str:
@@ -169,9 +170,15 @@ def merge_report_markdown(report: MergeReport) -> str:
 # diff
 
 
+def _group_title(group: GroupDiff) -> str:
+    """A master table by its short label (its ~400-character predicate path is in --json's
+    ``name``); a logic file by its file name."""
+    return group.label or group.name
+
+
 def _group_counts(group: GroupDiff) -> list[str]:
     return [
-        group.name,
+        _group_title(group),
         f"+{len(group.kernels_added)} -{len(group.kernels_removed)} ~{len(group.kernels_changed)}",
         f"+{len(group.sizes_added)} -{len(group.sizes_removed)}",
         str(len(group.sizes_reassigned)),
@@ -191,9 +198,9 @@ def render_diff(diff: LibraryDiff, console: Console) -> None:
         )
         return
     for name in diff.files_removed:
-        print_note(console, f"- {name}", style="red", markup=False)
+        print_line(console, f"- {diff.table_labels.get(name, name)}", style="red")
     for name in diff.files_added:
-        print_note(console, f"+ {name}", style="green", markup=False)
+        print_line(console, f"+ {diff.table_labels.get(name, name)}", style="green")
     if diff.groups:
         table = Table(title_justify="left")
         for header in ("problem type", "kernels", "sizes", "reassigned", "efficiency", "header"):
@@ -201,45 +208,57 @@ def render_diff(diff: LibraryDiff, console: Console) -> None:
         for group in diff.groups:
             table.add_row(*_group_counts(group))
         print_table(console, table)
+        # the findings are the diff's data: plain lines in a pipe too (never `# ` notes that
+        # `grep -v '^#'` drops); each names its group, so a grep for one finding keeps its context
         for group in diff.groups:
-            for line in _group_lines(group):
-                print_note(console, line, markup=False)
+            title, *findings = _group_lines(group, shown=shown_kernel_name)
+            print_note(console, title, markup=False)
+            for line in findings:
+                print_line(console, line, context=_group_title(group))
     if diff.queries:
         print_note(
             console, f"selection ({diff.selector}): {len(diff.selection)} of {diff.queries} queries select differently"
         )
         for change in diff.selection:
             where = f"{change.group}: " if change.group else ""
-            print_note(
-                console, f"  {where}{_key(change.query)}: {_kernel(change.a)} → {_kernel(change.b)}", markup=False
-            )
+            print_line(console, f"  {where}{_key(change.query)}: {_kernel(change.a)} → {_kernel(change.b)}")
     for note in diff.notes:
         print_note(console, f"note: {note}", style="dim", markup=False)
 
 
-def _group_lines(group: GroupDiff, limit: int = 20) -> list[str]:
-    lines = [f"{group.name}" + (f" ({group.problem_type})" if group.problem_type else "")]
+def _whole(name: str | None) -> str:
+    return name or ""
+
+
+def _group_lines(group: GroupDiff, limit: int = 20, shown: Callable[[str | None], str] = _whole) -> list[str]:
+    """The findings of one group; ``shown`` spells a kernel name (short on a terminal)."""
+
+    def _size(key: Sequence[Any]) -> str:
+        return matching_key_text(key, group.key_names)
+
+    lines = [_group_title(group) + (f" ({group.problem_type})" if group.problem_type and not group.label else "")]
     for header in group.header_changes:
         lines.append(f"  header {header.field}: {header.a!r} → {header.b!r}")
     for kernel in group.kernels_removed[:limit]:
-        lines.append(f"  - kernel {_kernel(kernel)} {kernel.name or ''}".rstrip())
+        lines.append(f"  - kernel {_kernel(kernel)} {shown(kernel.name) if kernel.name else ''}".rstrip())
     for kernel in group.kernels_added[:limit]:
-        lines.append(f"  + kernel {_kernel(kernel)} {kernel.name or ''}".rstrip())
+        lines.append(f"  + kernel {_kernel(kernel)} {shown(kernel.name) if kernel.name else ''}".rstrip())
     for kernel_change in group.kernels_changed[:limit]:
         lines.append(
             f"  ~ kernel {_kernel(kernel_change.a)} → {_kernel(kernel_change.b)}: {', '.join(kernel_change.keys)}"
         )
     for size in group.sizes_removed[:limit]:
-        lines.append(f"  - size {_key(size.key)} ({_kernel(size.kernel)}, {size.efficiency})")
+        lines.append(f"  - size {_size(size.key)} ({_kernel(size.kernel)}, {size.efficiency})")
     for size in group.sizes_added[:limit]:
-        lines.append(f"  + size {_key(size.key)} ({_kernel(size.kernel)}, {size.efficiency})")
+        lines.append(f"  + size {_size(size.key)} ({_kernel(size.kernel)}, {size.efficiency})")
     for moved in group.sizes_reassigned[:limit]:
+        changed = f"{', '.join(moved.changes)}; " if moved.changes else ""
         lines.append(
-            f"  ~ size {_key(moved.key)}: {_kernel(moved.a)} → {_kernel(moved.b)} "
-            f"({moved.a_efficiency} → {moved.b_efficiency})"
+            f"  ~ size {_size(moved.key)}: {_kernel(moved.a)} → {_kernel(moved.b)} "
+            f"({changed}efficiency {moved.a_efficiency} → {moved.b_efficiency})"
         )
     for efficiency in group.efficiency_changes[:limit]:
-        lines.append(f"  ~ efficiency {_key(efficiency.key)}: {efficiency.a} → {efficiency.b}")
+        lines.append(f"  ~ efficiency {_size(efficiency.key)}: {efficiency.a} → {efficiency.b}")
     hidden = sum(
         max(0, len(items) - limit)
         for items in (

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tensilekit.cli.output import print_note, print_table, stdout_is_terminal
+from tensilekit.cli.output import (
+    print_note,
+    print_table,
+    shown_kernel_name,
+    shown_kernel_names_in,
+    stdout_is_terminal,
+)
 from tensilekit.cli.phases import print_table_shown
+from tensilekit.model.labels import matrix_instruction_in_name, size_text
 from tensilekit.selection import BatchSelection, ContractionProblem, GemmProblem, Hardware, Selection
 
 if TYPE_CHECKING:
@@ -117,13 +123,10 @@ def _problem_line(problem: GemmProblem, contraction: ContractionProblem) -> str:
         flags.append(f"K passed as {contraction.k} (rocBLAS, alpha=0)")
     suffix = f" [{', '.join(flags)}]" if flags else ""
     return (
-        f"M={problem.m} N={problem.n} K={problem.k} batch={problem.batch} {problem.trans_a}{problem.trans_b} "
+        f"{size_text(problem.m, problem.n, problem.k, problem.batch)} {problem.trans_a}{problem.trans_b} "
         f"{types} compute {compute} alpha={problem.alpha:g} beta={problem.beta:g} "
         f"metric {problem.performance_metric.value}{suffix}"
     )
-
-
-_MI_IN_NAME = re.compile(r"_MI(\d+x\d+x\d+x\d+)_")
 
 
 def kernel_parameters(selection: Selection) -> list[tuple[str, str]]:
@@ -140,8 +143,8 @@ def kernel_parameters(selection: Selection) -> list[tuple[str, str]]:
     instruction = mapping.matrix_instruction if mapping is not None else None
     if instruction:
         rows.append(("MI", "x".join(str(v) for v in instruction)))
-    elif selection.name and (match := _MI_IN_NAME.search(selection.name)):
-        rows.append(("MI", match.group(1)))
+    elif (in_name := matrix_instruction_in_name(selection.name)) is not None:
+        rows.append(("MI", in_name))
     return rows
 
 
@@ -192,7 +195,7 @@ def render_selection(
     else:
         retried = " (after hipBLASLt's XF32 → Float retry)" if selection.retried else ""
         summary.add_row("selected", Text(f"index {selection.index}{retried}", style="green"))
-        summary.add_row("kernel", selection.name or "-")
+        summary.add_row("kernel", shown_kernel_name(selection.name))
         for label, value in kernel_parameters(selection):
             summary.add_row(label, value)
         if selection.matched_key is not None:
@@ -213,7 +216,7 @@ def render_selection(
         for candidate in selection.alternatives:
             distance = "-" if candidate.distance is None else f"{candidate.distance:g}"
             third = candidate.source if hipblaslt else distance
-            table.add_row(str(candidate.rank), str(candidate.index), third, candidate.name or "-")
+            table.add_row(str(candidate.rank), str(candidate.index), third, shown_kernel_name(candidate.name))
         print_table(out, table)
 
 
@@ -297,7 +300,7 @@ def _trace_line(event: Any) -> Text:
     line = Text("  " * (event.depth + 1))
     line.append(mark[0], style=mark[1])
     line.append(f"{event.node} ", style="bold")
-    line.append(event.message)
+    line.append(shown_kernel_names_in(event.message))
     return line
 
 
@@ -324,7 +327,7 @@ def render_batch(results: list[dict[str, Any]], library: Path, console: Console 
             table.add_row(str(record.get("id")), "-", "-", Text("no kernel", style="dim"))
             continue
         distance = "-" if record["distance"] is None else f"{record['distance']:g}"
-        table.add_row(str(record.get("id")), str(record["index"]), distance, record["name"] or "-")
+        table.add_row(str(record.get("id")), str(record["index"]), distance, shown_kernel_name(record["name"]))
     print_table_shown(out, table)
     summary = f"{len(results)} queries, {len(results) - none - errors} with a kernel, {none} without"
     print_note(out, summary + (f", {errors} not answerable" if errors else ""))
@@ -365,7 +368,7 @@ def render_workload(
     missing = 0
     for position, answer in enumerate(answers):
         gemm = answer.gemm
-        shape = f"{gemm.m}x{gemm.n}x{gemm.k} batch {gemm.batch} {gemm.gemm_type}"
+        shape = f"{size_text(gemm.m, gemm.n, gemm.k, gemm.batch)} {gemm.gemm_type}"
         selection = answer.selection
         if selection is None or selection.index is None:
             missing += gemm.call_count
@@ -374,7 +377,7 @@ def render_workload(
             continue
         name = selection.name or str(selection.index)
         per_kernel[name] = per_kernel.get(name, 0) + gemm.call_count
-        table.add_row(shape, str(gemm.call_count), str(selection.index), name)
+        table.add_row(shape, str(gemm.call_count), str(selection.index), shown_kernel_name(name))
     print_table_shown(out, table)
     calls = sum(answer.call_count for answer in answers)
     print_note(
@@ -386,7 +389,7 @@ def render_workload(
         ranking.add_column("share", justify="right")
         ranking.add_column("kernel", overflow="fold")
         for name, count in sorted(per_kernel.items(), key=lambda item: (-item[1], item[0])):
-            ranking.add_row(str(count), f"{count / calls:.1%}", name)
+            ranking.add_row(str(count), f"{count / calls:.1%}", shown_kernel_name(name))
         print_table_shown(out, ranking)
 
 

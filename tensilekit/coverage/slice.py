@@ -1,7 +1,7 @@
 """Pick the slice of a coverage report one selection map can show: one problem type at one K.
 
 A map (``plot coverage``) shows which kernel wins over M x N for one problem type, batch and K;
-:func:`map_slice` picks the problem type (the heaviest, unless named), the K (the one carrying
+:func:`map_slice` picks the problem type (the heaviest the library serves, unless named), the K (the one carrying
 most of that type's weight, unless given) and the M/N range that holds the type's GEMMs.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from tensilekit._arguments import require
-from tensilekit.coverage.model import CoverageReport, GemmCoverage
+from tensilekit.coverage.model import CoverageClass, CoverageReport, GemmCoverage
 from tensilekit.errors import SelectionError
 from tensilekit.selection.problem import GemmProblem, Hardware
 
@@ -31,7 +31,7 @@ class MapSlice:
 
 
 def map_slice(report: CoverageReport, *, gemm_type: str | None = None, k: int | None = None) -> MapSlice:
-    """The slice to draw: ``gemm_type`` (default: the heaviest) at ``k`` (default: its heaviest K).
+    """The slice to draw: ``gemm_type`` (default: the heaviest the library has a kernel for) at ``k`` (default: its heaviest K).
 
     Raises:
         SelectionError: the report has no GEMM of that type (or none at all).
@@ -45,7 +45,11 @@ def map_slice(report: CoverageReport, *, gemm_type: str | None = None, k: int | 
         weights[item.gemm.gemm_type] = weights.get(item.gemm.gemm_type, 0.0) + item.weight
     if not weights:
         raise SelectionError("the workload has no GEMM to draw")
-    chosen = gemm_type or max(weights, key=lambda name: weights[name])
+    # the default is the heaviest type the library serves (a GEMM of it has a kernel): the heaviest
+    # of all may be one it lacks, whose map is blank (issue 32 item 9)
+    served = {item.gemm.gemm_type for item in report.gemms if item.coverage_class is not CoverageClass.NONE}
+    candidates = [name for name in weights if name in served] or list(weights)
+    chosen = gemm_type or max(candidates, key=lambda name: weights[name])
     members = [item for item in report.gemms if item.gemm.gemm_type == chosen]
     if not members:
         raise SelectionError(f"the workload has no {chosen} GEMM (it has {', '.join(sorted(weights))})")

@@ -256,10 +256,11 @@ class _MadeOnce:
 
 
 def _kernel(solution: MasterSolution) -> str:
-    """``index 606601229 (Cijk_Ailk_Bljk_SB_MT64x16x32_MI16x16x4x1_SE…)``: names are long."""
-    name = solution.name or ""
-    parts = name.split("_")
-    short = "_".join(parts[:7]) + ("…" if len(parts) > 7 else "")
+    """``index 606601229 (Cijk_Ailk_Bljk_SB_MT64x16x32_MI16x16x4x1_GSU1_WGM2_…)``: names are long,
+    shortened as every command shortens them (:func:`tensilekit.model.labels.short_kernel_name`)."""
+    from tensilekit.model.labels import short_kernel_name
+
+    short = short_kernel_name(solution.name or "")
     return f"index {solution.index} ({short})" if short else f"index {solution.index}"
 
 

@@ -34,6 +34,7 @@ from tensilekit._arguments import require, require_callable, require_path
 from tensilekit.errors import LibraryFormatError, SelectionError, UnsupportedFormat
 from tensilekit.merge.identity import Compat, dict_identity, freeze, identity_function
 from tensilekit.model.common import OpenModel, to_raw
+from tensilekit.model.labels import kernel_name_changes, problem_type_label
 from tensilekit.model.library import (
     AnyNode,
     FreeSizeNode,
@@ -91,6 +92,10 @@ class SizeReassigned(_DiffModel):
     b: DiffKernel
     a_efficiency: Number | None = None
     b_efficiency: Number | None = None
+    changes: list[str] = Field(
+        default_factory=list,
+        description="the settings the two kernels' names differ in (``WGM8 → WGM4``): what a retune changed",
+    )
 
 
 class EfficiencyChange(_DiffModel):
@@ -114,6 +119,14 @@ class GroupDiff(_DiffModel):
 
     name: str
     problem_type: str | None = None
+    label: str | None = Field(
+        default=None, description="a master table's short label (``HHS_BH TN gfx942``); None for a logic file"
+    )
+    key_names: list[str] | None = Field(
+        default=None,
+        description="a master table's key properties (FreeSizeA, FreeSizeB, BoundSize …); None for a logic "
+        "file, whose keys are [M, N, batch, K]",
+    )
     header_changes: list[HeaderChange] = Field(default_factory=list)
     kernels_added: list[DiffKernel] = Field(default_factory=list)
     kernels_removed: list[DiffKernel] = Field(default_factory=list)
@@ -168,6 +181,10 @@ class LibraryDiff(_DiffModel):
     identity: str
     files_added: list[str] = Field(default_factory=list)
     files_removed: list[str] = Field(default_factory=list)
+    table_labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="masters: the short label (``HHS_BH TN gfx942``) of each table in files_added/files_removed",
+    )
     groups_compared: int = 0
     groups: list[GroupDiff] = Field(default_factory=list, description="only groups with differences")
     queries: int = 0
@@ -200,6 +217,8 @@ class _Table:
     def __init__(self, name: str, problem_type: str | None) -> None:
         self.name = name
         self.problem_type = problem_type
+        self.label: str | None = None
+        self.key_names: list[str] | None = None
         self.kernels: dict[int, _Kernel] = {}
         self.rows: list[tuple[tuple[Any, ...], int, Number | None]] = []
         self.header: dict[str, Any] = {}
@@ -380,6 +399,8 @@ def _master_tables(master: MasterLibrary, notes: list[str], interned: _Identitie
         references: list[tuple[tuple[Any, ...], int, Number | None]] = []
         if isinstance(leaf, MatchingNode):
             references = [(tuple(entry.key), entry.solution_index, entry.speed) for entry in leaf.table]
+            if all(prop.index == 0 for prop in leaf.properties):
+                table.key_names = [prop.type for prop in leaf.properties]
         elif isinstance(leaf, FreeSizeNode):
             references = [((), entry.index, None) for entry in leaf.table]
         elif isinstance(leaf, SingleNode):
@@ -400,6 +421,7 @@ def _master_tables(master: MasterLibrary, notes: list[str], interned: _Identitie
                 # no record kept: the identity is the whole record but for _MASTER_IGNORED_KEYS, so two
                 # kernels of equal identity never differ in a compared key (kernels_changed stays empty)
                 table.kernels[index] = _Kernel(identity, DiffKernel(index=index, name=solution.name), {})
+        table.label = problem_type_label(label, [kernel.ref.name for kernel in table.kernels.values()][:1])
         tables[name] = table
     return tables
 
@@ -427,8 +449,28 @@ def _number(value: Any) -> Number | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+_CHANGES_SHOWN = 5
+
+
+def _kernel_changes(a: _Kernel, b: _Kernel, ignored: frozenset[str]) -> list[str]:
+    """What tells two kernels apart, for a person: the settings their names differ in (``WGM8 →
+    WGM4``), else (names alike or absent: a logic file's unnamed solutions) the parameters their
+    records differ in (``WorkGroupMapping 8 → 4``), the first few."""
+    by_name = kernel_name_changes(a.ref.name, b.ref.name)
+    if by_name or not a.record or not b.record:
+        return by_name
+    keys = _differing_keys(a.record, b.record, ignored)
+    shown = [f"{key} {a.record.get(key, '-')} → {b.record.get(key, '-')}" for key in keys[:_CHANGES_SHOWN]]
+    return shown + ([f"… {len(keys) - _CHANGES_SHOWN} more"] if len(keys) > _CHANGES_SHOWN else [])
+
+
 def _compare_tables(a: _Table, b: _Table, ignored: frozenset[str]) -> GroupDiff:
-    group = GroupDiff(name=a.name, problem_type=a.problem_type or b.problem_type)
+    group = GroupDiff(
+        name=a.name,
+        problem_type=a.problem_type or b.problem_type,
+        label=a.label or b.label,
+        key_names=a.key_names or b.key_names,
+    )
     for field in sorted(set(a.header) | set(b.header)):
         if freeze(a.header.get(field)) != freeze(b.header.get(field)):
             group.header_changes.append(HeaderChange(field=field, a=a.header.get(field), b=b.header.get(field)))
@@ -471,6 +513,7 @@ def _compare_tables(a: _Table, b: _Table, ignored: frozenset[str]) -> GroupDiff:
                         b=kernel_b.ref,
                         a_efficiency=_number(eff),
                         b_efficiency=_number(other_eff),
+                        changes=_kernel_changes(kernel_a, kernel_b, ignored),
                     )
                 )
             elif eff != other_eff:
@@ -592,6 +635,7 @@ def _diff_libraries(
     result_groups: list[GroupDiff] = []
     files_added: list[str] = []
     files_removed: list[str] = []
+    table_labels: dict[str, str] = {}
     compared = 0
     identity_name = "master record"
     if isinstance(left, LogicFile) and isinstance(right, LogicFile):
@@ -618,8 +662,17 @@ def _diff_libraries(
                     result_groups.append(group)
         files_removed = [name for name in tables_a if name not in tables_b]
         files_added = [name for name in tables_b if name not in tables_a]
+        table_labels = {
+            name: short
+            for tables, listed in ((tables_a, files_removed), (tables_b, files_added))
+            for name in listed
+            if (short := tables[name].label) is not None
+        }
         if files_added or files_removed:
-            notes.append("for master libraries, files added/removed list whole tables (predicate paths)")
+            notes.append(
+                "for master libraries, files added/removed list whole tables "
+                "(by short label; --json has their predicate paths)"
+            )
     else:
         assert isinstance(left, Mapping) and isinstance(right, Mapping)
         files_removed = sorted(name for name in left if name not in right)
@@ -643,6 +696,7 @@ def _diff_libraries(
         identity=identity_name,
         files_added=files_added,
         files_removed=files_removed,
+        table_labels=table_labels,
         groups_compared=compared,
         groups=result_groups,
         notes=notes,

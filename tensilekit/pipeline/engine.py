@@ -220,6 +220,15 @@ def run_pipeline(
                 f"stage {number:02d}_{name} in {run_dir.root} is {status.value} ({detail}); "
                 "rerun without --no-rerun to redo it, or use another --workdir"
             )
+        if status is StageStatus.STALE:
+            assert marker is not None
+            # said, never silent: the earlier run's results (a GA search's hours included) are
+            # replaced, and what changed is named (issue 32 item 9)
+            detail = explain_staleness(marker, stage.config_slice(config), input_hashes, tools)
+            reason = (
+                f"{detail}; replaces the results of its earlier run in {run_dir.stage_dir(number, name)} "
+                "(another --workdir keeps them)"
+            )
         marker = _run_stage(
             stage, number, config, run_dir, executor, report, upstream_dirs, fingerprint,
             input_hashes, tools, status, reason, simulated, clock, retire_after, breaker,

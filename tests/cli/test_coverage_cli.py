@@ -185,6 +185,8 @@ def test_plot_coverage_draws_the_heaviest_type_at_its_heaviest_k(tmp_path: Path)
     assert result.stdout == f"wrote {out}: 4 SSS_NN GEMM(s) on the kernel map at K=4096 (3 at that K)\n"
     other = invoke("plot", "coverage", LOG, "--library", EQUALITY, "--type", "BBS_TN", "--k", "64", "-o", str(out))
     assert other.exit_code == 0 and "1 BBS_TN GEMM(s) on the kernel map at K=64 (0 at that K)" in other.stdout
+    # a type the library lacks, asked for by name: drawn, and said why the map is blank (issue 32 item 9)
+    assert "note: the library has no kernel for BBS_TN at K=64 (" in other.stderr
     missing = invoke("plot", "coverage", LOG, "--library", EQUALITY, "--type", "HHS_NN", "-o", str(out))
     assert missing.exit_code == ExitCode.BAD_INPUT and "has no HHS_NN GEMM" in missing.stderr
 

@@ -173,7 +173,8 @@ def test_diff_formats_and_exit_code(dirs: tuple[Path, Path], tmp_path: Path) -> 
     assert same.exit_code == 0 and same.output.splitlines()[1] == "no differences (1 compared)"
     differ = CliRunner().invoke(cli, ["diff", str(a), str(b), "--exit-code"])
     assert differ.exit_code == 1
-    assert "  ~ size [1, 1, 1, 1]: #0 → #0 (10.0 → 9.0)" in differ.output.splitlines()
+    # the size as every command spells it, the setting the retune changed named (issue 32 items 5, 6)
+    assert "  ~ size 1x1x1: #0 → #0 (MT64 → MT128; efficiency 10.0 → 9.0)" in differ.output.splitlines()
     as_json = CliRunner().invoke(cli, ["diff", str(a), str(b), "--json"])
     assert json.loads(as_json.output)["groups"][0]["sizes_added"][0]["key"] == [3, 3, 1, 3]
     markdown = CliRunner().invoke(cli, ["diff", str(a), str(b), "--format", "markdown"])

@@ -168,8 +168,8 @@ def test_cli_json_rows_and_exit_code(builds: dict[str, Any]) -> None:
     args = ["remap", str(builds["artefact"]), "--from", old, "--to", new, "--json", "-o", str(out)]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1, result.output
-    objects = [json.loads(line) for line in result.stdout.splitlines()]
-    assert len(objects) == len(builds["rows"])
+    objects = json.loads(result.stdout)  # one array, as info/lint/validate (issue 32 item 9)
+    assert isinstance(objects, list) and len(objects) == len(builds["rows"])
     assert all(
         set(item) == {"file", "line", "status", "old_index", "new_index", "kernel", "reason"} for item in objects
     )

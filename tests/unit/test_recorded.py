@@ -249,5 +249,5 @@ def test_remap_judges_a_recorded_kernel_by_the_same_workspace_rule(corpus: Path,
         shown = CliRunner().invoke(
             cli, ["remap", str(log), "--from", str(path), "--to", str(path), "--cu-count", "304", "--json", *option]
         )
-        assert json.loads(shown.output.splitlines()[0])["status"] == row.status.value, shown.output
+        assert json.loads(shown.stdout)[0]["status"] == row.status.value, shown.output  # one JSON array
     assert not open_library(path, cu_count=304, workspace_size=0).recorded(problems)[0].supported  # type: ignore[index]

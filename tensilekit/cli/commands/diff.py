@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 
 from tensilekit.cli.inputs import require_readable_folder
-from tensilekit.cli.options import UserPath, check_arch, subtree_options
+from tensilekit.cli.options import UserPath, check_arch, full_names_option, subtree_options
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.phases import phases
 from tensilekit.cli.workloads import STRICT_HELP
@@ -77,6 +77,7 @@ def _log_queries(path: Path, strict: bool) -> list[dict[str, Any]]:
     help="Exit 1 when there are differences (with --from-log TUNING-ARTEFACT: when a recorded result is lost).",
 )
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
+@full_names_option
 @subtree_options
 @click.pass_context
 def diff_command(

@@ -77,6 +77,7 @@ def info_command(
 
 
 def _describe_solution(paths: tuple[str, ...], index: int, as_json: bool) -> None:
+    from tensilekit.model.labels import matrix_instruction_in_name
     from tensilekit.recorded import describe_solution
 
     if len(paths) != 1:
@@ -86,8 +87,13 @@ def _describe_solution(paths: tuple[str, ...], index: int, as_json: bool) -> Non
     if as_json:
         click.echo(json.dumps(found.to_json()))
         return
-    tile = "x".join(map(str, found.macro_tile)) if found.macro_tile else "?"
-    instruction = "x".join(map(str, found.matrix_instruction)) if found.matrix_instruction else "-"
+    # MT0xMT1 and depth U, as the kernel name's MT128x64x128 and select's rows read (the master's
+    # macroTile is [MT0, MT1, 1]: its 1 beside a name's x128 read as a contradiction)
+    tile = "x".join(map(str, found.macro_tile[:2])) if found.macro_tile else "?"
+    if found.depth_u is not None:
+        tile += f", depth U {found.depth_u}"
+    instruction = "x".join(map(str, found.matrix_instruction)) if found.matrix_instruction else None
+    instruction = instruction or matrix_instruction_in_name(found.name or found.kernel) or "-"
     lines = [
         f"solution {found.index}",
         f"  kernel:       {found.kernel or '?'}",

@@ -99,7 +99,9 @@ def plot_selection_command(
 @click.option("--arch", help="Device processor (default: the library's only architecture).")
 @click.option("--cu-count", type=click.IntRange(min=1), help="Device compute units.")
 @click.option("--near", type=click.FloatRange(min=0), default=0.10, show_default=True, help="As for coverage.")
-@click.option("--type", "gemm_type", help="Problem type to draw, e.g. BBS_TN (default: the heaviest).")
+@click.option(
+    "--type", "gemm_type", help="Problem type to draw, e.g. BBS_TN (default: the heaviest the library serves)."
+)
 @click.option("--k", "k", type=click.IntRange(min=1), help="K of the map (default: the type's heaviest K).")
 @click.option(
     "--points", type=click.IntRange(min=2, max=1024), default=128, show_default=True, help="Grid points per axis."
@@ -128,6 +130,10 @@ def plot_coverage_command(
     grid = log_grid(cut.low, cut.high, points)
     with progress_bar("selecting over the grid", len(grid) ** 2) as advance:
         smap = selection_map(library.compiled, cut.problem, cut.hardware, grid, grid, progress=advance)
+    if int((smap.winners >= 0).sum()) == 0:  # only a --type the library lacks: its GEMMs on a blank map, said why
+        reason = library.why_not(cut.problem.model_copy(update={"m": cut.low, "n": cut.low}), cut.hardware)
+        click.echo(f"note: the library has no kernel for {cut.gemm_type} at K={cut.k} ({reason}); "
+                   "the map shows its GEMMs only", err=True)  # fmt: skip
     with progress_bar(f"drawing {output.name}", None):
         plot_coverage_map(smap, cut, output, title=title)
     at_k = sum(1 for item in cut.gemms if item.gemm.problem.k == cut.k)

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from tensilekit.cli.main import ExitCode
-from tensilekit.cli.options import UserPath, check_output_path, hipblaslt_version_option, workspace_option
+from tensilekit.cli.options import (
+    UserPath,
+    check_output_path,
+    full_names_option,
+    hipblaslt_version_option,
+    workspace_option,
+)
+from tensilekit.cli.output import shown_kernel_name, shown_kernel_names_in
 from tensilekit.cli.phases import phases
 
 
@@ -52,7 +58,8 @@ def _validators(values: tuple[str, ...]) -> dict[str, str]:
 @workspace_option("NEW's calls")
 @hipblaslt_version_option
 @click.option("--strict", is_flag=True, help="Stop at the first unreadable row (exit 3).")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per recorded row.")
+@click.option("--json", "as_json", is_flag=True, help="A JSON array: one object per recorded row.")
+@full_names_option
 def remap_command(
     artefacts: tuple[Path, ...],
     old: Path,
@@ -101,18 +108,23 @@ def remap_command(
         if kept:
             click.echo(f"note: Validator line(s) left as they were: {', '.join(kept)} (set with --validator)", err=True)
         click.echo(f"wrote {', '.join(map(str, written))}", err=True)
-    printed: list[str] = []  # one write: a 100 000-row artefact prints as many lines
-    for row in report.rows:
-        if as_json:
-            printed.append(json.dumps(row.to_json()))
-            continue
-        where = f"{row.file}:{row.line}"
-        if row.status.carried:
-            printed.append(f"{where}: {row.status.value} {row.old_index} -> {row.new_index} {row.kernel}")
-        else:
-            printed.append(f"{where}: {row.status.value} {row.old_index} ({row.reason})")
-    if printed:
-        click.echo("\n".join(printed))
+    if as_json:  # one JSON array, as info, lint and validate write theirs (README, Scripting)
+        from tensilekit.cli.render import print_json
+
+        print_json([row.to_json() for row in report.rows])
+    else:
+        printed: list[str] = []  # one write: a 100 000-row artefact prints as many lines
+        for row in report.rows:
+            where = f"{row.file}:{row.line}"
+            if row.status.carried:
+                kernel = shown_kernel_name(row.kernel)
+                printed.append(f"{where}: {row.status.value} {row.old_index} -> {row.new_index} {kernel}")
+            else:
+                printed.append(
+                    f"{where}: {row.status.value} {row.old_index} ({shown_kernel_names_in(row.reason or '')})"
+                )
+        if printed:
+            click.echo("\n".join(printed))
     if not report.complete:
         raise click.exceptions.Exit(ExitCode.DIFFERENCES)
 

@@ -18,6 +18,7 @@ from tensilekit.cli.inputs import open_for_device
 from tensilekit.cli.options import (
     TYPE_HELP,
     UserPath,
+    full_names_option,
     hipblaslt_version_option,
     subtree_options,
     type_spec_callback,
@@ -142,6 +143,7 @@ TRANSPOSE = _Transpose(["N", "T", "C"])
 )
 @click.option("--json", "as_json", is_flag=True, help="JSON output (one object per query line with --queries).")
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
+@full_names_option
 def select_command(
     m: int | None, n: int | None, k: int | None, library_path: Path | None, arch: str | None, cu_count: int | None,
     is_apu: bool, pci_chip_id: int | None, batch: int, trans_a: str, trans_b: str, type_spec: str,

@@ -13,6 +13,7 @@ from rich.table import Table
 from tensilekit.cli.options import UserPath
 from tensilekit.cli.output import print_table
 from tensilekit.cli.workloads import STRICT_HELP, read_workloads
+from tensilekit.model.labels import SIZE_HEADER, size_text
 from tensilekit.pipeline.config import KNOWN_ARCHS, TuneConfig
 from tensilekit.pipeline.executors import Executor
 from tensilekit.pipeline.report import TuneReport, workload_headline
@@ -61,11 +62,11 @@ def render_summary(report: TuneReport, workdir: Path, console: Console) -> None:
     tuned = report.tuned
     if tuned:
         table = Table(title=f"Tuned GEMMs{label}", title_justify="left")
-        for column in ("id", "type", "M x N x batch x K", "calls", "share", "reference us", "tuned us", "uplift"):
-            table.add_column(column, justify="left" if column in ("id", "type", "M x N x batch x K") else "right")
+        for column in ("id", "type", SIZE_HEADER, "calls", "share", "reference us", "tuned us", "uplift"):
+            table.add_column(column, justify="left" if column in ("id", "type", SIZE_HEADER) else "right")
         for gemm in tuned:
             table.add_row(
-                gemm.id, gemm.gemm_type, f"{gemm.m}x{gemm.n}x{gemm.batch}x{gemm.k}", str(gemm.call_count),
+                gemm.id, gemm.gemm_type, size_text(gemm.m, gemm.n, gemm.k, gemm.batch), str(gemm.call_count),
                 "-" if gemm.time_share is None else f"{gemm.time_share:.1%}",
                 "-" if gemm.reference_us is None else f"{gemm.reference_us:.4g}",
                 "-" if gemm.tuned_us is None else f"{gemm.tuned_us:.4g}",

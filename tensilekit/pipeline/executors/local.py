@@ -159,8 +159,14 @@ class LocalExecutor:
         return tuple(str(device) for device in self.device_ids)
 
     def describe(self) -> str:
+        # "GPU 0, 1 job at a time", never "devices 0 x 1 slot(s)" (read as zero devices: issue 32 item 9)
         listed = ",".join(str(device) for device in self.device_ids)
-        return f"local: devices {listed} x {self.slots_per_device} slot(s), {self.cpu_slots} CPU slot(s)"
+        gpus = f"GPU {listed}" if len(self.device_ids) == 1 else f"GPUs {listed}"
+        each = "" if len(self.device_ids) == 1 else " each"
+        return (
+            f"local: {gpus}, {_jobs(self.slots_per_device)} at a time{each}; "
+            f"{_jobs(self.cpu_slots)} at a time on the CPU"
+        )
 
     def close(self) -> None:
         return None
@@ -200,6 +206,10 @@ class _ThreadBackend:
                 finished.append(self.done.get_nowait())
             except queue.Empty:
                 return finished
+
+
+def _jobs(count: int) -> str:
+    return f"{count} job" if count == 1 else f"{count} jobs"
 
 
 __all__ = ["LocalExecutor", "SerialExecutor", "should_retry"]

@@ -38,3 +38,14 @@ def test_the_heaviest_type_at_its_heaviest_k_over_the_range_of_its_gemms() -> No
     assert map_slice(report, k=1024).k == 1024
     with pytest.raises(SelectionError, match="no DDD_NN GEMM"):
         map_slice(report, gemm_type="DDD_NN")
+
+
+def test_the_default_type_is_the_heaviest_the_library_serves() -> None:
+    """A workload whose heaviest type the library lacks: the map shows the heaviest type it has a
+    kernel for, never a blank map of the one it lacks (issue 32 item 9)."""
+    library, _ = load_for_selection(sample_library_path())
+    lacked = gemm(4096, 4096, 4096, 1000, a_type="Double", compute_type="Double")  # the sample has no Double kernel
+    report = coverage_of(library, [lacked, gemm(1024, 1024, 1024, 1)])
+    assert max(report.gemms, key=lambda item: item.weight).gemm.gemm_type == lacked.gemm_type
+    assert map_slice(report).gemm_type == "SSS_NN"
+    assert map_slice(report, gemm_type=lacked.gemm_type).gemm_type == lacked.gemm_type  # named: as asked

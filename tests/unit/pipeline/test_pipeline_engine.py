@@ -100,6 +100,21 @@ def test_a_changed_option_reruns_its_stage_and_what_depends_on_it(tmp_path: Path
     assert (tmp_path / "03_c" / "out.txt").read_text() == "c(None) <- b(3) <- a(1) <- "
 
 
+def test_a_rerun_over_earlier_results_says_what_changed_and_that_they_are_replaced(tmp_path: Path) -> None:
+    """A reused work folder never silently replaces an earlier run's results (a GA search's
+    included): the stage's start line names the changed option and the folder replaced (issue 32 item 9)."""
+    stages = pipeline()
+    run(stages, tmp_path)
+    reporter = RecordingReporter()
+    run_pipeline(
+        stages, {"ka": 1, "kb": 3}, RunDirectory(tmp_path), executor=SerialExecutor(retries=0), reporter=reporter,
+        tool_version=lambda name: "v1",
+    )  # fmt: skip
+    (started,) = [line for line in reporter.lines if line.startswith("stage 02_b started")]
+    assert "option kb: 2 -> 3" in started
+    assert f"replaces the results of its earlier run in {tmp_path / '02_b'}" in started
+
+
 def test_identical_outputs_do_not_invalidate_downstream(tmp_path: Path) -> None:
     stages = pipeline()
     run(stages, tmp_path, {"ka": 1, "kb": "same-output"})

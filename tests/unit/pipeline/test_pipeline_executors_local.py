@@ -198,7 +198,12 @@ def test_options_are_checked() -> None:
         SerialExecutor(retries=-1)
     with pytest.raises(ValueError):
         LocalExecutor((0,)).run([make_job("a", square, 1), make_job("a", square, 2)])
-    assert LocalExecutor((0, 1), slots_per_device=2).describe() == "local: devices 0,1 x 2 slot(s), 1 CPU slot(s)"
+    assert (
+        LocalExecutor((0, 1), slots_per_device=2).describe()
+        == "local: GPUs 0,1, 2 jobs at a time each; 1 job at a time on the CPU"
+    )
+    # one device is never read as "0 devices" (issue 32 item 9: "devices 0 x 1 slot(s)")
+    assert LocalExecutor((0,)).describe().startswith("local: GPU 0, 1 job at a time;")
 
 
 def test_should_retry() -> None:
