@@ -156,6 +156,7 @@ class Reader:
         self.variables = ""  # `S=...; ` lines set earlier on the page
         self.last_code = 0
         self.env = _env(folder)
+        self.mismatches: list[str] = []  # every shown output that differs, reported together at the page's end
 
     def shell(self, example: Example, script: str) -> subprocess.CompletedProcess[str]:
         where = self.folder / "cwd"
@@ -191,7 +192,7 @@ class Reader:
                     break
             else:
                 printed = "\n".join(_normal_lines(completed.stdout + completed.stderr, self.work))
-                pytest.fail(
+                self.mismatches.append(
                     f"{example.id}: $ {command}\n--- shown\n" + "\n".join(expected) + f"\n--- printed\n{printed}"
                 )
 
@@ -224,3 +225,5 @@ def test_page_runs_as_a_reader_follows_it(doc: Path, tmp_path: Path) -> None:
     for example in PAGES[doc]:
         if example.skip is None:
             getattr(reader, example.kind)(example)
+    if reader.mismatches:
+        pytest.fail("\n\n".join(reader.mismatches))
