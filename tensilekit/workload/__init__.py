@@ -6,11 +6,13 @@ Parsers return :class:`ParsedWorkload` (problems in input order, bad lines, warn
 """
 
 from tensilekit.workload.aggregate import (
+    DeviceSplit,
     GemmGroup,
     Workload,
     aggregate_problems,
     deduplicate_problems,
     group_by_gemm_type,
+    split_by_device,
 )
 from tensilekit.workload.csv_workloads import (
     TunableOpEntry,
@@ -38,6 +40,7 @@ from tensilekit.workload.records import BadLine, ParsedWorkload, WorkloadFormat
 
 __all__ = [
     "BadLine",
+    "DeviceSplit",
     "GemmGroup",
     "GemmProblem",
     "HipblasltLog",
@@ -68,5 +71,6 @@ __all__ = [
     "parse_tunableop_csv",
     "parse_workload",
     "problem_from_tunableop",
+    "split_by_device",
     "types_from_tensile",
 ]

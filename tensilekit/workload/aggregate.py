@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tensilekit._arguments import require_items
+from tensilekit._arguments import require, require_items
 from tensilekit.workload.problem import GemmProblem
 
 
@@ -120,6 +120,45 @@ def deduplicate_problems(problems: Iterable[GemmProblem]) -> list[GemmProblem]:
     return list(aggregate_problems(problems).problems)
 
 
+class DeviceSplit(BaseModel):
+    """A workload's GEMMs split by the device they were tuned for (:func:`split_by_device`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    served: tuple[GemmProblem, ...]
+    """The GEMMs for the device (and those that name no device), in input order."""
+    others: dict[str, int] = {}
+    """Rows for another device: ``gfx942 with 80 CUs`` -> how many distinct GEMMs."""
+    device: str = ""
+    """The device asked about, as one says it."""
+
+    def note(self) -> str | None:
+        """One line saying which device rows were left out and why; None when none were."""
+        if not self.others:
+            return None
+        parts = ", ".join(f"{count} for {label}" for label, count in self.others.items())
+        total = sum(self.others.values())
+        return f"{total} GEMM row(s) are tuned for another device ({parts}), not {self.device}: left out"
+
+
+def split_by_device(problems: Iterable[GemmProblem], arch: str, cu_count: int | None = None) -> DeviceSplit:
+    """The GEMMs a device ``arch`` with ``cu_count`` CUs (None: not known) runs, and how many rows are
+    for another one (:meth:`GemmProblem.served_on`): AITER's tuned CSVs carry rows per ``gfx`` and
+    ``cu_num``, and a library for one device serves only its own rows."""
+    problems = require_items(problems, GemmProblem, "problems", "split_by_device")
+    require(arch, str, "arch", "split_by_device")
+    served: list[GemmProblem] = []
+    others: dict[str, int] = {}
+    for problem in problems:
+        if problem.served_on(arch, cu_count):
+            served.append(problem)
+        else:
+            label = problem.device_label() or "another device"
+            others[label] = others.get(label, 0) + 1
+    device = arch if cu_count is None else f"{arch} with {cu_count} CUs"
+    return DeviceSplit(served=tuple(served), others=others, device=device)
+
+
 def group_by_gemm_type(problems: Iterable[GemmProblem]) -> list[GemmGroup]:
     """Group problems by GEMM type (transposes, types, compute type), ordered by type name.
 
@@ -143,4 +182,12 @@ def group_by_gemm_type(problems: Iterable[GemmProblem]) -> list[GemmGroup]:
     return sorted(groups, key=lambda group: group.name)
 
 
-__all__ = ["GemmGroup", "Workload", "aggregate_problems", "deduplicate_problems", "group_by_gemm_type"]
+__all__ = [
+    "DeviceSplit",
+    "GemmGroup",
+    "Workload",
+    "aggregate_problems",
+    "deduplicate_problems",
+    "group_by_gemm_type",
+    "split_by_device",
+]

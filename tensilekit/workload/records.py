@@ -8,6 +8,7 @@ Every parser follows one policy: a line it cannot turn into a problem raises
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
@@ -57,6 +58,9 @@ class ParsedWorkload(BaseModel):
     warnings: tuple[str, ...] = ()
     metadata: dict[str, str] = {}
     """Format-specific facts worth keeping, e.g. TunableOp ``Validator`` lines, GEKO ``ARCH``."""
+    records_read: int | None = None
+    """GEMM records (lines) read when readers folded repeated ones into one problem while reading
+    (their calls summed); None: one record per problem."""
 
     @property
     def call_count(self) -> int:
@@ -83,4 +87,15 @@ class BadLineSink:
         self.bad_lines.append(BadLine(location=location, message=message, text=text.rstrip("\n")))
 
 
-__all__ = ["BadLine", "BadLineSink", "ParsedWorkload", "WorkloadFormat"]
+def text_lines(stream: Iterable[str]) -> Iterator[str]:
+    """The lines of a text stream, numbered as ``str.splitlines`` numbers the whole text.
+
+    A file object splits only at ``\\n`` (and ``\\r``); ``splitlines`` also splits at form feeds,
+    ``\\x1c`` … and ``\\u2028``. Readers stream files one line at a time (memory bounded by what they
+    keep, not by the file) and must report the same ``file:line`` as when given the whole text.
+    """
+    for raw in stream:
+        yield from raw.splitlines()
+
+
+__all__ = ["BadLine", "BadLineSink", "ParsedWorkload", "WorkloadFormat", "text_lines"]
