@@ -131,14 +131,24 @@ class DeviceSplit(BaseModel):
     """Rows for another device: ``gfx942 with 80 CUs`` -> how many distinct GEMMs."""
     device: str = ""
     """The device asked about, as one says it."""
+    cu_nums: tuple[int, ...] = ()
+    """The CU counts the served rows name when the device's is not known and they name several."""
 
     def note(self) -> str | None:
-        """One line saying which device rows were left out and why; None when none were."""
-        if not self.others:
-            return None
-        parts = ", ".join(f"{count} for {label}" for label, count in self.others.items())
-        total = sum(self.others.values())
-        return f"{total} GEMM row(s) are tuned for another device ({parts}), not {self.device}: left out"
+        """One line saying which device rows were left out and why (and, the device's CU count
+        unknown, that rows of several CU counts were kept); None when there is nothing to say."""
+        parts: list[str] = []
+        if self.others:
+            counts = ", ".join(f"{count} for {label}" for label, count in self.others.items())
+            total = sum(self.others.values())
+            parts.append(f"{total} GEMM row(s) are tuned for another device ({counts}), not {self.device}: left out")
+        if self.cu_nums:
+            numbers = ", ".join(str(number) for number in self.cu_nums)
+            parts.append(
+                f"rows tuned for {len(self.cu_nums)} CU counts of {self.device} ({numbers}) are all kept, each its "
+                "own GEMM: give the device's CU count to keep only its rows"
+            )
+        return "; ".join(parts) or None
 
 
 def split_by_device(problems: Iterable[GemmProblem], arch: str, cu_count: int | None = None) -> DeviceSplit:
@@ -156,7 +166,8 @@ def split_by_device(problems: Iterable[GemmProblem], arch: str, cu_count: int | 
             label = problem.device_label() or "another device"
             others[label] = others.get(label, 0) + 1
     device = arch if cu_count is None else f"{arch} with {cu_count} CUs"
-    return DeviceSplit(served=tuple(served), others=others, device=device)
+    cu_nums = tuple(dict.fromkeys(problem.cu_num for problem in served if problem.cu_num is not None))
+    return DeviceSplit(served=tuple(served), others=others, device=device, cu_nums=cu_nums if len(cu_nums) > 1 else ())
 
 
 def group_by_gemm_type(problems: Iterable[GemmProblem]) -> list[GemmGroup]:
