@@ -411,7 +411,12 @@ def _aiter_rows(
             f"AITER CSV header lacks column(s) {', '.join(missing)}: {header_text.strip()!r}",
             Location(file=file, line=header_line),
         )
+    known: dict[str, tuple[dict[str, str], GemmProblem]] = {}  # a repeated row is read once (bounded)
     for number, line in rows:
+        seen = known.get(line)
+        if seen is not None:
+            yield number, *seen
+            continue
         cells = [cell.strip() for cell in next(csv.reader([line], skipinitialspace=True))]
         if len(cells) != len(header):
             sink.report(number, f"expected {len(header)} columns as in the header, found {len(cells)}", line)
@@ -422,7 +427,13 @@ def _aiter_rows(
         except (ValueError, ValidationError) as error:
             sink.report(number, f"bad AITER row: {one_line_reason(error)}", line)
             continue
+        if len(known) >= _ROWS_KEPT:
+            known.clear()
+        known[line] = (row, problem)
         yield number, row, problem
+
+
+_ROWS_KEPT = 4096  # distinct row texts whose reading is remembered
 
 
 def _aiter_problem(row: dict[str, str], default_dtype: str, default_out_dtype: str | None) -> GemmProblem:
