@@ -68,13 +68,34 @@ class ParsedWorkload(BaseModel):
         return sum(problem.call_count for problem in self.problems)
 
 
+BAD_LINES_LISTED = 1000
+"""Unreadable lines a reader lists one by one; the rest are counted in one more entry, so a file of
+a million unreadable lines costs a thousand entries, not a million."""
+
+
 class BadLineSink:
     """Raise on a bad line, or record it when ``skip`` is set (one policy for every parser)."""
 
     def __init__(self, file: str | None, skip: bool) -> None:
         self.file = file
         self.skip = skip
-        self.bad_lines: list[BadLine] = []
+        self._listed: list[BadLine] = []
+        self._more = 0
+        self._first_more: BadLine | None = None
+
+    @property
+    def bad_lines(self) -> list[BadLine]:
+        """The bad lines, the first :data:`BAD_LINES_LISTED` one by one, the rest in one entry
+        at the first of them that counts them."""
+        if self._first_more is None:
+            return list(self._listed)
+        first = self._first_more
+        summary = BadLine(
+            location=first.location,
+            message=f"{first.message}; {self._more} unreadable line(s) from here on, {BAD_LINES_LISTED} listed before",
+            text=first.text,
+        )
+        return [*self._listed, summary]
 
     def location(self, line: int | None) -> Location:
         return Location(file=self.file, line=line)
@@ -84,7 +105,12 @@ class BadLineSink:
         location = self.location(line)
         if not self.skip:
             raise ToolOutputError(f"{message}: {text.strip()[:200]!r}", location)
-        self.bad_lines.append(BadLine(location=location, message=message, text=text.rstrip("\n")))
+        if len(self._listed) < BAD_LINES_LISTED:
+            self._listed.append(BadLine(location=location, message=message, text=text.rstrip("\n")))
+            return
+        self._more += 1
+        if self._first_more is None:
+            self._first_more = BadLine(location=location, message=message, text=text.rstrip("\n")[:200])
 
 
 def text_lines(stream: Iterable[str]) -> Iterator[str]:
@@ -98,4 +124,4 @@ def text_lines(stream: Iterable[str]) -> Iterator[str]:
         yield from raw.splitlines()
 
 
-__all__ = ["BadLine", "BadLineSink", "ParsedWorkload", "WorkloadFormat", "text_lines"]
+__all__ = ["BAD_LINES_LISTED", "BadLine", "BadLineSink", "ParsedWorkload", "WorkloadFormat", "text_lines"]
