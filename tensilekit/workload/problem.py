@@ -465,7 +465,7 @@ class GemmProblem(BaseModel):
         row tuned for another ``gfx`` or ``cu_num`` is not. AITER looks its rows up by the running
         device's ``get_gfx()`` and ``get_cu_num()`` (``aiter/tuned_gemm.py`` ``get_GEMM_A16W16_config``
         @0584e04d7f12114adcddc7e14b9f40985f520388), so no other row is ever used there."""
-        if self.gfx is not None and self.gfx.split(":", 1)[0].strip().lower() != arch:
+        if self.gfx is not None and _processor(self.gfx) != _processor(arch):
             return False
         return self.cu_num is None or cu_count is None or self.cu_num == cu_count
 
@@ -478,6 +478,11 @@ class GemmProblem(BaseModel):
     def without_solution(self) -> GemmProblem:
         """A copy with the solution fields cleared."""
         return self.model_copy(update={"solution_index": None, "solution_name": None, "kernel_name": None})
+
+
+def _processor(arch: str) -> str:
+    """``gfx90a:sramecc+:xnack-`` and ``GFX90A`` name the processor ``gfx90a``."""
+    return arch.split(":", 1)[0].strip().lower()
 
 
 def _fill_layout_defaults(values: dict[str, Any]) -> None:

@@ -200,3 +200,20 @@ def test_missing_csv_files(tmp_path: Path) -> None:
         load_tunableop_csv(tmp_path / "none.csv")
     with pytest.raises(InputNotFound):
         load_aiter_csv(tmp_path / "none.csv")
+
+
+def test_aiter_rows_of_every_device_fold_into_one_gemm_per_shape_without_a_device(
+    fixture_path: FixturePath,
+) -> None:
+    workload = load_aiter_csv(fixture_path("logs", "aiter_bf16_tuned_two_devices.csv"))
+    folded = split_by_device(workload.problems, None)
+    assert [(p.n, p.call_count, p.gfx, p.solution_index) for p in folded.served] == [
+        (1, 2, None, None),
+        (16, 2, None, None),  # two devices recorded different solutions: none is kept
+        (64, 2, None, None),
+    ]
+    assert folded.note() == (
+        "rows tuned for 2 devices (gfx950 with 256 CUs, gfx942 with 80 CUs) are folded into one GEMM per shape: "
+        "name the device (its gfx and CU count) to keep only its rows"
+    )
+    assert split_by_device(workload.problems, "GFX942:xnack-", 80).others == {"gfx950 with 256 CUs": 3}
