@@ -227,9 +227,9 @@ def parse_tunableop_csv(
     """
     sink = BadLineSink(file, skip_bad_lines)
     validators: dict[str, str] = {}
-    # (op, params, solution) -> [first line, problem, lines, total time, timed lines]
-    folded: dict[tuple[str, ...], list[Any]] = {}
-    entries: list[TunableOpEntry] = []
+    # (op, params, solution) -> [first line, problem, lines, total time, timed lines]; without
+    # ``fold`` each line is its own key
+    folded: dict[tuple[Any, ...], list[Any]] = {}
     source = require_lines(lines, "lines", "parse_tunableop_csv")
     for number, raw in enumerate(source, start=1):
         text = raw.strip()
@@ -246,13 +246,11 @@ def parse_tunableop_csv(
             sink.report(number, f"expected 2 to 4 fields, found {len(fields)}", raw)
             continue
         solution = fields[2] if len(fields) >= 3 and fields[2] else None
-        key = (fields[0], fields[1], solution or "")
-        known = folded.get(key) if fold else None
+        key = (fields[0], fields[1], solution) if fold else (number,)
+        known = folded.get(key)
         try:
             time_ms = float(fields[3]) if len(fields) == 4 and fields[3] else None
-            if known is not None:
-                problem = known[1]
-            else:
+            if known is None:
                 problem = problem_from_tunableop(fields[0], fields[1])
                 index = _hipblaslt_index(solution) if solution else None
                 if index is not None:
@@ -260,37 +258,24 @@ def parse_tunableop_csv(
         except (ValueError, ValidationError) as error:
             sink.report(number, f"bad TunableOp GEMM line: {one_line_reason(error)}", raw)
             continue
-        if not fold:
-            entries.append(
-                TunableOpEntry(
-                    line=number,
-                    op_name=fields[0],
-                    params=fields[1],
-                    solution=solution,
-                    time_ms=time_ms,
-                    problem=problem,
-                )  # fmt: skip
-            )
-        elif known is None:
-            folded[key] = [number, problem, 1, time_ms or 0.0, int(time_ms is not None)]
-        else:
-            known[2] += 1
-            if time_ms is not None:
-                known[3] += time_ms
-                known[4] += 1
-    if fold:
-        entries = [
-            TunableOpEntry(
-                line=first,
-                op_name=op_name,
-                params=params,
-                solution=solution or None,
-                time_ms=total / timed if timed else None,
-                problem=problem,
-                lines=count,
-            )  # fmt: skip
-            for (op_name, params, solution), (first, problem, count, total, timed) in folded.items()
-        ]
+        if known is None:
+            folded[key] = known = [number, problem, 0, 0.0, 0, fields[0], fields[1], solution]
+        known[2] += 1
+        if time_ms is not None:
+            known[3] += time_ms
+            known[4] += 1
+    entries = [
+        TunableOpEntry(
+            line=first,
+            op_name=op_name,
+            params=params,
+            solution=solution,
+            problem=problem,
+            lines=count,
+            time_ms=total / timed if timed else None,
+        )  # fmt: skip
+        for first, problem, count, total, timed, op_name, params, solution in folded.values()
+    ]
     return TunableOpFile(source=file, validators=validators, entries=tuple(entries), bad_lines=tuple(sink.bad_lines))
 
 

@@ -217,3 +217,22 @@ def test_aiter_rows_of_every_device_fold_into_one_gemm_per_shape_without_a_devic
         "name the device (its gfx and CU count) to keep only its rows"
     )
     assert split_by_device(workload.problems, "GFX942:xnack-", 80).others == {"gfx950 with 256 CUs": 3}
+
+
+def test_tunableop_lines_of_one_gemm_fold_when_asked() -> None:
+    text = (
+        "Validator,PT_VERSION,2.5.0\n"
+        "GemmTunableOp_BFloat16_TN,tn_4096_8_4096,Gemm_Hipblaslt_7,0.5\n"
+        "GemmTunableOp_BFloat16_TN,tn_1024_8_4096,Default,0.25\n"
+        "GemmTunableOp_BFloat16_TN,tn_4096_8_4096,Gemm_Hipblaslt_7,1.5\n"
+    )
+    lines = parse_tunableop_csv(text, file="r.csv")
+    assert [(entry.line, entry.lines, entry.time_ms) for entry in lines.entries] == [
+        (2, 1, 0.5),
+        (3, 1, 0.25),
+        (4, 1, 1.5),
+    ]
+    folded = parse_tunableop_csv(text, file="r.csv", fold=True)
+    assert [(entry.line, entry.lines, entry.time_ms) for entry in folded.entries] == [(2, 2, 1.0), (3, 1, 0.25)]
+    workload = folded.to_workload()
+    assert [problem.call_count for problem in workload.problems] == [2, 1] and workload.records_read == 3
