@@ -1,6 +1,7 @@
 """Workloads: the GEMMs an application runs, read from hipBLASLt logs, GEKO lists and CSVs.
 
-Parsers return :class:`ParsedWorkload` (problems in input order, bad lines, warnings);
+Parsers stream their input and return :class:`ParsedWorkload` (problems in order of first record,
+repeated records folded as read, so memory grows with distinct GEMMs, not lines; bad lines; warnings);
 :func:`aggregate_problems` merges identical problems and sums call counts;
 :func:`group_by_gemm_type` splits them into GEMM types such as ``BBS_TN``.
 """

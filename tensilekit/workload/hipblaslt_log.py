@@ -86,7 +86,8 @@ class HipblasltLog(BaseModel):
         return frozenset(record.kind for record in self.records)
 
     def problems(self, kind: LogLineKind | None = None) -> list[GemmProblem]:
-        """The problems of one kind of line (all kinds when ``kind`` is None), in file order."""
+        """The problems of one kind of line (all kinds when ``kind`` is None), one per GEMM with
+        its calls summed over its lines, in order of first line."""
         return [record.problem for record in self.records if kind is None or record.kind == kind]
 
     def to_workload(self, prefer: Sequence[LogLineKind] = DEFAULT_PREFERENCE) -> ParsedWorkload:

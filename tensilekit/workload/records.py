@@ -47,7 +47,9 @@ class BadLine(BaseModel):
 
 
 class ParsedWorkload(BaseModel):
-    """The problems read from one source, in input order, before any de-duplication."""
+    """The problems read from one source, in order of first record. Logs and CSVs fold repeated
+    records of one GEMM as they are read (``records_read`` counts what was read); merging across
+    sources and formats is :func:`~tensilekit.workload.aggregate_problems`'s."""
 
     model_config = ConfigDict(frozen=True)
 
