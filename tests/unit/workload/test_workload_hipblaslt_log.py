@@ -235,3 +235,13 @@ def test_missing_log_file(tmp_path: Path) -> None:
 def test_empty_log_is_an_empty_workload() -> None:
     log = parse_hipblaslt_log("# nothing logged\n\n")
     assert log.records == () and log.to_workload().problems == ()
+
+
+def test_unreadable_lines_past_the_first_thousand_are_counted_in_one_entry() -> None:
+    from tensilekit.workload.records import BAD_LINES_LISTED
+
+    log = parse_hipblaslt_log("garbage\n" * (BAD_LINES_LISTED + 5), file="x.log", skip_bad_lines=True)
+    assert len(log.bad_lines) == BAD_LINES_LISTED + 1
+    summary = log.bad_lines[-1]
+    assert summary.location.line == BAD_LINES_LISTED + 1
+    assert summary.message.endswith(f"5 unreadable line(s) from here on, {BAD_LINES_LISTED} listed before")
