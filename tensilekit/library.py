@@ -492,11 +492,12 @@ class Library:
         """The distinct GEMMs of a query JSON-lines text/file or of workload GEMMs, with their
         problems built as this library's runtime builds them, and what was skipped."""
         from tensilekit.coverage import gemms_from_queries, gemms_from_workload
+        from tensilekit.workload.records import text_lines
 
         device = hardware if hardware is not None else self.require_device()
         if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and Path(source).is_file()):
-            text = Path(source).read_text(encoding="utf-8", errors="replace")
-            return gemms_from_queries(text, file=str(source), hardware=device, library=self)
+            with Path(source).open(encoding="utf-8", errors="replace") as stream:
+                return gemms_from_queries(text_lines(stream), file=str(source), hardware=device, library=self)
         if isinstance(source, str):
             return gemms_from_queries(source, hardware=device, library=self)
         return gemms_from_workload(source, device, library=self)

@@ -400,6 +400,7 @@ class RecordedWorkload:
 def _recorded_times(parsed: Sequence[ParsedWorkload]) -> dict[tuple[Any, ...], float]:
     """Recorded time of one call per GEMM identity, from every artefact that carries one."""
     from tensilekit.workload import aiter_times, load_tunableop_csv
+    from tensilekit.workload.records import text_lines
     from tensilekit.workload.tuning_file import parse_tuning_file
 
     times: dict[tuple[Any, ...], float] = {}
@@ -407,11 +408,11 @@ def _recorded_times(parsed: Sequence[ParsedWorkload]) -> dict[tuple[Any, ...], f
         if item.source is None:
             continue
         if item.format is WorkloadFormat.AITER:
-            text = Path(item.source).read_text(encoding="utf-8", errors="replace")
-            for identity, value in aiter_times(text, file=item.source).items():
-                times.setdefault(identity, value)
+            with Path(item.source).open(encoding="utf-8-sig", errors="replace") as stream:
+                for identity, value in aiter_times(text_lines(stream), file=item.source).items():
+                    times.setdefault(identity, value)
         elif item.format is WorkloadFormat.TUNABLEOP:
-            for entry in load_tunableop_csv(item.source, skip_bad_lines=True).entries:
+            for entry in load_tunableop_csv(item.source, skip_bad_lines=True, fold=True).entries:
                 if entry.time_ms is not None:
                     times.setdefault(entry.problem.identity(), entry.time_ms * 1000.0)
         elif item.format is WorkloadFormat.HIPBLASLT_TUNING:
@@ -429,17 +430,19 @@ def recorded_workload(
     ``hardware`` (default: its device) as :func:`recorded_solutions` judges them, each GEMM
     weighed by its recorded time; None when no file records a solution.
     A GEMM recorded with two different solutions (AITER rows per ``cu_num``) records none."""
-    from tensilekit.workload import load_workloads
+    from tensilekit.workload import load_workloads, split_by_device
 
     workload, parsed = load_workloads(paths, skip_bad_lines=True)
-    found = recorded_solutions(library, workload.problems, hardware)
+    device = hardware if hardware is not None else library.require_device()
+    problems = split_by_device(workload.problems, device.arch, device.cu_count).served  # rows of this device
+    found = recorded_solutions(library, problems, device)
     if found is None:
         return None
     times = _recorded_times(parsed)
     return RecordedWorkload(
         tuple(
             RecordedGemm(problem, item, times.get(problem.identity()))
-            for problem, item in zip(workload.problems, found, strict=True)
+            for problem, item in zip(problems, found, strict=True)
             if item is not None
         )
     )

@@ -48,7 +48,7 @@ from tensilekit.model.common import to_raw
 from tensilekit.model.identity import IdentityTable
 from tensilekit.model.library import MasterLibrary, PlaceholderNode
 from tensilekit.workload.csv_workloads import parse_tunableop_csv, problem_from_aiter_row
-from tensilekit.workload.detect import detect_workload_format
+from tensilekit.workload.detect import detect_file_format, detect_workload_format
 from tensilekit.workload.problem import GemmProblem
 from tensilekit.workload.records import BadLine, WorkloadFormat
 from tensilekit.workload.tuning_file import TuningLayout, TuningRow, parse_tuning_file, replaced_cells
@@ -806,7 +806,9 @@ RECORDING_FORMATS = frozenset({WorkloadFormat.TUNABLEOP, WorkloadFormat.AITER, W
 def records_solutions(path: str | Path) -> bool:
     """True when ``path`` is a tuning artefact remap reads (TunableOp results, AITER tuned CSV,
     hipBLASLt tuning file), so an upgrade can lose what it recorded."""
-    return detect_workload_format(read_artefact(path)) in RECORDING_FORMATS
+    if not Path(path).is_file():
+        raise InputNotFound("no such artefact file", Location(file=str(path)))
+    return detect_file_format(path, encoding="utf-8") in RECORDING_FORMATS  # its first lines, as read_artefact decodes
 
 
 def lost_results(report: RemapReport) -> list[RemapRow]:

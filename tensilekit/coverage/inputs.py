@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tensilekit._arguments import require, require_items
+from tensilekit._arguments import require, require_items, require_lines
 from tensilekit.coverage.model import CoverageGemm, Skipped
 from tensilekit.errors import SelectionError, TensilekitError
 from tensilekit.io.limits import load_json_line
@@ -27,6 +27,7 @@ from tensilekit.selection.problem import (
 )
 from tensilekit.selection.runtime import Runtime
 from tensilekit.selection.workload import problem_from_workload
+from tensilekit.workload.aggregate import split_by_device
 from tensilekit.workload.problem import GemmProblem as WorkloadGemm
 from tensilekit.workload.records import BadLine, BadLineSink
 
@@ -70,7 +71,8 @@ def gemms_from_workload(
 
     ``time_us`` maps a GEMM's :meth:`~tensilekit.workload.GemmProblem.identity` to the measured
     time of one call (TunableOp results and AITER tuned files carry one); the GEMM's measured
-    time is that times its calls. GEMMs selection cannot represent are skipped. With
+    time is that times its calls. GEMMs selection cannot represent are skipped, and so are rows
+    tuned for another device (:func:`~tensilekit.workload.split_by_device`), in one line. With
     ``library`` each problem is built as :meth:`tensilekit.library.Library.problem_from_workload`
     does (its runtime and workspace), else as ``runtime`` builds it.
     Raises TypeError for arguments of the wrong type.
@@ -82,7 +84,11 @@ def gemms_from_workload(
     require(library, Library, "library", "gemms_from_workload", optional=True)
     gemms: list[CoverageGemm] = []
     skipped: list[Skipped] = []
-    for gemm in problems:
+    split = split_by_device(problems, hardware.arch, hardware.cu_count)  # AITER rows of another device
+    note = split.note()
+    if note is not None:
+        skipped.append(Skipped(origin, note))
+    for gemm in split.served:
         try:
             problem = library.problem_from_workload(gemm) if library else problem_from_workload(gemm, runtime)
         except SelectionError as error:
@@ -118,26 +124,28 @@ def _time(value: Any) -> float | None:
 
 
 def gemms_from_queries(
-    text: str,
+    text: str | Iterable[str],
     *,
     file: str | None = None,
     hardware: Hardware | None = None,
     runtime: Runtime | None = None,
     library: Library | None = None,
 ) -> tuple[list[CoverageGemm], list[BadLine]]:
-    """The GEMMs of a query JSON-lines text (``select --queries`` records).
+    """The GEMMs of a query JSON-lines text or its lines (a stream is read once, line by line).
 
     A record may add ``calls`` (or ``call_count``) and ``time_us``, the measured time of one
-    call. Lines that are not a usable query are skipped and returned as :class:`BadLine`\\ s.
+    call. Identical GEMMs are merged as they are read (:func:`merge_gemms`; memory grows with the
+    distinct GEMMs, not the lines), each keeping its first ``file:line``. Lines that are not a
+    usable query are skipped and returned as :class:`BadLine`\\ s.
     Raises TypeError for arguments of the wrong type.
     """
-    require(text, str, "text", "gemms_from_queries")
+    lines = require_lines(text, "text", "gemms_from_queries")
     require(file, str, "file", "gemms_from_queries", optional=True)
     require(hardware, Hardware, "hardware", "gemms_from_queries", optional=True)
     require(runtime, Runtime, "runtime", "gemms_from_queries", optional=True)
     sink = BadLineSink(file, skip=True)
-    gemms: list[CoverageGemm] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    merged: dict[tuple[Any, ...], CoverageGemm] = {}
+    for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -160,8 +168,19 @@ def gemms_from_queries(
             continue
         measured = None if per_call is None else per_call * calls
         origin = f"{file or '<input>'}:{number}"
-        gemms.append(CoverageGemm(problem, device, type_name(problem), calls, measured, origin))
-    return merge_gemms(gemms), list(sink.bad_lines)
+        _merge_into(merged, CoverageGemm(problem, device, type_name(problem), calls, measured, origin))
+    return list(merged.values()), list(sink.bad_lines)
+
+
+def _merge_into(merged: dict[tuple[Any, ...], CoverageGemm], gemm: CoverageGemm) -> None:
+    """Fold ``gemm`` into the GEMM of the same (problem, device) in ``merged``, or add it."""
+    key = gemm.key
+    known = merged.get(key)
+    if known is None:
+        merged[key] = gemm
+        return
+    total = None if known.measured_us is None or gemm.measured_us is None else known.measured_us + gemm.measured_us
+    merged[key] = known.replace(calls=known.calls + gemm.calls, measured_us=total)
 
 
 def merge_gemms(gemms: Iterable[CoverageGemm]) -> list[CoverageGemm]:
@@ -173,13 +192,7 @@ def merge_gemms(gemms: Iterable[CoverageGemm]) -> list[CoverageGemm]:
     gemms = require_items(gemms, CoverageGemm, "gemms", "merge_gemms")
     merged: dict[tuple[Any, ...], CoverageGemm] = {}
     for gemm in gemms:
-        key = gemm.key
-        known = merged.get(key)
-        if known is None:
-            merged[key] = gemm
-            continue
-        total = None if known.measured_us is None or gemm.measured_us is None else known.measured_us + gemm.measured_us
-        merged[key] = known.replace(calls=known.calls + gemm.calls, measured_us=total)
+        _merge_into(merged, gemm)
     return list(merged.values())
 
 

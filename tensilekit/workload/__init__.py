@@ -1,16 +1,19 @@
 """Workloads: the GEMMs an application runs, read from hipBLASLt logs, GEKO lists and CSVs.
 
-Parsers return :class:`ParsedWorkload` (problems in input order, bad lines, warnings);
+Parsers stream their input and return :class:`ParsedWorkload` (problems in order of first record,
+repeated records folded as read, so memory grows with distinct GEMMs, not lines; bad lines; warnings);
 :func:`aggregate_problems` merges identical problems and sums call counts;
 :func:`group_by_gemm_type` splits them into GEMM types such as ``BBS_TN``.
 """
 
 from tensilekit.workload.aggregate import (
+    DeviceSplit,
     GemmGroup,
     Workload,
     aggregate_problems,
     deduplicate_problems,
     group_by_gemm_type,
+    split_by_device,
 )
 from tensilekit.workload.csv_workloads import (
     TunableOpEntry,
@@ -38,6 +41,7 @@ from tensilekit.workload.records import BadLine, ParsedWorkload, WorkloadFormat
 
 __all__ = [
     "BadLine",
+    "DeviceSplit",
     "GemmGroup",
     "GemmProblem",
     "HipblasltLog",
@@ -68,5 +72,6 @@ __all__ = [
     "parse_tunableop_csv",
     "parse_workload",
     "problem_from_tunableop",
+    "split_by_device",
     "types_from_tensile",
 ]

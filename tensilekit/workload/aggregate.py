@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tensilekit._arguments import require_items
+from tensilekit._arguments import require, require_items
 from tensilekit.workload.problem import GemmProblem
 
 
@@ -120,6 +120,73 @@ def deduplicate_problems(problems: Iterable[GemmProblem]) -> list[GemmProblem]:
     return list(aggregate_problems(problems).problems)
 
 
+class DeviceSplit(BaseModel):
+    """A workload's GEMMs split by the device they were tuned for (:func:`split_by_device`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    served: tuple[GemmProblem, ...]
+    """The GEMMs for the device (and those that name no device), in input order."""
+    others: dict[str, int] = {}
+    """Rows for another device: ``gfx942 with 80 CUs`` -> how many distinct GEMMs."""
+    device: str = ""
+    """The device asked about, as one says it."""
+    cu_nums: tuple[int, ...] = ()
+    """The CU counts the served rows name when the device's is not known and they name several."""
+    devices: tuple[str, ...] = ()
+    """With no device asked about: the devices whose rows were folded into one GEMM per shape."""
+
+    def note(self) -> str | None:
+        """One line saying which device rows were left out and why (and, the device's CU count
+        unknown, that rows of several CU counts were kept); None when there is nothing to say."""
+        parts: list[str] = []
+        if self.others:
+            counts = ", ".join(f"{count} for {label}" for label, count in self.others.items())
+            total = sum(self.others.values())
+            parts.append(f"{total} GEMM row(s) are tuned for another device ({counts}), not {self.device}: left out")
+        if self.cu_nums:
+            numbers = ", ".join(str(number) for number in self.cu_nums)
+            parts.append(
+                f"rows tuned for {len(self.cu_nums)} CU counts of {self.device} ({numbers}) are all kept, each its "
+                "own GEMM: give the device's CU count to keep only its rows"
+            )
+        if self.devices:
+            parts.append(
+                f"rows tuned for {len(self.devices)} devices ({', '.join(self.devices)}) are folded into one GEMM "
+                "per shape: name the device (its gfx and CU count) to keep only its rows"
+            )
+        return "; ".join(parts) or None
+
+
+def split_by_device(problems: Iterable[GemmProblem], arch: str | None, cu_count: int | None = None) -> DeviceSplit:
+    """The GEMMs a device ``arch`` with ``cu_count`` CUs (None: not known) runs, and how many rows are
+    for another one (:meth:`GemmProblem.served_on`): AITER's tuned CSVs carry rows per ``gfx`` and
+    ``cu_num``, and a library for one device serves only its own rows.
+
+    With no ``arch`` (a command not asked about one device) the rows of every device are kept,
+    one GEMM per shape (calls summed, :func:`aggregate_problems`), and the note says so."""
+    problems = require_items(problems, GemmProblem, "problems", "split_by_device")
+    require(arch, str, "arch", "split_by_device", optional=True)
+    if arch is None:
+        labels = list(dict.fromkeys(label for problem in problems if (label := problem.device_label()) is not None))
+        if not labels:
+            return DeviceSplit(served=tuple(problems), device="any device")
+        folded = aggregate_problems(problem.without_device() for problem in problems).problems
+        return DeviceSplit(served=folded, device="any device", devices=tuple(labels) if len(labels) > 1 else ())
+    served: list[GemmProblem] = []
+    others: dict[str, int] = {}
+    for problem in problems:
+        if problem.served_on(arch, cu_count):
+            served.append(problem)
+        else:
+            label = problem.device_label() or "another device"
+            others[label] = others.get(label, 0) + 1
+    processor = arch.split(":", 1)[0].strip().lower()
+    device = processor if cu_count is None else f"{processor} with {cu_count} CUs"
+    cu_nums = tuple(dict.fromkeys(problem.cu_num for problem in served if problem.cu_num is not None))
+    return DeviceSplit(served=tuple(served), others=others, device=device, cu_nums=cu_nums if len(cu_nums) > 1 else ())
+
+
 def group_by_gemm_type(problems: Iterable[GemmProblem]) -> list[GemmGroup]:
     """Group problems by GEMM type (transposes, types, compute type), ordered by type name.
 
@@ -143,4 +210,12 @@ def group_by_gemm_type(problems: Iterable[GemmProblem]) -> list[GemmGroup]:
     return sorted(groups, key=lambda group: group.name)
 
 
-__all__ = ["GemmGroup", "Workload", "aggregate_problems", "deduplicate_problems", "group_by_gemm_type"]
+__all__ = [
+    "DeviceSplit",
+    "GemmGroup",
+    "Workload",
+    "aggregate_problems",
+    "deduplicate_problems",
+    "group_by_gemm_type",
+    "split_by_device",
+]

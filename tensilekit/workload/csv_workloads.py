@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tensilekit._arguments import require, require_lines, require_path
 from tensilekit.errors import InputNotFound, Location, ToolOutputError, one_line_reason
 from tensilekit.workload.problem import GemmProblem, normalize_data_type
-from tensilekit.workload.records import BadLine, BadLineSink, ParsedWorkload, WorkloadFormat
+from tensilekit.workload.records import BadLine, BadLineSink, ParsedWorkload, WorkloadFormat, text_lines
 
 # PyTorch dtype spellings (TunableOp op names and AITER "torch.<name>" columns) -> hipBLASLt names.
 _TORCH_TYPES: dict[str, str] = {
@@ -83,7 +83,10 @@ class TunableOpEntry(BaseModel):
     solution: str | None = None
     """TunableOp's solution field (``Gemm_Hipblaslt_1219``, ``Gemm_Rocblas_5``, ``Default``); None if untuned."""
     time_ms: float | None = None
+    """The measured time of one call; with folded lines, the mean of the lines that carry one."""
     problem: GemmProblem
+    lines: int = 1
+    """How many lines name this GEMM and solution (more than one only when lines were folded)."""
 
 
 class TunableOpFile(BaseModel):
@@ -102,11 +105,15 @@ class TunableOpFile(BaseModel):
         return any(entry.solution is not None for entry in self.entries)
 
     def to_workload(self) -> ParsedWorkload:
-        """The problems of this file, one per line, call count 1 (TunableOp records no counts)."""
+        """The problems of this file, one per entry, one call per line (TunableOp records no counts)."""
         return ParsedWorkload(
             format=WorkloadFormat.TUNABLEOP,
             source=self.source,
-            problems=tuple(entry.problem for entry in self.entries),
+            problems=tuple(
+                entry.problem if entry.lines == 1 else entry.problem.with_call_count(entry.lines)
+                for entry in self.entries
+            ),
+            records_read=sum(entry.lines for entry in self.entries),
             bad_lines=self.bad_lines,
             metadata=dict(self.validators),
         )
@@ -210,12 +217,19 @@ def _hipblaslt_index(solution: str) -> int | None:
 
 
 def parse_tunableop_csv(
-    lines: str | Iterable[str], *, file: str | None = None, skip_bad_lines: bool = False
+    lines: str | Iterable[str], *, file: str | None = None, skip_bad_lines: bool = False, fold: bool = False
 ) -> TunableOpFile:
-    """Read a TunableOp untuned or results file (see the module docstring for the format)."""
+    """Read a TunableOp untuned or results file (see the module docstring for the format).
+
+    With ``fold`` the lines naming one GEMM and solution become one entry (its first line, a
+    count of lines and their mean time), so memory grows with the distinct GEMMs, not the lines;
+    without it (rewriting a file line by line) every line is an entry.
+    """
     sink = BadLineSink(file, skip_bad_lines)
     validators: dict[str, str] = {}
-    entries: list[TunableOpEntry] = []
+    # (op, params, solution) -> [first line, problem, lines, total time, timed lines]; without
+    # ``fold`` each line is its own key
+    folded: dict[tuple[Any, ...], list[Any]] = {}
     source = require_lines(lines, "lines", "parse_tunableop_csv")
     for number, raw in enumerate(source, start=1):
         text = raw.strip()
@@ -231,32 +245,48 @@ def parse_tunableop_csv(
         if len(fields) not in (2, 3, 4):
             sink.report(number, f"expected 2 to 4 fields, found {len(fields)}", raw)
             continue
+        solution = fields[2] if len(fields) >= 3 and fields[2] else None
+        key = (fields[0], fields[1], solution) if fold else (number,)
+        known = folded.get(key)
         try:
-            problem = problem_from_tunableop(fields[0], fields[1])
-            solution = fields[2] if len(fields) >= 3 and fields[2] else None
             time_ms = float(fields[3]) if len(fields) == 4 and fields[3] else None
-            index = _hipblaslt_index(solution) if solution else None
-            if index is not None:
-                problem = problem.model_copy(update={"solution_index": index})
+            if known is None:
+                problem = problem_from_tunableop(fields[0], fields[1])
+                index = _hipblaslt_index(solution) if solution else None
+                if index is not None:
+                    problem = problem.model_copy(update={"solution_index": index})
         except (ValueError, ValidationError) as error:
             sink.report(number, f"bad TunableOp GEMM line: {one_line_reason(error)}", raw)
             continue
-        entries.append(
-            TunableOpEntry(
-                line=number, op_name=fields[0], params=fields[1], solution=solution, time_ms=time_ms, problem=problem
-            )
-        )
+        if known is None:
+            folded[key] = known = [number, problem, 0, 0.0, 0, fields[0], fields[1], solution]
+        known[2] += 1
+        if time_ms is not None:
+            known[3] += time_ms
+            known[4] += 1
+    entries = [
+        TunableOpEntry(
+            line=first,
+            op_name=op_name,
+            params=params,
+            solution=solution,
+            problem=problem,
+            lines=count,
+            time_ms=total / timed if timed else None,
+        )  # fmt: skip
+        for first, problem, count, total, timed, op_name, params, solution in folded.values()
+    ]
     return TunableOpFile(source=file, validators=validators, entries=tuple(entries), bad_lines=tuple(sink.bad_lines))
 
 
-def load_tunableop_csv(path: str | Path, *, skip_bad_lines: bool = False) -> TunableOpFile:
-    """Read a TunableOp file; see :func:`parse_tunableop_csv`."""
+def load_tunableop_csv(path: str | Path, *, skip_bad_lines: bool = False, fold: bool = False) -> TunableOpFile:
+    """Read a TunableOp file, streamed; see :func:`parse_tunableop_csv`."""
     path = require_path(path, "path", "load_tunableop_csv")
     file = Path(path)
     if not file.is_file():
         raise InputNotFound(f"no such TunableOp file: {file}", Location(file=str(file)))
     with file.open(encoding="utf-8-sig", errors="replace") as stream:
-        return parse_tunableop_csv(stream, file=str(file), skip_bad_lines=skip_bad_lines)
+        return parse_tunableop_csv(text_lines(stream), file=str(file), skip_bad_lines=skip_bad_lines, fold=fold)
 
 
 # --------------------------------------------------------------------------------------------
@@ -275,53 +305,64 @@ def _aiter_bool(value: str) -> bool:
 
 
 def parse_aiter_csv(
-    text: str,
+    text: str | Iterable[str],
     *,
     file: str | None = None,
     skip_bad_lines: bool = False,
     default_dtype: str = "bf16_r",
     default_out_dtype: str | None = None,
 ) -> ParsedWorkload:
-    """Read an AITER GEMM CSV by header name (see the module docstring).
+    """Read an AITER GEMM CSV by header name (see the module docstring); ``text`` is the whole
+    text or its lines (a stream is read once, line by line).
 
     ``default_dtype`` and ``default_out_dtype`` (output defaults to the input type, or bf16 for
     int8/fp8 inputs) apply when the file has no ``dtype``/``outdtype`` column, as AITER's older
-    ``a8w8_untuned_gemm.csv`` does. Rows that name the same hipBLASLt problem (e.g. one per
-    ``cu_num`` in tuned files) are kept once, with a warning.
+    ``a8w8_untuned_gemm.csv`` does. Tuned files name the device of each row (``gfx``, ``cu_num``):
+    rows for another device are other GEMMs (:attr:`GemmProblem.gfx`). Rows that name the same
+    GEMM twice are kept once, with a warning naming the first repeat's line.
     """
-    require(text, str, "text", "parse_aiter_csv")
+    lines = require_lines(text, "text", "parse_aiter_csv")
     sink = BadLineSink(file, skip_bad_lines)
-    problems: list[GemmProblem] = []
-    seen: set[tuple[Any, ...]] = set()
+    problems: dict[tuple[Any, ...], GemmProblem] = {}
     duplicates = 0
-    for _, problem in _aiter_rows(text, file, sink, default_dtype, default_out_dtype):
+    first_duplicate: int | None = None
+    for number, _, problem in _aiter_rows(lines, file, sink, default_dtype, default_out_dtype):
         identity = problem.identity()
-        if identity in seen:
+        if identity in problems:
             duplicates += 1
+            first_duplicate = first_duplicate or number
             continue
-        seen.add(identity)
-        problems.append(problem)
-    warnings = (f"{duplicates} row(s) repeat an earlier GEMM and were dropped",) if duplicates else ()
+        problems[identity] = problem
+    warnings: tuple[str, ...] = ()
+    if duplicates:
+        where = f" (first at line {first_duplicate})"
+        warnings = (f"{duplicates} row(s) repeat an earlier GEMM and were dropped{where}",)
     return ParsedWorkload(
         format=WorkloadFormat.AITER,
         source=file,
-        problems=tuple(problems),
+        problems=tuple(problems.values()),
         bad_lines=tuple(sink.bad_lines),
         warnings=warnings,
+        records_read=len(problems) + duplicates,
     )
 
 
 def aiter_times(
-    text: str, *, file: str | None = None, default_dtype: str = "bf16_r", default_out_dtype: str | None = None
+    text: str | Iterable[str],
+    *,
+    file: str | None = None,
+    default_dtype: str = "bf16_r",
+    default_out_dtype: str | None = None,
 ) -> dict[tuple[Any, ...], float]:
     """The measured time of one call (``us`` column of tuned files) per problem identity.
 
     The first row of a problem counts, as :func:`parse_aiter_csv` keeps it; rows without a
-    usable time (untuned files) and unreadable rows are left out.
+    usable time (untuned files) and unreadable rows are left out. ``text`` is the whole text or
+    its lines (a stream is read once).
     """
-    require(text, str, "text", "aiter_times")
+    lines = require_lines(text, "text", "aiter_times")
     times: dict[tuple[Any, ...], float] = {}
-    for row, problem in _aiter_rows(text, file, BadLineSink(file, True), default_dtype, default_out_dtype):
+    for _, row, problem in _aiter_rows(lines, file, BadLineSink(file, True), default_dtype, default_out_dtype):
         identity = problem.identity()
         if identity in times:
             continue
@@ -335,17 +376,19 @@ def aiter_times(
 
 
 def _aiter_rows(
-    text: str, file: str | None, sink: BadLineSink, default_dtype: str, default_out_dtype: str | None
-) -> Iterator[tuple[dict[str, str], GemmProblem]]:
-    """Each readable row of an AITER CSV with its problem; bad rows go to ``sink``."""
-    rows = [
+    lines: Iterable[str], file: str | None, sink: BadLineSink, default_dtype: str, default_out_dtype: str | None
+) -> Iterator[tuple[int, dict[str, str], GemmProblem]]:
+    """Each readable row of an AITER CSV with its line number and problem, read line by line;
+    bad rows go to ``sink``."""
+    rows = (
         (number, line)
-        for number, line in enumerate(text.splitlines(), start=1)
+        for number, line in enumerate(lines, start=1)
         if line.strip() and not line.lstrip().startswith("#")
-    ]
-    if not rows:
+    )
+    first = next(rows, None)
+    if first is None:
         raise ToolOutputError("empty AITER CSV: no header line", Location(file=file, line=1))
-    header_line, header_text = rows[0]
+    header_line, header_text = first
     header = [name.strip() for name in next(csv.reader([header_text], skipinitialspace=True))]
     missing = [name for name in _AITER_REQUIRED if name not in header]
     if missing:
@@ -353,7 +396,12 @@ def _aiter_rows(
             f"AITER CSV header lacks column(s) {', '.join(missing)}: {header_text.strip()!r}",
             Location(file=file, line=header_line),
         )
-    for number, line in rows[1:]:
+    known: dict[str, tuple[dict[str, str], GemmProblem]] = {}  # a repeated row is read once (bounded)
+    for number, line in rows:
+        seen = known.get(line)
+        if seen is not None:
+            yield number, *seen
+            continue
         cells = [cell.strip() for cell in next(csv.reader([line], skipinitialspace=True))]
         if len(cells) != len(header):
             sink.report(number, f"expected {len(header)} columns as in the header, found {len(cells)}", line)
@@ -364,7 +412,13 @@ def _aiter_rows(
         except (ValueError, ValidationError) as error:
             sink.report(number, f"bad AITER row: {one_line_reason(error)}", line)
             continue
-        yield row, problem
+        if len(known) >= _ROWS_KEPT:
+            known.clear()
+        known[line] = (row, problem)
+        yield number, row, problem
+
+
+_ROWS_KEPT = 4096  # distinct row texts whose reading is remembered
 
 
 def _aiter_problem(row: dict[str, str], default_dtype: str, default_out_dtype: str | None) -> GemmProblem:
@@ -391,6 +445,12 @@ def _aiter_problem(row: dict[str, str], default_dtype: str, default_out_dtype: s
         values.update(bias=True, bias_type=out_type)
     if row.get("scaleAB") and _aiter_bool(row["scaleAB"]):
         values.update(scale_a=1, scale_b=1)
+    # the device of a tuned row: AITER's key starts with (gfx, cu_num) (aiter/tuned_gemm.py
+    # get_GEMM_A16W16_config_ @0584e04d7f12114adcddc7e14b9f40985f520388)
+    if row.get("gfx"):
+        values["gfx"] = row["gfx"].strip().lower()
+    if row.get("cu_num"):
+        values["cu_num"] = int(row["cu_num"])
     if row.get("libtype", "").lower() == "hipblaslt" and row.get("solidx", "").lstrip("-").isdigit():
         index = int(row["solidx"])
         if index >= 0:
@@ -422,13 +482,14 @@ def load_aiter_csv(
     file = Path(path)
     if not file.is_file():
         raise InputNotFound(f"no such AITER CSV: {file}", Location(file=str(file)))
-    return parse_aiter_csv(
-        file.read_text(encoding="utf-8-sig", errors="replace"),
-        file=str(file),
-        skip_bad_lines=skip_bad_lines,
-        default_dtype=default_dtype,
-        default_out_dtype=default_out_dtype,
-    )
+    with file.open(encoding="utf-8-sig", errors="replace") as stream:
+        return parse_aiter_csv(
+            text_lines(stream),
+            file=str(file),
+            skip_bad_lines=skip_bad_lines,
+            default_dtype=default_dtype,
+            default_out_dtype=default_out_dtype,
+        )
 
 
 __all__ = [

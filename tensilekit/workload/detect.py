@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tensilekit._arguments import require, require_path, require_paths
@@ -12,7 +13,7 @@ from tensilekit.workload.aggregate import Workload, aggregate_problems
 from tensilekit.workload.csv_workloads import parse_aiter_csv, parse_tunableop_csv
 from tensilekit.workload.geko_list import parse_geko_list
 from tensilekit.workload.hipblaslt_log import parse_hipblaslt_log
-from tensilekit.workload.records import ParsedWorkload, WorkloadFormat
+from tensilekit.workload.records import ParsedWorkload, WorkloadFormat, text_lines
 from tensilekit.workload.tuning_file import looks_like_tuning_file, parse_tuning_file
 
 _SNIFF_LINES = 50
@@ -53,29 +54,55 @@ def detect_workload_format(text: str) -> WorkloadFormat | None:
     return None
 
 
+def detect_file_format(path: str | Path, *, encoding: str = "utf-8-sig") -> WorkloadFormat | None:
+    """:func:`detect_workload_format` of a file's first lines, the rest left unread (a log of a
+    million lines is not read to tell what it is)."""
+    file = Path(require_path(path, "path", "detect_file_format"))
+    check_regular_file(file, missing=f"no such workload file: {file}")  # a FIFO or device: refused unread
+    with file.open(encoding=encoding, errors="surrogateescape", newline="") as stream:
+        head = list(itertools.islice(text_lines(stream), _SNIFF_LINES * 4))
+    return detect_workload_format("\n".join(head))
+
+
 def parse_workload(
     text: str, *, format: WorkloadFormat | None = None, file: str | None = None, skip_bad_lines: bool = False
 ) -> ParsedWorkload:
-    """Parse workload text of a given (or detected) format into problems in input order."""
+    """Parse workload text of a given (or detected) format into its problems, in order of first record."""
     require(text, str, "text", "parse_workload")
     require(format, WorkloadFormat, "format", "parse_workload", optional=True)
     require(file, str, "file", "parse_workload", optional=True)
-    chosen = format or detect_workload_format(text)
+    return _parse_lines(text.splitlines(), lambda: text, format, file, skip_bad_lines)
+
+
+def _parse_lines(
+    lines: Iterable[str],
+    whole: Callable[[], str],
+    format: WorkloadFormat | None,
+    file: str | None,
+    skip_bad_lines: bool,
+) -> ParsedWorkload:
+    """Parse the lines of a workload (a list, or a stream read once): the format is told from the
+    first lines, and logs and CSVs are read on line by line, never held whole. YAML GEKO lists and
+    tuning files are parsed from the ``whole`` text (small files, one line per distinct GEMM)."""
+    stream = iter(lines)
+    head = list(itertools.islice(stream, _SNIFF_LINES * 4))
+    chosen = format or detect_workload_format("\n".join(head))
     if chosen is None:
         raise UnsupportedFormat(
             "cannot tell the workload format (hipBLASLt log, GEKO list, TunableOp or AITER CSV)",
             Location(file=file),
         )
+    rest = itertools.chain(head, stream)
     if chosen is WorkloadFormat.HIPBLASLT_LOG:
-        return parse_hipblaslt_log(text, file=file, skip_bad_lines=skip_bad_lines).to_workload()
+        return parse_hipblaslt_log(rest, file=file, skip_bad_lines=skip_bad_lines).to_workload()
     if chosen is WorkloadFormat.TUNABLEOP:
-        return parse_tunableop_csv(text, file=file, skip_bad_lines=skip_bad_lines).to_workload()
+        return parse_tunableop_csv(rest, file=file, skip_bad_lines=skip_bad_lines, fold=True).to_workload()
     if chosen is WorkloadFormat.AITER:
-        return parse_aiter_csv(text, file=file, skip_bad_lines=skip_bad_lines)
+        return parse_aiter_csv(rest, file=file, skip_bad_lines=skip_bad_lines)
     if chosen is WorkloadFormat.GEKO_LIST:
-        return parse_geko_list(text, file=file)
+        return parse_geko_list(whole(), file=file)
     if chosen is WorkloadFormat.HIPBLASLT_TUNING:
-        parsed = parse_tuning_file(text, file=file)
+        parsed = parse_tuning_file(whole(), file=file)
         if parsed.bad_lines and not skip_bad_lines:
             first = parsed.bad_lines[0]
             raise ToolOutputError(f"{first.message}: {first.text.strip()[:200]!r}", first.location)
@@ -86,12 +113,20 @@ def parse_workload(
 def load_workload(
     path: str | Path, *, format: WorkloadFormat | None = None, skip_bad_lines: bool = False
 ) -> ParsedWorkload:
-    """Read one workload file of any supported format (detected from its content by default)."""
+    """Read one workload file of any supported format (detected from its content by default).
+
+    Logs and CSVs are streamed: memory grows with the distinct GEMMs, not with the lines."""
     path = require_path(path, "path", "load_workload")
     file = Path(path)
     check_regular_file(file, missing=f"no such workload file: {file}")  # a FIFO or device: refused unread
-    text = file.read_text(encoding="utf-8-sig", errors="replace")
-    return parse_workload(text, format=format, file=str(file), skip_bad_lines=skip_bad_lines)
+    with file.open(encoding="utf-8-sig", errors="replace") as stream:
+        return _parse_lines(
+            text_lines(stream),
+            lambda: file.read_text(encoding="utf-8-sig", errors="replace"),
+            format,
+            str(file),
+            skip_bad_lines,
+        )
 
 
 def load_workloads(
@@ -106,7 +141,9 @@ def load_workloads(
     parsed = [load_workload(path, format=format, skip_bad_lines=skip_bad_lines) for path in files]
     merged = aggregate_problems(problem for item in parsed for problem in item.problems)
     file_warnings = tuple(f"{item.source}: {warning}" for item in parsed for warning in item.warnings)
-    return merged.model_copy(update={"warnings": file_warnings + merged.warnings}), parsed
+    # readers fold repeated lines while reading: count the records they read, not what they kept
+    records = sum(len(item.problems) if item.records_read is None else item.records_read for item in parsed)
+    return merged.model_copy(update={"warnings": file_warnings + merged.warnings, "records_in": records}), parsed
 
 
-__all__ = ["detect_workload_format", "load_workload", "load_workloads", "parse_workload"]
+__all__ = ["detect_file_format", "detect_workload_format", "load_workload", "load_workloads", "parse_workload"]

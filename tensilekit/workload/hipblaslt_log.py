@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tensilekit._arguments import require, require_lines, require_path
 from tensilekit.errors import InputNotFound, Location
 from tensilekit.workload.problem import GemmProblem
-from tensilekit.workload.records import BadLine, BadLineSink, ParsedWorkload, WorkloadFormat
+from tensilekit.workload.records import BadLine, BadLineSink, ParsedWorkload, WorkloadFormat, text_lines
 
 
 class LogLineKind(str, enum.Enum):
@@ -47,17 +47,25 @@ DEFAULT_PREFERENCE: tuple[LogLineKind, ...] = (LogLineKind.PROFILE, LogLineKind.
 
 
 class LogRecord(BaseModel):
-    """One GEMM read from one log line."""
+    """One GEMM of one kind of line, its lines folded into one (the log is aggregated as it is read)."""
 
     model_config = ConfigDict(frozen=True)
 
     kind: LogLineKind
     line: int
+    """The first line that logged this GEMM."""
     problem: GemmProblem
+    """The GEMM, its ``call_count`` summed over every line that logged it."""
+    lines: int = 1
+    """How many lines logged this GEMM."""
 
 
 class HipblasltLog(BaseModel):
-    """Everything read from one hipBLASLt log, in file order."""
+    """Everything read from one hipBLASLt log: one record per GEMM and kind of line, in order of first line.
+
+    A mask-32 log repeats one line per call, millions of them: lines are folded into their GEMM's
+    record as they are read, so memory grows with the distinct GEMMs, not with the lines.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -68,12 +76,18 @@ class HipblasltLog(BaseModel):
     """Known non-GEMM lines: other log layers, tuning-cache notices, blanks, comments."""
 
     @property
+    def lines_read(self) -> int:
+        """GEMM lines read (a grouped bench line counts once per group)."""
+        return sum(record.lines for record in self.records)
+
+    @property
     def kinds(self) -> frozenset[LogLineKind]:
         """The kinds of GEMM line present."""
         return frozenset(record.kind for record in self.records)
 
     def problems(self, kind: LogLineKind | None = None) -> list[GemmProblem]:
-        """The problems of one kind of line (all kinds when ``kind`` is None), in file order."""
+        """The problems of one kind of line (all kinds when ``kind`` is None), one per GEMM with
+        its calls summed over its lines, in order of first line."""
         return [record.problem for record in self.records if kind is None or record.kind == kind]
 
     def to_workload(self, prefer: Sequence[LogLineKind] = DEFAULT_PREFERENCE) -> ParsedWorkload:
@@ -92,11 +106,12 @@ class HipblasltLog(BaseModel):
                     f"log has {', '.join(dropped)} lines as well as {chosen.value} lines; "
                     f"they describe the same calls, only the {chosen.value} lines are used"
                 )
-        problems = tuple(self.problems(chosen)) if chosen is not None else ()
+        records = [record for record in self.records if record.kind == chosen]
         return ParsedWorkload(
             format=WorkloadFormat.HIPBLASLT_LOG,
             source=self.source,
-            problems=problems,
+            problems=tuple(record.problem for record in records),
+            records_read=sum(record.lines for record in records),
             bad_lines=self.bad_lines,
             warnings=tuple(warnings),
             metadata={"line_kind": chosen.value} if chosen is not None else {},
@@ -476,10 +491,13 @@ def parse_hipblaslt_log(
     it is recorded in :attr:`HipblasltLog.bad_lines` instead.
     """
     sink = BadLineSink(file, skip_bad_lines)
-    records: list[LogRecord] = []
     ignored = 0
-    # Mask-32 logs repeat the same line once per call; parse each distinct line once.
-    parsed: dict[str, tuple[LogLineKind, list[GemmProblem]]] = {}
+    # One entry per GEMM, kind of line and solution that ran: [first line, problem, calls, lines].
+    # Lines are folded in as they are read, so a log of a million calls of six GEMMs holds six.
+    folded: dict[tuple[Any, ...], list[Any]] = {}
+    # Mask-32 logs repeat the same line once per call: parse each distinct line once (a bounded
+    # cache: a log of all-different lines must not keep them all).
+    parsed: dict[str, list[tuple[tuple[Any, ...], GemmProblem]]] = {}
     source = require_lines(lines, "lines", "parse_hipblaslt_log")
     for number, raw in enumerate(source, start=1):
         stripped = raw.strip()
@@ -494,18 +512,44 @@ def parse_hipblaslt_log(
                 continue
             try:
                 if shape == "bench":
-                    known = (LogLineKind.BENCH, parse_bench_line(stripped))
+                    kind, problems = LogLineKind.BENCH, parse_bench_line(stripped)
                 else:
                     fields = read_flow_mapping(stripped)
                     kind = LogLineKind.EXTENDED if _EXTENDED_KEYS & fields.keys() else LogLineKind.PROFILE
-                    known = (kind, [problem_from_fields(fields)])
+                    problems = [problem_from_fields(fields)]
             except (ValueError, ValidationError) as error:
                 sink.report(number, f"bad {shape} line: {_describe(error)}", raw)
                 continue
+            known = [((kind, *_fold_key(problem)), problem) for problem in problems]
+            if len(parsed) >= _PARSED_LINES_KEPT:
+                parsed.clear()
             parsed[stripped] = known
-        kind, problems = known
-        records.extend(LogRecord.model_construct(kind=kind, line=number, problem=problem) for problem in problems)
-    return HipblasltLog(source=file, records=tuple(records), bad_lines=tuple(sink.bad_lines), ignored_lines=ignored)
+        for key, problem in known:
+            entry = folded.get(key)
+            if entry is None:
+                folded[key] = [number, problem, problem.call_count, 1]
+            else:
+                entry[2] += problem.call_count
+                entry[3] += 1
+    records = tuple(
+        LogRecord.model_construct(
+            kind=key[0],
+            line=first,
+            problem=problem if calls == problem.call_count else problem.with_call_count(calls),
+            lines=count,
+        )
+        for key, (first, problem, calls, count) in folded.items()
+    )
+    return HipblasltLog(source=file, records=records, bad_lines=tuple(sink.bad_lines), ignored_lines=ignored)
+
+
+_PARSED_LINES_KEPT = 4096  # distinct line texts whose parse is remembered
+
+
+def _fold_key(problem: GemmProblem) -> tuple[Any, ...]:
+    """What two lines must share to fold into one record: the GEMM and the solution that ran
+    (lines of one GEMM with different solutions stay apart; :func:`aggregate_problems` decides)."""
+    return (*problem.identity(), problem.solution_index, problem.solution_name, problem.kernel_name)
 
 
 def load_hipblaslt_log(path: str | Path, *, skip_bad_lines: bool = False) -> HipblasltLog:
@@ -515,7 +559,7 @@ def load_hipblaslt_log(path: str | Path, *, skip_bad_lines: bool = False) -> Hip
     if not file.is_file():
         raise InputNotFound(f"no such log file: {file}", Location(file=str(file)))
     with file.open(encoding="utf-8-sig", errors="replace") as stream:
-        return parse_hipblaslt_log(stream, file=str(file), skip_bad_lines=skip_bad_lines)
+        return parse_hipblaslt_log(text_lines(stream), file=str(file), skip_bad_lines=skip_bad_lines)
 
 
 __all__ = [

@@ -322,6 +322,13 @@ class GemmProblem(BaseModel):
     batch_mode: int = Field(default=0, ge=0)
     """hipBLASLt's ``--batch_mode``: 0 strided batched; others (general / pointer-array batched,
     newer hipBLASLt only) are other problems, never replayed as strided."""
+    gfx: str | None = None
+    """The device a tuned row is for (AITER's ``gfx`` column, e.g. ``gfx942``); None when the
+    source names none. AITER keys its tuned rows by ``gfx`` and ``cu_num`` before the shape
+    (``aiter/tuned_gemm.py`` ``get_GEMM_A16W16_config_``, ``set_index(["gfx", "cu_num", "M", …])``
+    @0584e04d7f12114adcddc7e14b9f40985f520388): the same shape for another device is another GEMM."""
+    cu_num: int | None = Field(default=None, ge=1)
+    """The compute units of that device (AITER's ``cu_num``); None when the source names none."""
     call_count: int = Field(default=1, ge=1)
     solution_index: int | None = None
     solution_name: str | None = None
@@ -436,6 +443,8 @@ class GemmProblem(BaseModel):
         ignored = {"call_count", "solution_index", "solution_name", "kernel_name"}
         if self.batch_mode == 0:  # strided batched, the default: keys stay those of older versions
             ignored.add("batch_mode")
+        if self.gfx is None and self.cu_num is None:  # no device named: keys stay those of older versions
+            ignored |= {"gfx", "cu_num"}
         if self.batch == 1:
             ignored |= {"stride_a", "stride_b", "stride_c", "stride_d"}
         return tuple((name, getattr(self, name)) for name in type(self).model_fields if name not in ignored)
@@ -444,9 +453,36 @@ class GemmProblem(BaseModel):
         """A copy with another call count."""
         return self.model_copy(update={"call_count": call_count})
 
+    def device_label(self) -> str | None:
+        """The device a tuned row is for, as one says it (``gfx942 with 80 CUs``); None when none is named."""
+        if self.gfx is None and self.cu_num is None:
+            return None
+        cus = "" if self.cu_num is None else f" with {self.cu_num} CUs"
+        return f"{self.gfx or 'a device'}{cus}"
+
+    def served_on(self, arch: str, cu_count: int | None) -> bool:
+        """Whether this GEMM is for the device ``arch`` with ``cu_count`` CUs (None: not known): a
+        row tuned for another ``gfx`` or ``cu_num`` is not. AITER looks its rows up by the running
+        device's ``get_gfx()`` and ``get_cu_num()`` (``aiter/tuned_gemm.py`` ``get_GEMM_A16W16_config``
+        @0584e04d7f12114adcddc7e14b9f40985f520388), so no other row is ever used there."""
+        if self.gfx is not None and _processor(self.gfx) != _processor(arch):
+            return False
+        return self.cu_num is None or cu_count is None or self.cu_num == cu_count
+
+    def without_device(self) -> GemmProblem:
+        """A copy that names no device (the GEMM as any device runs it)."""
+        if self.gfx is None and self.cu_num is None:
+            return self
+        return self.model_copy(update={"gfx": None, "cu_num": None})
+
     def without_solution(self) -> GemmProblem:
         """A copy with the solution fields cleared."""
         return self.model_copy(update={"solution_index": None, "solution_name": None, "kernel_name": None})
+
+
+def _processor(arch: str) -> str:
+    """``gfx90a:sramecc+:xnack-`` and ``GFX90A`` name the processor ``gfx90a``."""
+    return arch.split(":", 1)[0].strip().lower()
 
 
 def _fill_layout_defaults(values: dict[str, Any]) -> None:

@@ -227,8 +227,12 @@ def test_read_gemms_takes_times_from_aiter_and_tunableop_files(tmp_path: Path) -
 
     results = tmp_path / "tunableop_results0.csv"
     results.write_text("GemmTunableOp_float_NN,nn_64_64_64,Gemm_Hipblaslt_1,0.5\n")
-    gemms, skipped = read_gemms([FIXTURES / "logs" / "aiter_bf16_tuned.csv", results], Hardware(arch="gfx942"))
-    assert skipped == []
+    mi300x = Hardware(arch="gfx942", cu_count=304)
+    gemms, skipped = read_gemms([FIXTURES / "logs" / "aiter_bf16_tuned.csv", results], mi300x)
+    # the cu_num=80 row is another device's GEMM (AITER keys tuned rows by gfx and cu_num): said in one line
+    assert [item.message for item in skipped] == [
+        "1 GEMM row(s) are tuned for another device (1 for gfx942 with 80 CUs), not gfx942 with 304 CUs: left out"
+    ]
     assert [(g.gemm_type, g.problem.m, g.measured_us) for g in gemms] == [
         ("BBS_TN", 6144, 21.4),
         ("BBS_TN", 4096, 16.9),

@@ -111,3 +111,23 @@ def test_diff_from_log_builds_each_gemm_as_the_librarys_runtime_does(corpus: Pat
     expected = [json.loads(line)["index"] for line in output.splitlines() if line.startswith("{")]
     assert [answer.index for answer in answers] == expected
     assert answers[1].index is None and answers[0].index is not None  # no kernel takes a BFloat16 bias
+
+
+def test_from_log_and_coverage_leave_out_aiter_rows_of_another_device(corpus: Path, tmp_path: Path) -> None:
+    """An AITER tuned CSV with rows of one shape for gfx950/256 CUs and gfx942/80 CUs (the form of
+    ROCm/aiter's ``aiter/configs/model_configs/*_tuned_gemm.csv``; AITER keys rows by ``gfx`` and
+    ``cu_num``, ``aiter/tuned_gemm.py`` ``get_GEMM_A16W16_config_`` @0584e04d7f12114adcddc7e14b9f40985f520388):
+    on a gfx942 library with 80 CUs every gfx942 row is answered, the gfx950 rows are named in one line."""
+    aiter = Path(__file__).resolve().parents[2] / "fixtures" / "logs" / "aiter_bf16_tuned_two_devices.csv"
+    library = _master(corpus, "gfx942_equality")
+    result = CliRunner().invoke(cli, ["select", "--from-log", str(aiter), "--library", library, "--cu-count", "80",
+                                      "--json"])  # fmt: skip
+    assert result.exit_code in (0, 1), result.output
+    answers = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert [(answer["m"], answer["n"]) for answer in answers] == [(1536, 1), (1536, 16), (7168, 64)]
+    note = "3 GEMM row(s) are tuned for another device (3 for gfx950 with 256 CUs), not gfx942 with 80 CUs: left out"
+    assert result.stderr.count(note) == 1 and "repeat an earlier GEMM" not in result.stderr
+    covered = CliRunner().invoke(cli, ["coverage", str(aiter), "--library", library, "--cu-count", "80", "--json"])
+    # this master serves no bf16 GEMM: coverage says so (exit 1), after the one line on the gfx950 rows
+    assert covered.exit_code == 1 and "serves none of the workload's problem types (BBS_TN)" in covered.output
+    assert covered.output.count(note) == 1 and "repeat an earlier GEMM" not in covered.output

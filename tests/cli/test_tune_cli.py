@@ -174,3 +174,19 @@ def test_rocblas_tuning_stops_at_configs(tmp_path: Path) -> None:
     assert any("rocBLAS tuning stops at configs" in note for note in as_json["notes"])
     later = invoke(*base, "--mode", "ga", "--population", "4", "--generations", "1", "--only", "build")
     assert later.exit_code != 0 and "does not run" in later.output  # type: ignore[attr-defined]
+
+
+def test_ingest_keeps_the_aiter_rows_of_the_run_s_device(tmp_path: Path) -> None:
+    """An AITER tuned CSV with rows for gfx950 and gfx942 (AITER keys rows by gfx and cu_num,
+    ``aiter/tuned_gemm.py`` @0584e04d7f12114adcddc7e14b9f40985f520388): a gfx942 run tunes the
+    gfx942 rows, one GEMM per shape, and notes the gfx950 rows it left out."""
+    aiter = LOG.parent / "aiter_bf16_tuned_two_devices.csv"
+    workdir = tmp_path / "W"
+    result = CliRunner().invoke(cli, ["tune", "--simulate", str(aiter), "--arch", "gfx942", "--workdir", str(workdir),
+                                      "--only", "ingest", "--executor", "serial"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    ingested = json.loads((workdir / "01_ingest" / "workload.json").read_text())
+    assert [(g["problem"]["m"], g["problem"]["n"]) for g in ingested["gemms"]] == [(1536, 1), (1536, 16), (7168, 64)]
+    assert all("gfx" not in g["problem"] and "cu_num" not in g["problem"] for g in ingested["gemms"])
+    assert ingested["records_in"] == 6
+    assert any("3 for gfx950 with 256 CUs" in note for note in ingested["notes"])

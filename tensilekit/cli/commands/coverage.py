@@ -40,6 +40,7 @@ from tensilekit.io.files import check_regular_file
 from tensilekit.selection import Hardware
 from tensilekit.selection.runtime import Runtime
 from tensilekit.workload import ParsedWorkload, WorkloadFormat, aiter_times, load_tunableop_csv, load_workloads
+from tensilekit.workload.records import text_lines
 
 if TYPE_CHECKING:
     from tensilekit.library import Library
@@ -65,15 +66,15 @@ def _time_us(parsed: Sequence[ParsedWorkload]) -> dict[tuple[Any, ...], float] |
         if item.source is None:
             continue
         if item.format is WorkloadFormat.TUNABLEOP:
-            for entry in load_tunableop_csv(item.source, skip_bad_lines=True).entries:
+            for entry in load_tunableop_csv(item.source, skip_bad_lines=True, fold=True).entries:
                 if entry.time_ms is not None:
                     identity = entry.problem.identity()
                     total, lines = totals.get(identity, (0.0, 0))
-                    totals[identity] = (total + entry.time_ms * 1000.0, lines + 1)
+                    totals[identity] = (total + entry.time_ms * 1000.0 * entry.lines, lines + entry.lines)
         elif item.format is WorkloadFormat.AITER:
-            text = Path(item.source).read_text(encoding="utf-8", errors="replace")
-            for identity, value in aiter_times(text, file=item.source).items():
-                totals.setdefault(identity, (value, 1))
+            with Path(item.source).open(encoding="utf-8-sig", errors="replace") as stream:
+                for identity, value in aiter_times(text_lines(stream), file=item.source).items():
+                    totals.setdefault(identity, (value, 1))
     return {identity: total / lines for identity, (total, lines) in totals.items()} or None
 
 
@@ -90,10 +91,10 @@ def read_gemms(
     workload_paths = []
     for path in paths:
         if _is_query_lines(path):
-            found, bad = gemms_from_queries(
-                path.read_text(encoding="utf-8", errors="replace"), file=str(path), hardware=hardware, runtime=runtime,
-                library=library,
-            )  # fmt: skip
+            with path.open(encoding="utf-8", errors="replace") as stream:  # streamed: folded as read
+                found, bad = gemms_from_queries(
+                    text_lines(stream), file=str(path), hardware=hardware, runtime=runtime, library=library
+                )
             if bad and strict:
                 raise WorkloadLineError(bad[0].message, bad[0].location)
             gemms += found

@@ -19,13 +19,20 @@ from tensilekit.merge.diff import LibraryDiff
 from tensilekit.merge.files import load_library_input, load_queries
 
 
-def _log_queries(path: Path, strict: bool) -> list[dict[str, Any]]:
-    """One query record per distinct GEMM of a hipBLASLt log (or other workload file)."""
+def _log_queries(path: Path, strict: bool, arch: str | None, cu_count: int | None) -> list[dict[str, Any]]:
+    """One query record per distinct GEMM of a hipBLASLt log (or other workload file); AITER rows
+    tuned for another device than ``--arch``/``--cu-count`` left out (all devices' rows, one per
+    shape, without ``--arch``), said in one line."""
     from tensilekit.cli.workloads import read_workloads
     from tensilekit.merge.diff import workload_queries
+    from tensilekit.workload import split_by_device
 
     workload, _ = read_workloads([path], strict=strict)
-    return workload_queries(workload.problems)
+    split = split_by_device(workload.problems, check_arch(arch) if arch else None, cu_count)
+    note = split.note()
+    if note is not None:
+        click.echo(f"warning: {path}: {note}", err=True)
+    return workload_queries(split.served)
 
 
 @click.command("diff")
@@ -117,7 +124,7 @@ def diff_command(
     if queries_path is not None:
         queries = list(load_queries(queries_path))
     elif log_path is not None:
-        queries = list(_log_queries(log_path, strict))
+        queries = list(_log_queries(log_path, strict, arch, cu_count))
     elif grid:
         queries = list(grid_queries(left))
     chosen = None

@@ -32,6 +32,7 @@ from tensilekit.errors import (
     Location,
     NoKernel,
     SelectionError,
+    WorkloadLineError,
 )
 
 if TYPE_CHECKING:
@@ -370,10 +371,18 @@ def _answer_workload(
     from tensilekit.cli.workloads import read_workloads
     from tensilekit.recorded import recorded_lines
     from tensilekit.remapping import RECORDING_FORMATS
+    from tensilekit.workload import split_by_device
 
     workload, parsed = read_workloads([path], strict=strict)
     device = library.require_device()
-    answers = library.select_workload(workload.problems, device, rocblas_k0=rocblas_k0)
+    split = split_by_device(workload.problems, device.arch, device.cu_count)  # AITER rows of another device
+    note = split.note()
+    if note is not None:
+        click.echo(f"warning: {path}: {note}", err=True)
+    if not split.served:
+        raise WorkloadLineError(f"no GEMM of the workload is for {split.device}", Location(file=str(path)))
+    problems = split.served
+    answers = library.select_workload(problems, device, rocblas_k0=rocblas_k0)
     reasons: dict[int, str] = {}
     for position, answer in enumerate(answers):  # why each GEMM without a kernel has none
         if (
@@ -384,7 +393,7 @@ def _answer_workload(
             reasons[position] = library.why_not(answer.problem, device)
     recorded = None  # a tuning artefact (TunableOp, AITER, tuning file): what it recorded, judged here
     if any(item.format in RECORDING_FORMATS for item in parsed):
-        recorded = library.recorded(workload.problems, device)
+        recorded = library.recorded(problems, device)
     if as_json:
         for position, answer in enumerate(answers):
             record = library.answer_record(
@@ -399,7 +408,7 @@ def _answer_workload(
     else:
         render_workload(answers, shown_path, reasons=reasons)
         if recorded is not None:
-            click.echo(recorded_lines(workload.problems, recorded))
+            click.echo(recorded_lines(problems, recorded))
 
 
 def _workload_fields(gemm: Any) -> dict[str, Any]:

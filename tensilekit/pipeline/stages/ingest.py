@@ -11,7 +11,7 @@ from tensilekit.model.common import MAX_SIZE
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.stage import StageContext, StageResult
 from tensilekit.pipeline.stages.common import INGEST, PROBLEM_HEADER, WORKLOAD_FILE, TuneStage, problem_columns
-from tensilekit.workload import aggregate_problems, load_workloads, parse_inline_gemm
+from tensilekit.workload import aggregate_problems, load_workloads, parse_inline_gemm, split_by_device
 from tensilekit.workload.problem import GemmProblem
 
 
@@ -30,6 +30,9 @@ def untunable_reason(problem: GemmProblem) -> str | None:
         f"GEMM {problem.m}x{problem.n}x{problem.batch}x{problem.k} cannot be tuned: {', '.join(over)} over "
         f"{MAX_SIZE}, the largest size a logic file holds"
     )
+
+
+_DEVICE = {"gfx", "cu_num"}  # folded away above: the run's own device
 
 
 class IngestStage(TuneStage):
@@ -64,19 +67,30 @@ class IngestStage(TuneStage):
                     "records_in": workload.records_in + len(inline),
                 }
             )
+        # AITER rows tuned for another gfx are not this run's; rows of this gfx for other CU counts
+        # are one GEMM to tune here (the device the run times them on), their calls summed
+        split = split_by_device(workload.problems, config.arch)
+        if any(problem.device_label() is not None for problem in workload.problems):
+            folded = aggregate_problems(problem.without_device() for problem in split.served)
+            workload = workload.model_copy(
+                update={"problems": folded.problems, "warnings": workload.warnings + folded.warnings}
+            )
         problems = [problem for problem in workload.problems if not problem.grouped_gemm]
         grouped = len(workload.problems) - len(problems)
         untunable = [reason for reason in map(untunable_reason, problems) if reason is not None]
         problems = [problem for problem in problems if untunable_reason(problem) is None]
         if not problems:
             sources = [str(path) for path in config.logs] + ["--inline"] * bool(config.inline)
-            raise StageFailed(f"no GEMMs found in {', '.join(sources)}")
+            note = split.note()
+            raise StageFailed(f"no GEMMs found in {', '.join(sources)}" + (f" ({note})" if note else ""))
         gemms = [
-            {"id": f"g{position:04d}", "problem": problem.without_solution().model_dump(mode="json")}
+            {"id": f"g{position:04d}", "problem": problem.without_solution().model_dump(mode="json", exclude=_DEVICE)}
             for position, problem in enumerate(problems, start=1)
         ]
         bad_lines = [str(bad) for item in parsed for bad in item.bad_lines] + untunable
         notes = list(workload.warnings)
+        if split.note() is not None:
+            notes.append(str(split.note()))
         if grouped:
             notes.append(f"{grouped} grouped GEMM(s) left out (hipblaslt-bench cannot time one group alone)")
         if bad_lines:

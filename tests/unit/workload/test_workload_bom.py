@@ -38,5 +38,8 @@ def test_a_byte_order_mark_changes_nothing(name: str, tmp_path: Path) -> None:
     assert len(got.bad_lines) == len(expected.bad_lines)
     # and through a command, which reads the file itself
     result = CliRunner().invoke(cli, ["select", "--from-log", str(marked), "--json"])
+    if name == "aiter_bf16_tuned.csv":  # tuned for gfx942 only: the gfx90a sample library serves none
+        assert result.exit_code == 3 and "no GEMM of the workload is for gfx90a" in result.output, result.output
+        return
     assert result.exit_code in (0, 1), result.output  # 1: a GEMM the sample library has no kernel for
     assert "cannot tell the workload format" not in result.output

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tensilekit.errors import InputNotFound, ToolOutputError
+from tensilekit.workload.aggregate import split_by_device
 from tensilekit.workload.csv_workloads import (
     load_aiter_csv,
     load_tunableop_csv,
@@ -116,7 +117,7 @@ def test_torch_type_names(name: str, hip: str) -> None:
 def test_aiter_untuned_with_extra_column(fixture_path: FixturePath) -> None:
     workload = load_aiter_csv(fixture_path("logs", "aiter_bf16_untuned_extra_cols.csv"))
     assert len(workload.problems) == 5
-    assert workload.warnings == ("1 row(s) repeat an earlier GEMM and were dropped",)
+    assert workload.warnings == ("1 row(s) repeat an earlier GEMM and were dropped (first at line 7)",)
     decode = workload.problems[0]
     # AITER's M (tokens), N (out features) become hipBLASLt's n and m, weights first (T N).
     assert (decode.m, decode.n, decode.k, decode.trans_a, decode.trans_b) == (6144, 1, 4096, "T", "N")
@@ -142,11 +143,37 @@ def test_aiter_with_only_m_n_k_uses_defaults(fixture_path: FixturePath) -> None:
 
 def test_aiter_tuned_rows_name_hipblaslt_solutions(fixture_path: FixturePath) -> None:
     workload = load_aiter_csv(fixture_path("logs", "aiter_bf16_tuned.csv"))
-    hipblaslt, asm = workload.problems
+    hipblaslt, asm, other_cus = workload.problems
     assert hipblaslt.solution_index == 302671 and hipblaslt.kernel_name is not None
     assert hipblaslt.kernel_name.endswith("GSU2_ISA942")
     assert asm.solution_index is None and asm.kernel_name is None
-    assert len(workload.warnings) == 1  # the cu_num=80 row is the same GEMM
+    # the cu_num=80 row of the same shape is another GEMM (AITER keys rows by gfx and cu_num)
+    assert (hipblaslt.gfx, hipblaslt.cu_num, other_cus.gfx, other_cus.cu_num) == ("gfx942", 304, "gfx942", 80)
+    assert (other_cus.m, other_cus.n, other_cus.k) == (hipblaslt.m, hipblaslt.n, hipblaslt.k)
+    assert workload.warnings == ()
+
+
+def test_aiter_rows_of_another_device_are_other_gemms(fixture_path: FixturePath) -> None:
+    """ROCm/aiter's model tuned CSVs (``aiter/configs/model_configs/*_tuned_gemm.csv``, columns
+    ``gfx,cu_num,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,…``
+    @be9d1578251121ea17436427a7efada190c11d64) carry rows of one shape for several devices; AITER
+    looks a row up by ``(gfx, cu_num, M, N, K, …)`` (``aiter/tuned_gemm.py``
+    ``get_GEMM_A16W16_config_`` ``set_index`` @0584e04d7f12114adcddc7e14b9f40985f520388)."""
+    workload = load_aiter_csv(fixture_path("logs", "aiter_bf16_tuned_two_devices.csv"))
+    assert workload.warnings == () and workload.records_read == 6
+    assert [(p.gfx, p.cu_num) for p in workload.problems] == [("gfx950", 256)] * 3 + [("gfx942", 80)] * 3
+    mi300 = split_by_device(workload.problems, "gfx942", 80)
+    assert [p.solution_index for p in mi300.served] == [None, 302671, None]
+    assert mi300.others == {"gfx950 with 256 CUs": 3}
+    assert mi300.note() == (
+        "3 GEMM row(s) are tuned for another device (3 for gfx950 with 256 CUs), not gfx942 with 80 CUs: left out"
+    )
+    assert len(split_by_device(workload.problems, "gfx942").served) == 3  # CU count unknown: the gfx decides
+    assert split_by_device(workload.problems, "gfx942", 304).others == {
+        "gfx950 with 256 CUs": 3,
+        "gfx942 with 80 CUs": 3,
+    }
+    assert split_by_device(workload.problems, "gfx90a").served == ()
 
 
 def test_aiter_header_must_name_m_n_k() -> None:
@@ -173,3 +200,39 @@ def test_missing_csv_files(tmp_path: Path) -> None:
         load_tunableop_csv(tmp_path / "none.csv")
     with pytest.raises(InputNotFound):
         load_aiter_csv(tmp_path / "none.csv")
+
+
+def test_aiter_rows_of_every_device_fold_into_one_gemm_per_shape_without_a_device(
+    fixture_path: FixturePath,
+) -> None:
+    workload = load_aiter_csv(fixture_path("logs", "aiter_bf16_tuned_two_devices.csv"))
+    folded = split_by_device(workload.problems, None)
+    assert [(p.n, p.call_count, p.gfx, p.solution_index) for p in folded.served] == [
+        (1, 2, None, None),
+        (16, 2, None, None),  # two devices recorded different solutions: none is kept
+        (64, 2, None, None),
+    ]
+    assert folded.note() == (
+        "rows tuned for 2 devices (gfx950 with 256 CUs, gfx942 with 80 CUs) are folded into one GEMM per shape: "
+        "name the device (its gfx and CU count) to keep only its rows"
+    )
+    assert split_by_device(workload.problems, "GFX942:xnack-", 80).others == {"gfx950 with 256 CUs": 3}
+
+
+def test_tunableop_lines_of_one_gemm_fold_when_asked() -> None:
+    text = (
+        "Validator,PT_VERSION,2.5.0\n"
+        "GemmTunableOp_BFloat16_TN,tn_4096_8_4096,Gemm_Hipblaslt_7,0.5\n"
+        "GemmTunableOp_BFloat16_TN,tn_1024_8_4096,Default,0.25\n"
+        "GemmTunableOp_BFloat16_TN,tn_4096_8_4096,Gemm_Hipblaslt_7,1.5\n"
+    )
+    lines = parse_tunableop_csv(text, file="r.csv")
+    assert [(entry.line, entry.lines, entry.time_ms) for entry in lines.entries] == [
+        (2, 1, 0.5),
+        (3, 1, 0.25),
+        (4, 1, 1.5),
+    ]
+    folded = parse_tunableop_csv(text, file="r.csv", fold=True)
+    assert [(entry.line, entry.lines, entry.time_ms) for entry in folded.entries] == [(2, 2, 1.0), (3, 1, 0.25)]
+    workload = folded.to_workload()
+    assert [problem.call_count for problem in workload.problems] == [2, 1] and workload.records_read == 3

@@ -130,7 +130,9 @@ def test_profile_line_of_another_function_is_refused() -> None:
 def test_llama_mask64_log(fixture_path: FixturePath) -> None:
     log = load_hipblaslt_log(fixture_path("logs", "llama3_8b_bf16_mask64.log"))
     assert log.kinds == {LogLineKind.PROFILE}
-    assert len(log.records) == 15 and not log.bad_lines and log.ignored_lines == 0
+    # 15 lines; qkv's decode GEMM is logged by two processes (lines 1 and 14): folded into one record
+    assert len(log.records) == 14 and log.lines_read == 15 and not log.bad_lines and log.ignored_lines == 0
+    assert (log.records[0].line, log.records[0].lines) == (1, 2)
     scores = log.records[10].problem
     assert log.records[10].line == 11
     assert (scores.m, scores.n, scores.k, scores.batch) == (2048, 2048, 128, 32)
@@ -153,7 +155,10 @@ def test_llama_mask64_log(fixture_path: FixturePath) -> None:
 
 def test_mask32_log_counts_one_call_per_line(fixture_path: FixturePath) -> None:
     log = load_hipblaslt_log(fixture_path("logs", "gpt_decode_f16_mask32.log"))
-    assert log.kinds == {LogLineKind.BENCH} and len(log.records) == 18
+    assert log.kinds == {LogLineKind.BENCH} and log.lines_read == 18
+    # folded while read: one record per GEMM, its first line and how many lines logged it
+    assert [(record.line, record.lines) for record in log.records] == [(1, 4), (2, 4), (3, 4), (4, 4), (17, 2)]
+    assert log.to_workload().records_read == 18
     merged = aggregate_problems(log.to_workload().problems)
     assert [problem.call_count for problem in merged.problems] == [4, 4, 4, 4, 2]
     qkv, _, fc1, _, tuned = merged.problems
@@ -214,7 +219,7 @@ def test_bad_lines_are_reported_when_skipping(fixture_path: FixturePath) -> None
 def test_parse_streams_from_a_file_object(fixture_path: FixturePath) -> None:
     with fixture_path("logs", "llama3_8b_bf16_mask64.log").open() as stream:
         log = parse_hipblaslt_log(stream, file="llama.log")
-    assert len(log.records) == 15 and log.source == "llama.log"
+    assert log.lines_read == 15 and len(log.records) == 14 and log.source == "llama.log"
 
 
 def test_text_without_a_file_reports_input() -> None:
@@ -230,3 +235,13 @@ def test_missing_log_file(tmp_path: Path) -> None:
 def test_empty_log_is_an_empty_workload() -> None:
     log = parse_hipblaslt_log("# nothing logged\n\n")
     assert log.records == () and log.to_workload().problems == ()
+
+
+def test_unreadable_lines_past_the_first_thousand_are_counted_in_one_entry() -> None:
+    from tensilekit.workload.records import BAD_LINES_LISTED
+
+    log = parse_hipblaslt_log("garbage\n" * (BAD_LINES_LISTED + 5), file="x.log", skip_bad_lines=True)
+    assert len(log.bad_lines) == BAD_LINES_LISTED + 1
+    summary = log.bad_lines[-1]
+    assert summary.location.line == BAD_LINES_LISTED + 1
+    assert summary.message.endswith(f"5 unreadable line(s) from here on, {BAD_LINES_LISTED} listed before")
