@@ -25,7 +25,23 @@ rule                       7d9fb683 (0.11, ROCm 6.3)             0.12.1 (ROCm 6.
                            GlobalAccumulation 3)
 ``predicate_rules``        ``SynchronizerSizeCheck`` (five       409 600
                            values) ≤ 40 960 slots
+``selection_method_``      not read                              ``TENSILE_SOLUTION_SELECTION_METHOD``
+``metrics``                                                      (an integer): 1 makes every problem's
+                                                                 metric ``ExperimentalDTree``, 2
+                                                                 ``ExperimentalStreamK``
+                                                                 (``ContractionProblem::
+                                                                 performanceMetric``), so only 2 takes
+                                                                 an ``ExperimentalStreamK`` row
+``all_solutions_gate_``    ``getAllSolutions`` (GEMM_TYPE_ONLY)  it lists an ``ExperimentalStreamK``
+``streamk_rows``           lists every problem row               row's kernels only when the row's
+                                                                 predicate holds (method 2), also in
+                                                                 the ``findTopSolutions`` fallback
 =========================  ====================================  =====================================
+
+The last two rows were measured with 0.12.1's C++ (``select-oracle --version 0.12.1`` with and
+without ``TENSILE_SOLUTION_SELECTION_METHOD``) on masters ``build-master-0.12.1`` built from corpus
+logic with an ``ExperimentalStreamK`` (``PerfMetric``, logic list item 10; ``SolutionLibrary.py``
+``performanceMetric`` @0.12.1) copy; ``tests/property/test_select_hipblaslt_oracle.py`` keeps them.
 
 :func:`detect_hipblaslt_version` reads the version off a master: 0.12.1's TensileCreateLibrary
 writes ``swizzleTensorA`` into every solution's problem type and ``SwizzleTensorA`` /
@@ -54,6 +70,14 @@ class HipblasltVersion:
     f16_compute_as_float: bool
     workspace_counts_synchronizer: bool
     predicate_rules: PredicateRules
+    selection_method_metrics: tuple[tuple[int, str], ...] = ()
+    """``TENSILE_SOLUTION_SELECTION_METHOD`` value → the performance metric every problem reports
+    (empty: the version does not read the variable)."""
+    all_solutions_gate_streamk_rows: bool = False
+
+    def selection_metric(self, method: int) -> str | None:
+        """The metric a problem reports under selection method ``method`` (None: its own)."""
+        return dict(self.selection_method_metrics).get(method)
 
     def __str__(self) -> str:
         return self.name
@@ -78,11 +102,16 @@ HIPBLASLT_0_12_1 = HipblasltVersion(
     f16_compute_as_float=True,
     workspace_counts_synchronizer=False,
     predicate_rules=PredicateRules(synchronizer_slots=409600),
+    selection_method_metrics=((1, "ExperimentalDTree"), (2, "ExperimentalStreamK")),
+    all_solutions_gate_streamk_rows=True,
 )
 """hipBLASLt 0.12.1 (ROCm 6.4; the C++ of ``../shared/amd/oracle-tensilelite/0.12.1``)."""
 
 HIPBLASLT_VERSIONS: dict[str, HipblasltVersion] = {v.name: v for v in (HIPBLASLT_7D9FB683, HIPBLASLT_0_12_1)}
 """The versions by name, oldest first (``--hipblaslt-version``)."""
+
+SOLUTION_SELECTION_METHOD_VARIABLE = "TENSILE_SOLUTION_SELECTION_METHOD"
+"""The environment variable hipBLASLt 0.12.1's runtime reads the selection method from."""
 
 DEFAULT_HIPBLASLT_VERSION = HIPBLASLT_7D9FB683
 """What a master that shows no later version's fields is taken for."""
@@ -103,6 +132,25 @@ def hipblaslt_version_named(name: str | HipblasltVersion) -> HipblasltVersion:
     if version is None:
         raise SelectionError(f"unknown hipBLASLt version {name!r}: one of {', '.join(HIPBLASLT_VERSIONS)}")
     return version
+
+
+def selection_method_from(value: str | int | None) -> int:
+    """The selection method of a ``TENSILE_SOLUTION_SELECTION_METHOD`` value or an explicit
+    integer (None or empty: 0, the default).
+
+    Raises SelectionError for a value that is no integer ≥ 0."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return 0
+    try:
+        method = value if isinstance(value, int) and not isinstance(value, bool) else int(str(value).strip())
+    except ValueError:
+        method = -1
+    if method < 0:
+        raise SelectionError(
+            f"{SOLUTION_SELECTION_METHOD_VARIABLE}={value!r}: the solution selection method is an integer "
+            "(0 default, 1 decision tree, 2 StreamK)"
+        )
+    return method
 
 
 def _predicate_types(predicate: Any) -> Iterable[str]:
@@ -143,7 +191,9 @@ __all__ = [
     "HIPBLASLT_7D9FB683",
     "HIPBLASLT_VERSIONS",
     "HipblasltVersion",
+    "SOLUTION_SELECTION_METHOD_VARIABLE",
     "hipblaslt_version_named",
+    "selection_method_from",
     "version_of_rows",
     "version_of_solutions",
 ]
