@@ -168,6 +168,22 @@ def hipblaslt_version_option(command: _Command) -> _Command:
     return option(command)
 
 
+def solution_selection_method_option(command: _Command) -> _Command:
+    """``--solution-selection-method N`` (or ``$TENSILE_SOLUTION_SELECTION_METHOD``, as hipBLASLt
+    reads it): the command takes ``solution_selection_method`` (None: unset, 0)."""
+    option: Callable[[_Command], _Command] = click.option(
+        "--solution-selection-method",
+        "solution_selection_method",
+        type=click.IntRange(min=0),
+        default=None,
+        envvar="TENSILE_SOLUTION_SELECTION_METHOD",
+        show_envvar=True,
+        help="hipBLASLt's solution selection method: 0 default, 1 decision tree, 2 StreamK (0.12.1 takes "
+        "ExperimentalStreamK rows only under 2; 7d9fb683 does not read it).",
+    )
+    return option(command)
+
+
 __all__ = [
     "HIPBLASLT_VERSION_NAMES",
     "KNOWN_ARCHS",
@@ -177,6 +193,7 @@ __all__ = [
     "check_output_path",
     "check_type_spec",
     "hipblaslt_version_option",
+    "solution_selection_method_option",
     "subtree_options",
     "workspace_option",
     "type_spec_callback",
