@@ -43,6 +43,12 @@ without ``TENSILE_SOLUTION_SELECTION_METHOD``) on masters ``build-master-0.12.1`
 logic with an ``ExperimentalStreamK`` (``PerfMetric``, logic list item 10; ``SolutionLibrary.py``
 ``performanceMetric`` @0.12.1) copy; ``tests/property/test_select_hipblaslt_oracle.py`` keeps them.
 
+Not modelled: a Stream-K kernel's ``requiredWorkspaceSize`` under 0.12.1, whose partial-tile count
+follows the grid its dynamic-grid model (``TENSILE_STREAMK_DYNAMIC_GRID``) picks per problem and
+kernel (measured: neither the CU count nor the tile count); tensilekit counts a grid of CU-count
+workgroups, as for 7d9fb683, so with a small workspace it may list a Stream-K kernel 0.12.1 does not
+(or leave out one it does). The differential test above asks with an unlimited workspace.
+
 :func:`detect_hipblaslt_version` reads the version off a master: 0.12.1's TensileCreateLibrary
 writes ``swizzleTensorA`` into every solution's problem type and ``SwizzleTensorA`` /
 ``WorkgroupNumberCheck`` predicates, which the 7d9fb683 runtime cannot even load (``Unknown subclass
