@@ -32,6 +32,11 @@ rule                       7d9fb683 (0.11, ROCm 6.3)             0.12.1 (ROCm 6.
                                                                  (``ContractionProblem::
                                                                  performanceMetric``), so only 2 takes
                                                                  an ``ExperimentalStreamK`` row
+``builds_swizzle_fields``  no ``swizzleTensorA/B``               every problem type has them, and
+                                                                 ``SwizzleTensorA/B`` type predicates
+``builds_workgroup_``      no ``WorkgroupNumberCheck``           ``[MT0, MT1, GSU]`` on every kernel
+``number_check``                                                 with ``KernArgsVersion`` ≥ 1, no
+                                                                 Stream-K
 ``all_solutions_gate_``    ``getAllSolutions`` (GEMM_TYPE_ONLY)  it lists an ``ExperimentalStreamK``
 ``streamk_rows``           lists every problem row               row's kernels only when the row's
                                                                  predicate holds (method 2), also in
@@ -80,6 +85,12 @@ class HipblasltVersion:
     """``TENSILE_SOLUTION_SELECTION_METHOD`` value → the performance metric every problem reports
     (empty: the version does not read the variable)."""
     all_solutions_gate_streamk_rows: bool = False
+    builds_swizzle_fields: bool = False
+    """TensileCreateLibrary writes ``swizzleTensorA/B`` into every problem type and
+    ``SwizzleTensorA/B`` type predicates (Contractions.py:71, 260-262, 380-381 @0.12.1)."""
+    builds_workgroup_number_check: bool = False
+    """TensileCreateLibrary gives every kernel with ``KernArgsVersion`` ≥ 1 that is no Stream-K
+    kernel a ``WorkgroupNumberCheck [MT0, MT1, GSU]`` (Contractions.py:452-458 @0.12.1)."""
 
     def selection_metric(self, method: int) -> str | None:
         """The metric a problem reports under selection method ``method`` (None: its own)."""
@@ -110,6 +121,8 @@ HIPBLASLT_0_12_1 = HipblasltVersion(
     predicate_rules=PredicateRules(synchronizer_slots=409600),
     selection_method_metrics=((1, "ExperimentalDTree"), (2, "ExperimentalStreamK")),
     all_solutions_gate_streamk_rows=True,
+    builds_swizzle_fields=True,
+    builds_workgroup_number_check=True,
 )
 """hipBLASLt 0.12.1 (ROCm 6.4; the C++ of ``../shared/amd/oracle-tensilelite/0.12.1``)."""
 
@@ -183,6 +196,15 @@ def version_of_solutions(solutions: Iterable[Any]) -> HipblasltVersion | None:
     return None
 
 
+def version_of_logic(problem_types: Iterable[Any]) -> HipblasltVersion:
+    """0.12.1 when a logic file's ``ProblemType`` names 0.12.1's fields (``SwizzleTensorA``), else
+    7d9fb683: the version ``build-master`` builds for when not told."""
+    for problem_type in problem_types:
+        if isinstance(problem_type, dict) and ("SwizzleTensorA" in problem_type or "SwizzleTensorB" in problem_type):
+            return HIPBLASLT_0_12_1
+    return DEFAULT_HIPBLASLT_VERSION
+
+
 def version_of_rows(predicates: Iterable[Any]) -> HipblasltVersion:
     """0.12.1 when a problem row's predicate tests one of 0.12.1's fields, else 7d9fb683."""
     for predicate in predicates:
@@ -200,6 +222,7 @@ __all__ = [
     "SOLUTION_SELECTION_METHOD_VARIABLE",
     "hipblaslt_version_named",
     "selection_method_from",
+    "version_of_logic",
     "version_of_rows",
     "version_of_solutions",
 ]

@@ -84,3 +84,27 @@ def test_random_logic_sets_build_like_amd(corpus: Path, amd: Path) -> None:
                 assert (ours / name).read_bytes() == (theirs / name).read_bytes(), (name, [p.name for p in chosen])
 
     check()
+
+
+def test_random_logic_sets_build_like_amd_0121(corpus: Path, amd: Path) -> None:
+    """``build-master --hipblaslt-version 0.12.1`` against hipBLASLt 0.12.1's own TensileCreateLibrary
+    (``../shared/amd/build-master-0.12.1``): the same bytes in every file, and a build without the
+    option reads 0.12.1's fields off nothing in the corpus logic, so stays 7d9fb683's."""
+    if not (amd / "build-master-0.12.1").exists():
+        pytest.skip(f"hipBLASLt 0.12.1's build-master is not in {amd}")
+    files = _files(corpus)
+
+    @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(logic_sets(files))
+    def check(case: tuple[str, list[Path], bool, bool]) -> None:
+        arch, chosen, lazy, _ = case
+        with tempfile.TemporaryDirectory() as tmp:
+            theirs = amd_build_master(amd, arch, chosen, Path(tmp) / "amd", lazy=lazy, tool="build-master-0.12.1")
+            arguments = [*map(str, chosen), *(["--lazy"] if lazy else []), "--hipblaslt-version", "0.12.1"]
+            ours = build_both_formats(arguments, Path(tmp) / "ours")
+            expected = sorted(p.name for p in theirs.iterdir())
+            assert expected and [p.name for p in written(ours)] == expected
+            for name in expected:
+                assert (ours / name).read_bytes() == (theirs / name).read_bytes(), (name, [p.name for p in chosen])
+
+    check()
