@@ -573,7 +573,9 @@ class BuildOptions:
         if version == DEFAULT_VERSION:
             version = _DIALECT_VERSIONS[chosen]
         if hipblaslt_version is not None and chosen is not Dialect.TENSILELITE:
-            raise InvalidValue(f"a hipBLASLt version ({hipblaslt_version}) applies to tensilelite logic, not {chosen.value}")
+            raise InvalidValue(
+                f"a hipBLASLt version ({hipblaslt_version}) applies to tensilelite logic, not {chosen.value}"
+            )
         return cls(chosen, separate_architectures, lazy, version, hipblaslt_version)
 
 

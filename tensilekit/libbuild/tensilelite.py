@@ -557,9 +557,7 @@ def _key_pair_predicate(key: str, value: Any, path: str) -> Pred | None:
     return None
 
 
-def _compound_predicates(
-    state: LiteState, ptype: LiteContraction, rules: HipblasltVersion | None = None
-) -> list[Pred]:
+def _compound_predicates(state: LiteState, ptype: LiteContraction, rules: HipblasltVersion | None = None) -> list[Pred]:
     """``ProblemPredicate.CompoundPredicates`` (Contractions.py:384-466), with the rules of the
     hipBLASLt version built for (None: 7d9fb683's)."""
     preds = []
