@@ -157,15 +157,22 @@ HIPBLASLT_VERSION_NAMES = ("7d9fb683", "0.12.1")
 def hipblaslt_version_option(command: _Command) -> _Command:
     """``--hipblaslt-version 7d9fb683|0.12.1``: the hipBLASLt runtime to answer as (the command
     takes ``hipblaslt_version``; None: what the library shows, as :func:`tensilekit.open_library`)."""
-    option: Callable[[_Command], _Command] = click.option(
+    return hipblaslt_version_choice(
+        "Answer as this hipBLASLt runtime does (default: what the library shows: a master with 0.12.1's "
+        "fields such as SwizzleTensorA is 0.12.1's, any other 7d9fb683's)."
+    )(command)
+
+
+def hipblaslt_version_choice(help_text: str) -> Callable[[_Command], _Command]:
+    """``--hipblaslt-version 7d9fb683|0.12.1`` with the command's own help (the command takes
+    ``hipblaslt_version``, None when not given)."""
+    return click.option(
         "--hipblaslt-version",
         "hipblaslt_version",
         type=click.Choice(list(HIPBLASLT_VERSION_NAMES), case_sensitive=False),
         default=None,
-        help="Answer as this hipBLASLt runtime does (default: what the library shows: a master with 0.12.1's "
-        "fields such as SwizzleTensorA is 0.12.1's, any other 7d9fb683's).",
+        help=help_text,
     )
-    return option(command)
 
 
 def solution_selection_method_option(command: _Command) -> _Command:
@@ -192,6 +199,7 @@ __all__ = [
     "check_arch",
     "check_output_path",
     "check_type_spec",
+    "hipblaslt_version_choice",
     "hipblaslt_version_option",
     "solution_selection_method_option",
     "subtree_options",

@@ -66,41 +66,29 @@ def _automatic_lds(files: list[Path], folder: Path) -> list[Path]:
     return out
 
 
-def test_random_logic_sets_build_like_amd(corpus: Path, amd: Path) -> None:
+@pytest.mark.parametrize(
+    ("tool", "options", "examples"),
+    [("build-master", [], 6), ("build-master-0.12.1", ["--hipblaslt-version", "0.12.1"], 2)],
+    ids=["7d9fb683", "0.12.1"],
+)
+def test_random_logic_sets_build_like_amd(
+    corpus: Path, amd: Path, tool: str, options: list[str], examples: int
+) -> None:
+    """``build-master`` against hipBLASLt 7d9fb683's TensileCreateLibrary, and ``build-master
+    --hipblaslt-version 0.12.1`` against 0.12.1's (``../shared/amd/build-master-0.12.1``)."""
+    if not (amd / tool).exists():
+        pytest.skip(f"{tool} is not in {amd}")
     files = _files(corpus)
 
-    @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(logic_sets(files))
     def check(case: tuple[str, list[Path], bool, bool]) -> None:
         arch, chosen, lazy, automatic_lds = case
         with tempfile.TemporaryDirectory() as tmp:
             if automatic_lds:
                 chosen = _automatic_lds(chosen, Path(tmp) / "auto")
-            theirs = amd_build_master(amd, arch, chosen, Path(tmp) / "amd", lazy=lazy)
-            ours = build_both_formats([*map(str, chosen), *(["--lazy"] if lazy else [])], Path(tmp) / "ours")
-            expected = sorted(p.name for p in theirs.iterdir())
-            assert expected and [p.name for p in written(ours)] == expected
-            for name in expected:
-                assert (ours / name).read_bytes() == (theirs / name).read_bytes(), (name, [p.name for p in chosen])
-
-    check()
-
-
-def test_random_logic_sets_build_like_amd_0121(corpus: Path, amd: Path) -> None:
-    """``build-master --hipblaslt-version 0.12.1`` against hipBLASLt 0.12.1's own TensileCreateLibrary
-    (``../shared/amd/build-master-0.12.1``): the same bytes in every file, and a build without the
-    option reads 0.12.1's fields off nothing in the corpus logic, so stays 7d9fb683's."""
-    if not (amd / "build-master-0.12.1").exists():
-        pytest.skip(f"hipBLASLt 0.12.1's build-master is not in {amd}")
-    files = _files(corpus)
-
-    @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(logic_sets(files))
-    def check(case: tuple[str, list[Path], bool, bool]) -> None:
-        arch, chosen, lazy, _ = case
-        with tempfile.TemporaryDirectory() as tmp:
-            theirs = amd_build_master(amd, arch, chosen, Path(tmp) / "amd", lazy=lazy, tool="build-master-0.12.1")
-            arguments = [*map(str, chosen), *(["--lazy"] if lazy else []), "--hipblaslt-version", "0.12.1"]
+            theirs = amd_build_master(amd, arch, chosen, Path(tmp) / "amd", lazy=lazy, tool=tool)
+            arguments = [*map(str, chosen), *(["--lazy"] if lazy else []), *options]
             ours = build_both_formats(arguments, Path(tmp) / "ours")
             expected = sorted(p.name for p in theirs.iterdir())
             assert expected and [p.name for p in written(ours)] == expected

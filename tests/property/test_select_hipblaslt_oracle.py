@@ -173,16 +173,21 @@ def _built_and_answered(
 ) -> tuple[MasterLibrary, list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """The master ``version``'s own TensileCreateLibrary builds from ``files``, 160 queries drawn
     for it, and ``version``'s C++ answers to them."""
+    master_path, library = _built(amd, version, arch, files, tmp)
+    queries = list(_queries(library, arch, seed, 160))
+    return library, queries, _oracle(amd, master_path, queries, tmp, version=version)
+
+
+def _built(amd: Path, version: str, arch: str, files: list[Path], tmp: Path) -> tuple[Path, MasterLibrary]:
+    """``tmp/master.dat`` as ``version``'s own TensileCreateLibrary builds it from ``files``, read."""
     build = subprocess.run(
         [str(amd / _BUILDERS[version]), "--arch", arch, "--out", str(tmp), "--name", "master", *map(str, files)],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert build.returncode == 0, build.stderr[-2000:]
-    master_path = tmp / "master.dat"
-    library = tensilekit.load_master(master_path)
+    library = tensilekit.load_master(tmp / "master.dat")
     assert isinstance(library, MasterLibrary)
-    queries = list(_queries(library, arch, seed, 160))
-    return library, queries, _oracle(amd, master_path, queries, tmp, version=version)
+    return tmp / "master.dat", library
 
 
 def _disagreements(
@@ -374,14 +379,7 @@ def test_hipblaslt_0121_streamk_selection_method_agrees_with_its_cpp_runtime(
     assume(streamk_copy is not None)
     assert streamk_copy is not None
     files = [source, streamk_copy] if rng.random() < 0.5 else [streamk_copy]  # with and without a metric-free row
-    build = subprocess.run(
-        [str(amd / "build-master-0.12.1"), "--arch", arch, "--out", str(tmp), "--name", "master", *map(str, files)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert build.returncode == 0, build.stderr[-2000:]
-    master_path = tmp / "master.dat"
-    library = tensilekit.load_master(master_path)
-    assert isinstance(library, MasterLibrary)
+    master_path, library = _built(amd, "0.12.1", arch, files, tmp)
     streamk = {s.index for s in library.solutions if int(getattr(s.size_mapping, "stream_k", 0) or 0) > 0}
     assert streamk, "the StreamK copy's kernels are in the master"
     # unlimited workspace: 0.12.1 sizes a Stream-K kernel's workspace by its dynamic-grid model,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tensilekit.cli.inputs import LOGIC, require_kind, require_readable_folder
-from tensilekit.cli.options import HIPBLASLT_VERSION_NAMES, UserPath, check_output_path
+from tensilekit.cli.options import UserPath, check_output_path, hipblaslt_version_choice
 from tensilekit.cli.phases import phases
 
 if TYPE_CHECKING:
@@ -51,13 +51,9 @@ _OUTPUT_SUFFIXES = {".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpac
     default=None,
     help="hipBLASLt's tensilelite/Tensile/CustomKernels directory (logic files with custom kernels need it).",
 )
-@click.option(
-    "--hipblaslt-version",
-    "hipblaslt_version",
-    type=click.Choice(list(HIPBLASLT_VERSION_NAMES), case_sensitive=False),
-    default=None,
-    help="tensilelite: build as this hipBLASLt's TensileCreateLibrary (default: 0.12.1 when the files' problem "
-    "types name its fields such as SwizzleTensorA, else 7d9fb683).",
+@hipblaslt_version_choice(
+    "tensilelite: build as this hipBLASLt's TensileCreateLibrary (default: 0.12.1 when the files' problem "
+    "types name its fields such as SwizzleTensorA, else 7d9fb683)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the files written as JSON.")
 def build_master_command(
