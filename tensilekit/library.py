@@ -853,13 +853,33 @@ def open_library(
     )
     master, loader = load_for_selection(path, subtree=subtree, asic_revision=asic_revision)
     try:
-        chosen = resolve_runtime(runtime, hipblaslt_version, lambda: library_runtime(master, loader), method)
+        detected: list[Runtime] = []
+
+        def library_version() -> Runtime:
+            detected.append(library_runtime(master, loader))
+            return detected[-1]
+
+        chosen = resolve_runtime(runtime, hipblaslt_version, library_version, method)
+        if isinstance(chosen, HipblasltRuntime):
+            _check_loadable(chosen, detected[0] if detected else library_version())
     except SelectionError as error:
         raise SelectionError(error.message, Location(file=str(path))) from None
     return library_of(
         master, loader, chosen, path=path, arch=arch, cu_count=cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id,
         workspace_size=workspace_size,
     )  # fmt: skip
+
+
+def _check_loadable(chosen: HipblasltRuntime, library: Runtime) -> None:
+    """Raise SelectionError when ``chosen``'s runtime cannot load a master taken for ``library``."""
+    from tensilekit.selection.hipblaslt_versions import loads
+
+    if isinstance(library, HipblasltRuntime) and not loads(chosen.version, library.version):
+        raise SelectionError(
+            f"hipBLASLt {chosen.version}'s runtime cannot load this master: it is hipBLASLt {library.version}'s "
+            f"(it names {library.version}'s fields such as SwizzleTensorA, which {chosen.version} stops at with "
+            "'Unknown subclass type'); answer as its own version"
+        )
 
 
 def library_of(

@@ -153,6 +153,14 @@ def hipblaslt_version_named(name: str | HipblasltVersion) -> HipblasltVersion:
     return version
 
 
+def loads(runtime_version: HipblasltVersion, master_version: HipblasltVersion) -> bool:
+    """Whether ``runtime_version``'s runtime loads a master of ``master_version``: an older runtime
+    does not know a later version's predicates (hipBLASLt 7d9fb683 stops a 0.12.1 master with
+    ``Unknown subclass type SwizzleTensorA``); versions are ordered as :data:`HIPBLASLT_VERSIONS`."""
+    order = list(HIPBLASLT_VERSIONS)
+    return order.index(runtime_version.name) >= order.index(master_version.name)
+
+
 def selection_method_from(value: str | int | None) -> int:
     """The selection method of a ``TENSILE_SOLUTION_SELECTION_METHOD`` value or an explicit
     integer (None or empty: 0, the default).
@@ -221,6 +229,7 @@ __all__ = [
     "HipblasltVersion",
     "SOLUTION_SELECTION_METHOD_VARIABLE",
     "hipblaslt_version_named",
+    "loads",
     "selection_method_from",
     "version_of_logic",
     "version_of_rows",

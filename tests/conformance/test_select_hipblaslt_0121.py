@@ -203,3 +203,10 @@ def test_build_master_takes_the_version_the_logic_shows(corpus: Path, tmp_path: 
         text = out.read_text()
         assert ("WorkgroupNumberCheck" in text) == ("swizzleTensorA: false" in text) == (version == "0.12.1")
         assert hipblaslt_runtime(version) is tensilekit.open_library(out).runtime
+    # 7d9fb683's runtime stops at 0.12.1's predicates ("Unknown subclass type SwizzleTensorA")
+    with pytest.raises(tensilekit.TensilekitError, match="cannot load this master: it is hipBLASLt 0.12.1's"):
+        tensilekit.open_library(tmp_path / "0.12.1.yaml", hipblaslt_version="7d9fb683")
+    refused = CliRunner().invoke(
+        cli, ["select", "64", "64", "64", "--library", str(tmp_path / "0.12.1.yaml"), "--hipblaslt-version", "7d9fb683"]
+    )
+    assert refused.exit_code != 0 and "Unknown subclass type" in refused.output
