@@ -174,7 +174,7 @@ def open_for_device(
         library = open_library(
             library_path, runtime=runtime_name, workspace_size=DEFAULT if workspace_size is None else workspace_size,
             subtree=subtree, asic_revision=asic_revision, hipblaslt_version=hipblaslt_version,
-            solution_selection_method=solution_selection_method or 0,
+            solution_selection_method=solution_selection_method,
         )  # fmt: skip
     checked = check_arch(arch, library.processors) if arch is not None else None
     try:
