@@ -147,6 +147,7 @@ def build_master_files(
     dialect: str | None = None,
     custom_kernels: str | Path | CustomKernelConfig | None = None,
     stage: Callable[[str], None] | None = None,
+    hipblaslt_version: str | None = None,
 ) -> dict[str, MasterLibrary]:
     """Logic files or directories -> every master file TensileCreateLibrary would write, by base name.
 
@@ -154,13 +155,17 @@ def build_master_files(
     files unless ``dialect`` names it. ``custom_kernels`` is hipBLASLt's
     ``tensilelite/Tensile/CustomKernels`` directory, needed by logic files with custom kernels
     (or a ``name -> custom.config`` lookup). ``stage`` is told each phase as it starts
-    (``reading X.yaml (3/8)``, ``building``), for a progress display.
+    (``reading X.yaml (3/8)``, ``building``), for a progress display. ``hipblaslt_version``
+    (tensilelite only): build as hipBLASLt ``"7d9fb683"``'s or ``"0.12.1"``'s TensileCreateLibrary
+    (default: 0.12.1 when a file's problem type names its fields, such as ``SwizzleTensorA``,
+    else 7d9fb683).
 
     Raises TypeError/ValueError for arguments of the wrong type (``paths`` must be an iterable of
     paths, not one path), InputNotFound for a path that does not exist.
     """
     paths = require_paths(paths, "paths", "build_master_files")
     require(dialect, str, "dialect", "build_master_files", optional=True)
+    require(hipblaslt_version, str, "hipblaslt_version", "build_master_files", optional=True)
     require_callable(stage, "stage", "build_master_files", optional=True)
     if custom_kernels is not None and not isinstance(custom_kernels, (str, Path)) and not callable(custom_kernels):
         raise TypeError(
@@ -181,6 +186,7 @@ def build_master_files(
             custom_kernel_config=(
                 _custom_kernel_reader(custom_kernels) if isinstance(custom_kernels, (str, Path)) else custom_kernels
             ),
+            hipblaslt_version=hipblaslt_version,
         )
     except LibraryFormatError as error:
         if len(inputs) == 1:  # raised after the per-file steps (kernel naming): still one file

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -300,11 +301,11 @@ class Library:
             if compute is None:
                 raise SelectionError(f"hipBLASLt has no compute type for {spec.compute.value}")
             # the heuristic path sets alpha = beta = 1 (assignAlphaBeta1), whatever the call will use
-            return hipblaslt_problem(
+            return self.runtime.reported_metric(hipblaslt_problem(
                 m, n, k, batch=batch, trans_a=trans_a.upper(), trans_b=trans_b.upper(), a_type=spec.a,
                 b_type=spec.b, c_type=spec.c, d_type=spec.d, compute_type=compute, alpha=1.0, beta=1.0,
                 workspace_size=workspace, version=self.runtime.version,
-            )  # fmt: skip
+            ))  # fmt: skip
         try:
             return GemmProblem(
                 m=m, n=n, k=k, batch=batch, trans_a=trans_a.upper(), trans_b=trans_b.upper(),
@@ -800,6 +801,7 @@ def open_library(
     is_apu: bool = False, pci_chip_id: int | None = None, runtime: str | Runtime | None = None,
     workspace_size: int | None | _Default = DEFAULT, subtree: str | None = None,
     asic_revision: int | None = None, hipblaslt_version: str | None = None,
+    solution_selection_method: int | None = None,
 ) -> Library:  # fmt: skip
     """Open a library for selection.
 
@@ -814,6 +816,9 @@ def open_library(
         hipblaslt_version: the hipBLASLt runtime to answer as, ``"7d9fb683"`` or ``"0.12.1"``
             (default: what the library shows: a master with 0.12.1's fields, such as
             ``SwizzleTensorA``, is 0.12.1's, any other 7d9fb683's); hipBLASLt libraries only.
+        solution_selection_method: ``TENSILE_SOLUTION_SELECTION_METHOD`` to answer under (0 default,
+            1 decision tree, 2 StreamK: hipBLASLt 0.12.1 takes ``ExperimentalStreamK`` rows only
+            under 2; 7d9fb683 does not read it). None: the environment variable, as hipBLASLt.
         workspace_size: bytes the caller allows (default: hipBLASLt 128 MiB, as hipblaslt-bench's
             ``max_workspace_size``; Tensile unlimited; None: unlimited).
         subtree, asic_revision: an installed library's silicon-revision tree.
@@ -839,15 +844,43 @@ def open_library(
     require(hipblaslt_version, str, "hipblaslt_version", "open_library", optional=True)
     if not isinstance(workspace_size, _Default):
         require(workspace_size, int, "workspace_size", "open_library", optional=True)
+    require(solution_selection_method, int, "solution_selection_method", "open_library", optional=True)
+    from tensilekit.selection.hipblaslt_versions import SOLUTION_SELECTION_METHOD_VARIABLE, selection_method_from
+
+    method = selection_method_from(
+        os.environ.get(SOLUTION_SELECTION_METHOD_VARIABLE)
+        if solution_selection_method is None
+        else solution_selection_method
+    )
     master, loader = load_for_selection(path, subtree=subtree, asic_revision=asic_revision)
     try:
-        chosen = resolve_runtime(runtime, hipblaslt_version, lambda: library_runtime(master, loader))
+        detected: list[Runtime] = []
+
+        def library_version() -> Runtime:
+            detected.append(library_runtime(master, loader))
+            return detected[-1]
+
+        chosen = resolve_runtime(runtime, hipblaslt_version, library_version, method)
+        if isinstance(chosen, HipblasltRuntime):
+            _check_loadable(chosen, detected[0] if detected else library_version())
     except SelectionError as error:
         raise SelectionError(error.message, Location(file=str(path))) from None
     return library_of(
         master, loader, chosen, path=path, arch=arch, cu_count=cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id,
         workspace_size=workspace_size,
     )  # fmt: skip
+
+
+def _check_loadable(chosen: HipblasltRuntime, library: Runtime) -> None:
+    """Raise SelectionError when ``chosen``'s runtime cannot load a master taken for ``library``."""
+    from tensilekit.selection.hipblaslt_versions import loads
+
+    if isinstance(library, HipblasltRuntime) and not loads(chosen.version, library.version):
+        raise SelectionError(
+            f"hipBLASLt {chosen.version}'s runtime cannot load this master: it is hipBLASLt {library.version}'s "
+            f"(it names {library.version}'s fields such as SwizzleTensorA, which {chosen.version} stops at with "
+            "'Unknown subclass type'); answer as its own version"
+        )
 
 
 def library_of(

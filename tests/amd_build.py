@@ -49,9 +49,12 @@ def has_custom_kernel(path: Path) -> bool:
     )
 
 
-def amd_build_master(amd: Path, arch: str, files: list[Path], out: Path, *, lazy: bool = False) -> Path:
-    """Run AMD's ``build-master`` (one call); returns its output directory."""
-    command = [str(amd / "build-master"), "--arch", arch, "--out", str(out)]
+def amd_build_master(
+    amd: Path, arch: str, files: list[Path], out: Path, *, lazy: bool = False, tool: str = "build-master"
+) -> Path:
+    """Run AMD's ``build-master`` (one call; ``tool="build-master-0.12.1"``: hipBLASLt 0.12.1's);
+    returns its output directory."""
+    command = [str(amd / tool), "--arch", arch, "--out", str(out)]
     if lazy:
         command.append("--lazy")
     result = subprocess.run(command + [str(f) for f in files], capture_output=True, text=True, timeout=900, check=False)

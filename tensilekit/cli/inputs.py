@@ -150,7 +150,7 @@ def open_for_device(
     library_path: Path | None, *, arch: str | None, cu_count: int | None = None, is_apu: bool = False,
     pci_chip_id: int | None = None, runtime_name: str | None = None, workspace_size: int | None = None,
     subtree: str | None = None, asic_revision: int | None = None, required_for: str | None = "",
-    note: bool = True, hipblaslt_version: str | None = None,
+    note: bool = True, hipblaslt_version: str | None = None, solution_selection_method: int | None = None,
 ) -> Library:  # fmt: skip
     """Open the library of ``--library`` (the sample when None, said on stderr) on the device the
     options name: ``--arch`` checked against the library's processors, else the library's only one
@@ -174,6 +174,7 @@ def open_for_device(
         library = open_library(
             library_path, runtime=runtime_name, workspace_size=DEFAULT if workspace_size is None else workspace_size,
             subtree=subtree, asic_revision=asic_revision, hipblaslt_version=hipblaslt_version,
+            solution_selection_method=solution_selection_method,
         )  # fmt: skip
     checked = check_arch(arch, library.processors) if arch is not None else None
     try:

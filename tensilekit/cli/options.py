@@ -178,13 +178,36 @@ HIPBLASLT_VERSION_NAMES = ("7d9fb683", "0.12.1")
 def hipblaslt_version_option(command: _Command) -> _Command:
     """``--hipblaslt-version 7d9fb683|0.12.1``: the hipBLASLt runtime to answer as (the command
     takes ``hipblaslt_version``; None: what the library shows, as :func:`tensilekit.open_library`)."""
-    option: Callable[[_Command], _Command] = click.option(
+    return hipblaslt_version_choice(
+        "Answer as this hipBLASLt runtime does (default: what the library shows: a master with 0.12.1's "
+        "fields such as SwizzleTensorA is 0.12.1's, any other 7d9fb683's)."
+    )(command)
+
+
+def hipblaslt_version_choice(help_text: str) -> Callable[[_Command], _Command]:
+    """``--hipblaslt-version 7d9fb683|0.12.1`` with the command's own help (the command takes
+    ``hipblaslt_version``, None when not given)."""
+    return click.option(
         "--hipblaslt-version",
         "hipblaslt_version",
         type=click.Choice(list(HIPBLASLT_VERSION_NAMES), case_sensitive=False),
         default=None,
-        help="Answer as this hipBLASLt runtime does (default: what the library shows: a master with 0.12.1's "
-        "fields such as SwizzleTensorA is 0.12.1's, any other 7d9fb683's).",
+        help=help_text,
+    )
+
+
+def solution_selection_method_option(command: _Command) -> _Command:
+    """``--solution-selection-method N`` (or ``$TENSILE_SOLUTION_SELECTION_METHOD``, as hipBLASLt
+    reads it): the command takes ``solution_selection_method`` (None: unset, 0)."""
+    option: Callable[[_Command], _Command] = click.option(
+        "--solution-selection-method",
+        "solution_selection_method",
+        type=click.IntRange(min=0),
+        default=None,
+        envvar="TENSILE_SOLUTION_SELECTION_METHOD",
+        show_envvar=True,
+        help="hipBLASLt's solution selection method: 0 default, 1 decision tree, 2 StreamK (0.12.1 takes "
+        "ExperimentalStreamK rows only under 2; 7d9fb683 does not read it).",
     )
     return option(command)
 
@@ -198,7 +221,9 @@ __all__ = [
     "check_output_path",
     "check_type_spec",
     "full_names_option",
+    "hipblaslt_version_choice",
     "hipblaslt_version_option",
+    "solution_selection_method_option",
     "subtree_options",
     "workspace_option",
     "type_spec_callback",

@@ -557,9 +557,14 @@ class BuildOptions:
     separate_architectures: bool = True
     lazy: bool = False
     version: str | None = "4.44.0"
+    hipblaslt_version: str | None = None
+    """tensilelite: whose TensileCreateLibrary (``"7d9fb683"``, ``"0.12.1"``; None: as the files show)."""
 
     @classmethod
-    def of(cls, dialect: Dialect | str, separate_architectures: bool, lazy: bool, version: str | None) -> BuildOptions:
+    def of(
+        cls, dialect: Dialect | str, separate_architectures: bool, lazy: bool, version: str | None,
+        hipblaslt_version: str | None = None,
+    ) -> BuildOptions:  # fmt: skip
         """Options from the public keyword arguments; an unknown dialect is an :class:`InvalidValue`."""
         try:
             chosen = Dialect(dialect)
@@ -567,7 +572,11 @@ class BuildOptions:
             raise InvalidValue(f"unknown logic dialect {dialect!r} (tensile or tensilelite)") from None
         if version == DEFAULT_VERSION:
             version = _DIALECT_VERSIONS[chosen]
-        return cls(chosen, separate_architectures, lazy, version)
+        if hipblaslt_version is not None and chosen is not Dialect.TENSILELITE:
+            raise InvalidValue(
+                f"a hipBLASLt version ({hipblaslt_version}) applies to tensilelite logic, not {chosen.value}"
+            )
+        return cls(chosen, separate_architectures, lazy, version, hipblaslt_version)
 
 
 def _logic_file(source: str, data: Any, dialect: Dialect) -> LogicFile:
@@ -643,8 +652,9 @@ def _build_tensilelite(
             data = tensilelite_build_form(data, source)
         inputs.append((source, data))
     files = build_tensilelite_libraries(
-        inputs, lazy=options.lazy, version=options.version, custom_kernel_config=custom_kernel_config
-    )
+        inputs, lazy=options.lazy, version=options.version, custom_kernel_config=custom_kernel_config,
+        hipblaslt_version=options.hipblaslt_version,
+    )  # fmt: skip
     prefix = "TensileLibrary_lazy_" if options.lazy else "TensileLibrary_"
     return [name for name in files if name.startswith(prefix)], files
 
@@ -679,6 +689,7 @@ def build_master_libraries(
     lazy: bool = False,
     version: str | None = DEFAULT_VERSION,
     custom_kernel_config: CustomKernelConfig | None = None,
+    hipblaslt_version: str | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Build every master-library file TensileCreateLibrary would write, keyed by file base name.
 
@@ -698,8 +709,11 @@ def build_master_libraries(
             first file's ``SolutionIndex``, no arch offset).
         version: the ``version`` field; by default the dialect's (4.44.0 / 4.33.0), ``None`` omits it.
         custom_kernel_config: tensilelite only: ``name -> custom.config`` of hipBLASLt custom kernels.
+        hipblaslt_version: tensilelite only: build as hipBLASLt ``"7d9fb683"``'s or ``"0.12.1"``'s
+            TensileCreateLibrary (None: 0.12.1 when a file's problem type names its fields, else
+            7d9fb683; :mod:`tensilekit.selection.hipblaslt_versions`).
     """
-    options = BuildOptions.of(dialect, separate_architectures, lazy, version)
+    options = BuildOptions.of(dialect, separate_architectures, lazy, version, hipblaslt_version)
     return _build(logic_files, options, custom_kernel_config)[1]
 
 

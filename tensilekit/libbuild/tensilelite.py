@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tensilekit.errors import (
     InvalidValue,
@@ -64,6 +64,9 @@ from tensilekit.model.tensilelite_parameters import (
     TENSILELITE_VERSION,
     lite_type,
 )
+
+if TYPE_CHECKING:
+    from tensilekit.selection.hipblaslt_versions import HipblasltVersion
 
 _INDEX_NAMES = "ijklmnopqrstuvwxyz"
 
@@ -271,6 +274,9 @@ class LiteContraction:
     sparse: int
     f32_xdl_math_op: DataTypeInfo
     user_args: Any
+    swizzle: tuple[bool, bool] | None = None
+    """``(swizzleTensorA, swizzleTensorB)`` where the build writes them (hipBLASLt 0.12.1's,
+    ``HipblasltVersion.builds_swizzle_fields``), else None."""
 
     def state(self) -> dict[str, Any]:
         """``ProblemType.StateKeys`` order (Contractions.py:55-59)."""
@@ -307,7 +313,7 @@ class LiteContraction:
             "f32XdlMathOp": self.f32_xdl_math_op.enum,
             "supportDeviceUserArguments": self.user_args,
             "outputAmaxD": self.amax_d,
-        }
+        } | ({"swizzleTensorA": self.swizzle[0], "swizzleTensorB": self.swizzle[1]} if self.swizzle else {})
 
     def operation_predicates(self) -> list[Pred]:
         """``predicates(includeOperation=True)`` (Contractions.py:287-299)."""
@@ -343,7 +349,11 @@ class LiteContraction:
             Pred("Sparse", value=self.sparse),
             Pred("F32XdlMathOp", value=_DType(self.f32_xdl_math_op)),
             Pred("SupportDeviceUserArguments", value=self.user_args),
-        ]
+        ] + (
+            [Pred("SwizzleTensorA", value=self.swizzle[0]), Pred("SwizzleTensorB", value=self.swizzle[1])]
+            if self.swizzle
+            else []
+        )
 
     def placeholder_type(self) -> str:
         """``placeholderStr(includeType=True)`` (Contractions.py:271-283)."""
@@ -361,6 +371,10 @@ class LiteContraction:
                 if self.activation == "hipblaslt_all"
                 else "_" + self.activation.upper()
             )
+        if self.swizzle and self.swizzle[0]:
+            name += "_STA"  # SolutionLibrary.py:411-415 @0.12.1
+        if self.swizzle and self.swizzle[1]:
+            name += "_STB"
         if self.use_bias:
             name += "_Bias"
         if self.use_e:
@@ -386,7 +400,9 @@ class LiteContraction:
         return name
 
 
-def contraction_type(d: Mapping[str, Any], *, path: str = "ProblemType") -> LiteContraction:
+def contraction_type(
+    d: Mapping[str, Any], *, path: str = "ProblemType", swizzle_fields: bool = False
+) -> LiteContraction:
     """``Contractions.ProblemType.FromOriginalState(d)`` (Contractions.py:60-250).
 
     ``d`` is a derived problem type (:func:`~tensilekit.model.derive_tensilelite.problem_type`) or
@@ -395,7 +411,10 @@ def contraction_type(d: Mapping[str, Any], *, path: str = "ProblemType") -> Lite
     if not isinstance(d, Mapping):
         raise InvalidValue("ProblemType must be a mapping", Location(path=path))
     try:
-        return _contraction_type(d, path)
+        contraction = _contraction_type(d, path)
+        if swizzle_fields:  # Contractions.py:260-262 @0.12.1
+            contraction.swizzle = (bool(d.get("SwizzleTensorA", False)), bool(d.get("SwizzleTensorB", False)))
+        return contraction
     except TensilekitError:
         raise
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
@@ -538,8 +557,9 @@ def _key_pair_predicate(key: str, value: Any, path: str) -> Pred | None:
     return None
 
 
-def _compound_predicates(state: LiteState, ptype: LiteContraction) -> list[Pred]:
-    """``ProblemPredicate.CompoundPredicates`` (Contractions.py:384-466)."""
+def _compound_predicates(state: LiteState, ptype: LiteContraction, rules: HipblasltVersion | None = None) -> list[Pred]:
+    """``ProblemPredicate.CompoundPredicates`` (Contractions.py:384-466), with the rules of the
+    hipBLASLt version built for (None: 7d9fb683's)."""
     preds = []
     if "BatchSizeEqual" in state:
         preds.append(Pred("BatchSizeEqual", index=0, value=state["BatchSizeEqual"]))
@@ -553,6 +573,14 @@ def _compound_predicates(state: LiteState, ptype: LiteContraction) -> list[Pred]
             state["NumThreads"],
         ]
         preds.append(Pred("SynchronizerSizeCheck", index=0, value=values))
+    if (
+        rules is not None
+        and rules.builds_workgroup_number_check
+        and state["InternalSupportParams"]["KernArgsVersion"] >= 1
+        and not state.get("StreamK", 0) > 0
+    ):
+        values = [state["MacroTile0"], state["MacroTile1"], state["GlobalSplitU"]]
+        preds.append(Pred("WorkgroupNumberCheck", index=0, value=values))
     pt = state["ProblemType"]
     if ptype.a.enum != "Int8x4":
         preds.append(
@@ -657,15 +685,16 @@ class _Solution:
         return out
 
 
-def _solution(state: LiteState, path: str) -> _Solution:
-    """``Contractions.Solution.FromOriginalState`` (Contractions.py:610-650)."""
+def _solution(state: LiteState, path: str, rules: HipblasltVersion | None = None) -> _Solution:
+    """``Contractions.Solution.FromOriginalState`` (Contractions.py:610-650) as the hipBLASLt
+    version ``rules`` builds it (None: 7d9fb683)."""
     index = state.get("SolutionIndex")
     if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
         raise InvalidValue(f"SolutionIndex must be an integer, got {index!r}", Location(path=f"{path}.SolutionIndex"))
     try:
-        ptype = contraction_type(state["ProblemType"], path=f"{path}.ProblemType")
+        ptype = contraction_type(state["ProblemType"], path=f"{path}.ProblemType", swizzle_fields=_swizzles(rules))
         preds = [p for p in (_key_pair_predicate(k, v, path) for k, v in state.items()) if p is not None]
-        preds += ptype.operation_predicates() + ptype.type_predicates() + _compound_predicates(state, ptype)
+        preds += ptype.operation_predicates() + ptype.type_predicates() + _compound_predicates(state, ptype, rules)
         support = state["InternalSupportParams"]
         body: dict[str, Any] = {
             "problemType": ptype.state(),
@@ -1003,10 +1032,16 @@ def _fix_indices(solutions: list[_Solution]) -> None:
             seen.add(s.index)
 
 
-def _from_logic(logic: _Logic, states: list[LiteState], *, lazy: bool) -> _Master:
+def _swizzles(rules: HipblasltVersion | None) -> bool:
+    return rules is not None and rules.builds_swizzle_fields
+
+
+def _from_logic(
+    logic: _Logic, states: list[LiteState], *, lazy: bool, rules: HipblasltVersion | None = None
+) -> _Master:
     """``MasterSolutionLibrary.FromOriginalState`` (SolutionLibrary.py:299-477)."""
-    ptype = contraction_type(logic.problem_type, path="[4]")
-    solutions = [_solution(s, f"[5][{i}]") for i, s in enumerate(states)]
+    ptype = contraction_type(logic.problem_type, path="[4]", swizzle_fields=_swizzles(rules))
+    solutions = [_solution(s, f"[5][{i}]", rules) for i, s in enumerate(states)]
     _fix_indices(solutions)
     selection = _selection(logic, solutions)
     name = "TensileLibrary"
@@ -1097,8 +1132,12 @@ def build_tensilelite_libraries(
     custom_kernel_config: CustomKernelConfig | None = None,
     match_table: dict[int, tuple[str, int]] | None = None,
     refused: list[tuple[str, TensilekitError]] | None = None,
+    hipblaslt_version: str | HipblasltVersion | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Every master file tensilelite's TensileCreateLibrary writes for these logic files, by base name.
+
+    ``hipblaslt_version``: whose TensileCreateLibrary (``"7d9fb683"`` or ``"0.12.1"``; default:
+    0.12.1 when a file's problem type names its fields, ``SwizzleTensorA``, else 7d9fb683).
 
     ``logic_files`` are ``(source name, parsed YAML)`` pairs in merge order (AMD's build sorts the
     paths). Keys are ``TensileLibrary_<arch>``, or with ``lazy`` ``TensileLibrary_lazy_<arch>``
@@ -1121,6 +1160,13 @@ def build_tensilelite_libraries(
     """
     if not logic_files:
         raise InvalidValue("no logic files given")
+    from tensilekit.selection.hipblaslt_versions import hipblaslt_version_named, version_of_logic
+
+    rules = (
+        version_of_logic(data[4] for _, data in logic_files if isinstance(data, list) and len(data) > 4)
+        if hipblaslt_version is None
+        else hipblaslt_version_named(hipblaslt_version)
+    )
     masters: dict[str, _Master] = {}
     next_index = 0
     # (source, the file's solutions in file order): merges renumber them in place
@@ -1131,7 +1177,7 @@ def build_tensilelite_libraries(
                 logic = _parse_logic(data)
                 try:
                     states = _states(logic, custom_kernel_config)
-                    new = _from_logic(logic, states, lazy=lazy)
+                    new = _from_logic(logic, states, lazy=lazy, rules=rules)
                 except (KeyError, IndexError, TypeError, AttributeError) as exc:
                     raise LibraryFormatError(f"malformed logic file: {exc!r}", Location(path="[5]")) from exc
         except TensilekitError as error:

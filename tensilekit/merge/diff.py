@@ -751,17 +751,24 @@ def _solution_at(library: LogicFile, position: int) -> LogicSolution | None:
     return library.solutions[position] if 0 <= position < len(library.solutions) else None
 
 
-def _selection_library(master: MasterLibrary, hardware: Mapping[str, Any] | None) -> Any:
+def _selection_library(
+    master: MasterLibrary, hardware: Mapping[str, Any] | None, hipblaslt_version: str | None = None
+) -> Any:
     """``master`` as a :class:`tensilekit.library.Library` on the device ``hardware`` names (else
     the library's only processor), its compiled engine built: every runtime rule (device and
-    workspace defaults, hipBLASLt's alpha = beta = 1, problem construction) is the Library's."""
+    workspace defaults, hipBLASLt's alpha = beta = 1, problem construction) is the Library's.
+    ``hipblaslt_version``: the hipBLASLt runtime to answer as (None: what the master shows)."""
+    from tensilekit.api import library_runtime
     from tensilekit.library import library_of
     from tensilekit.selection import hardware_from_query
+    from tensilekit.selection.runtime import resolve_runtime
 
     device = hardware_from_query(dict(hardware)) if hardware else None
+    runtime = resolve_runtime(None, hipblaslt_version, lambda: library_runtime(master, None))
     library = library_of(
-        master, arch=device.arch if device else None, cu_count=device.cu_count if device else None,
-        is_apu=device.is_apu if device else False, pci_chip_id=device.pci_chip_id if device else None,
+        master, runtime=runtime, arch=device.arch if device else None,
+        cu_count=device.cu_count if device else None, is_apu=device.is_apu if device else False,
+        pci_chip_id=device.pci_chip_id if device else None,
     )  # fmt: skip
     library.compiled  # noqa: B018 - many queries: the compiled engine answers them
     return library
@@ -818,8 +825,10 @@ def master_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
     return select
 
 
-def runtime_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
+def runtime_selector(hardware: Mapping[str, Any] | None = None, hipblaslt_version: str | None = None) -> Selector:
     """Tensile's runtime selection for any library: a logic file is built into its master first.
+    ``hipblaslt_version`` (``"7d9fb683"``, ``"0.12.1"``): the hipBLASLt runtime a hipBLASLt
+    library answers as (None: what each library shows).
 
     Queries may be full records (``corpus/select`` fields) or bare sizes ``[M, N, B, K]``; what a
     query leaves out (transposes, types, HPA …) comes from the problem type the library serves,
@@ -844,7 +853,7 @@ def runtime_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
             # the library is kept with its entry so that its id cannot be reused meanwhile
             entry = prepared[id(library)] = (
                 library,
-                _selection_library(master, hardware),
+                _selection_library(master, hardware, hipblaslt_version),
                 served_problem_types(master),
             )
         return entry

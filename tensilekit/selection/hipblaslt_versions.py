@@ -25,7 +25,34 @@ rule                       7d9fb683 (0.11, ROCm 6.3)             0.12.1 (ROCm 6.
                            GlobalAccumulation 3)
 ``predicate_rules``        ``SynchronizerSizeCheck`` (five       409 600
                            values) ≤ 40 960 slots
+``selection_method_``      not read                              ``TENSILE_SOLUTION_SELECTION_METHOD``
+``metrics``                                                      (an integer): 1 makes every problem's
+                                                                 metric ``ExperimentalDTree``, 2
+                                                                 ``ExperimentalStreamK``
+                                                                 (``ContractionProblem::
+                                                                 performanceMetric``), so only 2 takes
+                                                                 an ``ExperimentalStreamK`` row
+``builds_swizzle_fields``  no ``swizzleTensorA/B``               every problem type has them, and
+                                                                 ``SwizzleTensorA/B`` type predicates
+``builds_workgroup_``      no ``WorkgroupNumberCheck``           ``[MT0, MT1, GSU]`` on every kernel
+``number_check``                                                 with ``KernArgsVersion`` ≥ 1, no
+                                                                 Stream-K
+``all_solutions_gate_``    ``getAllSolutions`` (GEMM_TYPE_ONLY)  it lists an ``ExperimentalStreamK``
+``streamk_rows``           lists every problem row               row's kernels only when the row's
+                                                                 predicate holds (method 2), also in
+                                                                 the ``findTopSolutions`` fallback
 =========================  ====================================  =====================================
+
+The last two rows were measured with 0.12.1's C++ (``select-oracle --version 0.12.1`` with and
+without ``TENSILE_SOLUTION_SELECTION_METHOD``) on masters ``build-master-0.12.1`` built from corpus
+logic with an ``ExperimentalStreamK`` (``PerfMetric``, logic list item 10; ``SolutionLibrary.py``
+``performanceMetric`` @0.12.1) copy; ``tests/property/test_select_hipblaslt_oracle.py`` keeps them.
+
+Not modelled: a Stream-K kernel's ``requiredWorkspaceSize`` under 0.12.1, whose partial-tile count
+follows the grid its dynamic-grid model (``TENSILE_STREAMK_DYNAMIC_GRID``) picks per problem and
+kernel (measured: neither the CU count nor the tile count); tensilekit counts a grid of CU-count
+workgroups, as for 7d9fb683, so with a small workspace it may list a Stream-K kernel 0.12.1 does not
+(or leave out one it does). The differential test above asks with an unlimited workspace.
 
 :func:`detect_hipblaslt_version` reads the version off a master: 0.12.1's TensileCreateLibrary
 writes ``swizzleTensorA`` into every solution's problem type and ``SwizzleTensorA`` /
@@ -54,6 +81,20 @@ class HipblasltVersion:
     f16_compute_as_float: bool
     workspace_counts_synchronizer: bool
     predicate_rules: PredicateRules
+    selection_method_metrics: tuple[tuple[int, str], ...] = ()
+    """``TENSILE_SOLUTION_SELECTION_METHOD`` value → the performance metric every problem reports
+    (empty: the version does not read the variable)."""
+    all_solutions_gate_streamk_rows: bool = False
+    builds_swizzle_fields: bool = False
+    """TensileCreateLibrary writes ``swizzleTensorA/B`` into every problem type and
+    ``SwizzleTensorA/B`` type predicates (Contractions.py:71, 260-262, 380-381 @0.12.1)."""
+    builds_workgroup_number_check: bool = False
+    """TensileCreateLibrary gives every kernel with ``KernArgsVersion`` ≥ 1 that is no Stream-K
+    kernel a ``WorkgroupNumberCheck [MT0, MT1, GSU]`` (Contractions.py:452-458 @0.12.1)."""
+
+    def selection_metric(self, method: int) -> str | None:
+        """The metric a problem reports under selection method ``method`` (None: its own)."""
+        return dict(self.selection_method_metrics).get(method)
 
     def __str__(self) -> str:
         return self.name
@@ -78,11 +119,18 @@ HIPBLASLT_0_12_1 = HipblasltVersion(
     f16_compute_as_float=True,
     workspace_counts_synchronizer=False,
     predicate_rules=PredicateRules(synchronizer_slots=409600),
+    selection_method_metrics=((1, "ExperimentalDTree"), (2, "ExperimentalStreamK")),
+    all_solutions_gate_streamk_rows=True,
+    builds_swizzle_fields=True,
+    builds_workgroup_number_check=True,
 )
 """hipBLASLt 0.12.1 (ROCm 6.4; the C++ of ``../shared/amd/oracle-tensilelite/0.12.1``)."""
 
 HIPBLASLT_VERSIONS: dict[str, HipblasltVersion] = {v.name: v for v in (HIPBLASLT_7D9FB683, HIPBLASLT_0_12_1)}
 """The versions by name, oldest first (``--hipblaslt-version``)."""
+
+SOLUTION_SELECTION_METHOD_VARIABLE = "TENSILE_SOLUTION_SELECTION_METHOD"
+"""The environment variable hipBLASLt 0.12.1's runtime reads the selection method from."""
 
 DEFAULT_HIPBLASLT_VERSION = HIPBLASLT_7D9FB683
 """What a master that shows no later version's fields is taken for."""
@@ -103,6 +151,33 @@ def hipblaslt_version_named(name: str | HipblasltVersion) -> HipblasltVersion:
     if version is None:
         raise SelectionError(f"unknown hipBLASLt version {name!r}: one of {', '.join(HIPBLASLT_VERSIONS)}")
     return version
+
+
+def loads(runtime_version: HipblasltVersion, master_version: HipblasltVersion) -> bool:
+    """Whether ``runtime_version``'s runtime loads a master of ``master_version``: an older runtime
+    does not know a later version's predicates (hipBLASLt 7d9fb683 stops a 0.12.1 master with
+    ``Unknown subclass type SwizzleTensorA``); versions are ordered as :data:`HIPBLASLT_VERSIONS`."""
+    order = list(HIPBLASLT_VERSIONS)
+    return order.index(runtime_version.name) >= order.index(master_version.name)
+
+
+def selection_method_from(value: str | int | None) -> int:
+    """The selection method of a ``TENSILE_SOLUTION_SELECTION_METHOD`` value or an explicit
+    integer (None or empty: 0, the default).
+
+    Raises SelectionError for a value that is no integer ≥ 0."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return 0
+    try:
+        method = value if isinstance(value, int) and not isinstance(value, bool) else int(str(value).strip())
+    except ValueError:
+        method = -1
+    if method < 0:
+        raise SelectionError(
+            f"{SOLUTION_SELECTION_METHOD_VARIABLE}={value!r}: the solution selection method is an integer "
+            "(0 default, 1 decision tree, 2 StreamK)"
+        )
+    return method
 
 
 def _predicate_types(predicate: Any) -> Iterable[str]:
@@ -129,6 +204,15 @@ def version_of_solutions(solutions: Iterable[Any]) -> HipblasltVersion | None:
     return None
 
 
+def version_of_logic(problem_types: Iterable[Any]) -> HipblasltVersion:
+    """0.12.1 when a logic file's ``ProblemType`` names 0.12.1's fields (``SwizzleTensorA``), else
+    7d9fb683: the version ``build-master`` builds for when not told."""
+    for problem_type in problem_types:
+        if isinstance(problem_type, dict) and ("SwizzleTensorA" in problem_type or "SwizzleTensorB" in problem_type):
+            return HIPBLASLT_0_12_1
+    return DEFAULT_HIPBLASLT_VERSION
+
+
 def version_of_rows(predicates: Iterable[Any]) -> HipblasltVersion:
     """0.12.1 when a problem row's predicate tests one of 0.12.1's fields, else 7d9fb683."""
     for predicate in predicates:
@@ -143,7 +227,11 @@ __all__ = [
     "HIPBLASLT_7D9FB683",
     "HIPBLASLT_VERSIONS",
     "HipblasltVersion",
+    "SOLUTION_SELECTION_METHOD_VARIABLE",
     "hipblaslt_version_named",
+    "loads",
+    "selection_method_from",
+    "version_of_logic",
     "version_of_rows",
     "version_of_solutions",
 ]

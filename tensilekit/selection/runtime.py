@@ -49,14 +49,16 @@ from tensilekit.errors import SelectionError
 from tensilekit.model.common import DataType
 from tensilekit.model.library import MasterLibrary
 from tensilekit.model.solution import MasterSolution
-from tensilekit.predicates.evaluate import DEFAULT_RULES, PredicateRules, lite_required_workspace
+from tensilekit.predicates.evaluate import DEFAULT_RULES, PredicateRules, evaluate, lite_required_workspace
 from tensilekit.selection.answer import Candidate, Selection
 from tensilekit.selection.distance import DistanceFunction, grid_based_distance, grid_based_distance_absolute_k
 from tensilekit.selection.hipblaslt_versions import (
     DEFAULT_HIPBLASLT_VERSION,
     HIPBLASLT_VERSIONS,
+    SOLUTION_SELECTION_METHOD_VARIABLE,
     HipblasltVersion,
     hipblaslt_version_named,
+    selection_method_from,
     version_of_rows,
     version_of_solutions,
 )
@@ -64,6 +66,7 @@ from tensilekit.selection.problem import (
     ContractionProblem,
     GemmProblem,
     Hardware,
+    PerformanceMetric,
     problem_from_query,
     problem_of_record,
 )
@@ -128,6 +131,11 @@ class Runtime:
 
     def _problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
         raise NotImplementedError
+
+    def lists_row_of_gemm_type(self, predicate: Any, problem: ContractionProblem, hardware: Hardware) -> bool:
+        """Whether ``findAllSolutions(.., GEMM_TYPE_ONLY)`` walks a problem row of this predicate
+        (it asks no problem row's predicate, but for a version's exceptions)."""
+        return True
 
     def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
         """The problem this runtime builds for one workload GEMM (a hipBLASLt log line …)."""
@@ -272,10 +280,32 @@ class HipblasltRuntime(Runtime):
     name = "hipblaslt"
     default_workspace_size = HIPBLASLT_DEFAULT_WORKSPACE
 
-    def __init__(self, version: HipblasltVersion = DEFAULT_HIPBLASLT_VERSION) -> None:
+    def __init__(self, version: HipblasltVersion = DEFAULT_HIPBLASLT_VERSION, selection_method: int = 0) -> None:
         self.version = version
         """The hipBLASLt version whose rules this runtime follows."""
+        self.selection_method = selection_method
+        """``TENSILE_SOLUTION_SELECTION_METHOD`` as the runtime was started with (0: unset); only a
+        version that reads it (:attr:`HipblasltVersion.selection_method_metrics`) acts on it."""
         self.label = f"hipBLASLt {version.name}"
+        metric = version.selection_metric(selection_method)
+        if metric is not None:
+            self.label += f" ({SOLUTION_SELECTION_METHOD_VARIABLE}={selection_method}: {metric})"
+
+    def reported_metric(self, problem: GemmProblem) -> GemmProblem:
+        """``problem`` with the performance metric this runtime's problems report: the selection
+        method's where the version reads one (``ContractionProblemGemm::performanceMetric``
+        returns it instead of the problem's own), else the problem's own."""
+        metric = self.version.selection_metric(self.selection_method)
+        if metric is None or problem.performance_metric.value == metric:
+            return problem
+        return problem.model_copy(update={"performance_metric": PerformanceMetric(metric)})
+
+    def lists_row_of_gemm_type(self, predicate: Any, problem: ContractionProblem, hardware: Hardware) -> bool:
+        # 0.12.1's findAllSolutions(GEMM_TYPE_ONLY) leaves out an ExperimentalStreamK row unless the
+        # problem reports that metric (measured with its C++: all_supported, see hipblaslt_versions)
+        if self.version.all_solutions_gate_streamk_rows and getattr(predicate, "type", None) == "ExperimentalStreamK":
+            return evaluate(predicate, problem, hardware).passed
+        return True
 
     def table_order(self, keys: Sequence[tuple[int, ...]], speeds: Sequence[float]) -> list[int]:
         # hipBLASLt 7d9fb683 tensilelite/Tensile/Source/lib/include/Tensile/Serialization/
@@ -288,12 +318,12 @@ class HipblasltRuntime(Runtime):
     def _problem_from_query(self, record: dict[str, Any]) -> GemmProblem:
         from tensilekit.selection.hipblaslt import problem_from_hipblaslt_query
 
-        return problem_from_hipblaslt_query(record, self.version)
+        return self.reported_metric(problem_from_hipblaslt_query(record, self.version))
 
     def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
         from tensilekit.selection.hipblaslt import hipblaslt_problem_from_workload
 
-        return hipblaslt_problem_from_workload(gemm, workspace_size, self.version)
+        return self.reported_metric(hipblaslt_problem_from_workload(gemm, workspace_size, self.version))
 
     def attempts(self, problem: ContractionProblem) -> list[ContractionProblem]:
         # tensile_host.cpp getBestSolutions: nothing found for f32_fast_xf32 -> retry as plain Float.
@@ -411,7 +441,8 @@ class HipblasltRuntime(Runtime):
         return self.version.predicate_rules
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.version.name!r})"
+        method = f", selection_method={self.selection_method}" if self.selection_method else ""
+        return f"{type(self).__name__}({self.version.name!r}{method})"
 
 
 TENSILE = TensileRuntime()
@@ -424,19 +455,35 @@ HIPBLASLT = HIPBLASLT_RUNTIMES[DEFAULT_HIPBLASLT_VERSION.name]
 _BY_NAME: dict[str, Runtime] = {TENSILE.name: TENSILE, HIPBLASLT.name: HIPBLASLT}
 
 
-def hipblaslt_runtime(version: str | HipblasltVersion) -> HipblasltRuntime:
-    """The hipBLASLt runtime of ``version`` (``"7d9fb683"``, ``"0.12.1"``).
+_WITH_SELECTION_METHOD: dict[tuple[str, int], HipblasltRuntime] = {}
 
-    Raises SelectionError for an unknown version, TypeError for something that is no str."""
-    return HIPBLASLT_RUNTIMES[hipblaslt_version_named(version).name]
+
+def hipblaslt_runtime(version: str | HipblasltVersion, selection_method: int = 0) -> HipblasltRuntime:
+    """The hipBLASLt runtime of ``version`` (``"7d9fb683"``, ``"0.12.1"``) started with
+    ``TENSILE_SOLUTION_SELECTION_METHOD=selection_method`` (0: unset; a version that does not read
+    the variable ignores it). One object per (version, method), so runtimes compare by identity.
+
+    Raises SelectionError for an unknown version or a negative method, TypeError for something
+    that is no str."""
+    named = hipblaslt_version_named(version)
+    method = selection_method_from(selection_method)
+    if method == 0 or named.selection_metric(method) is None:
+        return HIPBLASLT_RUNTIMES[named.name]
+    key = (named.name, method)
+    if key not in _WITH_SELECTION_METHOD:
+        _WITH_SELECTION_METHOD[key] = HipblasltRuntime(named, method)
+    return _WITH_SELECTION_METHOD[key]
 
 
 def resolve_runtime(
-    runtime: str | Runtime | None, hipblaslt_version: str | HipblasltVersion | None, detected: Callable[[], Runtime]
-) -> Runtime:
+    runtime: str | Runtime | None, hipblaslt_version: str | HipblasltVersion | None, detected: Callable[[], Runtime],
+    selection_method: int = 0,
+) -> Runtime:  # fmt: skip
     """The runtime a caller's ``runtime`` and ``hipblaslt_version`` choose for a library whose own
     runtime ``detected()`` gives (called only when needed). Unnamed, the runtime is the library's;
     ``"hipblaslt"`` without a version takes the library's hipBLASLt version when it has one.
+    ``selection_method``: ``TENSILE_SOLUTION_SELECTION_METHOD`` for a hipBLASLt runtime (Tensile's
+    and hipBLASLt versions that do not read it ignore it, as they do).
 
     Raises SelectionError for an unknown name, or a hipBLASLt version with Tensile's runtime."""
     chosen = runtime_named(runtime) if runtime is not None else None
@@ -444,7 +491,10 @@ def resolve_runtime(
         library_runtime = detected()
         if chosen is None or isinstance(library_runtime, HipblasltRuntime):
             chosen = library_runtime
-    return with_hipblaslt_version(chosen, hipblaslt_version)
+    chosen = with_hipblaslt_version(chosen, hipblaslt_version)
+    if isinstance(chosen, HipblasltRuntime) and selection_method:
+        return hipblaslt_runtime(chosen.version, selection_method)
+    return chosen
 
 
 def with_hipblaslt_version(runtime: Runtime, version: str | HipblasltVersion | None) -> Runtime:

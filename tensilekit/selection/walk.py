@@ -782,7 +782,8 @@ class ReferenceSelector:
             # GEMM_TYPE_ONLY does not ask problem rows (their TypesEqual, F32XdlMathOp …): every
             # row is listed and the leaves check the gemm type (seen with the hipBLASLt oracle).
             for row in node.rows:
-                self._all_gemm_type(row.library, q, found)
+                if self.runtime.lists_row_of_gemm_type(row.predicate, q.problem, q.hardware):
+                    self._all_gemm_type(row.library, q, found)
         elif isinstance(node, ProblemMapNode):
             child = node.map.get(q.problem.op_id)
             if child is not None:

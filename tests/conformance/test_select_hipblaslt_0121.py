@@ -134,3 +134,79 @@ def test_workspace_without_the_custom_kernel_synchronizer(corpus: Path, amd: Pat
             for record in records
         }
         assert mine == wanted, runtime.version.name
+
+
+def test_diff_answers_as_the_version_named(corpus: Path) -> None:
+    """``diff --queries --hipblaslt-version 0.12.1`` (``runtime_selector``) answers as ``select``
+    does under 0.12.1, which differs from 7d9fb683's answer for some corpus queries."""
+    from tensilekit.merge.diff import runtime_selector
+
+    master_path = corpus / "masters-hipblaslt" / "hipblaslt_gfx942_grid.dat"
+    source = corpus / "select-hipblaslt" / "hipblaslt_gfx942_grid.jsonl"
+    if not source.exists():
+        pytest.skip(f"{source.name} is not in this corpus")
+    records = [json.loads(line) for line in source.read_text().splitlines()]
+    records = records[100:140] + records[400:420]  # some of the few queries 0.12.1's GridBased walk answers otherwise
+    master = tensilekit.load_master(master_path)
+    library = tensilekit.open_library(master_path, hipblaslt_version="0.12.1")
+    answers = {}
+    for version in ("7d9fb683", "0.12.1"):
+        select = runtime_selector(hipblaslt_version=version)
+        answers[version] = [select(master, record).index for record in records]
+    assert answers["0.12.1"] == [
+        library.select(library.problem_from_query(r), library.device_of(r)).index for r in records
+    ]
+    assert answers["7d9fb683"] == [r["expected"] and r["expected"]["index"] for r in records]
+    assert answers["7d9fb683"] != answers["0.12.1"]
+
+
+def test_solution_selection_method_reaches_the_problem(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``TENSILE_SOLUTION_SELECTION_METHOD`` (the environment, or ``solution_selection_method``)
+    makes a 0.12.1 problem report ExperimentalDTree (1) or ExperimentalStreamK (2); 7d9fb683 does
+    not read it; a value that is no integer is a clear error."""
+    master_path = corpus / "masters-hipblaslt" / "hipblaslt_gfx942_grid.dat"
+    monkeypatch.delenv("TENSILE_SOLUTION_SELECTION_METHOD", raising=False)
+    metric = {}
+    for version, method in [("0.12.1", 0), ("0.12.1", 1), ("0.12.1", 2), ("7d9fb683", 2)]:
+        library = tensilekit.open_library(master_path, hipblaslt_version=version, solution_selection_method=method)
+        metric[version, method] = library.problem(128, 128, 128, type="HHS").performance_metric.value
+    assert metric == {
+        ("0.12.1", 0): "DeviceEfficiency", ("0.12.1", 1): "ExperimentalDTree",
+        ("0.12.1", 2): "ExperimentalStreamK", ("7d9fb683", 2): "DeviceEfficiency",
+    }  # fmt: skip
+    monkeypatch.setenv("TENSILE_SOLUTION_SELECTION_METHOD", "2")
+    library = tensilekit.open_library(master_path, hipblaslt_version="0.12.1")
+    assert library.problem(128, 128, 128, type="HHS").performance_metric.value == "ExperimentalStreamK"
+    assert "ExperimentalStreamK" in library.runtime.label
+    monkeypatch.setenv("TENSILE_SOLUTION_SELECTION_METHOD", "streamk")
+    with pytest.raises(tensilekit.TensilekitError, match="TENSILE_SOLUTION_SELECTION_METHOD='streamk'"):
+        tensilekit.open_library(master_path, hipblaslt_version="0.12.1")
+    result = CliRunner().invoke(
+        cli, ["select", "128", "128", "128", "--library", str(master_path), "--solution-selection-method", "x"]
+    )
+    assert result.exit_code == 2 and "solution-selection-method" in result.output
+
+
+def test_build_master_takes_the_version_the_logic_shows(corpus: Path, tmp_path: Path) -> None:
+    """A logic file whose problem type names 0.12.1's ``SwizzleTensorA`` is built as 0.12.1's
+    TensileCreateLibrary builds it (swizzle fields, ``WorkgroupNumberCheck``) and the master is
+    taken for 0.12.1's; ``--hipblaslt-version 7d9fb683`` builds 7d9fb683's from the same file."""
+    source = corpus / "logic" / "hipblaslt" / "aquavanjaram" / "gfx942" / "Equality"
+    source = source / "aquavanjaram_Cijk_Ailk_Bjlk_HHS_BH_Bias_HAS_SAV_UserArgs.yaml"
+    logic = tmp_path / source.name
+    logic.write_text(source.read_text().replace("\n  Sparse: 0\n", "\n  Sparse: 0\n  SwizzleTensorA: false\n", 1))
+    assert "SwizzleTensorA" in logic.read_text()
+    for option, version in [([], "0.12.1"), (["--hipblaslt-version", "7d9fb683"], "7d9fb683")]:
+        out = tmp_path / f"{version}.yaml"
+        result = CliRunner().invoke(cli, ["build-master", str(logic), "-o", str(out), *option])
+        assert result.exit_code == 0, result.output
+        text = out.read_text()
+        assert ("WorkgroupNumberCheck" in text) == ("swizzleTensorA: false" in text) == (version == "0.12.1")
+        assert hipblaslt_runtime(version) is tensilekit.open_library(out).runtime
+    # 7d9fb683's runtime stops at 0.12.1's predicates ("Unknown subclass type SwizzleTensorA")
+    with pytest.raises(tensilekit.TensilekitError, match="cannot load this master: it is hipBLASLt 0.12.1's"):
+        tensilekit.open_library(tmp_path / "0.12.1.yaml", hipblaslt_version="7d9fb683")
+    refused = CliRunner().invoke(
+        cli, ["select", "64", "64", "64", "--library", str(tmp_path / "0.12.1.yaml"), "--hipblaslt-version", "7d9fb683"]
+    )
+    assert refused.exit_code != 0 and "Unknown subclass type" in refused.output

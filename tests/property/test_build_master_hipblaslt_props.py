@@ -66,18 +66,30 @@ def _automatic_lds(files: list[Path], folder: Path) -> list[Path]:
     return out
 
 
-def test_random_logic_sets_build_like_amd(corpus: Path, amd: Path) -> None:
+@pytest.mark.parametrize(
+    ("tool", "options", "examples"),
+    [("build-master", [], 6), ("build-master-0.12.1", ["--hipblaslt-version", "0.12.1"], 2)],
+    ids=["7d9fb683", "0.12.1"],
+)
+def test_random_logic_sets_build_like_amd(
+    corpus: Path, amd: Path, tool: str, options: list[str], examples: int
+) -> None:
+    """``build-master`` against hipBLASLt 7d9fb683's TensileCreateLibrary, and ``build-master
+    --hipblaslt-version 0.12.1`` against 0.12.1's (``../shared/amd/build-master-0.12.1``)."""
+    if not (amd / tool).exists():
+        pytest.skip(f"{tool} is not in {amd}")
     files = _files(corpus)
 
-    @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(logic_sets(files))
     def check(case: tuple[str, list[Path], bool, bool]) -> None:
         arch, chosen, lazy, automatic_lds = case
         with tempfile.TemporaryDirectory() as tmp:
             if automatic_lds:
                 chosen = _automatic_lds(chosen, Path(tmp) / "auto")
-            theirs = amd_build_master(amd, arch, chosen, Path(tmp) / "amd", lazy=lazy)
-            ours = build_both_formats([*map(str, chosen), *(["--lazy"] if lazy else [])], Path(tmp) / "ours")
+            theirs = amd_build_master(amd, arch, chosen, Path(tmp) / "amd", lazy=lazy, tool=tool)
+            arguments = [*map(str, chosen), *(["--lazy"] if lazy else []), *options]
+            ours = build_both_formats(arguments, Path(tmp) / "ours")
             expected = sorted(p.name for p in theirs.iterdir())
             assert expected and [p.name for p in written(ours)] == expected
             for name in expected:

@@ -26,12 +26,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import tensilekit  # noqa: E402
+from tensilekit.cli.main import cli  # noqa: E402
 from tensilekit.model.library import MasterLibrary, MatchingNode  # noqa: E402
 from tensilekit.selection import (  # noqa: E402
     compile_library,
@@ -171,16 +173,21 @@ def _built_and_answered(
 ) -> tuple[MasterLibrary, list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """The master ``version``'s own TensileCreateLibrary builds from ``files``, 160 queries drawn
     for it, and ``version``'s C++ answers to them."""
+    master_path, library = _built(amd, version, arch, files, tmp)
+    queries = list(_queries(library, arch, seed, 160))
+    return library, queries, _oracle(amd, master_path, queries, tmp, version=version)
+
+
+def _built(amd: Path, version: str, arch: str, files: list[Path], tmp: Path) -> tuple[Path, MasterLibrary]:
+    """``tmp/master.dat`` as ``version``'s own TensileCreateLibrary builds it from ``files``, read."""
     build = subprocess.run(
         [str(amd / _BUILDERS[version]), "--arch", arch, "--out", str(tmp), "--name", "master", *map(str, files)],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert build.returncode == 0, build.stderr[-2000:]
-    master_path = tmp / "master.dat"
-    library = tensilekit.load_master(master_path)
+    library = tensilekit.load_master(tmp / "master.dat")
     assert isinstance(library, MasterLibrary)
-    queries = list(_queries(library, arch, seed, 160))
-    return library, queries, _oracle(amd, master_path, queries, tmp, version=version)
+    return tmp / "master.dat", library
 
 
 def _disagreements(
@@ -190,6 +197,13 @@ def _disagreements(
     and the oracle's answers differ: top 1, ``findTopSolutions(.., 8)``, the supported set."""
     compiled = compile_library(library)
     assert compiled.runtime is runtime, f"{compiled.runtime} detected, {runtime} expected"
+    return _disagreements_compiled(compiled, queries, answers, runtime)
+
+
+def _disagreements_compiled(
+    compiled: Any, queries: list[dict[str, Any]], answers: dict[str, dict[str, Any]], runtime: Runtime
+) -> list[str]:
+    """:func:`_disagreements` for a library compiled for ``runtime``."""
     problems = [runtime.problem_from_query(query) for query in queries]
     batch = select_batch(compiled, problems, [hardware_from_query(query) for query in queries])
     disagreements = []
@@ -278,3 +292,127 @@ def test_hipblaslt_0121_selection_agrees_with_its_cpp_runtime(
     disagreements = _disagreements(library, queries, answers, hipblaslt_runtime("0.12.1"))
     files_named = [str(path.relative_to(corpus)) for path in files]
     assert not disagreements, f"{arch} {files_named}: {len(disagreements)} disagree:\n" + "\n".join(disagreements[:6])
+
+
+def _can_stream_k(solution: dict[str, Any]) -> bool:
+    """Whether 0.12.1's ``Solution`` keeps this kernel with ``StreamK`` on (its rejections,
+    ``SolutionStructs.py`` 2018-2020 and 2183-2211 @0.12.1: S/H/B types, four MI wave groups, ...)."""
+    problem_type = solution.get("ProblemType") or {}
+    types = [problem_type.get(key) for key in ("DataType", "DataTypeA", "DataTypeB", "DestDataType")]
+    wave_group = solution.get("MIWaveGroup") or [0, 0]
+    return (
+        all(kind in (0, 4, 7, None) for kind in types)  # single, half, bfloat16 (DataType enum)
+        and wave_group[0] * wave_group[1] == 4
+        and bool(solution.get("EnableMatrixInstruction"))
+        and not solution.get("DirectToLds")
+        and solution.get("ScheduleGlobalRead") == 1
+        and solution.get("ScheduleLocalWrite") == 1
+        and solution.get("ScheduleIterAlg") in (1, 3)
+        and problem_type.get("StridedBatched", True)
+        and not problem_type.get("GroupedGemm")
+    )
+
+
+def _as_streamk(path: Path, out: Path) -> Path | None:
+    """A copy of a logic file as a StreamK library: every kernel that can be ``StreamK: 3`` made so,
+    and the file's ``PerfMetric`` (list item 10) ``ExperimentalStreamK``, which 0.12.1's
+    TensileCreateLibrary puts behind an ``ExperimentalStreamK`` problem row (``SolutionLibrary.py``
+    ``performanceMetric`` @0.12.1). None when fewer than two can."""
+    import yaml
+
+    logic = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    changed = 0
+    for solution in logic[5]:
+        if _can_stream_k(solution):
+            solution["StreamK"] = 3
+            changed += 1
+    if changed < 2 or len(logic) <= 10:
+        return None
+    logic[10] = "ExperimentalStreamK"
+    copy = out / f"streamk_{path.name}"
+    copy.write_text(yaml.dump(logic, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper)), encoding="utf-8")
+    return copy
+
+
+def _oracle_with_method(
+    amd: Path, master: Path, queries: list[dict[str, Any]], tmp: Path, method: int
+) -> dict[str, dict[str, Any]]:
+    """0.12.1's C++ answers with ``TENSILE_SOLUTION_SELECTION_METHOD=method`` in its environment."""
+    previous = os.environ.get("TENSILE_SOLUTION_SELECTION_METHOD")
+    os.environ["TENSILE_SOLUTION_SELECTION_METHOD"] = str(method)
+    try:
+        return _oracle(amd, master, queries, tmp, version="0.12.1")
+    finally:
+        if previous is None:
+            del os.environ["TENSILE_SOLUTION_SELECTION_METHOD"]
+        else:
+            os.environ["TENSILE_SOLUTION_SELECTION_METHOD"] = previous
+
+
+@settings(
+    max_examples=1, deadline=None, derandomize=bool(os.environ.get("CI")), database=None,
+    phases=[Phase.generate],  # a failing example is reported as drawn: each shrink step is a build
+    suppress_health_check=[HealthCheck.filter_too_much],
+)  # fmt: skip
+@given(data=st.data())
+def test_hipblaslt_0121_streamk_selection_method_agrees_with_its_cpp_runtime(
+    corpus: Path, amd: Path, tmp_path_factory: pytest.TempPathFactory, data: Any
+) -> None:
+    """A 0.12.1 master with an ``ExperimentalStreamK`` row (a StreamK copy of a corpus logic file,
+    beside the original) answered by 0.12.1's C++ under ``TENSILE_SOLUTION_SELECTION_METHOD`` 0 and
+    2: without 2 no StreamK kernel is chosen, ranked or listed by ``getAllSolutions``; with 2 the
+    StreamK row answers. tensilekit agrees on every answer under each method, through the API and
+    through ``select --solution-selection-method`` / the environment variable."""
+    _require_0121(amd)
+    groups = {arch: paths for arch, paths in _logic_by_arch(corpus).items() if not arch.startswith("gfx1")}
+    rng = data.draw(st.randoms(use_true_random=True), label="rng")  # the first example is not always index 0
+    arch = rng.choice(sorted(groups))  # Stream-K: no WMMA (gfx11/gfx12)
+    seed = rng.randrange(2**31)
+    tmp = tmp_path_factory.mktemp("streamk0121")
+    logic = tmp / "logic"
+    logic.mkdir()
+    streamk_copy = None
+    for source in rng.sample(groups[arch], len(groups[arch])):
+        streamk_copy = _as_streamk(source, logic)
+        if streamk_copy is not None:
+            break
+    assume(streamk_copy is not None)
+    assert streamk_copy is not None
+    files = [source, streamk_copy] if rng.random() < 0.5 else [streamk_copy]  # with and without a metric-free row
+    master_path, library = _built(amd, "0.12.1", arch, files, tmp)
+    streamk = {s.index for s in library.solutions if int(getattr(s.size_mapping, "stream_k", 0) or 0) > 0}
+    assert streamk, "the StreamK copy's kernels are in the master"
+    # unlimited workspace: 0.12.1 sizes a Stream-K kernel's workspace by its dynamic-grid model,
+    # which tensilekit does not model (hipblaslt_versions)
+    queries = [{**query, "workspace_size": None} for query in _queries(library, arch, seed, 120)]
+    chosen_streamk = {}
+    for method in (0, 2):
+        answers = _oracle_with_method(amd, master_path, queries, tmp, method)
+        runtime = hipblaslt_runtime("0.12.1", method)
+        compiled = compile_library(library, runtime=runtime)
+        disagreements = _disagreements_compiled(compiled, queries, answers, runtime)
+        assert not disagreements, f"method {method}, {source.name}: {len(disagreements)} disagree:\n" + "\n".join(
+            disagreements[:6]
+        )
+        chosen_streamk[method] = sum(
+            1 for answer in answers.values() if answer["expected"] and answer["expected"]["index"] in streamk
+        )
+        listed = {index for answer in answers.values() for index in answer["top"] + answer["all_supported"]}
+        if method == 0:
+            assert not listed & streamk, f"without method 2 StreamK kernels are listed: {listed & streamk}"
+        query_file = tmp / f"cli{method}.jsonl"
+        query_file.write_text("".join(json.dumps(q) + "\n" for q in queries))
+        wanted = {key: answer["expected"] and answer["expected"]["index"] for key, answer in answers.items()}
+        runner = CliRunner()
+        by_option = runner.invoke(
+            cli, ["select", "--library", str(master_path), "--queries", str(query_file), "--json",
+                  "--solution-selection-method", str(method)], env={"TENSILE_SOLUTION_SELECTION_METHOD": None},
+        )  # fmt: skip
+        by_environment = runner.invoke(
+            cli, ["select", "--library", str(master_path), "--queries", str(query_file), "--json"],
+            env={"TENSILE_SOLUTION_SELECTION_METHOD": str(method)},
+        )  # fmt: skip
+        for result in (by_option, by_environment):
+            assert result.exit_code == 0, result.output
+            assert {line["id"]: line["index"] for line in map(json.loads, result.output.splitlines())} == wanted
+    assert chosen_streamk[0] == 0, chosen_streamk

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tensilekit.cli.inputs import LOGIC, require_kind, require_readable_folder
-from tensilekit.cli.options import UserPath, check_output_path
+from tensilekit.cli.options import UserPath, check_output_path, hipblaslt_version_choice
 from tensilekit.cli.phases import phases
 
 if TYPE_CHECKING:
@@ -51,10 +51,14 @@ _OUTPUT_SUFFIXES = {".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpac
     default=None,
     help="hipBLASLt's tensilelite/Tensile/CustomKernels directory (logic files with custom kernels need it).",
 )
+@hipblaslt_version_choice(
+    "tensilelite: build as this hipBLASLt's TensileCreateLibrary (default: 0.12.1 when the files' problem "
+    "types name its fields such as SwizzleTensorA, else 7d9fb683)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the files written as JSON.")
 def build_master_command(
     logic: tuple[str, ...], output: str, lazy: bool, fmt: str | None, dialect: str | None, custom_kernels: str | None,
-    as_json: bool,
+    hipblaslt_version: str | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Build the master solution library of LOGIC files or directories (no kernels, no ROCm)."""
     from tensilekit.api import build_master_files
@@ -66,7 +70,10 @@ def build_master_command(
         require_readable_folder(path, suffixes=(".yaml", ".yml", ".yaml.zst"))
     require_kind(logic, LOGIC, "build-master")
     with phases("reading the logic files") as shown:
-        files = build_master_files(logic, lazy=lazy, dialect=dialect, custom_kernels=custom_kernels, stage=shown.stage)
+        files = build_master_files(
+            logic, lazy=lazy, dialect=dialect, custom_kernels=custom_kernels, stage=shown.stage,
+            hipblaslt_version=hipblaslt_version,
+        )  # fmt: skip
         shown.stage(f"writing {target.name}")
         written, removed = _write(files, target, fmt, lazy)
     if any(isinstance(node, PredictionNode) for library in files.values() for _, node in library.iter_nodes()):

@@ -20,6 +20,7 @@ from tensilekit.cli.options import (
     UserPath,
     full_names_option,
     hipblaslt_version_option,
+    solution_selection_method_option,
     subtree_options,
     type_spec_callback,
     workspace_option,
@@ -134,6 +135,7 @@ TRANSPOSE = _Transpose(["N", "T", "C"])
     help="hipBLASLt compute type (f32, f32_fast_f16, f32_fast_bf16, f32_fast_xf32, f64, i32 …; hipBLASLt runtime).",
 )
 @hipblaslt_version_option
+@solution_selection_method_option
 @workspace_option("the caller")
 @click.option("--explain", is_flag=True, help="Show the walk: every level, predicate and table entry considered.")
 @click.option(
@@ -151,7 +153,7 @@ def select_command(
     hpa: bool | None, alpha: float, beta: float, metric: str, rocblas_k0: bool, queries: Path | None,
     from_log: Path | None, runtime_name: str | None, compute_name: str | None, workspace_size: int | None,
     explain: bool, top: int, as_json: bool, strict: bool, subtree: str | None, asic_revision: int | None,
-    hipblaslt_version: str | None,
+    hipblaslt_version: str | None, solution_selection_method: int | None,
 ) -> None:  # fmt: skip
     """Predict the kernel the runtime selects for an M×N×K GEMM: rocBLAS's Tensile
     (findBestSolution) or hipBLASLt's heuristic (findTopSolutions(.., 1)), detected from the library.
@@ -167,6 +169,7 @@ def select_command(
                 m, n, k, library_path, arch, cu_count, is_apu, pci_chip_id, batch, trans_a, trans_b, type_spec, hpa,
                 alpha, beta, metric, rocblas_k0, queries, from_log, runtime_name, compute_name, workspace_size,
                 explain, top, as_json, strict, subtree, asic_revision, held_stdin, hipblaslt_version,
+                solution_selection_method,
             )  # fmt: skip
             return
         except LibraryChanged:
@@ -188,7 +191,7 @@ def _select(
     hpa: bool | None, alpha: float, beta: float, metric: str, rocblas_k0: bool, queries: Path | None,
     from_log: Path | None, runtime_name: str | None, compute_name: str | None, workspace_size: int | None,
     explain: bool, top: int, as_json: bool, strict: bool, subtree: str | None, asic_revision: int | None,
-    held_stdin: list[str], hipblaslt_version: str | None = None,
+    held_stdin: list[str], hipblaslt_version: str | None = None, solution_selection_method: int | None = None,
 ) -> None:  # fmt: skip
     from tensilekit.cli.render_select import progress, render_selection, selection_extras
     from tensilekit.selection import contraction_problem
@@ -200,6 +203,7 @@ def _select(
         library_path, arch=arch, cu_count=cu_count, is_apu=is_apu, pci_chip_id=pci_chip_id,
         runtime_name=runtime_name, workspace_size=workspace_size, subtree=subtree, asic_revision=asic_revision,
         required_for=None if queries is not None else " for a single query", hipblaslt_version=hipblaslt_version,
+        solution_selection_method=solution_selection_method,
     )  # fmt: skip
     shown_path = library.path or Path("-")
     if from_log is not None:

@@ -144,3 +144,43 @@ def test_synchronizer_slots_by_version(corpus: Path) -> None:
     assert not evaluate(check, problem, device, rules=HIPBLASLT.predicate_rules).passed
     assert evaluate(check, problem, device, rules=hipblaslt_runtime("0.12.1").predicate_rules).passed
     assert evaluate(check, problem, device).passed is False  # the default rules are 7d9fb683's
+
+
+@pytest.mark.parametrize(
+    ("value", "method"), [(None, 0), ("", 0), (" 2 ", 2), ("1", 1), (2, 2), ("7", 7)]
+)  # fmt: skip
+def test_selection_method_values(value: Any, method: int) -> None:
+    from tensilekit.selection.hipblaslt_versions import selection_method_from
+
+    assert selection_method_from(value) == method
+
+
+@pytest.mark.parametrize("value", ["streamk", "-1", -2, "2.0", True])
+def test_selection_method_refuses_what_is_no_count(value: Any) -> None:
+    from tensilekit.selection.hipblaslt_versions import selection_method_from
+
+    with pytest.raises(SelectionError, match="TENSILE_SOLUTION_SELECTION_METHOD"):
+        selection_method_from(value)
+
+
+def test_one_runtime_per_version_and_method() -> None:
+    """A method the version does not act on gives the version's plain runtime (7d9fb683 reads no
+    method; 0.12.1 none but 1 and 2), so runtimes stay comparable by identity."""
+    assert hipblaslt_runtime("0.12.1", 0) is hipblaslt_runtime("0.12.1")
+    assert hipblaslt_runtime("0.12.1", 5) is hipblaslt_runtime("0.12.1")
+    assert hipblaslt_runtime("7d9fb683", 2) is HIPBLASLT
+    streamk = hipblaslt_runtime("0.12.1", 2)
+    assert streamk is hipblaslt_runtime("0.12.1", 2) is not hipblaslt_runtime("0.12.1")
+    assert (streamk.version, streamk.selection_method) == (HIPBLASLT_0_12_1, 2)
+    assert resolve_runtime(None, None, lambda: hipblaslt_runtime("0.12.1"), 2) is streamk
+    assert resolve_runtime(None, None, lambda: TENSILE, 2) is TENSILE
+    assert HIPBLASLT_0_12_1.selection_metric(2) == "ExperimentalStreamK"
+    assert HIPBLASLT_7D9FB683.selection_metric(2) is None
+
+
+def test_version_of_logic_reads_the_problem_type() -> None:
+    from tensilekit.selection.hipblaslt_versions import version_of_logic
+
+    assert version_of_logic([{"DataType": 0}, {"SwizzleTensorB": False}]) is HIPBLASLT_0_12_1
+    assert version_of_logic([{"DataType": 0}]) is HIPBLASLT_7D9FB683
+    assert version_of_logic([]) is HIPBLASLT_7D9FB683
