@@ -32,11 +32,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tensilekit.errors import LibraryChanged, Location, SelectionError
 from tensilekit.model.common import DataType
+from tensilekit.selection.api import select_batch, select_compiled, select_solution, top_solutions
 from tensilekit.selection.problem import (
     GEMM_NUMBER_FIELDS,
     GemmProblem,
     Hardware,
     PerformanceMetric,
+    contraction_problem,
     hardware_from_query,
     parse_type_spec,
 )
@@ -331,10 +333,24 @@ class Library:
         self, problem: GemmProblem, hardware: Hardware | None = None, *, explain: bool = False, top: int = 0,
         rocblas_k0: bool = False,
     ) -> Selection:  # fmt: skip
-        """The kernel the runtime selects (``index`` None: no kernel; :meth:`why_not` says why)."""
-        from tensilekit.selection.api import select_solution
+        """The kernel the runtime selects (``index`` None: no kernel; :meth:`why_not` says why).
 
+        The first :data:`WALK_AT_MOST` questions are walked one by one (the walk decodes only the
+        kernels it reaches); from the next one on, the library is compiled once and every plain
+        question is answered by the compiled engine, with the same answer at a fraction of the
+        cost. ``explain`` and ``top`` always walk.
+        """
         device = hardware if hardware is not None else self.require_device()
+        if not explain and not top:
+            compiled = self._cache.get("compiled")
+            if compiled is None:
+                walked = self._cache["walked"] = self._cache.get("walked", 0) + 1
+                if walked > WALK_AT_MOST:
+                    compiled = self.compiled
+            if compiled is not None and type(problem) is GemmProblem and type(device) is Hardware:
+                # the warm question: straight to the compiled walk, without select_solution's checks
+                # (the types are exact; the runtime is the compiled library's own)
+                return select_compiled(compiled, contraction_problem(problem, rocblas_k0=rocblas_k0), device)
         engine = self.reference if explain or top else self._engine()
         return select_solution(engine, problem, device, explain=explain, top=top, rocblas_k0=rocblas_k0)
 
@@ -347,8 +363,6 @@ class Library:
     ) -> TopSolutions:
         """The runtime's ``count`` best kernels (hipBLASLt: ``findTopSolutions`` then its
         ``getAllSolutions`` fallback; Tensile: repeated selection)."""
-        from tensilekit.selection.api import top_solutions
-
         device = hardware if hardware is not None else self.require_device()
         return top_solutions(self.reference, problem, device, count, rocblas_k0=rocblas_k0)
 
@@ -357,8 +371,6 @@ class Library:
         *, rocblas_k0: bool = False,
     ) -> BatchSelection:  # fmt: skip
         """Many queries at once through the compiled engine (same answers as :meth:`select`)."""
-        from tensilekit.selection.api import select_batch
-
         device = hardware if hardware is not None else self.require_device()
         return select_batch(self.compiled, problems, device, rocblas_k0=rocblas_k0)
 
@@ -450,8 +462,6 @@ class Library:
         """The workspace check's verdict, if allowing any workspace would find a kernel."""
         if problem.workspace_size is None:
             return None
-        from tensilekit.selection.api import select_solution
-
         unlimited = problem.model_copy(update={"workspace_size": None})
         try:
             selection = select_solution(self._engine(), unlimited, device)
@@ -591,7 +601,7 @@ class Library:
         """The answers of one chunk of query lines (:meth:`answer_queries`)."""
         from tensilekit.errors import TensilekitError
         from tensilekit.io.files import gc_paused
-        from tensilekit.selection import ProblemColumns, contraction_problem, select_batch
+        from tensilekit.selection import ProblemColumns
 
         batch = None
         if not walk:
@@ -787,8 +797,6 @@ def _required_workspace(
     if selection.solution is None:
         return None
     try:
-        from tensilekit.selection.problem import contraction_problem
-
         return int(runtime.required_workspace(contraction_problem(problem), device, selection.solution))
     except Exception:  # noqa: BLE001 - a Tensile kernel or missing field: say "needs more" instead
         return None
