@@ -41,6 +41,7 @@ from tensilekit.selection.problem import (
     contraction_problem,
     hardware_from_query,
     parse_type_spec,
+    problem_record,
 )
 from tensilekit.selection.runtime import (
     HIPBLASLT_DEFAULT_WORKSPACE,
@@ -724,16 +725,6 @@ def _query_records(
         if strict:
             raise SelectionError(problem, location)
         yield number, None, f"{location}: {problem}"
-
-
-def problem_record(problem: GemmProblem) -> dict[str, Any]:
-    """The full problem as JSON (fields left at their defaults are left out; ``workspace_size``
-    is always written, None = unlimited): :meth:`Library.problem_from_query` rebuilds it exactly."""
-    record = problem.model_dump(mode="json", exclude_defaults=True)
-    for name in ("m", "n", "k"):
-        record[name] = getattr(problem, name)
-    record["workspace_size"] = problem.workspace_size
-    return record
 
 
 def answer_record(

@@ -11,7 +11,7 @@ measured times summed; a line that cannot be read is skipped and reported with i
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, runtime_checkable
 
 from tensilekit._arguments import require, require_items
 from tensilekit.coverage.model import CoverageGemm, Skipped
@@ -30,8 +30,15 @@ from tensilekit.selection.workload import problem_from_workload
 from tensilekit.workload.problem import GemmProblem as WorkloadGemm
 from tensilekit.workload.records import BadLine, BadLineSink
 
-if TYPE_CHECKING:
-    from tensilekit.library import Library
+
+@runtime_checkable
+class ProblemBuilder(Protocol):
+    """What builds a GEMM's problem as a library's runtime does (:class:`tensilekit.library.Library`
+    is one): named by its methods, so coverage need not import the library module, which imports it."""
+
+    def problem_from_query(self, record: Mapping[str, Any]) -> GemmProblem: ...
+
+    def problem_from_workload(self, gemm: WorkloadGemm) -> GemmProblem: ...
 
 
 def type_letters(problem: GemmProblem) -> tuple[str, str, str]:
@@ -64,7 +71,7 @@ def gemms_from_workload(
     time_us: Mapping[tuple[Any, ...], float] | None = None,
     origin: str | None = None,
     runtime: Runtime | None = None,
-    library: Library | None = None,
+    library: ProblemBuilder | None = None,
 ) -> tuple[list[CoverageGemm], list[Skipped]]:
     """One :class:`CoverageGemm` per workload GEMM (already de-duplicated by ``load_workloads``).
 
@@ -75,11 +82,9 @@ def gemms_from_workload(
     does (its runtime and workspace), else as ``runtime`` builds it.
     Raises TypeError for arguments of the wrong type.
     """
-    from tensilekit.library import Library  # at call time: the library module imports this one
-
     require(hardware, Hardware, "hardware", "gemms_from_workload")
     require(runtime, Runtime, "runtime", "gemms_from_workload", optional=True)
-    require(library, Library, "library", "gemms_from_workload", optional=True)
+    require(library, ProblemBuilder, "library", "gemms_from_workload", optional=True)
     gemms: list[CoverageGemm] = []
     skipped: list[Skipped] = []
     for gemm in problems:
@@ -123,7 +128,7 @@ def gemms_from_queries(
     file: str | None = None,
     hardware: Hardware | None = None,
     runtime: Runtime | None = None,
-    library: Library | None = None,
+    library: ProblemBuilder | None = None,
 ) -> tuple[list[CoverageGemm], list[BadLine]]:
     """The GEMMs of a query JSON-lines text (``select --queries`` records).
 
@@ -135,6 +140,7 @@ def gemms_from_queries(
     require(file, str, "file", "gemms_from_queries", optional=True)
     require(hardware, Hardware, "hardware", "gemms_from_queries", optional=True)
     require(runtime, Runtime, "runtime", "gemms_from_queries", optional=True)
+    require(library, ProblemBuilder, "library", "gemms_from_queries", optional=True)
     sink = BadLineSink(file, skip=True)
     gemms: list[CoverageGemm] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -213,6 +219,7 @@ def is_served(problem: GemmProblem, served: Sequence[Mapping[str, Any]]) -> bool
 
 
 __all__ = [
+    "ProblemBuilder",
     "gemms_from_queries",
     "gemms_from_workload",
     "is_served",
