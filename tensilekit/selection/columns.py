@@ -152,10 +152,10 @@ class ProblemColumns(ColumnsLike):
             devices = [hardware] * len(problems) if isinstance(hardware, Hardware) else list(hardware)
             if len(devices) != len(problems):
                 raise SelectionError(f"{len(problems)} problems but {len(devices)} devices")
-            arrays = _gemm_columns(problems, rocblas_k0)  # type: ignore[arg-type]
-            if arrays is not None:
-                arrays.update(_device_columns(devices))
-                return cls(arrays, _ContractionRows(problems, devices, rocblas_k0))  # type: ignore[arg-type]
+            typed = _gemm_columns(problems, rocblas_k0)  # type: ignore[arg-type]
+            if typed is not None:
+                typed.update(_device_columns(devices))
+                return cls(typed, _ContractionRows(problems, devices, rocblas_k0))  # type: ignore[arg-type]
         converted = [
             p if isinstance(p, ContractionProblem) else contraction_problem(p, rocblas_k0=rocblas_k0) for p in problems
         ]
@@ -332,9 +332,7 @@ def _device_columns(devices: Sequence[Hardware]) -> dict[str, np.ndarray]:
             for (name, dtype), value in zip(HARDWARE_COLUMNS, only, strict=True)
         }
     per_device = list(zip(*(device_fields[id(h)] for h in devices), strict=True)) or [()] * 5
-    return {
-        name: _column(values, dtype) for (name, dtype), values in zip(HARDWARE_COLUMNS, per_device, strict=True)
-    }
+    return {name: _column(values, dtype) for (name, dtype), values in zip(HARDWARE_COLUMNS, per_device, strict=True)}
 
 
 # GemmProblem fields by what they are to the columns: the problem type (the same for most queries

@@ -12,7 +12,6 @@ default, so tensilelite's feature predicates hold). ``ldd`` defaults to M, not t
 from __future__ import annotations
 
 import functools
-
 from typing import Any
 
 from tensilekit._arguments import require

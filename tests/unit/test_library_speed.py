@@ -16,8 +16,14 @@ from typing import Any
 import pytest
 
 from tensilekit.library import WALK_AT_MOST, Library, open_library
-from tensilekit.selection import GemmProblem, Hardware, ProblemColumns, contraction_problem, select_batch
-from tensilekit.selection import select_solution
+from tensilekit.selection import (
+    GemmProblem,
+    Hardware,
+    ProblemColumns,
+    contraction_problem,
+    select_batch,
+    select_solution,
+)
 
 GRID = "hipblaslt_gfx942_grid"
 

@@ -151,9 +151,7 @@ def test_columns_of_gemm_problems_equal_columns_of_their_contraction_problems(
     devices = [Hardware(arch="gfx90a", cu_count=104), Hardware(arch="gfx942")]
     for hardware in (devices[0], [devices[i % 2] for i in range(len(problems))]):
         fast = ProblemColumns.from_problems(problems, hardware, rocblas_k0=rocblas_k0)
-        each = ProblemColumns.from_problems(
-            [contraction_problem(p, rocblas_k0=rocblas_k0) for p in problems], hardware
-        )
+        each = ProblemColumns.from_problems([contraction_problem(p, rocblas_k0=rocblas_k0) for p in problems], hardware)
         assert sorted(fast._arrays) == sorted(each._arrays)
         for name, column in each._arrays.items():
             assert fast._arrays[name].dtype == column.dtype, name
