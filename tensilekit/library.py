@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from tensilekit.model.solution import MasterSolution
     from tensilekit.recorded import RecordedSolution, RecordedWorkload
     from tensilekit.selection.api import BatchSelection
+    from tensilekit.selection.columns import ColumnsLike
     from tensilekit.selection.fast import CompiledLibrary
     from tensilekit.selection.workload import WorkloadSelection
     from tensilekit.workload.problem import GemmProblem as WorkloadGemm
@@ -368,10 +369,18 @@ class Library:
         return top_solutions(self.reference, problem, device, count, rocblas_k0=rocblas_k0)
 
     def select_batch(
-        self, problems: Sequence[GemmProblem], hardware: Hardware | Sequence[Hardware] | None = None,
+        self, problems: Sequence[GemmProblem] | ColumnsLike, hardware: Hardware | Sequence[Hardware] | None = None,
         *, rocblas_k0: bool = False,
     ) -> BatchSelection:  # fmt: skip
-        """Many queries at once through the compiled engine (same answers as :meth:`select`)."""
+        """Many queries at once through the compiled engine (same answers as :meth:`select`).
+
+        ``problems``: a list of problems (read into columns per problem type), or ready
+        :class:`~tensilekit.selection.ProblemColumns` (``ProblemColumns.from_arrays``: numpy
+        arrays, no object per query; they name their devices)."""
+        from tensilekit.selection.columns import ColumnsLike
+
+        if isinstance(problems, ColumnsLike):
+            return select_batch(self.compiled, problems)
         device = hardware if hardware is not None else self.require_device()
         return select_batch(self.compiled, problems, device, rocblas_k0=rocblas_k0)
 

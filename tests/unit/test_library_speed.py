@@ -97,6 +97,7 @@ def test_batch_of_gemm_problems_costs_about_the_engine_on_columns(grid_path: Pat
     compiled = library.compiled
     expected = select_batch(compiled, columns)  # cold: tables built
     assert (library.select_batch(problems).indices == expected.indices).all()
+    assert (library.select_batch(columns).indices == expected.indices).all()  # ready columns too
     ratios = []
     for _ in range(3):
         start = time.process_time()
