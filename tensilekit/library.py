@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -74,6 +75,13 @@ keep memory flat. ``select --queries`` of 100 000 lines on rocBLAS_Full: 8 192 t
 WALK_AT_MOST = 16
 """Up to this many queries are walked one by one: compiling a table decodes every solution in it,
 which a lazily read shard (indexed or ``.dat``) would otherwise do for a single answer."""
+
+COMPILE_SECONDS_PER_KERNEL = 0.5e-3
+"""What compiling a library costs per kernel it holds in memory (decoding it and registering its
+predicates: rocBLAS_Full.dat.gz's 21 288 kernels took 11 s, aldebaran_NN_mixed's 526 0.28 s; a
+lazy master's shards compile when reached, so nothing up front). :meth:`Library.select` walks
+until walking has cost that much, then compiles: never much more than twice what the better
+choice in hindsight would have cost."""
 
 
 class ArchRequired(SelectionError):
@@ -337,24 +345,40 @@ class Library:
     ) -> Selection:  # fmt: skip
         """The kernel the runtime selects (``index`` None: no kernel; :meth:`why_not` says why).
 
-        The first :data:`WALK_AT_MOST` questions are walked one by one (the walk decodes only the
-        kernels it reaches); from the next one on, the library is compiled once and every plain
+        Questions are walked one by one (the walk decodes only the kernels it reaches) until
+        compiling pays: past :data:`WALK_AT_MOST` questions, once walking has cost what compiling
+        this library is expected to (:data:`COMPILE_SECONDS_PER_KERNEL`). From then on every plain
         question is answered by the compiled engine, with the same answer at a fraction of the
-        cost. ``explain`` and ``top`` always walk.
+        cost; a script asking many questions needs nothing else. ``explain`` and ``top`` always walk.
         """
         device = hardware if hardware is not None else self.require_device()
-        if not explain and not top:
-            compiled = self._cache.get("compiled")
-            if compiled is None:
-                walked = self._cache["walked"] = self._cache.get("walked", 0) + 1
-                if walked > WALK_AT_MOST:
-                    compiled = self.compiled
-            if compiled is not None and type(problem) is GemmProblem and type(device) is Hardware:
-                # the warm question: straight to the compiled walk, without select_solution's checks
-                # (the types are exact; the runtime is the compiled library's own)
-                return select_compiled(compiled, contraction_problem(problem, rocblas_k0=rocblas_k0), device)
-        engine = self.reference if explain or top else self._engine()
-        return select_solution(engine, problem, device, explain=explain, top=top, rocblas_k0=rocblas_k0)
+        if explain or top:
+            return select_solution(self.reference, problem, device, explain=explain, top=top, rocblas_k0=rocblas_k0)
+        compiled = self._cache.get("compiled")
+        if compiled is None and self._compiling_pays():
+            compiled = self.compiled
+        if compiled is None:
+            start = time.perf_counter()
+            try:
+                return select_solution(self.reference, problem, device, rocblas_k0=rocblas_k0)
+            finally:
+                self._cache["walked"] += 1
+                self._cache["walk_seconds"] += time.perf_counter() - start
+        if type(problem) is GemmProblem and type(device) is Hardware:
+            # the warm question: straight to the compiled walk, without select_solution's checks
+            # (the types are exact; the runtime is the compiled library's own)
+            return select_compiled(compiled, contraction_problem(problem, rocblas_k0=rocblas_k0), device)
+        return select_solution(compiled, problem, device, rocblas_k0=rocblas_k0)
+
+    def _compiling_pays(self) -> bool:
+        """Walking has cost as much as compiling is expected to (past :data:`WALK_AT_MOST` questions):
+        the ski-rental rule, within twice the cheaper of walking on and compiling at once."""
+        cache = self._cache
+        if "walked" not in cache:
+            cache["walked"], cache["walk_seconds"] = 0, 0.0
+            # kernels a compile decodes up front (a lazy master's shards compile when reached)
+            cache["compile_estimate"] = COMPILE_SECONDS_PER_KERNEL * len(self.master.solutions)
+        return bool(cache["walked"] >= WALK_AT_MOST and cache["walk_seconds"] >= cache["compile_estimate"])
 
     def explain(self, problem: GemmProblem, hardware: Hardware | None = None, *, rocblas_k0: bool = False) -> Selection:
         """:meth:`select` with the walk recorded (``trace``: every row, predicate and entry considered)."""
@@ -888,6 +912,7 @@ __all__ = [
     "DEFAULT",
     "HIPBLASLT_DEFAULT_WORKSPACE",
     "QUERY_CHUNK",
+    "COMPILE_SECONDS_PER_KERNEL",
     "WALK_AT_MOST",
     "ArchRequired",
     "Library",

@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
-from tensilekit.library import WALK_AT_MOST, Library, open_library
+import tensilekit.library as library_module
+from tensilekit.library import WALK_AT_MOST, Library, library_of, open_library
+from tensilekit.model.library import MasterLibrary
 from tensilekit.selection import (
     GemmProblem,
     Hardware,
@@ -49,7 +51,10 @@ def _answer(selection: Any) -> tuple[Any, ...]:
     return selection.index, selection.name, selection.distance, selection.retried
 
 
-def test_select_walks_a_handful_of_questions_then_answers_compiled(grid_path: Path) -> None:
+def test_select_walks_a_handful_of_questions_then_answers_compiled(
+    grid_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(library_module, "COMPILE_SECONDS_PER_KERNEL", 0.0)  # compiling is free: at once
     library = open_library(grid_path)
     problems = _problems(library, 3 * WALK_AT_MOST)
     walked = [_answer(library.reference.select(contraction_problem(p), library.require_device())) for p in problems]
@@ -64,6 +69,21 @@ def test_select_walks_a_handful_of_questions_then_answers_compiled(grid_path: Pa
     assert explained.trace and _answer(explained) == walked[1]
 
 
+def test_select_walks_on_while_compiling_would_cost_more(grid_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ski-rental rule: a library whose compile would cost more than the walking so far is
+    walked on (rocBLAS_Full.dat.gz: 11 s to compile, ~8 ms a walk), whatever the count."""
+    monkeypatch.setattr(library_module, "COMPILE_SECONDS_PER_KERNEL", 1e6)
+    library = open_library(grid_path)
+    for problem in _problems(library, 3 * WALK_AT_MOST):
+        library.select(problem)
+    assert not library.is_compiled
+    # a lazy master compiles nothing up front (its shards compile when reached): the count decides
+    lazy = library_of(MasterLibrary(solutions=[], library=library.master.library), runtime=library.runtime)
+    assert lazy.reads_shards and lazy._compiling_pays() is False
+    lazy._cache["walked"] = WALK_AT_MOST
+    assert lazy._compiling_pays()
+
+
 def _cpu_seconds(ask: Callable[[GemmProblem], Any], problems: list[GemmProblem]) -> float:
     """CPU seconds of this process asking every problem once (a shared machine's other load is left out)."""
     start = time.process_time()
@@ -72,8 +92,9 @@ def _cpu_seconds(ask: Callable[[GemmProblem], Any], problems: list[GemmProblem])
     return time.process_time() - start
 
 
-def test_warm_select_costs_about_the_compiled_engine(grid_path: Path) -> None:
+def test_warm_select_costs_about_the_compiled_engine(grid_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 33 row 1: Library.select is ~1x select_solution on the compiled library (the walk ~20x)."""
+    monkeypatch.setattr(library_module, "COMPILE_SECONDS_PER_KERNEL", 0.0)  # warm: compiled soon
     library = open_library(grid_path)
     problems = _problems(library, 400)
     device = library.require_device()
@@ -109,8 +130,9 @@ def test_batch_of_gemm_problems_costs_about_the_engine_on_columns(grid_path: Pat
     assert min(ratios) <= 12.0, ratios
 
 
-def test_select_takes_its_fast_path_only_for_exact_types(grid_path: Path) -> None:
+def test_select_takes_its_fast_path_only_for_exact_types(grid_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A subclass of GemmProblem or Hardware still gets select_solution's checks and its answer."""
+    monkeypatch.setattr(library_module, "COMPILE_SECONDS_PER_KERNEL", 0.0)
 
     class Device(Hardware):
         pass
