@@ -909,10 +909,10 @@ def library_of(
 
 
 __all__ = [
+    "COMPILE_SECONDS_PER_KERNEL",
     "DEFAULT",
     "HIPBLASLT_DEFAULT_WORKSPACE",
     "QUERY_CHUNK",
-    "COMPILE_SECONDS_PER_KERNEL",
     "WALK_AT_MOST",
     "ArchRequired",
     "Library",
