@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import itertools
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -33,13 +34,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tensilekit.errors import LibraryChanged, Location, SelectionError
 from tensilekit.model.common import DataType
+from tensilekit.selection.api import select_batch, select_compiled, select_solution, top_solutions
 from tensilekit.selection.problem import (
     GEMM_NUMBER_FIELDS,
     GemmProblem,
     Hardware,
     PerformanceMetric,
+    contraction_problem,
     hardware_from_query,
     parse_type_spec,
+    problem_record,
 )
 from tensilekit.selection.runtime import (
     HIPBLASLT_DEFAULT_WORKSPACE,
@@ -57,6 +61,7 @@ if TYPE_CHECKING:
     from tensilekit.model.solution import MasterSolution
     from tensilekit.recorded import RecordedSolution, RecordedWorkload
     from tensilekit.selection.api import BatchSelection
+    from tensilekit.selection.columns import ColumnsLike
     from tensilekit.selection.fast import CompiledLibrary
     from tensilekit.selection.workload import WorkloadSelection
     from tensilekit.workload.problem import GemmProblem as WorkloadGemm
@@ -71,6 +76,13 @@ keep memory flat. ``select --queries`` of 100 000 lines on rocBLAS_Full: 8 192 t
 WALK_AT_MOST = 16
 """Up to this many queries are walked one by one: compiling a table decodes every solution in it,
 which a lazily read shard (indexed or ``.dat``) would otherwise do for a single answer."""
+
+COMPILE_SECONDS_PER_KERNEL = 0.5e-3
+"""What compiling a library costs per kernel it holds in memory (decoding it and registering its
+predicates: rocBLAS_Full.dat.gz's 21 288 kernels took 11 s, aldebaran_NN_mixed's 526 0.28 s; a
+lazy master's shards compile when reached, so nothing up front). :meth:`Library.select` walks
+until walking has cost that much, then compiles: never much more than twice what the better
+choice in hindsight would have cost."""
 
 
 class ArchRequired(SelectionError):
@@ -332,12 +344,42 @@ class Library:
         self, problem: GemmProblem, hardware: Hardware | None = None, *, explain: bool = False, top: int = 0,
         rocblas_k0: bool = False,
     ) -> Selection:  # fmt: skip
-        """The kernel the runtime selects (``index`` None: no kernel; :meth:`why_not` says why)."""
-        from tensilekit.selection.api import select_solution
+        """The kernel the runtime selects (``index`` None: no kernel; :meth:`why_not` says why).
 
+        Questions are walked one by one (the walk decodes only the kernels it reaches) until
+        compiling pays: past :data:`WALK_AT_MOST` questions, once walking has cost what compiling
+        this library is expected to (:data:`COMPILE_SECONDS_PER_KERNEL`). From then on every plain
+        question is answered by the compiled engine, with the same answer at a fraction of the
+        cost; a script asking many questions needs nothing else. ``explain`` and ``top`` always walk.
+        """
         device = hardware if hardware is not None else self.require_device()
-        engine = self.reference if explain or top else self._engine()
-        return select_solution(engine, problem, device, explain=explain, top=top, rocblas_k0=rocblas_k0)
+        if explain or top:
+            return select_solution(self.reference, problem, device, explain=explain, top=top, rocblas_k0=rocblas_k0)
+        compiled = self._cache.get("compiled")
+        if compiled is None and self._compiling_pays():
+            compiled = self.compiled
+        if compiled is None:
+            start = time.perf_counter()
+            try:
+                return select_solution(self.reference, problem, device, rocblas_k0=rocblas_k0)
+            finally:
+                self._cache["walked"] += 1
+                self._cache["walk_seconds"] += time.perf_counter() - start
+        if type(problem) is GemmProblem and type(device) is Hardware:
+            # the warm question: straight to the compiled walk, without select_solution's checks
+            # (the types are exact; the runtime is the compiled library's own)
+            return select_compiled(compiled, contraction_problem(problem, rocblas_k0=rocblas_k0), device)
+        return select_solution(compiled, problem, device, rocblas_k0=rocblas_k0)
+
+    def _compiling_pays(self) -> bool:
+        """Walking has cost as much as compiling is expected to (past :data:`WALK_AT_MOST` questions):
+        the ski-rental rule, within twice the cheaper of walking on and compiling at once."""
+        cache = self._cache
+        if "walked" not in cache:
+            cache["walked"], cache["walk_seconds"] = 0, 0.0
+            # kernels a compile decodes up front (a lazy master's shards compile when reached)
+            cache["compile_estimate"] = COMPILE_SECONDS_PER_KERNEL * len(self.master.solutions)
+        return bool(cache["walked"] >= WALK_AT_MOST and cache["walk_seconds"] >= cache["compile_estimate"])
 
     def explain(self, problem: GemmProblem, hardware: Hardware | None = None, *, rocblas_k0: bool = False) -> Selection:
         """:meth:`select` with the walk recorded (``trace``: every row, predicate and entry considered)."""
@@ -348,18 +390,22 @@ class Library:
     ) -> TopSolutions:
         """The runtime's ``count`` best kernels (hipBLASLt: ``findTopSolutions`` then its
         ``getAllSolutions`` fallback; Tensile: repeated selection)."""
-        from tensilekit.selection.api import top_solutions
-
         device = hardware if hardware is not None else self.require_device()
         return top_solutions(self.reference, problem, device, count, rocblas_k0=rocblas_k0)
 
     def select_batch(
-        self, problems: Sequence[GemmProblem], hardware: Hardware | Sequence[Hardware] | None = None,
+        self, problems: Sequence[GemmProblem] | ColumnsLike, hardware: Hardware | Sequence[Hardware] | None = None,
         *, rocblas_k0: bool = False,
     ) -> BatchSelection:  # fmt: skip
-        """Many queries at once through the compiled engine (same answers as :meth:`select`)."""
-        from tensilekit.selection.api import select_batch
+        """Many queries at once through the compiled engine (same answers as :meth:`select`).
 
+        ``problems``: a list of problems (read into columns per problem type), or ready
+        :class:`~tensilekit.selection.ProblemColumns` (``ProblemColumns.from_arrays``: numpy
+        arrays, no object per query; they name their devices)."""
+        from tensilekit.selection.columns import ColumnsLike
+
+        if isinstance(problems, ColumnsLike):
+            return select_batch(self.compiled, problems)
         device = hardware if hardware is not None else self.require_device()
         return select_batch(self.compiled, problems, device, rocblas_k0=rocblas_k0)
 
@@ -451,8 +497,6 @@ class Library:
         """The workspace check's verdict, if allowing any workspace would find a kernel."""
         if problem.workspace_size is None:
             return None
-        from tensilekit.selection.api import select_solution
-
         unlimited = problem.model_copy(update={"workspace_size": None})
         try:
             selection = select_solution(self._engine(), unlimited, device)
@@ -593,7 +637,7 @@ class Library:
         """The answers of one chunk of query lines (:meth:`answer_queries`)."""
         from tensilekit.errors import TensilekitError
         from tensilekit.io.files import gc_paused
-        from tensilekit.selection import ProblemColumns, contraction_problem, select_batch
+        from tensilekit.selection import ProblemColumns
 
         batch = None
         if not walk:
@@ -718,16 +762,6 @@ def _query_records(
         yield number, None, f"{location}: {problem}"
 
 
-def problem_record(problem: GemmProblem) -> dict[str, Any]:
-    """The full problem as JSON (fields left at their defaults are left out; ``workspace_size``
-    is always written, None = unlimited): :meth:`Library.problem_from_query` rebuilds it exactly."""
-    record = problem.model_dump(mode="json", exclude_defaults=True)
-    for name in ("m", "n", "k"):
-        record[name] = getattr(problem, name)
-    record["workspace_size"] = problem.workspace_size
-    return record
-
-
 def answer_record(
     selection: Selection | None, problem: GemmProblem | None, hardware: Hardware | None = None,
     *, query_id: Any = None, calls: int | None = None, reason: str | None = None,
@@ -789,8 +823,6 @@ def _required_workspace(
     if selection.solution is None:
         return None
     try:
-        from tensilekit.selection.problem import contraction_problem
-
         return int(runtime.required_workspace(contraction_problem(problem), device, selection.solution))
     except Exception:  # noqa: BLE001 - a Tensile kernel or missing field: say "needs more" instead
         return None
@@ -911,6 +943,7 @@ def library_of(
 
 
 __all__ = [
+    "COMPILE_SECONDS_PER_KERNEL",
     "DEFAULT",
     "HIPBLASLT_DEFAULT_WORKSPACE",
     "QUERY_CHUNK",

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from tensilekit.errors import Location, SelectionError
 from tensilekit.model.library import (
@@ -39,10 +39,25 @@ from tensilekit.selection.problem import Hardware
 from tensilekit.workload.problem import GemmProblem
 from tensilekit.workload.records import ParsedWorkload, WorkloadFormat
 
-if TYPE_CHECKING:
-    from tensilekit.library import Library
-
 Loader = Callable[[str], MasterLibrary] | None
+
+
+class OpenedLibrary(Protocol):
+    """What judging recorded solutions reads of an opened library (:class:`tensilekit.library.Library`
+    is one): named by its fields, so this module need not import the library module, which
+    imports it."""
+
+    @property
+    def master(self) -> MasterLibrary: ...
+
+    @property
+    def loader(self) -> Loader: ...
+
+    @property
+    def device(self) -> Hardware | None: ...
+
+    @property
+    def workspace_size(self) -> int | None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,7 +241,7 @@ class RecordedSolutions:
         self._seen: dict[tuple[int, GemmProblem, str | None, int | None], RecordedSolution] = {}
 
     @classmethod
-    def of(cls, library: Library, hardware: Hardware | None = None) -> RecordedSolutions:
+    def of(cls, library: OpenedLibrary, hardware: Hardware | None = None) -> RecordedSolutions:
         """Judge against ``library`` on ``hardware`` (default: its device) with the workspace it
         allows: the one rule ``select``, ``select --from-log`` and ``coverage`` share."""
         device = hardware if hardware is not None else library.device
@@ -237,10 +252,13 @@ class RecordedSolutions:
 
     @classmethod
     def from_path(cls, path: str | Path, *, arch: str | None = None, cu_count: int | None = None) -> RecordedSolutions:
-        """Judge against the library at ``path``, opened as :func:`tensilekit.open_library` opens it."""
-        from tensilekit.library import open_library
+        """Judge against the library at ``path``, read as :func:`tensilekit.open_library` reads it,
+        with its runtime's default workspace (:data:`~tensilekit.remapping.RUNTIME_WORKSPACE`)."""
+        from tensilekit._arguments import require_path
+        from tensilekit.api import load_for_selection
 
-        return cls.of(open_library(path, arch=arch, cu_count=cu_count))
+        master, loader = load_for_selection(require_path(path, "path", "RecordedSolutions.from_path"))
+        return cls(master, loader, arch=arch, cu_count=cu_count)
 
     def kernel(self, index: int) -> str | None:
         if index not in self.records:
@@ -295,7 +313,7 @@ def recorded_solution(
 
 
 def recorded_solutions(
-    library: Library, problems: Sequence[GemmProblem], hardware: Hardware | None = None
+    library: OpenedLibrary, problems: Sequence[GemmProblem], hardware: Hardware | None = None
 ) -> list[RecordedSolution | None] | None:
     """Each problem's recorded solution judged in ``library`` on ``hardware`` (default: its
     device) with the workspace the library allows (:meth:`RecordedSolutions.of`); None for a
@@ -424,7 +442,7 @@ def _recorded_times(parsed: Sequence[ParsedWorkload]) -> dict[tuple[Any, ...], f
 
 
 def recorded_workload(
-    paths: Sequence[str | Path], library: Library, hardware: Hardware | None = None
+    paths: Sequence[str | Path], library: OpenedLibrary, hardware: Hardware | None = None
 ) -> RecordedWorkload | None:
     """The recorded solutions of the workload files ``paths`` judged against ``library`` on
     ``hardware`` (default: its device) as :func:`recorded_solutions` judges them, each GEMM

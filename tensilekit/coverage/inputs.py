@@ -11,7 +11,7 @@ measured times summed; a line that cannot be read is skipped and reported with i
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, runtime_checkable
 
 from tensilekit._arguments import require, require_items, require_lines
 from tensilekit.coverage.model import CoverageGemm, Skipped
@@ -31,8 +31,15 @@ from tensilekit.workload.aggregate import split_by_device
 from tensilekit.workload.problem import GemmProblem as WorkloadGemm
 from tensilekit.workload.records import BadLine, BadLineSink
 
-if TYPE_CHECKING:
-    from tensilekit.library import Library
+
+@runtime_checkable
+class ProblemBuilder(Protocol):
+    """What builds a GEMM's problem as a library's runtime does (:class:`tensilekit.library.Library`
+    is one): named by its methods, so coverage need not import the library module, which imports it."""
+
+    def problem_from_query(self, record: Mapping[str, Any]) -> GemmProblem: ...
+
+    def problem_from_workload(self, gemm: WorkloadGemm) -> GemmProblem: ...
 
 
 def type_letters(problem: GemmProblem) -> tuple[str, str, str]:
@@ -65,7 +72,7 @@ def gemms_from_workload(
     time_us: Mapping[tuple[Any, ...], float] | None = None,
     origin: str | None = None,
     runtime: Runtime | None = None,
-    library: Library | None = None,
+    library: ProblemBuilder | None = None,
 ) -> tuple[list[CoverageGemm], list[Skipped]]:
     """One :class:`CoverageGemm` per workload GEMM (already de-duplicated by ``load_workloads``).
 
@@ -77,11 +84,9 @@ def gemms_from_workload(
     does (its runtime and workspace), else as ``runtime`` builds it.
     Raises TypeError for arguments of the wrong type.
     """
-    from tensilekit.library import Library  # at call time: the library module imports this one
-
     require(hardware, Hardware, "hardware", "gemms_from_workload")
     require(runtime, Runtime, "runtime", "gemms_from_workload", optional=True)
-    require(library, Library, "library", "gemms_from_workload", optional=True)
+    require(library, ProblemBuilder, "library", "gemms_from_workload", optional=True)
     gemms: list[CoverageGemm] = []
     skipped: list[Skipped] = []
     split = split_by_device(problems, hardware.arch, hardware.cu_count)  # AITER rows of another device
@@ -129,7 +134,7 @@ def gemms_from_queries(
     file: str | None = None,
     hardware: Hardware | None = None,
     runtime: Runtime | None = None,
-    library: Library | None = None,
+    library: ProblemBuilder | None = None,
 ) -> tuple[list[CoverageGemm], list[BadLine]]:
     """The GEMMs of a query JSON-lines text or its lines (a stream is read once, line by line).
 
@@ -143,6 +148,7 @@ def gemms_from_queries(
     require(file, str, "file", "gemms_from_queries", optional=True)
     require(hardware, Hardware, "hardware", "gemms_from_queries", optional=True)
     require(runtime, Runtime, "runtime", "gemms_from_queries", optional=True)
+    require(library, ProblemBuilder, "library", "gemms_from_queries", optional=True)
     sink = BadLineSink(file, skip=True)
     merged: dict[tuple[Any, ...], CoverageGemm] = {}
     for number, line in enumerate(lines, start=1):
@@ -226,6 +232,7 @@ def is_served(problem: GemmProblem, served: Sequence[Mapping[str, Any]]) -> bool
 
 
 __all__ = [
+    "ProblemBuilder",
     "gemms_from_queries",
     "gemms_from_workload",
     "is_served",

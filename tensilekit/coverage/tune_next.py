@@ -100,7 +100,7 @@ def geko_lists(ranked: Sequence[GemmCoverage]) -> tuple[list[GekoList], list[str
 
 def query_record(item: GemmCoverage, rank: int | None = None) -> dict[str, Any]:
     """A ``select --queries`` record of one GEMM, with its calls, time, class and kernel, and the
-    ``problem`` object (``tensilekit.library.problem_record``) that rebuilds its problem exactly.
+    ``problem`` object (:func:`tensilekit.selection.problem.problem_record`) that rebuilds its problem exactly.
 
     Raises TypeError for arguments of the wrong type."""
     require(item, GemmCoverage, "item", "query_record")
@@ -118,7 +118,7 @@ def query_record(item: GemmCoverage, rank: int | None = None) -> dict[str, Any]:
         gemm_type=gemm.gemm_type, coverage_class=item.coverage_class.value, share=item.share, current_index=item.index
     )
     # the whole problem (a hipBLASLt epilogue, the workspace): select --queries takes it as it is
-    from tensilekit.library import problem_record
+    from tensilekit.selection.problem import problem_record
 
     record["problem"] = problem_record(gemm.problem)
     return record

@@ -97,8 +97,10 @@ def _compiled_class() -> type | None:
     return _compiled_type
 
 
-def _select_compiled(compiled: CompiledLibrary, contraction: ContractionProblem, hardware: Hardware) -> Selection:
-    """One query through the compiled walk, with the runtime's further attempts (no trace, no top)."""
+def select_compiled(compiled: CompiledLibrary, contraction: ContractionProblem, hardware: Hardware) -> Selection:
+    """One query through the compiled walk, with the runtime's further attempts (no trace, no top):
+    :func:`select_solution`'s answer for a compiled library, without its argument checks (the
+    caller's types are exact)."""
     sid, fitness = compiled.root.find(compiled, contraction, hardware, None)
     if sid >= 0:
         solution = compiled.solutions[sid]
@@ -167,7 +169,7 @@ def select_solution(
         else:
             contraction = None
         if contraction is not None:
-            return _select_compiled(library, contraction, hardware)  # type: ignore[arg-type]
+            return select_compiled(library, contraction, hardware)  # type: ignore[arg-type]
     _check_query("select_solution", library, problem, hardware, loader, runtime)
     require(top, int, "top", "select_solution")
     contraction = as_contraction(problem, rocblas_k0=rocblas_k0)
@@ -369,7 +371,8 @@ def _check_problems(problems: object, hardware: object) -> None:
     if isinstance(problems, (str, bytes)):
         raise TypeError("select_batch(): problems must be a sequence of GemmProblem or ContractionProblem, not str")
     kinds = (GemmProblem, ContractionProblem)
-    if not all(isinstance(problem, kinds) for problem in problems):  # the fast test; then which one
+    # the fast test (the exact types, C-level); then which one
+    if not set(map(type, problems)) <= set(kinds) and not all(isinstance(problem, kinds) for problem in problems):
         for problem in problems:
             require(problem, kinds, "each of problems", "select_batch")
     if isinstance(hardware, Sequence) and not isinstance(hardware, (str, bytes)):

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from tensilekit.errors import SelectionError
 from tensilekit.model.common import DataType
 from tensilekit.selection.problem import (
+    GEMM_NUMBER_FIELDS,
     SIZE_MAX,
     ContractionProblem,
     GemmProblem,
@@ -114,7 +115,9 @@ class ColumnsLike:
 class ProblemColumns(ColumnsLike):
     """Columns of problems and their devices (one row per query)."""
 
-    def __init__(self, arrays: dict[str, np.ndarray], rows: list[tuple[ContractionProblem, Hardware]] | None) -> None:
+    def __init__(
+        self, arrays: dict[str, np.ndarray], rows: Sequence[tuple[ContractionProblem, Hardware]] | None
+    ) -> None:
         sizes = {len(a) for a in arrays.values()}
         if len(sizes) > 1:
             raise SelectionError("query columns differ in length")
@@ -145,6 +148,14 @@ class ProblemColumns(ColumnsLike):
         rocblas_k0: bool = False,
     ) -> ProblemColumns:
         """Columns for ``problems``, each on ``hardware`` (one device, or one per problem)."""
+        if problems and set(map(type, problems)) == {GemmProblem}:
+            devices = [hardware] * len(problems) if isinstance(hardware, Hardware) else list(hardware)
+            if len(devices) != len(problems):
+                raise SelectionError(f"{len(problems)} problems but {len(devices)} devices")
+            typed = _gemm_columns(problems, rocblas_k0)  # type: ignore[arg-type]
+            if typed is not None:
+                typed.update(_device_columns(devices))
+                return cls(typed, _ContractionRows(problems, devices, rocblas_k0))  # type: ignore[arg-type]
         converted = [
             p if isinstance(p, ContractionProblem) else contraction_problem(p, rocblas_k0=rocblas_k0) for p in problems
         ]
@@ -157,15 +168,7 @@ class ProblemColumns(ColumnsLike):
         fields = list(zip(*map(read, converted), strict=True)) if converted else [()] * len(PROBLEM_COLUMNS)
         for (name, dtype), values in zip(PROBLEM_COLUMNS, fields, strict=True):
             arrays[name] = _column(values, dtype)
-        # a batch names a few devices: each read once
-        device_fields = {id(h): (h.arch, h.cu_count, h.is_apu, h.wavefront, h.simd_per_cu) for h in devices}
-        per_device = list(zip(*(device_fields[id(h)] for h in devices), strict=True)) or [()] * 5
-        for (name, dtype), values in zip(
-            (("arch", "U"), ("cu_count", "i8"), ("is_apu", "?"), ("wavefront", "i8"), ("simd_per_cu", "i8")),
-            per_device,
-            strict=True,
-        ):
-            arrays[name] = _column(values, dtype)
+        arrays.update(_device_columns(devices))
         lites = [p.lite for p in converted]
         distinct = {id(lite): lite for lite in lites}.values()  # compared once each, not per query
         if all(lite is _DEFAULT_LITE or lite == _DEFAULT_LITE for lite in distinct):
@@ -316,6 +319,171 @@ class ProblemColumns(ColumnsLike):
             simd_per_cu=int(a["simd_per_cu"][i]),
         )
         return problem, hardware
+
+
+def _device_columns(devices: Sequence[Hardware]) -> dict[str, np.ndarray]:
+    """The device columns of one device per query (a batch names a few devices: each read once)."""
+    distinct = {id(h): h for h in devices}
+    device_fields = {key: (h.arch, h.cu_count, h.is_apu, h.wavefront, h.simd_per_cu) for key, h in distinct.items()}
+    if len(device_fields) == 1:  # the common case: one device, each field spelled once and repeated
+        only = next(iter(device_fields.values()))
+        return {
+            name: np.repeat(_column([value], dtype), len(devices))
+            for (name, dtype), value in zip(HARDWARE_COLUMNS, only, strict=True)
+        }
+    per_device = list(zip(*(device_fields[id(h)] for h in devices), strict=True)) or [()] * 5
+    return {name: _column(values, dtype) for (name, dtype), values in zip(HARDWARE_COLUMNS, per_device, strict=True)}
+
+
+# GemmProblem fields by what they are to the columns: the problem type (the same for most queries
+# of a batch: read off one problem of each type), leading dimensions and strides (None: the BLAS
+# default, derived by column), and the other numbers (a column each)
+_GEMM_LEADING = ("lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d")
+_GEMM_TYPE_FIELDS = tuple(name for name in GemmProblem.model_fields if name not in GEMM_NUMBER_FIELDS)
+_TYPE_COLUMNS = tuple(
+    (name, dtype)
+    for name, dtype in PROBLEM_COLUMNS
+    if name not in GEMM_NUMBER_FIELDS and name not in ("alpha_restriction", "beta_restriction")
+)
+_INT31 = 1 << 31
+
+
+def _gemm_columns(problems: Sequence[GemmProblem], rocblas_k0: bool) -> dict[str, np.ndarray] | None:
+    """:meth:`ProblemColumns.from_problems`'s columns of GemmProblems without a ContractionProblem
+    per query: the type columns from one :func:`contraction_problem` per problem type, the
+    numbers a C-level read per field, the default leading dimensions and strides as
+    :func:`contraction_problem` derives them, by column. None when a default stride could pass
+    int64 (the per-query path says which) or a number does not fit its column."""
+    size = len(problems)
+    # read off each (frozen) model's field dict: a C-level item read per field, where an
+    # attribute read looks the name up on the class first
+    fields = list(map(operator.attrgetter("__dict__"), problems))
+    types = list(map(operator.itemgetter(*_GEMM_TYPE_FIELDS), fields))
+    group: IntArray | None = None
+    if types.count(types[0]) == size:  # tuples compare member by identity first: one C-level pass
+        representatives = [problems[0]]
+    else:
+        group, firsts = _problem_types(types)
+        representatives = [problems[i] for i in firsts]
+    del types
+    kinds = [contraction_problem(problem) for problem in representatives]
+
+    def spread(values: list[Any], dtype: str) -> np.ndarray:
+        column = _column(values, dtype)
+        return np.repeat(column, size) if group is None else column[group]
+
+    arrays = {name: spread([getattr(kind, name) for kind in kinds], dtype) for name, dtype in _TYPE_COLUMNS}
+    lites = [kind.lite for kind in kinds]
+    for name, dtype in LITE_COLUMNS:
+        arrays[name] = spread([_lite_value(lite, name[5:]) for lite in lites], dtype)
+    try:
+        m, n, k, batch = (_numbers(fields, name, np.int64) for name in ("m", "n", "k", "batch"))
+        alpha, beta = (_numbers(fields, name, np.float64) for name in ("alpha", "beta"))
+        given = {name: _given(fields, name) for name in _GEMM_LEADING}
+        workspace = list(map(operator.itemgetter("workspace_size"), fields))
+        arrays["workspace_size"] = (
+            np.full(size, SIZE_MAX, dtype=np.uint64)
+            if workspace.count(None) == size
+            else np.array([SIZE_MAX if value is None else value for value in workspace], dtype=np.uint64)
+        )
+    except (OverflowError, TypeError, ValueError):
+        return None
+    a_normal, b_normal = arrays["trans_a"] == "N", arrays["trans_b"] == "N"
+    # contraction_problem's defaults (ldd = ldc, strides ld x columns), with K before rocblas_k0
+    lda = _or_default(given["lda"], lambda: np.maximum(1, np.where(a_normal, m, k)))
+    ldb = _or_default(given["ldb"], lambda: np.maximum(1, np.where(b_normal, k, n)))
+    ldc = _or_default(given["ldc"], lambda: np.maximum(1, m))
+    ldd = _or_default(given["ldd"], lambda: ldc)
+    if int(np.max(m | n | k | lda | ldb | ldc | ldd)) >= _INT31:
+        return None  # a default stride might not fit int64: the per-query path's arithmetic
+    arrays.update(
+        m=m, n=n, k=np.where(alpha == 0, 0, k) if rocblas_k0 else k, batch=batch, lda=lda, ldb=ldb, ldc=ldc, ldd=ldd,
+        stride_a=_or_default(given["stride_a"], lambda: lda * np.where(a_normal, k, m)),
+        stride_b=_or_default(given["stride_b"], lambda: ldb * np.where(b_normal, n, k)),
+        stride_c=_or_default(given["stride_c"], lambda: ldc * n),
+        stride_d=_or_default(given["stride_d"], lambda: ldd * n),
+        alpha=alpha, beta=beta, alpha_restriction=_restriction(alpha), beta_restriction=_restriction(beta),
+    )  # fmt: skip
+    return arrays
+
+
+_FEW_TYPES = 16
+"""Problem types a batch is split into by C-level comparisons (one pass each); past them, the
+rest is grouped by hashing each query's type."""
+
+
+def _problem_types(types: list[tuple[Any, ...]]) -> tuple[IntArray, list[int]]:
+    """(the problem type of each query, numbered in order of first appearance; the position of
+    each type's first query), for the type-field tuples of a batch."""
+    size = len(types)
+    group = np.full(size, -1, dtype=np.int64)
+    firsts: list[int] = []
+    pending = np.arange(size)
+    column = np.fromiter(types, dtype=object, count=size)
+    while pending.size and len(firsts) < _FEW_TYPES:
+        first = int(pending[0])
+        same = np.frompyfunc(types[first].__eq__, 1, 1)(column[pending]).astype(bool)
+        group[pending[same]] = len(firsts)
+        firsts.append(first)
+        pending = pending[~same]
+    if pending.size:
+        number = {types[first]: position for position, first in enumerate(firsts)}
+        for position in pending.tolist():
+            key = types[position]
+            if key not in number:
+                number[key] = len(firsts)
+                firsts.append(position)
+            group[position] = number[key]
+    return group, firsts
+
+
+def _numbers(fields: list[dict[str, Any]], name: str, dtype: type[Any]) -> np.ndarray:
+    return np.fromiter(map(operator.itemgetter(name), fields), dtype, len(fields))
+
+
+def _given(fields: list[dict[str, Any]], name: str) -> IntArray | None:
+    """A leading dimension or stride as given (-1 where left out), or None when no problem gives it."""
+    values = list(map(operator.itemgetter(name), fields))
+    left_out = values.count(None)
+    if left_out == len(values):
+        return None
+    if left_out == 0:
+        return np.array(values, dtype=np.int64)
+    return np.array([-1 if value is None else value for value in values], dtype=np.int64)
+
+
+def _or_default(given: IntArray | None, default: Any) -> IntArray:
+    if given is None:
+        column: IntArray = default()
+        return column
+    return given if (given >= 0).all() else np.where(given < 0, default(), given)
+
+
+def _restriction(values: np.ndarray) -> np.ndarray:
+    """``alpha_restriction``/``beta_restriction`` (:func:`contraction_problem`'s rule) by column,
+    as wide as the spellings present (as the per-query path builds it)."""
+    code = np.where(values == 1.0, 0, np.where(values == -1.0, 1, 2))
+    present = np.flatnonzero(np.bincount(code, minlength=3))
+    spellings = np.array([("One", "NegativeOne", "Any")[i] for i in present.tolist()])
+    position = np.zeros(3, dtype=np.int64)
+    position[present] = np.arange(len(present))
+    column: np.ndarray = spellings[position[code]]
+    return column
+
+
+class _ContractionRows(Sequence[tuple[ContractionProblem, Hardware]]):
+    """Each query as objects, built when asked (a batch asks for the few it answers one by one)."""
+
+    def __init__(self, problems: Sequence[GemmProblem], devices: Sequence[Hardware], rocblas_k0: bool) -> None:
+        self._problems, self._devices, self._rocblas_k0 = problems, devices, rocblas_k0
+
+    def __len__(self) -> int:
+        return len(self._problems)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return contraction_problem(self._problems[i], rocblas_k0=self._rocblas_k0), self._devices[i]
 
 
 class ColumnView(ColumnsLike):

@@ -11,6 +11,7 @@ default, so tensilelite's feature predicates hold). ``ldd`` defaults to M, not t
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from tensilekit._arguments import require
@@ -175,10 +176,17 @@ def hipblaslt_problem(
             strided_batched=True, c_equals_d=c_equals_d,
             f32_xdl_math_op=DataType.XFLOAT32 if name == XF32_COMPUTE else DataType.FLOAT,
             workspace_size=workspace_size,
-            hipblaslt=fields.model_copy(update=updates),
+            hipblaslt=fields.model_copy(update=updates) if epilogue is not None else _plain_fields(**updates),
         )  # fmt: skip
     except ValueError as error:
         raise SelectionError(f"invalid hipBLASLt problem: {one_line_reason(error)}") from None
+
+
+@functools.lru_cache(maxsize=256)
+def _plain_fields(compute_input_type: DataType, activation_compute_type: DataType) -> HipblasltFields:
+    """The tensilelite fields of a problem without epilogue, one object per pair of types: the
+    problems of one type then share it, which a batch compares by identity (``select_batch``)."""
+    return HipblasltFields(compute_input_type=compute_input_type, activation_compute_type=activation_compute_type)
 
 
 _QUERY_FIELDS = (

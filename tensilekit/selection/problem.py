@@ -690,6 +690,17 @@ def problem_from_query(record: dict[str, Any]) -> GemmProblem:
     return check_default_strides(problem)
 
 
+def problem_record(problem: GemmProblem) -> dict[str, Any]:
+    """The full problem as JSON (fields left at their defaults are left out; ``workspace_size``
+    is always written, None = unlimited): :func:`problem_of_record` (and
+    :meth:`tensilekit.library.Library.problem_from_query`) rebuilds it exactly."""
+    record = problem.model_dump(mode="json", exclude_defaults=True)
+    for name in ("m", "n", "k"):
+        record[name] = getattr(problem, name)
+    record["workspace_size"] = problem.workspace_size
+    return record
+
+
 def problem_of_record(record: dict[str, Any]) -> GemmProblem:
     """The problem a tensilekit answer's ``problem`` object describes, exactly (every field).
 
@@ -844,5 +855,6 @@ __all__ = [
     "parse_type_spec",
     "problem_from_query",
     "problem_of_record",
+    "problem_record",
     "type_code",
 ]

@@ -111,6 +111,64 @@ def test_columns_from_arrays_equal_columns_from_problems() -> None:
     assert from_arrays.row(0)[1].wavefront == from_problems.row(0)[1].wavefront
 
 
+def _gemm_problems(seed: int, types: int) -> list[GemmProblem]:
+    """Problems of ``types`` problem types (at most 18), with sizes, scalars, leading dimensions,
+    strides and workspaces given or left out at random, and hipBLASLt problems among them."""
+    import random
+
+    from tensilekit.selection.hipblaslt import hipblaslt_problem
+
+    rng = random.Random(seed)
+    kinds = [(ta, tb, t) for ta in "NTC" for tb in "NTC" for t in ("Float", "Half")][:types]
+    problems = []
+    for number in range(300):
+        m, n, k = (rng.choice([0, 1, rng.randint(1, 70000)]) for _ in range(3))
+        if number % 5 == 0:
+            workspace = rng.choice([None, 2**25])
+            problems.append(hipblaslt_problem(m, n, k, a_type="Half", compute_type="f32", workspace_size=workspace))
+            continue
+        trans_a, trans_b, data = rng.choice(kinds)
+        given = {name: rng.randint(70000, 90000) for name in ("lda", "ldc", "stride_b") if rng.random() < 0.3}
+        problems.append(
+            GemmProblem(
+                m=m, n=n, k=k, batch=rng.choice([1, 4]), trans_a=trans_a, trans_b=trans_b, a_type=data,
+                alpha=rng.choice([0.0, 1.0, -1.0, 2.5]), beta=rng.choice([0.0, 1.0]),
+                workspace_size=rng.choice([None, 1024]), **given,
+            )
+        )  # fmt: skip
+    return problems
+
+
+@pytest.mark.parametrize("rocblas_k0", [False, True])
+@pytest.mark.parametrize(("seed", "types"), [(0, 1), (1, 4), (2, 18)])
+def test_columns_of_gemm_problems_equal_columns_of_their_contraction_problems(
+    seed: int, types: int, rocblas_k0: bool
+) -> None:
+    """GemmProblems become columns per problem type (issue 33), as each ContractionProblem would."""
+    from tensilekit.selection import contraction_problem
+
+    problems = _gemm_problems(seed, types)
+    devices = [Hardware(arch="gfx90a", cu_count=104), Hardware(arch="gfx942")]
+    for hardware in (devices[0], [devices[i % 2] for i in range(len(problems))]):
+        fast = ProblemColumns.from_problems(problems, hardware, rocblas_k0=rocblas_k0)
+        each = ProblemColumns.from_problems([contraction_problem(p, rocblas_k0=rocblas_k0) for p in problems], hardware)
+        assert sorted(fast._arrays) == sorted(each._arrays)
+        for name, column in each._arrays.items():
+            assert fast._arrays[name].dtype == column.dtype, name
+            assert fast._arrays[name].tolist() == column.tolist(), name
+        assert [fast.row(i) for i in (0, 5, 299)] == [each.row(i) for i in (0, 5, 299)]
+
+
+def test_columns_of_a_gemm_problem_past_int64_strides_take_the_per_query_path() -> None:
+    from tensilekit.errors import SelectionError
+
+    wide = [GemmProblem(m=2**40, n=2**30, k=1), GemmProblem(m=1, n=1, k=1)]
+    with pytest.raises(SelectionError, match="int64"):
+        ProblemColumns.from_problems(wide, GFX90A)
+    given = [GemmProblem(m=2**40, n=2**30, k=1, ldc=2**40, stride_c=1, stride_d=1, stride_a=1)]
+    assert ProblemColumns.from_problems(given, GFX90A).ldc.tolist() == [2**40]
+
+
 def test_batch_reports_unanswerable_queries() -> None:
     stream_k = {"sizeMapping": {"streamK": 3, "workspaceSizePerElemC": 4, "macroTile": [64, 64, 1]}}
     library = master([solution(1, task={"type": "WorkspaceCheck"}, **stream_k)], matching([([8, 8, 8], 1, 1.0)]))
