@@ -59,6 +59,10 @@ class OpenedLibrary(Protocol):
     @property
     def workspace_size(self) -> int | None: ...
 
+    def require_device(self, required_for: str = "") -> Hardware:
+        """The default device; raises the library's arch-required error without one."""
+        ...
+
 
 @dataclasses.dataclass(frozen=True)
 class SolutionDescription:
