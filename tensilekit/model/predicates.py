@@ -71,6 +71,9 @@ PREDICATE_SHAPES: dict[str, str] = {
     "PersistentKernelCheck": "flag",
     # Tensile: a flag-style task predicate; tensilelite: a problem predicate [elemC, elemBias, GSU]
     "WorkspaceCheck": "workspace",
+    # tensilelite 5.x (2026) task predicate on every solution (TaskPredicate.FromOriginalState;
+    # ContractionTaskPredicates.hpp @1ea8c64f): the launch grid's work items fit in 32 bits
+    "LaunchLimits": "flag",
     # sizes with an index
     "Free0SizeMultiple": "indexed",
     "Free1SizeMultiple": "indexed",
@@ -161,6 +164,7 @@ class FlagPredicate(StrictModel):
         "BetaZero",
         "BetaOne",
         "PersistentKernelCheck",
+        "LaunchLimits",
         "RangeMatching",
         "ExperimentalStreamK",
         "ExperimentalMLP",
