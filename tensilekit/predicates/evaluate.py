@@ -5,8 +5,9 @@ The semantics are those of the C++ runtime, predicate by predicate: problem pred
 hardware predicates from ``AMDGPUPredicates.hpp``, the task predicate ``WorkspaceCheck`` from
 ``TaskPredicates.hpp`` and tensilelite 5.x's ``LaunchLimits`` (``ContractionTaskPredicates.hpp``). ``spec/selection.md`` (b.5) is the table this module implements.
 
-A predicate type this module does not know raises :class:`~tensilekit.errors.SelectionError`: an
-unknown predicate never passes silently. Compound predicates short-circuit like ``std::all_of`` /
+A predicate type this module does not know never passes silently: one the loader kept as an
+:class:`~tensilekit.model.predicates.UnmodelledPredicate` fails with a reason that names it
+(:func:`unmodelled_reason`), any other raises :class:`~tensilekit.errors.SelectionError`. Compound predicates short-circuit like ``std::all_of`` /
 ``std::any_of``; the reason then names the first deciding operand.
 """
 
@@ -17,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tensilekit.errors import SelectionError
+from tensilekit.model.predicates import UnmodelledPredicate
 
 if TYPE_CHECKING:  # the problem model is only needed for annotations (avoids an import cycle)
     from tensilekit.selection.problem import ContractionProblem, Hardware
@@ -987,8 +989,17 @@ def evaluate(
         return ruled(predicate, problem, hardware, solution, rules)
     handler = HANDLERS.get(kind) if isinstance(kind, str) else None
     if handler is None:
+        if isinstance(predicate, UnmodelledPredicate):
+            # loaded, but nothing says what it tests: never taken to hold (the solution or row
+            # carrying it is passed over), and the reason names it
+            return Verdict(False, unmodelled_reason(kind), str(kind))
         raise SelectionError(f"unknown predicate type {kind!r}: cannot decide whether it holds")
     return handler(predicate, problem, hardware, solution)
+
+
+def unmodelled_reason(kind: object) -> str:
+    """What selection says of a predicate type tensilekit does not model."""
+    return f"predicate type {kind!r} is not modelled (tensilekit cannot tell whether it holds; passed over)"
 
 
 _RULED: dict[str, Callable[[Any, ContractionProblem, Hardware, Any, PredicateRules], Verdict]] = {
@@ -1029,4 +1040,5 @@ __all__ = [
     "lite_required_workspace",
     "lite_workspace_need",
     "required_workspace",
+    "unmodelled_reason",
 ]
