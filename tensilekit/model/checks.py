@@ -25,7 +25,6 @@ from tensilekit.model.library import (
     ProblemNode,
     SingleNode,
 )
-from tensilekit.model.predicates import unmodelled_types
 from tensilekit.model.logic import (
     LIST_LAYOUTS,
     TENSILELITE_LIBRARY_TYPES,
@@ -34,6 +33,7 @@ from tensilekit.model.logic import (
     LogicFile,
     ProblemType,
 )
+from tensilekit.model.predicates import unmodelled_types
 
 Severity = Literal["error", "warning", "info"]
 

@@ -471,6 +471,7 @@ an :class:`UnmodelledPredicate`."""
 CompoundPredicate.model_rebuild()
 WrapperPredicate.model_rebuild()
 
+
 def unmodelled_types(predicate: Any) -> list[str]:
     """The ``type`` names of the :class:`UnmodelledPredicate` operands in ``predicate`` (nested in
     ``And`` / ``Or`` / ``Not`` / ``AMDGPU``), in file order."""

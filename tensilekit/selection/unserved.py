@@ -199,7 +199,8 @@ def no_kernel_reason(library: MasterLibrary, problem: GemmProblem, hardware: Har
         device_reason(library, hardware)
         or problem_type_reason(library, problem)
         or "kernels for this device and problem type exist, but none accepts this problem "
-        "(size or alignment predicates fail; --explain shows each)" + unmodelled_note(library)
+        "(size or alignment predicates fail; --explain shows each)"
+        + unmodelled_note(library)
     )
 
 
