@@ -376,7 +376,14 @@ class UnmodelledPredicate(StrictModel):
     warns. (A hipBLASLt runtime that does not know the type refuses the whole library:
     ``Serialization/Base.hpp`` ``SubclassMappingTraits`` "Unknown subclass type".)"""
 
-    model_config = ConfigDict(strict=False, extra="allow", populate_by_name=True, frozen=True)
+    model_config = ConfigDict(
+        strict=False,
+        extra="allow",
+        populate_by_name=True,
+        frozen=True,
+        # in the JSON Schema, only a type no other predicate class names (so ``oneOf`` holds)
+        json_schema_extra=lambda schema: schema["properties"]["type"].update({"not": {"enum": sorted(_CLASS_OF_TYPE)}}),
+    )
 
     type: str
 
