@@ -427,23 +427,8 @@ PredicateModel = Union[
 ]
 """Any predicate model class (without the discriminator, for isinstance-style annotations)."""
 
-_MODELLED_CLASSES: tuple[type[StrictModel], ...] = (
-    FlagPredicate,
-    BoolPredicate,
-    IntPredicate,
-    IntOrBoolPredicate,
-    NumberPredicate,
-    StringPredicate,
-    StringListPredicate,
-    IndexedPredicate,
-    SizeRangePredicate,
-    BufferLoadPredicate,
-    WorkspaceCheckPredicate,
-    IntListPredicate,
-    IntPairPredicate,
-    MinKPredicate,
-    CompoundPredicate,
-    WrapperPredicate,
+_MODELLED_CLASSES: tuple[type[StrictModel], ...] = tuple(
+    cls for cls in get_args(PredicateModel) if cls is not UnmodelledPredicate
 )
 _CLASS_OF_TYPE: dict[str, str] = {
     name: cls.__name__ for cls in _MODELLED_CLASSES for name in get_args(cls.model_fields["type"].annotation)
