@@ -74,12 +74,15 @@ def test_a_5x_logic_file_builds_with_the_files_problem_type() -> None:
     tree = build_master_tree([(str(LOGIC), yaml.safe_load(LOGIC.read_text()))], dialect="tensilelite")
     assert len(tree["solutions"]) == 3
     for solution in tree["solutions"]:
+        # 5.x keeps the gfx950 ISA (7d9fb683's derivation would fall back to [9, 0, 0], gfx900)
+        assert solution["hardwarePredicate"] == {"type": "AMDGPU", "value": {"type": "Processor", "value": "gfx950"}}
         assert solution["problemType"]["operationIdentifier"] == "Contraction_l_Alik_Bljk_Cijk_Dijk"
         assert solution["problemType"]["aType"] == "BFloat16"
         kinds = [predicate["type"] for predicate in solution["problemPredicate"]["value"]]
         assert "Free1SizeDivByValueLowbitGT1" not in kinds and "KRingShiftTailWrapOnly" not in kinds
     built = loads_master(json.dumps(tree))
     assert check_master(built) == []
+    assert select_solution(built, query(1024, 1024, 1024), GFX950).index == 1
 
 
 def test_an_unknown_assert_key_is_still_refused() -> None:
