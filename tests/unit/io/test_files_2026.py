@@ -108,27 +108,30 @@ def test_select_evaluates_launch_limits_reference_and_compiled() -> None:
     master = load_master(CLIENT)
     problems = [query(1024, 1024, 1024), query(1 << 20, 1 << 20, 64), query(128, 128, 256)]
     reference = [select_solution(master, problem, GFX950) for problem in problems]
-    assert [answer.index for answer in reference] == [1, None, 0]
-    # the 2^20 x 2^20 entry's kernel: 2^28 tiles of 256 threads overflow uint32_t
+    assert [answer.index for answer in reference] == [0, None, 0]
+    # 2^20 x 2^20 in 64 x 64 tiles: 2^28 workgroups of 256 threads overflow uint32_t
     explained = select_solution(master, problems[1], GFX950, explain=True)
     assert "LaunchLimits: not (work items=68719476736 <= 4294967295)" in "\n".join(map(str, explained.trace))
     compiled = select_batch(master, problems, GFX950)
-    assert compiled.indices.tolist() == [1, -1, 0] and not compiled.errors
+    assert compiled.indices.tolist() == [0, -1, 0] and not compiled.errors
 
 
 def test_an_unmodelled_predicate_spoils_only_what_carries_it() -> None:
     master = load_master(UNMODELLED)
     findings = check_master(master)
     assert [(f.severity, f.code, f.path) for f in findings] == [
-        ("warning", "unmodelled-predicate", "solutions[1].taskPredicate")
+        ("warning", "unmodelled-predicate", "solutions[0].taskPredicate")
     ]
     assert "'FooBar' is not modelled" in findings[0].message
     assert dumps_master(master, "yaml") == UNMODELLED.read_bytes()
-    blocked, served = query(1024, 1024, 1024), query(128, 128, 256)
-    assert select_solution(master, served, GFX950).index == 0
-    assert select_solution(master, blocked, GFX950).index is None
-    assert "'FooBar' are not modelled" in no_kernel_reason(master, blocked, GFX950)
-    assert select_batch(master, [blocked, served], GFX950).indices.tolist() == [-1, 0]
+    # solution 0 (first row) carries FooBar: passed over, the next row's kernel answers
+    usual, huge = query(1024, 1024, 1024), query(1 << 20, 1 << 20, 64)
+    explained = select_solution(master, usual, GFX950, explain=True)
+    assert explained.index == 1
+    assert "predicate type 'FooBar' is not modelled" in "\n".join(map(str, explained.trace))
+    assert select_solution(master, huge, GFX950).index is None
+    assert "'FooBar' are not modelled" in no_kernel_reason(master, huge, GFX950)
+    assert select_batch(master, [usual, huge], GFX950).indices.tolist() == [1, -1]
 
 
 def test_every_command_gives_one_verdict() -> None:
@@ -143,8 +146,11 @@ def test_every_command_gives_one_verdict() -> None:
     assert "unmodelled-predicate" in result.output
     query_args = ["--arch", "gfx950", "--cu-count", "256", "--type", "bf16", "--trans-a", "T", "1024", "1024", "1024"]
     result = runner.invoke(cli, ["select", "-l", str(CLIENT), *query_args])
-    assert result.exit_code == 0 and "selected\tindex 1" in result.output, result.output
+    assert result.exit_code == 0 and "selected\tindex 0" in result.output, result.output
     result = runner.invoke(cli, ["select", "-l", str(UNMODELLED), *query_args])
+    assert result.exit_code == 0 and "selected\tindex 1" in result.output, result.output
+    huge = [*query_args[:-3], "1048576", "1048576", "64"]
+    result = runner.invoke(cli, ["select", "-l", str(UNMODELLED), *huge])
     assert "'FooBar' are not modelled" in result.output
     with runner.isolated_filesystem():
         result = runner.invoke(cli, ["build-master", str(LOGIC), "-o", "TensileLibrary.yaml"])
