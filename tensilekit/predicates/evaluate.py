@@ -690,6 +690,9 @@ def _lite_task_workspace(pred: Any, p: ContractionProblem, h: Hardware, s: Any) 
     partials = p.m * p.n * p.batch * per_elem_c * multiplier
     if partials > MAX_GSU_WORKSPACE_SIZE:
         return _verdict(pred, False, f"GSU partials {partials} bytes > the 128 MiB cap")
+    if p.lite.gsu <= 0 and gsu != int(getattr(mapping, "global_split_u", 1) or 1):
+        # requiredWorkspaceSize sizes the partials for the GSU the kernel runs with (auto GSU)
+        p = dataclasses.replace(p, lite=p.lite.model_copy(update={"gsu": gsu}))
     need = lite_required_workspace(p, h, s, synchronizer=False)
     have = "unlimited" if p.workspace_size == (1 << 64) - 1 else str(p.workspace_size)
     return _compare(pred, f"required={need}", "<=", f"workspace={have}", need <= p.workspace_size)

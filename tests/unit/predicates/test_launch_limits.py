@@ -106,3 +106,21 @@ def test_an_unknown_type_loads_and_never_holds() -> None:
 def test_a_predicate_without_a_type_is_still_an_error() -> None:
     with pytest.raises(SelectionError, match="unknown predicate type 'MysteryCheck'"):
         evaluate(SimpleNamespace(type="MysteryCheck", value=1), problem(1), GFX950)
+
+
+def test_a_tensilelite_task_workspace_check_sizes_the_gsu_partials() -> None:
+    """5.x's task ``WorkspaceCheck`` (``ContractionTaskPredicates.hpp`` @1ea8c64f53e4): GSU > 1
+    needs M·N·batch·elemC·GSU bytes of partials (here the automatic GSU), GSU 1 none; Tensile's
+    flag keeps Tensile's rule (M·N·batch·elemC whatever the GSU)."""
+    check = intern_predicate({"type": "WorkspaceCheck"})
+    lite = solution(workspaceSizePerElemC=4, globalSplitU=-1, macroTile=[64, 64, 1])
+    one_tile = contraction_problem(GemmProblem(m=64, n=64, k=8192, workspace_size=1 << 20))
+    # auto GSU: min(8192 / 32 / 3, 256 CUs / 1 tile) = 85 -> 64·64·4·85 bytes
+    verdict = evaluate(check, one_tile, GFX950, solution=lite)
+    assert not verdict.passed and "required=1392640" in verdict.reason
+    many_tiles = contraction_problem(GemmProblem(m=8192, n=8192, k=64, workspace_size=0))
+    assert evaluate(check, many_tiles, GFX950, solution=lite).passed  # GSU 1: no partials
+    tensile = MasterSolution.model_validate(
+        {"index": 0, "sizeMapping": {"workspaceSizePerElemC": 4, "macroTile": [64, 64, 1], "globalSplitU": 1}}
+    )
+    assert not evaluate(check, many_tiles, GFX950, solution=tensile).passed
