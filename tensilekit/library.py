@@ -457,9 +457,11 @@ class Library:
                 "rows for this device and problem type exist, but no kernel accepts this problem (size or alignment "
                 "predicates fail, or a flag rows do not name, such as general batching; --explain shows each)"
             )
+        from tensilekit.selection.unserved import unmodelled_note
+
         return (
             "kernels for this device and problem type exist, but none accepts this problem "
-            "(size or alignment predicates fail; --explain shows each)"
+            "(size or alignment predicates fail; --explain shows each)" + unmodelled_note(self.master)
         )
 
     def _missing_entry_reason(self, problem: GemmProblem, device: Hardware) -> str | None:

@@ -532,6 +532,15 @@ def _contraction_type(d: Mapping[str, Any], path: str) -> LiteContraction:
 # Contractions.Solution
 
 
+_DEPRECATED_ASSERT_KEYS = frozenset({"AssertFree1DivByMT1LowbitGT1", "AssertKRingShiftTailWrapOnly"})
+"""tensilelite 5.x (2026) solution keys that make no predicate: tensilelite 5.0.0's writer puts them
+in every solution (``AssertFree1DivByMT1LowbitGT1: 0``), and after PR #7443 ("manual revert
+KRingShift") ``ProblemPredicate.FromOriginalKeyPair`` drops them silently instead of raising
+``Unknown assertion key`` (rocm-libraries ``projects/hipblaslt/tensilelite/Tensile/Tests/unit/``
+test of deprecated Assert keys, ``TestDeprecatedAssertKeys``; the 7d9fb683 reader knows neither key).
+Any other unknown ``Assert*`` key is still an error, as there."""
+
+
 def _key_pair_predicate(key: str, value: Any, path: str) -> Pred | None:
     """``ProblemPredicate.FromOriginalKeyPair`` (Contractions.py:351-382)."""
     if key == "AssertAIGreaterThanEqual":
@@ -552,6 +561,8 @@ def _key_pair_predicate(key: str, value: Any, path: str) -> Pred | None:
         return Pred(tag, index=index, value=value)
     if key == "WorkspaceCheck" and not all(v == 0 for v in value):
         return Pred("WorkspaceCheck", index=0, value=value)
+    if key in _DEPRECATED_ASSERT_KEYS:
+        return None
     if key.startswith("Assert"):
         raise InvalidValue(f"unknown assertion key {key!r}", Location(path=f"{path}.{key}"))
     return None
@@ -904,6 +915,7 @@ class _Logic:
     table: Any
     distance: Any
     perf_metric: Any
+    minimum_version: str = ""
 
 
 def _parse_logic(data: Any) -> _Logic:
@@ -929,10 +941,17 @@ def _parse_logic(data: Any) -> _Logic:
     library_type = data[11] if len(data) > 11 and data[11] else None
     if library_type is None:
         raise MissingField("logic file is missing its matching property (library type)", Location(path="[11]"))
+    header = data[0] if isinstance(data[0], Mapping) else {}
+    version = str(header.get("MinimumRequiredVersion", ""))
     if library_type in _POOL_TYPES:  # the whole solution list, in order (Prediction: LibraryIO.py @ 09ee4019)
-        return _Logic(architecture, cu_count, data[4], data[5], library_type, None, [0, len(data[5])], None, perf)
-    return _Logic(architecture, cu_count, data[4], data[5], "Matching", data[6], data[7], library_type, perf)
+        pool = [0, len(data[5])]
+        return _Logic(architecture, cu_count, data[4], data[5], library_type, None, pool, None, perf, version)
+    return _Logic(architecture, cu_count, data[4], data[5], "Matching", data[6], data[7], library_type, perf, version)
 
+
+#: ISAs tensilelite 5.x (2026; ``Tensile.py`` @ 00cf9f2a lists gfx950) assembles for and hipBLASLt
+#: 7d9fb683's capability table (the derivation tensilekit ports) does not know.
+_5X_ONLY_ISAS = frozenset({(9, 5, 0)})
 
 #: LibraryTypes whose table is every solution of the file (``parseLibraryLogicList``). ``Prediction``
 #: is the 2026 addition (rocm-libraries ``projects/hipblaslt/tensilelite/Tensile/LibraryIO.py``
@@ -1097,6 +1116,10 @@ def _states(logic: _Logic, custom_kernel_config: CustomKernelConfig | None) -> l
             custom_kernel_config=custom_kernel_config,
             file_activation=file_type["ActivationType"],
         )
+        if isa in _5X_ONLY_ISAS and logic.minimum_version.split(".")[0] == "5":
+            # 7d9fb683's Solution() turns an ISA its assembler lacks into [9, 0, 0]; tensilelite
+            # 5.x, whose file this is, assembles for it and keeps it (the runtime's Processor row)
+            state["ISA"] = isa
         try:  # names are made after every file is read: fail here, where the file is known
             name_full(state)
         except TensilekitError:

@@ -52,7 +52,7 @@ from tensilekit.lint.tables import (
     problem_base,
     table_contexts,
 )
-from tensilekit.model.checks import Finding, Severity
+from tensilekit.model.checks import Finding, Severity, unmodelled_message, unmodelled_predicates
 from tensilekit.model.library import (
     AnyNode,
     DecisionTreeNode,
@@ -83,6 +83,7 @@ class LintCode(str, enum.Enum):
     SHADOWED_ENTRY = "shadowed-entry"
     NO_FALLBACK = "no-fallback"
     GRID_OUTLIER = "grid-outlier"
+    UNMODELLED_PREDICATE = "unmodelled-predicate"
     SIZE = "size"
 
     @property
@@ -788,6 +789,10 @@ def lint_library(
     findings += linter.unreachable_kernels()
     findings += linter.no_fallback()
     findings += linter.grid_outliers()
+    findings += [
+        _finding(LintCode.UNMODELLED_PREDICATE, unmodelled_message(name), path)
+        for path, name in unmodelled_predicates(library)
+    ]
     if linter.options.size:
         findings += linter.sizes(measure, file_bytes)
     return findings

@@ -18,9 +18,11 @@ from tensilekit.model.library import (
     DecisionTreeNode,
     FreeSizeNode,
     GranularitySelectionNode,
+    HardwareNode,
     MasterLibrary,
     MatchingNode,
     PredictionNode,
+    ProblemNode,
     SingleNode,
 )
 from tensilekit.model.logic import (
@@ -31,6 +33,7 @@ from tensilekit.model.logic import (
     LogicFile,
     ProblemType,
 )
+from tensilekit.model.predicates import unmodelled_types
 
 Severity = Literal["error", "warning", "info"]
 
@@ -266,11 +269,54 @@ def check_master(master: MasterLibrary) -> list[Finding]:
                             )
                         )
                         break
+    findings += _unmodelled_findings(master)
     return findings
+
+
+def unmodelled_predicates(master: MasterLibrary) -> list[tuple[str, str]]:
+    """``(path, type)`` of every predicate ``master`` carries whose type tensilekit does not model
+    (:class:`~tensilekit.model.predicates.UnmodelledPredicate`): solutions' predicates, then rows'."""
+    found: list[tuple[str, str]] = []
+    for position, solution in enumerate(master.solutions):
+        for key, predicate in (
+            ("hardwarePredicate", solution.hardware_predicate),
+            ("problemPredicate", solution.problem_predicate),
+            ("taskPredicate", solution.task_predicate),
+        ):
+            found += [(f"solutions[{position}].{key}", name) for name in unmodelled_types(predicate)]
+    for path, node in master.iter_nodes():
+        if isinstance(node, (HardwareNode, ProblemNode)):
+            for number, row in enumerate(node.rows):
+                found += [(f"{path}.rows[{number}].predicate", name) for name in unmodelled_types(row.predicate)]
+    return found
+
+
+def unmodelled_message(name: str) -> str:
+    """The finding ``validate`` and ``lint`` report for a predicate type tensilekit does not model."""
+    return (
+        f"predicate type {name!r} is not modelled: tensilekit passes over what carries it (a runtime "
+        "that does not know the type refuses the whole library: 'Unknown subclass type')"
+    )
+
+
+def _unmodelled_findings(master: MasterLibrary) -> list[Finding]:
+    return [
+        _warning(code="unmodelled-predicate", message=unmodelled_message(name), path=path)
+        for path, name in unmodelled_predicates(master)
+    ]
 
 
 def has_errors(findings: list[Finding]) -> bool:
     return any(finding.severity == "error" for finding in findings)
 
 
-__all__ = ["Finding", "Severity", "check_logic", "check_master", "has_errors", "logic_field_path"]
+__all__ = [
+    "Finding",
+    "Severity",
+    "check_logic",
+    "check_master",
+    "has_errors",
+    "logic_field_path",
+    "unmodelled_message",
+    "unmodelled_predicates",
+]

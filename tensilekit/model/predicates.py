@@ -3,19 +3,22 @@
 Tensile serialises every predicate as ``{type: <Name>[, index: i][, value: v]}``. The names are
 grouped here by the shape of ``value`` (none, bool, int, indexed int, string, …) so each group is
 one strictly typed class; :data:`PREDICATE_SHAPES` is the single table from type name to shape.
-An unknown ``type`` is an error (see :func:`predicate_shape`), never a silent pass.
+An unknown ``type`` loads as an :class:`UnmodelledPredicate` (kept as written); selection never
+takes it to hold or fail silently: it says the predicate is not modelled.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 import msgpack
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     TypeAdapter,
     ValidationError,
     ValidationInfo,
@@ -71,6 +74,9 @@ PREDICATE_SHAPES: dict[str, str] = {
     "PersistentKernelCheck": "flag",
     # Tensile: a flag-style task predicate; tensilelite: a problem predicate [elemC, elemBias, GSU]
     "WorkspaceCheck": "workspace",
+    # tensilelite 5.x (2026) task predicate on every solution (TaskPredicate.FromOriginalState;
+    # ContractionTaskPredicates.hpp @1ea8c64f): the launch grid's work items fit in 32 bits
+    "LaunchLimits": "flag",
     # sizes with an index
     "Free0SizeMultiple": "indexed",
     "Free1SizeMultiple": "indexed",
@@ -161,6 +167,7 @@ class FlagPredicate(StrictModel):
         "BetaZero",
         "BetaOne",
         "PersistentKernelCheck",
+        "LaunchLimits",
         "RangeMatching",
         "ExperimentalStreamK",
         "ExperimentalMLP",
@@ -360,6 +367,39 @@ class WrapperPredicate(StrictModel):
     value: Predicate
 
 
+class UnmodelledPredicate(StrictModel):
+    """A predicate whose ``type`` tensilekit does not model (a newer runtime's, or a misspelling).
+
+    The file still loads: the predicate is kept as written (every key, for a byte-exact round
+    trip), and only the solutions or rows carrying it are affected — selection reports "predicate
+    type 'X' is not modelled" for them instead of guessing whether it holds, and ``validate``
+    warns. (A hipBLASLt runtime that does not know the type refuses the whole library:
+    ``Serialization/Base.hpp`` ``SubclassMappingTraits`` "Unknown subclass type".)"""
+
+    model_config = ConfigDict(
+        strict=False,
+        extra="allow",
+        populate_by_name=True,
+        frozen=True,
+        # in the JSON Schema, only a type no other predicate class names (so ``oneOf`` holds)
+        json_schema_extra=lambda schema: schema["properties"]["type"].update({"not": {"enum": sorted(_CLASS_OF_TYPE)}}),
+    )
+
+    type: str
+
+
+_UNMODELLED = "Unmodelled"
+
+
+def _predicate_tag(data: Any) -> str | None:
+    """The union member for a raw or model predicate: its shape class by ``type`` name,
+    :class:`UnmodelledPredicate` for a type name no class lists, None (an error) without one."""
+    name = data.get("type") if isinstance(data, dict) else getattr(data, "type", None)
+    if not isinstance(name, str):
+        return None
+    return _CLASS_OF_TYPE.get(name, _UNMODELLED)
+
+
 def predicate_shape(data: Any) -> str | None:
     """The shape tag for a raw or model predicate, None when the type is unknown."""
     name = data.get("type") if isinstance(data, dict) else getattr(data, "type", None)
@@ -383,17 +423,58 @@ PredicateModel = Union[
     MinKPredicate,
     CompoundPredicate,
     WrapperPredicate,
+    UnmodelledPredicate,
 ]
 """Any predicate model class (without the discriminator, for isinstance-style annotations)."""
 
+_MODELLED_CLASSES: tuple[type[StrictModel], ...] = tuple(
+    cls for cls in get_args(PredicateModel) if cls is not UnmodelledPredicate
+)
+_CLASS_OF_TYPE: dict[str, str] = {
+    name: cls.__name__ for cls in _MODELLED_CLASSES for name in get_args(cls.model_fields["type"].annotation)
+}
+"""Predicate ``type`` name → the class that models it (from each class's ``type`` literal)."""
+
 Predicate = Annotated[
-    PredicateModel,
-    Field(discriminator="type"),
+    Union[
+        Annotated[FlagPredicate, Tag("FlagPredicate")],
+        Annotated[BoolPredicate, Tag("BoolPredicate")],
+        Annotated[IntPredicate, Tag("IntPredicate")],
+        Annotated[IntOrBoolPredicate, Tag("IntOrBoolPredicate")],
+        Annotated[NumberPredicate, Tag("NumberPredicate")],
+        Annotated[StringPredicate, Tag("StringPredicate")],
+        Annotated[StringListPredicate, Tag("StringListPredicate")],
+        Annotated[IndexedPredicate, Tag("IndexedPredicate")],
+        Annotated[SizeRangePredicate, Tag("SizeRangePredicate")],
+        Annotated[BufferLoadPredicate, Tag("BufferLoadPredicate")],
+        Annotated[WorkspaceCheckPredicate, Tag("WorkspaceCheckPredicate")],
+        Annotated[IntListPredicate, Tag("IntListPredicate")],
+        Annotated[IntPairPredicate, Tag("IntPairPredicate")],
+        Annotated[MinKPredicate, Tag("MinKPredicate")],
+        Annotated[CompoundPredicate, Tag("CompoundPredicate")],
+        Annotated[WrapperPredicate, Tag("WrapperPredicate")],
+        Annotated[UnmodelledPredicate, Tag(_UNMODELLED)],
+    ],
+    Discriminator(_predicate_tag),
 ]
-"""Any Tensile predicate; validated against the shape its ``type`` names (discriminated in Rust)."""
+"""Any Tensile predicate; validated against the shape its ``type`` names, an unknown ``type`` as
+an :class:`UnmodelledPredicate`."""
 
 CompoundPredicate.model_rebuild()
 WrapperPredicate.model_rebuild()
+
+
+def unmodelled_types(predicate: Any) -> list[str]:
+    """The ``type`` names of the :class:`UnmodelledPredicate` operands in ``predicate`` (nested in
+    ``And`` / ``Or`` / ``Not`` / ``AMDGPU``), in file order."""
+    if isinstance(predicate, UnmodelledPredicate):
+        return [predicate.type]
+    if isinstance(predicate, CompoundPredicate):
+        return [name for operand in predicate.value for name in unmodelled_types(operand)]
+    if isinstance(predicate, WrapperPredicate):
+        return unmodelled_types(predicate.value)
+    return []
+
 
 _PREDICATE_ADAPTER: TypeAdapter[Any] = TypeAdapter(Predicate)
 _INTERNED: dict[bytes | str, Any] = {}
@@ -460,10 +541,12 @@ __all__ = [
     "IntListPredicate",
     "IntPairPredicate",
     "MinKPredicate",
+    "UnmodelledPredicate",
     "WorkspaceCheckPredicate",
     "WorkspaceElementSizes",
     "InternedPredicate",
     "WrapperPredicate",
     "intern_predicate",
     "predicate_shape",
+    "unmodelled_types",
 ]

@@ -2,11 +2,12 @@
 
 The semantics are those of the C++ runtime, predicate by predicate: problem predicates from
 ``ContractionProblemPredicates.hpp`` (Tensile, and the tensilelite variants of hipBLASLt),
-hardware predicates from ``AMDGPUPredicates.hpp`` and the task predicate ``WorkspaceCheck`` from
-``TaskPredicates.hpp``. ``spec/selection.md`` (b.5) is the table this module implements.
+hardware predicates from ``AMDGPUPredicates.hpp``, the task predicate ``WorkspaceCheck`` from
+``TaskPredicates.hpp`` and tensilelite 5.x's ``LaunchLimits`` (``ContractionTaskPredicates.hpp``). ``spec/selection.md`` (b.5) is the table this module implements.
 
-A predicate type this module does not know raises :class:`~tensilekit.errors.SelectionError`: an
-unknown predicate never passes silently. Compound predicates short-circuit like ``std::all_of`` /
+A predicate type this module does not know never passes silently: one the loader kept as an
+:class:`~tensilekit.model.predicates.UnmodelledPredicate` fails with a reason that names it
+(:func:`unmodelled_reason`), any other raises :class:`~tensilekit.errors.SelectionError`. Compound predicates short-circuit like ``std::all_of`` /
 ``std::any_of``; the reason then names the first deciding operand.
 """
 
@@ -17,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tensilekit.errors import SelectionError
+from tensilekit.model.predicates import UnmodelledPredicate
 
 if TYPE_CHECKING:  # the problem model is only needed for annotations (avoids an import cycle)
     from tensilekit.selection.problem import ContractionProblem, Hardware
@@ -514,6 +516,10 @@ def _workspace(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict
         return _lite_workspace(pred, [int(item) for item in sizes], p)
     if s is None:
         raise SelectionError("WorkspaceCheck is a task predicate: evaluate it with the solution")
+    problem_type = getattr(s, "problem_type", None)
+    if isinstance(problem_type, dict) and "computeInputType" in problem_type:
+        # a tensilelite solution (its problem type names computeInputType): 5.x's task predicate
+        return _lite_task_workspace(pred, p, h, s)
     need = required_workspace(p, h, s)
     have = "unlimited" if p.workspace_size == (1 << 64) - 1 else str(p.workspace_size)
     return _compare(pred, f"required={need}", "<=", f"workspace={have}", need <= p.workspace_size)
@@ -586,6 +592,108 @@ def _lite_workspace(pred: Any, sizes: list[int], p: ContractionProblem) -> Verdi
     need, within_cap = lite_workspace_need(sizes, p)
     if not within_cap:
         return _verdict(pred, False, f"GSU partials {need} bytes > the 128 MiB cap")
+    have = "unlimited" if p.workspace_size == (1 << 64) - 1 else str(p.workspace_size)
+    return _compare(pred, f"required={need}", "<=", f"workspace={have}", need <= p.workspace_size)
+
+
+#: ``std::numeric_limits<uint32_t>::max()``: the most work items (threads) one launch may hold.
+MAX_LAUNCH_WORK_ITEMS = (1 << 32) - 1
+#: tensilelite's ``MAX_WORKGROUP_NUMBER`` (``WorkgroupNumberCheck``, ``calculateAutoGSU``).
+MAX_WORKGROUP_NUMBER = 16777216
+#: ``GsuSynchronizerElements * SynchronizerGroupedSlots``: the MBSK synchronizer slots of a
+#: non-grouped GEMM (``SynchronizerSizeCheck`` with six values).
+_SYNCHRONIZER_SLOTS = 409600
+
+
+def _launch_threads(mapping: Any) -> int:
+    threads = 1
+    for size in list(getattr(mapping, "work_group", None) or [1, 1, 1]):
+        threads *= max(int(size), 1)
+    return threads
+
+
+def _tiles(p: ContractionProblem, mapping: Any) -> tuple[int, int]:
+    """``(⌈M/MT0⌉, ⌈N/MT1⌉)``, integer ``CeilDivide`` as ``getNumWorkGroups`` computes them."""
+    tile = list(getattr(mapping, "macro_tile", None) or [1, 1])
+    return -(-p.m // max(int(tile[0]), 1)), -(-p.n // max(int(tile[1]), 1))
+
+
+def lite_auto_gsu(p: ContractionProblem, h: Hardware, solution: Any) -> int:
+    """tensilelite 5.x ``ContractionSolution::calculateAutoGSU`` (rocm-libraries
+    ``projects/hipblaslt/tensilelite/src/ContractionSolution.cpp``, newest stored variant; the index
+    lists the path @2d614b754ef5): the solution's ``globalSplitU`` unless it is -1; then
+    min(⌊K/DU/3⌋, ⌊CUs/workgroups⌋) (at least 1), capped by ``MAX_WORKGROUP_NUMBER``, the bound
+    size, the MBSK synchronizer and the launch grid (work items within ``uint32_t``)."""
+    import numpy as np
+
+    mapping = solution.size_mapping
+    given = int(getattr(mapping, "global_split_u", 1) if mapping is not None else 1)
+    if given != -1:
+        return given
+    if h.cu_count is None:
+        raise SelectionError("the solution's GSU is chosen at run time from the CU count: give --cu-count")
+    tiles0, tiles1 = _tiles(p, mapping)
+    workgroups = tiles0 * tiles1 * p.batch
+    if workgroups == 0:
+        return 1
+    depth_u = max(int(getattr(mapping, "depth_u", 1) or 1), 1)
+    tile = list(getattr(mapping, "macro_tile", None) or [1, 1])
+    gsu = min(max(1, int(np.floor(np.float32(p.k) / np.float32(depth_u) / 3.0))), max(1, h.cu_count // workgroups))
+    if gsu > 1:
+        ceil_m = np.ceil(np.float32(p.m) / np.float32(tile[0]))
+        ceil_n = np.ceil(np.float32(p.n) / np.float32(tile[1]))
+        gsu = min(gsu, int(MAX_WORKGROUP_NUMBER / ceil_m / ceil_n / p.batch))
+    if gsu > 1:
+        gsu = min(gsu, int(np.ceil(np.float32(p.k) / np.float32(depth_u))))
+    if gsu > 1 and int(getattr(mapping, "global_accumulation", 0) or 0) == 3:
+        usage = int(_extra(mapping, "synchronizerSizePerWG") or 0) * tiles0 * tiles1 * p.batch
+        fits = (
+            usage <= _SYNCHRONIZER_SLOTS // 16 and p.lite.grouped_gemm_count <= 16
+            if p.lite.grouped_gemm
+            else usage <= _SYNCHRONIZER_SLOTS
+        )
+        gsu = gsu if fits else 1
+    gsu = min(gsu, (MAX_LAUNCH_WORK_ITEMS // _launch_threads(mapping)) // workgroups)
+    return max(gsu, 1)
+
+
+def _launch_limits(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    """tensilelite 5.x ``LaunchLimits`` task predicate (rocm-libraries ``projects/hipblaslt/
+    tensilelite/include/Tensile/ContractionTaskPredicates.hpp`` @1ea8c64f53e4; its Python writer,
+    ``TaskPredicate.FromOriginalState``, adds it to the non-Stream-K solutions of a 2026 client
+    build): a Stream-K kernel (``sizeMapping.streamK != 0``) passes, its grid is the grid
+    predictor's; any other kernel passes when ``calculateGrid``'s work items, workgroup threads ×
+    ⌈M/MT0⌉ × ⌈N/MT1⌉ × batch × GSU (the problem's GSU, else :func:`lite_auto_gsu`), fit in
+    ``uint32_t``. Later sources (``LaunchLimitsTest``, @d022434c) also bound Stream-K grids and
+    cluster padding; that is not modelled. hipBLASLt 7d9fb683 and 0.12.1 know no such predicate
+    (their runtime refuses a library naming it: ``Unknown subclass type``)."""
+    if s is None:
+        raise SelectionError("LaunchLimits is a task predicate: evaluate it with the solution")
+    mapping = getattr(s, "size_mapping", None)
+    if int(getattr(mapping, "stream_k", 0) or 0) != 0:
+        return _verdict(pred, True, "Stream-K kernel: its grid is bounded by the grid predictor")
+    tiles0, tiles1 = _tiles(p, mapping)
+    gsu = p.lite.gsu if p.lite.gsu > 0 else lite_auto_gsu(p, h, s)
+    items = _launch_threads(mapping) * tiles0 * tiles1 * p.batch * max(gsu, 1)
+    return _compare(pred, f"work items={items}", "<=", MAX_LAUNCH_WORK_ITEMS, items <= MAX_LAUNCH_WORK_ITEMS)
+
+
+def _lite_task_workspace(pred: Any, p: ContractionProblem, h: Hardware, s: Any) -> Verdict:
+    """tensilelite 5.x task ``WorkspaceCheck`` (``ContractionTaskPredicates.hpp`` @1ea8c64f53e4,
+    written as ``{type: WorkspaceCheck}`` when ``_WorkspaceSizePerElemC > 0``): the GSU partial
+    sums (GSU > 1) within ``MAX_GSU_WORKSPACE_SIZE``, then ``requiredWorkspaceSize`` within the
+    workspace (the synchronizer is not counted, as from hipBLASLt 0.12.1 on)."""
+    mapping = s.size_mapping
+    gsu = p.lite.gsu if p.lite.gsu > 0 else lite_auto_gsu(p, h, s)
+    multiplier = gsu if gsu > 1 else 0
+    per_elem_c = int(getattr(mapping, "workspace_size_per_elem_c", 0) or 0)
+    partials = p.m * p.n * p.batch * per_elem_c * multiplier
+    if partials > MAX_GSU_WORKSPACE_SIZE:
+        return _verdict(pred, False, f"GSU partials {partials} bytes > the 128 MiB cap")
+    if p.lite.gsu <= 0 and gsu != int(getattr(mapping, "global_split_u", 1) or 1):
+        # requiredWorkspaceSize sizes the partials for the GSU the kernel runs with (auto GSU)
+        p = dataclasses.replace(p, lite=p.lite.model_copy(update={"gsu": gsu}))
+    need = lite_required_workspace(p, h, s, synchronizer=False)
     have = "unlimited" if p.workspace_size == (1 << 64) - 1 else str(p.workspace_size)
     return _compare(pred, f"required={need}", "<=", f"workspace={have}", need <= p.workspace_size)
 
@@ -827,6 +935,7 @@ HANDLERS: dict[str, _Handler] = {
     "RangeMatching": _marker,
     # task
     "WorkspaceCheck": _workspace,
+    "LaunchLimits": _launch_limits,
     # tensilelite (hipBLASLt ContractionProblemPredicates.hpp)
     "GroupedGemm": _lite_equal("grouped_gemm", "groupedGemm"),
     "UseGradient": _lite_equal("use_gradient", "useGradient"),
@@ -883,8 +992,17 @@ def evaluate(
         return ruled(predicate, problem, hardware, solution, rules)
     handler = HANDLERS.get(kind) if isinstance(kind, str) else None
     if handler is None:
+        if isinstance(predicate, UnmodelledPredicate):
+            # loaded, but nothing says what it tests: never taken to hold (the solution or row
+            # carrying it is passed over), and the reason names it
+            return Verdict(False, unmodelled_reason(kind), str(kind))
         raise SelectionError(f"unknown predicate type {kind!r}: cannot decide whether it holds")
     return handler(predicate, problem, hardware, solution)
+
+
+def unmodelled_reason(kind: object) -> str:
+    """What selection says of a predicate type tensilekit does not model."""
+    return f"predicate type {kind!r} is not modelled (tensilekit cannot tell whether it holds; passed over)"
 
 
 _RULED: dict[str, Callable[[Any, ContractionProblem, Hardware, Any, PredicateRules], Verdict]] = {
@@ -913,13 +1031,17 @@ __all__ = [
     "DEFAULT_RULES",
     "HANDLERS",
     "MAX_GSU_WORKSPACE_SIZE",
+    "MAX_LAUNCH_WORK_ITEMS",
+    "MAX_WORKGROUP_NUMBER",
     "TWO_POW_32",
     "PredicateLike",
     "PredicateRules",
     "Verdict",
     "evaluate",
     "evaluate_all",
+    "lite_auto_gsu",
     "lite_required_workspace",
     "lite_workspace_need",
     "required_workspace",
+    "unmodelled_reason",
 ]

@@ -54,6 +54,13 @@ kernel (measured: neither the CU count nor the tile count); tensilekit counts a 
 workgroups, as for 7d9fb683, so with a small workspace it may list a Stream-K kernel 0.12.1 does not
 (or leave out one it does). The differential test above asks with an unlimited workspace.
 
+tensilelite 5.x (2026) client builds give solutions a ``taskPredicate``: ``WorkspaceCheck``
+(tensilelite's rule) and, for non-Stream-K kernels, ``LaunchLimits``
+(:mod:`tensilekit.predicates.evaluate`, ``ContractionTaskPredicates.hpp`` @1ea8c64f53e4). Neither
+7d9fb683 nor 0.12.1 writes a task predicate, and their runtimes refuse a library naming
+``LaunchLimits`` (``Unknown subclass type``): these 5.x rules need no field here, the predicate
+itself says which runtime it belongs to.
+
 :func:`detect_hipblaslt_version` reads the version off a master: 0.12.1's TensileCreateLibrary
 writes ``swizzleTensorA`` into every solution's problem type and ``SwizzleTensorA`` /
 ``WorkgroupNumberCheck`` predicates, which the 7d9fb683 runtime cannot even load (``Unknown subclass

@@ -113,6 +113,16 @@ def generate(name: str, body: Sequence[str], helpers: dict[str, Any]) -> Any:
     return function
 
 
+SOLUTION_DEPENDENT = frozenset({"WorkspaceCheck", "LaunchLimits"})
+"""Task predicates whose verdict also reads the solution (its ``sizeMapping``)."""
+
+
+def is_lite_solution(solution: Any) -> bool:
+    """A tensilelite (hipBLASLt) solution: its problem type names a ``computeInputType``."""
+    problem_type = getattr(solution, "problem_type", None)
+    return isinstance(problem_type, dict) and "computeInputType" in problem_type
+
+
 def canonical_key(predicate: Any, solution: Any = None) -> str:
     """Identity of a predicate for deduplication (``WorkspaceCheck`` also depends on the solution)."""
     if hasattr(predicate, "model_dump"):
@@ -123,13 +133,18 @@ def canonical_key(predicate: Any, solution: Any = None) -> str:
             "index": getattr(predicate, "index", None),
             "value": repr(getattr(predicate, "value", None)),
         }
-    if predicate.type == "WorkspaceCheck":
+    if predicate.type in SOLUTION_DEPENDENT:
         mapping = getattr(solution, "size_mapping", None)
-        data["solution"] = [
-            getattr(mapping, "workspace_size_per_elem_c", None),
-            getattr(mapping, "stream_k", None),
-            getattr(mapping, "macro_tile", None),
-        ]
+        if is_lite_solution(solution):
+            # tensilelite's task predicates read the solution's GSU (auto GSU: tile, DepthU,
+            # workgroup, accumulation), so its whole sizeMapping is part of the identity
+            data["solution"] = mapping.model_dump(mode="json", by_alias=True) if mapping is not None else None
+        else:
+            data["solution"] = [
+                getattr(mapping, "workspace_size_per_elem_c", None),
+                getattr(mapping, "stream_k", None),
+                getattr(mapping, "macro_tile", None),
+            ]
     return json.dumps(data, sort_keys=True)
 
 
@@ -287,7 +302,7 @@ def _kernel(predicate: Any, solution: Any) -> tuple[str, str] | bool | None:
         )
     if kind in ("ExperimentalDTree", "ExperimentalGrid", "ExperimentalStreamK", "ExperimentalMLP"):
         return _both(f"p.performance_metric == {kind!r}")
-    if kind == "WorkspaceCheck" and solution is not None:
+    if kind == "WorkspaceCheck" and solution is not None and not is_lite_solution(solution):
         mapping = getattr(solution, "size_mapping", None)
         per_elem = int(getattr(mapping, "workspace_size_per_elem_c", 0) or 0)
         if int(getattr(mapping, "stream_k", 0) or 0) >= 2:
@@ -530,7 +545,7 @@ class AtomTable:
         self._by_object: dict[int, tuple[Any, int]] = {}
 
     def intern(self, predicate: Any, solution: Any = None) -> int:
-        solution_free = predicate.type != "WorkspaceCheck"
+        solution_free = predicate.type not in SOLUTION_DEPENDENT
         if solution_free:
             cached = self._by_object.get(id(predicate))
             if cached is not None and cached[0] is predicate:

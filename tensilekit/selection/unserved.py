@@ -9,9 +9,11 @@ that names what the library does have.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from tensilekit.model.checks import unmodelled_predicates
 from tensilekit.model.library import HardwareNode, MasterLibrary
 from tensilekit.selection.problem import GemmProblem, Hardware, contraction_problem
 from tensilekit.selection.served import (
@@ -157,6 +159,31 @@ def library_served(library: MasterLibrary) -> list[dict[str, Any]]:
     return served_row_types(library)
 
 
+_UNMODELLED_NOTES: dict[int, tuple[weakref.ref[MasterLibrary], str]] = {}
+"""The note per library (by id; the entry goes when the library does): models are unhashable."""
+
+
+def unmodelled_note(library: MasterLibrary) -> str:
+    """``""``, or a clause naming the predicates of ``library`` tensilekit does not model (their
+    solutions and rows are passed over, so one may be what stands between the problem and a
+    kernel); worked out once per library."""
+    cached = _UNMODELLED_NOTES.get(id(library))
+    if cached is not None and cached[0]() is library:
+        return cached[1]
+    found = unmodelled_predicates(library)
+    note = ""
+    if found:
+        names = ", ".join(repr(name) for name in sorted({name for _, name in found}))
+        places = ", ".join(path for path, _ in found[:3]) + (", …" if len(found) > 3 else "")
+        note = (
+            f"; {len(found)} predicate(s) of type {names} are not modelled and were passed over ({places}): "
+            "one may stand in the way"
+        )
+    key = id(library)
+    _UNMODELLED_NOTES[key] = (weakref.ref(library, lambda _: _UNMODELLED_NOTES.pop(key, None)), note)
+    return note
+
+
 def no_kernel_reason(library: MasterLibrary, problem: GemmProblem, hardware: Hardware) -> str:
     """One line saying why the runtime finds no kernel for ``problem`` on ``hardware`` (the
     device and problem type only; ``Library.why_not`` also names the workspace check and caches)."""
@@ -173,6 +200,7 @@ def no_kernel_reason(library: MasterLibrary, problem: GemmProblem, hardware: Har
         or problem_type_reason(library, problem)
         or "kernels for this device and problem type exist, but none accepts this problem "
         "(size or alignment predicates fail; --explain shows each)"
+        + unmodelled_note(library)
     )
 
 
@@ -183,4 +211,5 @@ __all__ = [
     "problem_type_label",
     "problem_type_reason",
     "row_type_reason",
+    "unmodelled_note",
 ]

@@ -92,7 +92,6 @@ LOAD_ERRORS = [
     # Master libraries that do not fit the model.
     LoadError("unknown_node_type.yaml", UnknownNodeType, 9, 15, f"{MATCHING}.library"),
     LoadError("msgpack_unknown_node_type.dat", UnknownNodeType, None, None, f"{MATCHING}.library", offset=82),
-    LoadError("master_unknown_predicate.yaml", UnknownNodeType, 33, 14, "library.rows[0].predicate.value"),
     LoadError("bad_predicate.yaml", InvalidValue, 33, 39, "library.rows[0].predicate.value.value"),
     LoadError("master_predicate_missing_value.yaml", MissingField, 27, 17, f"{MATCHING}.predicate.value[1].value"),
     LoadError("master_solution_missing_index.yaml", MissingField, 36, 3, "solutions[0].index"),
@@ -112,6 +111,8 @@ FINDINGS = [
     Expected("duplicate_solution_index.yaml", "duplicate-solution-index", "[5]", 6, 3, "warning"),
     Expected("duplicate_size.yaml", "duplicate-size", "[7][1][0]", 19, 7, "warning"),
     # Master libraries.
+    # a predicate type tensilekit does not model loads (issue 35 item 4); what carries it is passed over
+    Expected("master_unknown_predicate.yaml", "unmodelled-predicate", "library.rows[0].predicate", 32, 7, "warning"),
     Expected("master_missing_solution.yaml", "missing-solution", f"{MATCHING_FINDING}.library.table[1].index", 18, 24),
     # the loader keeps the last solution of an index (issue 23 item 2): legal, a warning
     Expected("master_duplicate_index.yaml", "duplicate-index", "solutions[0].index", 38, 10, "warning"),

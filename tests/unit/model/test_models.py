@@ -30,6 +30,7 @@ from tensilekit.model.predicates import (
     CompoundPredicate,
     Predicate,
     PredicateModel,
+    UnmodelledPredicate,
     predicate_shape,
 )
 from tensilekit.model.solution import MasterSolution
@@ -109,17 +110,26 @@ def test_predicate_with_wrong_value_type_is_rejected(name: str) -> None:
         PREDICATES.validate_python({"type": name, **SHAPE_WRONG_VALUES[PREDICATE_SHAPES[name]]})
 
 
-@pytest.mark.parametrize("raw", [{"type": "IsGfx9"}, {"type": "truepred"}, {"value": 1}, {"type": None}, {"type": 3}])
-def test_unknown_or_missing_predicate_type_is_rejected(raw: dict[str, Any]) -> None:
+@pytest.mark.parametrize("raw", [{"value": 1}, {"type": None}, {"type": 3}])
+def test_missing_predicate_type_is_rejected(raw: dict[str, Any]) -> None:
     assert predicate_shape(raw) is None
     with pytest.raises(ValidationError) as caught:
         PREDICATES.validate_python(raw)
     assert caught.value.errors()[0]["type"] in ("union_tag_invalid", "union_tag_not_found")
 
 
-def test_unknown_predicate_inside_and_is_rejected() -> None:
-    with pytest.raises(ValidationError):
-        PREDICATES.validate_python({"type": "And", "value": [{"type": "TruePred"}, {"type": "Nope"}]})
+@pytest.mark.parametrize("raw", [{"type": "IsGfx9"}, {"type": "truepred"}, {"index": 0, "type": "Nope", "value": [1]}])
+def test_an_unknown_predicate_type_loads_as_written_unmodelled(raw: dict[str, Any]) -> None:
+    """Issue 35 item 4: a type nothing models spoils only what carries it, not the file."""
+    assert predicate_shape(raw) is None
+    model = PREDICATES.validate_python(raw)
+    assert isinstance(model, UnmodelledPredicate)
+    assert model.model_dump(by_alias=True, exclude_unset=True) == raw
+
+
+def test_unknown_predicate_inside_and_is_kept_unmodelled() -> None:
+    model = PREDICATES.validate_python({"type": "And", "value": [{"type": "TruePred"}, {"type": "Nope"}]})
+    assert isinstance(model.value[1], UnmodelledPredicate)
 
 
 def test_unknown_predicate_key_is_rejected() -> None:

@@ -126,6 +126,7 @@ def test_every_handler_has_a_case_or_a_tensilelite_test() -> None:
     covered |= set(TENSILELITE)
     covered |= {"ExperimentalStreamK", "ExperimentalMLP"}
     covered |= {"PciChipId", "PciChipID"}  # tests/unit/selection/test_pci_chip_rows.py
+    covered |= {"LaunchLimits"}  # tests/unit/predicates/test_launch_limits.py
     assert set(HANDLERS) <= covered
 
 
