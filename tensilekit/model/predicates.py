@@ -130,7 +130,7 @@ PREDICATE_SHAPES: dict[str, str] = {
     "UseScaleAlphaVec": "int",  # same encoding as UseBias
     "Activation": "string",  # an ActivationType name (``Hipblaslt_all``, ``Gelu``, ``None``, …)
     "ActivationComputeType": "string",  # a DataType name
-    "UseScaleAB": "string",  # "" (none), "Scalar" or "Vector"
+    "UseScaleAB": "stringorbool",  # "" (none), "Scalar" or "Vector"; false in pre-2025 logic files
     "DataTypeE": "string",
     "ActivationEnumWhiteList": "stringlist",
     "BiasDataTypeWhiteList": "stringlist",
@@ -256,10 +256,22 @@ class StringPredicate(StrictModel):
         "ArithmeticUnit",
         "Activation",
         "ActivationComputeType",
-        "UseScaleAB",
         "DataTypeE",
     ]
     value: str
+
+
+class ScaleABPredicate(StrictModel):
+    """tensilelite's ``UseScaleAB``: ``""``, ``Scalar`` or ``Vector``, or a bool from older logic files.
+
+    Logic files written before ``UseScaleAB`` became a string (2024, e.g. aldebaran I8II GridBased)
+    say ``UseScaleAB: false``; tensilelite's ``Contractions.ProblemType.FromOriginalState``
+    (``Tensile/Contractions.py:230`` @7d9fb683) copies the value unchanged, so its
+    TensileCreateLibrary writes ``{type: UseScaleAB, value: false}`` into the master.
+    """
+
+    type: Literal["UseScaleAB"]
+    value: str | bool
 
 
 class StringListPredicate(StrictModel):
@@ -373,6 +385,7 @@ PredicateModel = Union[
     IntOrBoolPredicate,
     NumberPredicate,
     StringPredicate,
+    ScaleABPredicate,
     StringListPredicate,
     IndexedPredicate,
     SizeRangePredicate,
@@ -457,6 +470,7 @@ __all__ = [
     "SizeRangePredicate",
     "StringListPredicate",
     "StringPredicate",
+    "ScaleABPredicate",
     "IntListPredicate",
     "IntPairPredicate",
     "MinKPredicate",
