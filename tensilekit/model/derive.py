@@ -456,27 +456,32 @@ def _problem_independent(st: _State, isa: Isa, data_type: Any, strict: bool, raw
     """``assignProblemIndependentDerivedParameters``: MI fields, thread/sub-group tiles, macro tile."""
     state = st.s
     wavefront = st.integer("WavefrontSize")
-    out_width = 4
     if state["EnableMatrixInstruction"]:
+        block = state["MIBlock"]
+        for key, value in zip(("M", "N", "K", "B", "BM", "BN"), block, strict=True):
+            state[f"MatrixInst{key}"] = value
         if has_mfma(isa):
             out_width = 1 if data_type.enum in ("Double", "ComplexDouble") else 4
         else:
             out_width = 1 if has_wmma(isa) else 4
         state["MIOutputVectorWidth"] = out_width
-        tiles = _mi_tiles(state["MIBlock"], state["MIWaveGroup"], state["MIWaveTile"], out_width, wavefront)
+        wave_group, wave_tile = state["MIWaveGroup"], state["MIWaveTile"]
+        if state["MatrixInstM"] == 4:
+            tile0 = wave_tile[0] * out_width
+            tile1 = wave_tile[1]
+            group0 = wave_group[0] * state["MatrixInstM"] * state["MatrixInstBM"] // out_width
+            group1 = wave_group[1] * state["MatrixInstN"] * state["MatrixInstBN"]
+        else:
+            tile0 = state["MatrixInstBM"] * wave_tile[0] * (state["MatrixInstM"] * state["MatrixInstN"] // wavefront)
+            tile1 = state["MatrixInstBN"] * wave_tile[1]
+            group0 = wave_group[0] * (wavefront // state["MatrixInstN"])
+            group1 = wave_group[1] * state["MatrixInstN"]
     else:
         thread_tile, work_group = st.pair("ThreadTile"), st.pair("WorkGroup")
-        tiles = (thread_tile[0], thread_tile[1], work_group[0], work_group[1])
+        tile0, tile1, group0, group1 = thread_tile[0], thread_tile[1], work_group[0], work_group[1]
     work_group = state["WorkGroup"]
     if not isinstance(work_group, list) or len(work_group) != 3:
         raise st.fail(f"WorkGroup must be three integers, got {work_group!r}")
-    stored = (st.integer("MacroTile0"), st.integer("MacroTile1")) if strict else None
-    if stored is not None and (tiles[2] * tiles[0], tiles[3] * tiles[1]) != stored:
-        tiles = _stored_form_tiles(st, raw, out_width, wavefront, stored) or tiles
-    if state["EnableMatrixInstruction"]:
-        for key, value in zip(("M", "N", "K", "B", "BM", "BN"), state["MIBlock"], strict=True):
-            state[f"MatrixInst{key}"] = value
-    tile0, tile1, group0, group1 = tiles
     state["ThreadTile0"], state["ThreadTile1"] = tile0, tile1
     state["SubGroup0"], state["SubGroup1"] = group0, group1
     state["LocalSplitU"] = work_group[2]
@@ -487,67 +492,31 @@ def _problem_independent(st: _State, isa: Isa, data_type: Any, strict: bool, raw
         if strict and st.integer(f"MacroTile{axis}") != derived:
             raise st.fail(
                 f"MacroTile{axis} is {state[f'MacroTile{axis}']} but WorkGroup, ThreadTile and "
-                f"MatrixInstruction make {derived}, and the solution stores no MIBlock/MIWaveGroup/MIWaveTile "
-                "or SubGroup/ThreadTile0/1 that make it"
+                f"MatrixInstruction make {derived}" + _tensilelite_form_hint(raw)
             )
         state[f"MacroTile{axis}"] = derived
 
 
-def _mi_tiles(
-    block: list[int], wave_group: list[int], wave_tile: list[int], out_width: int, wavefront: int
-) -> tuple[int, int, int, int]:
-    """ThreadTile0/1 and SubGroup0/1 of an MI kernel from its MI block, wave group and wave tile."""
-    m, n, block_m, block_n = block[0], block[1], block[4], block[5]
-    if m == 4:
-        return (
-            wave_tile[0] * out_width,
-            wave_tile[1],
-            wave_group[0] * m * block_m // out_width,
-            wave_group[1] * n * block_n,
-        )
-    return (
-        block_m * wave_tile[0] * (m * n // wavefront),
-        block_n * wave_tile[1],
-        wave_group[0] * (wavefront // n),
-        wave_group[1] * n,
-    )
+def _tensilelite_form_hint(raw: Mapping[str, Any]) -> str:
+    """Why a hipBLASLt-written solution cannot be read as a Tensile (rocBLAS) one, in plain words.
 
-
-def _int_list(value: Any, length: int) -> list[int] | None:
-    if isinstance(value, list) and len(value) == length and all(type(v) is int for v in value):
-        return list(value)
-    return None
-
-
-def _stored_form_tiles(
-    st: _State, raw: Mapping[str, Any], out_width: int, wavefront: int, stored: tuple[int, int]
-) -> tuple[int, int, int, int] | None:
-    """The tiles of an older solution form whose stored macro tile the WorkGroup/ThreadTile lists contradict.
-
-    tensilelite's ``assignProblemIndependentDerivedParameters`` (``Tensile/SolutionStructs.py:1316-1381``
-    @7d9fb683, unchanged in 0.12.1) takes a 4-element ``MatrixInstruction`` solution's tiles from its
-    stored ``MIBlock``, ``MIWaveGroup`` and ``MIWaveTile`` (its ``MatrixInstructionToMIParameters``,
-    line 1781, derives them only from the 9-element form; the stored ``ThreadTile`` is then the dummy
-    ``[1, 1]``), and sets ``MacroTile0/1 = SubGroup0/1 × ThreadTile0/1``. A solution written in that
-    form keeps the kernel it describes here too: used when it reproduces the stored ``MacroTile0/1``
-    (and only then; otherwise the mismatch is reported). The MI fields it implies replace Tensile's
-    WorkGroup-based ones, so names and predicates describe the same kernel.
+    tensilelite (hipBLASLt) stores a 4-element ``MatrixInstruction`` solution with its ``MIBlock``,
+    ``MIWaveGroup`` and ``MIWaveTile`` and a placeholder ``ThreadTile: [1, 1]``, and derives the macro
+    tile from those (``Tensile/SolutionStructs.py:1316-1381`` @7d9fb683). Tensile derives the wave
+    group and wave tile from ``WorkGroup`` and ``ThreadTile`` instead and rejects such a solution
+    (``invalid ThreadTile1 1 for MatrixInstM 32``, ``SolutionStructs.py:2370`` @a164ed70; its build
+    then fails). A file is read as tensilelite only when position 11 names its library type;
+    tensilelite itself refuses a logic file without one (``LibraryIO.py:349`` @7d9fb683).
     """
-    state = st.s
-    if state["EnableMatrixInstruction"]:
-        block = _int_list(raw.get("MIBlock"), 6)
-        wave_group = _int_list(raw.get("MIWaveGroup"), 2)
-        wave_tile = _int_list(raw.get("MIWaveTile"), 2)
-        if block and wave_group and wave_tile and block[:4] == list(state["MatrixInstruction"])[:4] and block[1]:
-            tiles = _mi_tiles(block, wave_group, wave_tile, out_width, wavefront)
-            if (tiles[2] * tiles[0], tiles[3] * tiles[1]) == stored:
-                state["MIBlock"], state["MIWaveGroup"], state["MIWaveTile"] = block, wave_group, wave_tile
-                return tiles
-        return None
-    sub = [raw.get("SubGroup0"), raw.get("SubGroup1"), raw.get("ThreadTile0"), raw.get("ThreadTile1")]
-    if all(type(v) is int and v > 0 for v in sub) and (sub[0] * sub[2], sub[1] * sub[3]) == stored:
-        return sub[2], sub[3], sub[0], sub[1]
-    return None
+    stored = [raw.get(key) for key in ("MIBlock", "MIWaveGroup", "MIWaveTile")]
+    if not all(isinstance(value, list) for value in stored) or raw.get("ThreadTile") != [1, 1]:
+        return ""
+    return (
+        " (the solution is written in hipBLASLt's form: MIBlock, MIWaveGroup and MIWaveTile stored, "
+        "ThreadTile [1, 1] a placeholder; Tensile, which reads this file because it names no library type "
+        "at position 11, rejects such a solution, and hipBLASLt's tensilelite refuses a logic file without "
+        "a library type)"
+    )
 
 
 def _global_accumulation(st: _State, pt: Mapping[str, Any]) -> None:
