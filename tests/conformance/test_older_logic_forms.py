@@ -1,6 +1,6 @@
 """Issue 35: logic files of older and hand-laid-out forms, against AMD's own code.
 
-The fixtures (``fixtures/logic/older_forms``, README there) have the forms of real-world files:
+The fixtures (``fixtures/older_forms``, README there) have the forms of real-world files:
 
 * a 2024 hipBLASLt aldebaran I8II GridBased file: 4-element ``MatrixInstruction`` with stored
   ``MIBlock``/``MIWaveGroup``/``MIWaveTile`` (tensilelite ``Tensile/SolutionStructs.py:1316-1381``
@@ -32,7 +32,7 @@ from tensilekit.cli.main import cli
 from tensilekit.io.logic_io import dumps_logic, load_logic
 from tensilekit.model.library import MasterLibrary
 
-FORMS = Path(__file__).resolve().parents[2] / "fixtures" / "logic" / "older_forms"
+FORMS = Path(__file__).resolve().parents[2] / "fixtures" / "older_forms"
 I8II = "aldebaran_Cijk_Ailk_Bljk_I8II_BH_UserArgs.yaml"
 
 
