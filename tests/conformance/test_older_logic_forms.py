@@ -80,47 +80,43 @@ def test_amds_master_with_a_bool_scale_ab_loads_and_validates(amd_older_form: Pa
     assert result.exit_code == 0, result.output
 
 
+def _every_command_refuses(logic: Path, tmp_path: Path, *reasons: str) -> None:
+    """``build-master`` (writing nothing), ``lint`` and ``validate`` all refuse ``logic``, giving ``reasons``."""
+    runner = CliRunner()
+    out = tmp_path / "ours.yaml"
+    for args in (["build-master", str(logic), "-o", str(out)], ["lint", str(logic)], ["validate", str(logic)]):
+        result = runner.invoke(cli, args)
+        assert result.exit_code not in (0, 70), (args[0], result.output)
+        text = " ".join(result.output.split())
+        assert all(reason in text for reason in reasons), (args[0], result.output)
+    assert not out.exists()
+
+
 def test_omitted_scale_ab_is_refused_by_every_command_as_amd_refuses_it(amd: Path, tmp_path: Path) -> None:
     logic = FORMS / "hipblaslt_scale_omitted" / I8II
     theirs = _amd_build(amd, logic, tmp_path / "amd")
     assert theirs.returncode != 0
     assert "doesn't match solution(idx=0)" in theirs.stdout + theirs.stderr
     assert "UseScaleAB:  != False" in theirs.stdout + theirs.stderr
-    runner = CliRunner()
-    for args in (
-        ["build-master", str(logic), "-o", str(tmp_path / "ours.yaml")],
-        ["lint", str(logic)],
-        ["validate", str(logic)],
-    ):
-        result = runner.invoke(cli, args)
-        assert result.exit_code not in (0, 70), (args[0], result.output)
-        text = " ".join(result.output.split())
-        assert (
-            "UseScaleAB is '' (the file omits it: tensilelite's default) in the file but False in the solution" in text
-        ), (
-            args[0],
-            result.output,
-        )
-    assert not (tmp_path / "ours.yaml").exists()
+    _every_command_refuses(
+        logic,
+        tmp_path,
+        "UseScaleAB is '' (the file omits it: tensilelite's default) in the file but False in the solution",
+    )
 
 
 def test_hipblaslt_solution_form_in_a_tensile_file_is_refused_as_tensile_refuses_it(amd: Path, tmp_path: Path) -> None:
     logic = next((FORMS / "tensile_wave_group").glob("*.yaml"))
-    (theirs,) = tensile_build_masters(
-        amd, [{"logic": [str(logic)], "out": str(tmp_path / "amd"), "lazy": False}], tmp_path
-    )
+    job = {"logic": [str(logic)], "out": str(tmp_path / "amd"), "lazy": False}
+    (theirs,) = tensile_build_masters(amd, [job], tmp_path)
     assert "error" in theirs  # Tensile rejects the solution, and the build then fails
-    runner = CliRunner()
-    for args in (
-        ["build-master", str(logic), "-o", str(tmp_path / "ours.yaml")],
-        ["lint", str(logic)],
-        ["validate", str(logic)],
-    ):
-        result = runner.invoke(cli, args)
-        assert result.exit_code not in (0, 70), (args[0], result.output)
-        text = " ".join(result.output.split())
-        assert "MacroTile0 is 128 but WorkGroup, ThreadTile and MatrixInstruction make 64" in text, result.output
-        assert "written in hipBLASLt's form" in text and "no library type at position 11" in text, result.output
+    _every_command_refuses(
+        logic,
+        tmp_path,
+        "MacroTile0 is 128 but WorkGroup, ThreadTile and MatrixInstruction make 64",
+        "written in hipBLASLt's form",
+        "no library type at position 11",
+    )
 
 
 @pytest.mark.parametrize("form", sorted(p.name for p in FORMS.iterdir() if p.is_dir()))
