@@ -125,9 +125,11 @@ PREDICATE_SHAPES: dict[str, str] = {
     "SupportDeviceUserArguments": "bool",
     "SwizzleTensorA": "bool",
     "SwizzleTensorB": "bool",
-    "Sparse": "int",  # 0 dense, 1 sparse A, 2 sparse B
-    "UseBias": "int",  # 0 none, 1 M, 2 N, 3 both (factor dim at run time)
-    "UseScaleAlphaVec": "int",  # same encoding as UseBias
+    # 0 dense, 1 sparse A, 2 sparse B; these three may be false/true where a logic file wrote a bool
+    # (tensilelite's build copies the ProblemType value into the predicate, Contractions.py:366-375 @7d9fb683)
+    "Sparse": "intbool",
+    "UseBias": "intbool",  # 0 none, 1 M, 2 N, 3 both (factor dim at run time)
+    "UseScaleAlphaVec": "intbool",  # same encoding as UseBias
     "Activation": "string",  # an ActivationType name (``Hipblaslt_all``, ``Gelu``, ``None``, …)
     "ActivationComputeType": "string",  # a DataType name
     "UseScaleAB": "stringorbool",  # "" (none), "Scalar" or "Vector"; false in pre-2025 logic files
@@ -223,17 +225,15 @@ class IntPredicate(StrictModel):
         "MaxProblemSizeGreaterThan",
         "BufferStoreOffsetLimitCheck",
         "BufferLoadOffsetLimitCheck_Beta",
-        "Sparse",
-        "UseBias",
-        "UseScaleAlphaVec",
     ]
     value: int
 
 
 class IntOrBoolPredicate(StrictModel):
-    """``IsAPU``-style hardware flags, written as 0/1 or false/true."""
+    """``IsAPU``-style hardware flags, written as 0/1 or false/true; tensilelite's ``Sparse``, ``UseBias``
+    and ``UseScaleAlphaVec``, integers a logic file may give as false/true."""
 
-    type: Literal["IsAPU", "IsXPU"]
+    type: Literal["IsAPU", "IsXPU", "Sparse", "UseBias", "UseScaleAlphaVec"]
     value: int | bool
 
 
