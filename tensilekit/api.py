@@ -55,6 +55,7 @@ def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLib
     logic = logic_from_data(decoded, source=source, text=text)
     if text is not None:
         logic._source_style = detect_style(text, decoded)
+        logic._source_text = text
     return logic
 
 

@@ -250,8 +250,10 @@ def _no_stage(label: str) -> None:
 def validate_file(path: str | Path, *, stage: Callable[[str], None] | None = None) -> FileValidation:
     """Schema and semantic checks of one file; decoding/schema errors become findings.
 
-    ``stage`` is told each phase as it starts (``reading X``, ``checking X``, ``locating findings
-    in X``): a 90 MB master takes seconds in each, and the CLI names them on a terminal.
+    ``stage`` is told each phase as it starts (``reading X``, ``checking X``, ``building X``,
+    ``locating findings in X``): a 90 MB master takes seconds in each, and the CLI names them on a
+    terminal. A logic file is also built as ``build-master`` and ``lint`` build it
+    (:func:`tensilekit.libbuild.build_logic_master`): a file they cannot read is not valid.
     """
     name = Path(path).name
     tell = stage or _no_stage
@@ -276,6 +278,15 @@ def validate_file(path: str | Path, *, stage: Callable[[str], None] | None = Non
         return FileValidation(path=str(path), ok=False, findings=findings)
     tell(f"checking {name}")
     findings = check_master(model) if isinstance(model, MasterLibrary) else check_logic(model)
+    if isinstance(model, LogicFile) and not has_errors(findings):
+        # one verdict per file: what build-master and lint cannot read is not valid either
+        from tensilekit.libbuild import build_logic_master
+
+        tell(f"building {name}")
+        try:
+            build_logic_master(model, str(path))
+        except TensilekitError as error:
+            findings.append(finding_from_error(error, path))
     findings.extend(duplicate_key_findings(model))
     if isinstance(model, MasterLibrary):
         from tensilekit.io.master_io import placeholder_problems, shadowed_catalogs

@@ -218,6 +218,7 @@ def loads_logic(text: str, *, dialect: Dialect | str | None = None, source: str 
         data = parse_yaml(text, source)
     logic = logic_from_data(data, dialect=dialect, source=source, text=text)
     logic._source_style = detect_style(text, data)
+    logic._source_text = text
     return logic
 
 
@@ -248,7 +249,25 @@ def dumps_logic(logic: LogicFile, style: YamlStyle | None = None, *, layout: str
         raise ValueError(f"unknown logic layout {layout!r} (file or canonical)")
     chosen = style or logic._source_style or AMD_LOGIC_STYLE
     with gc_paused():
-        return dump_yaml(logic_to_data(logic), chosen)
+        data = logic_to_data(logic)
+        text = dump_yaml(data, chosen)
+        source = logic._source_text if style is None else None
+        if source is not None and text != source and _same_data(parse_yaml(source), data):
+            # unchanged, but laid out by hand (a flow mapping wrapped early, `[0,  0.0]`):
+            # the file's own text is the byte-identical round trip
+            return source
+        return text
+
+
+def _same_data(a: Any, b: Any) -> bool:
+    """Equal YAML data, mapping key order included (it decides the written text); NaN equals NaN."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(_same_data(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(_same_data, a, b))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return type(a) is type(b) and bool(a == b)
 
 
 def _dumps_canonical(logic: LogicFile, style: YamlStyle | None) -> str:

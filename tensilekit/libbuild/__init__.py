@@ -6,6 +6,7 @@ setuptools and many ignore lists put build output."""
 from tensilekit.libbuild.master import (
     BuildOptions,
     architecture_index,
+    build_logic_master,
     build_master_libraries,
     build_master_tree,
     kernel_states,
@@ -15,6 +16,7 @@ from tensilekit.libbuild.tensilelite import build_tensilelite_libraries
 __all__ = [
     "BuildOptions",
     "architecture_index",
+    "build_logic_master",
     "build_master_libraries",
     "build_master_tree",
     "build_tensilelite_libraries",

@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from tensilekit._arguments import require
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MergeError, MissingField, error_context
@@ -67,6 +67,9 @@ from tensilekit.model.naming import (
 )
 from tensilekit.model.tensile_parameters import DATA_TYPE_BY_NAME
 from tensilekit.model.tensilelite_parameters import TENSILELITE_VERSION
+
+if TYPE_CHECKING:
+    from tensilekit.model.library import MasterLibrary
 
 #: ``(source name, logic file)``: parsed YAML (list or mapping form) or a :class:`LogicFile`.
 LogicInput = tuple[str, Any]
@@ -679,6 +682,25 @@ def _build(
             # writeMasterFile sets the version on the master only, not on its placeholder files
             out[name] = _tree(lib, names, None)
     return tops, out
+
+
+def build_logic_master(logic: LogicFile, source: str) -> MasterLibrary:
+    """The master one logic file builds to, as ``lint`` checks it and ``validate`` requires it.
+
+    One read for every command: a logic file TensileCreateLibrary cannot build (a kernel it cannot
+    derive, a solution whose ProblemType differs from the file's …) is refused with the same error
+    by ``build-master``, ``lint`` and ``validate``. hipBLASLt custom kernels keep their stored
+    ``InternalSupportParams`` (:func:`~tensilekit.model.derive_tensilelite.keep_stored_custom_kernels`):
+    the tables and predicates are checked, not the kernels' arguments.
+    """
+    from tensilekit.io.master_io import master_from_data
+    from tensilekit.model.derive_tensilelite import keep_stored_custom_kernels
+
+    trees = build_master_libraries(
+        [(source, logic)], dialect=logic.dialect.value, custom_kernel_config=keep_stored_custom_kernels
+    )
+    name, tree = next(iter(trees.items()))
+    return master_from_data(tree, source=name)
 
 
 def build_master_libraries(

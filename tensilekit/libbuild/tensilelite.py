@@ -1129,11 +1129,32 @@ def _states(logic: _Logic, custom_kernel_config: CustomKernelConfig | None) -> l
         differ = problem_types_differ(file_type, state["ProblemType"])
         if differ:
             raise InvalidValue(
-                f"solution's ProblemType does not match the file's ({', '.join(differ)})",
+                "solution's ProblemType does not match the file's, so tensilelite refuses the file: "
+                + _problem_type_differences(differ, file_type, state["ProblemType"], logic.problem_type),
                 Location(path=f"[5][{i}].ProblemType"),
             )
         states.append(state)
     return states
+
+
+def _problem_type_differences(
+    keys: list[str], file_type: Mapping[str, Any], solution_type: Mapping[str, Any], stored: Any
+) -> str:
+    """``parseLibraryLogicData``'s mismatch report (``Tensile/LibraryIO.py:296-305`` @7d9fb683, the same
+    in tensilelite 5.x): both sides are compared after tensilelite's defaults fill them
+    (``ProblemType.__init__`` → ``assignParameterWithDefault``, ``Common.py:1776``), so a key the
+    file omits counts as its default; this says so."""
+
+    def shown(value: Any) -> str:
+        enum = getattr(value, "enum", None)
+        return enum if isinstance(enum, str) else repr(value)
+
+    parts = []
+    for key in keys:
+        omitted = isinstance(stored, Mapping) and key not in stored
+        file_side = shown(file_type.get(key)) + (" (the file omits it: tensilelite's default)" if omitted else "")
+        parts.append(f"{key} is {file_side} in the file but {shown(solution_type.get(key))} in the solution")
+    return "; ".join(parts)
 
 
 def solution_states(data: Any, custom_kernel_config: CustomKernelConfig | None = None) -> list[LiteState]:

@@ -25,11 +25,10 @@ from tensilekit.io.files import gc_paused, read_bytes
 from tensilekit.io.logic_io import logic_from_data
 from tensilekit.io.master_io import decode, load_placeholder, master_from_data
 from tensilekit.io.msgpack_codec import dump_msgpack
-from tensilekit.libbuild import build_master_libraries
+from tensilekit.libbuild import build_logic_master
 from tensilekit.lint.rules import LintOptions, Locator, lint_library
 from tensilekit.lint.tables import KEY_FIELDS
 from tensilekit.model.checks import Finding, logic_field_path
-from tensilekit.model.derive_tensilelite import keep_stored_custom_kernels
 from tensilekit.model.library import MasterLibrary, MatchingNode
 from tensilekit.model.logic import LogicFile
 from tensilekit.selection.walk import Loader
@@ -116,15 +115,6 @@ class LogicLocator:
         return order
 
 
-def _built_master(logic: LogicFile, source: str) -> MasterLibrary:
-    # hipBLASLt custom kernels keep their stored values: lint needs the tables, not their kernel args
-    trees = build_master_libraries(
-        [(source, logic)], dialect=logic.dialect.value, custom_kernel_config=keep_stored_custom_kernels
-    )
-    name, tree = next(iter(trees.items()))
-    return master_from_data(tree, source=name)
-
-
 def _measure(raw: Any) -> int:
     return len(dump_msgpack(raw))
 
@@ -187,7 +177,7 @@ def lint_file(
                 loader = _generation_loader(functools.partial(load_placeholder, Path(path)), generation)
             else:
                 logic = logic_from_data(decoded, source=source, text=text)
-                library = _built_master(logic, source)
+                library = build_logic_master(logic, source)
                 locator = LogicLocator(logic, library)
             # the decoded tree (most of a big YAML master's memory) is not needed past the model
             del decoded, text

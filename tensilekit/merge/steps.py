@@ -435,7 +435,9 @@ def build_output(
     update: dict[str, Any] = {"solutions": solutions, "exact_logic": rows, "problem_type": problem_type}
     for field in original.model_fields_set - _NOT_COPIED:
         update[field] = copy.deepcopy(getattr(original, field))
-    return original.model_copy(update=update)
+    merged = original.model_copy(update=update)
+    merged._source_text = None  # AMD's merge tools re-emit every file: no hand layout survives a merge
+    return merged
 
 
 __all__ = [

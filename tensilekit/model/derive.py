@@ -194,7 +194,7 @@ def _derive_tensile(st: _State, raw: Mapping[str, Any], strict: bool) -> None:
             state[key] = raw["LdsBlockSizePerPad"]
 
     _parameter_wrapper(st, isa)
-    _problem_independent(st, isa, data_type, strict)
+    _problem_independent(st, isa, data_type, strict, raw)
 
     for key in ("UseSgprForGRO", "VectorStore"):
         state["_" + key] = state[key]
@@ -452,7 +452,7 @@ def _parameter_wrapper(st: _State, isa: Isa) -> None:
         state["MIInputPerThread"] = mi[2]
 
 
-def _problem_independent(st: _State, isa: Isa, data_type: Any, strict: bool) -> None:
+def _problem_independent(st: _State, isa: Isa, data_type: Any, strict: bool, raw: Mapping[str, Any]) -> None:
     """``assignProblemIndependentDerivedParameters``: MI fields, thread/sub-group tiles, macro tile."""
     state = st.s
     wavefront = st.integer("WavefrontSize")
@@ -492,9 +492,31 @@ def _problem_independent(st: _State, isa: Isa, data_type: Any, strict: bool) -> 
         if strict and st.integer(f"MacroTile{axis}") != derived:
             raise st.fail(
                 f"MacroTile{axis} is {state[f'MacroTile{axis}']} but WorkGroup, ThreadTile and "
-                f"MatrixInstruction make {derived}"
+                f"MatrixInstruction make {derived}" + _tensilelite_form_hint(raw)
             )
         state[f"MacroTile{axis}"] = derived
+
+
+def _tensilelite_form_hint(raw: Mapping[str, Any]) -> str:
+    """Why a hipBLASLt-written solution cannot be read as a Tensile (rocBLAS) one, in plain words.
+
+    tensilelite (hipBLASLt) stores a 4-element ``MatrixInstruction`` solution with its ``MIBlock``,
+    ``MIWaveGroup`` and ``MIWaveTile`` and a placeholder ``ThreadTile: [1, 1]``, and derives the macro
+    tile from those (``Tensile/SolutionStructs.py:1316-1381`` @7d9fb683). Tensile derives the wave
+    group and wave tile from ``WorkGroup`` and ``ThreadTile`` instead and rejects such a solution
+    (``invalid ThreadTile1 1 for MatrixInstM 32``, ``SolutionStructs.py:2370`` @a164ed70; its build
+    then fails). A file is read as tensilelite only when position 11 names its library type;
+    tensilelite itself refuses a logic file without one (``LibraryIO.py:349`` @7d9fb683).
+    """
+    stored = [raw.get(key) for key in ("MIBlock", "MIWaveGroup", "MIWaveTile")]
+    if not all(isinstance(value, list) for value in stored) or raw.get("ThreadTile") != [1, 1]:
+        return ""
+    return (
+        " (the solution is written in hipBLASLt's form: MIBlock, MIWaveGroup and MIWaveTile stored, "
+        "ThreadTile [1, 1] a placeholder; Tensile, which reads this file because it names no library type "
+        "at position 11, rejects such a solution, and hipBLASLt's tensilelite refuses a logic file without "
+        "a library type)"
+    )
 
 
 def _global_accumulation(st: _State, pt: Mapping[str, Any]) -> None:

@@ -335,6 +335,9 @@ class LogicFile(StrictModel):
 
     # The emitter style the file was read with (an io.yaml_codec.YamlStyle); dumps reuse it.
     _source_style: Any = PrivateAttr(default=None)
+    # The text the file was read from: written back as it is while the data is unchanged
+    # (hand-edited layouts no emitter setting reproduces; io.logic_io.dumps_logic)
+    _source_text: str | None = PrivateAttr(default=None)
     # keys of a name-keyed ``Solutions`` mapping (canonical dict logic), restored on write
     _solution_keys: list[str] | None = PrivateAttr(default=None)
 

@@ -131,12 +131,14 @@ PREDICATE_SHAPES: dict[str, str] = {
     "SupportDeviceUserArguments": "bool",
     "SwizzleTensorA": "bool",
     "SwizzleTensorB": "bool",
-    "Sparse": "int",  # 0 dense, 1 sparse A, 2 sparse B
-    "UseBias": "int",  # 0 none, 1 M, 2 N, 3 both (factor dim at run time)
-    "UseScaleAlphaVec": "int",  # same encoding as UseBias
+    # 0 dense, 1 sparse A, 2 sparse B; these three may be false/true where a logic file wrote a bool
+    # (tensilelite's build copies the ProblemType value into the predicate, Contractions.py:366-375 @7d9fb683)
+    "Sparse": "intbool",
+    "UseBias": "intbool",  # 0 none, 1 M, 2 N, 3 both (factor dim at run time)
+    "UseScaleAlphaVec": "intbool",  # same encoding as UseBias
     "Activation": "string",  # an ActivationType name (``Hipblaslt_all``, ``Gelu``, ``None``, …)
     "ActivationComputeType": "string",  # a DataType name
-    "UseScaleAB": "string",  # "" (none), "Scalar" or "Vector"
+    "UseScaleAB": "stringorbool",  # "" (none), "Scalar" or "Vector"; false in pre-2025 logic files
     "DataTypeE": "string",
     "ActivationEnumWhiteList": "stringlist",
     "BiasDataTypeWhiteList": "stringlist",
@@ -230,17 +232,15 @@ class IntPredicate(StrictModel):
         "MaxProblemSizeGreaterThan",
         "BufferStoreOffsetLimitCheck",
         "BufferLoadOffsetLimitCheck_Beta",
-        "Sparse",
-        "UseBias",
-        "UseScaleAlphaVec",
     ]
     value: int
 
 
 class IntOrBoolPredicate(StrictModel):
-    """``IsAPU``-style hardware flags, written as 0/1 or false/true."""
+    """``IsAPU``-style hardware flags, written as 0/1 or false/true; tensilelite's ``Sparse``, ``UseBias``
+    and ``UseScaleAlphaVec``, integers a logic file may give as false/true."""
 
-    type: Literal["IsAPU", "IsXPU"]
+    type: Literal["IsAPU", "IsXPU", "Sparse", "UseBias", "UseScaleAlphaVec"]
     value: int | bool
 
 
@@ -263,10 +263,22 @@ class StringPredicate(StrictModel):
         "ArithmeticUnit",
         "Activation",
         "ActivationComputeType",
-        "UseScaleAB",
         "DataTypeE",
     ]
     value: str
+
+
+class ScaleABPredicate(StrictModel):
+    """tensilelite's ``UseScaleAB``: ``""``, ``Scalar`` or ``Vector``, or a bool from older logic files.
+
+    Logic files written before ``UseScaleAB`` became a string (2024, e.g. aldebaran I8II GridBased)
+    say ``UseScaleAB: false``; tensilelite's ``Contractions.ProblemType.FromOriginalState``
+    (``Tensile/Contractions.py:230`` @7d9fb683) copies the value unchanged, so its
+    TensileCreateLibrary writes ``{type: UseScaleAB, value: false}`` into the master.
+    """
+
+    type: Literal["UseScaleAB"]
+    value: str | bool
 
 
 class StringListPredicate(StrictModel):
@@ -413,6 +425,7 @@ PredicateModel = Union[
     IntOrBoolPredicate,
     NumberPredicate,
     StringPredicate,
+    ScaleABPredicate,
     StringListPredicate,
     IndexedPredicate,
     SizeRangePredicate,
@@ -538,6 +551,7 @@ __all__ = [
     "SizeRangePredicate",
     "StringListPredicate",
     "StringPredicate",
+    "ScaleABPredicate",
     "IntListPredicate",
     "IntPairPredicate",
     "MinKPredicate",

@@ -26,6 +26,7 @@ from tensilekit.errors import (
     YamlSyntaxError,
 )
 from tensilekit.inspect import validate_file
+from tensilekit.lint import lint_file
 
 INVALID = Path(__file__).resolve().parents[3] / "fixtures" / "invalid"
 NOT_FIXTURES = {"make_binary.py", "README.md"}
@@ -187,7 +188,10 @@ def test_semantic_finding_with_location(case: Expected) -> None:
         case.line,
         case.col,
     )
-    assert result.ok is (case.severity == "warning")
+    # one verdict per file (issue 35 item 7): a warning-only file is valid when lint and build-master
+    # can read it; these hand-written ones lack ProblemType keys a build needs (TotalIndices …)
+    readable = lint_file(path).kind != "unreadable"
+    assert result.ok is (case.severity == "warning" and readable)
 
 
 def test_binary_fixtures_match_their_generator() -> None:
