@@ -107,8 +107,9 @@ def _fast_parse_is_exact(text: str) -> bool:
     """
     if _YAML11_AMBIGUOUS.search("\n" + text[:256]) is not None:
         return False
-    first, _, rest = text.partition("\n")  # the first line: no line end before it
-    distinct = first + "\n" + "\n".join(set(rest.split("\n")))
+    lines = text.split("\n")
+    first, lines[0] = lines[0], ""  # the first line has no line end before it
+    distinct = first + "\n" + "\n".join(set(lines))
     return not any(_YAML11_AMBIGUOUS.search("\n" + value) for value in set(_PLAIN_VALUE.findall(distinct)))
 
 
@@ -752,13 +753,16 @@ _ANCHOR = re.compile(r"[&*]id\d{3}\b")
 def _scalar_spellings(text: str) -> dict[tuple[Any, str, Any], str]:
     """Scalars whose spelling PyYAML would not reproduce (quotes, capitals, trailing blanks)."""
     spellings: dict[tuple[Any, str, Any], str] = {}
+    read: dict[str, Any] = {}  # a logic file repeats a few odd spellings hundreds of times
     for match in _ODD_VALUE.finditer(text):
         line_start = text.rfind("\n", 0, match.start()) + 1
         key_match = _BLOCK_KEY.fullmatch(text, line_start, match.start())
         if key_match is None:
             continue  # inside a flow collection or a complex key: not a block-mapping value
         raw = match.group(1)
-        value = yaml.load(raw, Loader=_SafeLoader)
+        if raw not in read:
+            read[raw] = yaml.load(raw, Loader=_SafeLoader)
+        value = read[raw]
         spelled = text[match.start(1) : match.end()]
         spellings.setdefault((key_match.group(1), type(value).__name__, value), spelled)
     if " \n" in text:
