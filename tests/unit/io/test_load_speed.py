@@ -72,14 +72,14 @@ def test_gc_paused_restores_the_collector() -> None:
     the oldest generation, not kept out of collection); inside someone else's freeze it does not
     unfreeze theirs."""
     assert gc.isenabled() and gc.get_freeze_count() == 0
-    with gc_paused():
+    with gc_paused(promote=True):
         assert not gc.isenabled()
         kept = [[index] for index in range(1000)]
     assert gc.isenabled() and gc.get_freeze_count() == 0 and len(kept) == 1000
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
-        with gc_paused():
+        with gc_paused(promote=True):
             pass
         assert gc.get_freeze_count() == frozen
     finally:
