@@ -4,6 +4,7 @@ the fast path's own pieces checked for what they must keep (equal data, shared k
 
 from __future__ import annotations
 
+import copy
 import gc
 import sys
 import time
@@ -52,16 +53,22 @@ def test_keys_shared_keeps_the_data_and_shares_keys() -> None:
     """msgpack's round trip gives back equal data, key order, float bits and types, with each key
     one interned string; what msgpack cannot carry is interned by the walk instead."""
     key = "".join(["Macro", "Tile0"])  # built at run time: not interned yet
+    table = [[[1024, 1024, 1, 1024], [0, 12.5]]]
     data = [
         {key: 128, "f": 0.1, "n": float("-inf"), "z": -0.0, "b": True, "x": None, 7: "int key", 2.5: [1, {"q": 1}]},
-        {"".join(["Macro", "Tile0"]): 64, "f": 1e300},
+        [{"".join(["Macro", "Tile0"]): 64, "f": 1e300}],
+        table,
     ]
+    expected = copy.deepcopy(data)
     shared = _keys_shared(data)
-    assert shared == data
-    assert [list(item) for item in shared] == [list(item) for item in data]
+    assert shared == expected
+    assert [list(item) for item in shared[:1] + shared[1]] == [list(item) for item in expected[:1] + expected[1]]
     assert type(shared[0][7]) is str and type(shared[0]["b"]) is bool and str(shared[0]["z"]) == "-0.0"
-    first, second = (next(iter(item)) for item in shared)
+    first, second = (next(iter(item)) for item in shared[:1] + shared[1])
     assert first is second is sys.intern(key)
+    assert shared[2] is table  # lists of numbers are walked, not copied
+    root = _keys_shared({"".join(["Macro", "Tile0"]): [{"".join(["Depth", "U"]): 8}]})
+    assert root == {key: [{"DepthU": 8}]} and next(iter(root)) is sys.intern(key)
     for uncarried in ({"".join(["big", "int"]): 1 << 70}, {(1, 2): "tuple key"}):
         again = _keys_shared(uncarried)
         assert again == uncarried and all(k is sys.intern(k) for k in again if type(k) is str)
