@@ -214,11 +214,12 @@ def loads_logic(text: str, *, dialect: Dialect | str | None = None, source: str 
     require(text, str, "text", "loads_logic")
     require(dialect, (str, Dialect), "dialect", "loads_logic", optional=True)
     require(source, str, "source", "loads_logic", optional=True)
-    with gc_paused():
+    with gc_paused(promote=True):  # one pause over the tree and the model built from it
         data = parse_yaml(text, source)
-    logic = logic_from_data(data, dialect=dialect, source=source, text=text)
-    logic._source_style = detect_style(text, data)
-    logic._source_text = text
+        logic = logic_from_data(data, dialect=dialect, source=source, text=text)
+        logic._source_style = detect_style(text, data)
+        del data  # freed before the pause ends
+        logic._source_text = text
     return logic
 
 

@@ -1,0 +1,99 @@
+"""Loading logic files stays fast (issue 33; the figures are ``bench/load.py``'s), with every
+reader check kept: a ratio to PyYAML's C loader with generous slack, never a wall-clock time, and
+the fast path's own pieces checked for what they must keep (equal data, shared keys)."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+import tensilekit
+from tensilekit.io.files import gc_paused
+from tensilekit.io.yaml_codec import _fast_parse_is_exact, _keys_shared
+
+MID_SIZED = "rocblas/navi21/navi21_Cijk_Alik_Bjlk_HB.yaml"  # 0.5 MB: the CSafeLoader run ~0.4 s
+
+
+def _best_of(runs: int, function: Any) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_logic_load_ratio_to_csafeloader(corpus: Path) -> None:
+    """bench/load.py's goal is <= 0.06x on the largest files (0.146x before issue 33); a mid-sized
+    file guards against a large regression (a fallback to PyYAML alone is ~1x)."""
+    path = corpus / "logic" / MID_SIZED
+    text = path.read_text()
+    tensilekit.loads_logic(text, source=str(path))  # imports and first-use caches out of the way
+    ours = _best_of(3, lambda: tensilekit.loads_logic(text, source=str(path)))
+    base = _best_of(2, lambda: yaml.load(text, Loader=yaml.CSafeLoader))
+    assert ours / base <= 0.3, f"loads_logic {ours:.3f} s against CSafeLoader {base:.3f} s"
+
+
+def test_largest_logic_files_take_the_fast_path(corpus: Path) -> None:
+    """The YAML 1.1 exactness check lets the largest corpus files through to yaml_rs (else each is
+    read by PyYAML, ~10x slower): its per-line reading must not turn cautious on real files."""
+    largest = sorted((corpus / "logic").rglob("*.yaml"), key=lambda p: p.stat().st_size, reverse=True)[:3]
+    for path in largest:
+        assert _fast_parse_is_exact(path.read_text()), path
+
+
+def test_keys_shared_keeps_the_data_and_shares_keys() -> None:
+    """msgpack's round trip gives back equal data, key order, float bits and types, with each key
+    one interned string; what msgpack cannot carry is interned by the walk instead."""
+    key = "".join(["Macro", "Tile0"])  # built at run time: not interned yet
+    table = [[[1024, 1024, 1, 1024], [0, 12.5]]]
+    data = [
+        {key: 128, "f": 0.1, "n": float("-inf"), "z": -0.0, "b": True, "x": None, 7: "int key", 2.5: [1, {"q": 1}]},
+        [{"".join(["Macro", "Tile0"]): 64, "f": 1e300}],
+        table,
+    ]
+    expected = copy.deepcopy(data)
+    shared = _keys_shared(data)
+    assert shared == expected
+    assert [list(item) for item in shared[:1] + shared[1]] == [list(item) for item in expected[:1] + expected[1]]
+    assert type(shared[0][7]) is str and type(shared[0]["b"]) is bool and str(shared[0]["z"]) == "-0.0"
+    first, second = (next(iter(item)) for item in shared[:1] + shared[1])
+    assert first is second is sys.intern(key)
+    assert shared[2] is table  # lists of numbers are walked, not copied
+    root = _keys_shared({"".join(["Macro", "Tile0"]): [{"".join(["Depth", "U"]): 8}]})
+    assert root == {key: [{"DepthU": 8}]} and next(iter(root)) is sys.intern(key)
+    for uncarried in ({"".join(["big", "int"]): 1 << 70}, {(1, 2): "tuple key"}):
+        again = _keys_shared(uncarried)
+        assert again == uncarried and all(k is sys.intern(k) for k in again if type(k) is str)
+
+
+def test_gc_paused_restores_the_collector() -> None:
+    """The pause ends with the collector as it was and nothing left frozen (objects are moved to
+    the oldest generation, not kept out of collection); inside someone else's freeze it does not
+    unfreeze theirs."""
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    with gc_paused(promote=True):
+        assert not gc.isenabled()
+        kept = [[index] for index in range(1000)]
+    assert gc.isenabled() and gc.get_freeze_count() == 0 and len(kept) == 1000
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused(promote=True):
+            pass
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
+@pytest.mark.parametrize("text", ["a: 010\n", "- yes\n", "[1e5]\n", "k: {a: 1:30}\n", "0o7: x\n"])
+def test_exactness_check_still_refuses_yaml11_spellings(text: str) -> None:
+    assert not _fast_parse_is_exact(text)
+    assert not _fast_parse_is_exact("x: 1\n" * 3 + text)
