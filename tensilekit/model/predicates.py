@@ -456,6 +456,7 @@ Predicate = Annotated[
         Annotated[IntOrBoolPredicate, Tag("IntOrBoolPredicate")],
         Annotated[NumberPredicate, Tag("NumberPredicate")],
         Annotated[StringPredicate, Tag("StringPredicate")],
+        Annotated[ScaleABPredicate, Tag("ScaleABPredicate")],
         Annotated[StringListPredicate, Tag("StringListPredicate")],
         Annotated[IndexedPredicate, Tag("IndexedPredicate")],
         Annotated[SizeRangePredicate, Tag("SizeRangePredicate")],

@@ -105,7 +105,7 @@ def test_diff_from_log_builds_each_gemm_as_the_librarys_runtime_does(corpus: Pat
     log.write_text(_log_line(False, "f32_r") + _log_line(True, "bf16_r") + _log_line(True, "f16_r"))
     library, _ = load_for_selection(_Path(_master(corpus, "gfx942_equality")))
     select = runtime_selector({"arch": "gfx942", "cu_count": 304})
-    answers = [select(library, record) for record in _log_queries(log, strict=True)]
+    answers = [select(library, record) for record in _log_queries(log, strict=True, arch="gfx942", cu_count=304)]
     code, output = _select("--from-log", str(log), "--library", _master(corpus, "gfx942_equality"),
                            "--cu-count", "304", "--json")  # fmt: skip
     expected = [json.loads(line)["index"] for line in output.splitlines() if line.startswith("{")]

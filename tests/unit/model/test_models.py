@@ -422,3 +422,15 @@ def test_dict_layout_with_tensilelite_library_type() -> None:
 @pytest.mark.parametrize("value", [["Equality"], {"t": 1}, 12, None])
 def test_unusual_position_11_means_tensile(value: Any) -> None:
     assert detect_dialect(_list_file(None, "DeviceEfficiency", value)) is Dialect.TENSILE
+
+
+def test_every_modelled_predicate_class_has_a_tag_in_the_discriminated_union() -> None:
+    """``Predicate`` lists its classes a second time (pydantic's tagged union): a class missing there
+    makes its type unknown on load (a merge once lost ``ScaleABPredicate`` this way)."""
+    import typing
+
+    from tensilekit.model import predicates
+
+    union = typing.get_args(predicates.Predicate)[0]
+    tagged = {typing.get_args(member)[0] for member in typing.get_args(union)}
+    assert set(typing.get_args(predicates.PredicateModel)) == tagged
