@@ -1,16 +1,16 @@
 """Issue 35 items 3 and 4: the files AMD's 2026 tensilelite (5.x) writes, on small fixtures of the same form.
 
-* ``fixtures/logic/gfx950_Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs.yaml``: a LibraryLogic file
+* ``fixtures/tensilelite_5x/gfx950_Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs.yaml``: a LibraryLogic file
   as tensilelite 5.0.0 writes it (``LibraryIO.createLibraryLogic`` deletes every solution's
   ProblemType; ``parseLibraryLogicData`` gives each solution the file's, rocm-libraries
   ``projects/hipblaslt/tensilelite/Tensile/LibraryIO.py`` @09ee40199827), solutions carrying the
   5.x keys ``AssertFree1DivByMT1LowbitGT1`` / ``AssertKRingShiftTailWrapOnly`` that make no predicate.
-* ``fixtures/masters/client_launch_limits_gfx950.yaml``: a client-build master whose solutions
+* ``fixtures/tensilelite_5x/client_launch_limits_gfx950.yaml``: a client-build master whose solutions
   carry 5.x's ``LaunchLimits`` task predicate (``ContractionTaskPredicates.hpp`` @1ea8c64f53e4).
-* ``fixtures/masters/client_unmodelled_predicate_gfx950.yaml``: the same with a predicate type
+* ``fixtures/tensilelite_5x/client_unmodelled_predicate_gfx950.yaml``: the same with a predicate type
   nothing defines on one solution: only that solution is passed over.
 
-(``fixtures/logic/make_2026.py`` writes all three.)
+(``fixtures/tensilelite_5x/make_2026.py`` writes all three.)
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from tensilekit.selection.problem import Hardware
 from tensilekit.selection.unserved import no_kernel_reason
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
-LOGIC = FIXTURES / "logic" / "gfx950_Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs.yaml"
-CLIENT = FIXTURES / "masters" / "client_launch_limits_gfx950.yaml"
-UNMODELLED = FIXTURES / "masters" / "client_unmodelled_predicate_gfx950.yaml"
+LOGIC = FIXTURES / "tensilelite_5x" / "gfx950_Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs.yaml"
+CLIENT = FIXTURES / "tensilelite_5x" / "client_launch_limits_gfx950.yaml"
+UNMODELLED = FIXTURES / "tensilelite_5x" / "client_unmodelled_predicate_gfx950.yaml"
 GFX950 = Hardware(arch="gfx950", cu_count=256)
 
 
