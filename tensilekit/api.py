@@ -260,10 +260,15 @@ def load_for_selection(
             from tensilekit.io.partial_msgpack import open_partial
 
             partial = open_partial(path)
+            if partial is None:  # a YAML master: cut by indentation, each part decoded when reached
+                from tensilekit.io.partial_yaml import opens_partial_yaml
+
+                whole = read_bytes(path)
+                partial = opens_partial_yaml(whole, str(path))
             if partial is not None:
                 data, text = None, None
             else:
-                data, _, text = decode(read_bytes(path), str(path))
+                data, _, text = decode(whole, str(path))
                 kind = detect_kind(data, text)
     except TensilekitError:
         generation.check()

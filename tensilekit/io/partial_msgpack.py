@@ -32,7 +32,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, overload
+from typing import Any, Protocol, cast, overload
 
 import msgpack
 from pydantic import TypeAdapter, ValidationError
@@ -52,10 +52,20 @@ _CACHED_SEGMENTS = 4  # inflated segments kept for reads that follow each other
 _DECODE_RUN = 512  # solutions decoded together when iterating
 
 
-class ByteSource(Protocol):
-    """The decoded (decompressed) bytes of a file: streamed once, then read back by range."""
+class SliceSource(Protocol):
+    """A file whose parts (slices) are decoded on their own: msgpack byte ranges of a ``.dat``
+    (:class:`ByteSource`), or YAML text ranges (:mod:`tensilekit.io.partial_yaml`)."""
 
     name: str
+
+    def decode_slice(self, start: int, length: int, prefix: list[object], validate: Any) -> Any:
+        """The slice at ``start`` decoded and passed to ``validate``; errors located at ``prefix``
+        (the slice's path) in the whole file."""
+        ...
+
+
+class ByteSource(SliceSource, Protocol):
+    """The decoded (decompressed) bytes of a file: streamed once, then read back by range."""
 
     def stream(self) -> _Stream: ...
 
@@ -87,7 +97,20 @@ class _Unsupported(Exception):
 # -- sources ------------------------------------------------------------------------------------
 
 
-class PlainFile(_Shared):
+class _MsgpackSlices(_Shared):
+    """A source whose slices are msgpack: decoded by :func:`_decode_slice`."""
+
+    name: str
+
+    def read(self, offset: int, length: int) -> bytes:
+        raise NotImplementedError
+
+    def decode_slice(self, start: int, length: int, prefix: list[object], validate: Any) -> Any:
+        """Decode and validate the slice at ``start``; errors located in the whole file."""
+        return _decode_slice(cast(ByteSource, self), start, length, prefix, validate)  # its subclasses stream
+
+
+class PlainFile(_MsgpackSlices):
     """An uncompressed file, read back with ``pread`` (the open descriptor keeps this version of
     the file even when a rebuild replaces its name)."""
 
@@ -127,7 +150,7 @@ class _Checkpoint:
     inflater: Any  # zlib.Decompress, copied (never advanced itself)
 
 
-class InflatedFile(_Shared):
+class InflatedFile(_MsgpackSlices):
     """A gzip (one member) or zlib file: the compressed bytes in memory, inflated as a stream
     with checkpoints, so a range is read back without holding the output whole."""
 
@@ -288,7 +311,8 @@ def _decode_slice(source: ByteSource, start: int, length: int, prefix: list[obje
 _NODE_ADAPTER: TypeAdapter[Any] | None = None
 
 
-def _validate_node(raw: Any) -> AnyNode:
+def validate_node(raw: Any) -> AnyNode:
+    """A library tree node, validated strictly (as a ``ProblemMap`` child of a whole load is)."""
     global _NODE_ADAPTER
     if _NODE_ADAPTER is None:
         _NODE_ADAPTER = TypeAdapter(LibraryNode)
@@ -299,7 +323,7 @@ def _validate_node(raw: Any) -> AnyNode:
 class LazyNodeMap(Mapping[str, AnyNode]):
     """A ``ProblemMap``'s ``map`` whose children are decoded (and validated) when looked up."""
 
-    def __init__(self, source: ByteSource, ranges: dict[str, tuple[int, int]], path: list[object]) -> None:
+    def __init__(self, source: SliceSource, ranges: dict[str, tuple[int, int]], path: list[object]) -> None:
         self._source, self._ranges, self._path = source, ranges, path
         self._decoded: dict[str, AnyNode] = {}
 
@@ -310,7 +334,7 @@ class LazyNodeMap(Mapping[str, AnyNode]):
 
             start, length = self._ranges[key]  # KeyError: not in the map
             with gc_paused():
-                found = _decode_slice(self._source, start, length, [*self._path, "map", key], _validate_node)
+                found = self._source.decode_slice(start, length, [*self._path, "map", key], validate_node)
             self._decoded[key] = found
         return found
 
@@ -338,7 +362,7 @@ class LazySolutions(Sequence[MasterSolution]):
     ``find(index)`` answers as the runtime's loader keeps them (the last solution of an index);
     positions, slices and iteration follow the file's list."""
 
-    def __init__(self, source: ByteSource, entries: list[tuple[int, int, int]]) -> None:
+    def __init__(self, source: SliceSource, entries: list[tuple[int, int, int]]) -> None:
         self._source = source
         self._entries = entries  # (index, offset, length) per solution, in file order
         self._where = {index: position for position, (index, _, _) in enumerate(entries)}  # the last wins
@@ -379,8 +403,8 @@ class LazySolutions(Sequence[MasterSolution]):
         found = self._decoded.get(position)
         if found is None:
             _, start, length = self._entries[position]
-            found = _decode_slice(
-                self._source, start, length, ["solutions", position], lambda raw: MasterSolution.model_validate(raw)
+            found = self._source.decode_slice(
+                start, length, ["solutions", position], lambda raw: MasterSolution.model_validate(raw)
             )
             self._decoded[position] = found
         return found
@@ -510,7 +534,7 @@ def _scan(source: ByteSource) -> _Scanned:
     return _Scanned(root, entries, deferred)
 
 
-def _node_at(library: MasterLibrary, path: list[object]) -> Any:
+def node_at(library: MasterLibrary, path: list[object]) -> Any:
     node: Any = library
     for part in path:
         node = node[part] if isinstance(part, int) else getattr(node, str(part))
@@ -537,7 +561,7 @@ def open_partial(path: str | Path) -> MasterLibrary | None:
     except TensilekitError:
         return None  # the whole-file reader reports it with its byte offset
     for where, maps in scanned.deferred:
-        node = _node_at(library, where)
+        node = node_at(library, where)
         if not isinstance(node, ProblemMapNode):
             return None
         object.__setattr__(node, "map", LazyNodeMap(source, maps.ranges, where))
@@ -550,4 +574,13 @@ def is_partial(library: MasterLibrary) -> bool:
     return isinstance(library.solutions, LazySolutions)
 
 
-__all__ = ["CHECKPOINT", "LazyNodeMap", "LazySolutions", "is_partial", "open_partial"]
+__all__ = [
+    "CHECKPOINT",
+    "LazyNodeMap",
+    "LazySolutions",
+    "SliceSource",
+    "is_partial",
+    "node_at",
+    "open_partial",
+    "validate_node",
+]

@@ -205,3 +205,48 @@ def test_fast_paths_agree_with_the_reference_on_random_queries(corpus: Path, nam
         if not ((reference.index, reference.distance) == (fast.index, fast.distance) == (batch.index, batch.distance)):
             disagreements.append(f"{problem!r}: reference {reference.index} fast {fast.index} batch {batch.index}")
     assert not disagreements, "\n".join(disagreements[:5])
+
+
+YAML_MASTERS = [f"masters/{name}.yaml" for name in MASTERS] + [
+    "masterlib/tensile/SolutionLibraries/KernelsLiteMixed.yaml.gz",
+    "masterlib/tensile/SolutionLibraries/SampleTensileKernels.yaml.gz",
+]  # lib_configs/KernelsLiteNavi.yaml is not a text the partial reader trusts: it is decoded whole
+
+
+@pytest.mark.parametrize("name", YAML_MASTERS)
+def test_a_yaml_master_read_partially_answers_as_read_whole(
+    corpus: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The partial YAML reader (``select`` on a large ``.yaml``/``.yaml.gz``: rocBLAS_Full, whose
+    answers the C++ runtime's golden queries above check) gives every query the answer of the whole
+    load; here on every corpus YAML master, the size threshold lowered so they are read partially."""
+    from selection_factory import random_queries
+
+    from tensilekit.api import load_for_selection
+    from tensilekit.io import partial_yaml
+    from tensilekit.io.partial_msgpack import is_partial
+
+    path = corpus / name
+    if not path.exists():
+        pytest.skip(f"{path.name} is not in this corpus")
+    monkeypatch.setattr(partial_yaml, "PARTIAL_AT_LEAST", 0)
+    partial, _ = load_for_selection(path)
+    assert is_partial(partial)
+    whole = _load(path)
+    problems, devices = random_queries(whole, 200, seed=zlib.crc32(name.encode()))
+    expected = [(a.index, a.distance) for a in select_batch(compile_library(whole), problems, devices)]
+    found = [(select_solution(partial, p, d).index, select_solution(partial, p, d).distance)
+             for p, d in zip(problems, devices, strict=True)]  # fmt: skip
+    assert found == expected
+
+
+def test_the_largest_yaml_master_is_read_partially(corpus: Path) -> None:
+    """rocBLAS_Full.yaml.gz (78 MB of YAML) is above the threshold and a text the partial reader
+    trusts: ``select`` decodes what a query reaches (bench/yaml_master_select.py: ~2.4 s against
+    ~9.4 s whole), not the whole file."""
+    from tensilekit.api import load_for_selection
+    from tensilekit.io.partial_msgpack import is_partial
+
+    path = corpus / "masterlib" / "tensile" / "SolutionLibraries" / "rocBLAS_Full.yaml.gz"
+    library, _ = load_for_selection(path)
+    assert is_partial(library)
