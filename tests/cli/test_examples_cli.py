@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from amd_build import amd_build_master
 
 import tensilekit
 from tensilekit.data import sample_library_path
 from tensilekit.data.examples import example_files, generate_example_files, write_examples
 from tensilekit.errors import OutputNotWritable
-from tests.amd_build import amd_build_master
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
