@@ -498,14 +498,15 @@ def resolve_runtime(
 
 
 def with_hipblaslt_version(runtime: Runtime, version: str | HipblasltVersion | None) -> Runtime:
-    """``runtime`` with its hipBLASLt version replaced by ``version`` (None: as it is).
+    """``runtime`` with its hipBLASLt version replaced by ``version`` (None: as it is), its selection
+    method kept.
 
     Raises SelectionError when ``runtime`` is Tensile's (it has no hipBLASLt version)."""
     if version is None:
         return runtime
     if not isinstance(runtime, HipblasltRuntime):
         raise SelectionError(f"a hipBLASLt version ({version}) applies to the hipBLASLt runtime, not to {runtime.name}")
-    return hipblaslt_runtime(version)
+    return hipblaslt_runtime(version, runtime.selection_method)  # the method it was started with stays
 
 
 def runtime_named(name: str | Runtime) -> Runtime:

@@ -184,3 +184,12 @@ def test_version_of_logic_reads_the_problem_type() -> None:
     assert version_of_logic([{"DataType": 0}, {"SwizzleTensorB": False}]) is HIPBLASLT_0_12_1
     assert version_of_logic([{"DataType": 0}]) is HIPBLASLT_7D9FB683
     assert version_of_logic([]) is HIPBLASLT_7D9FB683
+
+
+def test_naming_the_version_keeps_the_selection_method_a_runtime_was_started_with() -> None:
+    from tensilekit.selection.runtime import hipblaslt_runtime, resolve_runtime, with_hipblaslt_version
+
+    streamk = hipblaslt_runtime("0.12.1", 2)
+    assert with_hipblaslt_version(streamk, "0.12.1") is streamk
+    assert resolve_runtime(streamk, "0.12.1", lambda: streamk) is streamk
+    assert with_hipblaslt_version(streamk, "7d9fb683") is hipblaslt_runtime("7d9fb683")  # 7d9fb683 reads no method
