@@ -710,7 +710,13 @@ def _diff_libraries(
         )
         diff.queries = len(query_list)
         diff.selector = selector_name
-        diff.selection = selection_changes(left, right, query_list, chosen_selector, compat=compat)
+        diff.selection, unanswered = _compare_selections(left, right, query_list, chosen_selector, compat)
+        if query_list and unanswered == len(query_list):
+            # "0 of N select differently" would read as "the builds agree" when neither selects anything
+            diff.notes.append(
+                f"none of the {len(query_list)} queries selects a kernel in either library, so the selection "
+                "diff compares nothing: check the device the queries run on (arch, CU count) and their types"
+            )
     return diff
 
 
@@ -763,13 +769,18 @@ def _selection_library(
     from tensilekit.selection import hardware_from_query
     from tensilekit.selection.runtime import resolve_runtime
 
-    device = hardware_from_query(dict(hardware)) if hardware else None
     runtime = resolve_runtime(None, hipblaslt_version, lambda: library_runtime(master, None))
-    library = library_of(
-        master, runtime=runtime, arch=device.arch if device else None,
-        cu_count=device.cu_count if device else None, is_apu=device.is_apu if device else False,
-        pci_chip_id=device.pci_chip_id if device else None,
-    )  # fmt: skip
+    library = library_of(master, runtime=runtime)
+    given = {name: value for name, value in (hardware or {}).items() if value is not None}
+    if given:
+        # a CU count (APU flag, chip ID) without an arch is for the library's default processor,
+        # as `select --cu-count` takes it; dropping it left CU-gated kernels unselectable
+        if "arch" not in given:
+            given["arch"] = library.require_device(" with a CU count, APU flag or chip ID").arch
+        device = hardware_from_query(given)
+        library = library.with_device(
+            device.arch, device.cu_count, is_apu=device.is_apu, pci_chip_id=device.pci_chip_id
+        )
     library.compiled  # noqa: B018 - many queries: the compiled engine answers them
     return library
 
@@ -917,6 +928,13 @@ def selection_changes(
     For directories every query is asked of every file present on both sides (the change names
     the file in ``group``).
     """
+    return _compare_selections(a, b, queries, selector, compat)[0]
+
+
+def _compare_selections(
+    a: Library, b: Library, queries: Iterable[Query], selector: Selector, compat: Compat | None
+) -> tuple[list[SelectionChange], int]:
+    """:func:`selection_changes`, and how many queries select no kernel anywhere (in no file of A or B)."""
     pairs: list[tuple[str | None, Library, Library]]
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         pairs = [(name, a[name], b[name]) for name in sorted(a) if name in b]
@@ -924,6 +942,7 @@ def selection_changes(
         pairs = [(None, a, b)]
     changes: list[SelectionChange] = []
     query_list = [dict(query) if isinstance(query, Mapping) else [int(v) for v in query] for query in queries]
+    answered = [False] * len(query_list)
     for group, left, right in pairs:
         logic_identity = _selection_identity(left, compat)
 
@@ -931,9 +950,10 @@ def selection_changes(
             # a selector over a built master returns master records even for logic files
             return _master_identity(record) if "sizeMapping" in record else logic_identity(record)
 
-        for query in query_list:
+        for position, query in enumerate(query_list):
             picked_a = _selected_record(selector(left, query))
             picked_b = _selected_record(selector(right, query))
+            answered[position] = answered[position] or picked_a is not None or picked_b is not None
             id_a = None if picked_a is None else identity(picked_a[0])
             id_b = None if picked_b is None else identity(picked_b[0])
             if id_a != id_b:
@@ -945,7 +965,7 @@ def selection_changes(
                         b=None if picked_b is None else picked_b[1],
                     )
                 )
-    return changes
+    return changes, answered.count(False)
 
 
 def _master_identity(record: Mapping[str, Any]) -> Hashable:

@@ -6,7 +6,11 @@ has no header. ``Validator,<name>,<value>`` lines record versions; every other l
 ``ScaledGemmTunableOp_Float8_e4m3fnuz_Float8_e4m3fnuz_BFloat16_TN`` and ``<params>`` like
 ``tn_4096_1024_8192_ld_8192_8192_4096`` (``_B_<batch>`` for strided batched, ``_rw_<0|1>_bias_<type>``
 for scaled GEMMs, no ``_ld_`` part in old files). Both name the BLAS-level call PyTorch made, i.e.
-hipBLASLt's own ``transA transB m n k lda ldb ldc``, so they map to :class:`GemmProblem` directly.
+hipBLASLt's own ``transA transB m n k lda ldb ldc``, so they map to :class:`GemmProblem` directly:
+PyTorch's ``GemmParams::Signature()`` prints ``transa transb _m_n_k`` (pytorch/pytorch
+aten/src/ATen/cuda/tunable/GemmCommon.h@ce52423a) and ``HipblasltGemmOp::Call`` hands those very
+``transa``/``transb``/``m``/``n``/``k`` to ``hipblasLtMatmul`` after checking them against the op name's
+layout (GemmHipblaslt.h@35728bec, "trans mismatch"): no row/column-major swap happens after the signature.
 
 **AITER** (``aiter/configs/*_untuned_gemm.csv``, tuned variants) has a header and is read by
 column name: ``M``, ``N``, ``K`` are required; ``bias``, ``dtype``, ``outdtype``, ``scaleAB`` are

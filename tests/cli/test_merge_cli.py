@@ -258,3 +258,37 @@ def test_diff_from_log_and_usage(tmp_path: Path) -> None:
     assert json.loads(result.output[result.output.index("{") :])["queries"] == 2
     both = CliRunner().invoke(cli, ["diff", str(SAMPLE_LOGIC), str(SAMPLE_LOGIC), "--grid", "--from-log", str(log)])
     assert both.exit_code == 2 and "at most one of" in both.output
+
+
+def test_diff_from_log_takes_cu_count_without_arch_as_select_does(tmp_path: Path) -> None:
+    """The gfx942 examples' kernels ask CUCount 304: `--cu-count 304` alone (the device's processor
+    being the library's only one) must reach the selection, or every query finds no kernel in
+    either build and the diff reads "0 of N select differently" although a size changed kernel."""
+    from tensilekit.data.examples import example_files
+
+    name = "aquavanjaram_Cijk_Alik_Bljk_HHS_BH.yaml"
+    original = example_files()[f"logic-gfx942/{name}"].decode()
+    old, new = tmp_path / "old" / name, tmp_path / "new" / name
+    old.parent.mkdir()
+    new.parent.mkdir()
+    old.write_text(original)
+    assert "    WorkGroupMapping: 8\n" in original
+    new.write_text(original.replace("    WorkGroupMapping: 8\n", "    WorkGroupMapping: 4\n", 1))  # retuned in place
+    log = tmp_path / "tunableop_untuned0.csv"
+    log.write_text("GemmTunableOp_Half_TN,tn_4096_4096_4096_ld_4096_4096_4096\n")
+
+    def selection(*options: str) -> dict[str, object]:
+        result = CliRunner().invoke(cli, ["diff", str(old), str(new), "--from-log", str(log), "--json", *options])
+        assert result.exit_code == 0, result.output
+        report: dict[str, object] = json.loads(result.stdout)
+        return report
+
+    for options in (("--cu-count", "304"), ("--cu-count", "304", "--arch", "gfx942")):
+        report = selection(*options)
+        (change,) = report["selection"]  # type: ignore[misc]
+        assert (change["query"]["m"], change["query"]["a_type"]) == (4096, "Half"), options
+        assert change["a"]["name"].endswith("_WGM8") and change["b"]["name"].endswith("_WGM4"), options
+        assert report["notes"] == [], options
+    unknown = selection()  # no CU count: no kernel anywhere, and the diff says so rather than "no change"
+    assert unknown["selection"] == []
+    assert any("none of the 1 queries selects a kernel" in note for note in unknown["notes"])  # type: ignore[attr-defined]

@@ -130,7 +130,7 @@ def diff_command(
         queries = list(grid_queries(left))
     chosen = None
     if queries is not None:
-        device = {"arch": check_arch(arch), "cu_count": cu_count} if arch else None
+        device = {"arch": check_arch(arch) if arch else None, "cu_count": cu_count}
         chosen = exact_match_selector if selector == "exact" else runtime_selector(device, hipblaslt_version)
     with progress_bar("comparing", None):
         diff = diff_libraries(
