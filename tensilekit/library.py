@@ -419,7 +419,9 @@ class Library:
         return select_workload(self.compiled, gemms, device, rocblas_k0=rocblas_k0, workspace_size=self.workspace_size)
 
     def why_not(self, problem: GemmProblem, hardware: Hardware | None = None) -> str:
-        """Why the runtime finds no kernel for ``problem`` on ``hardware``, in one line.
+        """Why the runtime finds no kernel for ``problem`` on ``hardware``, in one line; for a
+        problem that does get one, a line that says so (``served: kernel N (name) is selected``),
+        the kernel :meth:`select` answers.
 
         The device and problem-type verdicts are computed once per (device, problem type) and
         cached, so a workload of unserved GEMMs costs one look each; when the workspace the
@@ -441,6 +443,11 @@ class Library:
             self._cache["why_not"][key] = reason = reason or ""
         if reason:
             return str(reason)
+        # the device and type are served: the problem may well be (the workspace and size
+        # reasons below only hold for a problem the runtime refuses)
+        selected = self.select(problem, device)
+        if selected.index is not None:
+            return f"served: kernel {selected.index} ({selected.name}) is selected"
         workspace = self._workspace_reason(problem, device)
         if workspace is not None:
             return workspace

@@ -222,3 +222,21 @@ def test_a_size_missing_from_an_equality_table_is_named_not_blamed_on_predicates
     assert "predicates fail" not in reason
     explained = [event.message for event in library.explain(problem).trace or [] if event.node == "entry"]
     assert explained == ["no entry with key [1000, 2048, 1, 512]"]
+
+
+def test_why_not_says_a_served_problem_is_served_as_select_answers(sample: Library, tmp_path: Path) -> None:
+    """hipBLASLt problems allow a workspace (128 MiB by default): a problem whose kernel fits it is
+    served, so no "workspace check refused" (nor "no kernel accepts") sentence may come back."""
+    from tensilekit.data.examples import example_files
+
+    master = tmp_path / "TensileLibrary_gfx942.dat"
+    master.write_bytes(example_files()["TensileLibrary_gfx942.dat"])
+    gfx942 = open_library(master, cu_count=304)  # the examples' kernels are for 304 CUs
+    for library, problem in (
+        (gfx942, gfx942.problem(4096, 4096, 4096, type="HHS_BH", trans_a="T")),  # a workspace limit, met
+        (sample, sample.problem(1024, 1024, 1024)),  # Tensile: no workspace limit
+    ):
+        selected = library.select(problem)
+        assert selected.index is not None
+        assert library.why_not(problem) == f"served: kernel {selected.index} ({selected.name}) is selected"
+    assert gfx942.problem(8, 8, 8, type="HHS_BH", trans_a="T").workspace_size == MIB_128
