@@ -207,10 +207,23 @@ class LibraryChanged(TensilekitError):
     commands that select retry a few times before they report this (exit 3)."""
 
 
+def install_extra_hint(extra: str) -> str:
+    """How to install one of tensilekit's optional extras (``plot``, ``ray``): the one wording every
+    message uses. tensilekit is not on PyPI, so ``pip install tensilekit[ray]`` fails; the extras
+    install from the checkout's root, as the README installs tensilekit itself."""
+    return f'pip install -e ".[{extra}]" in the tensilekit checkout (it is not on PyPI)'
+
+
 class MissingDependency(TensilekitError, ImportError):
-    """An optional extra is not installed; the message names it (``install tensilekit[ray]``)."""
+    """An optional extra is not installed; the message says how to install it
+    (:func:`install_extra_hint`)."""
 
     exit_code = 2
+
+    @classmethod
+    def for_extra(cls, needed: str, extra: str) -> MissingDependency:
+        """``needed`` (``the Ray executor needs Ray``) and how to install the ``extra`` that brings it."""
+        return cls(f"{needed}: install the {extra!r} extra: {install_extra_hint(extra)}")
 
 
 class UnsupportedFormat(TensilekitError, ValueError):
@@ -385,6 +398,7 @@ def one_line_reason(error: Exception) -> str:
 
 
 __all__ = [
+    "install_extra_hint",
     "DecodeError",
     "DependencyCycle",
     "InputNotFound",

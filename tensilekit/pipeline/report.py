@@ -1,6 +1,6 @@
 """The tuning report as data (:class:`TuneReport`) and its renderings (Markdown, CSV rows, PNG).
 
-Pure; :func:`plot_uplift` needs matplotlib (``tensilekit[plot]``) and returns None without it.
+Pure; :func:`plot_uplift` needs matplotlib (the ``plot`` extra) and returns None without it.
 
 The headline is the workload's GEMM time (:class:`WorkloadTime`): ``sum(calls * time per call)``
 over every timed GEMM, before (the reference library) and after tuning (the tuned kernel where it
@@ -292,14 +292,14 @@ def csv_rows(report: TuneReport) -> list[list[Any]]:
 
 
 def plot_available() -> bool:
-    """Whether matplotlib (``tensilekit[plot]``) can be imported."""
+    """Whether matplotlib (the ``plot`` extra) can be imported."""
     import importlib.util
 
     return importlib.util.find_spec("matplotlib") is not None
 
 
 def plot_uplift(report: TuneReport) -> bytes | None:
-    """A PNG bar chart of the tuned GEMMs' uplift; None without matplotlib (``tensilekit[plot]``)."""
+    """A PNG bar chart of the tuned GEMMs' uplift; None without matplotlib (the ``plot`` extra)."""
     if not plot_available():
         return None
     import importlib

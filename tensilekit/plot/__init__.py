@@ -1,4 +1,4 @@
-"""Charts (matplotlib, the optional ``tensilekit[plot]`` extra): rendering only, data comes from the core."""
+"""Charts (matplotlib, the optional ``plot`` extra): rendering only, data comes from the core."""
 
 from tensilekit.plot.coverage import plot_coverage_map, render_coverage_map
 from tensilekit.plot.selection import plot_selection_map, render_selection_map

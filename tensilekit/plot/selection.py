@@ -24,9 +24,7 @@ def _pyplot() -> Any:
     try:
         matplotlib = importlib.import_module("matplotlib")
     except ImportError:
-        raise MissingDependency(
-            "plots need matplotlib: install the extra with pip install 'tensilekit[plot]'"
-        ) from None
+        raise MissingDependency.for_extra("plots need matplotlib", "plot") from None
     matplotlib.use("Agg", force=True)
     return importlib.import_module("matplotlib.pyplot")
 

@@ -247,7 +247,9 @@ def test_plot_without_matplotlib_says_which_extra(
     out = tmp_path / "map.png"
     result = runner.invoke(cli, ["plot", "selection", "--points", "4", "-o", str(out)])
     assert result.exit_code == ExitCode.USAGE, result.output  # MissingDependency: exit 2
-    assert "tensilekit[plot]" in result.output and not out.exists()
+    assert "install the 'plot' extra: pip install -e \".[plot]\" in the tensilekit checkout" in result.output
+    assert "tensilekit[plot]" not in result.output and not out.exists()  # not on PyPI: never a name pip cannot find
+    assert 'pip install -e ".[plot]"' in runner.invoke(cli, ["plot", "--help"]).output
 
 
 def _answers(output: str) -> list[dict[str, object]]:

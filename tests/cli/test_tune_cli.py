@@ -69,10 +69,13 @@ def test_ray_without_ray_says_how_to_install_it(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setitem(sys.modules, "ray", None)
     result = invoke("--simulate", str(LOG), "--arch", "gfx942", "--workdir", str(tmp_path / "W"), "--executor", "ray")
     assert result.exit_code == ExitCode.USAGE  # type: ignore[attr-defined]  # a missing optional extra
-    assert "install tensilekit[ray]" in result.stderr  # type: ignore[attr-defined]
+    # tensilekit is not on PyPI: the message says what works from a checkout, as the README installs
+    assert "Ray: install the 'ray' extra: pip install -e \".[ray]\" in the tensilekit checkout" in result.stderr  # type: ignore[attr-defined]
+    assert "tensilekit[ray]" not in result.stderr  # type: ignore[attr-defined]
 
 
-def test_json_report_on_stdout_with_the_serial_executor(tmp_path: Path) -> None:
+def test_json_report_on_stdout_with_the_serial_executor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # no plot extra: the report says how to get the chart
     result = invoke("--simulate", str(LOG), "--arch", "gfx90a", "--workdir", str(tmp_path / "W"), "--executor", "serial",
                     "--only", "ingest")  # fmt: skip
     assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
@@ -82,6 +85,9 @@ def test_json_report_on_stdout_with_the_serial_executor(tmp_path: Path) -> None:
     report = json.loads(result.stdout)  # type: ignore[attr-defined]
     assert report["data"] == "SIMULATED" and report["arch"] == "gfx90a" and len(report["gemms"]) == 14
     assert "01_ingest skipped (up to date)" in result.stderr  # type: ignore[attr-defined]
+    assert 'no uplift.png: it needs matplotlib: pip install -e ".[plot]" in the tensilekit checkout' in " ".join(
+        report["notes"]
+    )
 
 
 def test_inline_gemms_are_tuned_with_or_without_a_log(tmp_path: Path) -> None:

@@ -12,12 +12,12 @@ from tensilekit.cli.commands.select import METRICS, TRANSPOSE
 from tensilekit.cli.inputs import open_for_device
 from tensilekit.cli.options import TYPE_HELP, UserPath, check_output_path, hipblaslt_version_option, type_spec_callback
 from tensilekit.cli.output import progress_bar
-from tensilekit.errors import Location, NoKernel
+from tensilekit.errors import Location, NoKernel, install_extra_hint
 
 
-@click.group("plot")
+@click.group("plot", help=f"Charts (they need the plot extra: {install_extra_hint('plot')}).")
 def plot_group() -> None:
-    """Charts (need the plot extra: pip install 'tensilekit[plot]')."""
+    """The chart commands."""
 
 
 @plot_group.command("selection")

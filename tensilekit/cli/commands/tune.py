@@ -13,6 +13,7 @@ from rich.table import Table
 from tensilekit.cli.options import UserPath
 from tensilekit.cli.output import print_table
 from tensilekit.cli.workloads import STRICT_HELP, read_workloads
+from tensilekit.errors import install_extra_hint
 from tensilekit.model.labels import SIZE_HEADER, size_text
 from tensilekit.pipeline.config import KNOWN_ARCHS, TuneConfig
 from tensilekit.pipeline.executors import Executor
@@ -253,7 +254,8 @@ def _check_quoted_inline(position: int, value: str) -> None:
     type=click.Choice(["local", "ray", "serial"]),
     default="local",
     show_default=True,
-    help="local: device-pinned pool; ray: a Ray cluster (tensilekit[ray]); serial: one job at a time.",
+    help=f"local: device-pinned pool; ray: a Ray cluster (the ray extra: {install_extra_hint('ray')}); "
+    "serial: one job at a time.",
 )
 @click.option("--address", default=None, help="Ray cluster address (with --executor ray), e.g. auto.")
 @click.option(

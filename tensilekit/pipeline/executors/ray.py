@@ -1,4 +1,4 @@
-"""Ray executor: the same jobs on every GPU of a Ray cluster (optional extra ``tensilekit[ray]``).
+"""Ray executor: the same jobs on every GPU of a Ray cluster (the optional ``ray`` extra).
 
 Design
 ------
@@ -21,7 +21,7 @@ Design
   are absolute).
 
 Ray is imported only when an executor is created; without it :class:`MissingDependency` says
-"install tensilekit[ray]".
+how to install the ``ray`` extra.
 """
 
 from __future__ import annotations
@@ -82,9 +82,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise MissingDependency(
-            "the Ray executor needs Ray: install tensilekit[ray] (pip install 'tensilekit[ray]')"
-        ) from None
+        raise MissingDependency.for_extra("the Ray executor needs Ray", "ray") from None
     return ray
 
 

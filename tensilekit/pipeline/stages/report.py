@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tensilekit.errors import install_extra_hint
 from tensilekit.pipeline.config import TuneConfig
 from tensilekit.pipeline.engine import FAILURES_NAME
 from tensilekit.pipeline.metrics import MetricsRow, summarize_metrics
@@ -189,7 +190,7 @@ class ReportStage(TuneStage):
             report = report.model_copy(update={"outputs": {**outputs, "uplift chart": PLOT_FILE}})
             context.write_bytes(context.run_root / PLOT_FILE, png)
         else:
-            reason = "no GEMM was tuned" if not report.tuned else "install tensilekit[plot] (matplotlib) for it"
+            reason = "no GEMM was tuned" if not report.tuned else f"it needs matplotlib: {install_extra_hint('plot')}"
             report = report.model_copy(update={"notes": report.notes + (f"no {PLOT_FILE}: {reason}",)})
             (context.run_root / PLOT_FILE).unlink(missing_ok=True)
         context.write_text(context.run_root / "report.md", render_markdown(report))

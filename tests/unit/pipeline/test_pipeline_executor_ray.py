@@ -12,9 +12,9 @@ from tensilekit.pipeline.executors.ray import RayExecutor, import_ray
 
 def test_missing_ray_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)
-    with pytest.raises(MissingDependency, match=r"install tensilekit\[ray\]"):
+    with pytest.raises(MissingDependency, match=r'pip install -e "\.\[ray\]" in the tensilekit checkout'):
         import_ray()
-    with pytest.raises(MissingDependency, match=r"install tensilekit\[ray\]"):
+    with pytest.raises(MissingDependency, match=r'pip install -e "\.\[ray\]" in the tensilekit checkout'):
         RayExecutor()
 
 
