@@ -16,7 +16,7 @@ from tensilekit.api import loads
 from tensilekit.errors import InputNotFound, Location, TensilekitError, error_context
 from tensilekit.io.detect import Format, decompress, detect_format
 from tensilekit.io.files import read_bytes, read_raw_bytes
-from tensilekit.model.checks import Finding, check_logic, check_master, has_errors
+from tensilekit.model.checks import Finding, check_logic, check_master, has_errors, msgpack_load_findings
 from tensilekit.model.library import (
     DecisionTreeNode,
     FreeSizeNode,
@@ -61,6 +61,8 @@ class FileInfo(BaseModel):
     runtime: str | None = None
     """The runtime a master is taken for, with its version (``hipBLASLt 0.12.1``, ``Tensile
     (rocBLAS)``: :func:`~tensilekit.selection.runtime.detect_runtime`); None for other files."""
+    warnings: list[str] = []
+    """What a runtime cannot load in this file as it is (``validate`` and ``lint`` say where)."""
 
 
 class FileValidation(BaseModel):
@@ -175,6 +177,7 @@ def describe_master(master: MasterLibrary, path: str, fmt: str) -> FileInfo:
         node_counts=dict(sorted(counts.items())),
         version=master.version,
         runtime=detect_runtime(master).label,
+        warnings=[finding.message for finding in msgpack_load_findings(master)] if fmt.startswith("msgpack") else [],
     )
 
 
@@ -302,6 +305,9 @@ def validate_file(path: str | Path, *, stage: Callable[[str], None] | None = Non
         if any(isinstance(node, PlaceholderNode) for _, node in model.iter_nodes()):
             generation.check()  # the placeholder files were looked up in the master's own build
         findings.extend(_indexed_root_findings(data, len(model.solutions)))
+        unloadable = msgpack_load_findings(model)  # pure and cheap: the bytes are looked at only when it finds any
+        if unloadable and detect_format(decompress(data)[0]) is Format.MSGPACK:
+            findings.extend(unloadable)
     if any(finding.path for finding in findings[:200]):  # add_finding_lines composes the YAML text
         tell(f"locating findings in {name}")
     add_finding_lines(data, findings, limit=200)

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from tensilekit._arguments import require, require_callable, require_path, require_paths
 from tensilekit.errors import LibraryChanged, TensilekitError, child_path, error_context
 from tensilekit.inspect import add_finding_lines, finding_from_error, iter_library_files
-from tensilekit.io.detect import Kind, detect_kind
+from tensilekit.io.detect import Format, Kind, detect_kind
 from tensilekit.io.files import gc_paused, read_bytes
 from tensilekit.io.logic_io import logic_from_data
 from tensilekit.io.master_io import decode, load_placeholder, master_from_data
@@ -28,7 +28,7 @@ from tensilekit.io.msgpack_codec import dump_msgpack
 from tensilekit.libbuild import build_logic_master
 from tensilekit.lint.rules import LintOptions, Locator, lint_library
 from tensilekit.lint.tables import KEY_FIELDS
-from tensilekit.model.checks import Finding, logic_field_path
+from tensilekit.model.checks import Finding, logic_field_path, msgpack_load_findings
 from tensilekit.model.library import MasterLibrary, MatchingNode
 from tensilekit.model.logic import LogicFile
 from tensilekit.selection.walk import Loader
@@ -167,7 +167,7 @@ def lint_file(
         report(f"reading {name}")
         data = read_bytes(path)
         with error_context(source):
-            decoded, _, text = decode(data, source)
+            decoded, form, text = decode(data, source)
             kind = detect_kind(decoded, text)
             library: MasterLibrary
             locator: Locator | None = None
@@ -190,6 +190,8 @@ def lint_file(
                 measure=_measure,
                 file_bytes=len(data),
             )
+            if kind is Kind.MASTER and form is Format.MSGPACK:  # what the runtimes cannot load as msgpack
+                findings += msgpack_load_findings(library)
     except LibraryChanged:
         raise
     except TensilekitError as error:

@@ -84,6 +84,7 @@ class LintCode(str, enum.Enum):
     NO_FALLBACK = "no-fallback"
     GRID_OUTLIER = "grid-outlier"
     UNMODELLED_PREDICATE = "unmodelled-predicate"
+    MSGPACK_BOOL_SCALE_AB = "msgpack-bool-scale-ab"
     SIZE = "size"
 
     @property

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Literal
+from collections.abc import Iterator
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -33,7 +34,7 @@ from tensilekit.model.logic import (
     LogicFile,
     ProblemType,
 )
-from tensilekit.model.predicates import unmodelled_types
+from tensilekit.model.predicates import bool_scale_ab, unmodelled_types
 
 Severity = Literal["error", "warning", "info"]
 
@@ -273,22 +274,51 @@ def check_master(master: MasterLibrary) -> list[Finding]:
     return findings
 
 
-def unmodelled_predicates(master: MasterLibrary) -> list[tuple[str, str]]:
-    """``(path, type)`` of every predicate ``master`` carries whose type tensilekit does not model
-    (:class:`~tensilekit.model.predicates.UnmodelledPredicate`): solutions' predicates, then rows'."""
-    found: list[tuple[str, str]] = []
+def _predicates(master: MasterLibrary) -> Iterator[tuple[str, Any]]:
+    """``(path, predicate)`` of every predicate ``master`` carries: solutions' predicates, then rows'."""
     for position, solution in enumerate(master.solutions):
         for key, predicate in (
             ("hardwarePredicate", solution.hardware_predicate),
             ("problemPredicate", solution.problem_predicate),
             ("taskPredicate", solution.task_predicate),
         ):
-            found += [(f"solutions[{position}].{key}", name) for name in unmodelled_types(predicate)]
+            yield f"solutions[{position}].{key}", predicate
     for path, node in master.iter_nodes():
         if isinstance(node, (HardwareNode, ProblemNode)):
             for number, row in enumerate(node.rows):
-                found += [(f"{path}.rows[{number}].predicate", name) for name in unmodelled_types(row.predicate)]
-    return found
+                yield f"{path}.rows[{number}].predicate", row.predicate
+
+
+def unmodelled_predicates(master: MasterLibrary) -> list[tuple[str, str]]:
+    """``(path, type)`` of every predicate ``master`` carries whose type tensilekit does not model
+    (:class:`~tensilekit.model.predicates.UnmodelledPredicate`): solutions' predicates, then rows'."""
+    return [(path, name) for path, predicate in _predicates(master) for name in unmodelled_types(predicate)]
+
+
+BOOL_SCALE_AB_IN_MSGPACK = (
+    "UseScaleAB predicate with a boolean value (the pre-2025 logic form 'UseScaleAB: false') in a msgpack "
+    "master: hipBLASLt 7d9fb683's and 0.12.1's runtimes cannot load this file (they read the value as a "
+    "string, and msgpack refuses a boolean: 'msgpack type_error std::bad_cast'), though they load the same "
+    "library as YAML; rebuild from logic whose problem types (the file's and its solutions') say "
+    "'UseScaleAB: \"\"', or ship the YAML master"
+)
+"""Measured: ``select-oracle`` (the 7d9fb683 and 0.12.1 C++) loads ``build-master``'s YAML master of
+``fixtures/older_forms/hipblaslt`` and aborts on its ``.dat``. Why: ``UseScaleABCheck`` keeps
+``std::string value`` (tensilelite ``ContractionProblemPredicates.hpp``; the problem's
+``setUseScaleAB(std::string)``, which ``oracle-tensilelite/oracle_hipblaslt.cpp`` calls with ``""``)
+and msgpack-cxx's ``object::as<std::string>()`` throws ``type_error`` on a boolean, while LLVM YAML
+reads ``false`` as the text ``"false"``. TensileCreateLibrary writes the logic file's bool as it is
+(``Contractions.py:230`` @7d9fb683), so AMD's own build writes such a ``.dat``."""
+
+
+def msgpack_load_findings(master: MasterLibrary) -> list[Finding]:
+    """Warnings for ``master`` held as msgpack (``.dat``, ``.dat.zlib``): what the runtimes cannot load
+    in that form although they load it as YAML. The caller knows the form; this only reads the model."""
+    places = [path for path, predicate in _predicates(master) if bool_scale_ab(predicate)]
+    if not places:
+        return []
+    more = f" ({len(places)} predicates, the first here)" if len(places) > 1 else ""
+    return [_warning(code="msgpack-bool-scale-ab", message=BOOL_SCALE_AB_IN_MSGPACK + more, path=places[0])]
 
 
 def unmodelled_message(name: str) -> str:
@@ -311,12 +341,14 @@ def has_errors(findings: list[Finding]) -> bool:
 
 
 __all__ = [
+    "BOOL_SCALE_AB_IN_MSGPACK",
     "Finding",
     "Severity",
     "check_logic",
     "check_master",
     "has_errors",
     "logic_field_path",
+    "msgpack_load_findings",
     "unmodelled_message",
     "unmodelled_predicates",
 ]

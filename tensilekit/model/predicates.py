@@ -490,6 +490,19 @@ def unmodelled_types(predicate: Any) -> list[str]:
     return []
 
 
+def bool_scale_ab(predicate: Any) -> bool:
+    """Whether ``predicate`` holds a :class:`ScaleABPredicate` whose value is a bool (nested in
+    ``And`` / ``Or`` / ``Not`` / ``AMDGPU``): the pre-2025 logic form, which the runtimes read as a
+    string (see :func:`tensilekit.model.checks.msgpack_load_findings`)."""
+    if isinstance(predicate, ScaleABPredicate):
+        return isinstance(predicate.value, bool)
+    if isinstance(predicate, CompoundPredicate):
+        return any(bool_scale_ab(operand) for operand in predicate.value)
+    if isinstance(predicate, WrapperPredicate):
+        return bool_scale_ab(predicate.value)
+    return False
+
+
 _PREDICATE_ADAPTER: TypeAdapter[Any] = TypeAdapter(Predicate)
 _INTERNED: dict[bytes | str, Any] = {}
 _INTERN_LIMIT = 100_000
@@ -561,6 +574,7 @@ __all__ = [
     "WorkspaceElementSizes",
     "InternedPredicate",
     "WrapperPredicate",
+    "bool_scale_ab",
     "intern_predicate",
     "predicate_shape",
     "unmodelled_types",

@@ -80,6 +80,51 @@ def test_amds_master_with_a_bool_scale_ab_loads_and_validates(amd_older_form: Pa
     assert result.exit_code == 0, result.output
 
 
+def test_hipblaslt_cannot_load_amds_msgpack_form_of_a_bool_scale_ab_and_every_command_says_so(
+    amd: Path, amd_older_form: Path, tmp_path: Path
+) -> None:
+    """hipBLASLt 7d9fb683's runtime (``select-oracle``) selects from AMD's YAML master but aborts on
+    the ``.dat`` AMD's build writes from the same logic (``UseScaleABCheck`` reads a string; msgpack
+    refuses the bool). ``info``, ``validate`` and ``lint`` warn on the ``.dat`` only, and
+    ``build-master`` says so when it writes one."""
+    query = tmp_path / "q.jsonl"
+    query.write_text(
+        '{"id": "q", "arch": "gfx90a", "cu_count": 104, "trans_a": "N", "trans_b": "N", "a_type": "Int8", '
+        '"b_type": "Int8", "c_type": "Int32", "d_type": "Int32", "compute_type": "i32", '
+        '"compute_input_type": "Int8", "workspace_size": 33554432, "m": 128, "n": 128, "k": 128, "batch": 1}\n'
+    )
+    verdicts = {}
+    for suffix in (".yaml", ".dat"):
+        path = amd_older_form / f"TensileLibrary_gfx90a{suffix}"
+        oracle = subprocess.run(
+            [str(amd / "select-oracle"), str(path), str(query)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        verdicts[suffix] = oracle.returncode == 0 and '"index": 0' in oracle.stdout
+        if suffix == ".dat":
+            assert "std::bad_cast" in oracle.stderr, oracle.stderr[-2000:]
+    assert verdicts == {".yaml": True, ".dat": False}
+
+    runner = CliRunner()
+    for suffix, loadable in verdicts.items():
+        path = str(amd_older_form / f"TensileLibrary_gfx90a{suffix}")
+        validated = runner.invoke(cli, ["validate", "--json", path])
+        linted = runner.invoke(cli, ["lint", "--json", path])
+        informed = runner.invoke(cli, ["info", path])
+        assert validated.exit_code == 0 and linted.exit_code == 0 and informed.exit_code == 0, suffix
+        for result in (validated, linted):
+            assert ('"code": "msgpack-bool-scale-ab"' in result.stdout) is not loadable, (suffix, result.stdout)
+        assert ("cannot load this file" in informed.stderr) is not loadable, (suffix, informed.stderr)
+    built = runner.invoke(cli, ["build-master", str(FORMS / "hipblaslt" / I8II), "-o", str(tmp_path / "ours.dat")])
+    assert built.exit_code == 0 and "hipBLASLt 7d9fb683's and 0.12.1's runtimes cannot load" in built.stderr
+    assert (tmp_path / "ours.dat").read_bytes() == (amd_older_form / "TensileLibrary_gfx90a.dat").read_bytes()
+    as_yaml = runner.invoke(cli, ["build-master", str(FORMS / "hipblaslt" / I8II), "-o", str(tmp_path / "ours.yaml")])
+    assert as_yaml.exit_code == 0 and "cannot load" not in as_yaml.stderr
+
+
 def _every_command_refuses(logic: Path, tmp_path: Path, *reasons: str) -> None:
     """``build-master`` (writing nothing), ``lint`` and ``validate`` all refuse ``logic``, giving ``reasons``."""
     runner = CliRunner()

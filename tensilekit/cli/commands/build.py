@@ -85,23 +85,40 @@ def build_master_command(
             "use it with tensilekit's select, info, lint and diff",
             err=True,
         )
+    _warn_unloadable_msgpack(written, fmt)
     for stale in removed:
         click.echo(f"removed stale {stale} (not part of this build)", err=True)
-    for written_path, solutions in written:
+    for written_path, solutions, _ in written:
         if as_json:
             click.echo(json.dumps({"output": str(written_path), "solutions": solutions}))
         else:
             click.echo(f"wrote {written_path}" + (f" ({solutions} solutions)" if solutions is not None else ""))
 
 
+def _warn_unloadable_msgpack(written: list[tuple[Path, int | None, MasterLibrary | None]], fmt: str | None) -> None:
+    """Say which msgpack files just written the hipBLASLt runtimes cannot load (AMD's build writes
+    the same bytes: the rule is :func:`tensilekit.model.checks.msgpack_load_findings`)."""
+    from tensilekit.io.detect import Format
+    from tensilekit.io.master_io import format_for_path
+    from tensilekit.model.checks import msgpack_load_findings
+
+    for path, _, master in written:
+        as_msgpack = fmt in ("msgpack", "zlib", "msgpack-indexed") or (
+            fmt is None and format_for_path(path) is Format.MSGPACK
+        )
+        if master is not None and as_msgpack:
+            for finding in msgpack_load_findings(master):
+                click.echo(f"warning: {path}: {finding.message}", err=True)
+
+
 def _write(
     files: dict[str, MasterLibrary], target: Path, fmt: str | None, lazy: bool
-) -> tuple[list[tuple[Path, int | None]], list[Path]]:
+) -> tuple[list[tuple[Path, int | None, MasterLibrary | None]], list[Path]]:
     """Write the built masters (one file, or one set swapped in at once); returns the files
-    written with their solution counts, and the previous build's files removed."""
+    written with their solution counts and masters, and the previous build's files removed."""
     from tensilekit.io.master_io import catalog_siblings, dump_master, dump_master_set, format_for_path, set_suffix
 
-    written: list[tuple[Path, int | None]] = []
+    written: list[tuple[Path, int | None, MasterLibrary | None]] = []
     removed: list[Path] = []  # the previous build's library files this one does not write again
     if len(files) == 1 and not lazy and not target.is_dir():
         if fmt is None:  # the format follows the suffix, or is an error
@@ -110,7 +127,7 @@ def _write(
         if fmt == "zlib" and not target.name.endswith(".zlib"):
             target = target.with_name(target.name + ".zlib")
         dump_master(master, target, fmt)
-        written.append((target, len(master.solutions)))
+        written.append((target, len(master.solutions), master))
         # X.dat and X.dat.zlib are one catalog to the runtime (.zlib probed first): the other
         # spelling is the previous build's, removed after the new file is in place
         for sibling in catalog_siblings(target):
@@ -124,7 +141,9 @@ def _write(
         # one set, swapped in at once: a lazy master never appears without its placeholder files
         for set_file in dump_master_set(files, directory, chosen, removed=removed):
             master_written = files.get(set_file.name.removesuffix(suffix))
-            written.append((set_file, len(master_written.solutions) if master_written is not None else None))
+            written.append(
+                (set_file, len(master_written.solutions) if master_written is not None else None, master_written)
+            )
     return written, removed
 
 

@@ -67,6 +67,8 @@ def info_command(
             shown.stage(f"{_place(number, len(files))}reading {Path(path).name}")
             info = describe(path)
             infos.append(info)
+            for warning in info.warnings:  # a table row would hide it in a many-file listing
+                click.echo(f"warning: {path}: {warning}", err=True)
             if stream_rows:  # a pipe gets each file's row as soon as it is read
                 click.echo("\t".join(info_row(info)))
             shown.advance(1)
