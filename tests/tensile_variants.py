@@ -139,6 +139,20 @@ VARIANTS: dict[str, Callable[[list[Any]], bool]] = {
 }
 
 
+def _drop_from_file_problem_type(key: str) -> Callable[[list[Any]], bool]:
+    def drop(data: list[Any]) -> bool:
+        return data[4].pop(key, None) is not None  # the file's ProblemType only, as FromOriginalState reads it
+
+    drop.__doc__ = f"The file's ProblemType without {key} (its solutions' copies keep it)."
+    return drop
+
+
+#: transforms the fixed cases name but random draws never take (``VARIANTS`` is what they draw from)
+DROPS: dict[str, Callable[[list[Any]], bool]] = {
+    f"no-{key}": _drop_from_file_problem_type(key) for key in ("TotalIndices", "IndicesSummation", "ComplexConjugateB")
+}
+
+
 def load(path: Path) -> Any:
     with path.open() as fh:
         return yaml.load(fh, Loader=yaml.CSafeLoader)
@@ -159,7 +173,7 @@ def variant_file(source: Path, names: list[str], folder: Path, stem: str) -> Pat
         return source if not names else None
     changed = retarget_gfx942(data)
     for name in names:
-        if not VARIANTS[name](data):
+        if not {**VARIANTS, **DROPS}[name](data):
             return None
         changed = True
     return write_variant(copy.deepcopy(data), folder / f"{stem}.yaml") if changed else source

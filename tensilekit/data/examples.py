@@ -50,6 +50,7 @@ def problem_type(data_type: int, dest: int, compute: int, hpa: bool, trans_a: bo
         "StridedBatched": True,
         "TLUA": not trans_a,
         "TLUB": False,
+        "TotalIndices": 4,  # Tensile's build reads it from the file (libbuild.master: no default)
         "TransposeA": trans_a,
         "TransposeB": False,
         "UseBeta": True,

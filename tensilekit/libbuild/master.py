@@ -492,7 +492,52 @@ def _solutions(logic: LogicFile) -> list[_Solution]:
     return solutions
 
 
+# Tensile's library step reads these from the file's ProblemType as written, without defaults
+# (``Contractions.ProblemType.FromOriginalState``, Contractions.py:64-117 @a164ed70, the same at
+# 09ec347): a file lacking one stops AMD's build (measured with a164ed70's TensileCreateLibrary
+# library code, tests/tensile_build_driver.py: KeyError for each; DataType: "exit -1"), so tensilekit
+# refuses it too rather than build what AMD never would.
+_TENSILE_STORED_PROBLEM_TYPE_KEYS = (
+    "DataType", "NumIndicesC", "IndexAssignmentsA", "IndexAssignmentsB", "TotalIndices", "IndicesFree",
+    "IndicesBatch", "IndicesSummation", "ComplexConjugateA", "ComplexConjugateB",
+)  # fmt: skip
+
+
+def _require_stored_problem_type_keys(logic: LogicFile) -> None:
+    raw = logic.problem_type.raw()
+    missing = [key for key in _TENSILE_STORED_PROBLEM_TYPE_KEYS if key not in raw]
+    if not missing:
+        return
+    where = _where(logic, "problem_type")
+    hint = ""
+    try:  # what to write: the values Tensile's ProblemType derives from the index assignments
+        ia, ib, num_c = list(raw["IndexAssignmentsA"]), list(raw["IndexAssignmentsB"]), int(raw["NumIndicesC"])
+        total = max([*ia, *ib, num_c - 1]) + 1
+        derived: dict[str, Any] = {
+            "TotalIndices": total,
+            "IndicesFree": [i for i in range(num_c) if (i in ia) != (i in ib)],
+            "IndicesBatch": [i for i in range(num_c) if i in ia and i in ib],
+            "IndicesSummation": [i for i in range(num_c, total) if i in ia and i in ib],
+            "ComplexConjugateA": False,
+            "ComplexConjugateB": False,
+        }
+        known = [f"{key}: {derived[key]}".replace("False", "false") for key in missing if key in derived]
+        hint = f" (for this problem type: {', '.join(known)})" if known else ""
+    except (KeyError, TypeError, ValueError):
+        pass
+    raise MissingField(
+        f"ProblemType has no {', '.join(missing)}: Tensile's TensileCreateLibrary reads "
+        f"{'it' if len(missing) == 1 else 'them'} from the file as written and stops without "
+        f"{'it' if len(missing) == 1 else 'them'}{'' if missing[0] == 'DataType' else f' (KeyError {missing[0]!r})'}"
+        ", and AMD's own logic files carry "
+        f"{'it' if len(missing) == 1 else 'them'}: add {'it' if len(missing) == 1 else 'them'} to the file's "
+        f"ProblemType{hint}",
+        Location(path=f"{where}.{missing[0]}"),
+    )
+
+
 def _from_logic(logic: LogicFile, hardware: _Hardware, *, lazy: bool) -> _Master:
+    _require_stored_problem_type_keys(logic)
     pt = problem_type_state(logic.problem_type.raw(), path=_where(logic, "problem_type"))
     solutions = _solutions(logic)
 

@@ -26,7 +26,8 @@ def test_findings_exit_zero_with_exact_lines(runner: CliRunner) -> None:
     assert result.exit_code == ExitCode.OK, result.output
     lines = result.output.splitlines()
     assert lines[0] == f"{DEAD_ROW} (logic): 1 dead-entry"
-    assert lines[1].startswith(f"  warning {DEAD_ROW}:262:5: entry [1001, 1024, 1024] → index 606601220 (")
+    row = DEAD_ROW.read_text().splitlines().index("- - - [1001, 1024, 1, 1024]") + 1
+    assert lines[1].startswith(f"  warning {DEAD_ROW}:{row}:5: entry [1001, 1024, 1024] → index 606601220 (")
     assert lines[1].endswith(
         ": at the entry's key the kernel fails Free0SizeMultiple: not (M=1001 % ==0 4); the entry never "
         "answers its own size (it can still answer other sizes that are nearer to it than to any usable "

@@ -20,6 +20,13 @@ PROBLEM_TYPE = {
     "NumIndicesC": 3,
     "UseBeta": True,
     "Batched": True,
+    # what Tensile's build reads from the file (diff's runtime selector builds these files)
+    "ComplexConjugateA": False,
+    "ComplexConjugateB": False,
+    "IndicesFree": [0, 1],
+    "IndicesBatch": [2],
+    "IndicesSummation": [3],
+    "TotalIndices": 4,
 }
 
 

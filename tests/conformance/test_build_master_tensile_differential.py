@@ -68,6 +68,11 @@ FIXED: dict[str, tuple[list[tuple[str, list[str]]], bool]] = {
     "mixed-b8f8-lazy": ([(_B8F8, [])], True),  # placeholder _Type_B8H_HPA: the A half
     "dgemm-then-sgemm": ([(_DGEMM, []), (_SGEMM, [])], False),  # type rows by DataType code
     "half-hpa-computes-in-single": ([(_HBH, [])], False),  # HHH+HPA is HHS_BH
+    # keys Tensile's library step reads from the file's ProblemType as written: AMD stops without them
+    **{
+        f"no-{key}": ([(_DGEMM, [f"no-{key}"])], False)
+        for key in ("TotalIndices", "IndicesSummation", "ComplexConjugateB")
+    },
 }
 CASES = [*FIXED, *(f"random-{i}" for i in range(RANDOM_BUILDS))]
 #: corpus masters (masters/SOURCES.md) the driver must reproduce: AMD's side is the oracle of this module
@@ -166,6 +171,19 @@ def test_build_master_matches_tensile(builds: dict[str, Build], case: str, tmp_p
     assert [p.name for p in written(tmp_path / "ours")] == expected, build.describe()
     for name in expected:
         assert (tmp_path / "ours" / name).read_bytes() == (theirs / name).read_bytes(), f"{name}: {build.describe()}"
+
+
+@pytest.mark.parametrize("key", ["TotalIndices", "IndicesSummation", "ComplexConjugateB"])
+def test_a_problem_type_key_tensile_reads_as_written_is_refused_as_tensile_refuses(
+    builds: dict[str, Build], key: str, tmp_path: Path
+) -> None:
+    """AMD's build stops with a KeyError; tensilekit refuses the same file, naming the key and its value."""
+    build = builds[f"no-{key}"]
+    assert f"KeyError: '{key}'" in build.amd.get("error", ""), build.amd
+    code, output = _ours(build, tmp_path / "ours")
+    text = " ".join(output.split())
+    assert code not in (0, 70) and f"ProblemType has no {key}: Tensile's TensileCreateLibrary reads it" in text, output
+    assert {"TotalIndices": "TotalIndices: 4", "IndicesSummation": "IndicesSummation: [3]"}.get(key, key) in text
 
 
 @pytest.mark.parametrize("master", sorted(DRIVER_CHECKS))

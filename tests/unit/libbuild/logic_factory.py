@@ -26,6 +26,7 @@ NN_SGEMM_PROBLEM_TYPE: dict[str, Any] = {
     "NumIndicesC": 3,
     "TLUA": True,
     "TLUB": False,
+    "TotalIndices": 4,
 }
 
 
