@@ -418,10 +418,10 @@ class Library:
         device = hardware if hardware is not None else self.require_device()
         return select_workload(self.compiled, gemms, device, rocblas_k0=rocblas_k0, workspace_size=self.workspace_size)
 
-    def why_not(self, problem: GemmProblem, hardware: Hardware | None = None) -> str:
+    def why_not(self, problem: GemmProblem, hardware: Hardware | None = None, *, rocblas_k0: bool = False) -> str:
         """Why the runtime finds no kernel for ``problem`` on ``hardware``, in one line; for a
         problem that does get one, a line that says so (``served: kernel N (name) is selected``),
-        the kernel :meth:`select` answers.
+        the kernel :meth:`select` answers (with the same ``rocblas_k0``).
 
         The device and problem-type verdicts are computed once per (device, problem type) and
         cached, so a workload of unserved GEMMs costs one look each; when the workspace the
@@ -445,7 +445,7 @@ class Library:
             return str(reason)
         # the device and type are served: the problem may well be (the workspace and size
         # reasons below only hold for a problem the runtime refuses)
-        selected = self.select(problem, device)
+        selected = self.select(problem, device, rocblas_k0=rocblas_k0)
         if selected.index is not None:
             return f"served: kernel {selected.index} ({selected.name}) is selected"
         workspace = self._workspace_reason(problem, device)
@@ -683,7 +683,7 @@ class Library:
                 continue
             finally:
                 position += 1
-            reason = None if selection.index is not None else self.why_not(problem, device)
+            reason = None if selection.index is not None else self.why_not(problem, device, rocblas_k0=rocblas_k0)
             answer = self.answer_record(selection, problem, device, query_id=query_id, calls=calls, reason=reason)
             yield QueryAnswer(number, answer, selection=selection)
 

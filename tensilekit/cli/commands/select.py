@@ -217,7 +217,7 @@ def _select(
         )  # fmt: skip
         device = library.require_device()
         selection = library.select(problem, device, explain=explain, top=top, rocblas_k0=rocblas_k0)
-        reason = None if selection.index is not None else library.why_not(problem, device)
+        reason = None if selection.index is not None else library.why_not(problem, device, rocblas_k0=rocblas_k0)
         if as_json:
             record = library.answer_record(selection, problem, device, reason=reason)
             record.update(selection_extras(selection, explain=explain))
@@ -394,7 +394,7 @@ def _answer_workload(
             and answer.problem is not None
             and (answer.selection is None or answer.selection.index is None)
         ):
-            reasons[position] = library.why_not(answer.problem, device)
+            reasons[position] = library.why_not(answer.problem, device, rocblas_k0=rocblas_k0)
     recorded = None  # a tuning artefact (TunableOp, AITER, tuning file): what it recorded, judged here
     if any(item.format in RECORDING_FORMATS for item in parsed):
         recorded = library.recorded(problems, device)
