@@ -137,6 +137,11 @@ class Runtime:
         (it asks no problem row's predicate, but for a version's exceptions)."""
         return True
 
+    def skips_row_by_index(self, predicate: Any) -> bool:
+        """Whether ``getSolutionByIndex(problem, hardware, index)`` (a solution named by its index)
+        passes over a problem row of this predicate without asking it (none here)."""
+        return False
+
     def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
         """The problem this runtime builds for one workload GEMM (a hipBLASLt log line …)."""
         raise NotImplementedError
@@ -307,6 +312,17 @@ class HipblasltRuntime(Runtime):
             return evaluate(predicate, problem, hardware).passed
         return True
 
+    def skips_row_by_index(self, predicate: Any) -> bool:
+        # 0.12.1's ExactLogicLibrary::getSolutionByIndex (ExactLogicLibrary.hpp @0.12.1, read from
+        # the 0.12.1 oracle's code: it compares the row predicate's type() with
+        # "ExperimentalStreamK" and reads Debug::useExperimentalSelection() before asking the row)
+        # passes over an ExperimentalStreamK row unless the selection method is 2
+        return (
+            self.version.index_lookup_skips_streamk_rows
+            and getattr(predicate, "type", None) == "ExperimentalStreamK"
+            and self.version.selection_metric(self.selection_method) != "ExperimentalStreamK"
+        )
+
     def table_order(self, keys: Sequence[tuple[int, ...]], speeds: Sequence[float]) -> list[int]:
         # hipBLASLt 7d9fb683 tensilelite/Tensile/Source/lib/include/Tensile/Serialization/
         # MatchingLibrary.hpp, MappingTraits<DistanceMatchingTable>::mapping: the same std::sort;
@@ -413,8 +429,9 @@ class HipblasltRuntime(Runtime):
     def required_workspace(self, problem: ContractionProblem, hardware: Hardware, solution: MasterSolution) -> int:
         """``requiredWorkspaceSize`` of ``solution`` for ``problem`` as this version counts it."""
         return lite_required_workspace(
-            problem, hardware, solution, synchronizer=self.version.workspace_counts_synchronizer
-        )
+            problem, hardware, solution, synchronizer=self.version.workspace_counts_synchronizer,
+            streamk_grid_predicted=self.version.streamk_grid_predicted,
+        )  # fmt: skip
 
     def gemm_type_solutions(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware
