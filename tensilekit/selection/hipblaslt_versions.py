@@ -41,9 +41,9 @@ rule                       7d9fb683 (0.11, ROCm 6.3)             0.12.1 (ROCm 6.
 ``streamk_rows``           lists every problem row               row's kernels only when the row's
                                                                  predicate holds (method 2), also in
                                                                  the ``findTopSolutions`` fallback
-``index_lookup_skips_``    ``getSolutionByIndex`` asks every     it passes over an
-``streamk_rows``           problem row                           ``ExperimentalStreamK`` row unless
-                                                                 the method is 2
+``index_lookup_hides_``    ``getSolutionByIndex(hardware,        it returns no Stream-K solution
+``streamk``                index)`` (``getSolutionsFromIndex``)  unless the method is 2
+                           returns any solution of the index
 ``streamk_grid_``          a Stream-K kernel's grid (its         ⌈M/MT0⌉·⌈N/MT1⌉·batch for K = 0,
 ``predicted``              workspace: a partial tile per         else ``best_predicted_grid_size``
                            workgroup) is the CU count            (``TENSILE_STREAMK_DYNAMIC_GRID``
@@ -61,8 +61,9 @@ oracle's code (``getSKGrid``, ``best_predicted_grid_size``; :func:`~tensilekit.p
 predicted_streamk_grid`) and measured with it (``tests/conformance/test_select_hipblaslt_0121.py``:
 workspaces one byte either side of each kernel's need); the ``TENSILE_STREAMK_*`` overrides
 (fixed grid, max CUs, multiplier, other dynamic-grid modes) are not modelled.
-``index_lookup_skips_streamk_rows`` was read from the same code (``ExactLogicLibrary::
-getSolutionByIndex``); the oracle answers no index lookup, so no test asks AMD's C++ about it.
+``index_lookup_hides_streamk`` was read from the same code (``MasterSolutionLibrary::
+getSolutionByIndex(Hardware const&, int)``, which hipBLASLt's ``getSolutionsFromIndex`` asks); the
+oracle answers no index lookup, so no test asks AMD's C++ about it.
 
 tensilelite 5.x (2026) client builds give solutions a ``taskPredicate``: ``WorkspaceCheck``
 (tensilelite's rule) and, for non-Stream-K kernels, ``LaunchLimits``
@@ -102,10 +103,10 @@ class HipblasltVersion:
     """``TENSILE_SOLUTION_SELECTION_METHOD`` value → the performance metric every problem reports
     (empty: the version does not read the variable)."""
     all_solutions_gate_streamk_rows: bool = False
-    index_lookup_skips_streamk_rows: bool = False
-    """``getSolutionByIndex(problem, hardware, index)`` (how ``isSolutionSupported`` finds a
-    solution a tuning file, TunableOp or AITER names by index) passes over an
-    ``ExperimentalStreamK`` problem row unless the selection method is 2."""
+    index_lookup_hides_streamk: bool = False
+    """``getSolutionsFromIndex`` (how hipBLASLt takes a solution a tuning file, TunableOp or AITER
+    names by index: ``getSolutionByIndex(hardware, index)``) hands out no Stream-K solution
+    (``sizeMapping.streamK > 0``) unless the selection method is 2."""
     streamk_grid_predicted: bool = False
     """A Stream-K kernel's grid, which sizes its workspace (``getSKGrid``), is the tile count for
     K = 0 and else ``best_predicted_grid_size``'s (``TENSILE_STREAMK_DYNAMIC_GRID`` defaults to
@@ -147,7 +148,7 @@ HIPBLASLT_0_12_1 = HipblasltVersion(
     predicate_rules=PredicateRules(synchronizer_slots=409600),
     selection_method_metrics=((1, "ExperimentalDTree"), (2, "ExperimentalStreamK")),
     all_solutions_gate_streamk_rows=True,
-    index_lookup_skips_streamk_rows=True,
+    index_lookup_hides_streamk=True,
     streamk_grid_predicted=True,
     builds_swizzle_fields=True,
     builds_workgroup_number_check=True,

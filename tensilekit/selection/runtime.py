@@ -137,9 +137,9 @@ class Runtime:
         (it asks no problem row's predicate, but for a version's exceptions)."""
         return True
 
-    def skips_row_by_index(self, predicate: Any) -> bool:
-        """Whether ``getSolutionByIndex(problem, hardware, index)`` (a solution named by its index)
-        passes over a problem row of this predicate without asking it (none here)."""
+    def hides_by_index(self, solution: MasterSolution) -> bool:
+        """Whether the runtime's by-index lookup (what a tuning file, TunableOp or AITER names a
+        solution by) does not hand out ``solution`` (none here)."""
         return False
 
     def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
@@ -312,14 +312,15 @@ class HipblasltRuntime(Runtime):
             return evaluate(predicate, problem, hardware).passed
         return True
 
-    def skips_row_by_index(self, predicate: Any) -> bool:
-        # 0.12.1's ExactLogicLibrary::getSolutionByIndex (ExactLogicLibrary.hpp @0.12.1, read from
-        # the 0.12.1 oracle's code: it compares the row predicate's type() with
-        # "ExperimentalStreamK" and reads Debug::useExperimentalSelection() before asking the row)
-        # passes over an ExperimentalStreamK row unless the selection method is 2
+    def hides_by_index(self, solution: MasterSolution) -> bool:
+        # hipBLASLt's getSolutionsFromIndex (tensile_host.cpp) asks getSolutionByIndex(hardware, index);
+        # 0.12.1's MasterSolutionLibrary::getSolutionByIndex(Hardware const&, int) (read from the 0.12.1
+        # oracle's code: it reads sizeMapping.streamK and Debug::useExperimentalSelection()) returns
+        # nothing for a Stream-K solution unless the selection method is 2; 7d9fb683's is a map lookup
+        mapping = solution.size_mapping
         return (
-            self.version.index_lookup_skips_streamk_rows
-            and getattr(predicate, "type", None) == "ExperimentalStreamK"
+            self.version.index_lookup_hides_streamk
+            and int(getattr(mapping, "stream_k", 0) or 0) > 0
             and self.version.selection_metric(self.selection_method) != "ExperimentalStreamK"
         )
 

@@ -98,16 +98,6 @@ Loader = Callable[[str], MasterLibrary]
 _TRACE_ENTRY_LIMIT = 12
 
 
-class _Everything:
-    """Every index (what an index lookup reaches when the runtime skips no row)."""
-
-    def __contains__(self, index: object) -> bool:
-        return True
-
-
-_EVERYTHING = _Everything()
-
-
 def _show(value: float) -> str:
     """A distance for people: exact integers stay exact (they are squared sizes), others ``%g``."""
     if value == DBL_MAX:
@@ -231,7 +221,6 @@ class ReferenceSelector:
             self._solutions = {s.index: s for s in library.solutions}
         self._tables: dict[int, tuple[MatchingNode, SortedTable]] = {}
         self._placeholders: dict[str, MasterLibrary] = {}
-        self._index_reach: frozenset[int] | _Everything | None = None
 
     # ------------------------------------------------------------------ public
 
@@ -304,59 +293,18 @@ class ReferenceSelector:
         return self.can_solve(index, _Query(problem, hardware, None, frozenset()))
 
     def index_verdict(self, index: int, problem: ContractionProblem, hardware: Hardware) -> Verdict:
-        """hipBLASLt's ``isSolutionSupported`` of a solution named by its index (a tuning file's,
-        TunableOp's, AITER's): ``getSolutionByIndex(problem, hardware, index)`` must reach it
-        through the rows the runtime walks for an index (:meth:`Runtime.skips_row_by_index
-        <tensilekit.selection.runtime.Runtime.skips_row_by_index>`), then :meth:`verdict`."""
-        if index not in self._reached_by_index():
+        """hipBLASLt's check of a solution named by its index (a tuning file's, TunableOp's,
+        AITER's): ``getSolutionsFromIndex`` must hand it out
+        (:meth:`Runtime.hides_by_index <tensilekit.selection.runtime.Runtime.hides_by_index>`),
+        then ``isSolutionSupported``: :meth:`verdict`."""
+        if self.runtime.hides_by_index(self.solution(index)):
             return Verdict(
                 False,
-                f"getSolutionByIndex does not reach {index}: only rows {self.runtime.label} skips for an index "
-                "lead to it (ExperimentalStreamK rows, unless TENSILE_SOLUTION_SELECTION_METHOD=2)",
-                "ExperimentalStreamK",
+                f"{self.runtime.label} hands out no Stream-K solution by index (getSolutionsFromIndex) unless "
+                "TENSILE_SOLUTION_SELECTION_METHOD=2",
+                "StreamK",
             )
         return self.verdict(index, problem, hardware)
-
-    def _reached_by_index(self) -> frozenset[int] | _Everything:
-        """The indices ``getSolutionByIndex`` can reach with the rows :meth:`Runtime.skips_row_by_index`
-        skips left out (every index when the runtime skips none); walked once per selector."""
-        if self._index_reach is None:
-            found: set[int] = set()
-            skipped = self._indices_reached(self.library.library, found)
-            self._index_reach = frozenset(found) if skipped else _EVERYTHING
-        return self._index_reach
-
-    def _indices_reached(self, node: AnyNode, found: set[int]) -> bool:
-        """Add the indices under ``node`` to ``found``, leaving out rows the runtime skips for an
-        index lookup; True when it skipped one."""
-        skipped = False
-        if isinstance(node, (HardwareNode, ProblemNode)):
-            for row in node.rows:
-                if isinstance(node, ProblemNode) and self.runtime.skips_row_by_index(row.predicate):
-                    skipped = True
-                else:
-                    skipped |= self._indices_reached(row.library, found)
-        elif isinstance(node, ProblemMapNode):
-            for child in node.map.values():
-                skipped |= self._indices_reached(child, found)
-        elif isinstance(node, SingleNode):
-            found.add(node.index)
-        elif isinstance(node, MatchingNode):
-            found.update(entry.solution_index for entry in node.table)
-        elif isinstance(node, FreeSizeNode):
-            found.update(pooled.index for pooled in node.table)
-        elif isinstance(node, PredictionNode):
-            found.update(node.table)
-        elif isinstance(node, PlaceholderNode):
-            skipped |= self._indices_reached(self._placeholder(node.value).library, found)
-        elif isinstance(node, DecisionTreeNode):
-            for tree in node.trees:
-                skipped |= self._indices_reached(tree.value, found)
-            skipped |= self._indices_reached(node.null_value, found)
-        elif isinstance(node, GranularitySelectionNode):
-            found.update(node.indices)
-            found.update(entry.value for entry in node.exact)
-        return skipped
 
     def find_node(
         self, node: AnyNode, problem: ContractionProblem, hardware: Hardware, route: Route | None = None

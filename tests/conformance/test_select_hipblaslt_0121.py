@@ -317,15 +317,15 @@ def test_streamk_workspace_follows_the_predicted_grid(streamk_master: Path, amd:
     assert wrong_by_cus > 5, f"only {wrong_by_cus} queries tell the predicted grid from the CU count"
 
 
-def test_index_lookup_skips_streamk_rows_unless_method_2(
+def test_index_lookup_hides_streamk_unless_method_2(
     streamk_master: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A recorded index (here TunableOp's ``Gemm_Hipblaslt_<index>``) is looked up as hipBLASLt's
-    ``isSolutionSupported`` does, through ``getSolutionByIndex``, which 0.12.1 walks past an
-    ``ExperimentalStreamK`` row unless ``TENSILE_SOLUTION_SELECTION_METHOD`` is 2 (its
-    ``ExactLogicLibrary::getSolutionByIndex``; the oracle answers no index lookup): a Stream-K
-    kernel is rejected under 0, kept under 2, given as the option or by the environment, which
-    ``remap`` reads as ``select`` does; the plain row's kernel is kept under both."""
+    """A recorded index (here TunableOp's ``Gemm_Hipblaslt_<index>``) is taken as hipBLASLt takes
+    it, through ``getSolutionsFromIndex``, which under 0.12.1 hands out no Stream-K solution unless
+    ``TENSILE_SOLUTION_SELECTION_METHOD`` is 2 (its ``MasterSolutionLibrary::getSolutionByIndex(
+    Hardware const&, int)``; the oracle answers no index lookup): a Stream-K kernel is rejected
+    under 0, kept under 2, given as the option or by the environment, which ``remap`` reads as
+    ``select`` does; the plain row's kernel is kept under both."""
     from tensilekit.remapping import RemapStatus, remap
 
     master = tensilekit.load_master(streamk_master)
@@ -345,12 +345,12 @@ def test_index_lookup_skips_streamk_rows_unless_method_2(
     monkeypatch.delenv("TENSILE_SOLUTION_SELECTION_METHOD", raising=False)
     without = statuses()
     assert [status for status, _ in without] == [RemapStatus.REJECTED, RemapStatus.SAME], without
-    assert "getSolutionByIndex does not reach" in str(without[0][1])
+    assert "no Stream-K solution by index" in str(without[0][1])
     assert [status for status, _ in statuses(solution_selection_method=2)] == [RemapStatus.SAME] * 2
     monkeypatch.setenv("TENSILE_SOLUTION_SELECTION_METHOD", "2")
     assert [status for status, _ in statuses()] == [RemapStatus.SAME] * 2
     assert [status for status, _ in statuses(solution_selection_method=0)][0] is RemapStatus.REJECTED
-    # the rule is 0.12.1's alone: 7d9fb683's getSolutionByIndex asks the row like any other
+    # the rule is 0.12.1's alone: 7d9fb683's getSolutionByIndex is a plain lookup
     query = {**_HHS_TN, "m": 4096, "n": 4096, "k": 4096, "batch": 1, "cu_count": 304, "workspace_size": None}
     for version, reached in (("7d9fb683", True), ("0.12.1", False)):
         runtime = hipblaslt_runtime(version)
