@@ -362,3 +362,53 @@ def test_index_lookup_hides_streamk_unless_method_2(
               "--cu-count", "304", "--json"], env={"TENSILE_SOLUTION_SELECTION_METHOD": "0"},
     )  # fmt: skip
     assert [row["status"] for row in json.loads(result.stdout)] == ["rejected", "same"], result.output
+
+
+def test_every_answering_command_reads_the_selection_method_alike(
+    streamk_master: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``TENSILE_SOLUTION_SELECTION_METHOD`` is read in one place of the API
+    (``solution_selection_method_of``): ``open_library`` (select, coverage, plot), diff's
+    ``runtime_selector`` and ``remap`` (above) answer alike under the variable and under the
+    explicit method, and the CLI's ``--solution-selection-method`` only passes the option on."""
+    from tensilekit.cli.main import cli as main_cli
+    from tensilekit.merge.diff import runtime_selector
+
+    record = {**_HHS_TN, "id": "q", "m": 4096, "n": 4096, "k": 4096, "batch": 1, "cu_count": 304}
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps(record) + "\n")
+    master = tensilekit.load_master(streamk_master)
+    streamk = {s.index for s in master.solutions if int(s.size_mapping.stream_k or 0) > 0}
+
+    def answers() -> list[int | None]:
+        library = tensilekit.open_library(streamk_master, cu_count=304)
+        by_select = CliRunner().invoke(main_cli, ["select", "--library", str(streamk_master), "--queries", str(queries),
+                                                  "--json"])  # fmt: skip
+        by_coverage = CliRunner().invoke(main_cli, ["coverage", str(queries), "--library", str(streamk_master),
+                                                    "--cu-count", "304", "--json"])  # fmt: skip
+        assert by_select.exit_code == 0 and by_coverage.exit_code == 0, by_select.output + by_coverage.output
+        return [
+            library.select(library.problem_from_query(record), library.device_of(record)).index,
+            runtime_selector()(master, record).index,
+            json.loads(by_select.stdout)["index"],
+            json.loads(by_coverage.stdout)["gemms"][0]["index"],
+        ]
+
+    monkeypatch.delenv("TENSILE_SOLUTION_SELECTION_METHOD", raising=False)
+    plain = answers()
+    monkeypatch.setenv("TENSILE_SOLUTION_SELECTION_METHOD", "2")
+    chosen = answers()
+    assert len(set(plain)) == 1 and plain[0] not in streamk, plain
+    assert len(set(chosen)) == 1 and chosen[0] in streamk, chosen
+    explicit = tensilekit.open_library(streamk_master, cu_count=304, solution_selection_method=0)
+    assert explicit.select(explicit.problem_from_query(record), explicit.device_of(record)).index == plain[0]
+    assert runtime_selector(solution_selection_method=0)(master, record).index == plain[0]
+    import click
+
+    context = click.Context(main_cli)
+    for path in (["select"], ["coverage"], ["remap"], ["diff"], ["plot", "selection"], ["plot", "coverage"]):
+        command: Any = main_cli
+        for name in path:
+            command = command.get_command(context, name)
+        option = next(p for p in command.params if p.name == "solution_selection_method")
+        assert option.envvar is None, f"{path}: the API reads the environment, not the CLI"
