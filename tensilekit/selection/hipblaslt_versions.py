@@ -51,19 +51,21 @@ rule                       7d9fb683 (0.11, ROCm 6.3)             0.12.1 (ROCm 6.
                            default 0)
 =========================  ====================================  =====================================
 
-The last two rows were measured with 0.12.1's C++ (``select-oracle --version 0.12.1`` with and
-without ``TENSILE_SOLUTION_SELECTION_METHOD``) on masters ``build-master-0.12.1`` built from corpus
-logic with an ``ExperimentalStreamK`` (``PerfMetric``, logic list item 10; ``SolutionLibrary.py``
+The ``selection_method_metrics`` and ``all_solutions_gate_streamk_rows`` rows were measured with
+0.12.1's C++ (``select-oracle --version 0.12.1`` with and without
+``TENSILE_SOLUTION_SELECTION_METHOD``) on masters ``build-master-0.12.1`` built from corpus logic
+with an ``ExperimentalStreamK`` (``PerfMetric``, logic list item 10; ``SolutionLibrary.py``
 ``performanceMetric`` @0.12.1) copy; ``tests/property/test_select_hipblaslt_oracle.py`` keeps them.
 
 A Stream-K kernel's ``requiredWorkspaceSize`` (``streamk_grid_predicted``) was read from the 0.12.1
-oracle's code (``getSKGrid``, ``best_predicted_grid_size``; :func:`~tensilekit.predicates.evaluate.
-predicted_streamk_grid`) and measured with it (``tests/conformance/test_select_hipblaslt_0121.py``:
-workspaces one byte either side of each kernel's need); the ``TENSILE_STREAMK_*`` overrides
-(fixed grid, max CUs, multiplier, other dynamic-grid modes) are not modelled.
-``index_lookup_hides_streamk`` was read from the same code (``MasterSolutionLibrary::
-getSolutionByIndex(Hardware const&, int)``, which hipBLASLt's ``getSolutionsFromIndex`` asks); the
-oracle answers no index lookup, so no test asks AMD's C++ about it.
+oracle's code (``getSKGrid``, ``best_predicted_grid_size``:
+:func:`~tensilekit.predicates.evaluate.predicted_streamk_grid`) and measured with it
+(``tests/conformance/test_select_hipblaslt_0121.py``: workspaces one byte either side of each
+kernel's need); the ``TENSILE_STREAMK_*`` overrides (fixed grid, max CUs, multiplier, the other
+dynamic-grid modes) are not modelled. ``index_lookup_hides_streamk`` was read from the same code
+(``MasterSolutionLibrary::getSolutionByIndex(Hardware const&, int)``, which hipBLASLt's
+``getSolutionsFromIndex`` asks); the oracle answers no index lookup, so the same test holds
+``remap`` to the rule, not to AMD's C++.
 
 tensilelite 5.x (2026) client builds give solutions a ``taskPredicate``: ``WorkspaceCheck``
 (tensilelite's rule) and, for non-Stream-K kernels, ``LaunchLimits``
