@@ -360,6 +360,38 @@ def library_runtime(library: MasterLibrary, loader: Callable[[str], MasterLibrar
     return runtime
 
 
+def answering_runtime(
+    library: MasterLibrary,
+    loader: Callable[[str], MasterLibrary] | None = None,
+    *,
+    runtime: str | Runtime | None = None,
+    hipblaslt_version: str | None = None,
+    solution_selection_method: int | None = None,
+) -> Runtime:
+    """The runtime that answers for ``library``: ``runtime`` and ``hipblaslt_version`` as
+    :func:`~tensilekit.selection.runtime.resolve_runtime` takes them (unnamed: what the library
+    shows, :func:`library_runtime`), started with the selection method of
+    :func:`solution_selection_method`. Every command that answers (``select``, ``coverage``,
+    ``remap``, ``diff``, ``plot``) chooses its runtime here."""
+    from tensilekit.selection.runtime import resolve_runtime
+
+    method = solution_selection_method_of(solution_selection_method)
+    return resolve_runtime(runtime, hipblaslt_version, lambda: library_runtime(library, loader), method)
+
+
+def solution_selection_method_of(value: int | None = None) -> int:
+    """The hipBLASLt solution selection method a call answers under: ``value``, or when None the
+    ``TENSILE_SOLUTION_SELECTION_METHOD`` environment variable, read as hipBLASLt reads it (unset
+    or empty: 0). The one place the environment is read for it.
+
+    Raises SelectionError for a value (or variable) that is no integer ≥ 0."""
+    import os
+
+    from tensilekit.selection.hipblaslt_versions import SOLUTION_SELECTION_METHOD_VARIABLE, selection_method_from
+
+    return selection_method_from(os.environ.get(SOLUTION_SELECTION_METHOD_VARIABLE) if value is None else value)
+
+
 def _joined(files: dict[str, MasterLibrary]) -> MasterLibrary:
     if len(files) == 1:
         return next(iter(files.values()))
@@ -403,6 +435,7 @@ def build_master(paths: Iterable[str | Path] | str | Path) -> MasterLibrary:
 
 
 __all__ = [
+    "answering_runtime",
     "build_master",
     "build_master_files",
     "library_processors",
@@ -412,4 +445,5 @@ __all__ = [
     "logic_paths",
     "library_runtime",
     "runtime_sample",
+    "solution_selection_method_of",
 ]

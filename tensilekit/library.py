@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -869,7 +868,7 @@ def open_library(
         TypeError, ValueError: an argument of the wrong type or an empty path.
     """
     from tensilekit._arguments import require, require_path
-    from tensilekit.api import library_runtime, load_for_selection
+    from tensilekit.api import library_runtime, load_for_selection, solution_selection_method_of
 
     if path is None:
         from tensilekit.data import sample_library_path
@@ -886,13 +885,7 @@ def open_library(
     if not isinstance(workspace_size, _Default):
         require(workspace_size, int, "workspace_size", "open_library", optional=True)
     require(solution_selection_method, int, "solution_selection_method", "open_library", optional=True)
-    from tensilekit.selection.hipblaslt_versions import SOLUTION_SELECTION_METHOD_VARIABLE, selection_method_from
-
-    method = selection_method_from(
-        os.environ.get(SOLUTION_SELECTION_METHOD_VARIABLE)
-        if solution_selection_method is None
-        else solution_selection_method
-    )
+    method = solution_selection_method_of(solution_selection_method)
     master, loader = load_for_selection(path, subtree=subtree, asic_revision=asic_revision)
     try:
         detected: list[Runtime] = []

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tensilekit.errors import Location, SelectionError
 from tensilekit.model.library import (
@@ -38,6 +38,9 @@ from tensilekit.remapping import RUNTIME_WORKSPACE, Checker, LibraryRecords, Pic
 from tensilekit.selection.problem import Hardware
 from tensilekit.workload.problem import GemmProblem
 from tensilekit.workload.records import ParsedWorkload, WorkloadFormat
+
+if TYPE_CHECKING:
+    from tensilekit.selection.runtime import Runtime
 
 Loader = Callable[[str], MasterLibrary] | None
 
@@ -58,6 +61,9 @@ class OpenedLibrary(Protocol):
 
     @property
     def workspace_size(self) -> int | None: ...
+
+    @property
+    def runtime(self) -> Runtime: ...
 
     def require_device(self, required_for: str = "") -> Hardware:
         """The default device; raises the library's arch-required error without one."""
@@ -228,10 +234,12 @@ class RecordedSolutions:
         arch: str | None = None,
         cu_count: int | None = None,
         workspace_size: Any = RUNTIME_WORKSPACE,
+        runtime: Runtime | None = None,
     ) -> None:
         """``arch``/``cu_count``: the device (default: the library's only architecture);
         ``workspace_size``: what the calls may use (None: unlimited; by default the runtime's
-        default, as :func:`tensilekit.open_library` allows: hipBLASLt 128 MiB, Tensile unlimited)."""
+        default, as :func:`tensilekit.open_library` allows: hipBLASLt 128 MiB, Tensile unlimited);
+        ``runtime``: the runtime that judges (None: :func:`tensilekit.api.answering_runtime`'s)."""
         from tensilekit.api import library_processors
 
         self.records = LibraryRecords(library, loader)
@@ -239,19 +247,22 @@ class RecordedSolutions:
         self.arch = arch or (processors[0] if len(processors) == 1 else None)
         self.cu_count = cu_count
         judges: tuple[Picker, Checker] = _judges(
-            library, loader, self.arch, cu_count, unknown_cus_decide=True, workspace_size=workspace_size
-        )
+            library, loader, self.arch, cu_count, unknown_cus_decide=True, workspace_size=workspace_size,
+            runtime=runtime,
+        )  # fmt: skip
         self._pick, self._check = judges
         self._seen: dict[tuple[int, GemmProblem, str | None, int | None], RecordedSolution] = {}
 
     @classmethod
     def of(cls, library: OpenedLibrary, hardware: Hardware | None = None) -> RecordedSolutions:
         """Judge against ``library`` on ``hardware`` (default: its device) with the workspace it
-        allows: the one rule ``select``, ``select --from-log`` and ``coverage`` share."""
+        allows, as its runtime (version and selection method): the one rule ``select``,
+        ``select --from-log`` and ``coverage`` share."""
         device = hardware if hardware is not None else library.device
         return cls(
             library.master, library.loader, arch=device.arch if device is not None else None,
             cu_count=device.cu_count if device is not None else None, workspace_size=library.workspace_size,
+            runtime=library.runtime,
         )  # fmt: skip
 
     @classmethod

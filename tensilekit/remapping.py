@@ -33,7 +33,7 @@ import io
 import os
 from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tensilekit.errors import (
     InputNotFound,
@@ -52,6 +52,9 @@ from tensilekit.workload.detect import detect_file_format, detect_workload_forma
 from tensilekit.workload.problem import GemmProblem
 from tensilekit.workload.records import BadLine, WorkloadFormat
 from tensilekit.workload.tuning_file import TuningLayout, TuningRow, parse_tuning_file, replaced_cells
+
+if TYPE_CHECKING:
+    from tensilekit.selection.runtime import Runtime
 
 
 class RemapStatus(str, enum.Enum):
@@ -662,20 +665,27 @@ def _judges(
     unknown_cus_decide: bool = False,
     workspace_size: Any = RUNTIME_WORKSPACE,
     hipblaslt_version: str | None = None,
+    solution_selection_method: int | None = None,
+    runtime: Runtime | None = None,
 ) -> tuple[Picker, Checker]:
     """NEW's heuristic pick and NEW's ``canSolve`` for a row, on the row's device (else ``arch``/
     ``cu_count``, else the library's only architecture). ``canSolve`` is not asked (None) when the
-    CU count is unknown, unless ``unknown_cus_decide`` (judge as ``select`` does on that device).
+    CU count is unknown, unless ``unknown_cus_decide`` (judge as ``select`` does on that device);
+    the recorded index is looked up as hipBLASLt's ``isSolutionSupported`` looks it up
+    (:meth:`~tensilekit.selection.walk.ReferenceSelector.index_verdict`).
     ``workspace_size``: the workspace the call may use (bytes, None: unlimited; by default the
-    runtime's, :data:`RUNTIME_WORKSPACE`: a log does not say). ``hipblaslt_version``: the hipBLASLt
-    runtime that judges (None: the one the library shows)."""
-    from tensilekit.api import library_processors, library_runtime
+    runtime's, :data:`RUNTIME_WORKSPACE`: a log does not say). The runtime that judges: ``runtime``,
+    else :func:`tensilekit.api.answering_runtime` of ``hipblaslt_version`` and
+    ``solution_selection_method`` (None: the library's version, the environment's method)."""
+    from tensilekit.api import answering_runtime, library_processors
     from tensilekit.selection import select_solution
     from tensilekit.selection.problem import Hardware
-    from tensilekit.selection.runtime import resolve_runtime
     from tensilekit.selection.walk import ReferenceSelector, as_contraction
 
-    runtime = resolve_runtime(None, hipblaslt_version, lambda: library_runtime(library, loader))
+    if runtime is None:
+        runtime = answering_runtime(
+            library, loader, hipblaslt_version=hipblaslt_version, solution_selection_method=solution_selection_method
+        )
     if workspace_size is RUNTIME_WORKSPACE:
         workspace_size = runtime.default_workspace_size
     selector = ReferenceSelector(library, loader, runtime)
@@ -711,7 +721,7 @@ def _judges(
             shards_joined.append(True)
         try:
             contraction = as_contraction(runtime.problem_from_workload(problem, workspace_size))
-            verdicts = [selector.verdict(index, attempt, hardware) for attempt in runtime.attempts(contraction)]
+            verdicts = [selector.index_verdict(index, attempt, hardware) for attempt in runtime.attempts(contraction)]
         except SelectionError:
             return None  # a predicate tensilekit cannot evaluate: not a refusal
         if any(verdict.passed for verdict in verdicts):
@@ -734,6 +744,7 @@ def remap(
     stage: Callable[[str], None] | None = None,
     workspace_size: Any = RUNTIME_WORKSPACE,
     hipblaslt_version: str | None = None,
+    solution_selection_method: int | None = None,
 ) -> RemapReport:
     """Remap tuning artefacts recorded against library ``old`` to library ``new``.
 
@@ -742,7 +753,9 @@ def remap(
     does not say (``rejected`` is decided only when the CU count is known). ``workspace_size``:
     the workspace NEW's calls may use (bytes, None unlimited; by default NEW's runtime's, as
     ``select`` and ``coverage`` allow: hipBLASLt 128 MiB, Tensile unlimited). ``hipblaslt_version``:
-    NEW's hipBLASLt runtime, ``"7d9fb683"`` or ``"0.12.1"`` (None: the one NEW shows).
+    NEW's hipBLASLt runtime, ``"7d9fb683"`` or ``"0.12.1"`` (None: the one NEW shows);
+    ``solution_selection_method``: its ``TENSILE_SOLUTION_SELECTION_METHOD`` (None: the
+    environment's, :func:`tensilekit.api.solution_selection_method_of`).
     Nothing is written; each :class:`RemappedArtefact` carries its text for NEW.
     ``stage`` is told each phase as it starts (``reading OLD``, ``remapping X``), for a progress display.
     Raises TypeError/ValueError for arguments of the wrong type.
@@ -762,6 +775,7 @@ def remap(
     if workspace_size is not RUNTIME_WORKSPACE:
         require(workspace_size, int, "workspace_size", "remap", optional=True)
     require(hipblaslt_version, str, "hipblaslt_version", "remap", optional=True)
+    require(solution_selection_method, int, "solution_selection_method", "remap", optional=True)
 
     tell = stage or (lambda label: None)
     tell(f"reading {Path(old).name}")
@@ -774,8 +788,9 @@ def remap(
     old_solutions = BuildSolutions.from_records(LibraryRecords(old_library, old_loader))
     new_solutions = BuildSolutions.from_records(LibraryRecords(new_library, new_loader))
     picker, checker = _judges(
-        new_library, new_loader, arch, cu_count, workspace_size=workspace_size, hipblaslt_version=hipblaslt_version
-    )
+        new_library, new_loader, arch, cu_count, workspace_size=workspace_size, hipblaslt_version=hipblaslt_version,
+        solution_selection_method=solution_selection_method,
+    )  # fmt: skip
     texts = [(str(path), read_artefact(path)) for path in artefacts]
     tunableop = {file for file, text in texts if detect_workload_format(text) is WorkloadFormat.TUNABLEOP}
     if validators and not tunableop:

@@ -197,17 +197,17 @@ def hipblaslt_version_choice(help_text: str) -> Callable[[_Command], _Command]:
 
 
 def solution_selection_method_option(command: _Command) -> _Command:
-    """``--solution-selection-method N`` (or ``$TENSILE_SOLUTION_SELECTION_METHOD``, as hipBLASLt
-    reads it): the command takes ``solution_selection_method`` (None: unset, 0)."""
+    """``--solution-selection-method N``: the command takes ``solution_selection_method`` and
+    passes it on; None (not given) leaves it to the API, which reads
+    ``$TENSILE_SOLUTION_SELECTION_METHOD`` as hipBLASLt does (:func:`tensilekit.api.solution_selection_method_of`)."""
     option: Callable[[_Command], _Command] = click.option(
         "--solution-selection-method",
         "solution_selection_method",
         type=click.IntRange(min=0),
         default=None,
-        envvar="TENSILE_SOLUTION_SELECTION_METHOD",
-        show_envvar=True,
         help="hipBLASLt's solution selection method: 0 default, 1 decision tree, 2 StreamK (0.12.1 takes "
-        "ExperimentalStreamK rows only under 2; 7d9fb683 does not read it).",
+        "ExperimentalStreamK rows only under 2; 7d9fb683 does not read it). Default: "
+        "$TENSILE_SOLUTION_SELECTION_METHOD, as hipBLASLt reads it.",
     )
     return option(command)
 

@@ -758,18 +758,22 @@ def _solution_at(library: LogicFile, position: int) -> LogicSolution | None:
 
 
 def _selection_library(
-    master: MasterLibrary, hardware: Mapping[str, Any] | None, hipblaslt_version: str | None = None
-) -> Any:
+    master: MasterLibrary, hardware: Mapping[str, Any] | None, hipblaslt_version: str | None = None,
+    solution_selection_method: int | None = None,
+) -> Any:  # fmt: skip
     """``master`` as a :class:`tensilekit.library.Library` on the device ``hardware`` names (else
     the library's only processor), its compiled engine built: every runtime rule (device and
     workspace defaults, hipBLASLt's alpha = beta = 1, problem construction) is the Library's.
-    ``hipblaslt_version``: the hipBLASLt runtime to answer as (None: what the master shows)."""
-    from tensilekit.api import library_runtime
+    ``hipblaslt_version``, ``solution_selection_method``: the hipBLASLt runtime to answer as
+    (:func:`tensilekit.api.answering_runtime`: None, what the master shows and the environment's
+    ``TENSILE_SOLUTION_SELECTION_METHOD``)."""
+    from tensilekit.api import answering_runtime
     from tensilekit.library import library_of
     from tensilekit.selection import hardware_from_query
-    from tensilekit.selection.runtime import resolve_runtime
 
-    runtime = resolve_runtime(None, hipblaslt_version, lambda: library_runtime(master, None))
+    runtime = answering_runtime(
+        master, hipblaslt_version=hipblaslt_version, solution_selection_method=solution_selection_method
+    )
     library = library_of(master, runtime=runtime)
     given = {name: value for name, value in (hardware or {}).items() if value is not None}
     if given:
@@ -836,10 +840,14 @@ def master_selector(hardware: Mapping[str, Any] | None = None) -> Selector:
     return select
 
 
-def runtime_selector(hardware: Mapping[str, Any] | None = None, hipblaslt_version: str | None = None) -> Selector:
+def runtime_selector(
+    hardware: Mapping[str, Any] | None = None, hipblaslt_version: str | None = None,
+    solution_selection_method: int | None = None,
+) -> Selector:  # fmt: skip
     """Tensile's runtime selection for any library: a logic file is built into its master first.
     ``hipblaslt_version`` (``"7d9fb683"``, ``"0.12.1"``): the hipBLASLt runtime a hipBLASLt
-    library answers as (None: what each library shows).
+    library answers as (None: what each library shows); ``solution_selection_method``: its
+    ``TENSILE_SOLUTION_SELECTION_METHOD`` (None: the environment's).
 
     Queries may be full records (``corpus/select`` fields) or bare sizes ``[M, N, B, K]``; what a
     query leaves out (transposes, types, HPA …) comes from the problem type the library serves,
@@ -864,7 +872,7 @@ def runtime_selector(hardware: Mapping[str, Any] | None = None, hipblaslt_versio
             # the library is kept with its entry so that its id cannot be reused meanwhile
             entry = prepared[id(library)] = (
                 library,
-                _selection_library(master, hardware, hipblaslt_version),
+                _selection_library(master, hardware, hipblaslt_version, solution_selection_method),
                 served_problem_types(master),
             )
         return entry

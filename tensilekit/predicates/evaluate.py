@@ -14,6 +14,7 @@ A predicate type this module does not know never passes silently: one the loader
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -552,12 +553,75 @@ def _extra(mapping: Any, name: str) -> Any:
     return extra.get(name, 0)
 
 
-def lite_required_workspace(p: ContractionProblem, h: Hardware, solution: Any, *, synchronizer: bool = True) -> int:
+#: ``streamk::best_predicted_grid_size``'s cost terms (hipBLASLt 0.12.1 ``ContractionSolution.cpp``,
+#: read from the 0.12.1 oracle's code): a fixed cost per workgroup (5.04 + 8.30), the cost of
+#: writing partial sums when a tile is split, of one MAC-loop iteration, of each further peer's fixup.
+_STREAMK_COSTS = (5.04 + 8.30, 5.47, 4.17, 18.59)
+
+
+def _safe_ceil_div(n: int, d: int) -> int:
+    """``streamk::math::safe_ceil_div`` (0 for a divisor of 0)."""
+    return 0 if d == 0 else n // d + (n % d != 0)
+
+
+@functools.lru_cache(maxsize=8192)
+def predicted_streamk_grid(mt0: int, mt1: int, depth_u: int, m: int, n: int, k: int, batch: int, cu_count: int) -> int:
+    """hipBLASLt 0.12.1's ``streamk::best_predicted_grid_size(MT0, MT1, DepthU, M, N, K, batch,
+    1, CUs)`` (``TENSILE_STREAMK_DYNAMIC_GRID=3``, its default): the workgroup count g in 1..CUs
+    of least predicted time ``a + b·[peers > 1] + c·⌈iters/g⌉ + d·(peers − 1)``, iters = tiles ×
+    ⌈K/DepthU⌉ × batch, peers = ⌈⌈K/DepthU⌉ / ⌈iters/g⌉⌉; the first g of the least time. The
+    sums are taken in the C++'s order in doubles, so ties fall as they fall there."""
+    import numpy as np
+
+    if cu_count < 1:
+        return 0
+    iters_per_tile = _safe_ceil_div(k, depth_u)
+    iters = (_safe_ceil_div(m, mt0) * _safe_ceil_div(n, mt1) * iters_per_tile * batch) % _SIZE_MOD
+    if iters == 0:  # every g predicts the same time (no iteration to share)
+        return 1
+    grids = np.arange(1, cu_count + 1, dtype=np.uint64)
+    per_grid = iters // grids + (iters % grids != 0)
+    peers = iters_per_tile // per_grid + (iters_per_tile % per_grid != 0)
+    a, b, c, d = _STREAMK_COSTS
+    runtime = (a + np.where(peers > 1, b, 0.0)) + c * per_grid.astype(np.float64)
+    runtime = runtime + d * (peers - np.uint64(1)).astype(np.float64)
+    return int(np.argmin(runtime)) + 1
+
+
+def streamk_grid(p: ContractionProblem, h: Hardware, solution: Any, *, predicted: bool) -> int:
+    """``ContractionSolution::getSKGrid``: the workgroups a Stream-K kernel launches (without the
+    ``TENSILE_STREAMK_*`` overrides). ``predicted`` (hipBLASLt 0.12.1): the tile count
+    ⌈M/MT0⌉·⌈N/MT1⌉·batch when K is 0, else :func:`predicted_streamk_grid`; otherwise (7d9fb683,
+    whose ``TENSILE_STREAMK_DYNAMIC_GRID`` defaults to 0) the CU count.
+
+    Raises SelectionError when the device's CU count is unknown."""
+    if h.cu_count is None:
+        raise SelectionError("Stream-K workspace needs the device CU count (--cu-count)")
+    if not predicted:
+        return h.cu_count
+    mapping = solution.size_mapping
+    tile = list(getattr(mapping, "macro_tile", None) or [1, 1])
+    mt0, mt1 = max(int(tile[0]), 1), max(int(tile[1]), 1)
+    if p.k == 0:  # getSKGrid returns the tiles before asking any grid model
+        return -(-p.m // mt0) * -(-p.n // mt1) * p.batch
+    depth_u = int(getattr(mapping, "depth_u", 0) or 0)
+    return predicted_streamk_grid(mt0, mt1, depth_u, p.m, p.n, p.k, p.batch, h.cu_count)
+
+
+def lite_required_workspace(
+    p: ContractionProblem,
+    h: Hardware,
+    solution: Any,
+    *,
+    synchronizer: bool = True,
+    streamk_grid_predicted: bool = False,
+) -> int:
     """tensilelite ``ContractionSolution::requiredWorkspaceSize`` (hipBLASLt 7d9fb683 era), what
     ``isSolutionSupported`` compares with the workspace: GSU partial sums, the gradient-bias
     reduction, amaxD per workgroup and the custom-kernel synchronizer (``synchronizer``: hipBLASLt
     0.12.1 counts it no more, ``HipblasltVersion.workspace_counts_synchronizer``); non-atomic
-    Stream-K partial tiles (grid = CU count)."""
+    Stream-K kernels a partial tile per workgroup of :func:`streamk_grid` (the CU count, or
+    0.12.1's predicted grid with ``streamk_grid_predicted``)."""
     import numpy as np
 
     mapping = solution.size_mapping
@@ -565,9 +629,8 @@ def lite_required_workspace(p: ContractionProblem, h: Hardware, solution: Any, *
     per_elem_bias = int(_extra(mapping, "workspaceSizePerElemBias") or 0)
     tile = list(getattr(mapping, "macro_tile", None) or [1, 1])
     if int(getattr(mapping, "stream_k", 0) or 0) > 0 and not int(getattr(mapping, "stream_k_atomic", 0) or 0):
-        if h.cu_count is None:
-            raise SelectionError("Stream-K workspace needs the device CU count (--cu-count)")
-        return (int(tile[0]) * int(tile[1]) * per_elem_c * h.cu_count) % _SIZE_MOD
+        grid = streamk_grid(p, h, solution, predicted=streamk_grid_predicted)
+        return (int(tile[0]) * int(tile[1]) * per_elem_c * grid) % _SIZE_MOD
     gsu = p.lite.gsu if p.lite.gsu > 0 else int(getattr(mapping, "global_split_u", 1) or 1)
     multiplier = gsu if gsu > 1 else 0
     size = p.m * p.n * p.batch * per_elem_c * multiplier
@@ -1041,7 +1104,9 @@ __all__ = [
     "evaluate_all",
     "lite_auto_gsu",
     "lite_required_workspace",
+    "predicted_streamk_grid",
     "lite_workspace_need",
     "required_workspace",
+    "streamk_grid",
     "unmodelled_reason",
 ]

@@ -41,18 +41,31 @@ rule                       7d9fb683 (0.11, ROCm 6.3)             0.12.1 (ROCm 6.
 ``streamk_rows``           lists every problem row               row's kernels only when the row's
                                                                  predicate holds (method 2), also in
                                                                  the ``findTopSolutions`` fallback
+``index_lookup_hides_``    ``getSolutionByIndex(hardware,        it returns no Stream-K solution
+``streamk``                index)`` (``getSolutionsFromIndex``)  unless the method is 2
+                           returns any solution of the index
+``streamk_grid_``          a Stream-K kernel's grid (its         ⌈M/MT0⌉·⌈N/MT1⌉·batch for K = 0,
+``predicted``              workspace: a partial tile per         else ``best_predicted_grid_size``
+                           workgroup) is the CU count            (``TENSILE_STREAMK_DYNAMIC_GRID``
+                           (``TENSILE_STREAMK_DYNAMIC_GRID``     default 3)
+                           default 0)
 =========================  ====================================  =====================================
 
-The last two rows were measured with 0.12.1's C++ (``select-oracle --version 0.12.1`` with and
-without ``TENSILE_SOLUTION_SELECTION_METHOD``) on masters ``build-master-0.12.1`` built from corpus
-logic with an ``ExperimentalStreamK`` (``PerfMetric``, logic list item 10; ``SolutionLibrary.py``
+The ``selection_method_metrics`` and ``all_solutions_gate_streamk_rows`` rows were measured with
+0.12.1's C++ (``select-oracle --version 0.12.1`` with and without
+``TENSILE_SOLUTION_SELECTION_METHOD``) on masters ``build-master-0.12.1`` built from corpus logic
+with an ``ExperimentalStreamK`` (``PerfMetric``, logic list item 10; ``SolutionLibrary.py``
 ``performanceMetric`` @0.12.1) copy; ``tests/property/test_select_hipblaslt_oracle.py`` keeps them.
 
-Not modelled: a Stream-K kernel's ``requiredWorkspaceSize`` under 0.12.1, whose partial-tile count
-follows the grid its dynamic-grid model (``TENSILE_STREAMK_DYNAMIC_GRID``) picks per problem and
-kernel (measured: neither the CU count nor the tile count); tensilekit counts a grid of CU-count
-workgroups, as for 7d9fb683, so with a small workspace it may list a Stream-K kernel 0.12.1 does not
-(or leave out one it does). The differential test above asks with an unlimited workspace.
+A Stream-K kernel's ``requiredWorkspaceSize`` (``streamk_grid_predicted``) was read from the 0.12.1
+oracle's code (``getSKGrid``, ``best_predicted_grid_size``:
+:func:`~tensilekit.predicates.evaluate.predicted_streamk_grid`) and measured with it
+(``tests/conformance/test_select_hipblaslt_0121.py``: workspaces one byte either side of each
+kernel's need); the ``TENSILE_STREAMK_*`` overrides (fixed grid, max CUs, multiplier, the other
+dynamic-grid modes) are not modelled. ``index_lookup_hides_streamk`` was read from the same code
+(``MasterSolutionLibrary::getSolutionByIndex(Hardware const&, int)``, which hipBLASLt's
+``getSolutionsFromIndex`` asks); the oracle answers no index lookup, so the same test holds
+``remap`` to the rule, not to AMD's C++.
 
 tensilelite 5.x (2026) client builds give solutions a ``taskPredicate``: ``WorkspaceCheck``
 (tensilelite's rule) and, for non-Stream-K kernels, ``LaunchLimits``
@@ -92,6 +105,15 @@ class HipblasltVersion:
     """``TENSILE_SOLUTION_SELECTION_METHOD`` value → the performance metric every problem reports
     (empty: the version does not read the variable)."""
     all_solutions_gate_streamk_rows: bool = False
+    index_lookup_hides_streamk: bool = False
+    """``getSolutionsFromIndex`` (how hipBLASLt takes a solution a tuning file, TunableOp or AITER
+    names by index: ``getSolutionByIndex(hardware, index)``) hands out no Stream-K solution
+    (``sizeMapping.streamK > 0``) unless the selection method is 2."""
+    streamk_grid_predicted: bool = False
+    """A Stream-K kernel's grid, which sizes its workspace (``getSKGrid``), is the tile count for
+    K = 0 and else ``best_predicted_grid_size``'s (``TENSILE_STREAMK_DYNAMIC_GRID`` defaults to
+    3), not the CU count (the variable defaults to 0):
+    :func:`~tensilekit.predicates.evaluate.streamk_grid`."""
     builds_swizzle_fields: bool = False
     """TensileCreateLibrary writes ``swizzleTensorA/B`` into every problem type and
     ``SwizzleTensorA/B`` type predicates (Contractions.py:71, 260-262, 380-381 @0.12.1)."""
@@ -128,6 +150,8 @@ HIPBLASLT_0_12_1 = HipblasltVersion(
     predicate_rules=PredicateRules(synchronizer_slots=409600),
     selection_method_metrics=((1, "ExperimentalDTree"), (2, "ExperimentalStreamK")),
     all_solutions_gate_streamk_rows=True,
+    index_lookup_hides_streamk=True,
+    streamk_grid_predicted=True,
     builds_swizzle_fields=True,
     builds_workgroup_number_check=True,
 )

@@ -137,6 +137,11 @@ class Runtime:
         (it asks no problem row's predicate, but for a version's exceptions)."""
         return True
 
+    def hides_by_index(self, solution: MasterSolution) -> bool:
+        """Whether the runtime's by-index lookup (what a tuning file, TunableOp or AITER names a
+        solution by) does not hand out ``solution`` (none here)."""
+        return False
+
     def problem_from_workload(self, gemm: Any, workspace_size: int | None = None) -> GemmProblem:
         """The problem this runtime builds for one workload GEMM (a hipBLASLt log line …)."""
         raise NotImplementedError
@@ -307,6 +312,18 @@ class HipblasltRuntime(Runtime):
             return evaluate(predicate, problem, hardware).passed
         return True
 
+    def hides_by_index(self, solution: MasterSolution) -> bool:
+        # hipBLASLt's getSolutionsFromIndex (tensile_host.cpp) asks getSolutionByIndex(hardware, index);
+        # 0.12.1's MasterSolutionLibrary::getSolutionByIndex(Hardware const&, int) (read from the 0.12.1
+        # oracle's code: it reads sizeMapping.streamK and Debug::useExperimentalSelection()) returns
+        # nothing for a Stream-K solution unless the selection method is 2; 7d9fb683's is a map lookup
+        mapping = solution.size_mapping
+        return (
+            self.version.index_lookup_hides_streamk
+            and int(getattr(mapping, "stream_k", 0) or 0) > 0
+            and self.version.selection_metric(self.selection_method) != "ExperimentalStreamK"
+        )
+
     def table_order(self, keys: Sequence[tuple[int, ...]], speeds: Sequence[float]) -> list[int]:
         # hipBLASLt 7d9fb683 tensilelite/Tensile/Source/lib/include/Tensile/Serialization/
         # MatchingLibrary.hpp, MappingTraits<DistanceMatchingTable>::mapping: the same std::sort;
@@ -413,8 +430,9 @@ class HipblasltRuntime(Runtime):
     def required_workspace(self, problem: ContractionProblem, hardware: Hardware, solution: MasterSolution) -> int:
         """``requiredWorkspaceSize`` of ``solution`` for ``problem`` as this version counts it."""
         return lite_required_workspace(
-            problem, hardware, solution, synchronizer=self.version.workspace_counts_synchronizer
-        )
+            problem, hardware, solution, synchronizer=self.version.workspace_counts_synchronizer,
+            streamk_grid_predicted=self.version.streamk_grid_predicted,
+        )  # fmt: skip
 
     def gemm_type_solutions(
         self, selector: ReferenceSelector, problem: ContractionProblem, hardware: Hardware

@@ -292,6 +292,20 @@ class ReferenceSelector:
         """``canSolve`` of solution ``index``, with the deciding predicate when it fails."""
         return self.can_solve(index, _Query(problem, hardware, None, frozenset()))
 
+    def index_verdict(self, index: int, problem: ContractionProblem, hardware: Hardware) -> Verdict:
+        """hipBLASLt's check of a solution named by its index (a tuning file's, TunableOp's,
+        AITER's): ``getSolutionsFromIndex`` must hand it out
+        (:meth:`Runtime.hides_by_index <tensilekit.selection.runtime.Runtime.hides_by_index>`),
+        then ``isSolutionSupported``: :meth:`verdict`."""
+        if self.runtime.hides_by_index(self.solution(index)):
+            return Verdict(
+                False,
+                f"{self.runtime.label} hands out no Stream-K solution by index (getSolutionsFromIndex) unless "
+                "TENSILE_SOLUTION_SELECTION_METHOD=2",
+                "StreamK",
+            )
+        return self.verdict(index, problem, hardware)
+
     def find_node(
         self, node: AnyNode, problem: ContractionProblem, hardware: Hardware, route: Route | None = None
     ) -> tuple[MasterSolution | None, float | None]:

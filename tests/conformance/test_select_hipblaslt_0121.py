@@ -22,7 +22,7 @@ import tensilekit
 from tensilekit.cli.main import cli
 from tensilekit.selection import compile_library, find_all_solutions, hardware_from_query
 from tensilekit.selection.runtime import hipblaslt_runtime
-from tensilekit.selection.walk import as_contraction
+from tensilekit.selection.walk import ReferenceSelector, as_contraction
 
 pytestmark = pytest.mark.corpus
 
@@ -210,3 +210,205 @@ def test_build_master_takes_the_version_the_logic_shows(corpus: Path, tmp_path: 
         cli, ["select", "64", "64", "64", "--library", str(tmp_path / "0.12.1.yaml"), "--hipblaslt-version", "7d9fb683"]
     )
     assert refused.exit_code != 0 and "Unknown subclass type" in refused.output
+
+
+# --------------------------------------------------------------------------------------------
+# Stream-K: a small master 0.12.1's own TensileCreateLibrary builds from fixtures/streamk/
+
+STREAMK_LOGIC = Path(__file__).resolve().parents[2] / "fixtures" / "streamk"
+_HHS_TN = {
+    "arch": "gfx942", "trans_a": "T", "trans_b": "N", "a_type": "Half", "b_type": "Half", "c_type": "Half",
+    "d_type": "Half", "compute_type": "f32",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def streamk_master(amd: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``fixtures/streamk/`` (two HHS TN files: a plain row, an ``ExperimentalStreamK`` row of four
+    non-atomic Stream-K kernels) built by ``build-master-0.12.1``: its ``master.dat``."""
+    _require_0121(amd)
+    out = tmp_path_factory.mktemp("streamk_master")
+    logic = sorted(STREAMK_LOGIC.glob("*.yaml"))
+    assert len(logic) == 2, "fixtures/streamk holds the plain and the Stream-K logic file"
+    done = subprocess.run(
+        [str(amd / "build-master-0.12.1"), "--arch", "gfx942", "--out", str(out), "--name", "master", *map(str, logic)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out / "master.dat"
+
+
+def _oracle_under(amd: Path, master: Path, queries: list[dict[str, Any]], tmp: Path, method: int) -> dict[str, Any]:
+    """0.12.1's C++ answers (top 1, ``findTopSolutions(.., 8)``, ``getAllSolutions``' supported
+    set) with ``TENSILE_SOLUTION_SELECTION_METHOD=method``."""
+    path = tmp / f"queries{method}.jsonl"
+    path.write_text("".join(json.dumps(query) + "\n" for query in queries))
+    done = subprocess.run(
+        [str(amd / "select-oracle"), str(master), str(path), "--top", "8", "--version", "0.12.1"],
+        capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "TENSILE_SOLUTION_SELECTION_METHOD": str(method)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {answer["id"]: answer for answer in map(json.loads, done.stdout.splitlines())}
+
+
+def test_streamk_workspace_follows_the_predicted_grid(streamk_master: Path, amd: Path, tmp_path: Path) -> None:
+    """A non-atomic Stream-K kernel needs a partial tile per workgroup of the grid 0.12.1 predicts
+    (``best_predicted_grid_size``; the tile count when K is 0), not per CU: asked with one byte
+    less than and exactly a kernel's need, with hipBLASLt's default 128 MiB, 32 MiB, 1 MiB and 0,
+    on four CU counts, 0.12.1's C++ and tensilekit agree on top 1, top 8 and the supported set
+    under methods 0 and 2; and the CU-count grid (7d9fb683's) would judge many of these otherwise."""
+    import random
+
+    from tensilekit.predicates.evaluate import lite_required_workspace
+    from tensilekit.selection import select_solution
+    from tensilekit.selection.api import top_solutions
+
+    master = tensilekit.load_master(streamk_master)
+    streamk = [s for s in master.solutions if int(s.size_mapping.stream_k or 0) > 0]
+    assert len(streamk) == 4 and len(master.solutions) > 4, "a plain row and four Stream-K kernels"
+    runtime = hipblaslt_runtime("0.12.1", 2)
+    rng = random.Random(34)
+    queries: list[dict[str, Any]] = []
+    for number in range(240):
+        m, n, k = (rng.choice([rng.randint(1, 600), rng.randint(1, 20000)]) for _ in range(3))
+        query = {"id": f"q{number}", **_HHS_TN, "m": m, "n": n, "k": 0 if number % 20 == 0 else k,
+                 "batch": rng.choice([1, 1, 2, 7]), "cu_count": rng.choice([20, 80, 228, 304])}  # fmt: skip
+        choice = number % 6
+        if choice < 2:  # one byte short of, or exactly, a Stream-K kernel's need
+            kernel = rng.choice(streamk)
+            unlimited = as_contraction(runtime.problem_from_query({**query, "workspace_size": None}))
+            query["workspace_size"] = (
+                runtime.required_workspace(unlimited, hardware_from_query(query), kernel) - 1 + choice
+            )
+        else:
+            query["workspace_size"] = [134217728, 33554432, 1 << 20, 0][choice - 2]
+        queries.append(query)
+    wrong_by_cus = 0
+    for method in (0, 2):
+        answers = _oracle_under(amd, streamk_master, queries, tmp_path, method)
+        chosen = hipblaslt_runtime("0.12.1", method)
+        compiled = compile_library(master, runtime=chosen)
+        mismatches, listed = [], 0
+        for query in queries:
+            answer, device = answers[query["id"]], hardware_from_query(query)
+            problem = chosen.problem_from_query(query)
+            mine = (
+                select_solution(compiled, problem, device).index,
+                [s.index for s in top_solutions(compiled, problem, device, 8).ranked],
+                [s.index for s in find_all_solutions(compiled, problem, device)],
+            )
+            want = (answer["expected"] and answer["expected"]["index"], answer["top"], answer["all_supported"])
+            if mine != want:
+                mismatches.append(f"{query}: 0.12.1 {want}, tensilekit {mine}")
+            listed += any(s.index in answer["all_supported"] for s in streamk)
+            if method == 2:  # the supported set with a grid of CU-count workgroups (7d9fb683's) is wrong
+                contraction = as_contraction(problem)
+                pool = find_all_solutions(
+                    compiled, chosen.problem_from_query({**query, "workspace_size": None}), device
+                )
+                by_cus = [
+                    s.index for s in pool
+                    if lite_required_workspace(contraction, device, s, synchronizer=False) <= contraction.workspace_size
+                ]  # fmt: skip
+                wrong_by_cus += by_cus != answer["all_supported"]
+        assert not mismatches, f"method {method}: {len(mismatches)} disagree:\n" + "\n".join(mismatches[:6])
+        assert (listed > 20) == (method == 2), f"method {method}: {listed} queries list a Stream-K kernel"
+    assert wrong_by_cus > 5, f"only {wrong_by_cus} queries tell the predicted grid from the CU count"
+
+
+def test_index_lookup_hides_streamk_unless_method_2(
+    streamk_master: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recorded index (here TunableOp's ``Gemm_Hipblaslt_<index>``) is taken as hipBLASLt takes
+    it, through ``getSolutionsFromIndex``, which under 0.12.1 hands out no Stream-K solution unless
+    ``TENSILE_SOLUTION_SELECTION_METHOD`` is 2 (its ``MasterSolutionLibrary::getSolutionByIndex(
+    Hardware const&, int)``; the oracle answers no index lookup): a Stream-K kernel is rejected
+    under 0, kept under 2, given as the option or by the environment, which ``remap`` reads as
+    ``select`` does; the plain row's kernel is kept under both."""
+    from tensilekit.remapping import RemapStatus, remap
+
+    master = tensilekit.load_master(streamk_master)
+    streamk = next(s.index for s in master.solutions if int(s.size_mapping.stream_k or 0) > 0)
+    plain = next(s.index for s in master.solutions if not int(s.size_mapping.stream_k or 0))
+    artefact = tmp_path / "tunableop_results0.csv"
+    artefact.write_text(
+        "Validator,GCN_ARCH_NAME,gfx942:sramecc+:xnack-\n"
+        f"GemmTunableOp_Half_TN,tn_4096_4096_4096_ld_4096_4096_4096,Gemm_Hipblaslt_{streamk},0.2\n"
+        f"GemmTunableOp_Half_TN,tn_4096_4096_4096_ld_4096_4096_4096,Gemm_Hipblaslt_{plain},0.3\n"
+    )
+
+    def statuses(**options: Any) -> list[tuple[RemapStatus, str | None]]:
+        report = remap([artefact], streamk_master, streamk_master, arch="gfx942", cu_count=304, **options)
+        return [(row.status, row.reason) for row in report.rows]
+
+    monkeypatch.delenv("TENSILE_SOLUTION_SELECTION_METHOD", raising=False)
+    without = statuses()
+    assert [status for status, _ in without] == [RemapStatus.REJECTED, RemapStatus.SAME], without
+    assert "no Stream-K solution by index" in str(without[0][1])
+    assert [status for status, _ in statuses(solution_selection_method=2)] == [RemapStatus.SAME] * 2
+    monkeypatch.setenv("TENSILE_SOLUTION_SELECTION_METHOD", "2")
+    assert [status for status, _ in statuses()] == [RemapStatus.SAME] * 2
+    assert [status for status, _ in statuses(solution_selection_method=0)][0] is RemapStatus.REJECTED
+    # the rule is 0.12.1's alone: 7d9fb683's getSolutionByIndex is a plain lookup
+    query = {**_HHS_TN, "m": 4096, "n": 4096, "k": 4096, "batch": 1, "cu_count": 304, "workspace_size": None}
+    for version, reached in (("7d9fb683", True), ("0.12.1", False)):
+        runtime = hipblaslt_runtime(version)
+        problem, device = as_contraction(runtime.problem_from_query(query)), hardware_from_query(query)
+        verdict = ReferenceSelector(master, None, runtime).index_verdict(streamk, problem, device)
+        assert verdict.passed is reached, (version, verdict)
+    result = CliRunner().invoke(
+        cli, ["remap", str(artefact), "--from", str(streamk_master), "--to", str(streamk_master), "--arch", "gfx942",
+              "--cu-count", "304", "--json"], env={"TENSILE_SOLUTION_SELECTION_METHOD": "0"},
+    )  # fmt: skip
+    assert [row["status"] for row in json.loads(result.stdout)] == ["rejected", "same"], result.output
+
+
+def test_every_answering_command_reads_the_selection_method_alike(
+    streamk_master: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``TENSILE_SOLUTION_SELECTION_METHOD`` is read in one place of the API
+    (``solution_selection_method_of``): ``open_library`` (select, coverage, plot), diff's
+    ``runtime_selector`` and ``remap`` (above) answer alike under the variable and under the
+    explicit method, and the CLI's ``--solution-selection-method`` only passes the option on."""
+    from tensilekit.cli.main import cli as main_cli
+    from tensilekit.merge.diff import runtime_selector
+
+    record = {**_HHS_TN, "id": "q", "m": 4096, "n": 4096, "k": 4096, "batch": 1, "cu_count": 304}
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps(record) + "\n")
+    master = tensilekit.load_master(streamk_master)
+    streamk = {s.index for s in master.solutions if int(s.size_mapping.stream_k or 0) > 0}
+
+    def answers() -> list[int | None]:
+        library = tensilekit.open_library(streamk_master, cu_count=304)
+        by_select = CliRunner().invoke(main_cli, ["select", "--library", str(streamk_master), "--queries", str(queries),
+                                                  "--json"])  # fmt: skip
+        by_coverage = CliRunner().invoke(main_cli, ["coverage", str(queries), "--library", str(streamk_master),
+                                                    "--cu-count", "304", "--json"])  # fmt: skip
+        assert by_select.exit_code == 0 and by_coverage.exit_code == 0, by_select.output + by_coverage.output
+        return [
+            library.select(library.problem_from_query(record), library.device_of(record)).index,
+            runtime_selector()(master, record).index,
+            json.loads(by_select.stdout)["index"],
+            json.loads(by_coverage.stdout)["gemms"][0]["index"],
+        ]
+
+    monkeypatch.delenv("TENSILE_SOLUTION_SELECTION_METHOD", raising=False)
+    plain = answers()
+    monkeypatch.setenv("TENSILE_SOLUTION_SELECTION_METHOD", "2")
+    chosen = answers()
+    assert len(set(plain)) == 1 and plain[0] not in streamk, plain
+    assert len(set(chosen)) == 1 and chosen[0] in streamk, chosen
+    explicit = tensilekit.open_library(streamk_master, cu_count=304, solution_selection_method=0)
+    assert explicit.select(explicit.problem_from_query(record), explicit.device_of(record)).index == plain[0]
+    assert runtime_selector(solution_selection_method=0)(master, record).index == plain[0]
+    import click
+
+    context = click.Context(main_cli)
+    for path in (["select"], ["coverage"], ["remap"], ["diff"], ["plot", "selection"], ["plot", "coverage"]):
+        command: Any = main_cli
+        for name in path:
+            command = command.get_command(context, name)
+        option = next(p for p in command.params if p.name == "solution_selection_method")
+        assert option.envvar is None, f"{path}: the API reads the environment, not the CLI"

@@ -361,8 +361,10 @@ def test_hipblaslt_0121_streamk_selection_method_agrees_with_its_cpp_runtime(
     """A 0.12.1 master with an ``ExperimentalStreamK`` row (a StreamK copy of a corpus logic file,
     beside the original) answered by 0.12.1's C++ under ``TENSILE_SOLUTION_SELECTION_METHOD`` 0 and
     2: without 2 no StreamK kernel is chosen, ranked or listed by ``getAllSolutions``; with 2 the
-    StreamK row answers. tensilekit agrees on every answer under each method, through the API and
-    through ``select --solution-selection-method`` / the environment variable."""
+    StreamK row answers. The queries allow hipBLASLt's default workspace (128 MiB), 32 MiB, 1 MiB
+    or none, which a Stream-K kernel's partial tiles may exceed. tensilekit agrees on every answer
+    under each method, through the API and through ``select --solution-selection-method`` / the
+    environment variable."""
     _require_0121(amd)
     groups = {arch: paths for arch, paths in _logic_by_arch(corpus).items() if not arch.startswith("gfx1")}
     rng = data.draw(st.randoms(use_true_random=True), label="rng")  # the first example is not always index 0
@@ -382,9 +384,13 @@ def test_hipblaslt_0121_streamk_selection_method_agrees_with_its_cpp_runtime(
     master_path, library = _built(amd, "0.12.1", arch, files, tmp)
     streamk = {s.index for s in library.solutions if int(getattr(s.size_mapping, "stream_k", 0) or 0) > 0}
     assert streamk, "the StreamK copy's kernels are in the master"
-    # unlimited workspace: 0.12.1 sizes a Stream-K kernel's workspace by its dynamic-grid model,
-    # which tensilekit does not model (hipblaslt_versions)
-    queries = [{**query, "workspace_size": None} for query in _queries(library, arch, seed, 120)]
+    # hipBLASLt's default workspace and smaller ones: a Stream-K kernel's need follows 0.12.1's
+    # predicted grid (HipblasltVersion.streamk_grid_predicted)
+    workspaces = [134217728, 33554432, 1 << 20, 0]
+    queries = [
+        {**query, "workspace_size": workspaces[number % len(workspaces)]}
+        for number, query in enumerate(_queries(library, arch, seed, 120))
+    ]
     chosen_streamk = {}
     for method in (0, 2):
         answers = _oracle_with_method(amd, master_path, queries, tmp, method)

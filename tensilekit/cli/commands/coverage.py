@@ -17,6 +17,7 @@ from tensilekit.cli.options import (
     UserPath,
     check_output_path,
     hipblaslt_version_option,
+    solution_selection_method_option,
     subtree_options,
     workspace_option,
 )
@@ -166,6 +167,7 @@ def coverage_report(
     *, near: float = DEFAULT_NEAR, tune_next: int = DEFAULT_TUNE_NEXT, strict: bool = False,
     subtree: str | None = None, asic_revision: int | None = None, show_progress: bool = True,
     workspace_size: int | None = None, hipblaslt_version: str | None = None,
+    solution_selection_method: int | None = None,
 ) -> tuple[CoverageReport, Library, int]:  # fmt: skip
     """Load the library and the workloads and classify (coverage and plot coverage); returns the
     report, the library it was made with and how many GEMMs could not be evaluated.
@@ -179,6 +181,7 @@ def coverage_report(
     library = open_for_device(
         library_path, arch=arch, cu_count=cu_count, subtree=subtree, asic_revision=asic_revision,
         workspace_size=workspace_size, hipblaslt_version=hipblaslt_version,
+        solution_selection_method=solution_selection_method,
     )  # fmt: skip
     device = library.require_device()
     unserved_device = library.device_reason(device)
@@ -223,6 +226,7 @@ def coverage_report(
 @click.option("--cu-count", type=click.IntRange(min=1), help="Device compute units (CU-specific library rows).")
 @workspace_option("the calls")
 @hipblaslt_version_option
+@solution_selection_method_option
 @click.option(
     "--near",
     type=click.FloatRange(min=0),
@@ -254,6 +258,7 @@ def coverage_command(
     ctx: click.Context, workloads: tuple[Path, ...], library_path: Path, arch: str | None, cu_count: int | None,
     near: float, tune_next: int, as_json: bool, markdown: bool, strict: bool, output_dir: Path | None,
     subtree: str | None, asic_revision: int | None, workspace_size: int | None, hipblaslt_version: str | None,
+    solution_selection_method: int | None,
 ) -> None:  # fmt: skip
     """Which kernel each GEMM of a workload hits, how the runtime reached it, and what to tune next.
 
@@ -268,7 +273,7 @@ def coverage_command(
     report, library, unevaluated = coverage_report(
         ctx, workloads, library_path, arch, cu_count, near=near, tune_next=tune_next, strict=strict,
         subtree=subtree, asic_revision=asic_revision, show_progress=not as_json, workspace_size=workspace_size,
-        hipblaslt_version=hipblaslt_version,
+        hipblaslt_version=hipblaslt_version, solution_selection_method=solution_selection_method,
     )  # fmt: skip
     recorded = _recorded(workloads, library)
     with _frozen():  # the report lives until the end

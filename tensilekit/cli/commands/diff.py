@@ -10,7 +10,14 @@ import click
 from rich.console import Console
 
 from tensilekit.cli.inputs import require_readable_folder
-from tensilekit.cli.options import UserPath, check_arch, full_names_option, hipblaslt_version_option, subtree_options
+from tensilekit.cli.options import (
+    UserPath,
+    check_arch,
+    full_names_option,
+    hipblaslt_version_option,
+    solution_selection_method_option,
+    subtree_options,
+)
 from tensilekit.cli.output import progress_bar
 from tensilekit.cli.phases import phases
 from tensilekit.cli.workloads import STRICT_HELP
@@ -87,11 +94,13 @@ def _log_queries(path: Path, strict: bool, arch: str | None, cu_count: int | Non
 @full_names_option
 @subtree_options
 @hipblaslt_version_option
+@solution_selection_method_option
 @click.pass_context
 def diff_command(
     ctx: click.Context, a: Path, b: Path, queries_path: Path | None, log_path: Path | None, grid: bool,
     selector: str, arch: str | None, cu_count: int | None, compat: str | None, output_format: str, as_json: bool,
     exit_code: bool, strict: bool, subtree: str | None, asic_revision: int | None, hipblaslt_version: str | None,
+    solution_selection_method: int | None,
 ) -> None:  # fmt: skip
     """Compare two logic files, two directories of logic files, or two master libraries.
 
@@ -131,7 +140,11 @@ def diff_command(
     chosen = None
     if queries is not None:
         device = {"arch": check_arch(arch) if arch else None, "cu_count": cu_count}
-        chosen = exact_match_selector if selector == "exact" else runtime_selector(device, hipblaslt_version)
+        chosen = (
+            exact_match_selector
+            if selector == "exact"
+            else runtime_selector(device, hipblaslt_version, solution_selection_method)
+        )
     with progress_bar("comparing", None):
         diff = diff_libraries(
             left, right, queries, selector=chosen, compat=Compat(compat) if compat else None, labels=(str(a), str(b))

@@ -10,7 +10,14 @@ import click
 
 from tensilekit.cli.commands.select import METRICS, TRANSPOSE
 from tensilekit.cli.inputs import open_for_device
-from tensilekit.cli.options import TYPE_HELP, UserPath, check_output_path, hipblaslt_version_option, type_spec_callback
+from tensilekit.cli.options import (
+    TYPE_HELP,
+    UserPath,
+    check_output_path,
+    hipblaslt_version_option,
+    solution_selection_method_option,
+    type_spec_callback,
+)
 from tensilekit.cli.output import progress_bar
 from tensilekit.errors import Location, NoKernel, install_extra_hint
 
@@ -46,10 +53,12 @@ def plot_group() -> None:
 @click.option("--output", "-o", type=UserPath(path_type=Path), required=True, help="PNG file to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was drawn as JSON.")
 @hipblaslt_version_option
+@solution_selection_method_option
 def plot_selection_command(
     library_path: Path | None, arch: str | None, cu_count: int | None, k: int, batch: int, trans_a: str,
     trans_b: str, type_spec: str, hpa: bool | None, metric: str, low: int, high: int, points: int,
     title: str | None, output: Path, as_json: bool, hipblaslt_version: str | None,
+    solution_selection_method: int | None,
 ) -> None:  # fmt: skip
     """Draw which kernel the runtime selects over an M x N grid (log axes) at one K.
 
@@ -61,8 +70,9 @@ def plot_selection_command(
 
     check_output_path(output, suffixes={".png": "PNG"})
     library = open_for_device(  # shows "reading …"
-        library_path, arch=arch, cu_count=cu_count, note=False, hipblaslt_version=hipblaslt_version
-    )
+        library_path, arch=arch, cu_count=cu_count, note=False, hipblaslt_version=hipblaslt_version,
+        solution_selection_method=solution_selection_method,
+    )  # fmt: skip
     problem = library.problem(
         1, 1, k, type=type_spec, batch=batch, trans_a=trans_a, trans_b=trans_b, hpa=hpa, alpha=1.0, beta=0.0,
         metric=metric,
@@ -109,10 +119,12 @@ def plot_selection_command(
 @click.option("--title", help="Chart title.")
 @click.option("--output", "-o", type=UserPath(path_type=Path), required=True, help="PNG file to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was drawn as JSON.")
+@solution_selection_method_option
 @click.pass_context
 def plot_coverage_command(
     ctx: click.Context, workloads: tuple[Path, ...], library_path: Path, arch: str | None, cu_count: int | None,
     near: float, gemm_type: str | None, k: int | None, points: int, title: str | None, output: Path, as_json: bool,
+    solution_selection_method: int | None,
 ) -> None:  # fmt: skip
     """Draw the selection map of one problem type with the workload's GEMMs on it.
 
@@ -125,7 +137,9 @@ def plot_coverage_command(
     from tensilekit.selection.grid import log_grid, selection_map
 
     check_output_path(output, suffixes={".png": "PNG"})
-    report, library, _ = coverage_report(ctx, workloads, library_path, arch, cu_count, near=near)
+    report, library, _ = coverage_report(
+        ctx, workloads, library_path, arch, cu_count, near=near, solution_selection_method=solution_selection_method
+    )
     cut = map_slice(report, gemm_type=gemm_type, k=k)
     grid = log_grid(cut.low, cut.high, points)
     with progress_bar("selecting over the grid", len(grid) ** 2) as advance:

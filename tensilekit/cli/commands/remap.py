@@ -12,6 +12,7 @@ from tensilekit.cli.options import (
     check_output_path,
     full_names_option,
     hipblaslt_version_option,
+    solution_selection_method_option,
     workspace_option,
 )
 from tensilekit.cli.output import shown_kernel_name, shown_kernel_names_in
@@ -57,6 +58,7 @@ def _validators(values: tuple[str, ...]) -> dict[str, str]:
 )
 @workspace_option("NEW's calls")
 @hipblaslt_version_option
+@solution_selection_method_option
 @click.option("--strict", is_flag=True, help="Stop at the first unreadable row (exit 3).")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array: one object per recorded row.")
 @full_names_option
@@ -71,6 +73,7 @@ def remap_command(
     cu_count: int | None,
     workspace_size: int | None,
     hipblaslt_version: str | None,
+    solution_selection_method: int | None,
     strict: bool,
     as_json: bool,
 ) -> None:
@@ -98,6 +101,7 @@ def remap_command(
             stage=shown.stage,
             workspace_size=RUNTIME_WORKSPACE if workspace_size is None else workspace_size,
             hipblaslt_version=hipblaslt_version,
+            solution_selection_method=solution_selection_method,
         )
     for artefact in report.artefacts:
         for bad in artefact.bad_lines:

@@ -193,3 +193,20 @@ def test_naming_the_version_keeps_the_selection_method_a_runtime_was_started_wit
     assert with_hipblaslt_version(streamk, "0.12.1") is streamk
     assert resolve_runtime(streamk, "0.12.1", lambda: streamk) is streamk
     assert with_hipblaslt_version(streamk, "7d9fb683") is hipblaslt_runtime("7d9fb683")  # 7d9fb683 reads no method
+
+
+def test_streamk_fixture_is_what_its_generator_writes() -> None:
+    """``fixtures/streamk/*.yaml`` (the Stream-K logic the 0.12.1 conformance tests build) are what
+    ``fixtures/streamk/make_logic.py`` writes today: run it after changing what it reads."""
+    import importlib.util
+
+    folder = Path(__file__).resolve().parents[3] / "fixtures" / "streamk"
+    spec = importlib.util.spec_from_file_location("make_streamk_logic", folder / "make_logic.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    files = module.logic_files()
+    assert sorted(files) == sorted(path.name for path in folder.glob("*.yaml"))
+    for name, text in files.items():
+        assert (folder / name).read_text() == text, f"{name} is stale: run fixtures/streamk/make_logic.py"
+        assert ("ExperimentalStreamK" in text) == ("StreamK: 3" in text) == name.endswith("_StreamK.yaml")
