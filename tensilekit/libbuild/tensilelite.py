@@ -46,7 +46,9 @@ from tensilekit.errors import (
     error_context,
 )
 from tensilekit.model.derive_tensilelite import (
+    LITE_DERIVATION_7D9FB683,
     CustomKernelConfig,
+    LiteDerivationRules,
     LiteState,
     bias_type_list_default,
     problem_type,
@@ -629,6 +631,15 @@ def _compound_predicates(state: LiteState, ptype: LiteContraction, rules: Hipbla
         preds.append(
             Pred("WorkgroupMappingXCCCheck", value=[state["WorkGroupMappingXCC"], state["WorkGroupMappingXCCGroup"]])
         )
+    if _swizzles(rules):  # Contractions.py:518-527 @0.12.1: swizzled kernels have no working tail loop
+        if pt.get("SwizzleTensorA"):
+            preds.append(Pred("SwizzleTensorA", value=pt["SwizzleTensorA"]))
+            if pt["TransposeB"]:
+                preds.append(Pred("BoundSizeMultiple", index=-1, value=state["DepthU"]))
+        if pt.get("SwizzleTensorB"):
+            preds.append(Pred("SwizzleTensorB", value=pt["SwizzleTensorB"]))
+            preds.append(Pred("Free1SizeMultiple", index=0, value=state["MacroTile1"]))
+            preds.append(Pred("BoundSizeMultiple", index=-1, value=state["DepthU"]))
     return preds
 
 
@@ -1098,10 +1109,15 @@ def _from_logic(
     return _Master({s.index: s for s in solutions}, library, {})
 
 
-def _states(logic: _Logic, custom_kernel_config: CustomKernelConfig | None) -> list[LiteState]:
-    """``parseLibraryLogicData``'s ``Solution(...)`` per solution, checked against the file's problem type."""
+def _states(
+    logic: _Logic,
+    custom_kernel_config: CustomKernelConfig | None,
+    derivation: LiteDerivationRules = LITE_DERIVATION_7D9FB683,
+) -> list[LiteState]:
+    """``parseLibraryLogicData``'s ``Solution(...)`` per solution, checked against the file's problem
+    type, as the hipBLASLt version of ``derivation`` derives them."""
     isa = (0, 0, 0) if logic.architecture == "fallback" else gfx_isa(logic.architecture)
-    file_type = problem_type(logic.problem_type, path="[4]")
+    file_type = problem_type(logic.problem_type, path="[4]", rules=derivation)
     states = []
     for i, raw in enumerate(logic.solutions):
         if isinstance(raw, Mapping) and "ProblemType" not in raw:
@@ -1115,6 +1131,7 @@ def _states(logic: _Logic, custom_kernel_config: CustomKernelConfig | None) -> l
             path=f"[5][{i}]",
             custom_kernel_config=custom_kernel_config,
             file_activation=file_type["ActivationType"],
+            rules=derivation,
         )
         if isa in _5X_ONLY_ISAS and logic.minimum_version.split(".")[0] == "5":
             # 7d9fb683's Solution() turns an ISA its assembler lacks into [9, 0, 0]; tensilelite
@@ -1220,7 +1237,7 @@ def build_tensilelite_libraries(
             with error_context(source):
                 logic = _parse_logic(data)
                 try:
-                    states = _states(logic, custom_kernel_config)
+                    states = _states(logic, custom_kernel_config, rules.derivation)
                     new = _from_logic(logic, states, lazy=lazy, rules=rules)
                 except (KeyError, IndexError, TypeError, AttributeError) as exc:
                     raise LibraryFormatError(f"malformed logic file: {exc!r}", Location(path="[5]")) from exc

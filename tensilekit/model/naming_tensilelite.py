@@ -60,6 +60,11 @@ def problem_type_name(pt: LiteProblemType) -> str:
         name += pt["DestDataType"].char + pt["ComputeDataType"].char + "_"
     if pt["F32XdlMathOp"].enum != "Float" and data.enum == "Float":
         name += "_M" + pt["F32XdlMathOp"].char + "_"
+    # hipBLASLt 0.12.1's problem types have these keys (SolutionStructs.py:500-504 @0.12.1); 7d9fb683's do not
+    if pt.get("SwizzleTensorA"):
+        name += "STA_"
+    if pt.get("SwizzleTensorB"):
+        name += "STB_"
     if pt["UseBeta"]:
         name += "B"
     if pt["HighPrecisionAccumulate"] and not pt["SilentHighPrecisionAccumulate"]:

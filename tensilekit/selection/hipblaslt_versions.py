@@ -41,6 +41,14 @@ rule                       7d9fb683 (0.11, ROCm 6.3)             0.12.1 (ROCm 6.
 ``streamk_rows``           lists every problem row               row's kernels only when the row's
                                                                  predicate holds (method 2), also in
                                                                  the ``findTopSolutions`` fallback
+``derivation``             its ``Solution`` derivation           0.12.1's: ``SwizzleTensorA/B`` in the
+                           (:data:`~tensilekit.model.            problem type (names ``STA_``/``STB_``),
+                           derive_tensilelite.                   new DirectToVgpr rejections, ASEM
+                           LITE_DERIVATION_7D9FB683`)            raised to DepthU for DirectToVgprA on
+                                                                 TT / B on NN, Stream-K for S/H/B only
+                                                                 (:class:`~tensilekit.model.
+                                                                 derive_tensilelite.
+                                                                 LiteDerivationRules`)
 =========================  ====================================  =====================================
 
 The last two rows were measured with 0.12.1's C++ (``select-oracle --version 0.12.1`` with and
@@ -74,6 +82,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tensilekit.errors import SelectionError
+from tensilekit.model.derive_tensilelite import LITE_DERIVATION_0_12_1, LITE_DERIVATION_7D9FB683, LiteDerivationRules
 from tensilekit.predicates.evaluate import DEFAULT_RULES, PredicateRules
 
 
@@ -98,6 +107,8 @@ class HipblasltVersion:
     builds_workgroup_number_check: bool = False
     """TensileCreateLibrary gives every kernel with ``KernArgsVersion`` ≥ 1 that is no Stream-K
     kernel a ``WorkgroupNumberCheck [MT0, MT1, GSU]`` (Contractions.py:452-458 @0.12.1)."""
+    derivation: LiteDerivationRules = LITE_DERIVATION_7D9FB683
+    """How its TensileCreateLibrary derives each logic-file solution (``Solution(state)``)."""
 
     def selection_metric(self, method: int) -> str | None:
         """The metric a problem reports under selection method ``method`` (None: its own)."""
@@ -130,6 +141,7 @@ HIPBLASLT_0_12_1 = HipblasltVersion(
     all_solutions_gate_streamk_rows=True,
     builds_swizzle_fields=True,
     builds_workgroup_number_check=True,
+    derivation=LITE_DERIVATION_0_12_1,
 )
 """hipBLASLt 0.12.1 (ROCm 6.4; the C++ of ``../shared/amd/oracle-tensilelite/0.12.1``)."""
 
