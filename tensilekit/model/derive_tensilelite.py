@@ -23,8 +23,13 @@ automatic ``-1`` values included). Not ported (kept as the logic file stores the
 tensilelite's own tuning wrote and what re-derivation reproduces for every corpus file):
 ``checkLdsBlockSizePerPad``'s address simulation, ``calcLdsNumBytes`` (``1LDSBuffer`` for ``-1``,
 the LDS-overflow halving of an automatic ``LocalReadVectorWidth``), the ``DepthU`` search,
-``setGlobalLoadTileDim*``, DirectToLds/Vgpr feasibility, and the
-``StoreRemapVectorWidth``/``NumElementsPerBatchStore`` ``-1`` defaults.
+``setGlobalLoadTileDim*`` (``NumLoadsCoalesced*``: a logic file stores what tuning derived), DirectToLds
+feasibility, and the ``StoreRemapVectorWidth``/``NumElementsPerBatchStore`` ``-1`` defaults.
+DirectToVgpr feasibility (``isDirectToVgprDoable``) is ported, with its early return.
+
+hipBLASLt 0.12.1 (``/work/shared/amd/tensilelite-0.12.1``) derives a few things differently
+(DirectToVgpr, Stream-K, tensor swizzling): each difference is a :class:`LiteDerivationRules` field,
+and the version's instance is named by it (:data:`LITE_DERIVATION_0_12_1`).
 
 The capability values are those of ``../shared/amd/build-master`` (ROCm 6.4 cache; no GPU on the
 build host, so ``CurrentISA`` is (0, 0, 0)), see :mod:`tensilekit.model.tensilelite_parameters`.
