@@ -1185,6 +1185,46 @@ def solution_states(data: Any, custom_kernel_config: CustomKernelConfig | None =
         raise LibraryFormatError(f"malformed logic file: {exc!r}", Location(path="[5]")) from exc
 
 
+def experimental_logic_left_out(
+    logic_files: Sequence[tuple[str, Any]],
+    *,
+    hipblaslt_version: str | HipblasltVersion | None = None,
+    experimental: bool = False,
+) -> tuple[list[tuple[str, Any]], list[str], HipblasltVersion]:
+    """TensileCreateLibrary's ``--experimental`` (hipBLASLt 0.12.1): without it, logic files with a
+    folder named ``experimental`` (any case) in their path are not read (TensileCreateLibrary.py:669-671
+    @0.12.1, on the path as given, ``Path(file).parts``). Returns the files kept, the sources left out
+    and the version (``hipblaslt_version``, or the one all the given files show), which the build of
+    the kept files must use. 7d9fb683 reads every file.
+
+    Raises InputNotFound when every file is left out."""
+    from pathlib import PurePath
+
+    from tensilekit.errors import InputNotFound
+    from tensilekit.selection.hipblaslt_versions import hipblaslt_version_named, version_of_logic
+
+    rules = (
+        version_of_logic(data[4] for _, data in logic_files if isinstance(data, list) and len(data) > 4)
+        if hipblaslt_version is None
+        else hipblaslt_version_named(hipblaslt_version)
+    )
+    if experimental or not rules.experimental_logic_opt_in:
+        return list(logic_files), [], rules
+    kept, left_out = [], []
+    for source, data in logic_files:
+        if "experimental" in (part.lower() for part in PurePath(source).parts):
+            left_out.append(source)
+        else:
+            kept.append((source, data))
+    if not kept:
+        raise InputNotFound(
+            f"every logic file is in a folder named 'experimental', which hipBLASLt {rules.name}'s "
+            "TensileCreateLibrary reads only with --experimental",
+            Location(file=", ".join(left_out[:3]) + (", …" if len(left_out) > 3 else "")),
+        )
+    return kept, left_out, rules
+
+
 def build_tensilelite_libraries(
     logic_files: Sequence[tuple[str, Any]],
     *,
@@ -1297,6 +1337,7 @@ __all__ = [
     "Pred",
     "build_tensilelite_libraries",
     "contraction_type",
+    "experimental_logic_left_out",
     "hardware_predicate",
     "solution_states",
 ]

@@ -41,6 +41,10 @@ rule                       7d9fb683 (0.11, ROCm 6.3)             0.12.1 (ROCm 6.
 ``streamk_rows``           lists every problem row               row's kernels only when the row's
                                                                  predicate holds (method 2), also in
                                                                  the ``findTopSolutions`` fallback
+``experimental_logic_``    reads every logic file                TensileCreateLibrary leaves out logic
+``opt_in``                                                       files under a folder named
+                                                                 ``experimental`` (any case) unless
+                                                                 ``--experimental`` is given
 ``derivation``             its ``Solution`` derivation           0.12.1's: ``SwizzleTensorA/B`` in the
                            (:data:`~tensilekit.model.            problem type (names ``STA_``/``STB_``),
                            derive_tensilelite.                   new DirectToVgpr rejections, ASEM
@@ -107,6 +111,10 @@ class HipblasltVersion:
     builds_workgroup_number_check: bool = False
     """TensileCreateLibrary gives every kernel with ``KernArgsVersion`` ≥ 1 that is no Stream-K
     kernel a ``WorkgroupNumberCheck [MT0, MT1, GSU]`` (Contractions.py:452-458 @0.12.1)."""
+    experimental_logic_opt_in: bool = False
+    """TensileCreateLibrary reads a logic file with a folder named ``experimental`` (any case) in its
+    path only when given ``--experimental`` (TensileCreateLibrary.py:533-534, 669-671 @0.12.1; 7d9fb683
+    has no such option and reads them all)."""
     derivation: LiteDerivationRules = LITE_DERIVATION_7D9FB683
     """How its TensileCreateLibrary derives each logic-file solution (``Solution(state)``)."""
 
@@ -141,6 +149,7 @@ HIPBLASLT_0_12_1 = HipblasltVersion(
     all_solutions_gate_streamk_rows=True,
     builds_swizzle_fields=True,
     builds_workgroup_number_check=True,
+    experimental_logic_opt_in=True,
     derivation=LITE_DERIVATION_0_12_1,
 )
 """hipBLASLt 0.12.1 (ROCm 6.4; the C++ of ``../shared/amd/oracle-tensilelite/0.12.1``)."""
