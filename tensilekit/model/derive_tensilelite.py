@@ -96,6 +96,9 @@ class LiteDerivationRules:
     non_mi_grvw_one: bool = True
     """7d9fb683 sets ``GlobalReadVectorWidthA/B`` to 1 for a kernel without matrix instructions
     (SolutionStructs.py:2762-2763, 2782-2783 @7d9fb683); 0.12.1 keeps the stored width."""
+    non_mi_plr_zero: bool = True
+    """7d9fb683 sets ``PrefetchLocalRead`` to 0 for a kernel without matrix instructions
+    (SolutionStructs.py:3755-3757 @7d9fb683); 0.12.1 only ``ClusterLocalRead`` (3888-3889 @0.12.1)."""
     streamk_checks: bool = False
     """0.12.1 rejects Stream-K for data types other than S/H/B (each of ``DataType``, ``DataTypeA/B``,
     ``DestDataType``), for ``ScheduleGlobalRead`` != 1 and ``ScheduleIterAlg`` not 1 or 3, and fails
@@ -116,6 +119,7 @@ LITE_DERIVATION_0_12_1 = LiteDerivationRules(
     dtv_asem_depth_u=True,
     dtv_with_dtl_single_wave_group=True,
     non_mi_grvw_one=False,
+    non_mi_plr_zero=False,
     streamk_checks=True,
 )
 """hipBLASLt 0.12.1's ``Solution`` (``../shared/amd/tensilelite-0.12.1``)."""
@@ -1181,7 +1185,8 @@ def _assign_derived(state: LiteState, path: str, rules: LiteDerivationRules) -> 
         state["PrefetchLocalRead"] = 0
     if not state["EnableMatrixInstruction"]:
         state["ClusterLocalRead"] = 0
-        state["PrefetchLocalRead"] = 0
+        if rules.non_mi_plr_zero:
+            state["PrefetchLocalRead"] = 0
     if state["EnableMatrixInstruction"] and state["PrefetchLocalRead"] > 0:
         if state["LocalReadVectorWidth"] // state["MIInputPerThread"] == 0:
             _reject(state)

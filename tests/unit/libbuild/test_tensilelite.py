@@ -462,3 +462,21 @@ def test_experimental_folders_are_read_by_0121_only_when_asked(tmp_path: Path) -
         counts[" ".join(flags)] = json.loads(result.stdout.splitlines()[-1])["solutions"]
         assert ("left out 1 logic file" in result.output) == (flags == [])
     assert counts == {"": 1, "--experimental": 2, "--hipblaslt-version 7d9fb683": 2}
+
+
+@pytest.mark.corpus
+def test_kernels_without_matrix_instructions_keep_prefetch_and_read_width_under_0121(corpus: Path) -> None:
+    """7d9fb683 sets PrefetchLocalRead 0 and GlobalReadVectorWidthA/B 1 for a kernel without matrix
+    instructions, 0.12.1 keeps them (measured: a navi31 file whose non-MFMA kernels were given PLR 1
+    and GRVWA 2 names ``PLR1``/``GRVWA2`` under ``build-master-0.12.1``, not under ``build-master``)."""
+    from tensilekit.model.derive_tensilelite import LITE_DERIVATION_0_12_1
+
+    path = corpus / "logic/hipblaslt/navi31/Equality/navi31_Cijk_Alik_Bjlk_SB_Bias_HAS_SAV_UserArgs.yaml"
+    stored = next(
+        s for s in yaml.load(path.read_text(), Loader=yaml.CSafeLoader)[5] if not s["EnableMatrixInstruction"]
+    )
+    stored = {**stored, "PrefetchLocalRead": 1, "GlobalReadVectorWidthA": 2}
+    newer = solution_state(stored, isa=(11, 0, 0), cu_count=None, rules=LITE_DERIVATION_0_12_1)
+    older = solution_state(stored, isa=(11, 0, 0), cu_count=None)
+    assert (newer["PrefetchLocalRead"], newer["GlobalReadVectorWidthA"]) == (1, 2)
+    assert (older["PrefetchLocalRead"], older["GlobalReadVectorWidthA"]) == (0, 1)
