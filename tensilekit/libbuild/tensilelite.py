@@ -1138,7 +1138,7 @@ def _states(
             # 5.x, whose file this is, assembles for it and keeps it (the runtime's Processor row)
             state["ISA"] = isa
         try:  # names are made after every file is read: fail here, where the file is known
-            name_full(state)
+            name_full(state, derivation.valid_parameters)
         except TensilekitError:
             raise
         except (TypeError, ValueError, KeyError, IndexError) as exc:
@@ -1312,7 +1312,8 @@ def build_tensilelite_libraries(
                 ordered.append(s)
     for s in ordered:
         s.state["Kernel"] = True  # Solution.getKernels
-    naming = MinNaming.of(unique_kernels([s.state for s in ordered]))
+    valid = rules.derivation.valid_parameters
+    naming = MinNaming.of(unique_kernels([s.state for s in ordered], valid), valid)
 
     if match_table is not None:
         for source, solutions in per_file:

@@ -50,6 +50,7 @@ from tensilekit.model.tensilelite_parameters import (
     DEFAULT_PROBLEM_TYPE,
     DEFAULT_SOLUTION,
     VALID_GEMM_TYPES,
+    VALID_PARAMETERS,
     arch_caps,
     asm_caps,
     lite_type,
@@ -99,6 +100,10 @@ class LiteDerivationRules:
     non_mi_plr_zero: bool = True
     """7d9fb683 sets ``PrefetchLocalRead`` to 0 for a kernel without matrix instructions
     (SolutionStructs.py:3755-3757 @7d9fb683); 0.12.1 only ``ClusterLocalRead`` (3888-3889 @0.12.1)."""
+    valid_parameters: frozenset[str] = VALID_PARAMETERS
+    """``validParameters``' keys, the ones a kernel name may show: 0.12.1 drops ``MinVgprNumber``,
+    ``MaxVgprNumber`` and ``TotalVgprNumber`` (Common.py:1117-1122 @7d9fb683; 469-1131 @0.12.1 lacks
+    them), so differing values no longer name a kernel ``MVN…``."""
     streamk_checks: bool = False
     """0.12.1 rejects Stream-K for data types other than S/H/B (each of ``DataType``, ``DataTypeA/B``,
     ``DestDataType``), for ``ScheduleGlobalRead`` != 1 and ``ScheduleIterAlg`` not 1 or 3, and fails
@@ -120,6 +125,7 @@ LITE_DERIVATION_0_12_1 = LiteDerivationRules(
     dtv_with_dtl_single_wave_group=True,
     non_mi_grvw_one=False,
     non_mi_plr_zero=False,
+    valid_parameters=VALID_PARAMETERS - {"MinVgprNumber", "MaxVgprNumber", "TotalVgprNumber"},
     streamk_checks=True,
 )
 """hipBLASLt 0.12.1's ``Solution`` (``../shared/amd/tensilelite-0.12.1``)."""
