@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from tensilekit._arguments import require, require_callable, require_path, require_paths
 from tensilekit.errors import (
     InputNotFound,
+    InvalidValue,
     LibraryChanged,
     LibraryFormatError,
     Location,
@@ -181,6 +182,11 @@ def build_master_files(
     inputs, file_dialect = logic_inputs(paths, dialect=dialect, stage=stage)
     from tensilekit.libbuild import build_master_libraries  # lazy: `select` on a master never builds
 
+    if experimental and file_dialect != "tensilelite":
+        raise InvalidValue(
+            f"--experimental (experimental=True) applies to tensilelite logic (hipBLASLt 0.12.1's "
+            f"TensileCreateLibrary), not {file_dialect}"
+        )
     if file_dialect == "tensilelite":
         from tensilekit.libbuild.tensilelite import experimental_logic_left_out
 

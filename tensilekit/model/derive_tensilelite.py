@@ -79,8 +79,9 @@ class LiteDerivationRules:
     (SolutionStructs.py:500-504 @0.12.1)."""
     dtv_single_wave_group: bool = True
     """``isDirectToVgprDoable`` needs ``MIWaveGroup[1]`` (A) / ``[0]`` (B) to be 1 (SolutionStructs.py:1881-1885
-    @7d9fb683); 0.12.1 drops that (only ``MatrixInstBN``/``BM``, 1903-1908 @0.12.1) and loads the
-    wave groups' tiles instead."""
+    @7d9fb683); 0.12.1 drops that (only ``MatrixInstBN``/``BM``, 1903-1908 @0.12.1) and spreads the
+    loads over the wave groups instead (2988-3005 @0.12.1; the load layout is the file's, see the
+    module docstring)."""
     dtv_unroll_major_per_tensor: bool = False
     """``DirectToVgpr`` and ``TLU == UnrollMajorLDS``: 7d9fb683 rejects it for B only, testing both
     tensors (SolutionStructs.py:1920-1922 @7d9fb683); 0.12.1 tests each tensor for itself (1943-1945 @0.12.1)."""

@@ -480,3 +480,11 @@ def test_kernels_without_matrix_instructions_keep_prefetch_and_read_width_under_
     older = solution_state(stored, isa=(11, 0, 0), cu_count=None)
     assert (newer["PrefetchLocalRead"], newer["GlobalReadVectorWidthA"]) == (1, 2)
     assert (older["PrefetchLocalRead"], older["GlobalReadVectorWidthA"]) == (0, 1)
+
+
+def test_experimental_is_a_tensilelite_option(fixture_path: Any) -> None:
+    from tensilekit.api import build_master_files
+
+    tensile = fixture_path("logic", "sample_aldebaran_Cijk_Ailk_Bljk_SB.yaml")
+    with pytest.raises(InvalidValue, match="tensilelite"):
+        build_master_files([tensile], experimental=True, dialect="tensile")
