@@ -69,7 +69,8 @@ LOAD_LAYOUT_DRIVER = Path(__file__).resolve().parent / "tensilelite_load_layout_
 def amd_load_layout(amd: Path, tree: str, files: list[Path], out: Path) -> list[Path]:
     """Copies of hand-made tensilelite logic files in ``out`` whose solutions store the load layout
     (``NumLoadsCoalesced*`` …) tensilelite's ``tree`` (``"tensilelite-0.12.1"`` …) derives for them, as
-    tuning would have stored it (``tensilelite_load_layout_driver.py``; one AMD process)."""
+    tuning would have stored it (``tensilelite_load_layout_driver.py``; one AMD process). A file on
+    which tensilelite's ``Solution`` fails has no copy but ``out/<name>.error`` (the traceback)."""
     python = subprocess.run([str(amd / "setup-venv")], capture_output=True, text=True, check=True, timeout=1800)
     command = [python.stdout.strip(), str(LOAD_LAYOUT_DRIVER), str(amd), tree, str(out), *map(str, files)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)

@@ -13,13 +13,16 @@ minimum), which the stored values then contradict; tensilekit keeps them as stor
 tensilelite tree ``TREE`` (``tensilelite-0.12.1``, …; ``parseLibraryLogicData``'s overrides, then
 ``Solution(state)``) and writes ``OUT_DIR/<name>`` with only the load-layout keys replaced by the
 derived ones, as tuning with that setting would have stored them. Nothing else changes: in
-particular ``AssertSummationElementMultiple`` stays as given.
+particular ``AssertSummationElementMultiple`` stays as given. A file on which ``Solution`` fails
+(as ``parseLibraryLogicData`` in tensilelite's build would) gets ``OUT_DIR/<name>.error`` holding
+the exception (``NameError: …``) instead.
 """
 
 import copy
 import importlib.util
 import os
 import sys
+import traceback
 
 LOAD_LAYOUT_KEYS = (
     "NumLoadsCoalescedA", "NumLoadsCoalescedB", "NumLoadsPerpendicularA", "NumLoadsPerpendicularB",
@@ -59,16 +62,21 @@ def main() -> None:
             data = yaml.load(handle, Loader=yaml.CSafeLoader)
         arch = data[2]["Architecture"] if isinstance(data[2], dict) else data[2]
         cu_count = data[2]["CUCount"] if isinstance(data[2], dict) else None
-        for stored in data[5]:
-            state = copy.deepcopy(stored)
-            state["ISA"] = Common.gfxArch(arch)  # parseLibraryLogicData (LibraryIO.py:277-284)
-            state["CUCount"] = cu_count
-            state["AssignedProblemIndependentDerivedParameters"] = False
-            state["AssignedDerivedParameters"] = False
-            solution = Solution(state, "amdclang++") if takes_compiler else Solution(state)
-            for key in LOAD_LAYOUT_KEYS:
-                if key in stored and key in solution._state:
-                    stored[key] = solution._state[key]
+        try:
+            for stored in data[5]:
+                state = copy.deepcopy(stored)
+                state["ISA"] = Common.gfxArch(arch)  # parseLibraryLogicData (LibraryIO.py:277-284)
+                state["CUCount"] = cu_count
+                state["AssignedProblemIndependentDerivedParameters"] = False
+                state["AssignedDerivedParameters"] = False
+                solution = Solution(state, "amdclang++") if takes_compiler else Solution(state)
+                for key in LOAD_LAYOUT_KEYS:
+                    if key in stored and key in solution._state:
+                        stored[key] = solution._state[key]
+        except Exception:  # noqa: BLE001 - what AMD's code raises is the answer
+            with open(os.path.join(out_dir, os.path.basename(path) + ".error"), "w") as handle:
+                handle.write(traceback.format_exc())
+            continue
         with open(os.path.join(out_dir, os.path.basename(path)), "w") as handle:
             yaml.dump(data, handle, Dumper=yaml.CSafeDumper)
 
