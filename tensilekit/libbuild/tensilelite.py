@@ -28,6 +28,12 @@ names, row sorting), so the tensilelite one is a port of its own, from
 
 The result is the raw tree (plain dicts in the writer's key order, so msgpack output needs no
 re-ordering) per output file, as ``../shared/amd/build-master`` writes it.
+
+hipBLASLt 0.12.1's TensileCreateLibrary (``../shared/amd/build-master-0.12.1``) differs in a few
+rules, each a field of its :class:`~tensilekit.selection.hipblaslt_versions.HipblasltVersion`: the
+swizzle fields and predicates and ``WorkgroupNumberCheck`` here, ``--experimental``
+(:func:`experimental_logic_left_out`), and its ``Solution`` derivation (``derivation``, a
+:class:`~tensilekit.model.derive_tensilelite.LiteDerivationRules`).
 """
 
 from __future__ import annotations
