@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from tensilekit._arguments import require, require_callable, require_path, require_paths
 from tensilekit.errors import (
     InputNotFound,
+    InvalidValue,
     LibraryChanged,
     LibraryFormatError,
     Location,
@@ -149,6 +150,8 @@ def build_master_files(
     custom_kernels: str | Path | CustomKernelConfig | None = None,
     stage: Callable[[str], None] | None = None,
     hipblaslt_version: str | None = None,
+    experimental: bool = False,
+    left_out: list[str] | None = None,
 ) -> dict[str, MasterLibrary]:
     """Logic files or directories -> every master file TensileCreateLibrary would write, by base name.
 
@@ -159,12 +162,16 @@ def build_master_files(
     (``reading X.yaml (3/8)``, ``building``), for a progress display. ``hipblaslt_version``
     (tensilelite only): build as hipBLASLt ``"7d9fb683"``'s or ``"0.12.1"``'s TensileCreateLibrary
     (default: 0.12.1 when a file's problem type names its fields, such as ``SwizzleTensorA``,
-    else 7d9fb683).
+    else 7d9fb683). ``experimental``: TensileCreateLibrary's ``--experimental`` (hipBLASLt 0.12.1),
+    without which a logic file in a folder named ``experimental`` is not read; ``left_out``, when
+    given, receives those files' paths.
 
     Raises TypeError/ValueError for arguments of the wrong type (``paths`` must be an iterable of
-    paths, not one path), InputNotFound for a path that does not exist.
+    paths, not one path), InputNotFound for a path that does not exist (or when every file is left
+    out as experimental).
     """
     paths = require_paths(paths, "paths", "build_master_files")
+    require(experimental, bool, "experimental", "build_master_files")
     require(dialect, str, "dialect", "build_master_files", optional=True)
     require(hipblaslt_version, str, "hipblaslt_version", "build_master_files", optional=True)
     require_callable(stage, "stage", "build_master_files", optional=True)
@@ -174,6 +181,21 @@ def build_master_files(
         )
     inputs, file_dialect = logic_inputs(paths, dialect=dialect, stage=stage)
     from tensilekit.libbuild import build_master_libraries  # lazy: `select` on a master never builds
+
+    if experimental and file_dialect != "tensilelite":
+        raise InvalidValue(
+            f"--experimental (experimental=True) applies to tensilelite logic (hipBLASLt 0.12.1's "
+            f"TensileCreateLibrary), not {file_dialect}"
+        )
+    if file_dialect == "tensilelite":
+        from tensilekit.libbuild.tensilelite import experimental_logic_left_out
+
+        inputs, dropped, version = experimental_logic_left_out(
+            inputs, hipblaslt_version=hipblaslt_version, experimental=experimental
+        )
+        hipblaslt_version = version.name  # as the given files show it, also when some are left out
+        if left_out is not None:
+            left_out += dropped
 
     if stage is not None:
         stage("building")

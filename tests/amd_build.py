@@ -62,6 +62,22 @@ def amd_build_master(
     return out
 
 
+#: Run by AMD's Python, not imported here (see its docstring).
+LOAD_LAYOUT_DRIVER = Path(__file__).resolve().parent / "tensilelite_load_layout_driver.py"
+
+
+def amd_load_layout(amd: Path, tree: str, files: list[Path], out: Path) -> list[Path]:
+    """Copies of hand-made tensilelite logic files in ``out`` whose solutions store the load layout
+    (``NumLoadsCoalesced*`` …) tensilelite's ``tree`` (``"tensilelite-0.12.1"`` …) derives for them, as
+    tuning would have stored it (``tensilelite_load_layout_driver.py``; one AMD process). A file on
+    which tensilelite's ``Solution`` fails has no copy but ``out/<name>.error`` (the traceback)."""
+    python = subprocess.run([str(amd / "setup-venv")], capture_output=True, text=True, check=True, timeout=1800)
+    command = [python.stdout.strip(), str(LOAD_LAYOUT_DRIVER), str(amd), tree, str(out), *map(str, files)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0, f"AMD's Solution derivation failed:\n{result.stderr[-4000:]}"
+    return [out / path.name for path in files]
+
+
 def build_both_formats(args: list[str], out: Path, *, name: str | None = None) -> Path:
     """tensilekit's ``build-master ARGS`` as YAML and as msgpack, each into its own folder (a build
     owns its folder's library files, so the second would remove the first's), gathered in

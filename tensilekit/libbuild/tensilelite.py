@@ -28,6 +28,12 @@ names, row sorting), so the tensilelite one is a port of its own, from
 
 The result is the raw tree (plain dicts in the writer's key order, so msgpack output needs no
 re-ordering) per output file, as ``../shared/amd/build-master`` writes it.
+
+hipBLASLt 0.12.1's TensileCreateLibrary (``../shared/amd/build-master-0.12.1``) differs in a few
+rules, each a field of its :class:`~tensilekit.selection.hipblaslt_versions.HipblasltVersion`: the
+swizzle fields and predicates and ``WorkgroupNumberCheck`` here, ``--experimental``
+(:func:`experimental_logic_left_out`), and its ``Solution`` derivation (``derivation``, a
+:class:`~tensilekit.model.derive_tensilelite.LiteDerivationRules`).
 """
 
 from __future__ import annotations
@@ -46,7 +52,9 @@ from tensilekit.errors import (
     error_context,
 )
 from tensilekit.model.derive_tensilelite import (
+    LITE_DERIVATION_7D9FB683,
     CustomKernelConfig,
+    LiteDerivationRules,
     LiteState,
     bias_type_list_default,
     problem_type,
@@ -629,6 +637,15 @@ def _compound_predicates(state: LiteState, ptype: LiteContraction, rules: Hipbla
         preds.append(
             Pred("WorkgroupMappingXCCCheck", value=[state["WorkGroupMappingXCC"], state["WorkGroupMappingXCCGroup"]])
         )
+    if _swizzles(rules):  # Contractions.py:518-527 @0.12.1: swizzled kernels have no working tail loop
+        if pt.get("SwizzleTensorA"):
+            preds.append(Pred("SwizzleTensorA", value=pt["SwizzleTensorA"]))
+            if pt["TransposeB"]:
+                preds.append(Pred("BoundSizeMultiple", index=-1, value=state["DepthU"]))
+        if pt.get("SwizzleTensorB"):
+            preds.append(Pred("SwizzleTensorB", value=pt["SwizzleTensorB"]))
+            preds.append(Pred("Free1SizeMultiple", index=0, value=state["MacroTile1"]))
+            preds.append(Pred("BoundSizeMultiple", index=-1, value=state["DepthU"]))
     return preds
 
 
@@ -1098,10 +1115,15 @@ def _from_logic(
     return _Master({s.index: s for s in solutions}, library, {})
 
 
-def _states(logic: _Logic, custom_kernel_config: CustomKernelConfig | None) -> list[LiteState]:
-    """``parseLibraryLogicData``'s ``Solution(...)`` per solution, checked against the file's problem type."""
+def _states(
+    logic: _Logic,
+    custom_kernel_config: CustomKernelConfig | None,
+    derivation: LiteDerivationRules = LITE_DERIVATION_7D9FB683,
+) -> list[LiteState]:
+    """``parseLibraryLogicData``'s ``Solution(...)`` per solution, checked against the file's problem
+    type, as the hipBLASLt version of ``derivation`` derives them."""
     isa = (0, 0, 0) if logic.architecture == "fallback" else gfx_isa(logic.architecture)
-    file_type = problem_type(logic.problem_type, path="[4]")
+    file_type = problem_type(logic.problem_type, path="[4]", rules=derivation)
     states = []
     for i, raw in enumerate(logic.solutions):
         if isinstance(raw, Mapping) and "ProblemType" not in raw:
@@ -1115,13 +1137,14 @@ def _states(logic: _Logic, custom_kernel_config: CustomKernelConfig | None) -> l
             path=f"[5][{i}]",
             custom_kernel_config=custom_kernel_config,
             file_activation=file_type["ActivationType"],
+            rules=derivation,
         )
         if isa in _5X_ONLY_ISAS and logic.minimum_version.split(".")[0] == "5":
             # 7d9fb683's Solution() turns an ISA its assembler lacks into [9, 0, 0]; tensilelite
             # 5.x, whose file this is, assembles for it and keeps it (the runtime's Processor row)
             state["ISA"] = isa
         try:  # names are made after every file is read: fail here, where the file is known
-            name_full(state)
+            name_full(state, derivation.valid_parameters)
         except TensilekitError:
             raise
         except (TypeError, ValueError, KeyError, IndexError) as exc:
@@ -1166,6 +1189,46 @@ def solution_states(data: Any, custom_kernel_config: CustomKernelConfig | None =
         return _states(logic, custom_kernel_config)
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
         raise LibraryFormatError(f"malformed logic file: {exc!r}", Location(path="[5]")) from exc
+
+
+def experimental_logic_left_out(
+    logic_files: Sequence[tuple[str, Any]],
+    *,
+    hipblaslt_version: str | HipblasltVersion | None = None,
+    experimental: bool = False,
+) -> tuple[list[tuple[str, Any]], list[str], HipblasltVersion]:
+    """TensileCreateLibrary's ``--experimental`` (hipBLASLt 0.12.1): without it, logic files with a
+    folder named ``experimental`` (any case) in their path are not read (TensileCreateLibrary.py:669-671
+    @0.12.1, on the path as given, ``Path(file).parts``). Returns the files kept, the sources left out
+    and the version (``hipblaslt_version``, or the one all the given files show), which the build of
+    the kept files must use. 7d9fb683 reads every file.
+
+    Raises InputNotFound when every file is left out."""
+    from pathlib import PurePath
+
+    from tensilekit.errors import InputNotFound
+    from tensilekit.selection.hipblaslt_versions import hipblaslt_version_named, version_of_logic
+
+    rules = (
+        version_of_logic(data[4] for _, data in logic_files if isinstance(data, list) and len(data) > 4)
+        if hipblaslt_version is None
+        else hipblaslt_version_named(hipblaslt_version)
+    )
+    if experimental or not rules.experimental_logic_opt_in:
+        return list(logic_files), [], rules
+    kept, left_out = [], []
+    for source, data in logic_files:
+        if "experimental" in (part.lower() for part in PurePath(source).parts):
+            left_out.append(source)
+        else:
+            kept.append((source, data))
+    if not kept:
+        raise InputNotFound(
+            f"every logic file is in a folder named 'experimental', which hipBLASLt {rules.name}'s "
+            "TensileCreateLibrary reads only with --experimental",
+            Location(file=", ".join(left_out[:3]) + (", …" if len(left_out) > 3 else "")),
+        )
+    return kept, left_out, rules
 
 
 def build_tensilelite_libraries(
@@ -1220,7 +1283,7 @@ def build_tensilelite_libraries(
             with error_context(source):
                 logic = _parse_logic(data)
                 try:
-                    states = _states(logic, custom_kernel_config)
+                    states = _states(logic, custom_kernel_config, rules.derivation)
                     new = _from_logic(logic, states, lazy=lazy, rules=rules)
                 except (KeyError, IndexError, TypeError, AttributeError) as exc:
                     raise LibraryFormatError(f"malformed logic file: {exc!r}", Location(path="[5]")) from exc
@@ -1255,7 +1318,8 @@ def build_tensilelite_libraries(
                 ordered.append(s)
     for s in ordered:
         s.state["Kernel"] = True  # Solution.getKernels
-    naming = MinNaming.of(unique_kernels([s.state for s in ordered]))
+    valid = rules.derivation.valid_parameters
+    naming = MinNaming.of(unique_kernels([s.state for s in ordered], valid), valid)
 
     if match_table is not None:
         for source, solutions in per_file:
@@ -1280,6 +1344,7 @@ __all__ = [
     "Pred",
     "build_tensilelite_libraries",
     "contraction_type",
+    "experimental_logic_left_out",
     "hardware_predicate",
     "solution_states",
 ]

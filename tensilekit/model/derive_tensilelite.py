@@ -23,8 +23,13 @@ automatic ``-1`` values included). Not ported (kept as the logic file stores the
 tensilelite's own tuning wrote and what re-derivation reproduces for every corpus file):
 ``checkLdsBlockSizePerPad``'s address simulation, ``calcLdsNumBytes`` (``1LDSBuffer`` for ``-1``,
 the LDS-overflow halving of an automatic ``LocalReadVectorWidth``), the ``DepthU`` search,
-``setGlobalLoadTileDim*``, DirectToLds/Vgpr feasibility, and the
-``StoreRemapVectorWidth``/``NumElementsPerBatchStore`` ``-1`` defaults.
+``setGlobalLoadTileDim*`` (``NumLoadsCoalesced*``: a logic file stores what tuning derived), DirectToLds
+feasibility, and the ``StoreRemapVectorWidth``/``NumElementsPerBatchStore`` ``-1`` defaults.
+DirectToVgpr feasibility (``isDirectToVgprDoable``) is ported, with its early return.
+
+hipBLASLt 0.12.1 (``/work/shared/amd/tensilelite-0.12.1``) derives a few things differently
+(DirectToVgpr, Stream-K, tensor swizzling): each difference is a :class:`LiteDerivationRules` field,
+and the version's instance is named by it (:data:`LITE_DERIVATION_0_12_1`).
 
 The capability values are those of ``../shared/amd/build-master`` (ROCm 6.4 cache; no GPU on the
 build host, so ``CurrentISA`` is (0, 0, 0)), see :mod:`tensilekit.model.tensilelite_parameters`.
@@ -33,6 +38,7 @@ build host, so ``CurrentISA`` is (0, 0, 0)), see :mod:`tensilekit.model.tensilel
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -44,6 +50,7 @@ from tensilekit.model.tensilelite_parameters import (
     DEFAULT_PROBLEM_TYPE,
     DEFAULT_SOLUTION,
     VALID_GEMM_TYPES,
+    VALID_PARAMETERS,
     arch_caps,
     asm_caps,
     lite_type,
@@ -54,6 +61,84 @@ from tensilekit.model.tensilelite_parameters import (
 LiteProblemType = dict[str, Any]
 #: tensilelite ``Solution._state``.
 LiteState = dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class LiteDerivationRules:
+    """Where tensilelite's ``ProblemType``/``Solution`` derivation differs between hipBLASLt versions.
+
+    One instance per version (:data:`LITE_DERIVATION_7D9FB683`, :data:`LITE_DERIVATION_0_12_1`);
+    :class:`~tensilekit.selection.hipblaslt_versions.HipblasltVersion` names the one its
+    TensileCreateLibrary derives with (``derivation``). Each field cites both sources.
+    """
+
+    name: str
+    problem_type_defaults: tuple[tuple[str, Any], ...] = ()
+    """``defaultProblemType`` keys a version adds after 7d9fb683's (0.12.1: ``SwizzleTensorA/B``,
+    Common.py:1346-1348 @0.12.1), which ``ProblemType.__str__`` names ``STA_``/``STB_``
+    (SolutionStructs.py:500-504 @0.12.1)."""
+    dtv_single_wave_group: bool = True
+    """``isDirectToVgprDoable`` needs ``MIWaveGroup[1]`` (A) / ``[0]`` (B) to be 1 (SolutionStructs.py:1881-1885
+    @7d9fb683); 0.12.1 drops that (only ``MatrixInstBN``/``BM``, 1903-1908 @0.12.1) and spreads the
+    loads over the wave groups instead (2988-3005 @0.12.1; the load layout is the file's, see the
+    module docstring)."""
+    dtv_unroll_major_per_tensor: bool = False
+    """``DirectToVgpr`` and ``TLU == UnrollMajorLDS``: 7d9fb683 rejects it for B only, testing both
+    tensors (SolutionStructs.py:1920-1922 @7d9fb683); 0.12.1 tests each tensor for itself (1943-1945 @0.12.1)."""
+    dtv_rejects_pgr0_and_nn_tlds0: bool = False
+    """0.12.1 rejects DirectToVgpr with ``PrefetchGlobalRead`` 0, and DirectToVgprA on NN with
+    ``TransposeLDS`` 0 (SolutionStructs.py:1963-1970 @0.12.1)."""
+    dtv_asem_depth_u: bool = False
+    """0.12.1 raises ``AssertSummationElementMultiple`` to ``DepthU`` for DirectToVgprA on TT and
+    DirectToVgprB on NN, whose tail loop fails (SolutionStructs.py:1972-1980 @0.12.1): the name gains
+    ``ASEM…``, the solution a ``BoundSizeMultiple`` predicate."""
+    dtv_with_dtl_single_wave_group: bool = False
+    """0.12.1 rejects (and stops deriving) DirectToLds with DirectToVgprA across N wave groups or
+    DirectToVgprB across M wave groups (SolutionStructs.py:3486-3493 @0.12.1)."""
+    non_mi_grvw_one: bool = True
+    """7d9fb683 sets ``GlobalReadVectorWidthA/B`` to 1 for a kernel without matrix instructions
+    (SolutionStructs.py:2762-2763, 2782-2783 @7d9fb683); 0.12.1 keeps the stored width."""
+    non_mi_plr_zero: bool = True
+    """7d9fb683 sets ``PrefetchLocalRead`` to 0 for a kernel without matrix instructions
+    (SolutionStructs.py:3755-3757 @7d9fb683); 0.12.1 only ``ClusterLocalRead`` (3888-3889 @0.12.1)."""
+    valid_parameters: frozenset[str] = VALID_PARAMETERS
+    """``validParameters``' keys, the ones a kernel name may show: 0.12.1 drops ``MinVgprNumber``,
+    ``MaxVgprNumber`` and ``TotalVgprNumber`` (Common.py:1117-1122 @7d9fb683; 469-1131 @0.12.1 lacks
+    them), so differing values no longer name a kernel ``MVN…``."""
+    streamk_checks: bool = False
+    """0.12.1 rejects Stream-K for data types other than S/H/B (each of ``DataType``, ``DataTypeA/B``,
+    ``DestDataType``), for ``ScheduleGlobalRead`` != 1 and ``ScheduleIterAlg`` not 1 or 3, and fails
+    with a ``NameError`` for ``ScheduleLocalWrite`` != 1 (``reject(statue, …)``) (SolutionStructs.py:
+    2186-2211 @0.12.1). A rejection clears ``Valid``, and the derivation stops at the next
+    ``if not state["Valid"]: return`` (2237-2239 @0.12.1)."""
+
+
+LITE_DERIVATION_7D9FB683 = LiteDerivationRules("7d9fb683")
+"""hipBLASLt 7d9fb683's ``Solution`` (``../shared/amd/tensilelite-7d9fb68``)."""
+
+LITE_DERIVATION_0_12_1 = LiteDerivationRules(
+    "0.12.1",
+    problem_type_defaults=(("SwizzleTensorA", False), ("SwizzleTensorB", False)),
+    dtv_single_wave_group=False,
+    dtv_unroll_major_per_tensor=True,
+    dtv_rejects_pgr0_and_nn_tlds0=True,
+    dtv_asem_depth_u=True,
+    dtv_with_dtl_single_wave_group=True,
+    non_mi_grvw_one=False,
+    non_mi_plr_zero=False,
+    valid_parameters=VALID_PARAMETERS - {"MinVgprNumber", "MaxVgprNumber", "TotalVgprNumber"},
+    streamk_checks=True,
+)
+"""hipBLASLt 0.12.1's ``Solution`` (``../shared/amd/tensilelite-0.12.1``)."""
+
+#: ``isDirectToVgprSupportDataType`` (SolutionStructs.py:1800-1804 @7d9fb683, 1823-1827 @0.12.1).
+_DTV_TYPES = frozenset(
+    {"Float", "Double", "ComplexFloat", "ComplexDouble", "Half", "BFloat16", "Int8", "Float8", "BFloat8",
+     "Float8BFloat8", "BFloat8Float8"}
+)  # fmt: skip
+
+#: The data types 0.12.1's Stream-K takes (``isSingle``/``isHalf``/``isBFloat16``, SolutionStructs.py:2186-2193).
+_STREAMK_TYPES = frozenset({"Float", "Half", "BFloat16"})
 
 _INDEX_CHARS = "IJKLMNOPQRSTUVWXYZ"  # globalParameters["IndexChars"]
 _DEFAULT_BIAS_SOURCES = ("DataType", "ComputeDataType", "DestDataType")
@@ -72,12 +157,15 @@ def bias_type_list_default(pt: Mapping[str, Any]) -> list[DataTypeInfo]:
     return sorted(types, key=lambda t: t.code)
 
 
-def problem_type(config: Mapping[str, Any], *, path: str = "ProblemType") -> LiteProblemType:
-    """``ProblemType(config)`` (SolutionStructs.py:99-289), with its derived index fields."""
+def problem_type(
+    config: Mapping[str, Any], *, path: str = "ProblemType", rules: LiteDerivationRules = LITE_DERIVATION_7D9FB683
+) -> LiteProblemType:
+    """``ProblemType(config)`` (SolutionStructs.py:99-289), with its derived index fields, as the
+    hipBLASLt version of ``rules`` builds it (its ``defaultProblemType`` keys)."""
     if not isinstance(config, Mapping):
         raise InvalidValue("ProblemType must be a mapping", Location(path=path))
     st: LiteProblemType = {}
-    for key, default in DEFAULT_PROBLEM_TYPE:
+    for key, default in (*DEFAULT_PROBLEM_TYPE, *rules.problem_type_defaults):
         st[key] = copy.deepcopy(config[key] if key in config else default)
     if "DataType" not in config:
         raise MissingField("ProblemType has no DataType", Location(path=f"{path}.DataType"))
@@ -307,13 +395,15 @@ def solution_state(
     path: str = "",
     custom_kernel_config: CustomKernelConfig | None = None,
     file_activation: str = "none",
+    rules: LiteDerivationRules = LITE_DERIVATION_7D9FB683,
 ) -> LiteState:
     """``Solution(config)`` after ``parseLibraryLogicData``'s overrides: the derived kernel state.
 
     ``isa`` is the file's architecture for assembly kernels ((0, 0, 0) for source kernels),
     ``cu_count`` the file's CUCount. A custom kernel (``CustomKernelName``) takes the keys of its
     ``custom.config`` (``custom_kernel_config(name)``, from hipBLASLt's ``CustomKernels/<name>.s``)
-    and the file's activation type (``file_activation``). The input is not modified.
+    and the file's activation type (``file_activation``). ``rules``: the hipBLASLt version whose
+    ``Solution`` derives it. The input is not modified.
     """
     if not isinstance(config, Mapping):
         raise InvalidValue("a solution must be a mapping", Location(path=path))
@@ -328,7 +418,7 @@ def solution_state(
         _apply_custom_kernel(cfg, custom_kernel_config, file_activation, path)
 
     state: LiteState = {}
-    state["ProblemType"] = problem_type(cfg["ProblemType"], path=f"{path}.ProblemType")
+    state["ProblemType"] = problem_type(cfg["ProblemType"], path=f"{path}.ProblemType", rules=rules)
     if "InternalSupportParams" in cfg:
         given = cfg["InternalSupportParams"]
         if not isinstance(given, Mapping):
@@ -352,7 +442,7 @@ def solution_state(
     state.setdefault("AssignedProblemIndependentDerivedParameters", False)
     state.setdefault("AssignedDerivedParameters", False)
     try:
-        _assign_derived(state, path)
+        _assign_derived(state, path, rules)
     except TensilekitError:
         raise
     except (KeyError, IndexError, TypeError, ZeroDivisionError) as exc:
@@ -548,7 +638,115 @@ def _lds_block_size_per_pad(state: LiteState, lrvw: int) -> tuple[int, int]:
     return out["A"], out["B"]
 
 
-def _assign_derived(state: LiteState, path: str) -> None:  # noqa: C901 - one AMD function, kept in its order
+def _streamk_checks(state: LiteState, path: str) -> None:
+    """hipBLASLt 0.12.1's added Stream-K checks (SolutionStructs.py:2186-2211 @0.12.1), see
+    :attr:`LiteDerivationRules.streamk_checks`."""
+    pt = state["ProblemType"]
+    if any(pt[key].enum not in _STREAMK_TYPES for key in ("DataType", "DataTypeA", "DataTypeB", "DestDataType")):
+        _reject(state)
+    if state["ScheduleGlobalRead"] != 1:
+        _reject(state)
+    if state["ScheduleLocalWrite"] != 1:
+        # SolutionStructs.py:2208-2209 @0.12.1 calls reject(statue, ...): AMD's build stops with a NameError
+        raise InvalidValue(
+            f"a Stream-K kernel (StreamK {state['StreamK']}) with ScheduleLocalWrite {state['ScheduleLocalWrite']!r}: "
+            "hipBLASLt 0.12.1's TensileCreateLibrary cannot build it (its check of ScheduleLocalWrite != 1 for "
+            "Stream-K fails with NameError: name 'statue' is not defined, SolutionStructs.py:2209); use "
+            "ScheduleLocalWrite 1 or build for hipBLASLt 7d9fb683",
+            Location(path=f"{path}.ScheduleLocalWrite"),
+        )
+    if state["ScheduleIterAlg"] not in (1, 3):
+        _reject(state)
+
+
+def _direct_to_vgpr_doable(state: LiteState, tc: str, rules: LiteDerivationRules, archc: Mapping[str, bool]) -> bool:
+    """``isDirectToVgprDoable(state, tc)`` (SolutionStructs.py:1808-1945 @7d9fb683, 1831-1985 @0.12.1):
+    False (and ``Valid`` cleared) where tensilelite rejects DirectToVgpr for tensor ``tc``; the
+    differences between versions are :class:`LiteDerivationRules` fields."""
+    pt = state["ProblemType"]
+    data = pt["DataType"]
+    tlu = pt["TLU" + tc]
+
+    def reject() -> bool:
+        _reject(state)
+        return False
+
+    if not state["EnableMatrixInstruction"]:
+        return reject()
+    if state["LocalSplitU"] != 1 and not tlu:
+        return reject()
+    if state["DirectToVgprA"] and state["DirectToVgprB"]:
+        state["PrefetchGlobalRead"] = 1
+        state["ExpandPointerSwap"] = 0
+        state["1LDSBuffer"] = 0
+        state["PrefetchLocalRead"] = 0
+        return reject()
+    if pt["DataType" + tc] != data and not state["ConvertAfterDS"]:
+        return reject()
+    if data.enum not in _DTV_TYPES:  # isDirectToVgprSupportDataType
+        return reject()
+    if not tlu and state["PrefetchLocalRead"] == 0:
+        return reject()
+    if not tlu and data.enum in ("Double", "ComplexFloat", "ComplexDouble"):
+        return reject()
+    if pt["DataType" + tc].num_bytes * state["GlobalReadVectorWidth" + tc] < 4:
+        return reject()
+    if data.num_bytes < 4:
+        if tlu:
+            # isVgprForLocalReadPackingDoable (1780-1795 @7d9fb683): HasEccHalf of the kernel's ISA
+            packing = (
+                state["EnableMatrixInstruction"]
+                and archc["HasEccHalf"]
+                and (state["PrefetchLocalRead"] >= 1 or (state["DirectToVgprA"] and state["DirectToVgprB"]))
+            )
+            if not packing:
+                return reject()
+            state["ClusterLocalRead"] = 1
+    elif tlu and state["MIInputPerThread"] > 1:
+        return reject()
+    wave_group = state["MIWaveGroup"][1 if tc == "A" else 0] if rules.dtv_single_wave_group else 1
+    if wave_group != 1 or state["MatrixInstBN" if tc == "A" else "MatrixInstBM"] != 1:
+        return reject()
+    if state["WaveSeparateGlobalRead" + tc]:
+        return reject()
+    if tlu and state["VectorWidth" + tc] != state["GlobalReadVectorWidth" + tc]:
+        return reject()
+    grvw = state["GlobalReadVectorWidth" + tc]
+    if not tlu:
+        per_load = state["MatrixInstK"] * grvw * state["LocalSplitU"] // state["MIInputPerThread"]
+        # NumLoadsCoalesced as the file stores it (setGlobalLoadTileDim is not ported, see module docstring)
+        if state["NumLoadsCoalesced" + tc] != state["DepthU"] // per_load:
+            return reject()
+        if grvw != state["LocalReadVectorWidth"]:
+            return reject()
+    if state["ScheduleIterAlg"] < 3:
+        return reject()
+    if state["InnerUnroll"] > 1:
+        return reject()
+    if rules.dtv_unroll_major_per_tensor:
+        if tlu == state["UnrollMajorLDS" + tc]:
+            return reject()
+    elif tc == "B" and (pt["TLUA"] == state["UnrollMajorLDSA"] or pt["TLUB"] == state["UnrollMajorLDSB"]):
+        return reject()
+    if state["UnrollLoopSwapGlobalReadOrder"]:
+        return reject()
+    if state["PrefetchGlobalRead"] == 2 and state["ExpandPointerSwap"]:
+        state["ExpandPointerSwap"] = 0
+    if pt["Sparse"]:
+        return reject()
+    if rules.dtv_rejects_pgr0_and_nn_tlds0:
+        if state["PrefetchGlobalRead"] == 0:
+            return reject()
+        if tc == "A" and state["TransposeLDS"] == 0 and not pt["TransposeA"] and not pt["TransposeB"]:
+            return reject()
+    if rules.dtv_asem_depth_u:
+        transposes = (bool(pt["TransposeA"]), bool(pt["TransposeB"]))
+        if (tc == "A" and transposes == (True, True)) or (tc == "B" and transposes == (False, False)):
+            state["AssertSummationElementMultiple"] = max(state["AssertSummationElementMultiple"], state["DepthU"])
+    return True
+
+
+def _assign_derived(state: LiteState, path: str, rules: LiteDerivationRules) -> None:  # noqa: C901 - one AMD function, kept in its order
     """``Solution.assignDerivedParameters`` (SolutionStructs.py:2079-3998), see the module docstring."""
     pt = state["ProblemType"]
     isa = tuple(state["ISA"])
@@ -605,6 +803,8 @@ def _assign_derived(state: LiteState, path: str) -> None:  # noqa: C901 - one AM
             pt["DataType"].enum != "Float" or not state["BufferStore"] or state["LocalSplitU"] > 1
         ):
             _reject(state)
+        if rules.streamk_checks:
+            _streamk_checks(state, path)
     else:
         state["StreamKAtomic"] = 0
         state["StreamKXCCMapping"] = 0
@@ -874,7 +1074,7 @@ def _assign_derived(state: LiteState, path: str) -> None:  # noqa: C901 - one AM
                         if (state[tile] * state["_DepthU" + tc] // state["NumThreads"]) % cur == 0:
                             state[key] = cur
                         cur *= 2
-        else:
+        elif rules.non_mi_grvw_one:
             state[key] = 1
     if generated["A"] and state["UnrollLoopSwapGlobalReadOrder"] == 1:
         state["GlobalReadVectorWidthA"] = min(state["GlobalReadVectorWidthA"], state["GlobalReadVectorWidthB"])
@@ -920,6 +1120,10 @@ def _assign_derived(state: LiteState, path: str) -> None:  # noqa: C901 - one AM
 
     # 3162-3166 NoTailLoop
     state["NoTailLoop"] = state["AssertSummationElementMultiple"] % state["DepthU"] == 0 and state["StreamK"] == 0
+    # 3168-3176 (3251-3258 @0.12.1): a DirectToVgpr kernel tensilelite cannot build stops here
+    for tc in ("A", "B"):
+        if state["DirectToVgpr" + tc] and not _direct_to_vgpr_doable(state, tc, rules, archc):
+            return
 
     # 3178-3196 LDS: metadata layout, then LdsBlockSizePerPad (recomputed; explicit values kept)
     state["TransposeLDSMetadata"] = pt["Sparse"] != 2
@@ -936,6 +1140,11 @@ def _assign_derived(state: LiteState, path: str) -> None:  # noqa: C901 - one AM
     # 3198-3383: validity checks and checkLdsBlockSizePerPad's address simulation (not ported;
     # it only zeroes an automatic block size whose padded addresses would be inconsistent)
     # 3385-3400: DirectToLds feasibility (not ported: the stored DirectToLds stands)
+    if rules.dtv_with_dtl_single_wave_group and state["DirectToLds"]:  # 3486-3493 @0.12.1
+        wave_group = state["MIWaveGroup"]
+        if (state["DirectToVgprA"] and wave_group[1] > 1) or (state["DirectToVgprB"] and wave_group[0] > 1):
+            _reject(state)
+            return
     # 3408-3417 LdsPad (recomputed; explicit values kept), 128-byte blocks for 32-byte reads
     state["LdsPadA"], state["LdsPadB"], state["LdsPadMetadata"] = _lds_pad(state, state["LocalReadVectorWidth"], caps)
     for tc, auto in (("A", auto_block_a), ("B", auto_block_b)):
@@ -983,7 +1192,8 @@ def _assign_derived(state: LiteState, path: str) -> None:  # noqa: C901 - one AM
         state["PrefetchLocalRead"] = 0
     if not state["EnableMatrixInstruction"]:
         state["ClusterLocalRead"] = 0
-        state["PrefetchLocalRead"] = 0
+        if rules.non_mi_plr_zero:
+            state["PrefetchLocalRead"] = 0
     if state["EnableMatrixInstruction"] and state["PrefetchLocalRead"] > 0:
         if state["LocalReadVectorWidth"] // state["MIInputPerThread"] == 0:
             _reject(state)
@@ -1008,6 +1218,9 @@ def _assign_derived(state: LiteState, path: str) -> None:  # noqa: C901 - one AM
 
 __all__ = [
     "CustomKernelConfig",
+    "LITE_DERIVATION_0_12_1",
+    "LITE_DERIVATION_7D9FB683",
+    "LiteDerivationRules",
     "LiteProblemType",
     "LiteState",
     "bias_type_list_default",

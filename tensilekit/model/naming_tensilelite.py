@@ -60,6 +60,11 @@ def problem_type_name(pt: LiteProblemType) -> str:
         name += pt["DestDataType"].char + pt["ComputeDataType"].char + "_"
     if pt["F32XdlMathOp"].enum != "Float" and data.enum == "Float":
         name += "_M" + pt["F32XdlMathOp"].char + "_"
+    # hipBLASLt 0.12.1's problem types have these keys (SolutionStructs.py:500-504 @0.12.1); 7d9fb683's do not
+    if pt.get("SwizzleTensorA"):
+        name += "STA_"
+    if pt.get("SwizzleTensorB"):
+        name += "STB_"
     if pt["UseBeta"]:
         name += "B"
     if pt["HighPrecisionAccumulate"] and not pt["SilentHighPrecisionAccumulate"]:
@@ -142,15 +147,16 @@ class MinNaming:
         self.required = required
 
     @classmethod
-    def of(cls, kernels: Sequence[LiteState]) -> MinNaming:
-        """``Solution.getMinNaming(kernels)`` (4002-4056); no custom kernels reach here."""
+    def of(cls, kernels: Sequence[LiteState], valid: frozenset[str] = VALID_PARAMETERS) -> MinNaming:
+        """``Solution.getMinNaming(kernels)`` (4002-4056); no custom kernels reach here. ``valid``: the
+        version's ``validParameters`` (``LiteDerivationRules.valid_parameters``)."""
         kernels = [k for k in kernels if not k.get("CustomKernelName")]
         if not kernels:
             return cls({})
         first = kernels[0]
         required: dict[str, bool] = {}
         for key in first:
-            required[key] = key in VALID_PARAMETERS and any(first[key] != k[key] for k in kernels[1:])
+            required[key] = key in valid and any(first[key] != k[key] for k in kernels[1:])
         required["GlobalSplitU"] = True
         required["WorkGroupMapping"] = True
         if "MatrixInstM" in first:
@@ -199,16 +205,16 @@ def _name_min(state: Mapping[str, Any], required: dict[str, bool], ignore: bool)
     return "_".join(components)
 
 
-def name_full(state: Mapping[str, Any]) -> str:
-    """``Solution.getNameFull`` (4081-4090): every ``validParameters`` key of the state."""
-    required = {key: True for key in state if key in VALID_PARAMETERS}
+def name_full(state: Mapping[str, Any], valid: frozenset[str] = VALID_PARAMETERS) -> str:
+    """``Solution.getNameFull`` (4081-4090): every ``validParameters`` key (``valid``) of the state."""
+    required = {key: True for key in state if key in valid}
     if "MatrixInstM" in state:
         required["MIWaveTile"] = True
         required["ThreadTile"] = False
     return _name_min(state, required, False)
 
 
-def key_no_internal_args(state: Mapping[str, Any]) -> str:
+def key_no_internal_args(state: Mapping[str, Any], valid: frozenset[str] = VALID_PARAMETERS) -> str:
     """The full name of ``getKeyNoInternalArgs(state)`` (4060-4078): the kernel de-duplication key."""
     other = copy.copy(dict(state))
     pt = dict(other["ProblemType"])
@@ -218,10 +224,10 @@ def key_no_internal_args(state: Mapping[str, Any]) -> str:
         other["GlobalSplitU"] = "M"
     for key in _INTERNAL_ARGS:
         other[key] = "M"
-    return name_full(other)
+    return name_full(other, valid)
 
 
-def unique_kernels(solutions: Iterable[LiteState]) -> list[LiteState]:
+def unique_kernels(solutions: Iterable[LiteState], valid: frozenset[str] = VALID_PARAMETERS) -> list[LiteState]:
     """``generateLogicDataAndSolutions``'s de-duplication, then ``generateKernelObjectsFromSolutions``'s.
 
     Solutions are equal when their full names (and lazy code-object files) are; kernels when the
@@ -232,11 +238,11 @@ def unique_kernels(solutions: Iterable[LiteState]) -> list[LiteState]:
     kernels = []
     for state in solutions:
         code_object = str(state.get("codeObjectFile", ""))
-        key = (name_full(state), code_object)
+        key = (name_full(state, valid), code_object)
         if key in seen_solutions:
             continue
         seen_solutions.add(key)
-        kernel_key = (key_no_internal_args(state), code_object)
+        kernel_key = (key_no_internal_args(state, valid), code_object)
         if kernel_key not in seen_kernels:
             seen_kernels.add(kernel_key)
             kernels.append(state)

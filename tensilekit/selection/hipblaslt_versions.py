@@ -49,6 +49,18 @@ rule                       7d9fb683 (0.11, ROCm 6.3)             0.12.1 (ROCm 6.
                            workgroup) is the CU count            (``TENSILE_STREAMK_DYNAMIC_GRID``
                            (``TENSILE_STREAMK_DYNAMIC_GRID``     default 3)
                            default 0)
+``experimental_logic_``    reads every logic file                TensileCreateLibrary leaves out logic
+``opt_in``                                                       files under a folder named
+                                                                 ``experimental`` (any case) unless
+                                                                 ``--experimental`` is given
+``derivation``             its ``Solution`` derivation           0.12.1's: ``SwizzleTensorA/B`` in the
+                           (:data:`~tensilekit.model.            problem type (names ``STA_``/``STB_``),
+                           derive_tensilelite.                   new DirectToVgpr rejections, ASEM
+                           LITE_DERIVATION_7D9FB683`)            raised to DepthU for DirectToVgprA on
+                                                                 TT / B on NN, Stream-K for S/H/B only
+                                                                 (:class:`~tensilekit.model.
+                                                                 derive_tensilelite.
+                                                                 LiteDerivationRules`)
 =========================  ====================================  =====================================
 
 The ``selection_method_metrics`` and ``all_solutions_gate_streamk_rows`` rows were measured with
@@ -87,6 +99,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tensilekit.errors import SelectionError
+from tensilekit.model.derive_tensilelite import LITE_DERIVATION_0_12_1, LITE_DERIVATION_7D9FB683, LiteDerivationRules
 from tensilekit.predicates.evaluate import DEFAULT_RULES, PredicateRules
 
 
@@ -120,6 +133,12 @@ class HipblasltVersion:
     builds_workgroup_number_check: bool = False
     """TensileCreateLibrary gives every kernel with ``KernArgsVersion`` ≥ 1 that is no Stream-K
     kernel a ``WorkgroupNumberCheck [MT0, MT1, GSU]`` (Contractions.py:452-458 @0.12.1)."""
+    experimental_logic_opt_in: bool = False
+    """TensileCreateLibrary reads a logic file with a folder named ``experimental`` (any case) in its
+    path only when given ``--experimental`` (TensileCreateLibrary.py:533-534, 669-671 @0.12.1; 7d9fb683
+    has no such option and reads them all)."""
+    derivation: LiteDerivationRules = LITE_DERIVATION_7D9FB683
+    """How its TensileCreateLibrary derives each logic-file solution (``Solution(state)``)."""
 
     def selection_metric(self, method: int) -> str | None:
         """The metric a problem reports under selection method ``method`` (None: its own)."""
@@ -154,6 +173,8 @@ HIPBLASLT_0_12_1 = HipblasltVersion(
     streamk_grid_predicted=True,
     builds_swizzle_fields=True,
     builds_workgroup_number_check=True,
+    experimental_logic_opt_in=True,
+    derivation=LITE_DERIVATION_0_12_1,
 )
 """hipBLASLt 0.12.1 (ROCm 6.4; the C++ of ``../shared/amd/oracle-tensilelite/0.12.1``)."""
 

@@ -55,10 +55,16 @@ _OUTPUT_SUFFIXES = {".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpac
     "tensilelite: build as this hipBLASLt's TensileCreateLibrary (default: 0.12.1 when the files' problem "
     "types name its fields such as SwizzleTensorA, else 7d9fb683)."
 )
+@click.option(
+    "--experimental",
+    is_flag=True,
+    help="tensilelite, hipBLASLt 0.12.1: also read logic files in folders named 'experimental', as "
+    "TensileCreateLibrary --experimental does (without it they are left out; 7d9fb683 reads them all).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the files written as JSON.")
 def build_master_command(
     logic: tuple[str, ...], output: str, lazy: bool, fmt: str | None, dialect: str | None, custom_kernels: str | None,
-    hipblaslt_version: str | None, as_json: bool,
+    hipblaslt_version: str | None, experimental: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """Build the master solution library of LOGIC files or directories (no kernels, no ROCm)."""
     from tensilekit.api import build_master_files
@@ -69,10 +75,11 @@ def build_master_command(
     for path in logic:
         require_readable_folder(path, suffixes=(".yaml", ".yml", ".yaml.zst"))
     require_kind(logic, LOGIC, "build-master")
+    left_out: list[str] = []
     with phases("reading the logic files") as shown:
         files = build_master_files(
             logic, lazy=lazy, dialect=dialect, custom_kernels=custom_kernels, stage=shown.stage,
-            hipblaslt_version=hipblaslt_version,
+            hipblaslt_version=hipblaslt_version, experimental=experimental, left_out=left_out,
         )  # fmt: skip
         shown.stage(f"writing {target.name}")
         written, removed = _write(files, target, fmt, lazy)
@@ -86,6 +93,13 @@ def build_master_command(
             err=True,
         )
     _warn_unloadable_msgpack(written, fmt)
+    if left_out:
+        click.echo(
+            f"note: left out {len(left_out)} logic file(s) in folders named 'experimental' ({left_out[0]}"
+            + (", …" if len(left_out) > 1 else "")
+            + "): hipBLASLt 0.12.1's TensileCreateLibrary reads them only with --experimental",
+            err=True,
+        )
     for stale in removed:
         click.echo(f"removed stale {stale} (not part of this build)", err=True)
     for written_path, solutions, _ in written:

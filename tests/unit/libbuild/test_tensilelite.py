@@ -8,9 +8,12 @@ tests/property/test_build_master_hipblaslt_props.py.
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tensilekit.errors import InvalidValue, LibraryFormatError, TensilekitError
 from tensilekit.libbuild import build_master_libraries, build_master_tree, build_tensilelite_libraries
@@ -375,3 +378,113 @@ def test_lite_type_reads_every_spelling_tensilelites_data_type_accepts() -> None
     assert lite_type("X").enum == "XFloat32"
     with pytest.raises(KeyError):
         lite_type("nope")
+
+
+def test_direct_to_vgpr_is_derived_by_each_versions_rules() -> None:
+    """DirectToVgprB on NN (``isDirectToVgprDoable``): 0.12.1 takes this kernel (MIWaveGroup [2, 2])
+    and raises ASEM to DepthU, which its name and a BoundSizeMultiple predicate show; 7d9fb683
+    rejects it (MIWaveGroup[0] must be 1) and stops deriving, so PreloadKernArgs keeps its stored value."""
+    from tensilekit.model.derive_tensilelite import LITE_DERIVATION_0_12_1
+
+    sol = lite_solution(0, DirectToVgprB=True, PreloadKernArgs=True)
+    newer = solution_state(sol, isa=(9, 0, 10), cu_count=None, rules=LITE_DERIVATION_0_12_1)
+    older = solution_state(sol, isa=(9, 0, 10), cu_count=None)
+    assert newer["Valid"] and newer["AssertSummationElementMultiple"] == 32 and newer["PreloadKernArgs"] == 0
+    assert older["Valid"] is False and older["AssertSummationElementMultiple"] == 1 and older["PreloadKernArgs"] is True
+    plain = lite_solution(1, DepthU=64)
+    files = [("a.yaml", lite_logic([sol, plain], EQ_TABLE))]
+    tree = build_tensilelite_libraries(files, hipblaslt_version="0.12.1")["TensileLibrary_gfx90a"]
+    record = next(r for r in tree["solutions"] if "_ASEM32_" in r["name"])
+    assert {"index": -1, "type": "BoundSizeMultiple", "value": 32} in _preds(record)
+    older_tree = build_tensilelite_libraries(files, hipblaslt_version="7d9fb683")["TensileLibrary_gfx90a"]
+    assert not any("ASEM32" in r["name"] for r in older_tree["solutions"])
+
+
+def test_streamk_on_other_data_types_stops_0121s_derivation_and_a_schedule_it_fails_on_is_refused() -> None:
+    from tensilekit.model.derive_tensilelite import LITE_DERIVATION_0_12_1
+
+    f8 = lite_solution(0, StreamK=3, PreloadKernArgs=True, MIWaveGroup=[2, 2])
+    f8["ProblemType"] = {**f8["ProblemType"], "DataType": 11, "DestDataType": 4}
+    newer = solution_state(f8, isa=(9, 4, 2), cu_count=None, rules=LITE_DERIVATION_0_12_1)
+    assert newer["Valid"] is False and newer["PreloadKernArgs"] is True  # returned before the end
+    half = solution_state(lite_solution(0, StreamK=3), isa=(9, 4, 2), cu_count=None, rules=LITE_DERIVATION_0_12_1)
+    assert half["Valid"] is True
+    schedule = lite_solution(0, StreamK=3, ScheduleLocalWrite=0)
+    with pytest.raises(InvalidValue, match="ScheduleLocalWrite") as info:
+        build_tensilelite_libraries([("s.yaml", lite_logic([schedule], ONE))], hipblaslt_version="0.12.1")
+    assert info.value.location is not None and info.value.location.path == "[5][0].ScheduleLocalWrite"
+    build_tensilelite_libraries([("s.yaml", lite_logic([schedule], ONE))], hipblaslt_version="7d9fb683")
+
+
+def test_swizzled_tensors_are_named_and_predicated_by_0121() -> None:
+    pt = {**HHS_NN, "TransposeA": True, "IndexAssignmentsA": [3, 0, 2], "SwizzleTensorA": True}
+    sol = lite_solution(0, DirectToVgprA=True)
+    sol["ProblemType"] = copy.deepcopy(pt)
+    logic = lite_logic([sol], ONE)
+    logic[4] = copy.deepcopy(pt)
+    tree = build_tensilelite_libraries([("s.yaml", logic)], hipblaslt_version="0.12.1")["TensileLibrary_gfx90a"]
+    record = tree["solutions"][0]
+    assert "_HHS_STA_BH_" in record["name"] and record["problemType"]["swizzleTensorA"] is True
+    assert {"type": "SwizzleTensorA", "value": True} in _preds(record)
+    assert not any(p["type"] == "BoundSizeMultiple" for p in _preds(record))  # TN: the tail loop works
+
+
+def test_experimental_folders_are_read_by_0121_only_when_asked(tmp_path: Path) -> None:
+    """TensileCreateLibrary.py:669-671 @0.12.1: without --experimental, logic files in a folder named
+    ``experimental`` (any case) are not read; 7d9fb683 reads them."""
+    from click.testing import CliRunner
+
+    from tensilekit.cli.main import cli
+    from tensilekit.errors import InputNotFound
+    from tensilekit.libbuild.tensilelite import experimental_logic_left_out
+
+    files = [("logic/Experimental/a.yaml", ["a"]), ("logic/b.yaml", ["b"])]
+    kept, left_out, version = experimental_logic_left_out(files, hipblaslt_version="0.12.1")
+    assert kept == files[1:] and left_out == ["logic/Experimental/a.yaml"] and version.name == "0.12.1"
+    assert experimental_logic_left_out(files, hipblaslt_version="0.12.1", experimental=True)[0] == files
+    assert experimental_logic_left_out(files, hipblaslt_version="7d9fb683")[0] == files
+    with pytest.raises(InputNotFound, match="--experimental"):
+        experimental_logic_left_out(files[:1], hipblaslt_version="0.12.1")
+
+    (tmp_path / "logic" / "EXPERIMENTAL").mkdir(parents=True)
+    (tmp_path / "logic" / "b.yaml").write_text(yaml.safe_dump(lite_logic([lite_solution(0)], ONE)))
+    (tmp_path / "logic" / "EXPERIMENTAL" / "a.yaml").write_text(
+        yaml.safe_dump(lite_logic([lite_solution(0, DepthU=64)], ONE))
+    )
+    counts = {}
+    for flags in ([], ["--experimental"], ["--hipblaslt-version", "7d9fb683"]):
+        result = CliRunner().invoke(
+            cli,
+            ["build-master", str(tmp_path / "logic"), "--hipblaslt-version", "0.12.1", *flags, "--json", "-o",
+             str(tmp_path / "out.yaml")],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        counts[" ".join(flags)] = json.loads(result.stdout.splitlines()[-1])["solutions"]
+        assert ("left out 1 logic file" in result.output) == (flags == [])
+    assert counts == {"": 1, "--experimental": 2, "--hipblaslt-version 7d9fb683": 2}
+
+
+@pytest.mark.corpus
+def test_kernels_without_matrix_instructions_keep_prefetch_and_read_width_under_0121(corpus: Path) -> None:
+    """7d9fb683 sets PrefetchLocalRead 0 and GlobalReadVectorWidthA/B 1 for a kernel without matrix
+    instructions, 0.12.1 keeps them (measured: a navi31 file whose non-MFMA kernels were given PLR 1
+    and GRVWA 2 names ``PLR1``/``GRVWA2`` under ``build-master-0.12.1``, not under ``build-master``)."""
+    from tensilekit.model.derive_tensilelite import LITE_DERIVATION_0_12_1
+
+    path = corpus / "logic/hipblaslt/navi31/Equality/navi31_Cijk_Alik_Bjlk_SB_Bias_HAS_SAV_UserArgs.yaml"
+    stored = next(
+        s for s in yaml.load(path.read_text(), Loader=yaml.CSafeLoader)[5] if not s["EnableMatrixInstruction"]
+    )
+    stored = {**stored, "PrefetchLocalRead": 1, "GlobalReadVectorWidthA": 2}
+    newer = solution_state(stored, isa=(11, 0, 0), cu_count=None, rules=LITE_DERIVATION_0_12_1)
+    older = solution_state(stored, isa=(11, 0, 0), cu_count=None)
+    assert (newer["PrefetchLocalRead"], newer["GlobalReadVectorWidthA"]) == (1, 2)
+    assert (older["PrefetchLocalRead"], older["GlobalReadVectorWidthA"]) == (0, 1)
+
+
+def test_experimental_is_a_tensilelite_option(fixture_path: Any) -> None:
+    from tensilekit.api import build_master_files
+
+    tensile = fixture_path("logic", "sample_aldebaran_Cijk_Ailk_Bljk_SB.yaml")
+    with pytest.raises(InvalidValue, match="tensilelite"):
+        build_master_files([tensile], experimental=True, dialect="tensile")
