@@ -40,8 +40,9 @@ file says ``MinimumRequiredVersion`` 5 or later (7d9fb683's script cannot read t
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Literal
+
+from tensilekit.model.naming_tensilelite import is_5x_version
 
 MergeScriptName = Literal["7d9fb683", "5.x"]
 
@@ -85,14 +86,6 @@ MERGE_SCRIPTS: dict[str, MergeScript] = {script.name: script for script in (MERG
 # folders whose name ``compareDestFolderToYaml`` checks against the incremental file's [11]
 LIBRARY_TYPE_FOLDERS = ("Equality", "GridBased")
 
-_MAJOR = re.compile(r"\s*(\d+)")
-
-
-def version_major(version: str | None) -> int | None:
-    """The major number of a ``MinimumRequiredVersion`` (``"5.0.0"`` -> 5), None if it has none."""
-    match = _MAJOR.match(version or "")
-    return int(match.group(1)) if match else None
-
 
 def merge_script_for(
     requested: MergeScriptName | None, original_version: str | None, incremental_version: str | None
@@ -101,8 +94,7 @@ def merge_script_for(
     if requested is not None:
         return MERGE_SCRIPTS[requested], "requested"
     for side, version in (("original", original_version), ("incremental", incremental_version)):
-        major = version_major(version)
-        if major is not None and major >= 5:
+        if is_5x_version(version):
             return MERGE_PY_5X, f"the {side} file is tensilelite {version} (7d9fb683's merge.py cannot read it)"
     return MERGE_PY_7D9FB683, "neither file is tensilelite 5.x"
 
@@ -115,5 +107,4 @@ __all__ = [
     "MergeScript",
     "MergeScriptName",
     "merge_script_for",
-    "version_major",
 ]

@@ -146,6 +146,8 @@ def test_every_command_gives_one_verdict() -> None:
     result = runner.invoke(cli, ["lint", str(UNMODELLED)])
     assert "unmodelled-predicate" in result.output
     query_args = ["--arch", "gfx950", "--cu-count", "256", "--type", "bf16", "--trans-a", "T", "1024", "1024", "1024"]
+    result = runner.invoke(cli, ["select", "-l", str(LOGIC), *query_args])
+    assert result.exit_code == 0 and "selected\tindex 1" in result.output, result.output
     result = runner.invoke(cli, ["select", "-l", str(CLIENT), *query_args])
     assert result.exit_code == 0 and "selected\tindex 0" in result.output, result.output
     result = runner.invoke(cli, ["select", "-l", str(UNMODELLED), *query_args])
