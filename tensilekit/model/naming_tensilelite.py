@@ -6,6 +6,14 @@ joins every part of the problem-type name with ``_`` (``_HA_S_`` where 7d9fb683 
 names a fixed parameter set (``getRequiredParametersMin``). A build names with 5.x's rules when its
 logic is 5.x (:func:`is_5x_version`).
 
+5.x's parameter set and internal arguments changed from commit to commit while files kept saying
+``MinimumRequiredVersion: 5.0.0``: AMD's own gfx950 logic (rocm-libraries ``projects/hipblaslt/
+library/src/amd_detail/rocblaslt/src/Tensile/Logic/asm_full/gfx950/Equality/
+gfx950_Cijk_Alik_Bljk_S_B_Bias_HAS_SAV_UserArgs.yaml`` @21c3348ac4dd) has min-names with
+``WGMXCC4`` and without ``BufferLoad``, where the newest sources name ``BL1`` and write ``WGMXCC``
+only as 1 / n1. The problem-type part (``…_S_B_Bias_HA_S_SAV_UserArgs``) is the same in all of
+them; the parameter part follows the newest sources cited below.
+
 Ported from ``/work/shared/amd/tensilelite-7d9fb68/Tensile/SolutionStructs.py``: ``ProblemType.__str__``
 (459-554), ``Solution.getMinNaming`` (4002-4056), ``getKeyNoInternalArgs`` (4060-4078),
 ``getNameFull`` (4081-4090), ``getNameMin`` (4095-4164) and the value abbreviations (4223-4273).

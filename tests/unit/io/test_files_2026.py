@@ -312,8 +312,15 @@ def test_5x_merge_py_copies_unpaired_files_and_warns_of_differing_headers(tmp_pa
         ({**{key: value for key, value in PROBLEM_5X.items() if not key.startswith("Activation")},
           "BiasDataTypeList": [0, 4], "UseScaleAlphaVec": 0, "SupportUserArgs": False, "StridedBatched": False},
          "Cijk_Alik_Bljk_BBS_BH_BiasSH_GB", "Cijk_Alik_Bljk_BBS_BH_Bias_SH_GB"),
+        # the header of AMD's own 5.0.0 logic rocm-libraries projects/hipblaslt/library/src/amd_detail/rocblaslt/
+        # src/Tensile/Logic/asm_full/gfx950/Equality/gfx950_Cijk_Alik_Bljk_S_B_Bias_HAS_SAV_UserArgs.yaml
+        # @21c3348ac4dd, whose solutions' SolutionNameMin start Cijk_Alik_Bljk_S_B_Bias_HA_S_SAV_UserArgs_
+        ({"OperationType": "GEMM", "DataType": 0, "Batched": True, "UseBeta": True, "TransposeA": True,
+          "TransposeB": False, "UseBias": 1, "BiasDataTypeList": [0], "Activation": True,
+          "ActivationType": "hipblaslt_all", "UseScaleAlphaVec": 1, "SupportUserArgs": True},
+         "Cijk_Alik_Bljk_SB_Bias_HAS_SAV_UserArgs", "Cijk_Alik_Bljk_S_B_Bias_HA_S_SAV_UserArgs"),
     ],
-    ids=["file-name", "sgemm", "bias-types"],
+    ids=["file-name", "sgemm", "bias-types", "amd-gfx950-5.0.0"],
 )  # fmt: skip
 def test_5x_problem_type_names(fields: dict[str, Any], name_7d9fb683: str, name_5x: str) -> None:
     from tensilekit.model.derive_tensilelite import problem_type
