@@ -341,7 +341,7 @@ def recorded_solutions(
 
 def recorded_line(problem: GemmProblem, found: RecordedSolution) -> str:
     """One GEMM's recorded solution, as ``select --from-log`` and ``coverage`` print it."""
-    shape = f"{problem.m}x{problem.n}x{problem.k} batch {problem.batch} {problem.gemm_type}"
+    shape = f"{problem.m}x{problem.n}x{problem.k} batch {problem.batch} {problem.gemm_type}{problem.layout_note}"
     if found.kernel is None:
         state = f"not in this library ({found.reason})"
     elif found.supported is None:

@@ -65,7 +65,12 @@ def merge_summary_lines(file_report: FileMergeReport) -> list[str]:
     changed = sum(1 for entry in file_report.sizes_replaced if entry.changed)
     written = "written" if file_report.written else "not written"
     lines = [
-        f"{file_report.name}: {policy.merge_mode} ({policy.force_merge_reason}), compat {policy.compat.value}",
+        f"{file_report.name}: {policy.merge_mode} ({policy.force_merge_reason}), compat {policy.compat.value}"
+        + (
+            f" (merge.py {policy.tensilelite_merge}: {policy.tensilelite_merge_reason})"
+            if policy.tensilelite_merge
+            else ""
+        ),
         f"  sizes: {len(file_report.sizes_replaced)} replaced ({changed} changed), {len(file_report.sizes_kept)} kept, "
         f"{len(file_report.sizes_added)} added"
         + (f", {len(file_report.sizes_rejected)} rejected" if file_report.sizes_rejected else "")
@@ -112,7 +117,13 @@ def merge_report_markdown(report: MergeReport) -> str:
         lines += [f"## {file_report.name}", ""]
         lines.append(
             f"- policy: **{policy.merge_mode}** ({policy.force_merge_reason}); compat `{policy.compat.value}` "
-            f"({policy.compat_reason}); trim {policy.trim}; no_eff {policy.no_eff}; "
+            f"({policy.compat_reason})"
+            + (
+                f"; merge.py `{policy.tensilelite_merge}` ({policy.tensilelite_merge_reason})"
+                if policy.tensilelite_merge
+                else ""
+            )
+            + f"; trim {policy.trim}; no_eff {policy.no_eff}; "
             f"solution tags {policy.add_solution_tags}"
         )
         if file_report.original_path:

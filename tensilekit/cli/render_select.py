@@ -368,7 +368,7 @@ def render_workload(
     missing = 0
     for position, answer in enumerate(answers):
         gemm = answer.gemm
-        shape = f"{size_text(gemm.m, gemm.n, gemm.k, gemm.batch)} {gemm.gemm_type}"
+        shape = f"{size_text(gemm.m, gemm.n, gemm.k, gemm.batch)} {gemm.gemm_type}{gemm.layout_note}"
         selection = answer.selection
         if selection is None or selection.index is None:
             missing += gemm.call_count

@@ -62,7 +62,7 @@ from tensilekit.model.derive_tensilelite import (
     solution_state,
 )
 from tensilekit.model.naming import gfx_isa
-from tensilekit.model.naming_tensilelite import MinNaming, name_full, unique_kernels
+from tensilekit.model.naming_tensilelite import MinNaming, is_5x_version, name_full, name_min_5x, unique_kernels
 from tensilekit.model.tensile_parameters import DataTypeInfo
 from tensilekit.model.tensilelite_parameters import (
     ACTIVATION_TYPE_COLUMN,
@@ -1278,10 +1278,12 @@ def build_tensilelite_libraries(
     next_index = 0
     # (source, the file's solutions in file order): merges renumber them in place
     per_file: list[tuple[str, list[_Solution]]] = []
+    names_5x = False  # a 5.x file is built by 5.x's TensileCreateLibrary, which names as 5.x does
     for source, data in logic_files:
         try:
             with error_context(source):
                 logic = _parse_logic(data)
+                names_5x = names_5x or is_5x_version(logic.minimum_version)
                 try:
                     states = _states(logic, custom_kernel_config, rules.derivation)
                     new = _from_logic(logic, states, lazy=lazy, rules=rules)
@@ -1330,6 +1332,10 @@ def build_tensilelite_libraries(
         base = ("TensileLibrary_lazy_" if lazy else "TensileLibrary_") + arch
         for lib in (master, *master.lazy.values()):
             for s in lib.solutions.values():  # applyNaming
+                if names_5x:
+                    s.name = name_min_5x(s.state)
+                    s.kernel_name = name_min_5x(s.state, ignore_internal_args=True)
+                    continue
                 s.name = naming.name(s.state)
                 s.kernel_name = naming.name(s.state, ignore_internal_args=True)
         out[base] = master.tree()

@@ -6,7 +6,8 @@ This is the only module of :mod:`tensilekit.merge` that touches files (through
 
 Directory merges follow AMD's ``avoidRegressions`` (T:372-408): files are paired by basename,
 non-recursively, keeping names whose extension is ``.yaml`` in any case; an incremental file
-without an original is dropped (unless ``add_new``), an original without an incremental is not
+without an original is dropped (unless ``add_new``, or, by default, when tensilelite 5.x's merge.py
+merges it: :func:`copies_unpaired`), an original without an incremental is not
 copied. One deliberate deviation: incremental files are processed in **sorted** name order, not
 ``os.listdir`` order, so the latched default policy (the first file decides, T:384) is
 deterministic. A directory merge is staged and its files renamed into OUTPUT at the end (``io.atomic.file_set``),
@@ -42,6 +43,7 @@ from tensilekit.io.logic_io import dumps_logic, load_logic
 from tensilekit.io.yaml_codec import parse_yaml
 from tensilekit.merge.identity import Compat
 from tensilekit.merge.merge import MergePolicy, merge_resolved, resolve_force_merge
+from tensilekit.merge.merge_versions import merge_script_for
 from tensilekit.merge.prune import PruneReport, prune_logic
 from tensilekit.merge.report import FileMergeReport, MergeReport
 from tensilekit.model.library import MasterLibrary
@@ -104,13 +106,31 @@ def merge_directories(
     with contextlib.ExitStack() as stack:
         staging = None if dry_run else stack.enter_context(file_set(output_dir))
         _merge_pairs(report, chosen, paired, original_dir, incremental_dir, output_dir, staging)
-        if report.unpaired_incremental and chosen.add_new:
-            for name in report.unpaired_incremental:
-                source = Path(incremental_dir) / name
+        for name in report.unpaired_incremental:
+            source = Path(incremental_dir) / name
+            if copies_unpaired(chosen, source):
                 if staging is not None and not _same_file(source, Path(output_dir) / name):
                     write_bytes_atomic(staging / name, source.read_bytes())
                 report.copied_new.append(name)
     return _finish_report(report, chosen, original_dir, output_dir)
+
+
+def copies_unpaired(policy: MergePolicy, incremental: Path) -> bool:
+    """Whether an incremental file without an original is copied to the output: ``add_new`` if
+    set, else what the merge script would do (only tensilelite 5.x's merge.py copies; the script
+    is the one the file's own version selects, :func:`~tensilekit.merge.merge_versions.merge_script_for`)."""
+    if policy.add_new is not None:
+        return policy.add_new
+    if policy.compat is Compat.TENSILE:
+        return False
+    try:
+        logic = load_logic(incremental)
+    except TensilekitError:
+        return False  # not a logic file tensilekit reads: not copied (the notes count it as dropped)
+    if policy.compat is None and Compat.for_dialect(logic.dialect) is not Compat.TENSILELITE:
+        return False
+    script, _ = merge_script_for(policy.tensilelite_merge, logic.version, None)
+    return script.copies_unpaired_incremental
 
 
 def _merge_pairs(
@@ -150,12 +170,18 @@ def _finish_report(
     output_dir: str | os.PathLike[str],
 ) -> MergeReport:
     """The notes about files that were not merged."""
-    if report.unpaired_incremental:
-        if not chosen.add_new:
-            report.notes.append(
-                f"{len(report.unpaired_incremental)} incremental file(s) without an original were not merged "
-                "(AMD drops them silently; add_new copies them through)"
-            )
+    dropped = [name for name in report.unpaired_incremental if name not in report.copied_new]
+    if dropped:
+        report.notes.append(
+            f"{len(dropped)} incremental file(s) without an original were not merged "
+            "(AMD's TensileMergeLibrary and tensilelite 7d9fb683's merge.py drop them silently; add_new copies "
+            "them through)"
+        )
+    if report.copied_new and chosen.add_new is None:
+        report.notes.append(
+            f"{len(report.copied_new)} incremental file(s) without an original were copied to the output, "
+            "as tensilelite 5.x's merge.py does (add_new=False drops them)"
+        )
     if report.unpaired_original and Path(output_dir).resolve() != Path(original_dir).resolve():
         report.notes.append(
             f"{len(report.unpaired_original)} original file(s) without an incremental are not in the output "

@@ -36,6 +36,12 @@ Algorithm (per file pair; state = each side's kernels and table rows, then the o
 8. The output is the *original* file with only solutions and table replaced (and, TL, the waived
    header). Nothing of the incremental header survives.
 
+tensilelite's ``merge.py`` has two versions (7d9fb683's, cited as TL above, and 5.x's); where they
+differ (5.x drops every solution's ProblemType in step 4 and skips solutions without one in step 0,
+copies unpaired files, checks the library type's folder) the rule is a field of
+:class:`~tensilekit.merge.merge_versions.MergeScript`, chosen per pair by
+:func:`~tensilekit.merge.merge_versions.merge_script_for`.
+
 The steps live in :mod:`tensilekit.merge.steps`; kernel identity and the lazy "first equal
 pool entry" index in :mod:`tensilekit.merge.identity`; which YAML aliases survive in
 :mod:`tensilekit.merge.aliases`. Kernels are carried as their input models and turned into
@@ -52,16 +58,23 @@ models as immutable, or deep-copy before editing them in place).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from tensilekit._arguments import require
-from tensilekit.errors import MergeError
+from tensilekit.errors import Location, MergeError
 from tensilekit.merge.aliases import alias_pairs, merged_alias_pairs, with_alias_pairs
 from tensilekit.merge.efficiency import compare_units, guess_unit
 from tensilekit.merge.identity import Compat, IdentityIndex, KernelIdentity, identity_function, identity_of
+from tensilekit.merge.merge_versions import (
+    LIBRARY_TYPE_FOLDERS,
+    MergeScript,
+    MergeScriptName,
+    merge_script_for,
+)
 from tensilekit.merge.report import (
     AmdStatistics,
     FileMergeReport,
@@ -78,6 +91,7 @@ from tensilekit.merge.steps import (
     Kernel,
     Row,
     build_output,
+    drop_solution_problem_types,
     drop_unused,
     duplicates,
     fastest_compatible,
@@ -91,6 +105,7 @@ from tensilekit.merge.steps import (
     waive_problem_type,
 )
 from tensilekit.model.logic import LogicFile
+from tensilekit.model.naming_tensilelite import is_5x_version
 
 
 class MergePolicy(BaseModel):
@@ -112,6 +127,12 @@ class MergePolicy(BaseModel):
         problem_type_check: tensilelite's ProblemType waiving and check (step 0). None = on for
             compat ``tensilelite`` only; ``compat=tensilelite, problem_type_check=False``
             reproduces ROCm/Tensile's older ``Tensile/Utilities/merge.py`` (TU).
+        tensilelite_merge: which version of tensilelite's ``merge.py`` to reproduce (compat
+            ``tensilelite``): ``"7d9fb683"`` or ``"5.x"``; None = by the files' versions
+            (:func:`tensilekit.merge.merge_versions.merge_script_for`).
+
+    ``add_new`` None (the default) does what the merge script does: 5.x's copies incremental files
+    without an original, 7d9fb683's and TensileMergeLibrary drop them.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -121,9 +142,10 @@ class MergePolicy(BaseModel):
     no_eff: bool = False
     add_solution_tags: bool = False
     compat: Compat | None = None
-    add_new: bool = False
+    add_new: bool | None = None
     latch_default: bool = True
     problem_type_check: bool | None = None
+    tensilelite_merge: MergeScriptName | None = None
 
 
 def default_force_merge(incremental_path: str | None) -> bool:
@@ -210,6 +232,12 @@ def merge_resolved(
         compat_reason = f"default for a {original.dialect.value}-dialect original"
     tagged = policy.add_solution_tags
     warnings = header_warnings(original, incremental, compat)
+    script: MergeScript | None = None
+    script_reason: str | None = None
+    if compat is Compat.TENSILELITE:
+        script, script_reason = merge_script_for(policy.tensilelite_merge, original.version, incremental.version)
+        if script.checks_library_type_folder:
+            check_library_type_folder(incremental, original_path, incremental_path)
     orig = side_from(original, "original", original_path)
     inc = side_from(incremental, "incremental", incremental_path)
     original_sizes, incremental_sizes = len(orig.rows), len(inc.rows)
@@ -220,7 +248,10 @@ def merge_resolved(
     if check_problem_type is None:
         check_problem_type = compat is Compat.TENSILELITE
     if check_problem_type:
-        waived = waive_problem_type(orig, inc, warnings)
+        optional = script is not None and script.solution_problem_type_optional
+        waived = waive_problem_type(orig, inc, warnings, solution_problem_type_optional=optional)
+        if optional:
+            warnings.extend(unchecked_header_warnings(orig.header, inc.header))
 
     # step 1 (positional re-index) is implicit: rows hold positions, SolutionIndex is set on output
 
@@ -252,6 +283,15 @@ def merge_resolved(
         sanitized, sanitized_incremental = sanitize(orig), sanitize(inc)
     if sanitized:
         warnings.append(f"tensilelite StaggerU sanitising rewrote {sanitized} original kernel(s)")
+    if script is not None and script.drops_solution_problem_type:
+        dropped = drop_solution_problem_types(orig)
+        drop_solution_problem_types(inc)
+        if dropped and not is_5x_version(original.version):
+            warnings.append(
+                f"tensilelite {script} merge.py removes the ProblemType of every solution ({dropped} original "
+                f"kernel(s) had one); the output keeps MinimumRequiredVersion {original.version}, but only "
+                "tensilelite 5.x reads solutions without a ProblemType"
+            )
 
     _, unused_orig = drop_unused(orig.kernels, orig.rows)  # step 5
     _, unused_inc = drop_unused(inc.kernels, inc.rows)
@@ -447,6 +487,8 @@ def merge_resolved(
             trim=policy.trim,
             no_eff=policy.no_eff,
             add_solution_tags=tagged,
+            tensilelite_merge=None if script is None else script.name,
+            tensilelite_merge_reason=script_reason,
         ),
         original_sizes=original_sizes,
         incremental_sizes=incremental_sizes,
@@ -482,6 +524,48 @@ def merge_resolved(
     return merged, report
 
 
+def check_library_type_folder(incremental: LogicFile, original_path: str | None, incremental_path: str | None) -> None:
+    """5.x ``compareDestFolderToYaml`` (merge.py @6b64aab9cc6d): the incremental file must name its
+    library type (``[11]``), and a file merged into a folder named Equality or GridBased must be
+    of that type. ``original_path``'s folder is AMD's ``originalDir`` (it pairs files by basename
+    in that folder); without a path only the first rule applies."""
+    where = Location(file=incremental_path, path="[11]")
+    library_type = incremental.library_type
+    if not library_type:
+        raise MergeError(
+            "the incremental file names no library type at [11] (Equality or GridBased): tensilelite 5.x's "
+            "merge.py refuses it ('Empty YAML attribute')",
+            where,
+        )
+    if original_path is None:
+        return
+    folder = os.path.basename(os.path.dirname(os.path.abspath(original_path)))
+    if folder in LIBRARY_TYPE_FOLDERS and folder != library_type:
+        raise MergeError(
+            f"the incremental file is {library_type} tuning but the original folder is {folder!r}: tensilelite "
+            f'5.x\'s merge.py refuses to merge it there ("must be {folder} tuning")',
+            where,
+        )
+
+
+def unchecked_header_warnings(original_header: dict[str, Any], incremental_header: dict[str, Any]) -> list[str]:
+    """What 5.x's ``compareProblemType`` leaves unchecked: it compares the original header with
+    incremental *solutions'* ProblemTypes only, and 5.x files have none, so headers that
+    disagree merge silently (the output keeps the original's, for the incremental kernels too)."""
+    differing = [
+        f"{key}: {value!r} != {incremental_header[key]!r}"
+        for key, value in original_header.items()
+        if key in incremental_header and incremental_header[key] != value
+    ]
+    if not differing:
+        return []
+    return [
+        "the files' ProblemType headers differ ("
+        + "; ".join(differing)
+        + "); tensilelite 5.x's merge.py does not compare them and the output keeps the original's"
+    ]
+
+
 def validate_policy_value(value: str | bool | None) -> bool | None:
     """AMD's ``--force_merge`` spelling (T:430-436): true/1, false/0, none (case-insensitive)."""
     if value is None or isinstance(value, bool):
@@ -498,6 +582,7 @@ def validate_policy_value(value: str | bool | None) -> bool | None:
 
 __all__ = [
     "MergePolicy",
+    "check_library_type_folder",
     "default_force_merge",
     "merge_logic",
     "merge_resolved",

@@ -57,6 +57,10 @@ class ResolvedPolicy(_ReportModel):
     trim: bool
     no_eff: bool
     add_solution_tags: bool
+    tensilelite_merge: str | None = None
+    """The version of tensilelite's merge.py reproduced (compat ``tensilelite``; see
+    :mod:`tensilekit.merge.merge_versions`)."""
+    tensilelite_merge_reason: str | None = None
 
     @property
     def merge_mode(self) -> str:

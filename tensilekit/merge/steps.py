@@ -150,9 +150,14 @@ def side_from(logic: LogicFile, name: Side_, path: str | None) -> Side:
 # step 0: tensilelite ProblemType waiving and check (TL:140-175)
 
 
-def waive_problem_type(original: Side, incremental: Side, warnings: list[str]) -> list[str]:
+def waive_problem_type(
+    original: Side, incremental: Side, warnings: list[str], *, solution_problem_type_optional: bool = False
+) -> list[str]:
     """Waive original header keys the incremental header lacks (header and kernels), then check
-    the first incremental kernel whose ProblemType differs from the reduced header."""
+    the first incremental kernel whose ProblemType differs from the reduced header.
+
+    ``solution_problem_type_optional`` (5.x merge.py, :mod:`tensilekit.merge.merge_versions`):
+    kernels without a ProblemType are skipped on both sides instead of refused."""
     waived = [key for key in original.header if key not in incremental.header]
     for key in waived:
         original.header.pop(key)
@@ -161,10 +166,14 @@ def waive_problem_type(original: Side, incremental: Side, warnings: list[str]) -
         for kernel in original.kernels:
             if kernel.file_position not in used:
                 continue  # dropped in step 5 whatever happens to it
+            problem_type = kernel.get("ProblemType")
+            if problem_type is None and solution_problem_type_optional:
+                continue
             problem_type = kernel.raw.get("ProblemType")
             if not isinstance(problem_type, dict):
                 raise MergeError(
-                    f"original solution {kernel.file_position} has no ProblemType (tensilelite merge needs one)",
+                    f"original solution {kernel.file_position} has no ProblemType (tensilelite 7d9fb683's merge.py needs one; "
+                    "5.x's reads the header's: --tensilelite-merge 5.x)",
                     original.location(f"[5][{kernel.file_position}].ProblemType"),
                 )
             for key in waived:
@@ -176,9 +185,13 @@ def waive_problem_type(original: Side, incremental: Side, warnings: list[str]) -
     for kernel in incremental.kernels:
         problem_type = kernel.problem_type()
         where = incremental.location(f"[5][{kernel.file_position}].ProblemType")
+        if problem_type is None and solution_problem_type_optional:
+            continue
         if not isinstance(problem_type, dict):
             raise MergeError(
-                f"incremental solution {kernel.file_position} has no ProblemType (tensilelite merge needs one)", where
+                f"incremental solution {kernel.file_position} has no ProblemType (tensilelite 7d9fb683's merge.py needs "
+                "one; 5.x's reads the header's: --tensilelite-merge 5.x)",
+                where,
             )
         if problem_type == original.header:
             continue
@@ -347,6 +360,19 @@ def sanitize(side: Side) -> int:
     return count
 
 
+def drop_solution_problem_types(side: Side) -> int:
+    """5.x ``sanitizeSolutions``: ``del sol["ProblemType"]`` on the kernels some row uses (the
+    others are dropped in step 5); returns how many had one."""
+    used = {row.index for row in side.rows}
+    count = 0
+    for position, kernel in enumerate(side.kernels):
+        if position in used and kernel.get("ProblemType") is not None:
+            del kernel.raw["ProblemType"]
+            kernel.changed = True
+            count += 1
+    return count
+
+
 def drop_unused(kernels: list[Kernel], rows: list[Row]) -> tuple[list[int], list[int]]:
     """``removeUnusedKernels`` (T:104-132), stably: returns (kept, removed) old positions.
 
@@ -447,6 +473,7 @@ __all__ = [
     "UnsupportedTag",
     "build_output",
     "compatible_tags",
+    "drop_solution_problem_types",
     "drop_unused",
     "duplicates",
     "fastest_compatible",

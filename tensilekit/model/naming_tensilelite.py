@@ -1,4 +1,18 @@
-"""tensilelite's (hipBLASLt 7d9fb683) kernel names: ``ProblemType.__str__``, min-naming and full names.
+"""tensilelite's kernel names: ``ProblemType.__str__``, min-naming and full names, per version.
+
+Two versions, each rule named by its version: hipBLASLt 7d9fb683 (:func:`problem_type_name`,
+:class:`MinNaming`) and tensilelite 5.x (:func:`problem_type_name_5x`, :func:`name_min_5x`), which
+joins every part of the problem-type name with ``_`` (``_HA_S_`` where 7d9fb683 wrote ``_HAS_``) and
+names a fixed parameter set (``getRequiredParametersMin``). A build names with 5.x's rules when its
+logic is 5.x (:func:`is_5x_version`).
+
+5.x's parameter set and internal arguments changed from commit to commit while files kept saying
+``MinimumRequiredVersion: 5.0.0``: AMD's own gfx950 logic (rocm-libraries ``projects/hipblaslt/
+library/src/amd_detail/rocblaslt/src/Tensile/Logic/asm_full/gfx950/Equality/
+gfx950_Cijk_Alik_Bljk_S_B_Bias_HAS_SAV_UserArgs.yaml`` @21c3348ac4dd) has min-names with
+``WGMXCC4`` and without ``BufferLoad``, where the newest sources name ``BL1`` and write ``WGMXCC``
+only as 1 / n1. The problem-type part (``…_S_B_Bias_HA_S_SAV_UserArgs``) is the same in all of
+them; the parameter part follows the newest sources cited below.
 
 Ported from ``/work/shared/amd/tensilelite-7d9fb68/Tensile/SolutionStructs.py``: ``ProblemType.__str__``
 (459-554), ``Solution.getMinNaming`` (4002-4056), ``getKeyNoInternalArgs`` (4060-4078),
@@ -227,6 +241,211 @@ def key_no_internal_args(state: Mapping[str, Any], valid: frozenset[str] = VALID
     return name_full(other, valid)
 
 
+# ---------------------------------------------------------------------------------------------
+# tensilelite 5.x (2026) names
+
+_REAL_A = {"F8B8": "F8", "B8F8": "B8"}
+_REAL_B = {"F8B8": "B8", "B8F8": "F8"}
+_8BIT_FLOATS = frozenset({"F8", "B8", "F8B8", "B8F8"})
+
+
+def _real_type(data: DataTypeInfo, table: Mapping[str, str]) -> DataTypeInfo:
+    """``getRealDataTypeA/B`` (LibraryIO.py @09ee40199827): a mixed fp8 type's A (or B) half."""
+    char = table.get(data.char)
+    if char is None:
+        return data
+    from tensilekit.model.tensile_parameters import TENSILELITE_DATA_TYPES
+
+    return next(info for info in TENSILELITE_DATA_TYPES if info.char == char)
+
+
+def _bias_type_list_default_5x(pt: LiteProblemType) -> list[DataTypeInfo]:
+    """5.x ``getBiasDataTypeListDefault`` (Problem.py @01c52f8e2e5d): DataType, compute and D types
+    without int8 *and* the 8-bit floats (7d9fb683 drops only int8), sorted."""
+    types = {
+        pt[key]
+        for key in ("DataType", "ComputeDataType", "DestDataType")
+        if pt[key].enum != "Int8" and pt[key].char not in _8BIT_FLOATS
+    }
+    return sorted(types, key=lambda t: t.code)
+
+
+def problem_type_name_5x(pt: LiteProblemType) -> str:
+    """tensilelite 5.x ``ProblemType.__str__`` (rocm-libraries ``projects/hipblaslt/tensilelite/
+    Tensile/SolutionStructs/Problem.py`` @01c52f8e2e5d): the parts joined by ``_``, so where
+    7d9fb683 glued some together 5.x separates them, e.g. ``…_BBS_BH_Bias_HA_S_SAV_UserArgs``
+    (7d9fb683: ``_HAS_``), ``Cijk_Ailk_Bljk_S_B`` (7d9fb683: ``_SB``), ``Bias_SH`` (``BiasSH``).
+
+    MX block-scaled types (``MXBlockA/B``) are not modelled: their scale type letters are not.
+    """
+    if pt.get("MXBlockA") or pt.get("MXBlockB"):
+        raise InvalidValue("MX block-scaled problem types (MXBlockA/B) cannot be named yet", Location(path="MXBlockA"))
+    parts = ["C" + "".join(_INDEX_CHARS[i].lower() for i in range(pt["NumIndicesC"]))]
+    for tc in ("A", "B"):
+        parts.append(
+            tc
+            + "".join(
+                _INDEX_CHARS[i] if i in pt["MirrorDims" + tc] else _INDEX_CHARS[i].lower()
+                for i in pt["IndexAssignments" + tc]
+            )
+        )
+        if pt["ComplexConjugate" + tc]:
+            parts.append("C")
+    data: DataTypeInfo = pt["DataType"]
+    mac_a, mac_b = _real_type(data, _REAL_A), _real_type(data, _REAL_B)
+    type_a, type_b = _real_type(pt["DataTypeA"], _REAL_A), _real_type(pt["DataTypeB"], _REAL_B)
+    mac = mac_a.char if mac_a == mac_b else mac_a.char + mac_b.char
+    if mac_a != type_a or mac_b != type_b:
+        parts.append(type_a.char + type_b.char)
+    parts.append(mac)
+    if (data.char, pt["DestDataType"].char, pt["ComputeDataType"].char) in HPA_TYPES:
+        parts[-1] += pt["DestDataType"].char + pt["ComputeDataType"].char
+    if pt["F32XdlMathOp"].enum != "Float" and data.enum == "Float":
+        parts.append("M" + pt["F32XdlMathOp"].char)
+    if pt.get("SwizzleTensorA"):
+        parts.append("STA")
+    if pt.get("SwizzleTensorB"):
+        parts.append("STB")
+    other = ""
+    if pt["UseBeta"]:
+        other += "B"
+    if pt["HighPrecisionAccumulate"] and not pt["SilentHighPrecisionAccumulate"]:
+        other += "H"
+    if pt["UseInitialStridesAB"]:
+        other += "I"
+    if pt["UseInitialStridesCD"]:
+        other += "Ic"
+    if other:
+        parts.append(other)
+    if pt["UseBias"]:
+        parts.append("Bias")
+        if pt["BiasDataTypeList"] != _bias_type_list_default_5x(pt):
+            parts.append("".join(t.char for t in pt["BiasDataTypeList"]))
+        if pt["BiasSrc"] and pt["Gradient"]:
+            parts.append(str(pt["BiasSrc"]))
+    factor_dim = max(pt["UseScaleAlphaVec"], pt["UseBias"])
+    if factor_dim > 1:
+        parts.append("FD" + ("N" if factor_dim == 2 else "MN"))
+    if pt["UseE"]:
+        parts.append(("Grad" if pt["Gradient"] else "Aux") + pt["DataTypeE"].char)
+    if pt["OutputAmaxD"]:
+        parts.append("AmaxD")
+    if pt["Sparse"]:
+        parts.append(("SPBML%d" if pt["Sparse"] == 2 else "SPAML%d") % int(pt.get("MetadataLayout") or 0))
+    if pt["GroupedGemm"]:
+        parts.append("GG")
+    elif not pt["StridedBatched"]:
+        parts.append("GB")
+    act = pt["ActivationType"]
+    if act != "none":
+        parts.append("A" if act == "all" else "HA" if act == "hipblaslt_all" else str(act).upper())
+        parts.append(pt["ActivationComputeDataType"].char)
+    if pt["ActivationNoGuard"]:
+        parts[-1] += "NG"
+    if pt["UseScaleAB"] == "Scalar":
+        parts.append("SAB")
+    elif pt["UseScaleAB"] == "Vector":
+        parts.append("SABV")
+    if pt["UseScaleCD"]:
+        parts.append("SCD")
+    if pt["UseScaleAlphaVec"]:
+        parts.append("SAV")
+    if pt["SupportUserArgs"]:
+        parts.append("UserArgs")
+    return "_".join(parts)
+
+
+#: ``getRequiredParametersMin`` (rocm-libraries ``projects/hipblaslt/tensilelite/Tensile/Common/
+#: RequiredParameters.py`` @0065fcbf4c08): the parameters every 5.x min-name spells, present or not
+#: in one build's kernels (7d9fb683 names the parameters that differ between them, :class:`MinNaming`).
+REQUIRED_PARAMETERS_MIN_5X: frozenset[str] = frozenset(
+    """1LDSBuffer ActivationFuncCall AdaptiveGemm BufferLoad BufferStore AdaptiveGemmGSUA AdaptiveGemmNTAB
+    AssertFree0ElementMultiple AssertFree1ElementMultiple AssertSummationElementMultiple ClusterLocalRead
+    ConvertAfterDS CompactLoopStore DirectToVgprA DirectToVgprB DirectToVgprSparseMetadata DirectToLdsA
+    DirectToLdsB DirectToLdsMetadata DirectToVgprMXSA DirectToVgprMXSB ExpandPointerSwap ExtraLatencyForLR
+    ExtraMiLatencyLeft ForceDisableShadowInit GlobalReadPerMfma GlobalReadVectorWidthA GlobalReadVectorWidthB
+    GlobalSplitUAlgorithm GroupLoadStore ISA InitCIterWmma InnerUnroll Kernel LdsBlockSizePerPadA
+    LdsBlockSizePerPadB LdsBlockSizePerPadMetadata LdsBlockSizePerPadMXSA LdsBlockSizePerPadMXSB LdsPadA
+    LdsPadB LdsPadMetadata LdsPadMXSA LdsPadMXSB LDSTrInst LocalReadVectorWidth LocalWritePerMfma MIArchVgpr
+    MaxOccupancy NonTemporal NonTemporalA NonTemporalB NonTemporalC NonTemporalD NonTemporalE
+    NonTemporalMetadata NonTemporalMXSA NonTemporalMXSB NonTemporalWS NonVolatile NonVolatileA NonVolatileB
+    NonVolatileC NonVolatileD NonVolatileE NonVolatileMetadata NonVolatileMXSA NonVolatileMXSB NonVolatileWS
+    NumElementsPerBatchStore NumLoadsCoalescedA NumLoadsCoalescedB OptNoLoadLoop PrefetchAcrossPersistent
+    PrefetchGlobalRead PrefetchLocalRead PrefetchGL2 PreloadKernArgs ScheduleIterAlg ScheduleGROverBarrier
+    SourceSwap UseDualFMAC SpaceFillingAlgo StorePriorityOpt StoreRemapVectorWidth StoreSyncOpt
+    StoreVectorWidth StreamK StreamKForceDPOnly StreamKXCCMapping StreamKFixupTreeReduction SuppressNoLoadLoop
+    SwapGlobalReadOrder TailloopInNll TransposeLDS TransposeLDSMetadata TDMInst TDMSplit TDMIterateMode
+    MXScaleFormat MXLoadInst SwInstructionPrefetch HalfPLR TemporalHint TemporalHintA TemporalHintB
+    TemporalHintC TemporalHintD TemporalHintE TemporalHintMetadata TemporalHintMXSA TemporalHintMXSB
+    TemporalHintWS UnrollLoopSwapGlobalReadOrder Use64bShadowLimit Use64bShadowLimitMX UseInstOffsetForGRO
+    UseSgprForGRO VectorStore VectorWidthA VectorWidthB WaveSeparateGlobalReadA WaveSeparateGlobalReadB
+    WavefrontSize WorkGroup DtlPlusLdsBuf MinGRIncPerMfma UsePLRPack UseSubtileImpl ClusterDim""".split()
+)
+
+#: 5.x ``_getName``'s internal arguments, named unless ``ignoreInternalArgs`` (Naming.py @00cf9f2ac935;
+#: ``WorkGroupMappingXCC`` left out there: it changes the code)
+_INTERNAL_ARGS_5X = (
+    "WorkGroupMapping",
+    "WorkGroupMappingXCCGroup",
+    "StaggerU",
+    "StaggerUStride",
+    "StaggerUMapping",
+    "GlobalSplitUCoalesced",
+    "GlobalSplitUWorkGroupMappingRoundRobin",
+)
+
+
+def name_min_5x(state: Mapping[str, Any], *, ignore_internal_args: bool = False) -> str:
+    """tensilelite 5.x ``getSolutionNameMin`` / ``getKernelNameMin`` (``ignore_internal_args``),
+    ``_getName`` in rocm-libraries ``projects/hipblaslt/tensilelite/Tensile/SolutionStructs/Naming.py``
+    @00cf9f2ac935, ``splitGSU`` False (TensileCreateLibrary's default). Unlike 7d9fb683's the name does
+    not depend on the other kernels of the build. Nothing of ``state`` is changed."""
+    custom = state.get("CustomKernel")
+    if isinstance(custom, Mapping) and custom.get("name"):
+        return str(custom["name"])
+    if state.get("CustomKernelName"):
+        return str(state["CustomKernelName"])
+    work = dict(state)
+    pt = dict(work["ProblemType"])
+    if "WorkGroupMappingXCC" in work and work["WorkGroupMappingXCC"] != -1:
+        work["WorkGroupMappingXCC"] = 1
+    required = set(REQUIRED_PARAMETERS_MIN_5X) | {"GlobalSplitU"}
+    if ignore_internal_args:
+        if not pt.get("SupportUserArgs"):
+            pt["GroupedGemm"] = False
+        if work["GlobalSplitU"] > 0 or work["GlobalSplitU"] == -1:
+            required.discard("GlobalSplitU")
+    else:
+        required |= set(_INTERNAL_ARGS_5X)
+    components = [problem_type_name_5x(pt)]
+    if "MacroTile0" in work and "MacroTile1" in work and "DepthU" in work:
+        components.append(f"MT{work['MacroTile0']}x{work['MacroTile1']}x{work['DepthU']}")
+    if "MatrixInstM" in work:
+        block = work.get("MIBlock", [work["MatrixInstM"], work["MatrixInstN"]])
+        components.append(f"MI{block[0]}x{block[1]}x{work['MatrixInstB']}")
+        required.add("MIWaveTile")
+    else:
+        required.add("ThreadTile")
+    if work.get("UseCustomMainLoopSchedule"):
+        components.append("CMS")
+    components.append("SN")
+    if "SpaceFillingAlgo" in required and len(work.get("SpaceFillingAlgo") or ()) == 0:
+        required.discard("SpaceFillingAlgo")
+    if work.get("LDSSegmentInterleave") == 1:
+        required.add("LDSSegmentInterleave")
+    for key in sorted(required):
+        if key not in work or key == "CustomKernel":
+            continue
+        components.append(_name_abbreviation(key) + _value_abbreviation(key, work[key]))
+    return "_".join(components)
+
+
+def is_5x_version(version: str | None) -> bool:
+    """Whether a ``MinimumRequiredVersion`` is tensilelite 5 or later (its names are 5.x's)."""
+    head = str(version or "").strip().split(".", 1)[0]
+    return head.isdigit() and int(head) >= 5
+
+
 def unique_kernels(solutions: Iterable[LiteState], valid: frozenset[str] = VALID_PARAMETERS) -> list[LiteState]:
     """``generateLogicDataAndSolutions``'s de-duplication, then ``generateKernelObjectsFromSolutions``'s.
 
@@ -249,4 +468,14 @@ def unique_kernels(solutions: Iterable[LiteState], valid: frozenset[str] = VALID
     return kernels
 
 
-__all__ = ["MinNaming", "key_no_internal_args", "name_full", "problem_type_name", "unique_kernels"]
+__all__ = [
+    "REQUIRED_PARAMETERS_MIN_5X",
+    "MinNaming",
+    "is_5x_version",
+    "key_no_internal_args",
+    "name_full",
+    "name_min_5x",
+    "problem_type_name",
+    "problem_type_name_5x",
+    "unique_kernels",
+]

@@ -13,11 +13,15 @@ aten/src/ATen/cuda/tunable/GemmCommon.h@ce52423a) and ``HipblasltGemmOp::Call`` 
 layout (GemmHipblaslt.h@35728bec, "trans mismatch"): no row/column-major swap happens after the signature.
 
 **AITER** (``aiter/configs/*_untuned_gemm.csv``, tuned variants) has a header and is read by
-column name: ``M``, ``N``, ``K`` are required; ``bias``, ``dtype``, ``outdtype``, ``scaleAB`` are
-used when present; tuned columns (``libtype``, ``solidx``, ``kernelName`` …) give the hipBLASLt
+column name: ``M``, ``N``, ``K`` are required; ``bias``, ``dtype``, ``outdtype``, ``scaleAB``,
+``bpreshuffle`` and the device columns ``gfx``, ``cu_num`` are used when present (AITER keys its
+tuned rows by all of them, so rows that differ in any are different GEMMs); tuned columns (``libtype``, ``solidx``, ``kernelName`` …) give the hipBLASLt
 solution when ``libtype`` is ``hipblaslt``; anything else is ignored. AITER's ``M, N, K`` are the
 PyTorch shapes of ``y[M, N] = x[M, K] @ W[N, K]^T``; hipBLASLt sees that call column-major as
 ``m = N, n = M, k = K`` with ``transA = T, transB = N`` (weights first), which is how it is stored.
+A ``bpreshuffle`` row's weight is pre-shuffled: AITER hands it to hipBLASLt as A in the swizzled
+order (``HIPBLASLT_ORDER_COL16_4R8``, ``COL16_4R16`` when scaled), so it is stored as ``swizzle_a``
+(hipblaslt-bench ``--swizzleA``; a library serves it only with ``SwizzleTensorA`` kernels).
 """
 
 from __future__ import annotations
@@ -341,6 +345,13 @@ def parse_aiter_csv(
     if duplicates:
         where = f" (first at line {first_duplicate})"
         warnings = (f"{duplicates} row(s) repeat an earlier GEMM and were dropped{where}",)
+    preshuffled = sum(1 for problem in problems.values() if problem.swizzle_a)
+    if preshuffled:
+        warnings += (
+            f"{preshuffled} GEMM(s) are for a pre-shuffled weight (AITER bpreshuffle), each a GEMM of its own: "
+            "hipBLASLt is asked with A swizzled (swizzleA), which only libraries with SwizzleTensorA kernels "
+            "(hipBLASLt 0.12.1 or later) serve",
+        )
     return ParsedWorkload(
         format=WorkloadFormat.AITER,
         source=file,
@@ -451,6 +462,12 @@ def _aiter_problem(row: dict[str, str], default_dtype: str, default_out_dtype: s
         values.update(scale_a=1, scale_b=1)
     # the device of a tuned row: AITER's key starts with (gfx, cu_num) (aiter/tuned_gemm.py
     # get_GEMM_A16W16_config_ @0584e04d7f12114adcddc7e14b9f40985f520388)
+    # a pre-shuffled weight (bpreshuffle, part of the same key) is hipBLASLt's A in the swizzled
+    # order: aiter/tuned_gemm.py hipb_gemm passes bpreshuffle to hipb_mm, whose
+    # hipblasLtMatmul_sol_wrapper sets matA's HIPBLASLT_MATRIX_LAYOUT_ORDER to COL16_4R8 (COL16_4R16
+    # with scaleA) (ROCm/aiter gradlib/csrc/hipbsolgemm.cu @7096945233e8)
+    if row.get("bpreshuffle") and _aiter_bool(row["bpreshuffle"]):
+        values["swizzle_a"] = True
     if row.get("gfx"):
         values["gfx"] = row["gfx"].strip().lower()
     if row.get("cu_num"):

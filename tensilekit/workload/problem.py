@@ -401,6 +401,13 @@ class GemmProblem(BaseModel):
         return value.strip().lower() if isinstance(value, str) else value
 
     @property
+    def layout_note(self) -> str:
+        """``" swizzleA"`` / ``" swizzleB"`` (hipblaslt-bench's flags) when A or B is in hipBLASLt's
+        swizzled order (an AITER ``bpreshuffle`` row), else ``""``: GEMMs that differ only there
+        then read apart wherever a GEMM is shown."""
+        return (" swizzleA" if self.swizzle_a else "") + (" swizzleB" if self.swizzle_b else "")
+
+    @property
     def gemm_type(self) -> str:
         """The GEKO/Tensile GEMM type name: ``<DataType><DestDataType><ComputeDataType>_<tA><tB>``.
 

@@ -135,9 +135,10 @@ def test_merge_options_json_and_reports(dirs: tuple[Path, Path], tmp_path: Path)
         "no_eff": True,
         "add_solution_tags": False,
         "compat": "tensilelite",
-        "add_new": False,
+        "add_new": None,
         "latch_default": True,
         "problem_type_check": None,
+        "tensilelite_merge": None,
     }
 
 

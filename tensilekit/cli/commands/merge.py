@@ -48,7 +48,18 @@ _FORCE_VALUES = ["true", "false", "1", "0", "none"]
     default=None,
     help="Kernel identity: tensile (TensileMergeLibrary) or tensilelite (merge.py); default by dialect.",
 )
-@click.option("--add-new", is_flag=True, help="Copy incremental files that have no original to OUTPUT.")
+@click.option(
+    "--tensilelite-merge",
+    type=click.Choice(["7d9fb683", "5.x"]),
+    default=None,
+    help="Which tensilelite merge.py to reproduce (compat tensilelite); default 5.x for 5.x files, else 7d9fb683.",
+)
+@click.option(
+    "--add-new/--no-add-new",
+    default=None,
+    help="Copy incremental files that have no original to OUTPUT (default: as the merge script does; "
+    "only tensilelite 5.x's copies them).",
+)
 @click.option("--no-latch", is_flag=True, help="Decide the default policy per file (AMD: the first file decides).")
 @click.option("--dry-run", is_flag=True, help="Merge and report, write nothing.")
 @click.option(
@@ -67,7 +78,8 @@ def merge_command(
     notrim: bool,
     add_solution_tags: bool,
     compat: str | None,
-    add_new: bool,
+    tensilelite_merge: str | None,
+    add_new: bool | None,
     no_latch: bool,
     dry_run: bool,
     report_path: Path | None,
@@ -93,6 +105,7 @@ def merge_command(
         compat=Compat(compat) if compat else None,
         add_new=add_new,
         latch_default=not no_latch,
+        tensilelite_merge=tensilelite_merge,
     )
     with progress_bar(f"merging {incremental.name} into {original.name}", None):
         report = merge_paths(original, incremental, output, policy, dry_run=dry_run)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,8 @@ def test_every_command_gives_one_verdict() -> None:
     result = runner.invoke(cli, ["lint", str(UNMODELLED)])
     assert "unmodelled-predicate" in result.output
     query_args = ["--arch", "gfx950", "--cu-count", "256", "--type", "bf16", "--trans-a", "T", "1024", "1024", "1024"]
+    result = runner.invoke(cli, ["select", "-l", str(LOGIC), *query_args])
+    assert result.exit_code == 0 and "selected\tindex 1" in result.output, result.output
     result = runner.invoke(cli, ["select", "-l", str(CLIENT), *query_args])
     assert result.exit_code == 0 and "selected\tindex 0" in result.output, result.output
     result = runner.invoke(cli, ["select", "-l", str(UNMODELLED), *query_args])
@@ -159,3 +162,189 @@ def test_every_command_gives_one_verdict() -> None:
         assert result.exit_code == 0, result.output
         result = runner.invoke(cli, ["convert", "client.dat", "client.yaml"])
         assert result.exit_code == 0 and Path("client.yaml").read_bytes() == CLIENT.read_bytes()
+
+
+# --------------------------------------------------------------------------- merge: 5.x's merge.py
+# rocm-libraries projects/hipblaslt/tensilelite/Tensile/Utilities/merge.py @6b64aab9cc6d; the rules
+# that differ from 7d9fb683's live in tensilekit/merge/merge_versions.py
+
+# the hunks 6b64aab9cc6d adds to 7d9fb683's merge.py: sanitizeSolutions deletes every solution's
+# ProblemType, compareProblemType skips solutions that have none (waiving and check)
+MERGE_PY_5X_HUNKS = [
+    (
+        "    for sol in solList:\n        if sol.get(\"StaggerU\") == 0:",
+        "    for sol in solList:\n        if \"ProblemType\" in sol:\n            del sol[\"ProblemType\"]\n"
+        "        if sol.get(\"StaggerU\") == 0:",
+    ),
+    (
+        "            oriKernelProblemType = oriData[5][i][\"ProblemType\"]",
+        "            if \"ProblemType\" not in oriData[5][i]:\n                continue\n"
+        "            oriKernelProblemType = oriData[5][i][\"ProblemType\"]",
+    ),
+    (
+        "        incKernelProblemType = incData[5][i][\"ProblemType\"]",
+        "        if \"ProblemType\" not in incData[5][i]:\n            continue\n"
+        "        incKernelProblemType = incData[5][i][\"ProblemType\"]",
+    ),
+]  # fmt: skip
+
+
+def incremental_5x() -> list[Any]:
+    """The fixture re-tuned: two sizes faster (one with a new kernel), one size new."""
+    data = yaml.safe_load(LOGIC.read_text())
+    variant = copy.deepcopy(data[5][1])
+    variant["WorkGroupMapping"] = 4  # another kernel
+    data[5].append(variant)
+    data[7][0][1] = [3, 700.0]
+    data[7][2][1] = [2, 900.0]
+    data[7].append([[2048, 2048, 1, 2048, 2048, 2048, 2048, 2048], [1, 950.0]])
+    return data
+
+
+def write_pair(root: Path, original: str, incremental: list[Any]) -> tuple[Path, Path]:
+    (root / "original").mkdir(parents=True)
+    (root / "incremental").mkdir()
+    (root / "original" / LOGIC.name).write_text(original)
+    (root / "incremental" / LOGIC.name).write_text(yaml.safe_dump(incremental, default_flow_style=None))
+    return root / "original", root / "incremental"
+
+
+def test_a_5x_file_merges_as_5x_merge_py_does(tmp_path: Path) -> None:
+    original, incremental = write_pair(tmp_path, LOGIC.read_text(), incremental_5x())
+    result = CliRunner().invoke(cli, ["merge", str(original), str(incremental), str(tmp_path / "out"), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)["files"][0]
+    assert report["policy"]["tensilelite_merge"] == "5.x" and "5.0.0" in report["policy"]["tensilelite_merge_reason"]
+    merged = yaml.safe_load((tmp_path / "out" / LOGIC.name).read_text())
+    assert all("ProblemType" not in solution for solution in merged[5])  # written back without
+    assert len(merged[5]) == 4 and [row[1][0] for row in merged[7]] == [3, 1, 2, 0, 1]
+    # what the merge wrote builds and loads
+    tree = build_master_tree([("merged.yaml", merged)], dialect="tensilelite")
+    assert check_master(loads_master(json.dumps(tree))) == []
+
+
+def test_the_5x_merge_is_byte_identical_to_amd_merge_py_with_its_5x_hunks(amd: Path, tmp_path: Path) -> None:
+    """AMD's 7d9fb683 merge.py with 6b64aab9cc6d's hunks applied (the rest of the script is the
+    same) is the reference; a 4.x file merged under 5.x rules (--tensilelite-merge 5.x) too."""
+    source = (amd / "tensilelite-7d9fb68" / "Tensile" / "Utilities" / "merge.py").read_text()
+    for before, after in MERGE_PY_5X_HUNKS:
+        assert source.count(before) == 1, before
+        source = source.replace(before, after)
+    script = tmp_path / "merge_5x.py"
+    script.write_text(source)
+    original, incremental = write_pair(tmp_path / "in", LOGIC.read_text(), incremental_5x())
+    older = FIXTURES.parent / "tensilekit/data/example_files/logic-gfx942/aquavanjaram_Cijk_Alik_Bljk_BBS_BH.yaml"
+    (original / older.name).write_text(older.read_text())  # tensilelite 4.33.0: solutions carry ProblemType
+    retuned = yaml.safe_load(older.read_text())
+    retuned[7][0][1] = [retuned[7][1][1][0], retuned[7][0][1][1] + 100.0]
+    (incremental / older.name).write_text(yaml.safe_dump(retuned, default_flow_style=None))
+    python = subprocess.run([str(amd / "setup-venv")], capture_output=True, text=True, check=True).stdout.strip()
+    done = subprocess.run(
+        [python, str(script), str(original), str(incremental), str(tmp_path / "amd")],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    args = [str(original), str(incremental), str(tmp_path / "ours"), "--tensilelite-merge", "5.x"]
+    result = CliRunner().invoke(cli, ["merge", *args])
+    assert result.exit_code == 0, result.output
+    for name in (LOGIC.name, older.name):
+        assert (tmp_path / "ours" / name).read_bytes() == (tmp_path / "amd" / name).read_bytes(), name
+    assert all(
+        "ProblemType" not in solution for solution in yaml.safe_load((tmp_path / "ours" / older.name).read_text())[5]
+    )
+    assert "only tensilelite 5.x reads solutions without a ProblemType" in result.output
+
+
+def test_7d9fb683_merge_py_refuses_a_5x_file_with_the_way_out(tmp_path: Path) -> None:
+    original, incremental = write_pair(tmp_path, LOGIC.read_text(), incremental_5x())
+    args = [str(original), str(incremental), str(tmp_path / "out"), "--tensilelite-merge", "7d9fb683"]
+    result = CliRunner().invoke(cli, ["merge", *args])
+    assert result.exit_code != 0
+    assert "has no ProblemType" in result.output and "--tensilelite-merge 5.x" in result.output
+
+
+def test_5x_merge_py_checks_the_library_type_and_its_folder(tmp_path: Path) -> None:
+    """``compareDestFolderToYaml``: an empty [11] ends the run; so does GridBased into Equality/."""
+    empty = incremental_5x()
+    empty[11] = None
+    original, incremental = write_pair(tmp_path / "a", LOGIC.read_text(), empty)
+    result = CliRunner().invoke(cli, ["merge", str(original), str(incremental), str(tmp_path / "a" / "out")])
+    assert result.exit_code != 0 and "names no library type at [11]" in result.output
+    grid = incremental_5x()
+    grid[11] = "GridBased"
+    (tmp_path / "b").mkdir()
+    original, incremental = write_pair(tmp_path / "b" / "x", LOGIC.read_text(), grid)
+    equality = original.rename(tmp_path / "b" / "Equality")
+    result = CliRunner().invoke(cli, ["merge", str(equality), str(incremental), str(tmp_path / "b" / "out")])
+    assert result.exit_code != 0 and "GridBased tuning but the original folder is 'Equality'" in result.output
+
+
+def test_5x_merge_py_copies_unpaired_files_and_warns_of_differing_headers(tmp_path: Path) -> None:
+    changed = incremental_5x()
+    changed[4]["UseScaleAlphaVec"] = 0
+    original, incremental = write_pair(tmp_path, LOGIC.read_text(), changed)
+    (incremental / "gfx950_new.yaml").write_text(LOGIC.read_text())
+    result = CliRunner().invoke(cli, ["merge", str(original), str(incremental), str(tmp_path / "out"), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["copied_new"] == ["gfx950_new.yaml"]
+    assert (tmp_path / "out" / "gfx950_new.yaml").read_bytes() == LOGIC.read_bytes()
+    assert any("UseScaleAlphaVec: 1 != 0" in warning for warning in report["files"][0]["warnings"])
+    result = CliRunner().invoke(
+        cli, ["merge", str(original), str(incremental), str(tmp_path / "out2"), "--no-add-new", "--json"]
+    )
+    assert json.loads(result.stdout)["copied_new"] == []
+
+
+# --------------------------------------------------------------------------- 5.x names
+# rocm-libraries projects/hipblaslt/tensilelite/Tensile/SolutionStructs/Problem.py @01c52f8e2e5d
+# (ProblemType.__str__), SolutionStructs/Naming.py @00cf9f2ac935, Common/RequiredParameters.py @0065fcbf4c08
+
+
+@pytest.mark.parametrize(
+    ("fields", "name_7d9fb683", "name_5x"),
+    [
+        (PROBLEM_5X := yaml.safe_load(LOGIC.read_text())[4], "Cijk_Alik_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs",
+         "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs"),
+        ({"OperationType": "GEMM", "DataType": 0, "Batched": True, "UseBeta": True, "TransposeB": False,
+          "SupportUserArgs": False},
+         "Cijk_Ailk_Bljk_SB", "Cijk_Ailk_Bljk_S_B"),
+        ({**{key: value for key, value in PROBLEM_5X.items() if not key.startswith("Activation")},
+          "BiasDataTypeList": [0, 4], "UseScaleAlphaVec": 0, "SupportUserArgs": False, "StridedBatched": False},
+         "Cijk_Alik_Bljk_BBS_BH_BiasSH_GB", "Cijk_Alik_Bljk_BBS_BH_Bias_SH_GB"),
+        # the header of AMD's own 5.0.0 logic rocm-libraries projects/hipblaslt/library/src/amd_detail/rocblaslt/
+        # src/Tensile/Logic/asm_full/gfx950/Equality/gfx950_Cijk_Alik_Bljk_S_B_Bias_HAS_SAV_UserArgs.yaml
+        # @21c3348ac4dd, whose solutions' SolutionNameMin start Cijk_Alik_Bljk_S_B_Bias_HA_S_SAV_UserArgs_
+        ({"OperationType": "GEMM", "DataType": 0, "Batched": True, "UseBeta": True, "TransposeA": True,
+          "TransposeB": False, "UseBias": 1, "BiasDataTypeList": [0], "Activation": True,
+          "ActivationType": "hipblaslt_all", "UseScaleAlphaVec": 1, "SupportUserArgs": True},
+         "Cijk_Alik_Bljk_SB_Bias_HAS_SAV_UserArgs", "Cijk_Alik_Bljk_S_B_Bias_HA_S_SAV_UserArgs"),
+    ],
+    ids=["file-name", "sgemm", "bias-types", "amd-gfx950-5.0.0"],
+)  # fmt: skip
+def test_5x_problem_type_names(fields: dict[str, Any], name_7d9fb683: str, name_5x: str) -> None:
+    from tensilekit.model.derive_tensilelite import problem_type
+    from tensilekit.model.naming_tensilelite import problem_type_name, problem_type_name_5x
+
+    assert problem_type_name(problem_type(fields)) == name_7d9fb683
+    assert problem_type_name_5x(problem_type(fields)) == name_5x
+
+
+def test_a_5x_build_names_as_5x_and_the_file_name_agrees() -> None:
+    tree = build_master_tree([(str(LOGIC), yaml.safe_load(LOGIC.read_text()))], dialect="tensilelite")
+    names = [solution["name"] for solution in tree["solutions"]]
+    assert all(name.startswith(LOGIC.stem.removeprefix("gfx950_") + "_MT64x64x") for name in names)
+    # 5.x names a fixed parameter set, with the internal arguments; kernel names leave those out
+    assert all("_SN_" in name and "_WGM8_" in name and "_ISA950_" in name for name in names)
+    kernels = [solution["kernelName"] for solution in tree["solutions"]]
+    assert all("_WGM" not in kernel and "_GSU" not in kernel.split("_SN_")[1].split("_GSUA")[0] for kernel in kernels)
+    assert len(set(names)) == 3
+
+
+def test_the_5x_fixture_carries_the_names_5x_gives_it() -> None:
+    """make_2026.py names the logic's solutions as 5.x does; the build names them the same."""
+    data = yaml.safe_load(LOGIC.read_text())
+    tree = build_master_tree([(str(LOGIC), data)], dialect="tensilelite")
+    assert [s["SolutionNameMin"] for s in data[5]] == [s["name"] for s in tree["solutions"]]
+    assert [s["KernelNameMin"] for s in data[5]] == [s["kernelName"] for s in tree["solutions"]]
+    assert all("_HA_S_SAV_UserArgs_" in s["SolutionNameMin"] for s in data[5])

@@ -176,6 +176,34 @@ def test_aiter_rows_of_another_device_are_other_gemms(fixture_path: FixturePath)
     assert split_by_device(workload.problems, "gfx90a").served == ()
 
 
+def test_aiter_rows_that_differ_only_in_bpreshuffle_are_separate_gemms(fixture_path: FixturePath) -> None:
+    """AITER keys tuned rows by ``bpreshuffle`` too (``aiter/tuned_gemm.py`` ``get_GEMM_A16W16_config_``
+    ``set_index`` @0584e04d7f12114adcddc7e14b9f40985f520388) and hands a pre-shuffled weight to
+    hipBLASLt as A in the swizzled order (``gradlib/csrc/hipbsolgemm.cu`` @7096945233e8: matA's
+    ``HIPBLASLT_MATRIX_LAYOUT_ORDER`` COL16_4R8): each row is a GEMM of its own, ``swizzle_a``."""
+    from tensilekit.selection.workload_problem import epilogue_fields
+
+    workload = load_aiter_csv(fixture_path("logs", "aiter_bf16_tuned_bpreshuffle.csv"))
+    assert workload.records_read == 4 and len(workload.problems) == 4
+    assert [(p.n, p.swizzle_a, p.solution_index) for p in workload.problems] == [
+        (32, False, 500213),
+        (32, True, 500977),
+        (128, True, None),  # asm: no hipBLASLt solution recorded
+        (128, False, 500213),
+    ]
+    assert workload.problems[1].layout_note == " swizzleA" and workload.problems[0].layout_note == ""
+    assert len(workload.warnings) == 1 and "2 GEMM(s) are for a pre-shuffled weight" in workload.warnings[0]
+    assert epilogue_fields(workload.problems[1]).swizzle_tensor_a
+    assert not epilogue_fields(workload.problems[0]).swizzle_tensor_a
+    # before bpreshuffle was keyed, the file read as 2 GEMMs and 2 dropped repeats
+    plain = parse_aiter_csv(
+        fixture_path("logs", "aiter_bf16_tuned_bpreshuffle.csv")
+        .read_text()
+        .replace(",True,hipblaslt", ",False,hipblaslt")
+    )
+    assert len(plain.problems) == 3 and "1 row(s) repeat an earlier GEMM" in plain.warnings[0]
+
+
 def test_aiter_header_must_name_m_n_k() -> None:
     with pytest.raises(ToolOutputError, match="lacks column") as caught:
         parse_aiter_csv("\n# comment\nM,K,dtype\n1,2,torch.bfloat16\n", file="a.csv")
