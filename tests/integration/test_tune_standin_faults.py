@@ -180,9 +180,9 @@ def test_each_fault_affects_only_its_own_gemm(node: Path, monkeypatch: pytest.Mo
         "crash,m=1024,algo=all;hang,m=2048,algo=all;nan,m=4096,sol=3,algo=all;trunc,m=4096,sol=5,algo=all;"
         f"wrong,m=1024,algo=heuristic;crash,m=4096,sol={crashing},algo=index",
     )
-    started = time.monotonic()
+    # the hung screen must be stopped by the stall limit, not by the job timeout: its failure says
+    # "stalled" (asserted below); a wall-clock bound here failed on a loaded machine
     report = run_tuning(config(node, workdir, stall_timeout=2.0, timeout=120.0))
-    assert time.monotonic() - started < 60, "the hung screen must be stopped by the stall limit"
 
     failed = {(failure.stage, failure.job_id): failure for failure in report.failures}
     assert set(failed) == {("search", "screen-g0002"), ("search", "screen-g0003"), ("search", f"acc-g0001-{crashing}")}
