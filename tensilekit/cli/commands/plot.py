@@ -119,12 +119,13 @@ def plot_selection_command(
 @click.option("--title", help="Chart title.")
 @click.option("--output", "-o", type=UserPath(path_type=Path), required=True, help="PNG file to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was drawn as JSON.")
+@hipblaslt_version_option
 @solution_selection_method_option
 @click.pass_context
 def plot_coverage_command(
     ctx: click.Context, workloads: tuple[Path, ...], library_path: Path, arch: str | None, cu_count: int | None,
     near: float, gemm_type: str | None, k: int | None, points: int, title: str | None, output: Path, as_json: bool,
-    solution_selection_method: int | None,
+    hipblaslt_version: str | None, solution_selection_method: int | None,
 ) -> None:  # fmt: skip
     """Draw the selection map of one problem type with the workload's GEMMs on it.
 
@@ -138,7 +139,14 @@ def plot_coverage_command(
 
     check_output_path(output, suffixes={".png": "PNG"})
     report, library, _ = coverage_report(
-        ctx, workloads, library_path, arch, cu_count, near=near, solution_selection_method=solution_selection_method
+        ctx,
+        workloads,
+        library_path,
+        arch,
+        cu_count,
+        near=near,
+        hipblaslt_version=hipblaslt_version,
+        solution_selection_method=solution_selection_method,
     )
     cut = map_slice(report, gemm_type=gemm_type, k=k)
     grid = log_grid(cut.low, cut.high, points)

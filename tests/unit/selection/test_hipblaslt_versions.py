@@ -210,3 +210,27 @@ def test_streamk_fixture_is_what_its_generator_writes() -> None:
     for name, text in files.items():
         assert (folder / name).read_text() == text, f"{name} is stale: run fixtures/streamk/make_logic.py"
         assert ("ExperimentalStreamK" in text) == ("StreamK: 3" in text) == name.endswith("_StreamK.yaml")
+
+
+def _commands(group: Any, path: tuple[str, ...] = ()) -> Any:
+    import click
+
+    if isinstance(group, click.Group):
+        for name in group.list_commands(click.Context(group)):
+            yield from _commands(group.get_command(click.Context(group), name), (*path, name))
+    else:
+        yield " ".join(path), group
+
+
+def test_every_command_that_answers_for_a_device_takes_the_version_and_the_method() -> None:
+    """Issue 34: the version (and 0.12.1's selection method) on every command that answers; a
+    command answers for a device when it takes --arch. tune is the exception: its runtime is the
+    installed hipBLASLt the tool profile names, not a choice."""
+    answering = {
+        name: {opt for param in command.params for opt in getattr(param, "opts", [])}
+        for name, command in _commands(cli)
+    }
+    answering = {name: opts for name, opts in answering.items() if "--arch" in opts and name != "tune"}
+    assert {"select", "coverage", "plot coverage", "plot selection", "diff", "remap"} <= set(answering)
+    for name, opts in answering.items():
+        assert {"--hipblaslt-version", "--solution-selection-method"} <= opts, name
