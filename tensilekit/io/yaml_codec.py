@@ -179,7 +179,7 @@ def _intern_tree_keys(data: Any) -> int:
         depth += 1
         below: list[Any] = []
         for node in level:
-            values: list[Any]
+            values: Any
             if type(node) is dict:
                 values = list(node.values())
                 _refill(node, values, intern)
