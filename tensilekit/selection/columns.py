@@ -10,6 +10,7 @@ unknown; tensilelite fields are flattened as ``lite_<name>``. ``flop_count`` and
 
 from __future__ import annotations
 
+import gc
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -168,12 +169,15 @@ class ProblemColumns(ColumnsLike):
             devices = _Repeated(hardware, len(problems)) if isinstance(hardware, Hardware) else list(hardware)
             if len(devices) != len(problems):
                 raise SelectionError(f"{len(problems)} problems but {len(devices)} devices")
-            from tensilekit.io.files import gc_paused
-
-            # the read makes a tuple per query: without the pause the collector would scan the
+            # the read makes a tuple per query: without a pause the collector would scan the
             # batch's problems again and again (~15 % of the read)
-            with gc_paused():
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
                 by_type = _gemm_columns(problems, rocblas_k0)  # type: ignore[arg-type]
+            finally:
+                if collecting:
+                    gc.enable()
             if by_type is not None:
                 typed, types = by_type
                 typed.update(_device_columns(devices))
