@@ -153,7 +153,9 @@ class ProblemColumns(ColumnsLike):
             return None
         if self._type_view is None:
             firsts, group = self._types
-            self._type_view = (self.take(firsts), group)
+            # a copy of those rows, not a view (a view would tie these columns in a cycle)
+            kinds = ProblemColumns({name: column[firsts] for name, column in self._arrays.items()}, None)
+            self._type_view = (kinds, group)
         return self._type_view
 
     @classmethod
