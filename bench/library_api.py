@@ -14,6 +14,15 @@ opens it; random heuristic queries as ``bench/select.py`` draws them):
   compiled engine on problem columns (``ProblemColumns.from_arrays`` of the same queries).
   Goal >= 2 M queries/s.
 
+Where the batch figure stands (perfb, CPU time, 2 cores under a load of ~8): 0.27-0.31 M q/s,
+2.8x the anchor (4.1-4.4x before). Its floor in Python: a GemmProblem is a pydantic model of 35
+fields; reading one field of 100 000 of them at C level (``map(itemgetter)`` over their
+``__dict__``) costs ~4 ms, the 20 problem-type fields as one tuple each ~65 ms, every value of
+every problem streamed into one object array ~66 ms. So the read alone caps the figure near
+1.5 M q/s, and with the engine (~75 ms on the problems' columns) near 0.7 M q/s: the 2 M q/s goal
+is out of reach for GemmProblem objects. ``ProblemColumns.from_arrays`` (numpy arrays, no object
+per query) is the path at the engine's speed.
+
 Ratio = the figure's time per query / the anchor's. The machine may be shared: both are measured
 in this process, alternately, and the CPU time of the batch is printed too. Answers are checked
 equal to the anchor's. Tests: tests/unit/test_library_speed.py (the ratios, with generous slack).

@@ -142,26 +142,22 @@ def _intern_keys(data: Any, *, shared: bool) -> int:
 
     ``shared`` (YAML aliases): each container is visited once (its depth is then not the
     deepest use: :func:`~tensilekit.io.limits.check_depth` walks again)."""
+    if not shared:
+        return _intern_tree_keys(data)
     intern = sys.intern
     seen: set[int] = set()
     stack: list[tuple[Any, int]] = [(data, 1)]
     deepest = 0
     while stack:
         node, level = stack.pop()
-        if shared:
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         if level > deepest:
             deepest = level
         if type(node) is dict:
             values = list(node.values())
-            try:
-                keys = list(map(intern, node))
-            except TypeError:  # a key that is not exactly str (an int, a bool, None …)
-                keys = [intern(key) if type(key) is str else key for key in node]
-            node.clear()
-            node.update(zip(keys, values, strict=True))
+            _refill(node, values, intern)
         elif type(node) is list:
             values = node
         else:
@@ -171,34 +167,37 @@ def _intern_keys(data: Any, *, shared: bool) -> int:
     return deepest
 
 
-def _keys_shared(data: Any) -> Any:
-    """``data`` (a tree: no shared containers) with every equal mapping key one interned string:
-    :func:`_share_key_strings` at a fraction of its cost. msgpack's C unpacker interns the keys
-    it makes, so each mapping reached through lists is packed and unpacked (a 4 MB logic file:
-    ~60 ms, where the Python walk that refilled every dict took ~100 ms). Lists are walked and
-    refilled in place, so that each original is freed as its copy is made and tables of numbers
-    are not copied. Numbers (floats are packed as doubles, bit for bit), strings, booleans, None
-    and key order come back as they were; what msgpack cannot carry (an integer past 64 bits, a
-    tuple key, nesting past its recursion limit) takes the walk."""
-    import msgpack
+def _intern_tree_keys(data: Any) -> int:
+    """:func:`_intern_keys` of a tree (no shared containers), one level at a time: a level's
+    containers are gathered by a comprehension, not pushed and popped one by one, and its depth
+    is what :func:`~tensilekit.io.limits.check_depth` would walk again to measure (a 4 MB logic
+    file: ~35 ms, where a msgpack round trip of each mapping and that walk took ~55 ms)."""
+    intern = sys.intern
+    level = [data] if type(data) is dict or type(data) is list else []
+    depth = 0
+    while level:
+        depth += 1
+        below: list[Any] = []
+        for node in level:
+            values: Any
+            if type(node) is dict:
+                values = list(node.values())
+                _refill(node, values, intern)
+            else:
+                values = node
+            below += [value for value in values if type(value) is dict or type(value) is list]
+        level = below
+    return max(depth, 1)
 
-    def copied(node: Any) -> Any:
-        return msgpack.unpackb(msgpack.packb(node), strict_map_key=False)
 
+def _refill(node: dict[Any, Any], values: list[Any], intern: Any) -> None:
+    """``node`` with each key an interned string, in place (key order kept)."""
     try:
-        if type(data) is not list:
-            return copied(data)
-        lists = [data]
-        while lists:
-            items = lists.pop()
-            for index, item in enumerate(items):
-                if type(item) is dict:
-                    items[index] = copied(item)
-                elif type(item) is list:
-                    lists.append(item)
-        return data
-    except (TypeError, ValueError, OverflowError):
-        return _share_key_strings(data)
+        keys = list(map(intern, node))
+    except TypeError:  # a key that is not exactly str (an int, a bool, None …)
+        keys = [intern(key) if type(key) is str else key for key in node]
+    node.clear()
+    node.update(zip(keys, values, strict=True))
 
 
 SLICED_LOAD_FROM = 1 << 20
@@ -227,10 +226,8 @@ def _parse_checked(text: str, source: str | None) -> tuple[Any, int | None]:
     if _fast_yaml is not None and "&" not in text and _fast_parse_is_exact(text):
 
         def load(part: str) -> Any:
-            return _keys_shared(
-                _fast_yaml.loads(
-                    part, parse_datetime=False, duplicate_key_policy=_fast_yaml.DuplicateKeyPolicy.LastWins
-                )
+            return _fast_yaml.loads(
+                part, parse_datetime=False, duplicate_key_policy=_fast_yaml.DuplicateKeyPolicy.LastWins
             )
 
         try:
@@ -239,8 +236,8 @@ def _parse_checked(text: str, source: str | None) -> tuple[Any, int | None]:
                 data = load(text)
         except Exception:  # noqa: BLE001 - yaml_rs raises its own types; PyYAML decides below
             pass
-        else:  # no anchors: no container is shared (check_depth walks the tree level by level)
-            return data, None
+        else:  # no anchors: no container is shared, so the key walk measures the depth too
+            return data, _intern_tree_keys(data)
     try:
         return _share_key_strings(yaml.load(text, Loader=_SafeLoader)), None
     except yaml.MarkedYAMLError as error:

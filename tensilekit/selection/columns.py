@@ -10,6 +10,7 @@ unknown; tensilelite fields are flattened as ``lite_<name>``. ``flop_count`` and
 
 from __future__ import annotations
 
+import gc
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -108,6 +109,12 @@ class ColumnsLike:
     def take(self, positions: IntArray) -> ColumnsLike:
         return ColumnView(self, positions)
 
+    def problem_types(self) -> tuple[ColumnsLike, IntArray] | None:
+        """(one query of each problem type, each query's type as a row of it), when the columns
+        were read per problem type (:data:`PROBLEM_TYPE_COLUMNS` then hold the same values for
+        every query of a type); else None."""
+        return None
+
     def __len__(self) -> int:
         return self.size
 
@@ -124,6 +131,8 @@ class ProblemColumns(ColumnsLike):
         self.size = sizes.pop() if sizes else 0
         self._arrays = arrays
         self._rows = rows
+        self._types: tuple[IntArray, IntArray] | None = None  # (first query of each type, type of each)
+        self._type_view: tuple[ColumnsLike, IntArray] | None = None
 
     def __getattr__(self, name: str) -> Any:
         arrays = self.__dict__.get("_arrays")
@@ -139,6 +148,16 @@ class ProblemColumns(ColumnsLike):
             return arrays[name]
         raise AttributeError(name)
 
+    def problem_types(self) -> tuple[ColumnsLike, IntArray] | None:
+        if self._types is None:
+            return None
+        if self._type_view is None:
+            firsts, group = self._types
+            # a copy of those rows, not a view (a view would tie these columns in a cycle)
+            kinds = ProblemColumns({name: column[firsts] for name, column in self._arrays.items()}, None)
+            self._type_view = (kinds, group)
+        return self._type_view
+
     @classmethod
     def from_problems(
         cls,
@@ -149,13 +168,24 @@ class ProblemColumns(ColumnsLike):
     ) -> ProblemColumns:
         """Columns for ``problems``, each on ``hardware`` (one device, or one per problem)."""
         if problems and set(map(type, problems)) == {GemmProblem}:
-            devices = [hardware] * len(problems) if isinstance(hardware, Hardware) else list(hardware)
+            devices = _Repeated(hardware, len(problems)) if isinstance(hardware, Hardware) else list(hardware)
             if len(devices) != len(problems):
                 raise SelectionError(f"{len(problems)} problems but {len(devices)} devices")
-            typed = _gemm_columns(problems, rocblas_k0)  # type: ignore[arg-type]
-            if typed is not None:
+            # the read makes a tuple per query: without a pause the collector would scan the
+            # batch's problems again and again (~15 % of the read)
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                by_type = _gemm_columns(problems, rocblas_k0)  # type: ignore[arg-type]
+            finally:
+                if collecting:
+                    gc.enable()
+            if by_type is not None:
+                typed, types = by_type
                 typed.update(_device_columns(devices))
-                return cls(typed, _ContractionRows(problems, devices, rocblas_k0))  # type: ignore[arg-type]
+                columns = cls(typed, _ContractionRows(problems, devices, rocblas_k0))  # type: ignore[arg-type]
+                columns._types = types
+                return columns
         converted = [
             p if isinstance(p, ContractionProblem) else contraction_problem(p, rocblas_k0=rocblas_k0) for p in problems
         ]
@@ -321,9 +351,26 @@ class ProblemColumns(ColumnsLike):
         return problem, hardware
 
 
+class _Repeated(Sequence[Hardware]):
+    """One device for every query of a batch, without a list of it."""
+
+    def __init__(self, device: Hardware, size: int) -> None:
+        self.device, self._size = device, size
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.device] * len(range(*i.indices(self._size)))
+        if not -self._size <= i < self._size:
+            raise IndexError(i)
+        return self.device
+
+
 def _device_columns(devices: Sequence[Hardware]) -> dict[str, np.ndarray]:
     """The device columns of one device per query (a batch names a few devices: each read once)."""
-    distinct = {id(h): h for h in devices}
+    distinct = {id(devices.device): devices.device} if isinstance(devices, _Repeated) else {id(h): h for h in devices}
     device_fields = {key: (h.arch, h.cu_count, h.is_apu, h.wavefront, h.simd_per_cu) for key, h in distinct.items()}
     if len(device_fields) == 1:  # the common case: one device, each field spelled once and repeated
         only = next(iter(device_fields.values()))
@@ -346,14 +393,20 @@ _TYPE_COLUMNS = tuple(
     if name not in GEMM_NUMBER_FIELDS and name not in ("alpha_restriction", "beta_restriction")
 )
 _INT31 = 1 << 31
+PROBLEM_TYPE_COLUMNS = frozenset(name for name, _ in _TYPE_COLUMNS + LITE_COLUMNS)
+"""The columns :func:`_gemm_columns` spreads from one problem of each type (the same for every
+query of the type: a predicate that reads only these is evaluated once per type)."""
 
 
-def _gemm_columns(problems: Sequence[GemmProblem], rocblas_k0: bool) -> dict[str, np.ndarray] | None:
+def _gemm_columns(
+    problems: Sequence[GemmProblem], rocblas_k0: bool
+) -> tuple[dict[str, np.ndarray], tuple[IntArray, IntArray]] | None:
     """:meth:`ProblemColumns.from_problems`'s columns of GemmProblems without a ContractionProblem
     per query: the type columns from one :func:`contraction_problem` per problem type, the
     numbers a C-level read per field, the default leading dimensions and strides as
-    :func:`contraction_problem` derives them, by column. None when a default stride could pass
-    int64 (the per-query path says which) or a number does not fit its column."""
+    :func:`contraction_problem` derives them, by column; and (the first query of each problem
+    type, each query's type). None when a default stride could pass int64 (the per-query path
+    says which) or a number does not fit its column."""
     size = len(problems)
     # read off each (frozen) model's field dict: a C-level item read per field, where an
     # attribute read looks the name up on the class first
@@ -361,7 +414,7 @@ def _gemm_columns(problems: Sequence[GemmProblem], rocblas_k0: bool) -> dict[str
     types = list(map(operator.itemgetter(*_GEMM_TYPE_FIELDS), fields))
     group: IntArray | None = None
     if types.count(types[0]) == size:  # tuples compare member by identity first: one C-level pass
-        representatives = [problems[0]]
+        representatives, firsts = [problems[0]], [0]
     else:
         group, firsts = _problem_types(types)
         representatives = [problems[i] for i in firsts]
@@ -404,7 +457,8 @@ def _gemm_columns(problems: Sequence[GemmProblem], rocblas_k0: bool) -> dict[str
         stride_d=_or_default(given["stride_d"], lambda: ldd * n),
         alpha=alpha, beta=beta, alpha_restriction=_restriction(alpha), beta_restriction=_restriction(beta),
     )  # fmt: skip
-    return arrays
+    kind_of = np.zeros(size, dtype=np.int64) if group is None else group
+    return arrays, (np.array(firsts, dtype=np.int64), kind_of)
 
 
 _FEW_TYPES = 16
@@ -507,6 +561,13 @@ class ColumnView(ColumnsLike):
     def take(self, positions: IntArray) -> ColumnsLike:
         return ColumnView(self._base, self._positions[positions])
 
+    def problem_types(self) -> tuple[ColumnsLike, IntArray] | None:
+        known = self.__dict__.get("_problem_types")
+        if known is None:
+            base = self._base.problem_types()
+            known = self.__dict__["_problem_types"] = (None,) if base is None else (base[0], base[1][self._positions])
+        return None if known[0] is None else known  # type: ignore[return-value]
+
 
 def _flop_count(c: Any) -> np.ndarray:
     packing = np.where(np.isin(c.a_type, _PACKING_TYPES), 4, 1).astype(np.uint64)
@@ -532,4 +593,12 @@ def _arithmetic_intensity(c: Any) -> np.ndarray:
     return result
 
 
-__all__ = ["HARDWARE_COLUMNS", "LITE_COLUMNS", "PROBLEM_COLUMNS", "ColumnView", "ColumnsLike", "ProblemColumns"]
+__all__ = [
+    "HARDWARE_COLUMNS",
+    "LITE_COLUMNS",
+    "PROBLEM_COLUMNS",
+    "PROBLEM_TYPE_COLUMNS",
+    "ColumnView",
+    "ColumnsLike",
+    "ProblemColumns",
+]

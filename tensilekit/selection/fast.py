@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import math
 import operator
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -46,7 +47,7 @@ from tensilekit.model.library import (
 from tensilekit.model.predicates import StringPredicate
 from tensilekit.model.solution import MasterSolution
 from tensilekit.predicates.evaluate import MAX_GSU_WORKSPACE_SIZE, has_chip_predicate
-from tensilekit.selection.columns import ColumnsLike
+from tensilekit.selection.columns import PROBLEM_TYPE_COLUMNS, ColumnsLike
 from tensilekit.selection.distance import DISTANCES, grid_based_distances
 from tensilekit.selection.features import feature_key
 from tensilekit.selection.grid_batch_walk import batch_first_grid_walk
@@ -244,8 +245,7 @@ class _Map(_Node):
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         sids, fits = _empty(cols.size)
-        op_ids = cols.op_id  # type: ignore[attr-defined]
-        groups = _groups_by_value(op_ids)
+        groups = _groups_by_operation(cols)
         if len(groups) == 1:  # the usual batch: one operation
             child = self.child(groups[0][0])
             return _empty(cols.size) if child is None else child.find_batch(lib, cols, route)
@@ -986,6 +986,22 @@ class _GridTable(_Table):
         return sids, fits
 
 
+def _groups_by_operation(cols: ColumnsLike) -> list[tuple[str, IntArray]]:
+    """:func:`_groups_by_value` of the operation identifiers, by problem type where the columns
+    know it (the operation is part of the type: a few integer comparisons, not string ones)."""
+    types = cols.problem_types()
+    if types is None:
+        return _groups_by_value(cols.op_id)  # type: ignore[attr-defined]
+    kinds, kind_of = types
+    operations: dict[str, list[int]] = {}
+    for kind, name in enumerate(kinds.op_id.tolist()):  # type: ignore[attr-defined]
+        operations.setdefault(name, []).append(kind)
+    if len(operations) == 1:
+        return [(next(iter(operations)), np.arange(cols.size))]
+    groups = [(name, np.flatnonzero(np.isin(kind_of, numbers))) for name, numbers in operations.items()]
+    return [(name, rows) for name, rows in groups if rows.size]  # a view may hold no query of a type
+
+
 def _groups_by_value(values: npt.NDArray[Any]) -> list[tuple[str, IntArray]]:
     """(value, its positions) for each distinct value of a string column. A batch names a few
     operations: each is split off by one comparison over the rest (sorting the strings, as
@@ -1011,9 +1027,33 @@ def _vector_of(atom: Atom, cols: ColumnsLike) -> BoolArray:
     cache: dict[Atom, BoolArray] = cols.__dict__.setdefault("_atom_vectors", {})
     vector = cache.get(atom)
     if vector is None:
-        vector = atom.vector(cols)
+        types = cols.problem_types() if _reads_problem_type_only(atom) else None
+        # a predicate of the problem type alone (data types, transposes, tensilelite flags):
+        # evaluated on one query of each type (string columns compare slowly, 100 000 at a time)
+        vector = atom.vector(cols) if types is None else atom.vector(types[0])[types[1]]
         cache[atom] = vector
     return vector
+
+
+_TYPE_ONLY: dict[str, bool] = {}
+_FIELD_READ = re.compile(r"\b([ph])\.(\w+)")
+_OWNER_NAME = re.compile(r"\b[ph]\b")
+
+
+def _reads_problem_type_only(atom: Atom) -> bool:
+    """The atom's vector expression reads only :data:`PROBLEM_TYPE_COLUMNS` of ``p`` (no device
+    field, no helper given the whole query), elementwise."""
+    known = _TYPE_ONLY.get(atom.vector_expr)
+    if known is None:
+        fields = _FIELD_READ.findall(atom.vector_expr)
+        known = (
+            bool(fields)
+            and all(owner == "p" and name in PROBLEM_TYPE_COLUMNS for owner, name in fields)
+            and _OWNER_NAME.search(_FIELD_READ.sub("", atom.vector_expr)) is None
+            and not any(helper in atom.vector_expr for helper in atom.helpers)
+        )
+        _TYPE_ONLY[atom.vector_expr] = known
+    return known
 
 
 def _unique_rows(bits: BoolArray) -> tuple[list[int], IntArray]:

@@ -129,3 +129,42 @@ def test_batch_answers_equal_single_queries_and_the_reference(compiled: Compiled
         assert (got.index, got.distance) == (one.index, one.distance), position
         answered += one.index is not None
     assert answered > count // 4  # the queries reach the tables
+
+
+def test_batch_of_gemm_problems_equals_single_queries(compiled: CompiledLibrary) -> None:
+    """``select_batch`` of GemmProblems (read per problem type; predicates of the type alone
+    evaluated once per type, operations split by type) answers each query as ``select_solution``:
+    served and unserved types, epilogues (a bias, an activation), given leading dimensions, no
+    workspace to unlimited, misses included."""
+    from tensilekit.selection import GemmProblem
+    from tensilekit.selection.hipblaslt import hipblaslt_problem
+    from tensilekit.selection.problem import HipblasltFields
+
+    rng = np.random.default_rng(33)
+    count = 300
+    types = _hipblaslt_types(compiled.library) + [
+        {"trans_a": "N", "trans_b": "T", "a_type": "Half", "b_type": "Half", "c_type": "Half", "d_type": "Half",
+         "compute_type": "Float", "compute_input_type": None},
+    ]  # fmt: skip
+    epilogues = [None, HipblasltFields(use_bias=1, bias_type="Float"), HipblasltFields(activation_type="Relu")]
+    workspaces = [0, 1 << 20, 32 << 20, None]
+    problems: list[GemmProblem] = []
+    for position in range(count):
+        kind = types[int(rng.integers(len(types)))]
+        m, n, k = (int(x) for x in np.exp(rng.uniform(0.0, np.log(70_000.0), 3)).astype(np.int64).clip(1, 70_000))
+        problems.append(
+            hipblaslt_problem(
+                m, n, k, batch=int(rng.choice([1, 1, 1, 4])), trans_a=kind["trans_a"], trans_b=kind["trans_b"],
+                a_type=kind["a_type"], b_type=kind["b_type"], c_type=kind["c_type"], d_type=kind["d_type"],
+                compute_input=kind["compute_input_type"], workspace_size=workspaces[position % 4],
+                lda=None if position % 7 else m + k + 64, beta=float(rng.choice([0.0, 1.0])),
+                epilogue=epilogues[position % 3 if position % 5 == 0 else 0],
+            )
+        )  # fmt: skip
+    batch = select_batch(compiled, problems, _DEVICE)
+    answered = 0
+    for position, problem in enumerate(problems):
+        one = select_solution(compiled, problem, _DEVICE)
+        assert (batch[position].index, batch[position].distance) == (one.index, one.distance), position
+        answered += one.index is not None
+    assert count // 4 < answered < count  # the queries reach the tables, and some find nothing

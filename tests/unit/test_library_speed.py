@@ -110,7 +110,8 @@ def test_warm_select_costs_about_the_compiled_engine(grid_path: Path, monkeypatc
 
 
 def test_batch_of_gemm_problems_costs_about_the_engine_on_columns(grid_path: Path) -> None:
-    """Issue 33 row 2: select_batch of GemmProblems is ~3x the engine on ready columns (~40x before)."""
+    """Issue 33 row 2: select_batch of GemmProblems is ~2.5x the engine on ready columns (~40x before
+    issue 33); predicates of the problem type alone are evaluated once per type."""
     library = open_library(grid_path)
     problems = _problems(library, 5000)
     device = library.require_device()
@@ -127,7 +128,7 @@ def test_batch_of_gemm_problems_costs_about_the_engine_on_columns(grid_path: Pat
         start = time.process_time()
         library.select_batch(problems, device)
         ratios.append((time.process_time() - start) / max(anchor, 1e-6))
-    assert min(ratios) <= 12.0, ratios
+    assert min(ratios) <= 8.0, ratios
 
 
 def test_select_takes_its_fast_path_only_for_exact_types(grid_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

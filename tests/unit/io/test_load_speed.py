@@ -16,7 +16,7 @@ import yaml
 
 import tensilekit
 from tensilekit.io.files import gc_paused
-from tensilekit.io.yaml_codec import _fast_parse_is_exact, _keys_shared
+from tensilekit.io.yaml_codec import _fast_parse_is_exact, _intern_keys
 
 MID_SIZED = "rocblas/navi21/navi21_Cijk_Alik_Bjlk_HB.yaml"  # 0.5 MB: the CSafeLoader run ~0.4 s
 
@@ -49,29 +49,24 @@ def test_largest_logic_files_take_the_fast_path(corpus: Path) -> None:
         assert _fast_parse_is_exact(path.read_text()), path
 
 
-def test_keys_shared_keeps_the_data_and_shares_keys() -> None:
-    """msgpack's round trip gives back equal data, key order, float bits and types, with each key
-    one interned string; what msgpack cannot carry is interned by the walk instead."""
+def test_key_walk_keeps_the_data_and_shares_keys() -> None:
+    """The tree walk (yaml_rs's path) gives back equal data, in place, with key order, float bits
+    and types kept and each key one interned string; non-string keys are kept as they are; the
+    depth it returns is the one check_depth counts (test_limits checks that count)."""
     key = "".join(["Macro", "Tile0"])  # built at run time: not interned yet
     table = [[[1024, 1024, 1, 1024], [0, 12.5]]]
-    data = [
-        {key: 128, "f": 0.1, "n": float("-inf"), "z": -0.0, "b": True, "x": None, 7: "int key", 2.5: [1, {"q": 1}]},
-        [{"".join(["Macro", "Tile0"]): 64, "f": 1e300}],
-        table,
-    ]
+    first_map = {key: 128, "f": 0.1, "n": float("-inf"), "z": -0.0, "b": True, "x": None, 7: "int key"}
+    first_map[2.5] = [1, {"q": 1}]
+    data = [first_map, [{"".join(["Macro", "Tile0"]): 64, "f": 1e300, "big": 1 << 70}], table]
     expected = copy.deepcopy(data)
-    shared = _keys_shared(data)
-    assert shared == expected
-    assert [list(item) for item in shared[:1] + shared[1]] == [list(item) for item in expected[:1] + expected[1]]
-    assert type(shared[0][7]) is str and type(shared[0]["b"]) is bool and str(shared[0]["z"]) == "-0.0"
-    first, second = (next(iter(item)) for item in shared[:1] + shared[1])
+    assert _intern_keys(data, shared=False) == 4  # data, first_map, [1, {...}], {"q": 1}
+    assert data == expected
+    assert [list(item) for item in data[:1] + data[1]] == [list(item) for item in expected[:1] + expected[1]]
+    assert data[0] is first_map and data[2] is table  # refilled in place, nothing copied
+    assert type(data[0][7]) is str and type(data[0]["b"]) is bool and str(data[0]["z"]) == "-0.0"
+    first, second = (next(iter(item)) for item in data[:1] + data[1])
     assert first is second is sys.intern(key)
-    assert shared[2] is table  # lists of numbers are walked, not copied
-    root = _keys_shared({"".join(["Macro", "Tile0"]): [{"".join(["Depth", "U"]): 8}]})
-    assert root == {key: [{"DepthU": 8}]} and next(iter(root)) is sys.intern(key)
-    for uncarried in ({"".join(["big", "int"]): 1 << 70}, {(1, 2): "tuple key"}):
-        again = _keys_shared(uncarried)
-        assert again == uncarried and all(k is sys.intern(k) for k in again if type(k) is str)
+    assert _intern_keys("scalar", shared=False) == 1
 
 
 def test_gc_paused_restores_the_collector() -> None:
