@@ -363,7 +363,8 @@ def test_5x_is_one_entry_of_the_version_table(tmp_path: Path) -> None:
     for path in (CLIENT, UNMODELLED):  # task predicates: only 5.x's TensileCreateLibrary writes them
         assert detect_runtime(load_master(path)) is hipblaslt_runtime(TENSILELITE_5X)
     runner = CliRunner()
-    assert "taken for\thipBLASLt 5.x" in runner.invoke(cli, ["info", str(CLIENT)]).stdout
+    for path in (CLIENT, LOGIC):  # the master for what built it, the logic file for what builds it
+        assert "taken for\thipBLASLt 5.x" in runner.invoke(cli, ["info", str(path)]).stdout
     # 0.12.1's runtime stops at LaunchLimits ("Unknown subclass type"): asked for, it is refused
     query_args = ["--arch", "gfx950", "--cu-count", "256", "--type", "bf16", "--trans-a", "T", "1024", "1024", "1024"]
     result = runner.invoke(cli, ["select", "-l", str(CLIENT), "--hipblaslt-version", "0.12.1", *query_args])
