@@ -29,7 +29,8 @@ from tensilekit.model.library import (
     ProblemMapNode,
 )
 from tensilekit.model.logic import LogicFile
-from tensilekit.selection.runtime import detect_runtime
+from tensilekit.selection.hipblaslt_versions import version_of_logic, version_of_minimum_required
+from tensilekit.selection.runtime import detect_runtime, hipblaslt_runtime
 from tensilekit.selection.served import served_row_types
 from tensilekit.selection.unserved import problem_type_label
 
@@ -132,11 +133,7 @@ def describe_logic(logic: LogicFile, path: str, fmt: str) -> FileInfo:
 
 
 def _logic_runtime(logic: LogicFile) -> str | None:
-    """A tensilelite file's hipBLASLt version, the one ``build-master`` builds it as (its header's 5.x,
-    else what its problem type shows); None for a Tensile file."""
-    from tensilekit.selection.hipblaslt_versions import version_of_logic, version_of_minimum_required
-    from tensilekit.selection.runtime import hipblaslt_runtime
-
+    """The hipBLASLt version ``build-master`` builds a tensilelite file as; None for a Tensile file."""
     if logic.dialect.value != "tensilelite":
         return None
     version = version_of_minimum_required(logic.version) or version_of_logic([logic.problem_type.raw()])

@@ -86,7 +86,7 @@ runs here), but how tensilekit answered and built 5.x files before. Its client b
 (``WorkspaceCheck``, ``LaunchLimits``: ``ContractionTaskPredicates.hpp`` @1ea8c64f53e4) need no field:
 :mod:`tensilekit.predicates.evaluate` reads them, and no earlier runtime loads them.
 
-:func:`detect_hipblaslt_version` reads the version off a master: 0.12.1's TensileCreateLibrary
+:func:`version_of_solutions` reads the version off a master: 0.12.1's TensileCreateLibrary
 writes ``swizzleTensorA`` into every solution's problem type and ``SwizzleTensorA`` /
 ``WorkgroupNumberCheck`` predicates, which the 7d9fb683 runtime cannot even load (``Unknown subclass
 type SwizzleTensorA``); a master with a task predicate is 5.x's; anything else is 7d9fb683's.
