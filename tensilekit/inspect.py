@@ -29,7 +29,8 @@ from tensilekit.model.library import (
     ProblemMapNode,
 )
 from tensilekit.model.logic import LogicFile
-from tensilekit.selection.runtime import detect_runtime
+from tensilekit.selection.hipblaslt_versions import version_of_logic, version_of_minimum_required
+from tensilekit.selection.runtime import detect_runtime, hipblaslt_runtime
 from tensilekit.selection.served import served_row_types
 from tensilekit.selection.unserved import problem_type_label
 
@@ -60,7 +61,8 @@ class FileInfo(BaseModel):
     version: str | None = None
     runtime: str | None = None
     """The runtime a master is taken for, with its version (``hipBLASLt 0.12.1``, ``Tensile
-    (rocBLAS)``: :func:`~tensilekit.selection.runtime.detect_runtime`); None for other files."""
+    (rocBLAS)``: :func:`~tensilekit.selection.runtime.detect_runtime`), or a tensilelite logic file is
+    built for; None for other files."""
     warnings: list[str] = []
     """What a runtime cannot load in this file as it is (``validate`` and ``lint`` say where)."""
 
@@ -126,7 +128,16 @@ def describe_logic(logic: LogicFile, path: str, fmt: str) -> FileInfo:
         table_entries=len(logic.table),
         size_ranges=ranges,
         version=logic.version,
+        runtime=_logic_runtime(logic),
     )
+
+
+def _logic_runtime(logic: LogicFile) -> str | None:
+    """The hipBLASLt version ``build-master`` builds a tensilelite file as; None for a Tensile file."""
+    if logic.dialect.value != "tensilelite":
+        return None
+    version = version_of_minimum_required(logic.version) or version_of_logic([logic.problem_type.raw()])
+    return hipblaslt_runtime(version).label
 
 
 def describe_master(master: MasterLibrary, path: str, fmt: str) -> FileInfo:

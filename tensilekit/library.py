@@ -912,8 +912,8 @@ def _check_loadable(chosen: HipblasltRuntime, library: Runtime) -> None:
     if isinstance(library, HipblasltRuntime) and not loads(chosen.version, library.version):
         raise SelectionError(
             f"hipBLASLt {chosen.version}'s runtime cannot load this master: it is hipBLASLt {library.version}'s "
-            f"(it names {library.version}'s fields such as SwizzleTensorA, which {chosen.version} stops at with "
-            "'Unknown subclass type'); answer as its own version"
+            f"(it names {library.version}'s fields or predicates, such as SwizzleTensorA or LaunchLimits, which "
+            f"{chosen.version} stops at with 'Unknown subclass type'); answer as its own version"
         )
 
 

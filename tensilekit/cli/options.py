@@ -172,20 +172,20 @@ def full_names_option(command: _Command) -> _Command:
 
 # selection.hipblaslt_versions.HIPBLASLT_VERSIONS' names, spelled out: a command's --help imports no
 # selection core (importing that module loads the whole tensilekit.selection package)
-HIPBLASLT_VERSION_NAMES = ("7d9fb683", "0.12.1")
+HIPBLASLT_VERSION_NAMES = ("7d9fb683", "0.12.1", "5.x")
 
 
 def hipblaslt_version_option(command: _Command) -> _Command:
-    """``--hipblaslt-version 7d9fb683|0.12.1``: the hipBLASLt runtime to answer as (the command
+    """``--hipblaslt-version 7d9fb683|0.12.1|5.x``: the hipBLASLt runtime to answer as (the command
     takes ``hipblaslt_version``; None: what the library shows, as :func:`tensilekit.open_library`)."""
     return hipblaslt_version_choice(
         "Answer as this hipBLASLt runtime does (default: what the library shows: a master with 0.12.1's "
-        "fields such as SwizzleTensorA is 0.12.1's, any other 7d9fb683's)."
+        "fields such as SwizzleTensorA is 0.12.1's, one with task predicates 5.x's, any other 7d9fb683's)."
     )(command)
 
 
 def hipblaslt_version_choice(help_text: str) -> Callable[[_Command], _Command]:
-    """``--hipblaslt-version 7d9fb683|0.12.1`` with the command's own help (the command takes
+    """``--hipblaslt-version 7d9fb683|0.12.1|5.x`` with the command's own help (the command takes
     ``hipblaslt_version``, None when not given)."""
     return click.option(
         "--hipblaslt-version",

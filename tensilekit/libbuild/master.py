@@ -776,7 +776,7 @@ def build_master_libraries(
             first file's ``SolutionIndex``, no arch offset).
         version: the ``version`` field; by default the dialect's (4.44.0 / 4.33.0), ``None`` omits it.
         custom_kernel_config: tensilelite only: ``name -> custom.config`` of hipBLASLt custom kernels.
-        hipblaslt_version: tensilelite only: build as hipBLASLt ``"7d9fb683"``'s or ``"0.12.1"``'s
+        hipblaslt_version: tensilelite only: build as ``"7d9fb683"``'s, ``"0.12.1"``'s or ``"5.x"``'s
             TensileCreateLibrary (None: 0.12.1 when a file's problem type names its fields, else
             7d9fb683; :mod:`tensilekit.selection.hipblaslt_versions`).
     """

@@ -62,7 +62,7 @@ from tensilekit.model.derive_tensilelite import (
     solution_state,
 )
 from tensilekit.model.naming import gfx_isa
-from tensilekit.model.naming_tensilelite import MinNaming, is_5x_version, name_full, name_min_5x, unique_kernels
+from tensilekit.model.naming_tensilelite import MinNaming, name_full, name_min_5x, unique_kernels
 from tensilekit.model.tensile_parameters import DataTypeInfo
 from tensilekit.model.tensilelite_parameters import (
     ACTIVATION_TYPE_COLUMN,
@@ -966,10 +966,6 @@ def _parse_logic(data: Any) -> _Logic:
     return _Logic(architecture, cu_count, data[4], data[5], "Matching", data[6], data[7], library_type, perf, version)
 
 
-#: ISAs tensilelite 5.x (2026; ``Tensile.py`` @ 00cf9f2a lists gfx950) assembles for and hipBLASLt
-#: 7d9fb683's capability table (the derivation tensilekit ports) does not know.
-_5X_ONLY_ISAS = frozenset({(9, 5, 0)})
-
 #: LibraryTypes whose table is every solution of the file (``parseLibraryLogicList``). ``Prediction``
 #: is the 2026 addition (rocm-libraries ``projects/hipblaslt/tensilelite/Tensile/LibraryIO.py``
 #: @ 09ee40199827); hipBLASLt 7d9fb683 knows only FreeSize.
@@ -1119,9 +1115,14 @@ def _states(
     logic: _Logic,
     custom_kernel_config: CustomKernelConfig | None,
     derivation: LiteDerivationRules = LITE_DERIVATION_7D9FB683,
+    build_version: HipblasltVersion | None = None,
 ) -> list[LiteState]:
     """``parseLibraryLogicData``'s ``Solution(...)`` per solution, checked against the file's problem
-    type, as the hipBLASLt version of ``derivation`` derives them."""
+    type, as the hipBLASLt version of ``derivation`` derives them (ISAs: the file's version's, else
+    ``build_version``'s)."""
+    from tensilekit.selection.hipblaslt_versions import DEFAULT_HIPBLASLT_VERSION, version_of_minimum_required
+
+    written_by = version_of_minimum_required(logic.minimum_version) or build_version or DEFAULT_HIPBLASLT_VERSION
     isa = (0, 0, 0) if logic.architecture == "fallback" else gfx_isa(logic.architecture)
     file_type = problem_type(logic.problem_type, path="[4]", rules=derivation)
     states = []
@@ -1139,9 +1140,7 @@ def _states(
             file_activation=file_type["ActivationType"],
             rules=derivation,
         )
-        if isa in _5X_ONLY_ISAS and logic.minimum_version.split(".")[0] == "5":
-            # 7d9fb683's Solution() turns an ISA its assembler lacks into [9, 0, 0]; tensilelite
-            # 5.x, whose file this is, assembles for it and keeps it (the runtime's Processor row)
+        if isa in written_by.assembles_isas:  # the runtime's Processor row is the file's ISA
             state["ISA"] = isa
         try:  # names are made after every file is read: fail here, where the file is known
             name_full(state, derivation.valid_parameters)
@@ -1267,12 +1266,12 @@ def build_tensilelite_libraries(
     """
     if not logic_files:
         raise InvalidValue("no logic files given")
-    from tensilekit.selection.hipblaslt_versions import hipblaslt_version_named, version_of_logic
+    from tensilekit.selection import hipblaslt_versions as versions
 
     rules = (
-        version_of_logic(data[4] for _, data in logic_files if isinstance(data, list) and len(data) > 4)
+        versions.version_of_logic(data[4] for _, data in logic_files if isinstance(data, list) and len(data) > 4)
         if hipblaslt_version is None
-        else hipblaslt_version_named(hipblaslt_version)
+        else versions.hipblaslt_version_named(hipblaslt_version)
     )
     masters: dict[str, _Master] = {}
     next_index = 0
@@ -1283,9 +1282,11 @@ def build_tensilelite_libraries(
         try:
             with error_context(source):
                 logic = _parse_logic(data)
-                names_5x = names_5x or is_5x_version(logic.minimum_version)
+                names_5x = (
+                    names_5x or (versions.version_of_minimum_required(logic.minimum_version) or rules).names_min_5x
+                )
                 try:
-                    states = _states(logic, custom_kernel_config, rules.derivation)
+                    states = _states(logic, custom_kernel_config, rules.derivation, rules)
                     new = _from_logic(logic, states, lazy=lazy, rules=rules)
                 except (KeyError, IndexError, TypeError, AttributeError) as exc:
                     raise LibraryFormatError(f"malformed logic file: {exc!r}", Location(path="[5]")) from exc

@@ -37,10 +37,8 @@ Algorithm (per file pair; state = each side's kernels and table rows, then the o
    header). Nothing of the incremental header survives.
 
 tensilelite's ``merge.py`` has two versions (7d9fb683's, cited as TL above, and 5.x's); where they
-differ (5.x drops every solution's ProblemType in step 4 and skips solutions without one in step 0,
-copies unpaired files, checks the library type's folder) the rule is a field of
-:class:`~tensilekit.merge.merge_versions.MergeScript`, chosen per pair by
-:func:`~tensilekit.merge.merge_versions.merge_script_for`.
+differ the rule is a field of :class:`~tensilekit.merge.merge_versions.MergeScript`, chosen per pair
+by :func:`~tensilekit.merge.merge_versions.merge_script_for`.
 
 The steps live in :mod:`tensilekit.merge.steps`; kernel identity and the lazy "first equal
 pool entry" index in :mod:`tensilekit.merge.identity`; which YAML aliases survive in
@@ -105,7 +103,6 @@ from tensilekit.merge.steps import (
     waive_problem_type,
 )
 from tensilekit.model.logic import LogicFile
-from tensilekit.model.naming_tensilelite import is_5x_version
 
 
 class MergePolicy(BaseModel):
@@ -286,7 +283,9 @@ def merge_resolved(
     if script is not None and script.drops_solution_problem_type:
         dropped = drop_solution_problem_types(orig)
         drop_solution_problem_types(inc)
-        if dropped and not is_5x_version(original.version):
+        from tensilekit.selection.hipblaslt_versions import version_of_minimum_required
+
+        if dropped and version_of_minimum_required(original.version) is None:
             warnings.append(
                 f"tensilelite {script} merge.py removes the ProblemType of every solution ({dropped} original "
                 f"kernel(s) had one); the output keeps MinimumRequiredVersion {original.version}, but only "

@@ -32,8 +32,8 @@ Both write ``yaml.safe_dump(mergedData, default_flow_style=None)`` and keep the 
 5.x's ``loadData`` also expands a ``{SolutionDefaults, Solutions}`` mapping at ``[5]``; tensilekit's
 logic reader does not read that form (neither does 5.x's ``LibraryIO``), so it is not modelled.
 
-Which script merges a pair (:func:`merge_script_for`): the one asked for, else 5.x when either
-file says ``MinimumRequiredVersion`` 5 or later (7d9fb683's script cannot read them: KeyError
+Which script merges a pair (:func:`merge_script_for`): the one asked for, else the ``merge_script`` of
+a file's version (5.x's for ``MinimumRequiredVersion`` 5: 7d9fb683's script cannot read them, KeyError
 ``'ProblemType'``), else 7d9fb683's, whose output the differential tests hold byte for byte.
 """
 
@@ -41,8 +41,6 @@ from __future__ import annotations
 
 import dataclasses
 from typing import Literal
-
-from tensilekit.model.naming_tensilelite import is_5x_version
 
 MergeScriptName = Literal["7d9fb683", "5.x"]
 
@@ -91,11 +89,14 @@ def merge_script_for(
     requested: MergeScriptName | None, original_version: str | None, incremental_version: str | None
 ) -> tuple[MergeScript, str]:
     """The merge script for a pair of files and why (see the module docstring)."""
+    from tensilekit.selection.hipblaslt_versions import version_of_minimum_required
+
     if requested is not None:
         return MERGE_SCRIPTS[requested], "requested"
     for side, version in (("original", original_version), ("incremental", incremental_version)):
-        if is_5x_version(version):
-            return MERGE_PY_5X, f"the {side} file is tensilelite {version} (7d9fb683's merge.py cannot read it)"
+        if (written_by := version_of_minimum_required(version)) is not None:
+            reason = f"the {side} file is tensilelite {version} (7d9fb683's merge.py cannot read it)"
+            return MERGE_SCRIPTS[written_by.merge_script], reason
     return MERGE_PY_7D9FB683, "neither file is tensilelite 5.x"
 
 

@@ -4,7 +4,7 @@ Two versions, each rule named by its version: hipBLASLt 7d9fb683 (:func:`problem
 :class:`MinNaming`) and tensilelite 5.x (:func:`problem_type_name_5x`, :func:`name_min_5x`), which
 joins every part of the problem-type name with ``_`` (``_HA_S_`` where 7d9fb683 wrote ``_HAS_``) and
 names a fixed parameter set (``getRequiredParametersMin``). A build names with 5.x's rules when its
-logic is 5.x (:func:`is_5x_version`).
+logic is 5.x (:attr:`~tensilekit.selection.hipblaslt_versions.HipblasltVersion.names_min_5x`).
 
 5.x's parameter set and internal arguments changed from commit to commit while files kept saying
 ``MinimumRequiredVersion: 5.0.0``: AMD's own gfx950 logic (rocm-libraries ``projects/hipblaslt/
@@ -440,12 +440,6 @@ def name_min_5x(state: Mapping[str, Any], *, ignore_internal_args: bool = False)
     return "_".join(components)
 
 
-def is_5x_version(version: str | None) -> bool:
-    """Whether a ``MinimumRequiredVersion`` is tensilelite 5 or later (its names are 5.x's)."""
-    head = str(version or "").strip().split(".", 1)[0]
-    return head.isdigit() and int(head) >= 5
-
-
 def unique_kernels(solutions: Iterable[LiteState], valid: frozenset[str] = VALID_PARAMETERS) -> list[LiteState]:
     """``generateLogicDataAndSolutions``'s de-duplication, then ``generateKernelObjectsFromSolutions``'s.
 
@@ -471,7 +465,6 @@ def unique_kernels(solutions: Iterable[LiteState], valid: frozenset[str] = VALID
 __all__ = [
     "REQUIRED_PARAMETERS_MIN_5X",
     "MinNaming",
-    "is_5x_version",
     "key_no_internal_args",
     "name_full",
     "name_min_5x",

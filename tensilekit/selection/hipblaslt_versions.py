@@ -79,17 +79,17 @@ dynamic-grid modes) are not modelled. ``index_lookup_hides_streamk`` was read fr
 ``getSolutionsFromIndex`` asks); the oracle answers no index lookup, so the same test holds
 ``remap`` to the rule, not to AMD's C++.
 
-tensilelite 5.x (2026) client builds give solutions a ``taskPredicate``: ``WorkspaceCheck``
-(tensilelite's rule) and, for non-Stream-K kernels, ``LaunchLimits``
-(:mod:`tensilekit.predicates.evaluate`, ``ContractionTaskPredicates.hpp`` @1ea8c64f53e4). Neither
-7d9fb683 nor 0.12.1 writes a task predicate, and their runtimes refuse a library naming
-``LaunchLimits`` (``Unknown subclass type``): these 5.x rules need no field here, the predicate
-itself says which runtime it belongs to.
+tensilelite 5.x (2026, rocm-libraries ``projects/hipblaslt/tensilelite``), :data:`TENSILELITE_5X`,
+differs in ``names_min_5x``, ``merge_script`` (merge.py @6b64aab9cc6d) and ``assembles_isas`` (gfx950,
+``Tensile.py`` @00cf9f2a); every other rule is 7d9fb683's: not read from 5.x's source (no 5.x oracle
+runs here), but how tensilekit answered and built 5.x files before. Its client builds' task predicates
+(``WorkspaceCheck``, ``LaunchLimits``: ``ContractionTaskPredicates.hpp`` @1ea8c64f53e4) need no field:
+:mod:`tensilekit.predicates.evaluate` reads them, and no earlier runtime loads them.
 
-:func:`detect_hipblaslt_version` reads the version off a master: 0.12.1's TensileCreateLibrary
+:func:`version_of_solutions` reads the version off a master: 0.12.1's TensileCreateLibrary
 writes ``swizzleTensorA`` into every solution's problem type and ``SwizzleTensorA`` /
 ``WorkgroupNumberCheck`` predicates, which the 7d9fb683 runtime cannot even load (``Unknown subclass
-type SwizzleTensorA``); anything else is 7d9fb683's.
+type SwizzleTensorA``); a master with a task predicate is 5.x's; anything else is 7d9fb683's.
 """
 
 from __future__ import annotations
@@ -139,6 +139,12 @@ class HipblasltVersion:
     has no such option and reads them all)."""
     derivation: LiteDerivationRules = LITE_DERIVATION_7D9FB683
     """How its TensileCreateLibrary derives each logic-file solution (``Solution(state)``)."""
+    names_min_5x: bool = False
+    """Kernels are named by :func:`~tensilekit.model.naming_tensilelite.name_min_5x`, not :class:`MinNaming`."""
+    merge_script: str = "7d9fb683"
+    """Its files' ``Utilities/merge.py`` (:data:`~tensilekit.merge.merge_versions.MERGE_SCRIPTS`)."""
+    assembles_isas: frozenset[tuple[int, int, int]] = frozenset()
+    """ISAs 7d9fb683's derivation turns into ``[9, 0, 0]`` that this version keeps (its assembler has them)."""
 
     def selection_metric(self, method: int) -> str | None:
         """The metric a problem reports under selection method ``method`` (None: its own)."""
@@ -178,7 +184,12 @@ HIPBLASLT_0_12_1 = HipblasltVersion(
 )
 """hipBLASLt 0.12.1 (ROCm 6.4; the C++ of ``../shared/amd/oracle-tensilelite/0.12.1``)."""
 
-HIPBLASLT_VERSIONS: dict[str, HipblasltVersion] = {v.name: v for v in (HIPBLASLT_7D9FB683, HIPBLASLT_0_12_1)}
+TENSILELITE_5X = dataclasses.replace(
+    HIPBLASLT_7D9FB683, name="5.x", names_min_5x=True, merge_script="5.x", assembles_isas=frozenset({(9, 5, 0)})
+)
+"""tensilelite 5.x (2026; ``MinimumRequiredVersion: 5.0.0``); other rules 7d9fb683's (module docstring)."""
+
+HIPBLASLT_VERSIONS = {v.name: v for v in (HIPBLASLT_7D9FB683, HIPBLASLT_0_12_1, TENSILELITE_5X)}
 """The versions by name, oldest first (``--hipblaslt-version``)."""
 
 SOLUTION_SELECTION_METHOD_VARIABLE = "TENSILE_SOLUTION_SELECTION_METHOD"
@@ -192,7 +203,7 @@ _MARKERS_0_12_1 = frozenset({"SwizzleTensorA", "SwizzleTensorB", "WorkgroupNumbe
 
 
 def hipblaslt_version_named(name: str | HipblasltVersion) -> HipblasltVersion:
-    """``"7d9fb683"`` or ``"0.12.1"`` (a :class:`HipblasltVersion` passes through).
+    """``"7d9fb683"``, ``"0.12.1"`` or ``"5.x"`` (a :class:`HipblasltVersion` passes through).
 
     Raises SelectionError for another name, TypeError for something that is no str."""
     if isinstance(name, HipblasltVersion):
@@ -242,10 +253,18 @@ def _predicate_types(predicate: Any) -> Iterable[str]:
             yield from _predicate_types(item)
 
 
+def version_of_minimum_required(version: str | None) -> HipblasltVersion | None:
+    """5.x for a ``MinimumRequiredVersion`` of 5 or later, else None (:func:`version_of_logic` reads fields)."""
+    head = str(version or "").strip().split(".", 1)[0]
+    return TENSILELITE_5X if head.isdigit() and int(head) >= 5 else None
+
+
 def version_of_solutions(solutions: Iterable[Any]) -> HipblasltVersion | None:
-    """0.12.1 when a tensilelite solution names 0.12.1's fields, 7d9fb683 when it does not, None
-    when there is no solution to tell by."""
+    """5.x when a tensilelite solution has a task predicate, 0.12.1 when it names 0.12.1's fields,
+    7d9fb683 when neither, None when there is no solution to tell by."""
     for solution in solutions:
+        if set(_predicate_types(getattr(solution, "task_predicate", None))) - {"TruePred"}:
+            return TENSILELITE_5X  # only 5.x's TensileCreateLibrary writes task predicates
         problem_type = getattr(solution, "problem_type", None)
         if isinstance(problem_type, dict) and "swizzleTensorA" in problem_type:
             return HIPBLASLT_0_12_1
@@ -258,19 +277,16 @@ def version_of_solutions(solutions: Iterable[Any]) -> HipblasltVersion | None:
 
 def version_of_logic(problem_types: Iterable[Any]) -> HipblasltVersion:
     """0.12.1 when a logic file's ``ProblemType`` names 0.12.1's fields (``SwizzleTensorA``), else
-    7d9fb683: the version ``build-master`` builds for when not told."""
-    for problem_type in problem_types:
-        if isinstance(problem_type, dict) and ("SwizzleTensorA" in problem_type or "SwizzleTensorB" in problem_type):
-            return HIPBLASLT_0_12_1
-    return DEFAULT_HIPBLASLT_VERSION
+    7d9fb683: the version ``build-master`` builds for when not told (a 5.x file is built as 5.x's)."""
+    swizzle = ("SwizzleTensorA", "SwizzleTensorB")
+    named = any(isinstance(fields, dict) and any(key in fields for key in swizzle) for fields in problem_types)
+    return HIPBLASLT_0_12_1 if named else DEFAULT_HIPBLASLT_VERSION
 
 
 def version_of_rows(predicates: Iterable[Any]) -> HipblasltVersion:
     """0.12.1 when a problem row's predicate tests one of 0.12.1's fields, else 7d9fb683."""
-    for predicate in predicates:
-        if any(kind in _MARKERS_0_12_1 for kind in _predicate_types(predicate)):
-            return HIPBLASLT_0_12_1
-    return DEFAULT_HIPBLASLT_VERSION
+    named = any(kind in _MARKERS_0_12_1 for predicate in predicates for kind in _predicate_types(predicate))
+    return HIPBLASLT_0_12_1 if named else DEFAULT_HIPBLASLT_VERSION
 
 
 __all__ = [
@@ -280,10 +296,12 @@ __all__ = [
     "HIPBLASLT_VERSIONS",
     "HipblasltVersion",
     "SOLUTION_SELECTION_METHOD_VARIABLE",
+    "TENSILELITE_5X",
     "hipblaslt_version_named",
     "loads",
     "selection_method_from",
     "version_of_logic",
+    "version_of_minimum_required",
     "version_of_rows",
     "version_of_solutions",
 ]

@@ -477,7 +477,7 @@ _WITH_SELECTION_METHOD: dict[tuple[str, int], HipblasltRuntime] = {}
 
 
 def hipblaslt_runtime(version: str | HipblasltVersion, selection_method: int = 0) -> HipblasltRuntime:
-    """The hipBLASLt runtime of ``version`` (``"7d9fb683"``, ``"0.12.1"``) started with
+    """The hipBLASLt runtime of ``version`` (``"7d9fb683"``, ``"0.12.1"``, ``"5.x"``) started with
     ``TENSILE_SOLUTION_SELECTION_METHOD=selection_method`` (0: unset; a version that does not read
     the variable ignores it). One object per (version, method), so runtimes compare by identity.
 

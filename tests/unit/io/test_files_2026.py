@@ -348,3 +348,36 @@ def test_the_5x_fixture_carries_the_names_5x_gives_it() -> None:
     assert [s["SolutionNameMin"] for s in data[5]] == [s["name"] for s in tree["solutions"]]
     assert [s["KernelNameMin"] for s in data[5]] == [s["kernelName"] for s in tree["solutions"]]
     assert all("_HA_S_SAV_UserArgs_" in s["SolutionNameMin"] for s in data[5])
+
+
+def test_5x_is_one_entry_of_the_version_table(tmp_path: Path) -> None:
+    """Build, merge, naming and detection read 5.x's rules off ``TENSILELITE_5X``, told by one function."""
+    from tensilekit.merge.merge_versions import MERGE_SCRIPTS, merge_script_for
+    from tensilekit.selection.hipblaslt_versions import HIPBLASLT_VERSIONS, TENSILELITE_5X, version_of_minimum_required
+    from tensilekit.selection.runtime import detect_runtime, hipblaslt_runtime
+
+    told = [version_of_minimum_required(v) for v in ("5.0.0", " 6.1", "4.33.0", "", None, "x.5")]
+    assert told == [TENSILELITE_5X, TENSILELITE_5X, None, None, None, None]
+    assert all(version.merge_script in MERGE_SCRIPTS for version in HIPBLASLT_VERSIONS.values())
+    assert merge_script_for(None, "4.33.0", "5.0.0")[0] is MERGE_SCRIPTS[TENSILELITE_5X.merge_script]
+    for path in (CLIENT, UNMODELLED):  # task predicates: only 5.x's TensileCreateLibrary writes them
+        assert detect_runtime(load_master(path)) is hipblaslt_runtime(TENSILELITE_5X)
+    runner = CliRunner()
+    for path in (CLIENT, LOGIC):  # the master for what built it, the logic file for what builds it
+        assert "taken for\thipBLASLt 5.x" in runner.invoke(cli, ["info", str(path)]).stdout
+    # 0.12.1's runtime stops at LaunchLimits ("Unknown subclass type"): asked for, it is refused
+    query_args = ["--arch", "gfx950", "--cu-count", "256", "--type", "bf16", "--trans-a", "T", "1024", "1024", "1024"]
+    result = runner.invoke(cli, ["select", "-l", str(CLIENT), "--hipblaslt-version", "0.12.1", *query_args])
+    assert result.exit_code != 0 and "cannot load this master: it is hipBLASLt 5.x's" in result.output
+    # asked for, 5.x builds a 4.33.0 gfx950 file as its TensileCreateLibrary would: 5.x names, ISA kept
+    older = yaml.safe_load(LOGIC.read_text())
+    older[0] = {"MinimumRequiredVersion": "4.33.0"}
+    (tmp_path / "older.yaml").write_text(yaml.safe_dump(older))
+    trees = {}
+    for version in ("7d9fb683", "5.x"):
+        out = tmp_path / f"{version}.yaml"
+        args = ["build-master", str(tmp_path / "older.yaml"), "-o", str(out), "--hipblaslt-version", version]
+        assert runner.invoke(cli, args).exit_code == 0
+        trees[version] = yaml.safe_load(out.read_text())
+    assert [s["name"] for s in trees["5.x"]["solutions"]] == [s["SolutionNameMin"] for s in older[5]]
+    assert all("_ISA950_" not in s["name"] for s in trees["7d9fb683"]["solutions"])

@@ -33,12 +33,12 @@ from tensilekit.selection.walk import as_contraction
 
 
 def test_versions_by_name() -> None:
-    assert list(HIPBLASLT_VERSIONS) == ["7d9fb683", "0.12.1"]
+    assert list(HIPBLASLT_VERSIONS) == ["7d9fb683", "0.12.1", "5.x"]
     assert hipblaslt_version_named("0.12.1") is HIPBLASLT_0_12_1
     assert hipblaslt_version_named(" V0.12.1 ") is HIPBLASLT_0_12_1
     assert hipblaslt_runtime("7d9fb683") is HIPBLASLT
     assert hipblaslt_runtime(HIPBLASLT_0_12_1).label == "hipBLASLt 0.12.1"
-    with pytest.raises(SelectionError, match="unknown hipBLASLt version '0.13'.*7d9fb683, 0.12.1"):
+    with pytest.raises(SelectionError, match="unknown hipBLASLt version '0.13'.*7d9fb683, 0.12.1, 5.x"):
         hipblaslt_version_named("0.13")
     with pytest.raises(TypeError):
         hipblaslt_version_named(12)  # type: ignore[arg-type]
