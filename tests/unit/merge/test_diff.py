@@ -218,6 +218,12 @@ def test_master_kernel_identities_agree_with_python_equality() -> None:
         {"sizeMapping": {"depthU": "16", "ratio": 1.0, "flags": [True, 0]}},
         {"x": 1e16},
         {"x": 10**16},
+        {"x": 1e22, "s": "MacroTile0"},
+        {"x": 10**22, "s": "MacroTile0"},
+        {"x": 2.0, "s": "untrue 1.00e5"},
+        {"x": 2, "s": "untrue 1.00e5"},
+        {"x": True, "s": "false.0"},
+        {"x": 1, "s": "false.0"},
         {"x": -0.0},
         {"x": 0},
         {"x": nan},
@@ -262,3 +268,14 @@ def test_respelled_numbers_are_those_of_the_whole_number_pattern(text: str) -> N
 
     every_number = re.compile(r"\btrue\b|\bfalse\b|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
     assert _NUMBER_SPELLING.sub(_number_value, text) == every_number.sub(_number_value, text)
+
+
+@given(st.text('0123456789.-eE+truefalsx, :[]"a', max_size=24))
+@settings(max_examples=500, deadline=None)
+def test_the_shortcut_respells_as_the_whole_pattern(text: str) -> None:
+    """_spelled_by_value skips _NUMBER_SPELLING when no fraction or exponent could change: it must
+    give the text the whole pattern gives once true and false are 1 and 0."""
+    from tensilekit.merge.diff import _NUMBER_SPELLING, _number_value, _spelled_by_value
+
+    digits = text.replace("true", "1").replace("false", "0")
+    assert _spelled_by_value(text) == _NUMBER_SPELLING.sub(_number_value, digits)
