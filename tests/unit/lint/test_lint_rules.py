@@ -205,3 +205,25 @@ def test_a_linted_library_dies_by_refcount(cases: MasterLibrary) -> None:
         gc.garbage.clear()
         gc.enable()
     assert kept == 0
+
+
+def test_can_solve_atom_by_atom_is_the_generated_function(cases: MasterLibrary) -> None:
+    """Lint answers a kernel signature's first questions atom by atom (compiling its function costs
+    more than they do): the same verdict as the compiled library's generated canSolve, on every
+    entry's problems of every table."""
+    from tensilekit.lint.rules import _GENERATED_FROM, Linter
+    from tensilekit.lint.tables import entry_problems, key_sizes, problem_base
+
+    linter = Linter(cases)
+    compared = 0
+    for table in linter.tables:
+        for entry in table.context.node.table:
+            solution = linter.solutions[entry.solution_index]
+            sid = linter.compiled.sid_of(solution.index)
+            base = problem_base(table.context, solution)
+            for problem in entry_problems(base, key_sizes(table.context.node, entry.key)):
+                linter._asked.clear()  # atom by atom each time
+                by_atoms = linter._can_solve(sid, problem, table.context.hardware)
+                assert by_atoms == linter.compiled.can_solve(sid, problem, table.context.hardware)
+                compared += 1
+    assert compared > 20 and _GENERATED_FROM > 1
