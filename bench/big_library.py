@@ -10,8 +10,8 @@ machine load:
 * ``select M N K`` on rocBLAS_Full.dat.gz (47 MB of msgpack, 21 288 solutions), cold: target
   <= 1 s and <= 200 MiB;
 * ``select --queries`` of ``--queries`` lines (default 100 000: the corpus's rocBLAS_Full queries
-  cycled, three in four with random sizes of the same problem type): target <= 10 s, <= 600 MB;
-  its CPU seconds too (user + system: what the wall time is on a quiet machine);
+  cycled, three in four with random sizes of the same problem type): target <= 8 s, <= 600 MB
+  (issue 33); its CPU seconds too (user + system: what the wall time is on a quiet machine);
 * in this process, on the largest hipBLASLt master (hipblaslt_gfx942_grid): one warm query
   (median of ``--single``, ``select_solution`` on the compiled library; target <= 10 us) and a
   warm batch of ``--batch`` queries (``select_batch``; target >= 1 M queries/s);
@@ -166,8 +166,8 @@ def main() -> None:
         many = [*TK, "select", "-l", str(full), "--queries", str(queries), "--json"]
         wall, rss, base_wall, base_rss, cpu = measured(many, 1)
     label = f"select --queries ({args.queries:,} lines), rocBLAS_Full: wall"
-    print(row(label, f"{wall:.2f} s", wall / base_wall, "<= 10 s", wall <= 10))
-    print(row("  CPU (user + system; the wall time of a quiet machine)", f"{cpu:.2f} s", cpu / base_wall, "<= 10 s", cpu <= 10))  # fmt: skip
+    print(row(label, f"{wall:.2f} s", wall / base_wall, "<= 8 s", wall <= 8))
+    print(row("  CPU (user + system; the wall time of a quiet machine)", f"{cpu:.2f} s", cpu / base_wall, "<= 8 s", cpu <= 8))  # fmt: skip
     print(row("  peak memory", f"{rss / 1e6:.0f} MB", rss / base_rss, "<= 600 MB", rss <= 600e6))
 
     micro, rate = hipblaslt_figures(corpus, args.single, args.batch)

@@ -6,7 +6,7 @@ Measured, every process fresh (wall time: median of ``--runs``; memory: the peak
 process, from ``wait4``), the baseline run alternately with the commands (``big_library.measured``):
 
 * ``diff rocBLAS_Full.dat.gz rocBLAS_Full.yaml.gz`` (the same 21 288 solutions as msgpack and as
-  78 MB of YAML: no differences, every table compared): target <= 10 s and <= 800 MB;
+  78 MB of YAML: no differences, every table compared): target <= 8 s and <= 800 MB (issue 33);
 * ``lint rocBLAS_Full.yaml.gz`` (340 dead, 1 719 shadowed entries, 680 unreachable kernels, each
   located by line): target <= 10 s and <= 800 MB;
 * unless ``--no-plain``, both again on uncompressed copies in a temporary folder.
@@ -31,6 +31,15 @@ lint's entry decisions ~4 s and shadowing witnesses ~3 s. diff's peak is the YAM
 built while its decoded tree is alive; lint's is the text decoded again to locate the findings,
 over what checking left (~800 MB).
 
+Issue 33 (session 11, CPU seconds in one run on a busy machine): diff's first side's identities
+1.9 s less (the by-value respelling of each record's text only where it could change anything);
+lint's canSolve functions compiled for the signatures asked 32 times or more only (1.5 -> 0.6 s),
+its memos' error tracebacks dropped when done (a cycle through the library: a 0.8-1.5 s
+collection as lint_file returned), lint_library 9.7 -> 7.9 s. Left: reading the YAML (~4.3 s:
+yaml_rs 1.8, the YAML 1.1 scan 0.75, cutting the text 0.45, key interning 0.6), the .dat 1.6 s,
+each side's identities (model_dump, JSON text, its exactness check: ~1.7 s), lint's entry
+decisions and witnesses (~7 s) and locating its findings (~2 s).
+
 The ratio column is figure / baseline wall time (memory: / baseline peak RSS). The machine may be
 shared; the load average is printed first.
 """
@@ -48,16 +57,18 @@ from _corpus import corpus_path
 from big_library import MIB, TK, measured, row
 
 FOLDER = "masterlib/tensile/SolutionLibraries"
+DIFF_GOAL, LINT_GOAL = 8.0, 10.0  # seconds (issue 33)
 
 
-def figures(label: str, argv: list[str], runs: int, *, with_baseline: bool = False) -> None:
-    """Print wall and peak memory of ``argv`` beside the baseline (and the baseline first)."""
+def figures(label: str, argv: list[str], runs: int, goal: float, *, with_baseline: bool = False) -> None:
+    """Print wall, CPU and peak memory of ``argv`` beside the baseline (and the baseline first);
+    ``goal``: seconds, wall on a quiet machine (CPU, user + system, is that figure on a busy one)."""
     wall, rss, base_wall, base_rss, cpu = measured(argv, runs)
     if with_baseline:
         print(row("baseline: python -c 'import yaml, msgpack'", f"{base_wall:.3f} s", 1.0, "", True))
         print(row("  its peak memory", f"{base_rss / MIB:.0f} MiB", 1.0, "", True))
-    print(row(f"{label}: wall", f"{wall:.2f} s", wall / base_wall, "<= 10 s", wall <= 10))
-    print(row("  CPU (user + system)", f"{cpu:.2f} s", cpu / base_wall, "", True))
+    print(row(f"{label}: wall", f"{wall:.2f} s", wall / base_wall, f"<= {goal:g} s", wall <= goal))
+    print(row("  CPU (user + system; the wall time of a quiet machine)", f"{cpu:.2f} s", cpu / base_wall, f"<= {goal:g} s", cpu <= goal))  # fmt: skip
     print(row("  peak memory", f"{rss / 1e6:.0f} MB", rss / base_rss, "<= 800 MB", rss <= 800e6))
 
 
@@ -72,8 +83,8 @@ def main() -> None:
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     print(f"{'figure':58s} {'value':>14s} {'/ baseline':>10s}  {'target':>14s}")
     diff = [*TK, "diff", str(dat), str(yaml)]
-    figures("diff rocBLAS_Full .dat.gz against .yaml.gz", diff, args.runs, with_baseline=True)
-    figures("lint rocBLAS_Full.yaml.gz", [*TK, "lint", str(yaml)], args.runs)
+    figures("diff rocBLAS_Full .dat.gz against .yaml.gz", diff, args.runs, DIFF_GOAL, with_baseline=True)
+    figures("lint rocBLAS_Full.yaml.gz", [*TK, "lint", str(yaml)], args.runs, LINT_GOAL)
     if args.no_plain:
         return
     with tempfile.TemporaryDirectory() as scratch:
@@ -83,8 +94,8 @@ def main() -> None:
             with gzip.open(packed) as source, target.open("wb") as sink:
                 shutil.copyfileobj(source, sink)
             plain.append(target)
-        figures("diff rocBLAS_Full .dat against .yaml (uncompressed)", [*TK, "diff", *map(str, plain)], args.runs)
-        figures("lint rocBLAS_Full.yaml (uncompressed)", [*TK, "lint", str(plain[1])], args.runs)
+        figures("diff rocBLAS_Full .dat against .yaml (uncompressed)", [*TK, "diff", *map(str, plain)], args.runs, DIFF_GOAL)  # fmt: skip
+        figures("lint rocBLAS_Full.yaml (uncompressed)", [*TK, "lint", str(plain[1])], args.runs, LINT_GOAL)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, Protocol
@@ -221,7 +222,15 @@ class _Table:
 
 
 _PROBLEM_FIELDS = tuple(field.name for field in dataclasses.fields(ContractionProblem))
+# every field of a problem as one tuple, at C speed (a generator over the ~40 fields cost ~0.4 s of
+# rocBLAS_Full's 62 000 shadowing witnesses)
+_problem_values = operator.attrgetter(*_PROBLEM_FIELDS)
 _PROBLEMS_KEPT = 20_000  # entries' problem lists memoized at once: repeats come within a table
+# canSolve of a kernel signature (its atoms) asked this often is the compiled library's generated
+# function; before, its atoms' own scalar functions in turn. A generated function costs ~0.4 ms
+# to compile: rocBLAS_Full's 3 300 signatures took 1.5 s, and three in four are asked fewer than
+# 32 times (those 15 000 questions cost ~0.1 s atom by atom)
+_GENERATED_FROM = 32
 
 
 class _MadeOnce:
@@ -288,9 +297,28 @@ class Linter:
         self._chosen: dict[Hashable, tuple[bool, int | None]] = {}
         self._key_fields: dict[int, tuple[str, ...] | SelectionError] = {}
         self._problems: dict[tuple[int, tuple[tuple[str, int], ...]], _MadeOnce] = {}
+        self._asked: dict[tuple[int, ...], int] = {}  # canSolve questions per signature so far
+        self._scalars: dict[tuple[int, ...], list[Callable[[ContractionProblem, Hardware], Any]] | None] = {}
         self.tables = [self._table(context) for context in table_contexts(library)]
         for table in self.tables:
             table.shadowed.update(self._shadowed(table))
+
+    def forget(self) -> None:
+        """Drop the memos and the tracebacks of the errors they keep. Each kept error is raised
+        again where it is asked for, and its traceback holds the frames it last passed, whose
+        locals hold the error and this linter: cycles through the whole library that only the
+        cyclic GC frees (rocBLAS_Full: 1.3 M objects walked in a 0.8-1.5 s collection right after
+        lint). Without them the library dies by refcount when its caller lets go of it."""
+        memos: list[dict[Any, Any]] = [self._bases, self._shared_bases, self._key_fields, self._problems]
+        for memo in memos:
+            for value in memo.values():
+                error = value.error if isinstance(value, _MadeOnce) else value
+                if isinstance(error, BaseException):
+                    error.__traceback__ = None
+            memo.clear()
+        self._chosen.clear()
+        self._asked.clear()
+        self._scalars.clear()
 
     # ------------------------------------------------------------------ entries
 
@@ -347,12 +375,33 @@ class Linter:
             sid = self.compiled.sid_of(solution.index)
             problems = []
             for problem in self._entry_problems(base, sizes):
-                if self.compiled.can_solve(sid, problem, context.hardware):
+                if self._can_solve(sid, problem, context.hardware):
                     return EntryVerdict(True, "canSolve holds", problem)
                 problems.append(problem)
             return _failure(solution, problems, context.hardware)
         except SelectionError as error:
             return EntryVerdict(None, str(error))
+
+    def _can_solve(self, sid: int, problem: ContractionProblem, hardware: Hardware) -> bool:
+        """The compiled library's ``canSolve`` of solution ``sid``: its generated function once the
+        signature is asked :data:`_GENERATED_FROM` times, else the same atoms' scalar functions in
+        the same order, stopping at the first that fails (the generated function's own steps)."""
+        atoms = self.compiled.solution_atoms[sid]
+        asked = self._asked.get(atoms, 0)
+        if asked >= _GENERATED_FROM:
+            return self.compiled.can_solve(sid, problem, hardware)
+        self._asked[atoms] = asked + 1
+        if atoms not in self._scalars:
+            live = [atom for atom in (self.compiled.atoms.atoms[a] for a in atoms) if atom.constant is not True]
+            never = any(atom.constant is False for atom in live)
+            self._scalars[atoms] = None if never else [atom.scalar for atom in live]
+        scalars = self._scalars[atoms]
+        if scalars is None:
+            return False
+        for scalar in scalars:
+            if not scalar(problem, hardware):
+                return False
+        return True
 
     # ------------------------------------------------------------------ per table
 
@@ -492,7 +541,7 @@ class Linter:
         """(selection refuses ``problem``, index of the kernel it picks or None). Memoized: the
         entries of one key share their witnesses, so the same problems come back once per entry."""
         try:
-            memo_key: Hashable = (id(hardware), tuple(getattr(problem, name) for name in _PROBLEM_FIELDS))
+            memo_key: Hashable = (id(hardware), _problem_values(problem))
             hash(memo_key)
         except TypeError:
             memo_key = None
@@ -785,6 +834,14 @@ def lint_library(
     require_callable(measure, "measure", "lint_library", optional=True)
     require(file_bytes, int, "file_bytes", "lint_library", optional=True)
     linter = Linter(library, options=options, locator=locator, loader=loader)
+    try:
+        return _findings(linter, library, measure, file_bytes)
+    finally:
+        linter.forget()
+
+
+def _findings(linter: Linter, library: MasterLibrary, measure: Measure | None, file_bytes: int | None) -> list[Finding]:
+    """Every rule's findings (:func:`lint_library`)."""
     findings = list(linter.dead_entries())
     findings += linter.shadowed_entries()
     findings += linter.unreachable_kernels()

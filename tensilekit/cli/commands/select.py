@@ -248,8 +248,10 @@ def _select(
 
     # the cyclic GC off while answering: each collection would walk the growing library (its
     # decoded tables and solutions) again, ~0.3 s of 9 s on 100 000 queries on rocBLAS_Full, and
-    # answers leave no cycles (the peak memory is the same without it): all dies by refcount
-    with opened as stream, _answer_sink(held_back, as_json) as sink, gc_paused():
+    # answers leave no cycles (the peak memory is the same without it): all dies by refcount.
+    # Promoted on the way out: re-enabled as it was, the collector's first (full) collection
+    # walked everything the answers had made alive once more (0.4 s), just before the exit
+    with opened as stream, _answer_sink(held_back, as_json) as sink, gc_paused(promote=True):
         answers = library.answer_queries(
             stream, name=name, rocblas_k0=rocblas_k0, explain=explain, top=top, strict=strict,
             indexing=lambda: progress_bar("indexing the library", None),

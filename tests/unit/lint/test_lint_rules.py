@@ -179,3 +179,81 @@ def test_lint_does_not_modify_the_library(cases: MasterLibrary) -> None:
     before = cases.to_raw()
     lint_library(cases)
     assert cases.to_raw() == before
+
+
+def test_a_linted_library_dies_by_refcount(cases: MasterLibrary) -> None:
+    """The errors lint keeps (a table it cannot model) hold no traceback once it is done: their
+    frames held the linter, a cycle through the whole library that only a full collection freed
+    (rocBLAS_Full: 1.3 M objects, a 1.5 s collection as lint_file returned)."""
+    import gc
+
+    def unmodelled(raw: dict[str, Any]) -> None:
+        for solution in raw["solutions"]:  # a stride the GEMM model cannot have: each table's base fails
+            solution["problemPredicate"]["value"].append({"type": "StrideCEqual", "index": 0, "value": 0})
+
+    library = _edited(cases, unmodelled)
+    gc.collect()
+    gc.disable()
+    try:
+        lint_library(library)
+        del library
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        kept = sum(type(item).__name__ == "MasterSolution" for item in gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert kept == 0
+
+
+def test_can_solve_atom_by_atom_is_the_generated_function(cases: MasterLibrary) -> None:
+    """Lint answers a kernel signature's first questions atom by atom (compiling its function costs
+    more than they do): the same verdict as the compiled library's generated canSolve, on every
+    entry's problems of every table."""
+    from tensilekit.lint.rules import _GENERATED_FROM, Linter
+    from tensilekit.lint.tables import entry_problems, key_sizes, problem_base
+
+    linter = Linter(cases)
+    compared = 0
+    for table in linter.tables:
+        for entry in table.context.node.table:
+            solution = linter.solutions[entry.solution_index]
+            sid = linter.compiled.sid_of(solution.index)
+            base = problem_base(table.context, solution)
+            for problem in entry_problems(base, key_sizes(table.context.node, entry.key)):
+                linter._asked.clear()  # atom by atom each time
+                by_atoms = linter._can_solve(sid, problem, table.context.hardware)
+                assert by_atoms == linter.compiled.can_solve(sid, problem, table.context.hardware)
+                compared += 1
+    assert compared > 20 and _GENERATED_FROM > 1
+
+
+def test_lint_compiles_canSolve_only_for_signatures_asked_often(
+    cases: MasterLibrary, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compiling a signature's canSolve costs ~0.4 ms, more than a few questions answered atom by
+    atom (rocBLAS_Full: 1.5 s of lint for 3 300 signatures, three in four asked under 32 times)."""
+    from tensilekit.lint import rules
+    from tensilekit.selection import kernels
+
+    compiled: list[str] = []
+    generate = kernels.generate
+
+    def counted(name: str, body: Any, helpers: Any) -> Any:
+        compiled.append(name)
+        return generate(name, body, helpers)
+
+    monkeypatch.setattr(kernels, "generate", counted)
+    asked: dict[tuple[int, ...], int] = {}
+    can_solve = rules.Linter._can_solve
+
+    def counting(self: Any, sid: int, problem: Any, hardware: Any) -> bool:
+        atoms = self.compiled.solution_atoms[sid]
+        asked[atoms] = asked.get(atoms, 0) + 1
+        return can_solve(self, sid, problem, hardware)
+
+    monkeypatch.setattr(rules.Linter, "_can_solve", counting)
+    lint_library(cases)
+    often = sum(count >= rules._GENERATED_FROM for count in asked.values())
+    assert asked and compiled.count("can_solve") == often

@@ -218,6 +218,12 @@ def test_master_kernel_identities_agree_with_python_equality() -> None:
         {"sizeMapping": {"depthU": "16", "ratio": 1.0, "flags": [True, 0]}},
         {"x": 1e16},
         {"x": 10**16},
+        {"x": 1e22, "s": "MacroTile0"},
+        {"x": 10**22, "s": "MacroTile0"},
+        {"x": 2.0, "s": "untrue 1.00e5"},
+        {"x": 2, "s": "untrue 1.00e5"},
+        {"x": True, "s": "false.0"},
+        {"x": 1, "s": "false.0"},
         {"x": -0.0},
         {"x": 0},
         {"x": nan},
@@ -262,3 +268,43 @@ def test_respelled_numbers_are_those_of_the_whole_number_pattern(text: str) -> N
 
     every_number = re.compile(r"\btrue\b|\bfalse\b|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
     assert _NUMBER_SPELLING.sub(_number_value, text) == every_number.sub(_number_value, text)
+
+
+@given(st.text('0123456789.-eE+truefalsx, :[]"a', max_size=24))
+@settings(max_examples=500, deadline=None)
+def test_the_shortcut_respells_as_the_whole_pattern(text: str) -> None:
+    """_spelled_by_value skips _NUMBER_SPELLING when no fraction or exponent could change: it must
+    give the text the whole pattern gives once true and false are 1 and 0."""
+    from tensilekit.merge.diff import _NUMBER_SPELLING, _number_value, _spelled_by_value
+
+    digits = text.replace("true", "1").replace("false", "0")
+    assert _spelled_by_value(text) == _NUMBER_SPELLING.sub(_number_value, digits)
+
+
+def test_respelling_costs_less_than_the_record_text(corpus: Path) -> None:
+    """diff's by-value respelling of a kernel's text (the first side's every kernel is new) stays
+    cheaper than writing the text itself (issue 33: the whole-number pattern tried at every position
+    cost ~3.6x the JSON encoding, ~2 s of rocBLAS_Full's diff; the searched shortcut ~0.3x)."""
+    import time
+
+    from tensilekit.merge.diff import _JSON_KEY, _MASTER_IGNORED_KEYS, _spelled_by_value
+
+    library = load_master(corpus / "masters" / "arcturus_HHS_BH_NT_cueff.dat")
+    records = [
+        {key: value for key, value in solution.model_dump(by_alias=True, exclude_unset=True).items()
+         if key not in _MASTER_IGNORED_KEYS}
+        for solution in library.solutions
+    ]  # fmt: skip
+    texts = [_JSON_KEY(record) for record in records]
+
+    def best(function: Any) -> float:
+        fastest = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            function()
+            fastest = min(fastest, time.perf_counter() - start)
+        return fastest
+
+    writing = best(lambda: [_JSON_KEY(record) for record in records])
+    respelling = best(lambda: [_spelled_by_value(text) for text in texts])
+    assert respelling / writing <= 1.5, f"respelling {respelling:.4f} s against the JSON text {writing:.4f} s"
