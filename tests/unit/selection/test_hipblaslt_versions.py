@@ -358,9 +358,15 @@ def test_5x_streamk_partials_only_when_they_fit(corpus: Path) -> None:
     tight = as_contraction(HIPBLASLT.problem_from_query({**query, "workspace_size": need - 1}))
     assert hipblaslt_runtime(FIVE).required_workspace(tight, device, streamk) == 0
     assert hipblaslt_runtime("0.12.1").required_workspace(tight, device, streamk) == need
-    # a grid that divides the tiles leaves no partial tile: K = 0 runs on one workgroup per tile
-    whole = as_contraction(HIPBLASLT.problem_from_query({**query, "k": 0}))
-    assert hipblaslt_runtime(FIVE).required_workspace(whole, device, streamk) == 0 < need
+    # a grid that divides the tiles leaves no partial tile (``tiles % skGrid != 0``): on the CU-count
+    # grid, 2 x 304 tiles over 304 CUs need nothing, 2 x 304 + 1 tiles a partial tile per workgroup
+    from tensilekit.predicates.evaluate import lite_required_workspace
+
+    for rows, wanted in [(2 * 304, 0), (2 * 304 + 1, 304)]:
+        problem = as_contraction(HIPBLASLT.problem_from_query({**query, "m": mt0 * rows, "n": mt1}))
+        per_workgroup = mt0 * mt1 * int(streamk.size_mapping.workspace_size_per_elem_c)
+        need = lite_required_workspace(problem, device, streamk, synchronizer=False, streamk_partials_optional=True)
+        assert need == wanted * per_workgroup
 
 
 def test_5x_workspace_leaves_the_synchronizer_out(corpus: Path) -> None:
