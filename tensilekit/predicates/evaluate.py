@@ -615,13 +615,16 @@ def lite_required_workspace(
     *,
     synchronizer: bool = True,
     streamk_grid_predicted: bool = False,
+    streamk_partials_optional: bool = False,
 ) -> int:
     """tensilelite ``ContractionSolution::requiredWorkspaceSize`` (hipBLASLt 7d9fb683 era), what
     ``isSolutionSupported`` compares with the workspace: GSU partial sums, the gradient-bias
     reduction, amaxD per workgroup and the custom-kernel synchronizer (``synchronizer``: hipBLASLt
     0.12.1 counts it no more, ``HipblasltVersion.workspace_counts_synchronizer``); non-atomic
     Stream-K kernels a partial tile per workgroup of :func:`streamk_grid` (the CU count, or
-    0.12.1's predicted grid with ``streamk_grid_predicted``)."""
+    0.12.1's predicted grid with ``streamk_grid_predicted``); with ``streamk_partials_optional``
+    (tensilelite 5.x, ``HipblasltVersion.streamk_partials_optional``) none when the grid divides the
+    tiles or the partials exceed the problem's workspace (the kernel then runs data-parallel)."""
     import numpy as np
 
     mapping = solution.size_mapping
@@ -630,7 +633,15 @@ def lite_required_workspace(
     tile = list(getattr(mapping, "macro_tile", None) or [1, 1])
     if int(getattr(mapping, "stream_k", 0) or 0) > 0 and not int(getattr(mapping, "stream_k_atomic", 0) or 0):
         grid = streamk_grid(p, h, solution, predicted=streamk_grid_predicted)
-        return (int(tile[0]) * int(tile[1]) * per_elem_c * grid) % _SIZE_MOD
+        partials = (int(tile[0]) * int(tile[1]) * per_elem_c * grid) % _SIZE_MOD
+        if streamk_partials_optional:
+            # tensilelite 5.x src/ContractionSolution.cpp @2d614b75 requiredWorkspaceSize: tiles =
+            # getNumTiles(sizeMapping, 1) (no batch); partials only for skGrid > 0, tiles % skGrid != 0,
+            # and only "if(idealWorkspace <= problem.workspaceSize())", else the kernel runs as DP
+            tiles = _safe_ceil_div(p.m, max(int(tile[0]), 1)) * _safe_ceil_div(p.n, max(int(tile[1]), 1))
+            if grid <= 0 or tiles == 0 or tiles % grid == 0 or partials > p.workspace_size:
+                return 0
+        return partials
     gsu = p.lite.gsu if p.lite.gsu > 0 else int(getattr(mapping, "global_split_u", 1) or 1)
     multiplier = gsu if gsu > 1 else 0
     size = p.m * p.n * p.batch * per_elem_c * multiplier
@@ -745,7 +756,8 @@ def _lite_task_workspace(pred: Any, p: ContractionProblem, h: Hardware, s: Any) 
     """tensilelite 5.x task ``WorkspaceCheck`` (``ContractionTaskPredicates.hpp`` @1ea8c64f53e4,
     written as ``{type: WorkspaceCheck}`` when ``_WorkspaceSizePerElemC > 0``): the GSU partial
     sums (GSU > 1) within ``MAX_GSU_WORKSPACE_SIZE``, then ``requiredWorkspaceSize`` within the
-    workspace (the synchronizer is not counted, as from hipBLASLt 0.12.1 on)."""
+    workspace (the synchronizer is not counted, as from hipBLASLt 0.12.1 on; a Stream-K kernel's
+    partial tiles only when they fit: ``TENSILELITE_5X.streamk_partials_optional``)."""
     mapping = s.size_mapping
     gsu = p.lite.gsu if p.lite.gsu > 0 else lite_auto_gsu(p, h, s)
     multiplier = gsu if gsu > 1 else 0
@@ -756,7 +768,9 @@ def _lite_task_workspace(pred: Any, p: ContractionProblem, h: Hardware, s: Any) 
     if p.lite.gsu <= 0 and gsu != int(getattr(mapping, "global_split_u", 1) or 1):
         # requiredWorkspaceSize sizes the partials for the GSU the kernel runs with (auto GSU)
         p = dataclasses.replace(p, lite=p.lite.model_copy(update={"gsu": gsu}))
-    need = lite_required_workspace(p, h, s, synchronizer=False)
+    need = lite_required_workspace(
+        p, h, s, synchronizer=False, streamk_grid_predicted=True, streamk_partials_optional=True
+    )  # the rules of TENSILELITE_5X, the only runtime that loads task predicates
     have = "unlimited" if p.workspace_size == (1 << 64) - 1 else str(p.workspace_size)
     return _compare(pred, f"required={need}", "<=", f"workspace={have}", need <= p.workspace_size)
 

@@ -81,10 +81,53 @@ dynamic-grid modes) are not modelled. ``index_lookup_hides_streamk`` was read fr
 
 tensilelite 5.x (2026, rocm-libraries ``projects/hipblaslt/tensilelite``), :data:`TENSILELITE_5X`,
 differs in ``names_min_5x``, ``merge_script`` (merge.py @6b64aab9cc6d) and ``assembles_isas`` (gfx950,
-``Tensile.py`` @00cf9f2a); every other rule is 7d9fb683's: not read from 5.x's source (no 5.x oracle
-runs here), but how tensilekit answered and built 5.x files before. Its client builds' task predicates
-(``WorkspaceCheck``, ``LaunchLimits``: ``ContractionTaskPredicates.hpp`` @1ea8c64f53e4) need no field:
-:mod:`tensilekit.predicates.evaluate` reads them, and no earlier runtime loads them.
+``Tensile.py`` @00cf9f2a). Its selection rules were read from its C++ (no 5.x oracle runs here);
+paths under ``projects/hipblaslt/tensilelite/`` (``include/Tensile/`` for headers) unless named:
+
+=============================  ======================  =====================================================
+rule                           5.x                     where (rocm-libraries path@commit)
+=============================  ======================  =====================================================
+``grid_batch_first``           as 0.12.1               ``PropertyMatching.hpp`` @1236de37 ``findBestKeyMatch_
+                                                       GridBased`` (binary path): ``firstFind``, fold and
+                                                       restart only when ``batch->key[2] == 1``
+``grid_ties_to_later``         as 0.12.1               same: ``myDistance <= bestDistance``
+``grid_k_ratio``               as 0.12.1 (``|tK-K|``)  ``Distance.hpp`` @a39bf8f2 ``GridBasedDistance``
+``f16_compute_as_float``       as 0.12.1               ``library/src/amd_detail/rocblaslt/src/tensile_host.cpp``
+                                                       @1ea8c64f ``ConstructTensileProblem``: "fallback to f32
+                                                       for f16 compute type"
+``workspace_counts_``          as 0.12.1 (no)          ``src/ContractionSolution.cpp`` @2d614b75
+``synchronizer``                                       ``requiredWorkspaceSize`` (``requiredSynchronizerSize``
+                                                       is apart)
+``predicate_rules``            409 600                 ``ContractionProblemPredicates.hpp`` @85860bf5 (its
+                                                       ``SynchronizerSizeCheck`` has six values, limit 409 600)
+``selection_method_metrics``   1 ``ExperimentalMLP``,  ``PerformanceMetricTypes.hpp`` @a39bf8f2
+                               2 ``ExperimentalStreamK``  (``ExperimentalOption`` None 0, MLP 1, StreamK 2);
+                                                       ``ContractionProblem.hpp`` @35fb6927 ``performanceMetric``
+``all_solutions_gate_``        as 0.12.1               ``ExactLogicLibrary.hpp`` @1ea8c64f ``findAllSolutions``
+``streamk_rows``                                       skips an ``ExperimentalStreamK`` row unless
+                                                       ``useExperimentalSelection() == 2``
+``index_lookup_hides_``        as 7d9fb683 (no)        ``MasterSolutionLibrary.hpp`` @1c2f3843
+``streamk``                                            ``getSolutionByIndex(Hardware const&, int)``: a map
+                                                       lookup, no Stream-K test; ``tensile_host.cpp``
+                                                       @1ea8c64f ``getSolutionsFromIndex`` asks it
+``streamk_partials_optional``  yes (new)               ``ContractionSolution.cpp`` @2d614b75
+                                                       ``requiredWorkspaceSize``: partial tiles only when
+                                                       ``tiles % skGrid != 0`` and they fit the workspace,
+                                                       else none (the kernel runs data-parallel)
+``streamk_grid_predicted``     as 0.12.1, a stand-in   ``getSKGrid`` @2d614b75 asks origami's
+                                                       ``select_grid_size`` with ``TENSILE_STREAMK_DYNAMIC_
+                                                       GRID`` 6 (``k_split_aware``), which is not modelled;
+                                                       0.12.1's prediction stands in, so a 5.x Stream-K
+                                                       kernel's reported workspace is approximate (whether
+                                                       it is served is not: ``streamk_partials_optional``)
+=============================  ======================  =====================================================
+
+Not modelled from 5.x: the k-d tree GridBased lookup (``PropertyMatching.hpp`` @1236de37, a table's
+``UseKdTree`` or ``TENSILE_GRIDBASED_KDTREE``), origami's grid and its ``parallel`` reduction
+(workspace ``requiredWorkspaceSizeGsu(skGrid / tiles)``), and the ``TENSILE_STREAMK_*`` overrides.
+Its client builds' task predicates (``WorkspaceCheck``, ``LaunchLimits``: ``ContractionTaskPredicates.hpp``
+@1ea8c64f53e4) need no field: :mod:`tensilekit.predicates.evaluate` reads them, and no earlier runtime
+loads them.
 
 :func:`version_of_solutions` reads the version off a master: 0.12.1's TensileCreateLibrary
 writes ``swizzleTensorA`` into every solution's problem type and ``SwizzleTensorA`` /
@@ -122,6 +165,10 @@ class HipblasltVersion:
     """``getSolutionsFromIndex`` (how hipBLASLt takes a solution a tuning file, TunableOp or AITER
     names by index: ``getSolutionByIndex(hardware, index)``) hands out no Stream-K solution
     (``sizeMapping.streamK > 0``) unless the selection method is 2."""
+    streamk_partials_optional: bool = False
+    """A Stream-K kernel asks workspace for its partial tiles only when its grid leaves some
+    (``tiles % grid != 0``) and they fit the workspace given, else none (it runs data-parallel): a
+    workspace never refuses it (:func:`~tensilekit.predicates.evaluate.lite_required_workspace`)."""
     streamk_grid_predicted: bool = False
     """A Stream-K kernel's grid, which sizes its workspace (``getSKGrid``), is the tile count for
     K = 0 and else ``best_predicted_grid_size``'s (``TENSILE_STREAMK_DYNAMIC_GRID`` defaults to
@@ -184,10 +231,24 @@ HIPBLASLT_0_12_1 = HipblasltVersion(
 )
 """hipBLASLt 0.12.1 (ROCm 6.4; the C++ of ``../shared/amd/oracle-tensilelite/0.12.1``)."""
 
-TENSILELITE_5X = dataclasses.replace(
-    HIPBLASLT_7D9FB683, name="5.x", names_min_5x=True, merge_script="5.x", assembles_isas=frozenset({(9, 5, 0)})
+TENSILELITE_5X = HipblasltVersion(
+    "5.x",
+    grid_batch_first=True,
+    grid_ties_to_later=True,
+    grid_k_ratio=False,
+    f16_compute_as_float=True,
+    workspace_counts_synchronizer=False,
+    predicate_rules=PredicateRules(synchronizer_slots=409600),
+    selection_method_metrics=((1, "ExperimentalMLP"), (2, "ExperimentalStreamK")),
+    all_solutions_gate_streamk_rows=True,
+    index_lookup_hides_streamk=False,
+    streamk_partials_optional=True,
+    streamk_grid_predicted=True,
+    names_min_5x=True,
+    merge_script="5.x",
+    assembles_isas=frozenset({(9, 5, 0)}),
 )
-"""tensilelite 5.x (2026; ``MinimumRequiredVersion: 5.0.0``); other rules 7d9fb683's (module docstring)."""
+"""tensilelite 5.x (2026; ``MinimumRequiredVersion: 5.0.0``); its rules and where they were read: module docstring."""
 
 HIPBLASLT_VERSIONS = {v.name: v for v in (HIPBLASLT_7D9FB683, HIPBLASLT_0_12_1, TENSILELITE_5X)}
 """The versions by name, oldest first (``--hipblaslt-version``)."""

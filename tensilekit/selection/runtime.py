@@ -432,6 +432,7 @@ class HipblasltRuntime(Runtime):
         return lite_required_workspace(
             problem, hardware, solution, synchronizer=self.version.workspace_counts_synchronizer,
             streamk_grid_predicted=self.version.streamk_grid_predicted,
+            streamk_partials_optional=self.version.streamk_partials_optional,
         )  # fmt: skip
 
     def gemm_type_solutions(

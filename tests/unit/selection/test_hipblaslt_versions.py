@@ -234,3 +234,151 @@ def test_every_command_that_answers_for_a_device_takes_the_version_and_the_metho
     assert {"select", "coverage", "plot coverage", "plot selection", "diff", "remap"} <= set(answering)
     for name, opts in answering.items():
         assert {"--hipblaslt-version", "--solution-selection-method"} <= opts, name
+
+
+# --------------------------------------------------------------------------- tensilelite 5.x's rules
+# Each field of TENSILELITE_5X that differs from 7d9fb683's (the values it had before they were read
+# from 5.x's C++; the module docstring of hipblaslt_versions names path@commit for each).
+
+FIVE = "5.x"
+
+
+def test_5x_grid_walk_looks_the_batch_up_first_and_takes_k_by_absolute_difference() -> None:
+    """``PropertyMatching.hpp`` @1236de37 (batch looked up first, ties to the later entry) and
+    ``Distance.hpp`` @a39bf8f2 (``|K - gridK|``), as 0.12.1, not 7d9fb683."""
+    five = hipblaslt_runtime(FIVE)
+    assert five.grid_batch_first and not HIPBLASLT.grid_batch_first
+    assert five.grid_key((128, 64, 4, 64)) == (128, 64, 4, 64) != HIPBLASLT.grid_key((128, 64, 4, 64))
+    keys = [_entry(6144, 4096, 1, 12288), _entry(6144, 4096, 1, 12288), _entry(6144, 4096, 1, 65536)]
+    query = (4776, 2961, 1, 38611)
+    assert five.grid_distance is hipblaslt_runtime("0.12.1").grid_distance is not HIPBLASLT.grid_distance
+    assert five.grid_distance(query, keys[0]) < five.grid_distance(query, keys[2])  # |12288 - K| < |65536 - K|
+    assert batch_first_grid_walk(keys, query, lambda p: p, five.grid_distance, 1)[0][2] == 1  # the later tie
+    batched = [_entry(128, 64, 1, 64), _entry(128, 64, 4, 64), _entry(512, 64, 1, 64)]
+    assert batch_first_grid_walk(batched, (128, 64, 4, 64), lambda p: p, five.grid_distance, 1)[0][2] == 1
+
+
+def test_5x_answers_the_grid_corpus_as_0121_does(corpus: Path) -> None:
+    """On a built gfx942 master taken with ``hipblaslt_version="5.x"``, the GridBased queries
+    0.12.1's walk answers otherwise than 7d9fb683's get 0.12.1's answers (same walk, same distance)."""
+    source = corpus / "select-hipblaslt" / "hipblaslt_gfx942_grid.jsonl"
+    if not source.exists():
+        pytest.skip(f"{source.name} is not in this corpus")
+    master_path = corpus / "masters-hipblaslt" / "hipblaslt_gfx942_grid.dat"
+    records = [json.loads(line) for line in source.read_text().splitlines()]
+    records = records[100:140] + records[400:420]
+    answers = {}
+    for version in ("7d9fb683", "0.12.1", FIVE):
+        library = tensilekit.open_library(master_path, hipblaslt_version=version)
+        assert library.runtime.version.name == version
+        answers[version] = [library.select(library.problem_from_query(r), library.device_of(r)).index for r in records]
+    assert answers[FIVE] == answers["0.12.1"] != answers["7d9fb683"]
+
+
+def test_5x_computes_f16_as_float() -> None:
+    """``tensile_host.cpp`` @1ea8c64f ``ConstructTensileProblem``: "fallback to f32 for f16 compute type"."""
+    from tensilekit.model.common import DataType
+    from tensilekit.selection.hipblaslt import compute_input_type, tensile_compute_type
+
+    five = hipblaslt_version_named(FIVE)
+    assert tensile_compute_type("f16", five) is DataType.FLOAT is not tensile_compute_type("f16", HIPBLASLT_7D9FB683)
+    assert compute_input_type(DataType.BFLOAT16, DataType.BFLOAT16, "f16", five) is DataType.BFLOAT16
+    assert compute_input_type(DataType.BFLOAT16, DataType.BFLOAT16, "f16", HIPBLASLT_7D9FB683) is DataType.HALF
+
+
+def test_5x_synchronizer_slots(corpus: Path) -> None:
+    """``ContractionProblemPredicates.hpp`` @85860bf5: 409 600 slots (the five-value check of a
+    7d9fb683-built master past 7d9fb683's 40 960 holds under 5.x)."""
+    master = tensilekit.load_master(corpus / "masters-hipblaslt" / "hipblaslt_gfx942_freesize.dat")
+    assert isinstance(master, MasterLibrary)
+    check = next(found for s in master.solutions if (found := _synchronizer_check(s.problem_predicate)) is not None)
+    mt0, mt1, wave_tile, nept, threads = (int(v) for v in check.value)
+    tiles = 40960 // (wave_tile * (threads // 64) * nept) + 1
+    problem = as_contraction(HIPBLASLT.problem_from_query({"m": mt0 * tiles, "n": mt1, "k": 64, "a_type": "Half"}))
+    device = Hardware(arch="gfx942", cu_count=304)
+    assert evaluate(check, problem, device, rules=hipblaslt_runtime(FIVE).predicate_rules).passed
+    assert not evaluate(check, problem, device, rules=HIPBLASLT.predicate_rules).passed
+
+
+def test_5x_selection_methods_are_mlp_and_streamk() -> None:
+    """``PerformanceMetricTypes.hpp`` @a39bf8f2: ``ExperimentalOption`` MLP = 1, StreamK = 2
+    (0.12.1's 1 was DTree; 7d9fb683 reads no method)."""
+    five = hipblaslt_version_named(FIVE)
+    assert [five.selection_metric(m) for m in (0, 1, 2, 3)] == [None, "ExperimentalMLP", "ExperimentalStreamK", None]
+    assert HIPBLASLT_0_12_1.selection_metric(1) == "ExperimentalDTree"
+    problem = HIPBLASLT.problem_from_query({"m": 64, "n": 64, "k": 64, "a_type": "Half"})
+    assert hipblaslt_runtime(FIVE, 1).reported_metric(problem).performance_metric.value == "ExperimentalMLP"
+    assert hipblaslt_runtime(FIVE, 2).reported_metric(problem).performance_metric.value == "ExperimentalStreamK"
+    assert hipblaslt_runtime(FIVE, 5) is hipblaslt_runtime(FIVE)  # a method 5.x does not act on
+
+
+def _streamk_solution(corpus: Path) -> Any:
+    master = tensilekit.load_master(corpus / "masters-hipblaslt" / "hipblaslt_gfx942_grid.dat")
+    assert isinstance(master, MasterLibrary)
+    solution = next(s for s in master.solutions if int(s.size_mapping.workspace_size_per_elem_c or 0) > 0)
+    mapping = solution.size_mapping.model_copy(update={"stream_k": 3, "stream_k_atomic": 0})
+    return solution.model_copy(update={"size_mapping": mapping})
+
+
+def test_5x_lists_a_streamk_row_only_under_method_2() -> None:
+    """``ExactLogicLibrary.hpp`` @1ea8c64f ``findAllSolutions`` skips an ``ExperimentalStreamK``
+    row unless ``useExperimentalSelection() == 2``; 7d9fb683 lists every row."""
+    from tensilekit.model.predicates import FlagPredicate
+
+    row = FlagPredicate(type="ExperimentalStreamK")
+    problem = HIPBLASLT.problem_from_query({"m": 64, "n": 64, "k": 64, "a_type": "Half"})
+    device = Hardware(arch="gfx942", cu_count=304)
+    listed = {
+        (version, method): runtime.lists_row_of_gemm_type(row, as_contraction(runtime.reported_metric(problem)), device)
+        for version, method in [(FIVE, 0), (FIVE, 2), ("7d9fb683", 0)]
+        for runtime in [hipblaslt_runtime(version, method)]
+    }
+    assert listed == {(FIVE, 0): False, (FIVE, 2): True, ("7d9fb683", 0): True}
+
+
+def test_5x_index_lookup_hands_out_streamk_kernels(corpus: Path) -> None:
+    """``MasterSolutionLibrary.hpp`` @1c2f3843 ``getSolutionByIndex(Hardware const&, int)`` is a map
+    lookup (0.12.1's hid Stream-K kernels unless method 2)."""
+    streamk = _streamk_solution(corpus)
+    assert not hipblaslt_runtime(FIVE).hides_by_index(streamk)
+    assert hipblaslt_runtime("0.12.1").hides_by_index(streamk)
+
+
+def test_5x_streamk_partials_only_when_they_fit(corpus: Path) -> None:
+    """``ContractionSolution.cpp`` @2d614b75 ``requiredWorkspaceSize``: a Stream-K kernel's partial
+    tiles are asked for only when they fit the workspace (else it runs data-parallel), so a small
+    workspace does not refuse it under 5.x as it does under 0.12.1."""
+    streamk = _streamk_solution(corpus)
+    mt0, mt1 = (int(v) for v in streamk.size_mapping.macro_tile[:2])
+    device = Hardware(arch="gfx942", cu_count=304)
+    query = {"m": mt0 * 37, "n": mt1 * 3, "k": 4096, "a_type": "Half", "workspace_size": 1 << 40}
+    roomy = as_contraction(HIPBLASLT.problem_from_query(query))
+    need = hipblaslt_runtime(FIVE).required_workspace(roomy, device, streamk)
+    assert need == hipblaslt_runtime("0.12.1").required_workspace(roomy, device, streamk) > 0
+    tight = as_contraction(HIPBLASLT.problem_from_query({**query, "workspace_size": need - 1}))
+    assert hipblaslt_runtime(FIVE).required_workspace(tight, device, streamk) == 0
+    assert hipblaslt_runtime("0.12.1").required_workspace(tight, device, streamk) == need
+    # a grid that divides the tiles leaves no partial tile (``tiles % skGrid != 0``): on the CU-count
+    # grid, 2 x 304 tiles over 304 CUs need nothing, 2 x 304 + 1 tiles a partial tile per workgroup
+    from tensilekit.predicates.evaluate import lite_required_workspace
+
+    for rows, wanted in [(2 * 304, 0), (2 * 304 + 1, 304)]:
+        problem = as_contraction(HIPBLASLT.problem_from_query({**query, "m": mt0 * rows, "n": mt1}))
+        per_workgroup = mt0 * mt1 * int(streamk.size_mapping.workspace_size_per_elem_c)
+        need = lite_required_workspace(problem, device, streamk, synchronizer=False, streamk_partials_optional=True)
+        assert need == wanted * per_workgroup
+
+
+def test_5x_workspace_leaves_the_synchronizer_out(corpus: Path) -> None:
+    """``ContractionSolution.cpp`` @2d614b75: ``requiredWorkspaceSize`` has no synchronizer
+    (``requiredSynchronizerSize`` is apart); 7d9fb683 counts it for a GSU > 1, GA 3 kernel."""
+    master = tensilekit.load_master(corpus / "masters-hipblaslt" / "hipblaslt_gfx942_grid.dat")
+    assert isinstance(master, MasterLibrary)
+    solution = next(s for s in master.solutions if int(s.size_mapping.workspace_size_per_elem_c or 0) > 0)
+    mapping = solution.size_mapping.model_copy(update={"global_split_u": 4, "global_accumulation": 3, "waveNum": 4})
+    custom = solution.model_copy(update={"size_mapping": mapping})
+    problem = as_contraction(HIPBLASLT.problem_from_query({"m": 1024, "n": 1024, "k": 4096, "a_type": "Half"}))
+    device = Hardware(arch="gfx942", cu_count=304)
+    five = hipblaslt_runtime(FIVE).required_workspace(problem, device, custom)
+    old = HIPBLASLT.required_workspace(problem, device, custom)
+    assert five == hipblaslt_runtime("0.12.1").required_workspace(problem, device, custom) < old
