@@ -102,6 +102,30 @@ def _clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name, raising=False)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Byte code for the hundreds of Python processes the suite starts (tensilekit's CLI, AMD's
+    tools and stand-ins, each importing AMD's Tensile): with ``PYTHONDONTWRITEBYTECODE`` set (this
+    development sandbox) every one of them compiled its modules from source, ~0.5 s of CPU for
+    AMD's Tensile alone. The byte code goes into pytest's cache folder (``PYTHONPYCACHEPREFIX``),
+    never into the source trees (AMD's is read-only), as bench/_corpus.py does for benchmarks.
+    The xdist workers start after this and inherit the variables."""
+    import sys
+
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") is None or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return  # byte code is written as the user chose
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        folder = cache.mkdir("pycache")
+    else:  # -p no:cacheprovider
+        import tempfile
+
+        folder = Path(tempfile.gettempdir()) / f"tensilekit-test-pycache-{os.getuid()}"
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = str(folder)
+    sys.pycache_prefix = str(folder)
+    sys.dont_write_bytecode = False
+
+
 # ---------------------------------------------------------------------------------------------
 # Test scheduling over the xdist workers (CI has 2 cores: the suite's wall time is its longest
 # worker). ``--dist loadscope`` keeps a module on one worker (its module fixtures are made once)
