@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,3 +100,98 @@ def _clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith(("TENSILE_", "HIPBLASLT_", "ROCM_")) and name != "TENSILEKIT_CORPUS":
             monkeypatch.delenv(name, raising=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Byte code for the hundreds of Python processes the suite starts (tensilekit's CLI, AMD's
+    tools and stand-ins, each importing AMD's Tensile): with ``PYTHONDONTWRITEBYTECODE`` set (this
+    development sandbox) every one of them compiled its modules from source, ~0.5 s of CPU for
+    AMD's Tensile alone. The byte code goes into pytest's cache folder (``PYTHONPYCACHEPREFIX``),
+    never into the source trees (AMD's is read-only), as bench/_corpus.py does for benchmarks.
+    The xdist workers start after this and inherit the variables."""
+    import sys
+
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") is None or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return  # byte code is written as the user chose
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        folder = cache.mkdir("pycache")
+    else:  # -p no:cacheprovider
+        import tempfile
+
+        folder = Path(tempfile.gettempdir()) / f"tensilekit-test-pycache-{os.getuid()}"
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = str(folder)
+    sys.pycache_prefix = str(folder)
+    sys.dont_write_bytecode = False
+
+
+# ---------------------------------------------------------------------------------------------
+# Test scheduling over the xdist workers (CI has 2 cores: the suite's wall time is its longest
+# worker). ``--dist loadscope`` keeps a module on one worker (its module fixtures are made once)
+# and, by default, hands modules out by their number of tests, so a one-test module of 90 s came
+# last and ran alone. Handing out the longest module first (longest-processing-time-first) makes
+# the workers end within about one short module of each other. Each module's seconds are from a
+# full run (MODULE_SECONDS, refreshed with ``python tests/conftest.py JUNIT.xml``); a module it
+# does not name is weighed by its number of tests.
+
+MODULE_SECONDS = Path(__file__).with_name("module_seconds.json")
+SECONDS_PER_UNKNOWN_TEST = 0.5
+
+
+def module_weights() -> dict[str, float]:
+    try:
+        weights = json.loads(MODULE_SECONDS.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(name): float(seconds) for name, seconds in weights.items()}
+
+
+def longest_first_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's LoadScopeScheduling, handing out the heaviest remaining scope (module) first."""
+    from xdist.scheduler.loadscope import LoadScopeScheduling
+
+    weights = module_weights()
+
+    class LongestFirstScopeScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _weight(self, scope: str) -> float:
+            module = scope.split("::", 1)[0]
+            if module in weights:
+                return weights[module] if scope == module else weights[module] / 2
+            return SECONDS_PER_UNKNOWN_TEST * len(self.workqueue[scope])
+
+        def _assign_work_unit(self, node: Any) -> None:
+            heaviest = max(self.workqueue, key=self._weight)
+            self.workqueue.move_to_end(heaviest, last=False)
+            super()._assign_work_unit(node)
+
+    return LongestFirstScopeScheduling(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    return longest_first_scheduler(config, log) if config.getvalue("dist") == "loadscope" else None
+
+
+def seconds_per_module(junit_files: Iterable[Path]) -> dict[str, float]:
+    """Each test module's total test time in pytest JUnit XML reports (``--junitxml``)."""
+    import xml.etree.ElementTree as ET
+
+    totals: dict[str, float] = {}
+    for junit in junit_files:
+        for case in ET.parse(junit).iter("testcase"):
+            module = case.get("classname", "").split("::")[0]
+            parts = module.split(".")
+            # classname is the dotted module path, then a class name if the test is a method
+            while parts and not (PROJECT_ROOT.joinpath(*parts[:-1]) / f"{parts[-1]}.py").is_file():
+                parts.pop()
+            if parts:
+                name = "/".join(parts) + ".py"
+                totals[name] = totals.get(name, 0.0) + float(case.get("time", 0.0))
+    return {name: round(seconds, 1) for name, seconds in sorted(totals.items())}
+
+
+if __name__ == "__main__":  # refresh MODULE_SECONDS from the JUnit XML of a full run
+    import sys
+
+    MODULE_SECONDS.write_text(json.dumps(seconds_per_module(map(Path, sys.argv[1:])), indent=1) + "\n")
