@@ -638,14 +638,16 @@ def _compound_predicates(state: LiteState, ptype: LiteContraction, rules: Hipbla
             Pred("WorkgroupMappingXCCCheck", value=[state["WorkGroupMappingXCC"], state["WorkGroupMappingXCCGroup"]])
         )
     if _swizzles(rules):  # Contractions.py:518-527 @0.12.1: swizzled kernels have no working tail loop
+        full_tiles = rules is not None and rules.swizzle_full_tile_predicates
         if pt.get("SwizzleTensorA"):
             preds.append(Pred("SwizzleTensorA", value=pt["SwizzleTensorA"]))
-            if pt["TransposeB"]:
+            if full_tiles and pt["TransposeB"]:
                 preds.append(Pred("BoundSizeMultiple", index=-1, value=state["DepthU"]))
         if pt.get("SwizzleTensorB"):
             preds.append(Pred("SwizzleTensorB", value=pt["SwizzleTensorB"]))
-            preds.append(Pred("Free1SizeMultiple", index=0, value=state["MacroTile1"]))
-            preds.append(Pred("BoundSizeMultiple", index=-1, value=state["DepthU"]))
+            if full_tiles:
+                preds.append(Pred("Free1SizeMultiple", index=0, value=state["MacroTile1"]))
+                preds.append(Pred("BoundSizeMultiple", index=-1, value=state["DepthU"]))
     return preds
 
 
@@ -1196,7 +1198,7 @@ def experimental_logic_left_out(
     hipblaslt_version: str | HipblasltVersion | None = None,
     experimental: bool = False,
 ) -> tuple[list[tuple[str, Any]], list[str], HipblasltVersion]:
-    """TensileCreateLibrary's ``--experimental`` (hipBLASLt 0.12.1): without it, logic files with a
+    """TensileCreateLibrary's ``--experimental`` (hipBLASLt 0.12.1, 5.x): without it, logic files with a
     folder named ``experimental`` (any case) in their path are not read (TensileCreateLibrary.py:669-671
     @0.12.1, on the path as given, ``Path(file).parts``). Returns the files kept, the sources left out
     and the version (``hipblaslt_version``, or the one all the given files show), which the build of
@@ -1206,10 +1208,10 @@ def experimental_logic_left_out(
     from pathlib import PurePath
 
     from tensilekit.errors import InputNotFound
-    from tensilekit.selection.hipblaslt_versions import hipblaslt_version_named, version_of_logic
+    from tensilekit.selection.hipblaslt_versions import hipblaslt_version_named, version_of_logic_files
 
     rules = (
-        version_of_logic(data[4] for _, data in logic_files if isinstance(data, list) and len(data) > 4)
+        version_of_logic_files(data for _, data in logic_files)
         if hipblaslt_version is None
         else hipblaslt_version_named(hipblaslt_version)
     )
@@ -1269,7 +1271,7 @@ def build_tensilelite_libraries(
     from tensilekit.selection import hipblaslt_versions as versions
 
     rules = (
-        versions.version_of_logic(data[4] for _, data in logic_files if isinstance(data, list) and len(data) > 4)
+        versions.version_of_logic_files(data for _, data in logic_files)
         if hipblaslt_version is None
         else versions.hipblaslt_version_named(hipblaslt_version)
     )

@@ -131,6 +131,17 @@ LITE_DERIVATION_0_12_1 = LiteDerivationRules(
 )
 """hipBLASLt 0.12.1's ``Solution`` (``../shared/amd/tensilelite-0.12.1``)."""
 
+LITE_DERIVATION_5X_PROVISIONAL = dataclasses.replace(
+    LITE_DERIVATION_7D9FB683,
+    name="5.x",
+    problem_type_defaults=(("SwizzleTensorA", False), ("SwizzleTensorB", False)),
+)
+"""tensilelite 5.x's ``Solution``, so far as read: 7d9fb683's rules but for the ``SwizzleTensorA/B``
+problem-type defaults (``defaultProblemType`` in ``Tensile/Common/GlobalParameters.py``; rocm-libraries
+``projects/hipblaslt/tensilelite/Tensile/Contractions.py`` @72d2079f405e ``CompoundPredicates`` reads
+``state["ProblemType"]["SwizzleTensorA"]`` unguarded), without which a swizzled 5.x file would be
+built as unswizzled. Its DirectToVgpr / ASEM / Stream-K rules (``SolutionStructs``) are not read yet."""
+
 #: ``isDirectToVgprSupportDataType`` (SolutionStructs.py:1800-1804 @7d9fb683, 1823-1827 @0.12.1).
 _DTV_TYPES = frozenset(
     {"Float", "Double", "ComplexFloat", "ComplexDouble", "Half", "BFloat16", "Int8", "Float8", "BFloat8",
@@ -1219,6 +1230,7 @@ def _assign_derived(state: LiteState, path: str, rules: LiteDerivationRules) -> 
 __all__ = [
     "CustomKernelConfig",
     "LITE_DERIVATION_0_12_1",
+    "LITE_DERIVATION_5X_PROVISIONAL",
     "LITE_DERIVATION_7D9FB683",
     "LiteDerivationRules",
     "LiteProblemType",

@@ -120,6 +120,23 @@ rule                           5.x                     where (rocm-libraries pat
                                                        0.12.1's prediction stands in, so a 5.x Stream-K
                                                        kernel's reported workspace is approximate (whether
                                                        it is served is not: ``streamk_partials_optional``)
+``builds_swizzle_fields``      as 0.12.1               ``Tensile/Contractions.py`` @72d2079f405e:
+                                                       ``ProblemType.StateKeys`` end in ``swizzleTensorA/B``,
+                                                       ``predicates(includeType)`` adds ``SwizzleTensorA/B``,
+                                                       ``CompoundPredicates`` one for a swizzled tensor
+``swizzle_full_tile_``         no (new)                same ``CompoundPredicates``: no ``BoundSizeMultiple``
+``predicates``                                         / ``Free1SizeMultiple`` beside ``SwizzleTensorA/B``
+                                                       (0.12.1's tail-loop guard, Contractions.py:518-527)
+``builds_workgroup_``          as 0.12.1               same: ``WorkgroupNumberCheck [MT0, MT1, GSU]`` when
+``number_check``                                       ``KernArgsVersion >= 1`` and not ``StreamK > 0``
+``experimental_logic_opt_in``  as 0.12.1               ``Tensile/TensileCreateLibrary/Run.py`` @9369dd859ab3
+                                                       ``run``: drops files with an ``experimental`` path part
+                                                       unless ``--experimental`` (``ParseArguments.py``
+                                                       @2680ace6a717)
+``derivation``                 7d9fb683's, but for     :data:`~tensilekit.model.derive_tensilelite.
+                               the swizzle defaults    LITE_DERIVATION_5X_PROVISIONAL`; 5.x's
+                                                       ``SolutionStructs`` (DirectToVgpr, ASEM, Stream-K
+                                                       types) not read yet
 =============================  ======================  =====================================================
 
 Not modelled from 5.x: the k-d tree GridBased lookup (``PropertyMatching.hpp`` @1236de37, a table's
@@ -142,7 +159,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from tensilekit.errors import SelectionError
-from tensilekit.model.derive_tensilelite import LITE_DERIVATION_0_12_1, LITE_DERIVATION_7D9FB683, LiteDerivationRules
+from tensilekit.model.derive_tensilelite import (
+    LITE_DERIVATION_0_12_1,
+    LITE_DERIVATION_5X_PROVISIONAL,
+    LITE_DERIVATION_7D9FB683,
+    LiteDerivationRules,
+)
 from tensilekit.predicates.evaluate import DEFAULT_RULES, PredicateRules
 
 
@@ -177,6 +199,11 @@ class HipblasltVersion:
     builds_swizzle_fields: bool = False
     """TensileCreateLibrary writes ``swizzleTensorA/B`` into every problem type and
     ``SwizzleTensorA/B`` type predicates (Contractions.py:71, 260-262, 380-381 @0.12.1)."""
+    swizzle_full_tile_predicates: bool = False
+    """A swizzled kernel also gets the predicates that keep it off a tail loop (SwizzleTensorA on TT:
+    ``BoundSizeMultiple`` DepthU; SwizzleTensorB: ``Free1SizeMultiple`` MT1 and ``BoundSizeMultiple``
+    DepthU; Contractions.py:518-527 @0.12.1). 5.x writes only the ``SwizzleTensorA/B`` predicates
+    (``projects/hipblaslt/tensilelite/Tensile/Contractions.py`` @72d2079f405e ``CompoundPredicates``)."""
     builds_workgroup_number_check: bool = False
     """TensileCreateLibrary gives every kernel with ``KernArgsVersion`` ≥ 1 that is no Stream-K
     kernel a ``WorkgroupNumberCheck [MT0, MT1, GSU]`` (Contractions.py:452-458 @0.12.1)."""
@@ -225,6 +252,7 @@ HIPBLASLT_0_12_1 = HipblasltVersion(
     index_lookup_hides_streamk=True,
     streamk_grid_predicted=True,
     builds_swizzle_fields=True,
+    swizzle_full_tile_predicates=True,
     builds_workgroup_number_check=True,
     experimental_logic_opt_in=True,
     derivation=LITE_DERIVATION_0_12_1,
@@ -244,6 +272,10 @@ TENSILELITE_5X = HipblasltVersion(
     index_lookup_hides_streamk=False,
     streamk_partials_optional=True,
     streamk_grid_predicted=True,
+    builds_swizzle_fields=True,
+    builds_workgroup_number_check=True,
+    experimental_logic_opt_in=True,
+    derivation=LITE_DERIVATION_5X_PROVISIONAL,
     names_min_5x=True,
     merge_script="5.x",
     assembles_isas=frozenset({(9, 5, 0)}),
@@ -344,6 +376,18 @@ def version_of_logic(problem_types: Iterable[Any]) -> HipblasltVersion:
     return HIPBLASLT_0_12_1 if named else DEFAULT_HIPBLASLT_VERSION
 
 
+def version_of_logic_files(logic_files: Iterable[Any]) -> HipblasltVersion:
+    """The version whose TensileCreateLibrary builds these logic files (loaded YAML) when none is
+    named: 5.x when one says ``MinimumRequiredVersion`` 5 or later (only 5.x's reads it), else
+    :func:`version_of_logic` of their problem types."""
+    files = [data for data in logic_files if isinstance(data, list)]
+    for data in files:
+        header = data[0] if data and isinstance(data[0], dict) else {}
+        if (told := version_of_minimum_required(header.get("MinimumRequiredVersion"))) is not None:
+            return told
+    return version_of_logic(data[4] for data in files if len(data) > 4)
+
+
 def version_of_rows(predicates: Iterable[Any]) -> HipblasltVersion:
     """0.12.1 when a problem row's predicate tests one of 0.12.1's fields, else 7d9fb683."""
     named = any(kind in _MARKERS_0_12_1 for predicate in predicates for kind in _predicate_types(predicate))
@@ -362,6 +406,7 @@ __all__ = [
     "loads",
     "selection_method_from",
     "version_of_logic",
+    "version_of_logic_files",
     "version_of_minimum_required",
     "version_of_rows",
     "version_of_solutions",

@@ -29,7 +29,7 @@ from tensilekit.cli.main import cli
 from tensilekit.errors import InvalidValue
 from tensilekit.io.logic_io import dumps_logic, load_logic
 from tensilekit.io.master_io import dumps_master, load_master, loads_master
-from tensilekit.libbuild import build_master_tree
+from tensilekit.libbuild import build_master_tree, build_tensilelite_libraries
 from tensilekit.lint.files import lint_file
 from tensilekit.model.checks import check_logic, check_master
 from tensilekit.selection.api import select_batch, select_solution
@@ -86,6 +86,63 @@ def test_a_5x_logic_file_builds_with_the_files_problem_type() -> None:
     assert select_solution(built, query(1024, 1024, 1024), GFX950).index == 1
 
 
+def _library_predicates(solution: dict[str, Any], kinds: tuple[str, ...]) -> list[dict[str, Any]]:
+    return [predicate for predicate in solution["problemPredicate"]["value"] if predicate["type"] in kinds]
+
+
+def test_a_5x_file_builds_with_the_library_fields_5x_writes() -> None:
+    """5.x's TensileCreateLibrary (Contractions.py @72d2079f405e) writes ``swizzleTensorA/B`` into
+    every problem type, ``SwizzleTensorA/B`` type predicates and, on a kernel with KernArgsVersion >= 1
+    that is no Stream-K kernel, ``WorkgroupNumberCheck [MT0, MT1, GSU]``; built as 7d9fb683 none."""
+    data = yaml.safe_load(LOGIC.read_text())
+    assert all(s["InternalSupportParams"]["KernArgsVersion"] >= 1 and not s.get("StreamK") for s in data[5])
+    kinds = ("SwizzleTensorA", "SwizzleTensorB", "WorkgroupNumberCheck")
+    tree = build_master_tree([(str(LOGIC), copy.deepcopy(data))], dialect="tensilelite")
+    for solution in tree["solutions"]:
+        mapping = solution["sizeMapping"]
+        assert solution["problemType"]["swizzleTensorA"] is False and solution["problemType"]["swizzleTensorB"] is False
+        assert _library_predicates(solution, kinds) == [
+            {"type": "SwizzleTensorA", "value": False},
+            {"type": "SwizzleTensorB", "value": False},
+            {"type": "WorkgroupNumberCheck", "index": 0, "value": [*mapping["macroTile"][:2], mapping["globalSplitU"]]},
+        ]
+    older = build_tensilelite_libraries([(str(LOGIC), copy.deepcopy(data))], hipblaslt_version="7d9fb683")
+    for solution in older["TensileLibrary_gfx950"]["solutions"]:
+        assert "swizzleTensorA" not in solution["problemType"] and _library_predicates(solution, kinds) == []
+
+
+def test_a_swizzled_5x_kernel_has_no_0121_tail_loop_predicates() -> None:
+    """0.12.1 keeps a swizzled-B kernel off its tail loop (``Free1SizeMultiple`` MT1,
+    ``BoundSizeMultiple`` DepthU); 5.x writes the ``SwizzleTensorB`` predicate alone."""
+    data = yaml.safe_load(LOGIC.read_text())
+    data[4]["SwizzleTensorB"] = True
+    kinds = ("SwizzleTensorB", "Free1SizeMultiple", "BoundSizeMultiple")
+    built = {
+        version: build_tensilelite_libraries([(str(LOGIC), copy.deepcopy(data))], hipblaslt_version=version)
+        for version in (None, "0.12.1")
+    }
+    for newer, older in zip(*(b["TensileLibrary_gfx950"]["solutions"] for b in built.values()), strict=True):
+        assert newer["problemType"]["swizzleTensorB"] is True
+        assert {p["type"] for p in _library_predicates(newer, kinds)} == {"SwizzleTensorB"}
+        guard = [p for p in _library_predicates(older, kinds) if p["type"] != "SwizzleTensorB"]
+        assert guard == [
+            {"type": "Free1SizeMultiple", "index": 0, "value": older["sizeMapping"]["macroTile"][1]},
+            {"type": "BoundSizeMultiple", "index": -1, "value": older["sizeMapping"]["depthU"]},
+        ]
+
+
+def test_5x_reads_experimental_folders_only_when_asked() -> None:
+    """Run.py @9369dd859ab3 ``run``: without ``--experimental`` a logic file with an ``experimental``
+    path part is not read; a 5.x file is told by its header, no version named."""
+    from tensilekit.libbuild.tensilelite import experimental_logic_left_out
+
+    data = yaml.safe_load(LOGIC.read_text())
+    files = [("logic/Experimental/a.yaml", data), ("logic/b.yaml", data)]
+    kept, left_out, version = experimental_logic_left_out(files)
+    assert kept == files[1:] and left_out == ["logic/Experimental/a.yaml"] and version.name == "5.x"
+    assert experimental_logic_left_out(files, experimental=True)[0] == files
+
+
 def test_an_unknown_assert_key_is_still_refused() -> None:
     """Only the two keys 5.x drops are dropped; ``FromOriginalKeyPair`` raises on any other."""
     data = yaml.safe_load(LOGIC.read_text())
@@ -107,12 +164,17 @@ def test_a_launch_limits_master_loads_validates_and_round_trips() -> None:
 
 def test_select_evaluates_launch_limits_reference_and_compiled() -> None:
     master = load_master(CLIENT)
-    problems = [query(1024, 1024, 1024), query(1 << 20, 1 << 20, 64), query(128, 128, 256)]
+    problems = [query(1024, 1024, 1024), query(1 << 18, 1 << 18, 64), query(128, 128, 256)]
     reference = [select_solution(master, problem, GFX950) for problem in problems]
     assert [answer.index for answer in reference] == [0, None, 0]
-    # 2^20 x 2^20 in 64 x 64 tiles: 2^28 workgroups of 256 threads overflow uint32_t
+    # 2^18 x 2^18 in 64 x 64 tiles: 2^24 workgroups pass the problem predicate's
+    # WorkgroupNumberCheck (<= 2^24), but 2^24 workgroups of 256 threads overflow uint32_t
     explained = select_solution(master, problems[1], GFX950, explain=True)
-    assert "LaunchLimits: not (work items=68719476736 <= 4294967295)" in "\n".join(map(str, explained.trace))
+    assert "LaunchLimits: not (work items=4294967296 <= 4294967295)" in "\n".join(map(str, explained.trace))
+    # one tile row more and the problem predicate refuses it before the task predicate is asked
+    wider = select_solution(master, query((1 << 18) + 1, (1 << 18) + 1, 64), GFX950, explain=True)
+    trace = "\n".join(map(str, wider.trace))
+    assert wider.index is None and "WorkgroupNumberCheck: not" in trace and "LaunchLimits" not in trace
     compiled = select_batch(master, problems, GFX950)
     assert compiled.indices.tolist() == [0, -1, 0] and not compiled.errors
 

@@ -186,6 +186,18 @@ def test_version_of_logic_reads_the_problem_type() -> None:
     assert version_of_logic([]) is HIPBLASLT_7D9FB683
 
 
+def test_version_of_logic_files_reads_the_header_before_the_problem_type() -> None:
+    from tensilekit.selection.hipblaslt_versions import TENSILELITE_5X, version_of_logic_files
+
+    def logic(minimum: str, problem_type: dict[str, object]) -> list[object]:
+        return [{"MinimumRequiredVersion": minimum}, "gfx950", "gfx950", [], problem_type, []]
+
+    assert version_of_logic_files([logic("5.0.0", {"DataType": 0})]) is TENSILELITE_5X
+    assert version_of_logic_files([logic("4.33.0", {"SwizzleTensorA": False}), logic("5.1", {})]) is TENSILELITE_5X
+    assert version_of_logic_files([logic("4.33.0", {"SwizzleTensorA": False})]) is HIPBLASLT_0_12_1
+    assert version_of_logic_files([logic("4.33.0", {"DataType": 0}), {"Solutions": []}]) is HIPBLASLT_7D9FB683
+
+
 def test_naming_the_version_keeps_the_selection_method_a_runtime_was_started_with() -> None:
     from tensilekit.selection.runtime import hipblaslt_runtime, resolve_runtime, with_hipblaslt_version
 
