@@ -52,13 +52,14 @@ _OUTPUT_SUFFIXES = {".yaml": "YAML", ".yml": "YAML", ".dat": "msgpack", ".msgpac
     help="hipBLASLt's tensilelite/Tensile/CustomKernels directory (logic files with custom kernels need it).",
 )
 @hipblaslt_version_choice(
-    "tensilelite: build as this hipBLASLt's TensileCreateLibrary (default: 0.12.1 when the files' problem "
-    "types name its fields such as SwizzleTensorA, else 7d9fb683)."
+    "tensilelite: build as this hipBLASLt's TensileCreateLibrary (default: 5.x when a file says "
+    "MinimumRequiredVersion 5 or later, else 0.12.1 when the files' problem types name its fields such as "
+    "SwizzleTensorA, else 7d9fb683)."
 )
 @click.option(
     "--experimental",
     is_flag=True,
-    help="tensilelite, hipBLASLt 0.12.1: also read logic files in folders named 'experimental', as "
+    help="tensilelite, hipBLASLt 0.12.1 and 5.x: also read logic files in folders named 'experimental', as "
     "TensileCreateLibrary --experimental does (without it they are left out; 7d9fb683 reads them all).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the files written as JSON.")
