@@ -148,8 +148,14 @@ def module_weights() -> dict[str, float]:
 
 
 def longest_first_scheduler(config: pytest.Config, log: Any) -> Any:
-    """xdist's LoadScopeScheduling, handing out the heaviest remaining scope (module) first."""
-    from xdist.scheduler.loadscope import LoadScopeScheduling
+    """xdist's LoadScopeScheduling, handing out the heaviest remaining scope (module) first; None
+    (xdist's own scheduling) where a pytest-xdist release no longer has what this reorders."""
+    try:
+        from xdist.scheduler.loadscope import LoadScopeScheduling
+    except ImportError:
+        return None
+    if not hasattr(LoadScopeScheduling, "_assign_work_unit"):
+        return None
 
     weights = module_weights()
 
@@ -161,8 +167,9 @@ def longest_first_scheduler(config: pytest.Config, log: Any) -> Any:
             return SECONDS_PER_UNKNOWN_TEST * len(self.workqueue[scope])
 
         def _assign_work_unit(self, node: Any) -> None:
-            heaviest = max(self.workqueue, key=self._weight)
-            self.workqueue.move_to_end(heaviest, last=False)
+            queue = getattr(self, "workqueue", None)
+            if queue and hasattr(queue, "move_to_end"):  # an OrderedDict of scopes, as xdist 3.x keeps it
+                queue.move_to_end(max(queue, key=self._weight), last=False)
             super()._assign_work_unit(node)
 
     return LongestFirstScopeScheduling(config, log)
