@@ -29,7 +29,7 @@ from tensilekit.model.library import (
     ProblemMapNode,
 )
 from tensilekit.model.logic import LogicFile
-from tensilekit.selection.hipblaslt_versions import version_of_logic, version_of_minimum_required
+from tensilekit.selection.hipblaslt_versions import version_of_logic_file
 from tensilekit.selection.runtime import detect_runtime, hipblaslt_runtime
 from tensilekit.selection.served import served_row_types
 from tensilekit.selection.unserved import problem_type_label
@@ -136,8 +136,7 @@ def _logic_runtime(logic: LogicFile) -> str | None:
     """The hipBLASLt version ``build-master`` builds a tensilelite file as; None for a Tensile file."""
     if logic.dialect.value != "tensilelite":
         return None
-    version = version_of_minimum_required(logic.version) or version_of_logic([logic.problem_type.raw()])
-    return hipblaslt_runtime(version).label
+    return hipblaslt_runtime(version_of_logic_file(logic.version, logic.problem_type.raw())).label
 
 
 def describe_master(master: MasterLibrary, path: str, fmt: str) -> FileInfo:

@@ -1122,9 +1122,9 @@ def _states(
     """``parseLibraryLogicData``'s ``Solution(...)`` per solution, checked against the file's problem
     type, as the hipBLASLt version of ``derivation`` derives them (ISAs: the file's version's, else
     ``build_version``'s)."""
-    from tensilekit.selection.hipblaslt_versions import DEFAULT_HIPBLASLT_VERSION, version_of_minimum_required
+    from tensilekit.selection.hipblaslt_versions import DEFAULT_HIPBLASLT_VERSION, version_written_for
 
-    written_by = version_of_minimum_required(logic.minimum_version) or build_version or DEFAULT_HIPBLASLT_VERSION
+    written_by = version_written_for(logic.minimum_version, build_version or DEFAULT_HIPBLASLT_VERSION)
     isa = (0, 0, 0) if logic.architecture == "fallback" else gfx_isa(logic.architecture)
     file_type = problem_type(logic.problem_type, path="[4]", rules=derivation)
     states = []
@@ -1208,13 +1208,9 @@ def experimental_logic_left_out(
     from pathlib import PurePath
 
     from tensilekit.errors import InputNotFound
-    from tensilekit.selection.hipblaslt_versions import hipblaslt_version_named, version_of_logic_files
+    from tensilekit.selection.hipblaslt_versions import build_version_of
 
-    rules = (
-        version_of_logic_files(data for _, data in logic_files)
-        if hipblaslt_version is None
-        else hipblaslt_version_named(hipblaslt_version)
-    )
+    rules = build_version_of((data for _, data in logic_files), hipblaslt_version)
     if experimental or not rules.experimental_logic_opt_in:
         return list(logic_files), [], rules
     kept, left_out = [], []
@@ -1270,11 +1266,7 @@ def build_tensilelite_libraries(
         raise InvalidValue("no logic files given")
     from tensilekit.selection import hipblaslt_versions as versions
 
-    rules = (
-        versions.version_of_logic_files(data for _, data in logic_files)
-        if hipblaslt_version is None
-        else versions.hipblaslt_version_named(hipblaslt_version)
-    )
+    rules = versions.build_version_of((data for _, data in logic_files), hipblaslt_version)
     masters: dict[str, _Master] = {}
     next_index = 0
     # (source, the file's solutions in file order): merges renumber them in place
@@ -1284,9 +1276,7 @@ def build_tensilelite_libraries(
         try:
             with error_context(source):
                 logic = _parse_logic(data)
-                names_5x = (
-                    names_5x or (versions.version_of_minimum_required(logic.minimum_version) or rules).names_min_5x
-                )
+                names_5x = names_5x or versions.version_written_for(logic.minimum_version, rules).names_min_5x
                 try:
                     states = _states(logic, custom_kernel_config, rules.derivation, rules)
                     new = _from_logic(logic, states, lazy=lazy, rules=rules)

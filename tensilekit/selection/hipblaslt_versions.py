@@ -388,6 +388,25 @@ def version_of_logic_files(logic_files: Iterable[Any]) -> HipblasltVersion:
     return version_of_logic(data[4] for data in files if len(data) > 4)
 
 
+def version_of_logic_file(minimum_required: Any, problem_type: Any) -> HipblasltVersion:
+    """:func:`version_of_logic_files` of one file, from its header's ``MinimumRequiredVersion`` and
+    its problem type (both as loaded)."""
+    return version_of_minimum_required(minimum_required) or version_of_logic([problem_type])
+
+
+def build_version_of(logic_files: Iterable[Any], named: str | HipblasltVersion | None = None) -> HipblasltVersion:
+    """The version a build of these logic files (loaded YAML) follows: the one ``named`` (a name
+    :func:`hipblaslt_version_named` knows, or a version), else :func:`version_of_logic_files`."""
+    return version_of_logic_files(logic_files) if named is None else hipblaslt_version_named(named)
+
+
+def version_written_for(minimum_required: Any, build: HipblasltVersion) -> HipblasltVersion:
+    """The version a file was written for within a build of version ``build``: 5.x when its header's
+    ``MinimumRequiredVersion`` says so (5.x's files name 5.x's kernels whatever builds them), else
+    the build's."""
+    return version_of_minimum_required(minimum_required) or build
+
+
 def version_of_rows(predicates: Iterable[Any]) -> HipblasltVersion:
     """0.12.1 when a problem row's predicate tests one of 0.12.1's fields, else 7d9fb683."""
     named = any(kind in _MARKERS_0_12_1 for predicate in predicates for kind in _predicate_types(predicate))
@@ -400,14 +419,17 @@ __all__ = [
     "HIPBLASLT_7D9FB683",
     "HIPBLASLT_VERSIONS",
     "HipblasltVersion",
+    "build_version_of",
     "SOLUTION_SELECTION_METHOD_VARIABLE",
     "TENSILELITE_5X",
     "hipblaslt_version_named",
     "loads",
     "selection_method_from",
     "version_of_logic",
+    "version_of_logic_file",
     "version_of_logic_files",
     "version_of_minimum_required",
+    "version_written_for",
     "version_of_rows",
     "version_of_solutions",
 ]
