@@ -621,6 +621,10 @@ class Library:
         problems, not the lines' records too."""
         from tensilekit.errors import TensilekitError
 
+        # problem_from_query and device_of without their copies of the record: it is this
+        # loop's own (parsed from the line), and neither changes it
+        problem_of, default_workspace = self.runtime.problem_from_query, self.workspace_size
+        default_device = self.device
         for number, record, failed in parsed:
             if record is None:
                 yield _PreparedQuery(number, None, None, None, None, failed, True)
@@ -628,7 +632,8 @@ class Library:
             calls = record.get("calls")
             query_id, calls = record.get("id"), calls if isinstance(calls, int) else None
             try:
-                problem, device = self.problem_from_query(record), self.device_of(record)
+                problem = problem_of(record, default_workspace=default_workspace)
+                device = hardware_from_query(record, default_device)
             except TensilekitError as error:
                 if strict:
                     location = error.location or Location()
