@@ -66,11 +66,12 @@ if TYPE_CHECKING:
     from tensilekit.workload.problem import GemmProblem as WorkloadGemm
 
 
-QUERY_CHUNK = 12_288
+QUERY_CHUNK = 16_384
 """Query lines :meth:`Library.answer_queries` reads, answers and lets go of at a time: big enough
 that the compiled engine's per-batch work (per table reached) is spread thin, small enough to
-keep memory flat. ``select --queries`` of 100 000 lines on rocBLAS_Full: 8 192 took 9.4 s and
-532 MB peak, 12 288 8.9 s and 548 MB (bench/big_library.py's targets: <= 10 s, <= 600 MB)."""
+keep memory flat. ``select --queries`` of 100 000 lines on rocBLAS_Full (one run, shared
+machine): 12 288 took 8.9 s of CPU and 562 MB peak, 16 384 8.4 s and 578 MB, 24 576 8.4 s and
+608 MB (bench/big_library.py's targets: <= 8 s, <= 600 MB)."""
 
 WALK_AT_MOST = 16
 """Up to this many queries are walked one by one: compiling a table decodes every solution in it,
