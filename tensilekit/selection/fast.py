@@ -445,7 +445,7 @@ class _Table(_Node):
             [lib.sid_of(index) if index >= 0 else -1 for index in sorted_table.indices], dtype=np.int64
         )
         self.key_list = [tuple(row) for row in sorted_table.keys]
-        unique_sids = sorted({int(s) for s in self.sids if s >= 0})
+        unique_sids: list[int] = np.unique(self.sids[self.sids >= 0]).tolist()  # sorted
         atom_sets = [set(lib.solution_atoms[s]) for s in unique_sids]
         common = set.intersection(*atom_sets) if atom_sets else set()
         varying = sorted(set().union(*atom_sets) - common) if atom_sets else []
@@ -485,8 +485,10 @@ class _Table(_Node):
                     need[row, position[atom]] = True
         need[-1, :] = False
         self.need = need
-        row_of = {sid: row for row, sid in enumerate(unique_sids)}
-        self.entry_rows = np.array([row_of.get(int(s), -1) for s in self.sids], dtype=np.int64)
+        # each entry's row of ``need`` (-1: index -1), looked up for the whole column at once
+        row_of = np.full(len(lib.solutions) + 1, -1, dtype=np.int64)  # a sid -1 reads the last
+        row_of[unique_sids] = np.arange(len(unique_sids), dtype=np.int64)
+        self.entry_rows = row_of[self.sids]
         self.never = self.sids < 0  # index -1 entries never answer
         self.codes, self.code_maps = _lexicographic_codes(self.keys)
         self.band = Band(self.keys, self.speeds, self.key_list)  # its tuples shared, not built again

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import itertools
+import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -764,8 +766,9 @@ _FIELD_KINDS: dict[str, int] = {
 }
 # a record's field names, in its order -> its size, scalar and other problem fields (a query
 # file's lines share one or two key orders: the fields are sorted out once per order)
-_LAYOUTS: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
-# other fields' names, values and value types, and which numbers are given -> (the problem
+_LAYOUTS: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], Any, int]] = {}
+_LAYOUT_NUMBERS = itertools.count()  # a number per layout ever made (never reused after a clear)
+# the layout's number, the other fields' values and value types, and which numbers are given -> (the problem
 # validated with zero numbers, the fields set of its copies: one set shared by all of them, as
 # pydantic copies it before changing it)
 _TEMPLATES: dict[tuple[Any, ...], tuple[GemmProblem, set[str]]] = {}
@@ -795,11 +798,16 @@ def _from_template(record: Mapping[str, Any]) -> GemmProblem | None:
         def of_kind(wanted: int) -> tuple[str, ...]:
             return tuple(name for name, kind in zip(names, kinds, strict=True) if kind == wanted)
 
-        layout = (of_kind(1), of_kind(2), of_kind(3))
+        others = of_kind(3)
+        # the other fields' values in one C call (an itemgetter of one name returns no tuple)
+        read: Callable[[Mapping[str, Any]], tuple[Any, ...]] = (
+            operator.itemgetter(*others) if len(others) > 1 else lambda record: tuple(record[n] for n in others)
+        )
+        layout = (of_kind(1), of_kind(2), others, read, next(_LAYOUT_NUMBERS))
         if len(_LAYOUTS) >= 4096:
             _LAYOUTS.clear()
         _LAYOUTS[names] = layout
-    sizes, scalars, others = layout
+    sizes, scalars, others, read_others, layout_number = layout
     numbers: dict[str, Any] = {}
     for name in sizes:
         value = record[name]
@@ -818,8 +826,9 @@ def _from_template(record: Mapping[str, Any]) -> GemmProblem | None:
         elif type(value) is not float:
             return None
         numbers[name] = value
-    values = tuple([record[name] for name in others])
-    key = (others, values, tuple(map(type, values)), tuple(numbers))  # 1 and True differ
+    values = read_others(record)
+    # the layout's number stands for ``others`` (cheaper to hash); 1 and True differ by type
+    key = (layout_number, values, tuple(map(type, values)), tuple(numbers))
     try:
         known = _TEMPLATES.get(key)
     except TypeError:  # an unhashable value (a list): validated in full
