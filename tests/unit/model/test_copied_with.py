@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,3 +74,20 @@ def test_a_query_built_from_a_template_equals_the_validated_problem(
             mode="json", exclude_defaults=True
         )
         assert json.dumps(problem_record(built)) == json.dumps(problem_record(validated))
+
+
+def test_a_template_copys_record_reads_only_its_numbers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``select --queries`` builds one record per answer: a template copy's comes from the
+    template's dump made once, without dumping the copy (a problem built otherwise is dumped)."""
+    record = {"m": 7, "n": 8, "k": 9, "a_type": "Half", "compute_type": "Float", "beta": 0.5}
+    problem_from_query(record)  # the template (and its dump) made first
+    copy = problem_from_query({**record, "m": 70, "n": 80})
+    expected = json.dumps(problem_record(GemmProblem(**{**record, "m": 70, "n": 80})))
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the copy was dumped")
+
+    monkeypatch.setattr(GemmProblem, "model_dump", refused)
+    assert json.dumps(problem_record(copy)) == expected
+    with pytest.raises(AssertionError, match="dumped"):
+        problem_record(GemmProblem(**record).model_copy(update={"m": 70}))
