@@ -1,7 +1,7 @@
 """Big-library benchmark (issue 25): each figure beside the ``import yaml, msgpack`` baseline, one run.
 
     python bench/big_library.py [--corpus PATH] [--runs N] [--queries N] [--single N] [--batch N]
-                                [--whole]
+                                [--whole] [--only-queries]
 
 Measured, every process fresh (wall time: median of ``--runs``; memory: the peak RSS of that
 process, from ``wait4``), the baseline run alternately with the commands so both see the same
@@ -16,7 +16,28 @@ machine load:
   (median of ``--single``, ``select_solution`` on the compiled library; target <= 10 us) and a
   warm batch of ``--batch`` queries (``select_batch``; target >= 1 M queries/s);
 * with ``--whole``: the whole-file load of rocBLAS_Full (``load_master``) against the partial
-  read (``io.partial_msgpack.open_partial``), in this process.
+  read (``io.partial_msgpack.open_partial``), in this process;
+* with ``--only-queries``: the baseline and the ``select --queries`` row only.
+
+Where ``select --queries`` spends its CPU now (100 000 lines, ~8.3 s of user + system on the
+shared 2-core machine, down from ~9.7 s in the same runs before issue 33's changes; in-process
+figures, the cyclic GC off as the command runs it):
+
+* ~0.7 s starting Python and importing (numpy, pydantic, click; SciPy's k-d tree ~0.3 s on the
+  first table that uses it);
+* ~1.0 s compiling: decoding rocBLAS_Full's 21 288 solutions (msgpack unpack ~0.3 s, pydantic
+  validation ~0.35 s; nearly all are reached by these queries, so decoding them lazily saves
+  nothing) and registering their predicates (~0.2 s);
+* ~1.4 s building the ~160 Matching tables the queries reach, on the first chunk: decoding and
+  validating their ProblemMap children (~0.5 s), sorting them as libstdc++'s std::sort does
+  (~0.2 s), the engine's per-table arrays (~0.25 s);
+* ~1.3 s answering the chunks in the compiled engine (per chunk of ``library.QUERY_CHUNK``
+  queries, per table reached: predicate vectors, signature groups, k-d tree queries); larger
+  chunks would cut it (24 576: ~0.3 s less) but pass 600 MB;
+* ~0.5 s decoding the JSON lines, ~0.5 s building their problems (a validated template per
+  problem type, copied with the line's sizes), ~0.25 s their Tensile views and ~0.55 s their
+  columns (``ProblemColumns.from_problems``);
+* ~0.4 s building the answers' records and ~0.7 s encoding them as JSON (the C encoder).
 
 The ratio column is figure / baseline wall time (memory: / baseline peak RSS). The machine may be
 shared; the load average is printed first.
@@ -148,6 +169,7 @@ def main() -> None:
     parser.add_argument("--single", type=int, default=2_000)
     parser.add_argument("--batch", type=int, default=100_000)
     parser.add_argument("--whole", action="store_true", help="also time the whole-file load against the partial read")
+    parser.add_argument("--only-queries", action="store_true", help="only the baseline and the select --queries row")
     args = parser.parse_args()
     byte_code_as_installed()
     corpus = corpus_path(args.corpus, "masters")
@@ -155,21 +177,26 @@ def main() -> None:
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     print(f"{'figure':58s} {'value':>14s} {'/ baseline':>10s}  {'target':>14s}")
 
-    one = [*TK, "select", "-l", str(full), "--arch", "gfx803", "--cu-count", "64", "--trans-b", "t", "7680", "5481", "2560"]  # fmt: skip
-    wall, rss, base_wall, base_rss, _ = measured(one, args.runs)
-    print(row("baseline: python -c 'import yaml, msgpack'", f"{base_wall:.3f} s", 1.0, "", True))
-    print(row("select M N K, rocBLAS_Full.dat.gz, cold: wall", f"{wall:.3f} s", wall / base_wall, "<= 1 s", wall <= 1))
-    print(row("  peak memory", f"{rss / MIB:.0f} MiB", rss / base_rss, "<= 200 MiB", rss <= 200 * MIB))
+    if not args.only_queries:
+        one = [*TK, "select", "-l", str(full), "--arch", "gfx803", "--cu-count", "64", "--trans-b", "t", "7680", "5481", "2560"]  # fmt: skip
+        wall, rss, base_wall, base_rss, _ = measured(one, args.runs)
+        print(row("baseline: python -c 'import yaml, msgpack'", f"{base_wall:.3f} s", 1.0, "", True))
+        print(row("select M N K, rocBLAS_Full.dat.gz, cold: wall", f"{wall:.3f} s", wall / base_wall, "<= 1 s", wall <= 1))  # fmt: skip
+        print(row("  peak memory", f"{rss / MIB:.0f} MiB", rss / base_rss, "<= 200 MiB", rss <= 200 * MIB))
 
     with tempfile.TemporaryDirectory() as folder:
         queries = queries_file(corpus, args.queries, Path(folder))
         many = [*TK, "select", "-l", str(full), "--queries", str(queries), "--json"]
         wall, rss, base_wall, base_rss, cpu = measured(many, 1)
+    if args.only_queries:
+        print(row("baseline: python -c 'import yaml, msgpack'", f"{base_wall:.3f} s", 1.0, "", True))
     label = f"select --queries ({args.queries:,} lines), rocBLAS_Full: wall"
     print(row(label, f"{wall:.2f} s", wall / base_wall, "<= 8 s", wall <= 8))
     print(row("  CPU (user + system; the wall time of a quiet machine)", f"{cpu:.2f} s", cpu / base_wall, "<= 8 s", cpu <= 8))  # fmt: skip
     print(row("  peak memory", f"{rss / 1e6:.0f} MB", rss / base_rss, "<= 600 MB", rss <= 600e6))
 
+    if args.only_queries:
+        return
     micro, rate = hipblaslt_figures(corpus, args.single, args.batch)
     print(row(f"one warm query, {HIPBLASLT_LARGEST} (median)", f"{micro:.1f} us", micro * 1e-6 / base_wall, "<= 10 us", micro <= 10))  # fmt: skip
     print(row(f"batch of {args.batch:,}, {HIPBLASLT_LARGEST}, warm", f"{rate:,.0f} q/s", (args.batch / rate) / base_wall, ">= 1 M q/s", rate >= 1e6))  # fmt: skip

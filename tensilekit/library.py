@@ -66,11 +66,12 @@ if TYPE_CHECKING:
     from tensilekit.workload.problem import GemmProblem as WorkloadGemm
 
 
-QUERY_CHUNK = 12_288
+QUERY_CHUNK = 16_384
 """Query lines :meth:`Library.answer_queries` reads, answers and lets go of at a time: big enough
 that the compiled engine's per-batch work (per table reached) is spread thin, small enough to
-keep memory flat. ``select --queries`` of 100 000 lines on rocBLAS_Full: 8 192 took 9.4 s and
-532 MB peak, 12 288 8.9 s and 548 MB (bench/big_library.py's targets: <= 10 s, <= 600 MB)."""
+keep memory flat. ``select --queries`` of 100 000 lines on rocBLAS_Full (one run, shared
+machine): 12 288 took 8.9 s of CPU and 562 MB peak, 16 384 8.4 s and 578 MB, 24 576 8.4 s and
+608 MB (bench/big_library.py's targets: <= 8 s, <= 600 MB)."""
 
 WALK_AT_MOST = 16
 """Up to this many queries are walked one by one: compiling a table decodes every solution in it,
@@ -621,6 +622,10 @@ class Library:
         problems, not the lines' records too."""
         from tensilekit.errors import TensilekitError
 
+        # problem_from_query and device_of without their copies of the record: it is this
+        # loop's own (parsed from the line), and neither changes it
+        problem_of, default_workspace = self.runtime.problem_from_query, self.workspace_size
+        default_device = self.device
         for number, record, failed in parsed:
             if record is None:
                 yield _PreparedQuery(number, None, None, None, None, failed, True)
@@ -628,7 +633,8 @@ class Library:
             calls = record.get("calls")
             query_id, calls = record.get("id"), calls if isinstance(calls, int) else None
             try:
-                problem, device = self.problem_from_query(record), self.device_of(record)
+                problem = problem_of(record, default_workspace=default_workspace)
+                device = hardware_from_query(record, default_device)
             except TensilekitError as error:
                 if strict:
                     location = error.location or Location()

@@ -48,6 +48,7 @@ BATCH = INT32
 """The batch count (``int32_t``)."""
 SOLUTION_INDEX = CPP_INT
 """A solution index (``ContractionSolution::index`` is an ``int``)."""
+_INDEX_LOW, _INDEX_HIGH = SOLUTION_INDEX.low, SOLUTION_INDEX.high
 
 
 def out_of_range(value: int, crange: CRange, what: str) -> str | None:
@@ -85,6 +86,8 @@ def checked_field(value: int, crange: CRange) -> int:
 
 
 def _solution_index(value: int) -> int:
+    if _INDEX_LOW <= value <= _INDEX_HIGH:  # in one test: every table entry of a master is checked
+        return value
     return checked_field(value, SOLUTION_INDEX)
 
 

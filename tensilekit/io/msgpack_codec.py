@@ -44,8 +44,23 @@ def parse_msgpack(data: bytes, source: str | None = None) -> Any:
         if detail == "FormatError":
             detail = "an invalid type byte"
         raise MsgpackDecodeError(f"malformed msgpack: {detail}", where) from None
-    check_depth(decoded, source)  # before anything recurses into it
+    # before anything recurses into it; a short object (a solution, ~2 KB) with few bytes that
+    # could open a container cannot nest past the limit: not walked
+    if (
+        type(data) is not bytes
+        or len(data) > _BOUNDED_LENGTH
+        or len(data.translate(None, _NOT_CONTAINER_HEADERS)) > current_limits().max_depth
+    ):
+        check_depth(decoded, source)
     return decoded
+
+
+# Every map or array starts with a header byte of 0x80-0x9F (fixmap, fixarray) or 0xDC-0xDF
+# (array16/32, map16/32), so an object nests at most as deep as it has bytes of those values
+# (strings and numbers may hold some too: an upper bound). Counted on objects up to
+# _BOUNDED_LENGTH bytes (one ``bytes.translate``); longer ones are walked.
+_NOT_CONTAINER_HEADERS = bytes(byte for byte in range(256) if not (0x80 <= byte <= 0x9F or 0xDC <= byte <= 0xDF))
+_BOUNDED_LENGTH = 1 << 16
 
 
 # Header byte -> (kind, bytes of the length / value that follow). Kinds: "fixed" (a value of that

@@ -427,6 +427,9 @@ def _predict_many(arrays: tuple[IntArray, Any, IntArray, IntArray], keys: Any) -
     return result
 
 
+_Bits = Callable[[ContractionProblem, Hardware], "int | None"]
+
+
 class _Table(_Node):
     """A ``Matching`` node: Euclidean/Manhattan/Ratio scans and Equality probes."""
 
@@ -442,7 +445,7 @@ class _Table(_Node):
             [lib.sid_of(index) if index >= 0 else -1 for index in sorted_table.indices], dtype=np.int64
         )
         self.key_list = [tuple(row) for row in sorted_table.keys]
-        unique_sids = sorted({int(s) for s in self.sids if s >= 0})
+        unique_sids: list[int] = np.unique(self.sids[self.sids >= 0]).tolist()  # sorted
         atom_sets = [set(lib.solution_atoms[s]) for s in unique_sids]
         common = set.intersection(*atom_sets) if atom_sets else set()
         varying = sorted(set().union(*atom_sets) - common) if atom_sets else []
@@ -453,7 +456,6 @@ class _Table(_Node):
             if lib.atoms.atoms[a].constant is not True and lib.atoms.atoms[a].key not in known
         ]
         self.varying = [lib.atoms.atoms[a] for a in varying]
-        self._guarded_bits = guarded_bitmask_of(self.common, self.varying, "signature")
         # the varying workspace checks, grouped for the batch (see _workspace_ranks)
         workspace = [i for i, atom in enumerate(self.varying) if atom.workspace_elem is not None]
         self.workspace_elems: npt.NDArray[np.uint64] | None = None
@@ -467,10 +469,9 @@ class _Table(_Node):
         self.workspace_rank_array = np.array(self.workspace_ranks, dtype=np.int64)
         # one query: the other atoms' bits from a generated function, the workspace checks' bits
         # from the rank (each rank's bits made once)
-        self._other_bits: Callable[[ContractionProblem, Hardware], int | None] | None = None
+        # (generated on the first single query: a batch never calls them; see _signature_bits)
+        self._bit_functions: tuple[_Bits, _Bits | None] | None = None
         if self.workspace_elems is not None:
-            others = [self.varying[i] for i in self.other_positions]
-            self._other_bits = guarded_bitmask_of(self.common, others, "signature", self.other_positions)
             self._elem_list: list[int] = [int(e) for e in self.workspace_elems.tolist()]
             self._bits_by_rank = [
                 sum(1 << place for place, r in zip(workspace, self.workspace_ranks, strict=True) if r < rank)
@@ -484,8 +485,10 @@ class _Table(_Node):
                     need[row, position[atom]] = True
         need[-1, :] = False
         self.need = need
-        row_of = {sid: row for row, sid in enumerate(unique_sids)}
-        self.entry_rows = np.array([row_of.get(int(s), -1) for s in self.sids], dtype=np.int64)
+        # each entry's row of ``need`` (-1: index -1), looked up for the whole column at once
+        row_of = np.full(len(lib.solutions) + 1, -1, dtype=np.int64)  # a sid -1 reads the last
+        row_of[unique_sids] = np.arange(len(unique_sids), dtype=np.int64)
+        self.entry_rows = row_of[self.sids]
         self.never = self.sids < 0  # index -1 entries never answer
         self.codes, self.code_maps = _lexicographic_codes(self.keys)
         self.band = Band(self.keys, self.speeds, self.key_list)  # its tuples shared, not built again
@@ -570,18 +573,28 @@ class _Table(_Node):
             self.subtables[signature] = sub
         return sub
 
+    def _signature_bits(self) -> tuple[_Bits, _Bits | None]:
+        """The generated signature functions of one query: every varying atom's bit (None unless
+        the common atoms hold), and with grouped workspace checks the other atoms' bits only."""
+        other_bits = None
+        if self.workspace_elems is not None:
+            others = [self.varying[i] for i in self.other_positions]
+            other_bits = guarded_bitmask_of(self.common, others, "signature", self.other_positions)
+        self._bit_functions = (guarded_bitmask_of(self.common, self.varying, "signature"), other_bits)
+        return self._bit_functions
+
     def _signature(self, p: ContractionProblem, h: Hardware) -> int | None:
         """None unless the query passes the atoms every kernel shares; else its signature."""
-        other_bits = self._other_bits
+        guarded_bits, other_bits = self._bit_functions or self._signature_bits()
         if other_bits is None:
-            return self._guarded_bits(p, h)
+            return guarded_bits(p, h)
         lite = p.lite
         if lite.gsu > 0 or lite.use_gradient:  # the workspace checks' unusual case
-            return self._guarded_bits(p, h)
+            return guarded_bits(p, h)
         product = p.m * p.n * p.batch
         elems = self._elem_list
         if product < 0 or product * elems[-1] >= _SIZE_MOD:  # a need that could wrap around
-            return self._guarded_bits(p, h)
+            return guarded_bits(p, h)
         bits = other_bits(p, h)
         if bits is None:
             return None

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import itertools
+import operator
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -694,11 +696,51 @@ def problem_record(problem: GemmProblem) -> dict[str, Any]:
     """The full problem as JSON (fields left at their defaults are left out; ``workspace_size``
     is always written, None = unlimited): :func:`problem_of_record` (and
     :meth:`tensilekit.library.Library.problem_from_query`) rebuilds it exactly."""
-    record = problem.model_dump(mode="json", exclude_defaults=True)
+    fields_set = problem.__pydantic_fields_set__
+    copies = _COPIES.get(id(fields_set))
+    record = _record_of_copy(problem, copies[1]) if copies is not None and copies[0] is fields_set else None
+    if record is None:
+        record = problem.model_dump(mode="json", exclude_defaults=True)
     for name in ("m", "n", "k"):
         record[name] = getattr(problem, name)
     record["workspace_size"] = problem.workspace_size
     return record
+
+
+def _record_of_copy(problem: GemmProblem, layout: tuple[tuple[str, Any, bool], ...] | None) -> dict[str, Any] | None:
+    """``problem.model_dump(mode="json", exclude_defaults=True)`` of a copy of a template
+    (:func:`_from_template`) from the template's own dump: only its numbers are read, each
+    written unless it equals its default (None: the template's dump holds a container, which
+    the records must not share: dumped in full)."""
+    if layout is None:
+        return None
+    values = problem.__dict__
+    record: dict[str, Any] = {}
+    for name, value, number in layout:
+        if number:
+            given = values[name]
+            if given == value:  # the default: left out, as exclude_defaults does
+                continue
+            value = given  # a plain int or float: its JSON form is itself (inf and nan too)
+        record[name] = value
+    return record
+
+
+def _record_layout(template: GemmProblem, numbers: Iterable[str]) -> tuple[tuple[str, Any, bool], ...] | None:
+    """How :func:`_record_of_copy` builds the record of a copy of ``template`` with new
+    ``numbers``: per field in the model's order, (name, its default, True) for a number, (name,
+    the template's JSON value, False) for another field the template's dump writes."""
+    dumped = template.model_dump(mode="json", exclude_defaults=True)
+    varying = set(numbers)
+    layout: list[tuple[str, Any, bool]] = []
+    for name, field in GemmProblem.model_fields.items():
+        if name in varying:
+            layout.append((name, field.default, True))  # m, n, k: PydanticUndefined, never equal
+        elif name in dumped:
+            if isinstance(dumped[name], (dict, list)):
+                return None  # one container shared by every record: dumped in full instead
+            layout.append((name, dumped[name], False))
+    return tuple(layout)
 
 
 def problem_of_record(record: dict[str, Any]) -> GemmProblem:
@@ -724,11 +766,16 @@ _FIELD_KINDS: dict[str, int] = {
 }
 # a record's field names, in its order -> its size, scalar and other problem fields (a query
 # file's lines share one or two key orders: the fields are sorted out once per order)
-_LAYOUTS: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
-# other fields' names, values and value types, and which numbers are given -> (the problem
+_LAYOUTS: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], Any, int]] = {}
+_LAYOUT_NUMBERS = itertools.count()  # a number per layout ever made (never reused after a clear)
+# the layout's number, the other fields' values and value types, and which numbers are given -> (the problem
 # validated with zero numbers, the fields set of its copies: one set shared by all of them, as
 # pydantic copies it before changing it)
 _TEMPLATES: dict[tuple[Any, ...], tuple[GemmProblem, set[str]]] = {}
+# id of a template's fields set -> (that set, its copies' record layout: _record_layout). A
+# problem holding that very set is a copy of the template (GemmProblem is frozen, and
+# model_copy copies the set): problem_record reads only its numbers
+_COPIES: dict[int, tuple[set[str], tuple[tuple[str, Any, bool], ...] | None]] = {}
 
 
 def _from_template(record: Mapping[str, Any]) -> GemmProblem | None:
@@ -751,11 +798,16 @@ def _from_template(record: Mapping[str, Any]) -> GemmProblem | None:
         def of_kind(wanted: int) -> tuple[str, ...]:
             return tuple(name for name, kind in zip(names, kinds, strict=True) if kind == wanted)
 
-        layout = (of_kind(1), of_kind(2), of_kind(3))
+        others = of_kind(3)
+        # the other fields' values in one C call (an itemgetter of one name returns no tuple)
+        read: Callable[[Mapping[str, Any]], tuple[Any, ...]] = (
+            operator.itemgetter(*others) if len(others) > 1 else lambda record: tuple(record[n] for n in others)
+        )
+        layout = (of_kind(1), of_kind(2), others, read, next(_LAYOUT_NUMBERS))
         if len(_LAYOUTS) >= 4096:
             _LAYOUTS.clear()
         _LAYOUTS[names] = layout
-    sizes, scalars, others = layout
+    sizes, scalars, others, read_others, layout_number = layout
     numbers: dict[str, Any] = {}
     for name in sizes:
         value = record[name]
@@ -774,8 +826,9 @@ def _from_template(record: Mapping[str, Any]) -> GemmProblem | None:
         elif type(value) is not float:
             return None
         numbers[name] = value
-    values = tuple([record[name] for name in others])
-    key = (others, values, tuple(map(type, values)), tuple(numbers))  # 1 and True differ
+    values = read_others(record)
+    # the layout's number stands for ``others`` (cheaper to hash); 1 and True differ by type
+    key = (layout_number, values, tuple(map(type, values)), tuple(numbers))
     try:
         known = _TEMPLATES.get(key)
     except TypeError:  # an unhashable value (a list): validated in full
@@ -788,7 +841,9 @@ def _from_template(record: Mapping[str, Any]) -> GemmProblem | None:
             return None  # refused in full, with the message
         if len(_TEMPLATES) >= 4096:
             _TEMPLATES.clear()
+            _COPIES.clear()
         known = _TEMPLATES[key] = (template, template.__pydantic_fields_set__ | numbers.keys())
+        _COPIES[id(known[1])] = (known[1], _record_layout(template, numbers))
     # the numbers are valid as they are (above): the template's validation holds for the copy
     return copied_with(known[0], numbers, known[1])
 

@@ -31,9 +31,13 @@ from collections.abc import Callable, Sequence
 _THRESHOLD = 16  # libstdc++ _S_threshold
 
 
-def std_sort_order(size: int, less: Callable[[int, int], bool]) -> list[int]:
+def std_sort_order(
+    size: int, less: Callable[[int, int], bool], *, ranks: Sequence[int] | None = None
+) -> list[int]:  # fmt: skip
     """The positions ``0..size-1`` in the order libstdc++'s ``std::sort(first, last, comp)``
-    leaves them, where ``less(i, j)`` is ``comp(element i, element j)`` of the input order."""
+    leaves them, where ``less(i, j)`` is ``comp(element i, element j)`` of the input order.
+    ``ranks``: ``less(i, j)`` is ``ranks[i] < ranks[j]``, compared inline in the two innermost
+    loops (partition and the final insertion sort: nearly every comparison of a big table)."""
     a = list(range(size))
     if size < 2:
         return a
@@ -41,6 +45,14 @@ def std_sort_order(size: int, less: Callable[[int, int], bool]) -> list[int]:
     def linear_insert(last: int) -> None:  # __unguarded_linear_insert
         value = a[last]
         before = last - 1
+        if ranks is not None:
+            rank = ranks[value]
+            while rank < ranks[a[before]]:
+                a[last] = a[before]
+                last = before
+                before -= 1
+            a[last] = value
+            return
         while less(value, a[before]):
             a[last] = a[before]
             last = before
@@ -73,6 +85,18 @@ def std_sort_order(size: int, less: Callable[[int, int], bool]) -> list[int]:
         a[result], a[chosen] = a[chosen], a[result]
 
     def partition(first: int, last: int, pivot: int) -> int:  # __unguarded_partition
+        if ranks is not None:
+            pivot_rank = ranks[a[pivot]]  # the pivot stays in place while partitioning
+            while True:
+                while ranks[a[first]] < pivot_rank:
+                    first += 1
+                last -= 1
+                while pivot_rank < ranks[a[last]]:
+                    last -= 1
+                if not first < last:
+                    return first
+                a[first], a[last] = a[last], a[first]
+                first += 1
         while True:
             while less(a[first], a[pivot]):
                 first += 1
@@ -160,7 +184,7 @@ def matching_table_order(keys: Sequence[tuple[int, ...]], speeds: Sequence[float
         rank[current] = rank[previous] if same else rank[previous] + 1
     if not tied:
         return plain
-    return std_sort_order(size, lambda i, j: rank[i] < rank[j])
+    return std_sort_order(size, lambda i, j: rank[i] < rank[j], ranks=rank)
 
 
 __all__ = ["matching_table_order", "std_sort_order"]

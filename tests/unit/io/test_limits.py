@@ -132,6 +132,29 @@ def test_msgpack_container_length() -> None:
         tensilekit.loads(b"\xdc\x00\x05\xc0", "x.dat")  # a claimed length with no data behind it
 
 
+def test_msgpack_depth_bound_by_header_bytes_skips_only_shallow_objects() -> None:
+    """parse_msgpack walks a short object only when it has more bytes that could open a container
+    than the depth limit: every nesting past the limit is still refused, maps and arrays of each
+    header size alike, and shallow ones pass."""
+    from tensilekit.io.msgpack_codec import parse_msgpack
+
+    def nest(levels: int, wide: bool) -> object:
+        node: object = "leaf"
+        for level in range(levels):  # wide: 16-bit headers (0xdc, 0xde), else fixarray / fixmap
+            node = (
+                {f"k{n}": node if n == 0 else n for n in range(17 if wide else 1)}
+                if level % 2
+                else [node] + list(range(16 if wide else 0))
+            )
+        return node
+
+    for wide in (False, True):
+        with limits(max_depth=6):
+            assert parse_msgpack(msgpack.packb(nest(6, wide)), "x.dat") == nest(6, wide)
+            with pytest.raises(InputTooLarge, match="nested more than 6"):
+                parse_msgpack(msgpack.packb(nest(7, wide)), "x.dat")
+
+
 @pytest.mark.parametrize(("text", "size"), [("3G", 3 << 30), ("512M", 512 << 20), ("1000", 1000), ("1.5k", 1536)])
 def test_parse_size(text: str, size: int) -> None:
     assert parse_size(text) == size

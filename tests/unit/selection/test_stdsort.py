@@ -42,3 +42,16 @@ def test_without_ties_it_is_the_plain_sort_and_nan_runs_the_comparator() -> None
     values = [(i * 7919) % 1000 for i in range(3000)]
     order = std_sort_order(len(values), lambda i, j: values[i] < values[j])
     assert [values[i] for i in order] == sorted(values)
+
+
+def test_ranks_compared_inline_leave_the_comparators_order() -> None:
+    """``ranks`` (the inline comparisons of a tied table) is the comparator ``ranks[i] < ranks[j]``
+    step for step: the same permutation, ties and the heap sort past the depth limit included."""
+    killer = [key // 2 for key in _KILLER_KEYS]
+    tied = [(i * 7919) % 23 for i in range(500)]
+    for ranks in (killer, tied, _KEYS40, [0] * 40, list(range(30, 0, -1))):
+
+        def less(i: int, j: int, r: list[int] = ranks) -> bool:
+            return r[i] < r[j]
+
+        assert std_sort_order(len(ranks), less, ranks=ranks) == std_sort_order(len(ranks), less)
