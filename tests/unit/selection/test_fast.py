@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 from selection_factory import GFX90A, gemm, master, matching, solution
 
-from tensilekit.selection import GemmProblem, Hardware, ProblemColumns, compile_library, select_batch, select_solution
+from tensilekit.selection import (
+    GemmProblem,
+    Hardware,
+    ProblemColumns,
+    compile_library,
+    contraction_problem,
+    select_batch,
+    select_solution,
+)
 from tensilekit.selection.columns import PROBLEM_COLUMNS
 from tensilekit.selection.distance import euclidean_bound, euclidean_distance, manhattan_bound, manhattan_distance
 from tensilekit.selection.fast import _lexicographic_codes, _query_codes, _unique_rows
@@ -145,17 +153,19 @@ def test_columns_of_gemm_problems_equal_columns_of_their_contraction_problems(
     seed: int, types: int, rocblas_k0: bool
 ) -> None:
     """GemmProblems become columns per problem type (issue 33), as each ContractionProblem would."""
-    from tensilekit.selection import contraction_problem
 
     problems = _gemm_problems(seed, types)
     devices = [Hardware(arch="gfx90a", cu_count=104), Hardware(arch="gfx942")]
     for hardware in (devices[0], [devices[i % 2] for i in range(len(problems))]):
         fast = ProblemColumns.from_problems(problems, hardware, rocblas_k0=rocblas_k0)
         each = ProblemColumns.from_problems([contraction_problem(p, rocblas_k0=rocblas_k0) for p in problems], hardware)
-        assert sorted(fast._arrays) == sorted(each._arrays)
-        for name, column in each._arrays.items():
-            assert fast._arrays[name].dtype == column.dtype, name
-            assert fast._arrays[name].tolist() == column.tolist(), name
+        assert sorted(fast.names()) == sorted(each.names())
+        for name in each.names():
+            column = getattr(each, name)
+            assert getattr(fast, name).dtype == column.dtype, name
+            assert getattr(fast, name).tolist() == column.tolist(), name
+            positions = np.arange(len(problems))[::7]  # a subset, as a view of the batch reads it
+            assert fast.gather(name, positions).tolist() == column[positions].tolist(), name
         assert [fast.row(i) for i in (0, 5, 299)] == [each.row(i) for i in (0, 5, 299)]
 
 
@@ -189,3 +199,30 @@ def test_batch_items_and_names() -> None:
     assert answers[1].distance == 300.0
     assert len(answers) == 3
     assert select_solution(compiled, gemm(8, 8, 8), GFX90A).name == "alpha"
+
+
+def test_a_problem_carries_its_batch_row_outside_its_fields() -> None:
+    """The row a batch reads (issue 33) is made by the validation and is no field: equality, hash,
+    dump and pickling ignore it; a copy made without validation is read as it is now."""
+    import pickle
+
+    from tensilekit.selection.problem import BATCH_ROW, batch_row, known_batch_row, problem_type_number
+
+    problem = GemmProblem(m=3, n=4, k=5, lda=7, alpha=2.5, workspace_size=64, a_type="Half")
+    twin = GemmProblem(m=3, n=4, k=5, lda=7, alpha=2.5, workspace_size=64, a_type="Half")
+    assert known_batch_row(problem) == batch_row(problem)
+    assert BATCH_ROW.unpack(known_batch_row(problem)) == (
+        3, 4, 5, 1, 7, -1, -1, -1, -1, -1, -1, -1, 64, 2.5, 0.0, problem_type_number(problem)
+    )  # fmt: skip
+    assert problem == twin and hash(problem) == hash(twin) and "__tensilekit_batch_row__" not in problem.model_dump()
+    assert problem_type_number(problem) == problem_type_number(GemmProblem(m=9, n=1, k=1, a_type="Half"))
+    assert problem_type_number(problem) != problem_type_number(GemmProblem(m=3, n=4, k=5, a_type="Half", trans_a="T"))
+    copied = problem.model_copy(update={"m": 30, "trans_b": "T"})
+    for made_without_row in (copied, pickle.loads(pickle.dumps(problem))):
+        with pytest.raises(AttributeError):
+            known_batch_row(made_without_row)
+    problems = [*_gemm_problems(3, 4)[:50], copied, problem]
+    fast = ProblemColumns.from_problems(problems, GFX90A)
+    each = ProblemColumns.from_problems([contraction_problem(p) for p in problems], GFX90A)
+    for name in each.names():
+        assert getattr(fast, name).tolist() == getattr(each, name).tolist(), name
