@@ -141,6 +141,7 @@ class ProblemColumns(ColumnsLike):
         # columns held as (one value per problem type, each query's type; None: one value for all),
         # spread over the queries when first read (most are read per problem type only)
         self._spread = spread or {}
+        self._type_group: IntArray | None = None  # the spread type columns' group (None: one type)
         self._types: tuple[IntArray, IntArray] | None = None  # (first query of each type, type of each)
         self._type_view: tuple[ColumnsLike, IntArray] | None = None
 
@@ -162,15 +163,31 @@ class ProblemColumns(ColumnsLike):
             return arrays[name]
         raise AttributeError(name)
 
-    def gather(self, name: str, positions: IntArray) -> np.ndarray:
+    def gather(self, name: str, positions: IntArray, kinds: int | IntArray | None = None) -> np.ndarray:
         """Column ``name`` at rows ``positions`` (a column spread per problem type is not spread
-        over every query first)."""
+        over every query first). ``kinds``: :meth:`kinds_at` of ``positions``, when known."""
         arrays = self._arrays
         if name not in arrays and name in self._spread:
             values, group = self._spread[name]
-            return np.repeat(values, len(positions)) if group is None else values[group[positions]]
+            if group is None:
+                return np.repeat(values, len(positions))
+            if group is not self._type_group:  # one device per query
+                return values[group[positions]]
+            if kinds is None:
+                kinds = self.kinds_at(positions)
+            if isinstance(kinds, int):
+                return np.repeat(values[kinds : kinds + 1], len(positions))
+            return values[kinds]
         column: np.ndarray = getattr(self, name)[positions]
         return column
+
+    def kinds_at(self, positions: IntArray) -> int | IntArray:
+        """The problem type of each query at ``positions``: one number when they share one."""
+        group = self._type_group
+        if group is None:
+            return 0
+        kinds: IntArray = group[positions]
+        return int(kinds[0]) if len(kinds) and (kinds == kinds[0]).all() else kinds
 
     def names(self) -> list[str]:
         """The names of the columns (those derived on first use, such as ``flop_count``, aside)."""
@@ -183,7 +200,9 @@ class ProblemColumns(ColumnsLike):
             firsts, group = self._types
             # a copy of those rows, not a view (a view would tie these columns in a cycle)
             kinds = {
-                name: np.repeat(values, len(firsts)) if spread_by is None else values
+                name: np.repeat(values, len(firsts))
+                if spread_by is None
+                else (values if spread_by is self._type_group else values[spread_by[firsts]])
                 for name, (values, spread_by) in self._spread.items()
             }
             kinds.update((name, column[firsts]) for name, column in self._arrays.items() if name not in kinds)
@@ -209,6 +228,7 @@ class ProblemColumns(ColumnsLike):
                 spread.update(_device_columns(devices))
                 columns = cls(numbers, _ContractionRows(problems, devices, rocblas_k0), spread)  # type: ignore[arg-type]
                 columns._types = types
+                columns._type_group = spread["trans_a"][1]
                 return columns
         converted = [
             p if isinstance(p, ContractionProblem) else contraction_problem(p, rocblas_k0=rocblas_k0) for p in problems
@@ -427,19 +447,14 @@ _INT31 = 1 << 31
 PROBLEM_TYPE_COLUMNS = frozenset(name for name, _ in _TYPE_COLUMNS + LITE_COLUMNS)
 """The columns :func:`_gemm_columns` spreads from one problem of each type (the same for every
 query of the type: a predicate that reads only these is evaluated once per type)."""
-_BATCH_ROWS = np.dtype(
-    [
-        (name, "<u8" if name == "workspace_size" else "<f8" if name in ("alpha", "beta") else "<i8")
-        for name in BATCH_ROW_FIELDS
-    ]
-)
-assert _BATCH_ROWS.itemsize == BATCH_ROW.size
+_BATCH_ROW_DTYPES = {name: np.uint64 if name == "workspace_size" else np.float64 if name in ("alpha", "beta") else np.int64 for name in BATCH_ROW_FIELDS}  # fmt: skip
+assert BATCH_ROW.size == 8 * len(BATCH_ROW_FIELDS)
 
 
-def _batch_rows(problems: Sequence[GemmProblem]) -> np.ndarray | None:
-    """Each problem's :func:`~tensilekit.selection.problem.batch_row` as one record array (one
-    attribute read per problem: what its validation made); None when a problem's numbers do not
-    fit one (a problem built without validation) or its type has no number."""
+def _batch_rows(problems: Sequence[GemmProblem]) -> dict[str, np.ndarray] | None:
+    """Each problem's :func:`~tensilekit.selection.problem.batch_row` as columns (one attribute
+    read per problem: what its validation made); None when a problem's numbers do not fit one
+    (a problem built without validation) or its type has no number."""
     try:
         data = b"".join(map(known_batch_row, problems))
     except AttributeError:  # some were made without validation (model_copy): their rows made now
@@ -447,10 +462,13 @@ def _batch_rows(problems: Sequence[GemmProblem]) -> np.ndarray | None:
             data = b"".join([_row_of(problem) for problem in problems])
         except (struct.error, TypeError, KeyError, AttributeError):
             return None
-    rows = np.frombuffer(data, dtype=_BATCH_ROWS)
-    if int(rows["problem_type"].min(initial=0)) < 0:
+    # one pass from rows to columns (a copy per field, at the rows' stride, cost several)
+    table = np.empty((len(BATCH_ROW_FIELDS), len(problems)), dtype=np.int64)
+    np.copyto(table, np.frombuffer(data, dtype="<i8").reshape(len(problems), len(BATCH_ROW_FIELDS)).T)
+    columns = {name: table[i].view(_BATCH_ROW_DTYPES[name]) for i, name in enumerate(BATCH_ROW_FIELDS)}
+    if int(columns["problem_type"].min(initial=0)) < 0:
         return None
-    return rows
+    return columns
 
 
 def _row_of(problem: GemmProblem) -> bytes:
@@ -484,7 +502,7 @@ def _gemm_columns(
         spread[name] = (_column([_lite_value(lite, name[5:]) for lite in lites], dtype), group)
 
     def column(name: str) -> np.ndarray:
-        return np.ascontiguousarray(rows[name])
+        return rows[name]
 
     m, n, k, batch, alpha, beta = (column(name) for name in ("m", "n", "k", "batch", "alpha", "beta"))
     trans_a, trans_b = spread["trans_a"][0] == "N", spread["trans_b"][0] == "N"
@@ -504,8 +522,9 @@ def _gemm_columns(
         stride_c=_or_default(column("stride_c"), lambda: ldc * n),
         stride_d=_or_default(column("stride_d"), lambda: ldd * n),
         workspace_size=column("workspace_size"),
-        alpha=alpha, beta=beta, alpha_restriction=_restriction(alpha), beta_restriction=_restriction(beta),
+        alpha=alpha, beta=beta,
     )  # fmt: skip
+    spread.update(alpha_restriction=_restriction(alpha), beta_restriction=_restriction(beta))
     kind_of = np.zeros(size, dtype=np.int64) if group is None else group
     return numbers, spread, (np.array(firsts, dtype=np.int64), kind_of)
 
@@ -538,16 +557,16 @@ def _or_default(given: IntArray, default: Any) -> IntArray:
     return np.where(left_out, default(), given) if left_out.any() else given
 
 
-def _restriction(values: np.ndarray) -> np.ndarray:
-    """``alpha_restriction``/``beta_restriction`` (:func:`contraction_problem`'s rule) by column,
-    as wide as the spellings present (as the per-query path builds it)."""
+def _restriction(values: np.ndarray) -> tuple[np.ndarray, IntArray]:
+    """``alpha_restriction``/``beta_restriction`` (:func:`contraction_problem`'s rule) spread (see
+    :class:`ProblemColumns`): the spellings present (as wide as those, as the per-query path
+    builds the column), and which of them each query has."""
     code = np.where(values == 1.0, 0, np.where(values == -1.0, 1, 2))
     present = np.flatnonzero(np.bincount(code, minlength=3))
     spellings = np.array([("One", "NegativeOne", "Any")[i] for i in present.tolist()])
     position = np.zeros(3, dtype=np.int64)
     position[present] = np.arange(len(present))
-    column: np.ndarray = spellings[position[code]]
-    return column
+    return spellings, position[code]
 
 
 class _ContractionRows(Sequence[tuple[ContractionProblem, Hardware]]):
@@ -576,8 +595,14 @@ class ColumnView(ColumnsLike):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        gather = getattr(self._base, "gather", None)
-        column = gather(name, self._positions) if gather is not None else getattr(self._base, name)[self._positions]
+        base = self._base
+        if isinstance(base, ProblemColumns):
+            kinds = self.__dict__.get("_kinds")
+            if kinds is None:
+                kinds = self.__dict__["_kinds"] = base.kinds_at(self._positions)
+            column = base.gather(name, self._positions, kinds)
+        else:
+            column = getattr(base, name)[self._positions]
         self.__dict__[name] = column
         return column
 
