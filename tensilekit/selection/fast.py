@@ -48,7 +48,7 @@ from tensilekit.model.predicates import StringPredicate
 from tensilekit.model.solution import MasterSolution
 from tensilekit.predicates.evaluate import MAX_GSU_WORKSPACE_SIZE, has_chip_predicate
 from tensilekit.selection.columns import PROBLEM_TYPE_COLUMNS, ColumnsLike
-from tensilekit.selection.distance import DISTANCES, grid_based_distances
+from tensilekit.selection.distance import DISTANCES, grid_based_distances, grid_k_terms, grid_mn_distances
 from tensilekit.selection.features import feature_key
 from tensilekit.selection.grid_batch_walk import batch_first_grid_walk
 from tensilekit.selection.kernels import (
@@ -770,6 +770,13 @@ class _GridTable(_Table):
             [(run << 32) + n for run, ns in enumerate(self.run_n) for n in ns], dtype=np.int64
         )
         self.key_getter = _key_getter(self.attrs)
+        # each cell's run (and, past the last cell, the number of runs); each cell's M and N; each entry's K
+        self.run_of_cell_array = np.repeat(
+            np.arange(len(self.run_m) + 1), np.diff(self.run_cell + [len(self.cell_start)])
+        )
+        self.cell_mn_array = self.keys[self.cell_start_array[:-1], :2] if len(self.keys) else np.zeros((0, 2), np.int64)
+        k_column = 3 if self.keys.shape[1] > 3 else 2
+        self.k_array = self.keys[:, k_column].astype(np.float64) if len(self.keys) else np.zeros(0)
 
     def usable_list(self, signature: int) -> list[bool]:
         mask = self.masks.get(signature)
@@ -920,12 +927,17 @@ class _GridTable(_Table):
             return found
 
         cell_from[active] = first_cell(active)
+        k_column = 3 if keys.shape[1] > 3 else 2
         while active.size:
-            cell = next_usable[group[active], cell_from[active]]
-            inside = cell < run_cell[run[active] + 1]
-            queries, cell = active[inside], cell[inside]
+            cell_all = next_usable[group[active], cell_from[active]]
+            inside = cell_all < run_cell[run[active] + 1]
+            queries, cell = active[inside], cell_all[inside]
             lower, upper = starts[cell], starts[cell + 1]
             rows = group[queries]
+            # the M/N term is the cell's (one M and N): once per query, then each entry's K term
+            query_keys = keys[queries]
+            mn = grid_mn_distances(query_keys, self.cell_mn_array[cell])
+            query_k = query_keys[:, k_column]
             for offset in range(int((upper - lower).max(initial=0))):
                 position = lower + offset
                 clipped = np.minimum(position, n - 1)
@@ -934,15 +946,16 @@ class _GridTable(_Table):
                     continue
                 where = np.flatnonzero(live)
                 chosen = queries[where]
-                d = grid_based_distances(keys[chosen], self.keys[clipped[where]])
+                d = mn[where] + grid_k_terms(query_k[where], self.k_array[clipped[where]])
                 better = d < best_distance[chosen]
                 best[chosen[better]] = clipped[where[better]]
                 best_distance[chosen[better]] = d[better]
             # a cell whose usable entries all lie at no finite distance: on to the next one
             unresolved = best[queries] < 0
             cell_from[queries[unresolved]] = cell[unresolved] + 1
+            # the others go on in the run of the next usable cell (the runs between have none)
             moving = active[~inside]
-            run[moving] += 1
+            run[moving] = self.run_of_cell_array[cell_all[~inside]]
             moving = moving[run[moving] < runs]
             cell_from[moving] = first_cell(moving)
             active = np.concatenate([queries[unresolved], moving])
