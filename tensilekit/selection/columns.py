@@ -119,6 +119,11 @@ class ColumnsLike:
         every query of a type); else None."""
         return None
 
+    def one_device(self) -> bool:
+        """Whether the queries were read with one device for all of them (its columns then hold
+        one value: a predicate of the problem type and the device is one per problem type)."""
+        return False
+
     def __len__(self) -> int:
         return self.size
 
@@ -180,6 +185,11 @@ class ProblemColumns(ColumnsLike):
             return values[kinds]
         column: np.ndarray = getattr(self, name)[positions]
         return column
+
+    def one_device(self) -> bool:
+        return self._types is not None and all(
+            name in self._spread and self._spread[name][1] is None for name, _ in HARDWARE_COLUMNS
+        )
 
     def kinds_at(self, positions: IntArray) -> int | IntArray:
         """The problem type of each query at ``positions``: one number when they share one."""
@@ -611,6 +621,9 @@ class ColumnView(ColumnsLike):
 
     def take(self, positions: IntArray) -> ColumnsLike:
         return ColumnView(self._base, self._positions[positions])
+
+    def one_device(self) -> bool:
+        return self._base.one_device()
 
     def problem_types(self) -> tuple[ColumnsLike, IntArray] | None:
         known = self.__dict__.get("_problem_types")

@@ -47,7 +47,7 @@ from tensilekit.model.library import (
 from tensilekit.model.predicates import StringPredicate
 from tensilekit.model.solution import MasterSolution
 from tensilekit.predicates.evaluate import MAX_GSU_WORKSPACE_SIZE, has_chip_predicate
-from tensilekit.selection.columns import PROBLEM_TYPE_COLUMNS, ColumnsLike
+from tensilekit.selection.columns import HARDWARE_COLUMNS, PROBLEM_TYPE_COLUMNS, ColumnsLike
 from tensilekit.selection.distance import DISTANCES, grid_based_distances, grid_k_terms, grid_mn_distances
 from tensilekit.selection.features import feature_key
 from tensilekit.selection.grid_batch_walk import batch_first_grid_walk
@@ -1040,32 +1040,47 @@ def _vector_of(atom: Atom, cols: ColumnsLike) -> BoolArray:
     cache: dict[Atom, BoolArray] = cols.__dict__.setdefault("_atom_vectors", {})
     vector = cache.get(atom)
     if vector is None:
-        types = cols.problem_types() if _reads_problem_type_only(atom) else None
-        # a predicate of the problem type alone (data types, transposes, tensilelite flags):
-        # evaluated on one query of each type (string columns compare slowly, 100 000 at a time)
+        reads = _reads_per_type(atom)
+        per_type = reads == _TYPE_ONLY_READS or (reads == _TYPE_AND_DEVICE_READS and cols.one_device())
+        types = cols.problem_types() if per_type else None
+        # a predicate of the problem type alone (data types, transposes, tensilelite flags), or of
+        # it and the device where every query has one device: evaluated on one query of each
+        # type (string columns compare slowly, 100 000 at a time)
         vector = atom.vector(cols) if types is None else atom.vector(types[0])[types[1]]
         cache[atom] = vector
     return vector
 
 
-_TYPE_ONLY: dict[str, bool] = {}
+_TYPE_ONLY_READS, _TYPE_AND_DEVICE_READS, _OTHER_READS = 1, 2, 0
+_READS: dict[str, int] = {}
 _FIELD_READ = re.compile(r"\b([ph])\.(\w+)")
 _OWNER_NAME = re.compile(r"\b[ph]\b")
+_DEVICE_COLUMNS = frozenset(name for name, _ in HARDWARE_COLUMNS)
 
 
-def _reads_problem_type_only(atom: Atom) -> bool:
-    """The atom's vector expression reads only :data:`PROBLEM_TYPE_COLUMNS` of ``p`` (no device
-    field, no helper given the whole query), elementwise."""
-    known = _TYPE_ONLY.get(atom.vector_expr)
+def _reads_per_type(atom: Atom) -> int:
+    """What the atom's vector expression reads, elementwise (no helper given the whole query):
+    only :data:`PROBLEM_TYPE_COLUMNS` of ``p`` (:data:`_TYPE_ONLY_READS`), those and device
+    columns of ``h`` (:data:`_TYPE_AND_DEVICE_READS`), or more (:data:`_OTHER_READS`)."""
+    known = _READS.get(atom.vector_expr)
     if known is None:
         fields = _FIELD_READ.findall(atom.vector_expr)
-        known = (
+        elementwise = (
             bool(fields)
-            and all(owner == "p" and name in PROBLEM_TYPE_COLUMNS for owner, name in fields)
             and _OWNER_NAME.search(_FIELD_READ.sub("", atom.vector_expr)) is None
             and not any(helper in atom.vector_expr for helper in atom.helpers)
         )
-        _TYPE_ONLY[atom.vector_expr] = known
+        type_fields = [owner == "p" and name in PROBLEM_TYPE_COLUMNS for owner, name in fields]
+        device_fields = [owner == "h" and name in _DEVICE_COLUMNS for owner, name in fields]
+        if not elementwise:
+            known = _OTHER_READS
+        elif all(type_fields):
+            known = _TYPE_ONLY_READS
+        elif all(t or d for t, d in zip(type_fields, device_fields, strict=True)):
+            known = _TYPE_AND_DEVICE_READS
+        else:
+            known = _OTHER_READS
+        _READS[atom.vector_expr] = known
     return known
 
 
@@ -1078,6 +1093,12 @@ def _unique_rows(bits: BoolArray) -> tuple[list[int], IntArray]:
     padded[:, :width] = packed
     as_words = padded.view("<u8")
     if words == 1:
+        if width <= 2:  # at most 16 atoms: counted, not sorted
+            small = as_words[:, 0].astype(np.int64)
+            present = np.flatnonzero(np.bincount(small, minlength=1))
+            lookup = np.zeros(int(present[-1]) + 1 if present.size else 1, dtype=np.int64)
+            lookup[present] = np.arange(len(present))
+            return present.tolist(), lookup[small]
         values, inverse = np.unique(as_words[:, 0], return_inverse=True)
         return [int(v) for v in values.tolist()], inverse.reshape(-1)
     # over 64 atoms: sort the rows by their words (lexsort of integer columns; np.unique of
