@@ -228,7 +228,20 @@ class ProblemColumns(ColumnsLike):
         rocblas_k0: bool = False,
     ) -> ProblemColumns:
         """Columns for ``problems``, each on ``hardware`` (one device, or one per problem)."""
-        if problems and set(map(type, problems)) == {GemmProblem}:
+        return cls.of_problems(problems, hardware, rocblas_k0=rocblas_k0, kinds=set(map(type, problems)))
+
+    @classmethod
+    def of_problems(
+        cls,
+        problems: Sequence[GemmProblem | ContractionProblem],
+        hardware: Hardware | Sequence[Hardware],
+        *,
+        rocblas_k0: bool,
+        kinds: set[type],
+    ) -> ProblemColumns:
+        """:meth:`from_problems`, told the set of the problems' types (``set(map(type,
+        problems))``; a caller that checked them has it)."""
+        if problems and kinds == {GemmProblem}:
             devices = _Repeated(hardware, len(problems)) if isinstance(hardware, Hardware) else list(hardware)
             if len(devices) != len(problems):
                 raise SelectionError(f"{len(problems)} problems but {len(devices)} devices")
