@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from selection_factory import GFX90A, gemm, master, matching, solution
@@ -226,3 +228,42 @@ def test_a_problem_carries_its_batch_row_outside_its_fields() -> None:
     each = ProblemColumns.from_problems([contraction_problem(p) for p in problems], GFX90A)
     for name in each.names():
         assert getattr(fast, name).tolist() == getattr(each, name).tolist(), name
+
+
+def test_unique_rows_of_few_and_more_atoms_agree_with_their_bits() -> None:
+    rng = np.random.default_rng(11)
+    for width in (12, 16, 17, 40):  # counted up to 16 atoms, sorted past them
+        bits = rng.random((300, width)) < 0.3
+        bits[::4] = bits[1]
+        signatures, inverse = _unique_rows(bits)
+        assert signatures == sorted(set(signatures))
+        for row, group in zip(bits, inverse.tolist(), strict=True):
+            assert signatures[group] == sum(1 << column for column in np.flatnonzero(row).tolist())
+
+
+def test_batch_of_one_device_or_many_answers_each_query_as_alone() -> None:
+    """A row predicate of the device (and problem type) is evaluated once per problem type when the
+    batch has one device, per query otherwise: the answers are each query's own."""
+    library = master(
+        [solution(1), solution(2)],
+        matching([([8, 8, 8], 1, 1.0), ([500, 500, 500], 2, 1.0)], distance="GridBased"),
+        hardware_predicate={
+            "type": "And",
+            "value": [
+                {"type": "AMDGPU", "value": {"type": "Processor", "value": "gfx90a"}},
+                {"type": "AMDGPU", "value": {"type": "CUCount", "value": 104}},
+            ],
+        },
+    )
+    compiled = compile_library(library)
+    problems = [*_gemm_problems(5, 4)[:60], *(GemmProblem(m=m, n=7, k=9, beta=1.0) for m in (1, 300, 9000))]
+    devices = [GFX90A, Hardware(arch="gfx90a", cu_count=110), Hardware(arch="gfx942", cu_count=104)]
+    for hardware in (*devices, [devices[i % 3] for i in range(len(problems))]):
+        each = hardware if isinstance(hardware, list) else [hardware] * len(problems)
+        answers = select_batch(compiled, problems, hardware)
+        expected = [select_solution(compiled, p, d) for p, d in zip(problems, each, strict=True)]
+        # (a NaN distance, of an M or N of 0, is None in a batch: as before issue 33)
+        assert [(a.index, a.distance) for a in answers] == [
+            (e.index, None if e.distance is None or math.isnan(e.distance) else e.distance) for e in expected
+        ]
+        assert any(a.index is not None for a in answers) == (hardware is not devices[1] and hardware is not devices[2])
