@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import itertools
 import operator
 import re
 import struct
@@ -356,7 +357,10 @@ class GemmProblem(BaseModel):
             hpa = compute.element_bytes > _input_bytes_for_hpa(self.a_type)
         for name, value in (("b_type", b), ("c_type", c), ("d_type", d), ("compute_type", compute), ("hpa", hpa)):
             object.__setattr__(self, name, value)
-        object.__setattr__(self, _BATCH_ROW_SLOT, batch_row(self))
+        try:
+            object.__setattr__(self, _BATCH_ROW_SLOT, batch_row(self))
+        except (struct.error, TypeError):  # not for validated fields; if ever, the batch reads it field by field
+            pass
         return self
 
     @classmethod
@@ -743,6 +747,9 @@ _LEADING_FIELDS = operator.itemgetter("lda", "ldb", "ldc", "ldd", "stride_a", "s
 PROBLEM_TYPES_AT_MOST = 1 << 16
 _TYPE_NUMBERS: dict[tuple[Any, ...], int] = {}
 _LITE_NUMBERS: dict[tuple[Any, ...], int] = {}
+# numbers drawn with next() and stored with setdefault: threads building problems at once never
+# give two types one number (a number may be skipped)
+_COUNTERS = {id(_TYPE_NUMBERS): itertools.count(), id(_LITE_NUMBERS): itertools.count()}
 # id -> (the HipblasltFields, its number): the problems of one type mostly share one object
 _LITE_BY_ID: dict[int, tuple[HipblasltFields, int]] = {}
 
@@ -752,7 +759,7 @@ def _number(numbers: dict[tuple[Any, ...], int], key: tuple[Any, ...]) -> int:
     if number is None:
         if len(numbers) >= PROBLEM_TYPES_AT_MOST:
             return -1
-        number = numbers[key] = len(numbers)
+        number = numbers.setdefault(key, next(_COUNTERS[id(numbers)]))
     return number
 
 
