@@ -15,8 +15,10 @@ opens it; random heuristic queries as ``bench/select.py`` draws them):
   Goal >= 2 M queries/s. Then a first ask of problems just built (nothing of an earlier ask to
   reuse: no answer or row is kept per object), and what building one costs, of which its batch row.
 
-Where the batch time goes (CPU ms per 100 000, 2 cores under a load of ~4, December 2026):
-figure ~65 (1.5 M q/s; 0.39 before), anchor ~70, first ask of fresh objects ~65-85.
+Where the batch time goes (CPU ms per 100 000, 2 cores under a load of ~3-4, December 2026):
+figure ~62-65 (1.5 M q/s; 0.39 before issue 33's rows), anchor ~68; a first ask of problems just
+built ~85 (1.2 M q/s): the same work, but the batch's large buffers (the rows, the columns: ~8 000
+pages) then fault in from fresh memory, ~1-2 us a page on this machine (``ru_minflt``).
 
 * The read, ~17 (~200 before): each GemmProblem's validation packs its numbers and a number for
   its problem type (``selection.problem.batch_row``: 16 int64/double, ~1.8 us of a ~20-28 us
