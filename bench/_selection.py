@@ -89,7 +89,10 @@ def hipblaslt_queries(library: Any, count: int, rng: np.random.Generator) -> dic
 def hipblaslt_problem_of(columns: dict[str, Any], i: int) -> GemmProblem:
     from tensilekit.selection.hipblaslt import hipblaslt_problem
 
-    pick = {key: (value[i].item() if isinstance(value, np.ndarray) else value) for key, value in columns.items()}
+    pick = {
+        key: (value[i].item() if isinstance(value, np.ndarray) else value[i] if isinstance(value, list) else value)
+        for key, value in columns.items()
+    }
     compute = _HIPBLASLT_COMPUTE.get(pick["compute_type"], "f32")
     return hipblaslt_problem(
         pick["m"], pick["n"], pick["k"], batch=pick["batch"], trans_a=pick["trans_a"], trans_b=pick["trans_b"],

@@ -12,16 +12,30 @@ opens it; random heuristic queries as ``bench/select.py`` draws them):
   compiled the library) is printed beside it: the slow path a script no longer gets.
 * ``Library.select_batch`` of ``--batch`` ``GemmProblem``\\ s (best of 3, warm). Anchor: the same
   compiled engine on problem columns (``ProblemColumns.from_arrays`` of the same queries).
-  Goal >= 2 M queries/s.
+  Goal >= 2 M queries/s. Then a first ask of problems just built (nothing of an earlier ask to
+  reuse: no answer or row is kept per object), and what building one costs, of which its batch row.
 
-Where the batch figure stands (perfb, CPU time, 2 cores under a load of ~8): 0.27-0.31 M q/s,
-2.8x the anchor (4.1-4.4x before). Its floor in Python: a GemmProblem is a pydantic model of 35
-fields; reading one field of 100 000 of them at C level (``map(itemgetter)`` over their
-``__dict__``) costs ~4 ms, the 20 problem-type fields as one tuple each ~65 ms, every value of
-every problem streamed into one object array ~66 ms. So the read alone caps the figure near
-1.5 M q/s, and with the engine (~75 ms on the problems' columns) near 0.7 M q/s: the 2 M q/s goal
-is out of reach for GemmProblem objects. ``ProblemColumns.from_arrays`` (numpy arrays, no object
-per query) is the path at the engine's speed.
+Where the batch time goes (CPU ms per 100 000, 2 cores under a load of ~3-4, December 2026):
+figure ~62-65 (1.5 M q/s; 0.39 before issue 33's rows), anchor ~68; a first ask of problems just
+built ~85 (1.2 M q/s): the same work, but the batch's large buffers (the rows, the columns: ~8 000
+pages) then fault in from fresh memory, ~1-2 us a page on this machine (``ru_minflt``).
+
+* The read, ~17 (~200 before): each GemmProblem's validation packs its numbers and a number for
+  its problem type (``selection.problem.batch_row``: 16 int64/double, ~1.8 us of a ~20-28 us
+  construction), so the batch reads one attribute per problem: ``b"".join`` of the rows ~8
+  (half the attribute reads, half copying 136 bytes each), rows to columns one pass ~2-3, the
+  exact-type check ~2, default leading dimensions, strides and scalar spellings ~3; the type,
+  tensilelite and device columns come from one ``contraction_problem`` per type, spread when read.
+* The engine, ~48 (~75 before): the three grid tables' signatures (which of ~80 predicates hold,
+  the workspace checks as one rank: ~20, of which evaluating the predicates ~9 and grouping ~6),
+  the cell walks (~17: the big table ~10, with the M/N distance term once per query and cell;
+  each 4-entry table ~3), the rows, map and views ~8.
+
+The floor: reading a field of 100 000 objects costs ~3-4 ms (the batch reads one), so the read
+stays >= ~8 ms; the engine's numpy passes over 33 000 queries per table (~0.05-0.1 ms each, a
+few hundred of them) are the rest. 2 M q/s needs 50 ms: the engine would have to lose another
+~15 ms (the signature grouping and the small tables' walks are what is left to fuse).
+``ProblemColumns.from_arrays`` (numpy arrays, no object per query) skips the read.
 
 Ratio = the figure's time per query / the anchor's. The machine may be shared: both are measured
 in this process, alternately, and the CPU time of the batch is printed too. Answers are checked
@@ -42,7 +56,8 @@ from _corpus import corpus_path
 from _selection import architecture, hipblaslt_problem_of, hipblaslt_queries
 
 from tensilekit.library import open_library
-from tensilekit.selection import Hardware, ProblemColumns, select_batch, select_solution
+from tensilekit.selection import GemmProblem, Hardware, ProblemColumns, select_batch, select_solution
+from tensilekit.selection.problem import batch_row
 
 MASTER = "hipblaslt_gfx942_grid"
 GOAL_SINGLE_US = 10.0
@@ -123,6 +138,36 @@ def main() -> None:
               rate >= GOAL_BATCH_QPS))  # fmt: skip
     print(row("  CPU time of this process", f"{len(batch) / figure_cpu / 1e6:.2f} M q/s",
               f"{len(batch) / anchor_cpu / 1e6:.2f} M q/s", figure_cpu / anchor_cpu, "", None))  # fmt: skip
+
+    # a first ask of objects just built (nothing of an earlier ask to reuse), the best of two builds
+    firsts, built, rows = [], [], []
+    for _ in range(2):
+        start_cpu = time.process_time()
+        fresh = fresh_problems(cut, args.batch)
+        built.append((time.process_time() - start_cpu) / len(fresh))
+        start_cpu = time.process_time()
+        for problem in fresh:
+            batch_row(problem)  # what each problem's validation adds for the batch
+        rows.append((time.process_time() - start_cpu) / len(fresh))
+        start, start_cpu = time.perf_counter(), time.process_time()
+        answered = library.select_batch(fresh, hardware)
+        firsts.append((time.perf_counter() - start, time.process_time() - start_cpu))
+        assert (answered.indices == expected.indices).all()
+        del fresh
+    first_s, first_cpu = min(wall for wall, _ in firsts), min(cpu for _, cpu in firsts)
+    print(row("  first ask of GemmProblems just built", f"{len(batch) / first_s / 1e6:.2f} M q/s",
+              f"{anchor_rate / 1e6:.2f} M q/s", first_s / anchor_s, f">= {GOAL_BATCH_QPS / 1e6:.0f} M q/s",
+              len(batch) / first_s >= GOAL_BATCH_QPS))  # fmt: skip
+    print(row("  its CPU time", f"{len(batch) / first_cpu / 1e6:.2f} M q/s",
+              f"{len(batch) / anchor_cpu / 1e6:.2f} M q/s", first_cpu / anchor_cpu, "", None))  # fmt: skip
+    print(f"building a GemmProblem (hipblaslt_problem): {min(built) * 1e6:.1f} us CPU, of which its batch row "
+          f"(selection.problem.batch_row, made by the validation) {min(rows) * 1e6:.1f} us")  # fmt: skip
+
+
+def fresh_problems(columns: dict[str, Any], count: int) -> list[GemmProblem]:
+    """``hipblaslt_problem_of(columns, i)`` for each i, as a script builds them (plain values)."""
+    plain = {key: (value.tolist() if isinstance(value, np.ndarray) else value) for key, value in columns.items()}
+    return [hipblaslt_problem_of(plain, i) for i in range(count)]
 
 
 if __name__ == "__main__":

@@ -328,8 +328,9 @@ def select_batch(
         require(library, MasterLibrary, "library", "select_batch")
         require_callable(loader, "loader", "select_batch", optional=True)
     require(runtime, (str, Runtime), "runtime", "select_batch", optional=True)
+    kinds: set[type] = set()
     if not isinstance(problems, ColumnsLike):
-        _check_problems(problems, hardware)
+        kinds = _check_problems(problems, hardware)
     if compiled is None:
         assert isinstance(library, MasterLibrary)  # checked above
         compiled = compile_library(library, loader=loader)
@@ -341,7 +342,7 @@ def select_batch(
     else:
         if hardware is None:
             raise SelectionError("select_batch needs the hardware of the queries")
-        columns = ProblemColumns.from_problems(problems, hardware, rocblas_k0=rocblas_k0)
+        columns = ProblemColumns.of_problems(problems, hardware, rocblas_k0=rocblas_k0, kinds=kinds)
     errors: dict[int, str] = {}
     try:
         sids, fits = compiled.find_batch(columns)
@@ -363,16 +364,17 @@ def select_batch(
     return BatchSelection(compiled, sids, compiled.index_table()[sids], fits, errors, frozenset(retried))
 
 
-def _check_problems(problems: object, hardware: object) -> None:
+def _check_problems(problems: object, hardware: object) -> set[type]:
     """TypeError unless ``problems`` is a sequence of problems and ``hardware`` a device, one per
-    problem, or None (refused later with the reason)."""
+    problem, or None (refused later with the reason); the set of the problems' types."""
     require(problems, Sequence, "problems", "select_batch")
     assert isinstance(problems, Sequence)
     if isinstance(problems, (str, bytes)):
         raise TypeError("select_batch(): problems must be a sequence of GemmProblem or ContractionProblem, not str")
     kinds = (GemmProblem, ContractionProblem)
     # the fast test (the exact types, C-level); then which one
-    if not set(map(type, problems)) <= set(kinds) and not all(isinstance(problem, kinds) for problem in problems):
+    found = set(map(type, problems))
+    if not found <= set(kinds) and not all(isinstance(problem, kinds) for problem in problems):
         for problem in problems:
             require(problem, kinds, "each of problems", "select_batch")
     if isinstance(hardware, Sequence) and not isinstance(hardware, (str, bytes)):
@@ -382,6 +384,7 @@ def _check_problems(problems: object, hardware: object) -> None:
             require(device, Hardware, "each of hardware", "select_batch")
     else:
         require(hardware, Hardware, "hardware", "select_batch", optional=True)
+    return found
 
 
 def _retry_unanswered(

@@ -10,8 +10,8 @@ unknown; tensilelite fields are flattened as ``lite_<name>``. ``flop_count`` and
 
 from __future__ import annotations
 
-import gc
 import operator
+import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +21,8 @@ import numpy.typing as npt
 from tensilekit.errors import SelectionError
 from tensilekit.model.common import DataType
 from tensilekit.selection.problem import (
+    BATCH_ROW,
+    BATCH_ROW_FIELDS,
     GEMM_NUMBER_FIELDS,
     SIZE_MAX,
     ContractionProblem,
@@ -28,7 +30,9 @@ from tensilekit.selection.problem import (
     Hardware,
     HipblasltFields,
     PerformanceMetric,
+    batch_row,
     contraction_problem,
+    known_batch_row,
     operation_identifier,
 )
 
@@ -115,6 +119,11 @@ class ColumnsLike:
         every query of a type); else None."""
         return None
 
+    def one_device(self) -> bool:
+        """Whether the queries were read with one device for all of them (its columns then hold
+        one value: a predicate of the problem type and the device is one per problem type)."""
+        return False
+
     def __len__(self) -> int:
         return self.size
 
@@ -123,7 +132,10 @@ class ProblemColumns(ColumnsLike):
     """Columns of problems and their devices (one row per query)."""
 
     def __init__(
-        self, arrays: dict[str, np.ndarray], rows: Sequence[tuple[ContractionProblem, Hardware]] | None
+        self,
+        arrays: dict[str, np.ndarray],
+        rows: Sequence[tuple[ContractionProblem, Hardware]] | None,
+        spread: dict[str, tuple[np.ndarray, IntArray | None]] | None = None,
     ) -> None:
         sizes = {len(a) for a in arrays.values()}
         if len(sizes) > 1:
@@ -131,6 +143,10 @@ class ProblemColumns(ColumnsLike):
         self.size = sizes.pop() if sizes else 0
         self._arrays = arrays
         self._rows = rows
+        # columns held as (one value per problem type, each query's type; None: one value for all),
+        # spread over the queries when first read (most are read per problem type only)
+        self._spread = spread or {}
+        self._type_group: IntArray | None = None  # the spread type columns' group (None: one type)
         self._types: tuple[IntArray, IntArray] | None = None  # (first query of each type, type of each)
         self._type_view: tuple[ColumnsLike, IntArray] | None = None
 
@@ -140,6 +156,10 @@ class ProblemColumns(ColumnsLike):
             raise AttributeError(name)
         if name in arrays:
             return arrays[name]
+        if name in self._spread:
+            values, group = self._spread[name]
+            arrays[name] = np.repeat(values, self.size) if group is None else values[group]
+            return arrays[name]
         if name == "flop_count":
             arrays[name] = _flop_count(self)
             return arrays[name]
@@ -148,14 +168,55 @@ class ProblemColumns(ColumnsLike):
             return arrays[name]
         raise AttributeError(name)
 
+    def gather(self, name: str, positions: IntArray, kinds: int | IntArray | None = None) -> np.ndarray:
+        """Column ``name`` at rows ``positions`` (a column spread per problem type is not spread
+        over every query first). ``kinds``: :meth:`kinds_at` of ``positions``, when known."""
+        arrays = self._arrays
+        if name not in arrays and name in self._spread:
+            values, group = self._spread[name]
+            if group is None:
+                return np.repeat(values, len(positions))
+            if group is not self._type_group:  # one device per query
+                return values[group[positions]]
+            if kinds is None:
+                kinds = self.kinds_at(positions)
+            if isinstance(kinds, int):
+                return np.repeat(values[kinds : kinds + 1], len(positions))
+            return values[kinds]
+        column: np.ndarray = getattr(self, name)[positions]
+        return column
+
+    def one_device(self) -> bool:
+        return self._types is not None and all(
+            name in self._spread and self._spread[name][1] is None for name, _ in HARDWARE_COLUMNS
+        )
+
+    def kinds_at(self, positions: IntArray) -> int | IntArray:
+        """The problem type of each query at ``positions``: one number when they share one."""
+        group = self._type_group
+        if group is None:
+            return 0
+        kinds: IntArray = group[positions]
+        return int(kinds[0]) if len(kinds) and (kinds == kinds[0]).all() else kinds
+
+    def names(self) -> list[str]:
+        """The names of the columns (those derived on first use, such as ``flop_count``, aside)."""
+        return list(dict.fromkeys([*self._arrays, *self._spread]))
+
     def problem_types(self) -> tuple[ColumnsLike, IntArray] | None:
         if self._types is None:
             return None
         if self._type_view is None:
             firsts, group = self._types
             # a copy of those rows, not a view (a view would tie these columns in a cycle)
-            kinds = ProblemColumns({name: column[firsts] for name, column in self._arrays.items()}, None)
-            self._type_view = (kinds, group)
+            kinds = {
+                name: np.repeat(values, len(firsts))
+                if spread_by is None
+                else (values if spread_by is self._type_group else values[spread_by[firsts]])
+                for name, (values, spread_by) in self._spread.items()
+            }
+            kinds.update((name, column[firsts]) for name, column in self._arrays.items() if name not in kinds)
+            self._type_view = (ProblemColumns(kinds, None), group)
         return self._type_view
 
     @classmethod
@@ -167,24 +228,30 @@ class ProblemColumns(ColumnsLike):
         rocblas_k0: bool = False,
     ) -> ProblemColumns:
         """Columns for ``problems``, each on ``hardware`` (one device, or one per problem)."""
-        if problems and set(map(type, problems)) == {GemmProblem}:
+        return cls.of_problems(problems, hardware, rocblas_k0=rocblas_k0, kinds=set(map(type, problems)))
+
+    @classmethod
+    def of_problems(
+        cls,
+        problems: Sequence[GemmProblem | ContractionProblem],
+        hardware: Hardware | Sequence[Hardware],
+        *,
+        rocblas_k0: bool,
+        kinds: set[type],
+    ) -> ProblemColumns:
+        """:meth:`from_problems`, told the set of the problems' types (``set(map(type,
+        problems))``; a caller that checked them has it)."""
+        if problems and kinds == {GemmProblem}:
             devices = _Repeated(hardware, len(problems)) if isinstance(hardware, Hardware) else list(hardware)
             if len(devices) != len(problems):
                 raise SelectionError(f"{len(problems)} problems but {len(devices)} devices")
-            # the read makes a tuple per query: without a pause the collector would scan the
-            # batch's problems again and again (~15 % of the read)
-            collecting = gc.isenabled()
-            gc.disable()
-            try:
-                by_type = _gemm_columns(problems, rocblas_k0)  # type: ignore[arg-type]
-            finally:
-                if collecting:
-                    gc.enable()
+            by_type = _gemm_columns(problems, rocblas_k0)  # type: ignore[arg-type]
             if by_type is not None:
-                typed, types = by_type
-                typed.update(_device_columns(devices))
-                columns = cls(typed, _ContractionRows(problems, devices, rocblas_k0))  # type: ignore[arg-type]
+                numbers, spread, types = by_type
+                spread.update(_device_columns(devices))
+                columns = cls(numbers, _ContractionRows(problems, devices, rocblas_k0), spread)  # type: ignore[arg-type]
                 columns._types = types
+                columns._type_group = spread["trans_a"][1]
                 return columns
         converted = [
             p if isinstance(p, ContractionProblem) else contraction_problem(p, rocblas_k0=rocblas_k0) for p in problems
@@ -198,7 +265,7 @@ class ProblemColumns(ColumnsLike):
         fields = list(zip(*map(read, converted), strict=True)) if converted else [()] * len(PROBLEM_COLUMNS)
         for (name, dtype), values in zip(PROBLEM_COLUMNS, fields, strict=True):
             arrays[name] = _column(values, dtype)
-        arrays.update(_device_columns(devices))
+        arrays.update(_spread_out(_device_columns(devices), len(devices)))
         lites = [p.lite for p in converted]
         distinct = {id(lite): lite for lite in lites}.values()  # compared once each, not per query
         if all(lite is _DEFAULT_LITE or lite == _DEFAULT_LITE for lite in distinct):
@@ -368,25 +435,32 @@ class _Repeated(Sequence[Hardware]):
         return self.device
 
 
-def _device_columns(devices: Sequence[Hardware]) -> dict[str, np.ndarray]:
-    """The device columns of one device per query (a batch names a few devices: each read once)."""
-    distinct = {id(devices.device): devices.device} if isinstance(devices, _Repeated) else {id(h): h for h in devices}
-    device_fields = {key: (h.arch, h.cu_count, h.is_apu, h.wavefront, h.simd_per_cu) for key, h in distinct.items()}
-    if len(device_fields) == 1:  # the common case: one device, each field spelled once and repeated
-        only = next(iter(device_fields.values()))
-        return {
-            name: np.repeat(_column([value], dtype), len(devices))
-            for (name, dtype), value in zip(HARDWARE_COLUMNS, only, strict=True)
-        }
-    per_device = list(zip(*(device_fields[id(h)] for h in devices), strict=True)) or [()] * 5
-    return {name: _column(values, dtype) for (name, dtype), values in zip(HARDWARE_COLUMNS, per_device, strict=True)}
+def _device_columns(devices: Sequence[Hardware]) -> dict[str, tuple[np.ndarray, IntArray | None]]:
+    """The device columns of one device per query, spread (see :class:`ProblemColumns`): a batch
+    names a few devices, each read once."""
+    if isinstance(devices, _Repeated):
+        distinct: dict[int, Hardware] = {id(devices.device): devices.device}
+    else:
+        distinct = {id(h): h for h in devices}
+    device_fields = [(h.arch, h.cu_count, h.is_apu, h.wavefront, h.simd_per_cu) for h in distinct.values()]
+    per_device = list(zip(*device_fields, strict=True))
+    group: IntArray | None = None
+    if len(distinct) > 1:
+        number = {key: position for position, key in enumerate(distinct)}
+        group = np.array([number[id(h)] for h in devices], dtype=np.int64)
+    return {
+        name: (_column(values, dtype), group)
+        for (name, dtype), values in zip(HARDWARE_COLUMNS, per_device, strict=True)
+    }
 
 
-# GemmProblem fields by what they are to the columns: the problem type (the same for most queries
-# of a batch: read off one problem of each type), leading dimensions and strides (None: the BLAS
-# default, derived by column), and the other numbers (a column each)
-_GEMM_LEADING = ("lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d")
-_GEMM_TYPE_FIELDS = tuple(name for name in GemmProblem.model_fields if name not in GEMM_NUMBER_FIELDS)
+def _spread_out(spread: dict[str, tuple[np.ndarray, IntArray | None]], size: int) -> dict[str, np.ndarray]:
+    return {
+        name: np.repeat(values, size) if group is None else values[group] for name, (values, group) in spread.items()
+    }
+
+
+# the columns of the problem type: :func:`_gemm_columns` reads them off one problem of each type
 _TYPE_COLUMNS = tuple(
     (name, dtype)
     for name, dtype in PROBLEM_COLUMNS
@@ -396,133 +470,126 @@ _INT31 = 1 << 31
 PROBLEM_TYPE_COLUMNS = frozenset(name for name, _ in _TYPE_COLUMNS + LITE_COLUMNS)
 """The columns :func:`_gemm_columns` spreads from one problem of each type (the same for every
 query of the type: a predicate that reads only these is evaluated once per type)."""
+_BATCH_ROW_DTYPES = {name: np.uint64 if name == "workspace_size" else np.float64 if name in ("alpha", "beta") else np.int64 for name in BATCH_ROW_FIELDS}  # fmt: skip
+assert BATCH_ROW.size == 8 * len(BATCH_ROW_FIELDS)
+
+
+def _batch_rows(problems: Sequence[GemmProblem]) -> dict[str, np.ndarray] | None:
+    """Each problem's :func:`~tensilekit.selection.problem.batch_row` as columns (one attribute
+    read per problem: what its validation made); None when a problem's numbers do not fit one
+    (a problem built without validation) or its type has no number."""
+    try:
+        data = b"".join(map(known_batch_row, problems))
+    except AttributeError:  # some were made without validation (model_copy): their rows made now
+        try:
+            data = b"".join([_row_of(problem) for problem in problems])
+        except (struct.error, TypeError, KeyError, AttributeError):
+            return None
+    # one pass from rows to columns (a copy per field, at the rows' stride, cost several)
+    table = np.empty((len(BATCH_ROW_FIELDS), len(problems)), dtype=np.int64)
+    np.copyto(table, np.frombuffer(data, dtype="<i8").reshape(len(problems), len(BATCH_ROW_FIELDS)).T)
+    columns = {name: table[i].view(_BATCH_ROW_DTYPES[name]) for i, name in enumerate(BATCH_ROW_FIELDS)}
+    if int(columns["problem_type"].min(initial=0)) < 0:
+        return None
+    return columns
+
+
+def _row_of(problem: GemmProblem) -> bytes:
+    try:
+        return known_batch_row(problem)  # type: ignore[no-any-return]
+    except AttributeError:
+        return batch_row(problem)
 
 
 def _gemm_columns(
     problems: Sequence[GemmProblem], rocblas_k0: bool
-) -> tuple[dict[str, np.ndarray], tuple[IntArray, IntArray]] | None:
+) -> tuple[dict[str, np.ndarray], dict[str, tuple[np.ndarray, IntArray | None]], tuple[IntArray, IntArray]] | None:
     """:meth:`ProblemColumns.from_problems`'s columns of GemmProblems without a ContractionProblem
-    per query: the type columns from one :func:`contraction_problem` per problem type, the
-    numbers a C-level read per field, the default leading dimensions and strides as
-    :func:`contraction_problem` derives them, by column; and (the first query of each problem
-    type, each query's type). None when a default stride could pass int64 (the per-query path
-    says which) or a number does not fit its column."""
+    per query: (the number columns; the type columns spread per problem type (see
+    :class:`ProblemColumns`), from one :func:`contraction_problem` per problem type; the first
+    query of each problem type, each query's type). The numbers come from each problem's batch
+    row, the default leading dimensions and strides as :func:`contraction_problem` derives them,
+    by column. None when a default stride could pass int64 (the per-query path says which) or a
+    problem has no batch row."""
+    rows = _batch_rows(problems)
+    if rows is None:
+        return None
     size = len(problems)
-    # read off each (frozen) model's field dict: a C-level item read per field, where an
-    # attribute read looks the name up on the class first
-    fields = list(map(operator.attrgetter("__dict__"), problems))
-    types = list(map(operator.itemgetter(*_GEMM_TYPE_FIELDS), fields))
-    group: IntArray | None = None
-    if types.count(types[0]) == size:  # tuples compare member by identity first: one C-level pass
-        representatives, firsts = [problems[0]], [0]
-    else:
-        group, firsts = _problem_types(types)
-        representatives = [problems[i] for i in firsts]
-    del types
-    kinds = [contraction_problem(problem) for problem in representatives]
-
-    def spread(values: list[Any], dtype: str) -> np.ndarray:
-        column = _column(values, dtype)
-        return np.repeat(column, size) if group is None else column[group]
-
-    arrays = {name: spread([getattr(kind, name) for kind in kinds], dtype) for name, dtype in _TYPE_COLUMNS}
+    group, firsts = _problem_types(rows["problem_type"])
+    kinds = [contraction_problem(problems[first]) for first in firsts]
+    spread: dict[str, tuple[np.ndarray, IntArray | None]] = {
+        name: (_column([getattr(kind, name) for kind in kinds], dtype), group) for name, dtype in _TYPE_COLUMNS
+    }
     lites = [kind.lite for kind in kinds]
     for name, dtype in LITE_COLUMNS:
-        arrays[name] = spread([_lite_value(lite, name[5:]) for lite in lites], dtype)
-    try:
-        m, n, k, batch = (_numbers(fields, name, np.int64) for name in ("m", "n", "k", "batch"))
-        alpha, beta = (_numbers(fields, name, np.float64) for name in ("alpha", "beta"))
-        given = {name: _given(fields, name) for name in _GEMM_LEADING}
-        workspace = list(map(operator.itemgetter("workspace_size"), fields))
-        arrays["workspace_size"] = (
-            np.full(size, SIZE_MAX, dtype=np.uint64)
-            if workspace.count(None) == size
-            else np.array([SIZE_MAX if value is None else value for value in workspace], dtype=np.uint64)
-        )
-    except (OverflowError, TypeError, ValueError):
-        return None
-    a_normal, b_normal = arrays["trans_a"] == "N", arrays["trans_b"] == "N"
+        spread[name] = (_column([_lite_value(lite, name[5:]) for lite in lites], dtype), group)
+
+    def column(name: str) -> np.ndarray:
+        return rows[name]
+
+    m, n, k, batch, alpha, beta = (column(name) for name in ("m", "n", "k", "batch", "alpha", "beta"))
+    trans_a, trans_b = spread["trans_a"][0] == "N", spread["trans_b"][0] == "N"
+    a_normal = np.repeat(trans_a, size) if group is None else trans_a[group]
+    b_normal = np.repeat(trans_b, size) if group is None else trans_b[group]
     # contraction_problem's defaults (ldd = ldc, strides ld x columns), with K before rocblas_k0
-    lda = _or_default(given["lda"], lambda: np.maximum(1, np.where(a_normal, m, k)))
-    ldb = _or_default(given["ldb"], lambda: np.maximum(1, np.where(b_normal, k, n)))
-    ldc = _or_default(given["ldc"], lambda: np.maximum(1, m))
-    ldd = _or_default(given["ldd"], lambda: ldc)
+    lda = _or_default(column("lda"), lambda: np.maximum(1, np.where(a_normal, m, k)))
+    ldb = _or_default(column("ldb"), lambda: np.maximum(1, np.where(b_normal, k, n)))
+    ldc = _or_default(column("ldc"), lambda: np.maximum(1, m))
+    ldd = _or_default(column("ldd"), lambda: ldc)
     if int(np.max(m | n | k | lda | ldb | ldc | ldd)) >= _INT31:
         return None  # a default stride might not fit int64: the per-query path's arithmetic
-    arrays.update(
+    numbers = dict(
         m=m, n=n, k=np.where(alpha == 0, 0, k) if rocblas_k0 else k, batch=batch, lda=lda, ldb=ldb, ldc=ldc, ldd=ldd,
-        stride_a=_or_default(given["stride_a"], lambda: lda * np.where(a_normal, k, m)),
-        stride_b=_or_default(given["stride_b"], lambda: ldb * np.where(b_normal, n, k)),
-        stride_c=_or_default(given["stride_c"], lambda: ldc * n),
-        stride_d=_or_default(given["stride_d"], lambda: ldd * n),
-        alpha=alpha, beta=beta, alpha_restriction=_restriction(alpha), beta_restriction=_restriction(beta),
+        stride_a=_or_default(column("stride_a"), lambda: lda * np.where(a_normal, k, m)),
+        stride_b=_or_default(column("stride_b"), lambda: ldb * np.where(b_normal, n, k)),
+        stride_c=_or_default(column("stride_c"), lambda: ldc * n),
+        stride_d=_or_default(column("stride_d"), lambda: ldd * n),
+        workspace_size=column("workspace_size"),
+        alpha=alpha, beta=beta,
     )  # fmt: skip
+    spread.update(alpha_restriction=_restriction(alpha), beta_restriction=_restriction(beta))
     kind_of = np.zeros(size, dtype=np.int64) if group is None else group
-    return arrays, (np.array(firsts, dtype=np.int64), kind_of)
+    return numbers, spread, (np.array(firsts, dtype=np.int64), kind_of)
 
 
 _FEW_TYPES = 16
-"""Problem types a batch is split into by C-level comparisons (one pass each); past them, the
-rest is grouped by hashing each query's type."""
+"""Problem types a batch is split into by one comparison pass each; past them, by sorting."""
 
 
-def _problem_types(types: list[tuple[Any, ...]]) -> tuple[IntArray, list[int]]:
-    """(the problem type of each query, numbered in order of first appearance; the position of
-    each type's first query), for the type-field tuples of a batch."""
-    size = len(types)
-    group = np.full(size, -1, dtype=np.int64)
-    firsts: list[int] = []
-    pending = np.arange(size)
-    column = np.fromiter(types, dtype=object, count=size)
-    while pending.size and len(firsts) < _FEW_TYPES:
-        first = int(pending[0])
-        same = np.frompyfunc(types[first].__eq__, 1, 1)(column[pending]).astype(bool)
-        group[pending[same]] = len(firsts)
-        firsts.append(first)
-        pending = pending[~same]
-    if pending.size:
-        number = {types[first]: position for position, first in enumerate(firsts)}
-        for position in pending.tolist():
-            key = types[position]
-            if key not in number:
-                number[key] = len(firsts)
-                firsts.append(position)
-            group[position] = number[key]
-    return group, firsts
+def _problem_types(numbers: IntArray) -> tuple[IntArray | None, list[int]]:
+    """(the problem type of each query, numbered 0, 1, ... (None: all of one type); the position of
+    each type's first query), for the problem-type numbers of a batch."""
+    first = numbers[0]
+    if (numbers == first).all():
+        return None, [0]
+    present = np.flatnonzero(np.bincount(numbers))
+    if len(present) > _FEW_TYPES:
+        _, firsts, inverse = np.unique(numbers, return_index=True, return_inverse=True)
+        return inverse.reshape(-1).astype(np.int64), firsts.tolist()
+    lookup = np.zeros(int(present[-1]) + 1, dtype=np.int64)
+    lookup[present] = np.arange(len(present))
+    return lookup[numbers], [int(np.argmax(numbers == number)) for number in present.tolist()]
 
 
-def _numbers(fields: list[dict[str, Any]], name: str, dtype: type[Any]) -> np.ndarray:
-    return np.fromiter(map(operator.itemgetter(name), fields), dtype, len(fields))
-
-
-def _given(fields: list[dict[str, Any]], name: str) -> IntArray | None:
-    """A leading dimension or stride as given (-1 where left out), or None when no problem gives it."""
-    values = list(map(operator.itemgetter(name), fields))
-    left_out = values.count(None)
-    if left_out == len(values):
-        return None
-    if left_out == 0:
-        return np.array(values, dtype=np.int64)
-    return np.array([-1 if value is None else value for value in values], dtype=np.int64)
-
-
-def _or_default(given: IntArray | None, default: Any) -> IntArray:
-    if given is None:
+def _or_default(given: IntArray, default: Any) -> IntArray:
+    """``given`` where given (not negative), else ``default()``."""
+    left_out = given < 0
+    if left_out.all():
         column: IntArray = default()
         return column
-    return given if (given >= 0).all() else np.where(given < 0, default(), given)
+    return np.where(left_out, default(), given) if left_out.any() else given
 
 
-def _restriction(values: np.ndarray) -> np.ndarray:
-    """``alpha_restriction``/``beta_restriction`` (:func:`contraction_problem`'s rule) by column,
-    as wide as the spellings present (as the per-query path builds it)."""
+def _restriction(values: np.ndarray) -> tuple[np.ndarray, IntArray]:
+    """``alpha_restriction``/``beta_restriction`` (:func:`contraction_problem`'s rule) spread (see
+    :class:`ProblemColumns`): the spellings present (as wide as those, as the per-query path
+    builds the column), and which of them each query has."""
     code = np.where(values == 1.0, 0, np.where(values == -1.0, 1, 2))
     present = np.flatnonzero(np.bincount(code, minlength=3))
     spellings = np.array([("One", "NegativeOne", "Any")[i] for i in present.tolist()])
     position = np.zeros(3, dtype=np.int64)
     position[present] = np.arange(len(present))
-    column: np.ndarray = spellings[position[code]]
-    return column
+    return spellings, position[code]
 
 
 class _ContractionRows(Sequence[tuple[ContractionProblem, Hardware]]):
@@ -551,7 +618,14 @@ class ColumnView(ColumnsLike):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        column = getattr(self._base, name)[self._positions]
+        base = self._base
+        if isinstance(base, ProblemColumns):
+            kinds = self.__dict__.get("_kinds")
+            if kinds is None:
+                kinds = self.__dict__["_kinds"] = base.kinds_at(self._positions)
+            column = base.gather(name, self._positions, kinds)
+        else:
+            column = getattr(base, name)[self._positions]
         self.__dict__[name] = column
         return column
 
@@ -560,6 +634,9 @@ class ColumnView(ColumnsLike):
 
     def take(self, positions: IntArray) -> ColumnsLike:
         return ColumnView(self._base, self._positions[positions])
+
+    def one_device(self) -> bool:
+        return self._base.one_device()
 
     def problem_types(self) -> tuple[ColumnsLike, IntArray] | None:
         known = self.__dict__.get("_problem_types")

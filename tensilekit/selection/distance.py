@@ -189,14 +189,30 @@ def _pow(x: npt.NDArray[np.float64], y: float) -> npt.NDArray[np.float64]:
 def grid_based_distances(p: npt.NDArray[np.int64], q: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
     """:func:`grid_based_distance` of row ``i`` of ``p`` (query keys) and of ``q`` (table keys),
     for many pairs at once, with the same double arithmetic (C ``pow``, ``std::round``)."""
+    k_column = 3 if q.shape[1] > 3 else 2
+    return grid_mn_distances(p, q) + grid_k_terms(p[:, k_column], q[:, k_column])
+
+
+def grid_k_terms(problem_k: npt.NDArray[np.int64], big_k: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+    """The K term :func:`grid_based_distances` adds to :func:`grid_mn_distances` (pairwise)."""
+    import numpy as np
+
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        big = big_k.astype(np.float64, copy=False)
+        problem = problem_k.astype(np.float64)
+        result: npt.NDArray[np.float64] = np.abs(big - problem) / (big + problem * 8)
+    return result
+
+
+def grid_mn_distances(p: npt.NDArray[np.int64], q: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """The M/N term of :func:`grid_based_distances` (rounded): the same for every entry of a grid
+    cell (one M and N), so a batch computes it once per query and cell."""
 
     import numpy as np
 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         p0, p1 = p[:, 0].astype(np.float64), p[:, 1].astype(np.float64)
         big_m, big_n = q[:, 0].astype(np.float64), q[:, 1].astype(np.float64)
-        big_k = q[:, 3 if q.shape[1] > 3 else 2].astype(np.float64)
-        problem_k = p[:, 3 if p.shape[1] > 3 else 2].astype(np.float64)
         small_m, small_n = p[:, 0] <= 32768, p[:, 1] <= 32768
         step_m = np.where(small_m, np.ceil(p0 / big_m), 1.0)
         step_n = np.where(small_n, np.ceil(p1 / big_n), 1.0)
@@ -215,9 +231,7 @@ def grid_based_distances(p: npt.NDArray[np.int64], q: npt.NDArray[np.int64]) -> 
             exact_near = 100 * step_m[close] * step_n[close] / _pow(c, 2.0)
             spread = _pow(_pow(dm[close], 2.0) + _pow(dn[close], 2.0), 0.5)
             unrounded[close] = np.where(i, exact_near, 10000 * step_m[close] * step_n[close] * spread)
-        distance = _c_round_many(unrounded)
-        result: npt.NDArray[np.float64] = distance + np.abs(big_k - problem_k) / (big_k + problem_k * 8)
-    return result
+        return _c_round_many(unrounded)
 
 
 def _c_round_many(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -320,6 +334,8 @@ __all__ = [
     "grid_based_distance",
     "grid_based_distance_absolute_k",
     "grid_based_distances",
+    "grid_k_terms",
+    "grid_mn_distances",
     "jsd_bound",
     "jsd_distance",
     "manhattan_bound",

@@ -47,8 +47,8 @@ from tensilekit.model.library import (
 from tensilekit.model.predicates import StringPredicate
 from tensilekit.model.solution import MasterSolution
 from tensilekit.predicates.evaluate import MAX_GSU_WORKSPACE_SIZE, has_chip_predicate
-from tensilekit.selection.columns import PROBLEM_TYPE_COLUMNS, ColumnsLike
-from tensilekit.selection.distance import DISTANCES, grid_based_distances
+from tensilekit.selection.columns import HARDWARE_COLUMNS, PROBLEM_TYPE_COLUMNS, ColumnsLike
+from tensilekit.selection.distance import DISTANCES, grid_based_distances, grid_k_terms, grid_mn_distances
 from tensilekit.selection.features import feature_key
 from tensilekit.selection.grid_batch_walk import batch_first_grid_walk
 from tensilekit.selection.kernels import (
@@ -524,12 +524,16 @@ class _Table(_Node):
             return rows, groups, inverse
         # the workspace checks as one rank per query (how many of the sorted needs fit), the
         # other atoms as bits; each distinct (bits, rank) spelled out as a signature once
-        others = [self.varying[i] for i in self.other_positions]
-        bits = np.stack([_vector_of(atom, view) for atom in others], axis=1) if others else None
+        vectors = [_vector_of(self.varying[i], view) for i in self.other_positions]
+        # an atom that holds for all of these queries or for none splits none of them: the
+        # grouping reads the others (a hipBLASLt batch: 23 of 79), its signatures all of them
+        held = [_held_by_all_or_none(vector) for vector in vectors]
+        splitting = [vector for vector, constant in zip(vectors, held, strict=True) if constant is None]
+        bits = np.stack(splitting, axis=1) if splitting else None
         representatives, inverse = _unique_words(_packed_words(bits, ranks))
         full = np.zeros((len(representatives), len(self.varying)), dtype=bool)
-        if bits is not None:
-            full[:, self.other_positions] = bits[representatives]
+        for position, vector, constant in zip(self.other_positions, vectors, held, strict=True):
+            full[:, position] = constant if constant is not None else vector[representatives]
         full[:, self.workspace_positions] = self.workspace_rank_array[None, :] < ranks[representatives][:, None]
         packed = np.packbits(full, axis=1, bitorder="little")
         groups = [int.from_bytes(row.tobytes(), "little") for row in packed]
@@ -783,6 +787,13 @@ class _GridTable(_Table):
             [(run << 32) + n for run, ns in enumerate(self.run_n) for n in ns], dtype=np.int64
         )
         self.key_getter = _key_getter(self.attrs)
+        # each cell's run (and, past the last cell, the number of runs); each cell's M and N; each entry's K
+        self.run_of_cell_array = np.repeat(
+            np.arange(len(self.run_m) + 1), np.diff(self.run_cell + [len(self.cell_start)])
+        )
+        self.cell_mn_array = self.keys[self.cell_start_array[:-1], :2] if len(self.keys) else np.zeros((0, 2), np.int64)
+        k_column = 3 if self.keys.shape[1] > 3 else 2
+        self.k_array = self.keys[:, k_column].astype(np.float64) if len(self.keys) else np.zeros(0)
 
     def usable_list(self, signature: int) -> list[bool]:
         mask = self.masks.get(signature)
@@ -933,12 +944,17 @@ class _GridTable(_Table):
             return found
 
         cell_from[active] = first_cell(active)
+        k_column = 3 if keys.shape[1] > 3 else 2
         while active.size:
-            cell = next_usable[group[active], cell_from[active]]
-            inside = cell < run_cell[run[active] + 1]
-            queries, cell = active[inside], cell[inside]
+            cell_all = next_usable[group[active], cell_from[active]]
+            inside = cell_all < run_cell[run[active] + 1]
+            queries, cell = active[inside], cell_all[inside]
             lower, upper = starts[cell], starts[cell + 1]
             rows = group[queries]
+            # the M/N term is the cell's (one M and N): once per query, then each entry's K term
+            query_keys = keys[queries]
+            mn = grid_mn_distances(query_keys, self.cell_mn_array[cell])
+            query_k = query_keys[:, k_column]
             for offset in range(int((upper - lower).max(initial=0))):
                 position = lower + offset
                 clipped = np.minimum(position, n - 1)
@@ -947,15 +963,16 @@ class _GridTable(_Table):
                     continue
                 where = np.flatnonzero(live)
                 chosen = queries[where]
-                d = grid_based_distances(keys[chosen], self.keys[clipped[where]])
+                d = mn[where] + grid_k_terms(query_k[where], self.k_array[clipped[where]])
                 better = d < best_distance[chosen]
                 best[chosen[better]] = clipped[where[better]]
                 best_distance[chosen[better]] = d[better]
             # a cell whose usable entries all lie at no finite distance: on to the next one
             unresolved = best[queries] < 0
             cell_from[queries[unresolved]] = cell[unresolved] + 1
+            # the others go on in the run of the next usable cell (the runs between have none)
             moving = active[~inside]
-            run[moving] += 1
+            run[moving] = self.run_of_cell_array[cell_all[~inside]]
             moving = moving[run[moving] < runs]
             cell_from[moving] = first_cell(moving)
             active = np.concatenate([queries[unresolved], moving])
@@ -1040,32 +1057,47 @@ def _vector_of(atom: Atom, cols: ColumnsLike) -> BoolArray:
     cache: dict[Atom, BoolArray] = cols.__dict__.setdefault("_atom_vectors", {})
     vector = cache.get(atom)
     if vector is None:
-        types = cols.problem_types() if _reads_problem_type_only(atom) else None
-        # a predicate of the problem type alone (data types, transposes, tensilelite flags):
-        # evaluated on one query of each type (string columns compare slowly, 100 000 at a time)
+        reads = _reads_per_type(atom)
+        per_type = reads == _TYPE_ONLY_READS or (reads == _TYPE_AND_DEVICE_READS and cols.one_device())
+        types = cols.problem_types() if per_type else None
+        # a predicate of the problem type alone (data types, transposes, tensilelite flags), or of
+        # it and the device where every query has one device: evaluated on one query of each
+        # type (string columns compare slowly, 100 000 at a time)
         vector = atom.vector(cols) if types is None else atom.vector(types[0])[types[1]]
         cache[atom] = vector
     return vector
 
 
-_TYPE_ONLY: dict[str, bool] = {}
+_TYPE_ONLY_READS, _TYPE_AND_DEVICE_READS, _OTHER_READS = 1, 2, 0
+_READS: dict[str, int] = {}
 _FIELD_READ = re.compile(r"\b([ph])\.(\w+)")
 _OWNER_NAME = re.compile(r"\b[ph]\b")
+_DEVICE_COLUMNS = frozenset(name for name, _ in HARDWARE_COLUMNS)
 
 
-def _reads_problem_type_only(atom: Atom) -> bool:
-    """The atom's vector expression reads only :data:`PROBLEM_TYPE_COLUMNS` of ``p`` (no device
-    field, no helper given the whole query), elementwise."""
-    known = _TYPE_ONLY.get(atom.vector_expr)
+def _reads_per_type(atom: Atom) -> int:
+    """What the atom's vector expression reads, elementwise (no helper given the whole query):
+    only :data:`PROBLEM_TYPE_COLUMNS` of ``p`` (:data:`_TYPE_ONLY_READS`), those and device
+    columns of ``h`` (:data:`_TYPE_AND_DEVICE_READS`), or more (:data:`_OTHER_READS`)."""
+    known = _READS.get(atom.vector_expr)
     if known is None:
         fields = _FIELD_READ.findall(atom.vector_expr)
-        known = (
+        elementwise = (
             bool(fields)
-            and all(owner == "p" and name in PROBLEM_TYPE_COLUMNS for owner, name in fields)
             and _OWNER_NAME.search(_FIELD_READ.sub("", atom.vector_expr)) is None
             and not any(helper in atom.vector_expr for helper in atom.helpers)
         )
-        _TYPE_ONLY[atom.vector_expr] = known
+        type_fields = [owner == "p" and name in PROBLEM_TYPE_COLUMNS for owner, name in fields]
+        device_fields = [owner == "h" and name in _DEVICE_COLUMNS for owner, name in fields]
+        if not elementwise:
+            known = _OTHER_READS
+        elif all(type_fields):
+            known = _TYPE_ONLY_READS
+        elif all(t or d for t, d in zip(type_fields, device_fields, strict=True)):
+            known = _TYPE_AND_DEVICE_READS
+        else:
+            known = _OTHER_READS
+        _READS[atom.vector_expr] = known
     return known
 
 
@@ -1078,6 +1110,12 @@ def _unique_rows(bits: BoolArray) -> tuple[list[int], IntArray]:
     padded[:, :width] = packed
     as_words = padded.view("<u8")
     if words == 1:
+        if width <= 2:  # at most 16 atoms: counted, not sorted
+            small = as_words[:, 0].astype(np.int64)
+            present = np.flatnonzero(np.bincount(small, minlength=1))
+            lookup = np.zeros(int(present[-1]) + 1 if present.size else 1, dtype=np.int64)
+            lookup[present] = np.arange(len(present))
+            return present.tolist(), lookup[small]
         values, inverse = np.unique(as_words[:, 0], return_inverse=True)
         return [int(v) for v in values.tolist()], inverse.reshape(-1)
     # over 64 atoms: sort the rows by their words (lexsort of integer columns; np.unique of
@@ -1117,8 +1155,26 @@ def _conjunct_keys(predicate: Any) -> frozenset[str]:
     return frozenset(canonical_key(operand) for operand in conjuncts(predicate))
 
 
+def _held_by_all_or_none(vector: BoolArray) -> bool | None:
+    """True when every entry of ``vector`` holds, False when none does, else None."""
+    if not vector.size:
+        return True
+    if vector[0]:
+        return True if vector.all() else None
+    return False if not vector.any() else None
+
+
 def _packed_words(bits: BoolArray | None, ranks: IntArray) -> npt.NDArray[np.uint64]:
-    """One row of 64-bit words per query: its bits packed, then its rank."""
+    """One row of 64-bit words per query: its bits packed, then its rank (in one word with them
+    when both fit: one integer per query sorts faster than rows of them)."""
+    width = 0 if bits is None else bits.shape[1]
+    rank_bits = max(1, int(ranks.max(initial=0)).bit_length())
+    if bits is not None and 0 < width <= 64 - rank_bits:
+        packed = np.packbits(bits, axis=1, bitorder="little")
+        padded = np.zeros((len(packed), 8), dtype=np.uint8)
+        padded[:, : packed.shape[1]] = packed
+        word: npt.NDArray[np.uint64] = padded.view("<u8")[:, 0] | (ranks.astype(np.uint64) << np.uint64(width))
+        return word[:, None]
     columns = [ranks.astype(np.uint64)[:, None]]
     if bits is not None and bits.shape[1]:
         packed = np.packbits(bits, axis=1, bitorder="little")

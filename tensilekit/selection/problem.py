@@ -16,6 +16,7 @@ import enum
 import itertools
 import operator
 import re
+import struct
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
@@ -282,6 +283,9 @@ class GemmProblem(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    # the batch's view of the problem, made once by the validation (see batch_row): outside
+    # __dict__, so equality, hashing, dumps and the schema do not see it; a copy is made without it
+    __slots__ = ("__tensilekit_batch_row__",)
 
     m: int = Field(ge=0)
     n: int = Field(ge=0)
@@ -353,6 +357,10 @@ class GemmProblem(BaseModel):
             hpa = compute.element_bytes > _input_bytes_for_hpa(self.a_type)
         for name, value in (("b_type", b), ("c_type", c), ("d_type", d), ("compute_type", compute), ("hpa", hpa)):
             object.__setattr__(self, name, value)
+        try:
+            object.__setattr__(self, _BATCH_ROW_SLOT, batch_row(self))
+        except (struct.error, TypeError):  # not for validated fields; if ever, the batch reads it field by field
+            pass
         return self
 
     @classmethod
@@ -760,6 +768,89 @@ GEMM_SCALAR_FIELDS = ("alpha", "beta")
 GEMM_NUMBER_FIELDS = GEMM_SIZE_FIELDS + GEMM_SCALAR_FIELDS
 """:class:`GemmProblem`'s numbers (``m``, ``n``, ``k``, ``batch`` first): what differs from one GEMM
 of a problem type to the next. The rest (types, transposes, flags) is the problem type."""
+
+BATCH_ROW = struct.Struct("<12qQ2dq")
+""":func:`batch_row`'s layout: ``m n k batch lda ldb ldc ldd stride_a stride_b stride_c stride_d``
+as int64 (-1: left out), ``workspace_size`` as uint64 (``SIZE_MAX``: unlimited), ``alpha beta``
+as double, the problem type's number (:func:`problem_type_number`) as int64."""
+BATCH_ROW_FIELDS = GEMM_NUMBER_FIELDS + ("problem_type",)
+_BATCH_ROW_SLOT = "__tensilekit_batch_row__"
+# the fields of the problem type (besides the tensilelite fields, numbered on their own)
+_TYPE_FIELDS = tuple(
+    name for name in GemmProblem.model_fields if name not in GEMM_NUMBER_FIELDS and name != "hipblaslt"
+)
+_type_values = operator.itemgetter(*_TYPE_FIELDS)
+_SIZES = operator.itemgetter("m", "n", "k", "batch")
+_LEADING_FIELDS = operator.itemgetter("lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d")
+#: Problem types (and tensilelite field sets) numbered at most: past it, a new one has no number
+#: (-1) and a batch of it is read field by field.
+PROBLEM_TYPES_AT_MOST = 1 << 16
+_TYPE_NUMBERS: dict[tuple[Any, ...], int] = {}
+_LITE_NUMBERS: dict[tuple[Any, ...], int] = {}
+# numbers drawn with next() and stored with setdefault: threads building problems at once never
+# give two types one number (a number may be skipped)
+_COUNTERS = {id(_TYPE_NUMBERS): itertools.count(), id(_LITE_NUMBERS): itertools.count()}
+# id -> (the HipblasltFields, its number): the problems of one type mostly share one object
+_LITE_BY_ID: dict[int, tuple[HipblasltFields, int]] = {}
+
+
+def _number(numbers: dict[tuple[Any, ...], int], key: tuple[Any, ...]) -> int:
+    number = numbers.get(key)
+    if number is None:
+        if len(numbers) >= PROBLEM_TYPES_AT_MOST:
+            return -1
+        number = numbers.setdefault(key, next(_COUNTERS[id(numbers)]))
+    return number
+
+
+def problem_type_number(problem: GemmProblem) -> int:
+    """A number for ``problem``'s type: every field but its numbers (:data:`GEMM_NUMBER_FIELDS`),
+    equal numbers for equal types within this process; -1 when :data:`PROBLEM_TYPES_AT_MOST`
+    types are numbered already."""
+    fields = problem.__dict__
+    lite = fields["hipblaslt"]
+    known = _LITE_BY_ID.get(id(lite))
+    if known is not None and known[0] is lite:
+        lite_number = known[1]
+    else:
+        lite_number = _number(_LITE_NUMBERS, tuple(lite.__dict__.values()))
+        if len(_LITE_BY_ID) >= 4096:
+            _LITE_BY_ID.clear()
+        _LITE_BY_ID[id(lite)] = (lite, lite_number)  # kept alive: its id is not reused meanwhile
+    if lite_number < 0:
+        return -1
+    return _number(_TYPE_NUMBERS, (_type_values(fields), lite_number))
+
+
+def batch_row(problem: GemmProblem) -> bytes:
+    """``problem``'s numbers and type number as one :data:`BATCH_ROW` (what a batch reads of it:
+    one attribute per problem, where each field read costs as much). A validated GemmProblem
+    carries it (:func:`known_batch_row`); raises ``struct.error`` for a number the row cannot hold
+    (a problem built without validation)."""
+    fields = problem.__dict__
+    lda, ldb, ldc, ldd, stride_a, stride_b, stride_c, stride_d = _LEADING_FIELDS(fields)
+    workspace = fields["workspace_size"]
+    # spelled out: each problem's validation makes one (a loop over the fields cost a third more)
+    return BATCH_ROW.pack(
+        *_SIZES(fields),
+        -1 if lda is None else lda,
+        -1 if ldb is None else ldb,
+        -1 if ldc is None else ldc,
+        -1 if ldd is None else ldd,
+        -1 if stride_a is None else stride_a,
+        -1 if stride_b is None else stride_b,
+        -1 if stride_c is None else stride_c,
+        -1 if stride_d is None else stride_d,
+        SIZE_MAX if workspace is None else workspace,
+        fields["alpha"],
+        fields["beta"],
+        problem_type_number(problem),
+    )
+
+
+#: ``known_batch_row(problem)``: the row the validation made (AttributeError for a problem made
+#: without it: ``model_copy``, ``model_construct``, unpickled; :func:`batch_row` then).
+known_batch_row = operator.attrgetter(_BATCH_ROW_SLOT)
 # what each query field is to _from_template: 1 a size, 2 a scalar, 3 another problem field
 _FIELD_KINDS: dict[str, int] = {
     name: 1 if name in GEMM_SIZE_FIELDS else 2 if name in GEMM_SCALAR_FIELDS else 3 for name in _QUERY_PROBLEM_FIELDS

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from selection_factory import GFX90A, gemm, master, matching, solution
 
-from tensilekit.selection import GemmProblem, Hardware, ProblemColumns, compile_library, select_batch, select_solution
+from tensilekit.selection import (
+    GemmProblem,
+    Hardware,
+    ProblemColumns,
+    compile_library,
+    contraction_problem,
+    select_batch,
+    select_solution,
+)
 from tensilekit.selection.columns import PROBLEM_COLUMNS
 from tensilekit.selection.distance import euclidean_bound, euclidean_distance, manhattan_bound, manhattan_distance
 from tensilekit.selection.fast import _lexicographic_codes, _query_codes, _unique_rows
@@ -145,17 +155,19 @@ def test_columns_of_gemm_problems_equal_columns_of_their_contraction_problems(
     seed: int, types: int, rocblas_k0: bool
 ) -> None:
     """GemmProblems become columns per problem type (issue 33), as each ContractionProblem would."""
-    from tensilekit.selection import contraction_problem
 
     problems = _gemm_problems(seed, types)
     devices = [Hardware(arch="gfx90a", cu_count=104), Hardware(arch="gfx942")]
     for hardware in (devices[0], [devices[i % 2] for i in range(len(problems))]):
         fast = ProblemColumns.from_problems(problems, hardware, rocblas_k0=rocblas_k0)
         each = ProblemColumns.from_problems([contraction_problem(p, rocblas_k0=rocblas_k0) for p in problems], hardware)
-        assert sorted(fast._arrays) == sorted(each._arrays)
-        for name, column in each._arrays.items():
-            assert fast._arrays[name].dtype == column.dtype, name
-            assert fast._arrays[name].tolist() == column.tolist(), name
+        assert sorted(fast.names()) == sorted(each.names())
+        for name in each.names():
+            column = getattr(each, name)
+            assert getattr(fast, name).dtype == column.dtype, name
+            assert getattr(fast, name).tolist() == column.tolist(), name
+            positions = np.arange(len(problems))[::7]  # a subset, as a view of the batch reads it
+            assert fast.gather(name, positions).tolist() == column[positions].tolist(), name
         assert [fast.row(i) for i in (0, 5, 299)] == [each.row(i) for i in (0, 5, 299)]
 
 
@@ -189,3 +201,69 @@ def test_batch_items_and_names() -> None:
     assert answers[1].distance == 300.0
     assert len(answers) == 3
     assert select_solution(compiled, gemm(8, 8, 8), GFX90A).name == "alpha"
+
+
+def test_a_problem_carries_its_batch_row_outside_its_fields() -> None:
+    """The row a batch reads (issue 33) is made by the validation and is no field: equality, hash,
+    dump and pickling ignore it; a copy made without validation is read as it is now."""
+    import pickle
+
+    from tensilekit.selection.problem import BATCH_ROW, batch_row, known_batch_row, problem_type_number
+
+    problem = GemmProblem(m=3, n=4, k=5, lda=7, alpha=2.5, workspace_size=64, a_type="Half")
+    twin = GemmProblem(m=3, n=4, k=5, lda=7, alpha=2.5, workspace_size=64, a_type="Half")
+    assert known_batch_row(problem) == batch_row(problem)
+    assert BATCH_ROW.unpack(known_batch_row(problem)) == (
+        3, 4, 5, 1, 7, -1, -1, -1, -1, -1, -1, -1, 64, 2.5, 0.0, problem_type_number(problem)
+    )  # fmt: skip
+    assert problem == twin and hash(problem) == hash(twin) and "__tensilekit_batch_row__" not in problem.model_dump()
+    assert problem_type_number(problem) == problem_type_number(GemmProblem(m=9, n=1, k=1, a_type="Half"))
+    assert problem_type_number(problem) != problem_type_number(GemmProblem(m=3, n=4, k=5, a_type="Half", trans_a="T"))
+    copied = problem.model_copy(update={"m": 30, "trans_b": "T"})
+    for made_without_row in (copied, pickle.loads(pickle.dumps(problem))):
+        with pytest.raises(AttributeError):
+            known_batch_row(made_without_row)
+    problems = [*_gemm_problems(3, 4)[:50], copied, problem]
+    fast = ProblemColumns.from_problems(problems, GFX90A)
+    each = ProblemColumns.from_problems([contraction_problem(p) for p in problems], GFX90A)
+    for name in each.names():
+        assert getattr(fast, name).tolist() == getattr(each, name).tolist(), name
+
+
+def test_unique_rows_of_few_and_more_atoms_agree_with_their_bits() -> None:
+    rng = np.random.default_rng(11)
+    for width in (12, 16, 17, 40):  # counted up to 16 atoms, sorted past them
+        bits = rng.random((300, width)) < 0.3
+        bits[::4] = bits[1]
+        signatures, inverse = _unique_rows(bits)
+        assert signatures == sorted(set(signatures))
+        for row, group in zip(bits, inverse.tolist(), strict=True):
+            assert signatures[group] == sum(1 << column for column in np.flatnonzero(row).tolist())
+
+
+def test_batch_of_one_device_or_many_answers_each_query_as_alone() -> None:
+    """A row predicate of the device (and problem type) is evaluated once per problem type when the
+    batch has one device, per query otherwise: the answers are each query's own."""
+    library = master(
+        [solution(1), solution(2)],
+        matching([([8, 8, 8], 1, 1.0), ([500, 500, 500], 2, 1.0)], distance="GridBased"),
+        hardware_predicate={
+            "type": "And",
+            "value": [
+                {"type": "AMDGPU", "value": {"type": "Processor", "value": "gfx90a"}},
+                {"type": "AMDGPU", "value": {"type": "CUCount", "value": 104}},
+            ],
+        },
+    )
+    compiled = compile_library(library)
+    problems = [*_gemm_problems(5, 4)[:60], *(GemmProblem(m=m, n=7, k=9, beta=1.0) for m in (1, 300, 9000))]
+    devices = [GFX90A, Hardware(arch="gfx90a", cu_count=110), Hardware(arch="gfx942", cu_count=104)]
+    for hardware in (*devices, [devices[i % 3] for i in range(len(problems))]):
+        each = hardware if isinstance(hardware, list) else [hardware] * len(problems)
+        answers = select_batch(compiled, problems, hardware)
+        expected = [select_solution(compiled, p, d) for p, d in zip(problems, each, strict=True)]
+        # (a NaN distance, of an M or N of 0, is None in a batch: as before issue 33)
+        assert [(a.index, a.distance) for a in answers] == [
+            (e.index, None if e.distance is None or math.isnan(e.distance) else e.distance) for e in expected
+        ]
+        assert any(a.index is not None for a in answers) == (hardware is not devices[1] and hardware is not devices[2])
