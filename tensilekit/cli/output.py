@@ -15,7 +15,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -56,10 +56,15 @@ def table_lines(table: Table) -> list[str]:
     columns = table.columns
     lines = []
     if table.show_header:
-        lines.append("\t".join(_plain(column.header) for column in columns))
+        lines.append(plain_row(column.header for column in columns))
     for row in range(table.row_count):
-        lines.append("\t".join(_plain(column._cells[row]) for column in columns))
+        lines.append(plain_row(column._cells[row] for column in columns))
     return lines
+
+
+def plain_row(cells: Iterable[Any]) -> str:
+    """One table row (rich markup strings or renderables) as the tab-separated line a pipe gets."""
+    return "\t".join(_plain(cell) for cell in cells)
 
 
 def comment_lines(text: Any) -> list[str]:
@@ -240,6 +245,7 @@ __all__ = [
     "emit_rows",
     "print_line",
     "print_note",
+    "plain_row",
     "print_table",
     "progress_bar",
     "shown_kernel_name",

@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tensilekit.cli.output import (
+    comment_lines,
+    plain_row,
     print_note,
     print_table,
     shown_kernel_name,
     shown_kernel_names_in,
     stdout_is_terminal,
+    table_lines,
 )
 from tensilekit.cli.phases import print_table_shown
 from tensilekit.model.labels import matrix_instruction_in_name, size_text
@@ -304,33 +307,55 @@ def _trace_line(event: Any) -> Text:
     return line
 
 
-def render_batch(results: list[dict[str, Any]], library: Path, console: Console | None = None) -> None:
-    """A table of many answers (id, index, distance, kernel) and a count of those without one."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+class BatchTable:
+    """``select --queries``'s table of many answers (id, index, distance, kernel), then a count of
+    those without one. On a terminal rich draws it once every row is in (it measures all rows
+    first); in a pipe each row is a tab-separated line handed to ``write`` as it comes (title and
+    header first), so 100 000 answers are never held at once (~80 MB). ``write`` may hold the lines
+    back (``--strict``), and the summary is printed to ``console`` by :meth:`finish`."""
 
-    out = console or Console(highlight=False, soft_wrap=True)
-    table = Table(title=f"{library}", title_justify="left")
-    table.add_column("id", overflow="fold")
-    table.add_column("index", justify="right")
-    table.add_column("distance", justify="right")
-    table.add_column("kernel", overflow="fold")
-    none = errors = 0
-    for record in results:
+    def __init__(self, library: Path, write: Callable[[str], None], console: Console | None = None) -> None:
+        from rich.console import Console
+        from rich.table import Table
+
+        self._out = console or Console(highlight=False, soft_wrap=True)
+        self._table = Table(title=f"{library}", title_justify="left")
+        self._table.add_column("id", overflow="fold")
+        self._table.add_column("index", justify="right")
+        self._table.add_column("distance", justify="right")
+        self._table.add_column("kernel", overflow="fold")
+        self._streamed = not stdout_is_terminal()
+        self._write = write
+        self.count = self.none = self.errors = 0
+        if self._streamed:  # as print_table writes an empty table: title comment, header
+            self._write("\n".join(comment_lines(self._table.title) + table_lines(self._table)))
+
+    def add(self, record: dict[str, Any]) -> None:
+        """One answer's row (``select --queries`` records: id, index, name, distance, error)."""
+        from rich.text import Text
+
+        self.count += 1
+        cells: tuple[Any, ...]
         if record.get("error"):
-            errors += 1
-            table.add_row(str(record.get("id")), "-", "-", Text(record["error"], style="red"))
-            continue
-        if record["index"] is None:
-            none += 1
-            table.add_row(str(record.get("id")), "-", "-", Text("no kernel", style="dim"))
-            continue
-        distance = "-" if record["distance"] is None else f"{record['distance']:g}"
-        table.add_row(str(record.get("id")), str(record["index"]), distance, shown_kernel_name(record["name"]))
-    print_table_shown(out, table)
-    summary = f"{len(results)} queries, {len(results) - none - errors} with a kernel, {none} without"
-    print_note(out, summary + (f", {errors} not answerable" if errors else ""))
+            self.errors += 1
+            cells = (str(record.get("id")), "-", "-", Text(record["error"], style="red"))
+        elif record["index"] is None:
+            self.none += 1
+            cells = (str(record.get("id")), "-", "-", Text("no kernel", style="dim"))
+        else:
+            distance = "-" if record["distance"] is None else f"{record['distance']:g}"
+            cells = (str(record.get("id")), str(record["index"]), distance, shown_kernel_name(record["name"]))
+        if self._streamed:
+            self._write(plain_row(cells))
+        else:
+            self._table.add_row(*cells)
+
+    def finish(self) -> None:
+        """The table (on a terminal) and the count of answers without a kernel."""
+        if not self._streamed:
+            print_table_shown(self._out, self._table)
+        summary = f"{self.count} queries, {self.count - self.none - self.errors} with a kernel, {self.none} without"
+        print_note(self._out, summary + (f", {self.errors} not answerable" if self.errors else ""))
 
 
 def workload_record(answer: WorkloadSelection) -> dict[str, Any]:
@@ -394,9 +419,9 @@ def render_workload(
 
 
 __all__ = [
+    "BatchTable",
     "batch_record",
     "progress",
-    "render_batch",
     "render_selection",
     "render_workload",
     "selection_record",

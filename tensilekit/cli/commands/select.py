@@ -251,7 +251,7 @@ def _select(
     # answers leave no cycles (the peak memory is the same without it): all dies by refcount.
     # Promoted on the way out: re-enabled as it was, the collector's first (full) collection
     # walked everything the answers had made alive once more (0.4 s), just before the exit
-    with opened as stream, _answer_sink(held_back, as_json) as sink, gc_paused(promote=True):
+    with opened as stream, _answer_sink(held_back, as_json, shown_path) as sink, gc_paused(promote=True):
         answers = library.answer_queries(
             stream, name=name, rocblas_k0=rocblas_k0, explain=explain, top=top, strict=strict,
             indexing=lambda: progress_bar("indexing the library", None),
@@ -267,7 +267,7 @@ def _select(
                 sink.add(record)
                 if sink.count % 1024 == 0:
                     advance(1024)
-        sink.finish(shown_path)
+        sink.finish()
     if sink.errors:
         click.echo(f"error: {sink.errors} of {sink.count} query line(s) could not be answered", err=True)
         raise SystemExit(3)
@@ -277,22 +277,28 @@ _PROGRESS_THRESHOLD = 20_000
 
 
 class _AnswerSink:
-    """Where ``select --queries`` puts its answers: JSON lines straight to stdout in blocks, or
-    into a temporary file printed at the end (``held_back``); a table's rows otherwise."""
+    """Where ``select --queries`` puts its answers, as they come: JSON lines, or the table's rows
+    (:class:`~tensilekit.cli.render_select.BatchTable`: tab-separated lines in a pipe), to stdout in
+    blocks, or into a temporary file printed at the end (``spool``: held back)."""
 
-    def __init__(self, as_json: bool, spool: TextIO | None) -> None:
+    def __init__(self, as_json: bool, spool: TextIO | None, shown_path: Path) -> None:
+        from tensilekit.cli.render_select import BatchTable
+
         self.as_json, self.spool = as_json, spool
         self.count = self.errors = 0
         self._block: list[str] = []
-        self._rows: list[dict[str, Any]] = []
+        self._table = None if as_json else BatchTable(shown_path, self._add_line)
 
     def add(self, record: dict[str, Any]) -> None:
         self.count += 1
         self.errors += bool(record.get("error"))
-        if not self.as_json:  # the table's columns only
-            self._rows.append({key: record.get(key) for key in ("id", "index", "name", "distance", "error")})
-            return
-        self._block.append(_COMPACT_JSON.encode(record))
+        if self._table is not None:
+            self._table.add(record)
+        else:
+            self._add_line(_COMPACT_JSON.encode(record))
+
+    def _add_line(self, line: str) -> None:
+        self._block.append(line)
         if len(self._block) >= _BLOCK:
             self._flush()
 
@@ -305,32 +311,29 @@ class _AnswerSink:
             else:
                 click.echo(text)
 
-    def finish(self, shown_path: Path) -> None:
-        """Write what is left (all of it when held back), or the table."""
-        from tensilekit.cli.render_select import render_batch
-
-        if not self.as_json:
-            render_batch(self._rows, shown_path)
-            return
+    def finish(self) -> None:
+        """Write what is left (all of it when held back), then the table's summary."""
         self._flush()
         if self.spool is not None:
             self.spool.seek(0)
             spool = self.spool
             for block in iter(lambda: spool.read(1 << 20), ""):
                 click.echo(block, nl=False)
+        if self._table is not None:
+            self._table.finish()
 
 
-_BLOCK = 512  # JSON lines written to stdout at a time
+_BLOCK = 512  # lines written to stdout at a time
 _COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))  # one encoder for every answer line
 
 
 @contextlib.contextmanager
-def _answer_sink(held_back: bool, as_json: bool) -> Iterator[_AnswerSink]:
-    if not (held_back and as_json):
-        yield _AnswerSink(as_json, None)
+def _answer_sink(held_back: bool, as_json: bool, shown_path: Path) -> Iterator[_AnswerSink]:
+    if not held_back:
+        yield _AnswerSink(as_json, None, shown_path)
         return
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
-        yield _AnswerSink(as_json, spool)
+        yield _AnswerSink(as_json, spool, shown_path)
 
 
 def _checked_lines(path: Path, name: str) -> int:
