@@ -544,7 +544,10 @@ def _master_tables(
         table = _Table(name, next((part for part in label if part.startswith("Contraction")), None))
         references: list[tuple[Any, int, Number | None]] = []
         if isinstance(leaf, MatchingNode):
-            references = [(entry.key, entry.solution_index, entry.speed) for entry in leaf.table]
+            references = [
+                (entry.key, entry.solution_index if entry.index is None else entry.index, entry.speed)
+                for entry in leaf.table
+            ]
             if all(prop.index == 0 for prop in leaf.properties):
                 table.key_names = [prop.type for prop in leaf.properties]
         elif isinstance(leaf, FreeSizeNode):
@@ -555,9 +558,7 @@ def _master_tables(
             notes.append(f"{leaf.type} leaf at {name!r} not compared entry by entry")
         table.pack_rows(references)
         table_kernels = table.kernels
-        for _, index, _ in references:
-            if index in table_kernels:
-                continue
+        for index in dict.fromkeys([row[1] for row in references]):  # each index once, in table order
             kernel = kernels.get(index)
             if kernel is None:
                 solution = by_index.get(index)
