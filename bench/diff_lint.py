@@ -40,6 +40,21 @@ yaml_rs 1.8, the YAML 1.1 scan 0.75, cutting the text 0.45, key interning 0.6), 
 each side's identities (model_dump, JSON text, its exactness check: ~1.7 s), lint's entry
 decisions and witnesses (~7 s) and locating its findings (~2 s).
 
+Issue 33, diff (helper "diff", CPU seconds, same run, busy machine: 12.3 -> 9.5 s, 864 -> 788 MB):
+master kernels are paired by *shape* (``diff._Shape``: the record packed by msgpack with exact
+types; the second side's kernel of an index is lent the first side's shape when its record is
+``==`` to the one packed, as the .dat keeps keys in build order and the YAML sorts them), and
+the full identity rule runs only where two kernels of different shapes are compared; the record
+is the dump without the predicates, whose serialisations are taken once per interned predicate
+(the dump 0.6 -> 0.23 s a side); a table whose rows (kept packed: ~120 MB -> ~9 MB while the
+other side is read) and kernels by index are alike is not regrouped; the YAML key walk interns
+each key sequence once (1.28 -> 1.02 s). Where it goes now (rocBLAS_Full, CPU s): reading the
+YAML ~5.2 (yaml_rs 1.9, the key walk 1.0, the YAML 1.1 scan 0.75, cutting the text 0.45,
+its text check 0.2, the model 0.85), the .dat ~1.5 (unpack 0.4, the depth walk 0.3, the model
+0.7), the tables ~0.6 a side (the dumps 0.23, packing or reading back the partner's record
+0.15-0.26), comparing 0.15, imports 0.3. The peak is the YAML side's tree and model, over
+what the .dat side's tables keep (~50 MB) and the memory its model left.
+
 The ratio column is figure / baseline wall time (memory: / baseline peak RSS). The machine may be
 shared; the load average is printed first.
 """
