@@ -84,7 +84,12 @@ def checked_field(value: int, crange: CRange) -> int:
     return value
 
 
+_INDEX_LOW, _INDEX_HIGH = SOLUTION_INDEX.low, SOLUTION_INDEX.high
+
+
 def _solution_index(value: int) -> int:
+    if _INDEX_LOW <= value <= _INDEX_HIGH:  # a master's every table row: one comparison, no call
+        return value
     return checked_field(value, SOLUTION_INDEX)
 
 
