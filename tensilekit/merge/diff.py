@@ -498,7 +498,7 @@ def _solution_record(solution: MasterSolution, predicates: dict[tuple[str, int],
     interned predicates, whose serialising was two thirds of the dump (rocBLAS_Full: 0.6 s a side).
     ``predicates``: (field, id of the predicate) -> (the predicate, its serialisation)."""
     extra = solution.__pydantic_extra__
-    if extra and any(name in extra for name in _PREDICATE_FIELDS):  # what ``exclude`` would take too
+    if extra and any(key in extra for key in _PREDICATE_KEYS):  # an extra key ``exclude`` or the alias would meet
         record = solution.model_dump(by_alias=True, exclude_unset=True)
     else:
         record = solution.model_dump(by_alias=True, exclude_unset=True, exclude=_PREDICATE_FIELDS_SET)
@@ -518,6 +518,7 @@ def _solution_record(solution: MasterSolution, predicates: dict[tuple[str, int],
 
 _PREDICATE_FIELDS_SET = set(_PREDICATE_FIELDS)
 _PREDICATE_ALIASES = {name: MasterSolution.model_fields[name].alias or name for name in _PREDICATE_FIELDS}
+_PREDICATE_KEYS = (*_PREDICATE_FIELDS, *_PREDICATE_ALIASES.values())
 
 
 def _master_tables(
