@@ -40,7 +40,8 @@ yaml_rs 1.8, the YAML 1.1 scan 0.75, cutting the text 0.45, key interning 0.6), 
 each side's identities (model_dump, JSON text, its exactness check: ~1.7 s), lint's entry
 decisions and witnesses (~7 s) and locating its findings (~2 s).
 
-Issue 33, diff (helper "diff", CPU seconds, same run, busy machine: 12.3 -> 9.5 s, 864 -> 788 MB):
+Issue 33, diff (helper "diff"; CPU seconds, before and after alternately in one run on a busy
+machine: 11.8-14.2 -> 9.0-10.0 s, about -28 %; peak 864 -> 790 MB):
 master kernels are paired by *shape* (``diff._Shape``: the record packed by msgpack with exact
 types; the second side's kernel of an index is lent the first side's shape when its record is
 ``==`` to the one packed, as the .dat keeps keys in build order and the YAML sorts them), and
