@@ -28,6 +28,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from pathlib import Path
 from typing import Any, Literal, Union
 
+import msgpack
 from pydantic import BaseModel, ConfigDict, Field
 
 from tensilekit._arguments import require, require_callable, require_path
@@ -47,6 +48,7 @@ from tensilekit.model.library import (
 )
 from tensilekit.model.logic import LogicFile, LogicSolution
 from tensilekit.model.naming import problem_type_name
+from tensilekit.model.solution import MasterSolution
 
 Library = Union[LogicFile, MasterLibrary, Mapping[str, LogicFile]]
 LibraryInput = Union[Library, str, "os.PathLike[str]"]
@@ -205,10 +207,25 @@ class LibraryDiff(_DiffModel):
 
 
 class _Kernel:
-    __slots__ = ("identity", "ref", "record")
+    """A kernel of one side: its identity (or the :class:`_Shape` that gives it when asked), its
+    reference for the report and, for logic files, its record (for ``kernels_changed``)."""
 
-    def __init__(self, identity: Hashable, ref: DiffKernel, record: Mapping[str, Any]) -> None:
-        self.identity, self.ref, self.record = identity, ref, record
+    __slots__ = ("_identity", "ref", "record", "shape")
+
+    def __init__(
+        self, identity: Hashable, ref: DiffKernel, record: Mapping[str, Any], shape: _Shape | None = None
+    ) -> None:
+        self._identity, self.ref, self.record, self.shape = identity, ref, record, shape
+
+    @property
+    def identity(self) -> Hashable:
+        return self._identity if self.shape is None else self.shape.identity()
+
+
+def _same_kernel(a: _Kernel, b: _Kernel) -> bool:
+    """Whether two kernels have one identity: one shape means equal records, so the identity
+    (the full rule) is computed only for kernels of different shapes."""
+    return (a.shape is not None and a.shape is b.shape) or a.identity == b.identity
 
 
 class _Table:
@@ -220,8 +237,31 @@ class _Table:
         self.label: str | None = None
         self.key_names: list[str] | None = None
         self.kernels: dict[int, _Kernel] = {}
-        self.rows: list[tuple[tuple[Any, ...], int, Number | None]] = []
+        self._rows: list[tuple[Any, int, Number | None]] = []
+        self._packed: bytes | None = None
         self.header: dict[str, Any] = {}
+
+    @property
+    def rows(self) -> list[tuple[Any, int, Number | None]]:
+        """(key, solution position or index, efficiency) of each row, in table order."""
+        if self._packed is None:
+            return self._rows
+        return [(tuple(key), index, speed) for key, index, speed in msgpack.unpackb(self._packed)]
+
+    def pack_rows(self, rows: list[tuple[Any, int, Number | None]]) -> None:
+        """Keep ``rows`` (keys of ints, efficiencies of numbers) packed: a master side is kept while
+        the other is read, and rocBLAS_Full's 425 000 rows as tuples of Python numbers were ~120 MB
+        of diff's peak, packed ~9 MB; read back, they are equal, their types alike."""
+        try:
+            self._packed, self._rows = msgpack.packb(rows), []
+        except (TypeError, ValueError, OverflowError):  # nothing a master's model holds: kept as they are
+            self._packed, self._rows = None, [(tuple(key), index, speed) for key, index, speed in rows]
+
+    def same_rows(self, other: _Table) -> bool:
+        """Whether the rows are alike: the same keys, positions and efficiencies, in one order."""
+        if self._packed is not None and other._packed is not None:
+            return self._packed == other._packed  # equal bytes: equal rows, their types alike
+        return self.rows == other.rows
 
 
 _LOGIC_IGNORED_KEYS = frozenset({"SolutionIndex"})
@@ -354,6 +394,7 @@ class _Identities:
         self._by_value: dict[str, list[tuple[str, Hashable, int]]] = {}  # numbers spelled by value
         self._by_freeze: dict[Hashable, int] | None = None  # once a record has no faithful text
         self._count = 0
+        self._shapes: dict[bytes, _Shape] = {}
 
     def _new(self) -> int:
         self._count += 1
@@ -402,22 +443,112 @@ class _Identities:
         self._by_text[text] = found
         return found
 
+    def shape_of(self, record: Mapping[str, Any]) -> _Shape | None:
+        """The one :class:`_Shape` of every record serialised as ``record`` is (kernel identities
+        then computed from it only when asked), or None when the serialisation would not give
+        ``record`` back as it is: a type msgpack does not keep exactly (a tuple, a subclass, an
+        integer over 64 bits), or a float that is not finite (a NaN is unequal to itself)."""
+        try:
+            packed = msgpack.packb(record, strict_types=True)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if _NOT_FINITE.search(packed) is not None:  # or bytes spelled as one: the full rule then
+            return None
+        shape = self._shapes.get(packed)
+        if shape is None:
+            shape = self._shapes[packed] = _Shape(packed, self)
+        return shape
 
-def _master_tables(master: MasterLibrary, notes: list[str], interned: _Identities | None = None) -> dict[str, _Table]:
+
+# msgpack with strict_types: a tuple, a subclass of a built-in type (bool aside, which it packs as
+# itself), an integer over 64 bits raise; so what packs unpacks ``==`` to the record, its types
+# alike, but for a NaN, which _NOT_FINITE catches (with infinities and, at worst, bytes inside
+# a string or an integer that spell the same: those records take the full rule, as before)
+_NOT_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")
+
+
+class _Shape:
+    """A master record's exact serialisation (:meth:`_Identities.shape_of`), shared by every
+    record serialised alike: two kernels of one shape have equal records, so they are paired
+    without their identity; the identity (:meth:`_Identities.of`, the full rule) is computed,
+    from the record read back, only where kernels of different shapes are compared."""
+
+    __slots__ = ("_identities", "_number", "packed")
+
+    def __init__(self, packed: bytes, identities: _Identities) -> None:
+        self.packed, self._identities, self._number = packed, identities, -1
+
+    def record(self) -> Any:
+        """The record read back (``==`` to each record of this shape, its types alike)."""
+        return msgpack.unpackb(self.packed, strict_map_key=False)
+
+    def identity(self) -> int:
+        if self._number < 0:
+            self._number = self._identities.of(self.record())
+        return self._number
+
+
+_PREDICATE_FIELDS = ("hardware_predicate", "problem_predicate", "task_predicate")
+
+
+def _solution_record(solution: MasterSolution, predicates: dict[tuple[str, int], tuple[Any, Any]]) -> dict[str, Any]:
+    """``solution.model_dump(by_alias=True, exclude_unset=True)`` without _MASTER_IGNORED_KEYS
+    (``raw()``'s content, its key order aside, which identities ignore), each predicate's
+    serialisation taken once per predicate object: a master's solutions share a few thousand
+    interned predicates, whose serialising was two thirds of the dump (rocBLAS_Full: 0.6 s a side).
+    ``predicates``: (field, id of the predicate) -> (the predicate, its serialisation)."""
+    extra = solution.__pydantic_extra__
+    if extra and any(key in extra for key in _PREDICATE_KEYS):  # an extra key ``exclude`` or the alias would meet
+        record = solution.model_dump(by_alias=True, exclude_unset=True)
+    else:
+        record = solution.model_dump(by_alias=True, exclude_unset=True, exclude=_PREDICATE_FIELDS_SET)
+        chosen = solution.model_fields_set
+        for name in _PREDICATE_FIELDS:
+            if name in chosen:
+                value = getattr(solution, name)
+                found = predicates.get((name, id(value)))
+                if found is None:  # the serializer's own output for that field (the object kept: its id stays its)
+                    dumped = solution.model_dump(by_alias=True, exclude_unset=True, include={name})
+                    found = predicates[(name, id(value))] = (value, next(iter(dumped.values())))
+                record[_PREDICATE_ALIASES[name]] = found[1]
+    for key in _MASTER_IGNORED_KEYS:
+        record.pop(key, None)
+    return record
+
+
+_PREDICATE_FIELDS_SET = set(_PREDICATE_FIELDS)
+_PREDICATE_ALIASES = {name: MasterSolution.model_fields[name].alias or name for name in _PREDICATE_FIELDS}
+_PREDICATE_KEYS = (*_PREDICATE_FIELDS, *_PREDICATE_ALIASES.values())
+
+
+def _master_tables(
+    master: MasterLibrary,
+    notes: list[str],
+    interned: _Identities | None = None,
+    partner: dict[str, _Table] | None = None,
+) -> dict[str, _Table]:
     """The tables of a master. ``interned`` (shared by both sides of a diff) gives each distinct
-    kernel identity a small int, so a side keeps ints, not one frozen record per kernel."""
+    record one :class:`_Shape` and each distinct kernel identity a small int, so a side keeps
+    neither its records nor a frozen copy of them. ``partner``: the other side's tables, whose
+    kernel of the same index, its record ``==`` to this one (read back from its shape: the two
+    writers order keys apart, msgpack as built, YAML sorted), lends this one its shape."""
+    others = {index: kernel for table in (partner or {}).values() for index, kernel in table.kernels.items()}
     by_index = master.solutions_by_index()
     interned = _Identities() if interned is None else interned
-    identities: dict[int, int] = {}  # solution index -> interned identity: each record frozen once
+    kernels: dict[int, _Kernel] = {}  # solution index -> its kernel: each record serialised once
+    predicates: dict[tuple[str, int], tuple[Any, Any]] = {}
     tables: dict[str, _Table] = {}
     for label, leaf in _master_leaves(master.library, ()):
         name = " / ".join(label) or "library"
         if name in tables:
             name = f"{name} #{len(tables)}"
         table = _Table(name, next((part for part in label if part.startswith("Contraction")), None))
-        references: list[tuple[tuple[Any, ...], int, Number | None]] = []
+        references: list[tuple[Any, int, Number | None]] = []
         if isinstance(leaf, MatchingNode):
-            references = [(tuple(entry.key), entry.solution_index, entry.speed) for entry in leaf.table]
+            references = [
+                (entry.key, entry.solution_index if entry.index is None else entry.index, entry.speed)
+                for entry in leaf.table
+            ]
             if all(prop.index == 0 for prop in leaf.properties):
                 table.key_names = [prop.type for prop in leaf.properties]
         elif isinstance(leaf, FreeSizeNode):
@@ -426,21 +557,27 @@ def _master_tables(master: MasterLibrary, notes: list[str], interned: _Identitie
             references = [((), leaf.index, None)]
         else:
             notes.append(f"{leaf.type} leaf at {name!r} not compared entry by entry")
-        for key, index, speed in references:
-            table.rows.append((key, index, speed))
-            solution = by_index.get(index)
-            if solution is not None and index not in table.kernels:
-                identity = identities.get(index)
-                if identity is None:
-                    # raw()'s content (its key order aside, which the identity ignores), from
-                    # pydantic's serializer: 2.5x faster on rocBLAS_Full's 21 288 solutions
-                    record = solution.model_dump(by_alias=True, exclude_unset=True)
-                    compared = {k: v for k, v in record.items() if k not in _MASTER_IGNORED_KEYS}
-                    identity = identities[index] = interned.of(compared)
+        table.pack_rows(references)
+        table_kernels = table.kernels
+        for index in dict.fromkeys([row[1] for row in references]):  # each index once, in table order
+            kernel = kernels.get(index)
+            if kernel is None:
+                solution = by_index.get(index)
+                if solution is None:
+                    continue
+                record = _solution_record(solution, predicates)
+                other = others.get(index)
+                if other is not None and other.shape is not None and other.shape.record() == record:
+                    shape: _Shape | None = other.shape
+                else:
+                    shape = interned.shape_of(record)
                 # no record kept: the identity is the whole record but for _MASTER_IGNORED_KEYS, so two
                 # kernels of equal identity never differ in a compared key (kernels_changed stays empty)
-                table.kernels[index] = _Kernel(identity, DiffKernel(index=index, name=solution.name), {})
-        table.label = problem_type_label(label, [kernel.ref.name for kernel in table.kernels.values()][:1])
+                ref = DiffKernel(index=index, name=solution.name)
+                kernel = kernels[index] = _Kernel(None if shape else interned.of(record), ref, {}, shape)
+            table_kernels[index] = kernel
+        first = next(iter(table_kernels.values()), None)
+        table.label = problem_type_label(label, [] if first is None else [first.ref.name])
         tables[name] = table
     return tables
 
@@ -483,6 +620,31 @@ def _kernel_changes(a: _Kernel, b: _Kernel, ignored: frozenset[str]) -> list[str
     return shown + ([f"… {len(keys) - _CHANGES_SHOWN} more"] if len(keys) > _CHANGES_SHOWN else [])
 
 
+def _same_shapes(a: _Table, b: _Table) -> bool:
+    """Whether each kernel of ``a`` has one of ``b``'s shapes and each of ``b`` one of ``a``'s (no
+    record kept, as of masters): then every identity of either side is one of the other's, and no
+    kernel is added, removed or changed, without an identity computed."""
+    shapes_a = {kernel.shape for kernel in a.kernels.values()}
+    if None in shapes_a or any(kernel.record for kernel in a.kernels.values()):
+        return False
+    shapes_b = {kernel.shape for kernel in b.kernels.values()}
+    return shapes_a == shapes_b and not any(kernel.record for kernel in b.kernels.values())
+
+
+def _same_kernels_by_index(a: _Table, b: _Table) -> bool:
+    """Whether both tables hold the same indices, each index's kernels of one shape (no record
+    kept, as of masters): then no kernel is added, removed or changed, and a row's kernels are the
+    same kernel wherever the rows name the same index."""
+    if a.kernels.keys() != b.kernels.keys():
+        return False
+    others = b.kernels
+    for index, kernel in a.kernels.items():
+        other = others[index]
+        if kernel.shape is None or kernel.shape is not other.shape or kernel.record or other.record:
+            return False
+    return True
+
+
 def _compare_tables(a: _Table, b: _Table, ignored: frozenset[str]) -> GroupDiff:
     group = GroupDiff(
         name=a.name,
@@ -493,21 +655,24 @@ def _compare_tables(a: _Table, b: _Table, ignored: frozenset[str]) -> GroupDiff:
     for field in sorted(set(a.header) | set(b.header)):
         if freeze(a.header.get(field)) != freeze(b.header.get(field)):
             group.header_changes.append(HeaderChange(field=field, a=a.header.get(field), b=b.header.get(field)))
+    if a.same_rows(b) and _same_kernels_by_index(a, b):
+        return group  # the rows alike (keys, indices, efficiencies) and each index's kernel of one shape
 
-    first_a: dict[Hashable, _Kernel] = {}
-    for kernel in a.kernels.values():
-        first_a.setdefault(kernel.identity, kernel)
-    first_b: dict[Hashable, _Kernel] = {}
-    for kernel in b.kernels.values():
-        first_b.setdefault(kernel.identity, kernel)
-    group.kernels_removed = [kernel.ref for key, kernel in first_a.items() if key not in first_b]
-    group.kernels_added = [kernel.ref for key, kernel in first_b.items() if key not in first_a]
-    for key, kernel in first_a.items():
-        other = first_b.get(key)
-        if other is not None:
-            differing = _differing_keys(kernel.record, other.record, ignored)
-            if differing:
-                group.kernels_changed.append(KernelChange(a=kernel.ref, b=other.ref, keys=differing))
+    if not _same_shapes(a, b):
+        first_a: dict[Hashable, _Kernel] = {}
+        for kernel in a.kernels.values():
+            first_a.setdefault(kernel.identity, kernel)
+        first_b: dict[Hashable, _Kernel] = {}
+        for kernel in b.kernels.values():
+            first_b.setdefault(kernel.identity, kernel)
+        group.kernels_removed = [kernel.ref for key, kernel in first_a.items() if key not in first_b]
+        group.kernels_added = [kernel.ref for key, kernel in first_b.items() if key not in first_a]
+        for key, kernel in first_a.items():
+            other = first_b.get(key)
+            if other is not None:
+                differing = _differing_keys(kernel.record, other.record, ignored)
+                if differing:
+                    group.kernels_changed.append(KernelChange(a=kernel.ref, b=other.ref, keys=differing))
 
     rows_a: dict[tuple[Any, ...], list[tuple[int, Any]]] = {}
     for key, index, eff in a.rows:
@@ -524,7 +689,7 @@ def _compare_tables(a: _Table, b: _Table, ignored: frozenset[str]) -> GroupDiff:
                 continue
             other_index, other_eff = others[number]
             kernel_b = _kernel_of(b, other_index)
-            if kernel_a.identity != kernel_b.identity:
+            if not _same_kernel(kernel_a, kernel_b):
                 group.sizes_reassigned.append(
                     SizeReassigned(
                         key=list(key),
@@ -671,7 +836,7 @@ def _diff_libraries(
             assert isinstance(left, MasterLibrary)
             tables_a = _master_tables(left, notes, interned)
         report(f"indexing {_short(b)}")
-        tables_b = _master_tables(right, notes, interned)
+        tables_b = _master_tables(right, notes, interned, tables_a)
         report("comparing")
         for name in tables_a:
             if name in tables_b:

@@ -4,6 +4,7 @@ found before they cost memory or time; real libraries stay far inside every defa
 from __future__ import annotations
 
 import gzip
+import sys
 import tracemalloc
 import zlib
 from pathlib import Path
@@ -158,6 +159,19 @@ def test_msgpack_depth_bound_by_header_bytes_skips_only_shallow_objects() -> Non
 @pytest.mark.parametrize(("text", "size"), [("3G", 3 << 30), ("512M", 512 << 20), ("1000", 1000), ("1.5k", 1536)])
 def test_parse_size(text: str, size: int) -> None:
     assert parse_size(text) == size
+
+
+def test_key_walk_keeps_keys_that_equal_others_spelled_apart() -> None:
+    """The key walk reuses the interned keys of a key sequence met before: a sequence of other
+    types that ``==`` one met (``(1,) == (True,) == (1.0,)``) keeps its own keys, and a sequence
+    of str keys met again gets the interned ones."""
+    from tensilekit.io.yaml_codec import _intern_keys
+
+    name = "".join(["Macro", "Tile0"])
+    tree = [{1: "a"}, {True: "b"}, {1.0: "c"}, {"".join(["Macro", "Tile0"]): 1}, {"".join(["Macro", "Tile0"]): 2}]
+    _intern_keys(tree, shared=False)
+    assert [type(next(iter(item))) for item in tree[:3]] == [int, bool, float]
+    assert next(iter(tree[3])) is next(iter(tree[4])) is sys.intern(name) and tree[4] == {name: 2}
 
 
 def test_depth_measured_by_the_key_walk_is_check_depths() -> None:

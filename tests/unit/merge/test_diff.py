@@ -242,19 +242,189 @@ def test_master_kernel_identities_agree_with_python_equality() -> None:
                 assert (numbers[first] == numbers[second]) == same, (ordered[first], ordered[second])
 
 
+def test_master_kernel_shapes_pair_exactly_as_identities() -> None:
+    """diff pairs master kernels of one shape (the same record serialised alike, or lent by the
+    other side's kernel of its index when the records are ``==``) without their identity: pairing
+    must still agree with :func:`~tensilekit.merge.identity.freeze` on every pair, NaN, infinities,
+    tuples, integers over 64 bits, non-str keys and key orders included."""
+    from tensilekit.merge.diff import DiffKernel, _Identities, _Kernel, _same_kernel
+    from tensilekit.merge.identity import freeze
+
+    nan = float("nan")
+    records: list[dict[Any, Any]] = [
+        {"sizeMapping": {"depthU": 16, "ratio": 1.0, "flags": [True, 0]}, "t": "x"},
+        {"t": "x", "sizeMapping": {"flags": [True, 0], "ratio": 1.0, "depthU": 16}},  # keys reordered
+        {"sizeMapping": {"depthU": 16.0, "ratio": 1, "flags": [1, 0.0]}, "t": "x"},
+        {"sizeMapping": {"ratio": True, "flags": (1, False), "depthU": 16}, "t": "x"},
+        {"sizeMapping": {"depthU": 32, "ratio": 1.0, "flags": [True, 0]}, "t": "x"},
+        {"x": nan},
+        {"x": nan},
+        {"x": float("inf")},
+        {"x": float("inf")},
+        {"x": 10**30},
+        {"x": 10**30},
+        {"x": 0xCB7FF80000000000},  # packs with the bytes of a NaN inside
+        {1: "a"},
+        {"1": "a"},
+        {True: "a"},
+    ]
+
+    def kernels(
+        identities: _Identities, side: list[dict[Any, Any]], partner: list[_Kernel] | None = None
+    ) -> list[_Kernel]:
+        built = []
+        for position, record in enumerate(side):
+            other = None if partner is None else partner[position]
+            if other is not None and other.shape is not None and other.shape.record() == record:
+                shape = other.shape
+            else:
+                shape = identities.shape_of(record)
+            identity = None if shape is not None else identities.of(record)
+            built.append(_Kernel(identity, DiffKernel(index=position), {}, shape))
+        return built
+
+    for other_side in (records, records[::-1], records[1:] + records[:1]):
+        identities = _Identities()
+        first = kernels(identities, records)
+        second = kernels(identities, other_side, first)
+        both = list(zip(records + other_side, first + second, strict=True))
+        if other_side is records:  # every record packed faithfully is lent its partner's shape
+            assert sum(a.shape is not None and a.shape is b.shape for a, b in zip(first, second, strict=True)) == 7
+        for record_a, kernel_a in both:
+            for record_b, kernel_b in both:
+                same = freeze(record_a) == freeze(record_b)
+                assert _same_kernel(kernel_a, kernel_b) == same, (record_a, record_b)
+
+
+def _respelled_master(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a decoded master) as another writer could spell it: keys sorted at every level,
+    solutions renumbered in reverse, one kernel's bool spelled as an integer (all ``==``)."""
+
+    def sort(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: sort(value[key]) for key in sorted(value, key=str)}
+        return [sort(item) for item in value] if isinstance(value, list) else value
+
+    respelled = sort(data)
+    numbers = [entry["index"] for entry in respelled["solutions"]]
+    renumbered = dict(zip(numbers, reversed(numbers), strict=True))
+
+    def renumber(node: Any) -> None:
+        if isinstance(node, dict):
+            if "table" in node and isinstance(node["table"], list):
+                for row in node["table"]:
+                    row["index"] = renumbered[row["index"]]
+            for value in node.values():
+                renumber(value)
+        elif isinstance(node, list):
+            for value in node:
+                renumber(value)
+
+    renumber(respelled["library"])
+    for entry in respelled["solutions"]:
+        entry["index"] = renumbered[entry["index"]]
+    respelled["solutions"][0]["problemType"]["useBeta"] = int(respelled["solutions"][0]["problemType"]["useBeta"])
+    return respelled
+
+
+def test_master_diff_by_shapes_is_the_diff_by_identities(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A master diff pairing kernels by shape (cheap) reports exactly what pairing every kernel by
+    its identity (the full rule) reports: same libraries spelled apart, kernels changed, moved,
+    duplicated and given a NaN, in either order."""
+    import msgpack
+
+    from tensilekit.io.master_io import master_from_data
+    from tensilekit.merge import diff as diff_module
+
+    data = msgpack.unpackb((corpus / "masters" / "aldebaran_HHS_BH_TT_fp16alt.dat").read_bytes(), strict_map_key=False)
+    changed = _respelled_master(copy.deepcopy(data))
+    solutions = changed["solutions"]
+    solutions[1]["sizeMapping"]["workGroupMapping"] += 3  # a real change: its sizes are reassigned
+    solutions[2]["ideals"] = {"nan": float("nan")}  # never the same kernel as any other
+    solutions[3]["problemType"]["useBeta"] = 1 - solutions[3]["problemType"]["useBeta"]  # changed, spelled apart
+    duplicate = copy.deepcopy(solutions[4])
+    duplicate["index"] = max(entry["index"] for entry in solutions) + 1
+    solutions.append(duplicate)  # a second index of an equal kernel, its sizes moved to it
+    moved = 0
+
+    def move(node: Any) -> None:
+        nonlocal moved
+        if isinstance(node, dict):
+            for row in node.get("table", []) if isinstance(node.get("table"), list) else []:
+                if row["index"] == solutions[4]["index"] and moved < 2:
+                    row["index"], moved = duplicate["index"], moved + 1
+            for value in node.values():
+                move(value)
+        elif isinstance(node, list):
+            for value in node:
+                move(value)
+
+    move(changed["library"])
+    original = master_from_data(data)
+    variants = {
+        "respelled": master_from_data(_respelled_master(copy.deepcopy(data))),
+        "changed": master_from_data(changed),
+    }
+    by_shape = {
+        name: (diff_libraries(original, other).model_dump_json(), diff_libraries(other, original).model_dump_json())
+        for name, other in variants.items()
+    }
+    monkeypatch.setattr(diff_module._Identities, "shape_of", lambda self, record: None)
+    for name, other in variants.items():
+        by_identity = (
+            diff_libraries(original, other).model_dump_json(),
+            diff_libraries(other, original).model_dump_json(),
+        )
+        assert by_shape[name] == by_identity, name
+    assert diff_libraries(original, variants["respelled"]).is_empty
+    (group,) = diff_libraries(original, variants["changed"]).groups
+    assert group.sizes_reassigned and group.kernels_added and group.kernels_removed and moved >= 1
+
+
+def test_same_master_as_msgpack_and_yaml_pairs_every_kernel_by_shape(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same master written by Tensile as msgpack (keys in build order) and as YAML (keys
+    sorted) is diffed without one kernel identity computed, nor one table's rows regrouped: each
+    kernel is lent its partner's shape (issue 33: identities were ~3.5 s of rocBLAS_Full's diff)."""
+    from tensilekit.merge import diff as diff_module
+
+    def refused(*arguments: Any) -> Any:
+        raise AssertionError("a kernel identity was computed")
+
+    monkeypatch.setattr(diff_module._Identities, "of", refused)
+    monkeypatch.setattr(diff_module, "_kernel_of", refused)  # only the rows regrouped look kernels up
+    for name in ("aldebaran_HHS_BH_TT_fp16alt", "hipblaslt_gfx942_freesize"):
+        folder = corpus / ("masters-hipblaslt" if name.startswith("hipblaslt") else "masters")
+        diff = diff_libraries(folder / f"{name}.dat", folder / f"{name}.yaml")
+        assert diff.is_empty and diff.groups_compared >= 1, name
+
+
 def test_master_records_from_the_serializer_are_raw_records(corpus: Path) -> None:
     """diff reads each master kernel's record from pydantic's serializer, not ``raw()``: for every
     solution of the corpus masters (Tensile and hipBLASLt) the two are equal, so identities are."""
+    from tensilekit.merge.diff import _JSON_KEY, _MASTER_IGNORED_KEYS, _solution_record
     from tensilekit.merge.identity import freeze
+    from tensilekit.model.solution import MasterSolution
 
     folders = ("masters", "masters-hipblaslt", "masterlib/tensile/SolutionLibraries")
     paths = [path for folder in folders for path in sorted((corpus / folder).glob("*.dat*"))]
     paths = [path for path in paths if "rocBLAS_Full" not in path.name]  # 21 288 solutions: seconds
     assert len(paths) >= 15
     for path in paths:
+        predicates: dict[Any, Any] = {}
         for kernel in load_master(path).solutions:
             dumped = kernel.model_dump(by_alias=True, exclude_unset=True)
             assert freeze(dumped) == freeze(kernel.raw()), (path.name, kernel.index)
+            # diff's record: the dump with each predicate's serialisation taken once per predicate
+            compared = {key: value for key, value in dumped.items() if key not in _MASTER_IGNORED_KEYS}
+            record = _solution_record(kernel, predicates)
+            assert record == compared and _JSON_KEY(record) == _JSON_KEY(compared), (path.name, kernel.index)
+    # a predicate's field name beside its key lands among the extras: the record is the whole dump's
+    both = {"index": 1, "hardwarePredicate": {"type": "TruePred"}, "hardware_predicate": {"type": "Not", "value": {}}}
+    spelled_twice = MasterSolution.model_validate(both)
+    dumped = spelled_twice.model_dump(by_alias=True, exclude_unset=True)
+    assert _solution_record(spelled_twice, {}) == {key: dumped[key] for key in dumped if key != "index"}
 
 
 @given(st.text('0123456789.-eE+truefalsx, :[]"a', max_size=16))
