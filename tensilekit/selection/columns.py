@@ -443,7 +443,8 @@ def _device_columns(devices: Sequence[Hardware]) -> dict[str, tuple[np.ndarray, 
     else:
         distinct = {id(h): h for h in devices}
     device_fields = [(h.arch, h.cu_count, h.is_apu, h.wavefront, h.simd_per_cu) for h in distinct.values()]
-    per_device = list(zip(*device_fields, strict=True))
+    # a batch of no query (every line of a chunk unreadable) names no device: empty columns
+    per_device = list(zip(*device_fields, strict=True)) or [() for _ in HARDWARE_COLUMNS]
     group: IntArray | None = None
     if len(distinct) > 1:
         number = {key: position for position, key in enumerate(distinct)}

@@ -113,11 +113,14 @@ def test_a_chunk_is_answered_before_the_next_lines_are_read(sample: Library) -> 
     assert sum(1 for _ in answers) == 400 - 41 and read == 400
 
 
-def test_cli_writes_the_first_chunk_before_stdin_ends() -> None:
-    """Through a pipe: the answers of the first chunk arrive while stdin is still open."""
+@pytest.mark.parametrize("as_json", [True, False], ids=["json", "table"])
+def test_cli_writes_the_first_chunk_before_stdin_ends(as_json: bool) -> None:
+    """Through a pipe: the answers of the first chunk arrive while stdin is still open, as JSON lines
+    or as the table's tab-separated rows (a pipe's table is never held whole)."""
     chunk = tensilekit.library.QUERY_CHUNK
-    command = [sys.executable, "-m", "tensilekit", "select", "-l", SAMPLE, "--queries", "-", "--json"]
-    environment = {**os.environ, "PYTHONPATH": str(PROJECT)}
+    command = [sys.executable, "-m", "tensilekit", "select", "-l", SAMPLE, "--queries", "-"]
+    command += ["--json"] if as_json else []
+    environment = {**os.environ, "PYTHONPATH": str(PROJECT), "TENSILEKIT_TERMINAL": "0"}
     with subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment
     ) as process:
@@ -126,13 +129,22 @@ def test_cli_writes_the_first_chunk_before_stdin_ends() -> None:
         process.stdin.flush()
         ready, _, _ = select.select([process.stdout], [], [], 120)
         assert ready, "no answer written while stdin is open: the queries are not streamed"
-        first = json.loads(process.stdout.readline())
-        assert first["id"] == 0 and first["index"] is not None
+        if as_json:
+            first = json.loads(process.stdout.readline())
+            assert first["id"] == 0 and first["index"] is not None
+        else:
+            title, header, row = (process.stdout.readline().decode() for _ in range(3))
+            assert title == f"# {SAMPLE}\n" and header.split() == ["id", "index", "distance", "kernel"]
+            assert row.split("\t")[0] == "0" and row.split("\t")[1].isdigit()
         process.stdin.write((_line(chunk, "served", 1024) + "\n").encode())
         process.stdin.close()
         rest = process.stdout.read().decode().splitlines()
         assert process.wait(60) == 0, process.stderr.read() if process.stderr else ""
-    assert [json.loads(line)["id"] for line in rest] == list(range(1, chunk + 1))
+    if as_json:
+        assert [json.loads(line)["id"] for line in rest] == list(range(1, chunk + 1))
+    else:
+        assert [line.split("\t")[0] for line in rest[:-1]] == [str(n) for n in range(1, chunk + 1)]
+        assert rest[-1] == f"# {chunk + 1} queries, {chunk + 1} with a kernel, 0 without"
 
 
 def test_strict_prints_nothing_when_a_line_after_the_first_chunk_is_bad(
@@ -153,6 +165,12 @@ def test_strict_prints_nothing_when_a_line_after_the_first_chunk_is_bad(
         assert result.exit_code == 3 and len(records) == 61 and f"{queries}{said}" in records[30]["error"]
         assert all(record["index"] is not None for record in records[:30] + records[31:])
         assert "1 of 61 query line(s) could not be answered" in result.stderr
+        # the table in a pipe: rows held back by --strict as the JSON lines are, streamed without it
+        table = args[:-1]
+        rows = CliRunner().invoke(cli, [*table, "--strict"], env={"TENSILEKIT_TERMINAL": "0"}).stdout.splitlines()
+        assert not [row for row in rows if row.split("\t")[0].isdigit()], rows
+        rows = CliRunner().invoke(cli, table, env={"TENSILEKIT_TERMINAL": "0"}).stdout.splitlines()
+        assert [row.split("\t")[0] for row in rows[2:-1]] == [str(record.get("id")) for record in records]
 
 
 def test_the_garbage_collector_is_left_as_it_was(tmp_path: Path) -> None:
