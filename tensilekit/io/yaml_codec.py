@@ -125,19 +125,20 @@ def _fast_parse_is_exact(text: str) -> bool:
     return _YAML11_AT_LINE.search(values) is None and _YAML11_INSIDE.search(values) is None
 
 
-def _share_key_strings(data: Any) -> Any:
+def share_key_strings(data: Any) -> Any:
     """Make every equal mapping key one (interned) string object, in place; returns ``data``.
 
     Both parsers create a new string per key occurrence: a 4 MB logic file has ~160 000 keys but
     ~300 distinct ones, and the copies cost ~10 MB. Dicts are refilled rather than rebuilt so that
-    containers YAML aliases share stay shared, and their key order is kept.
+    containers YAML aliases share stay shared, and their key order is kept. Containers may be
+    shared (each is refilled once).
     """
     _intern_keys(data, shared=True)
     return data
 
 
 def _intern_keys(data: Any, *, shared: bool) -> int:
-    """:func:`_share_key_strings`; returns how deep containers nest (1: ``data`` alone), as
+    """:func:`share_key_strings`; returns how deep containers nest (1: ``data`` alone), as
     :func:`~tensilekit.io.limits.check_depth` counts it when nothing is ``shared`` (no aliases).
 
     ``shared`` (YAML aliases): each container is visited once (its depth is then not the
@@ -204,14 +205,17 @@ SLICED_LOAD_FROM = 1 << 20
 """Texts at least this long are decoded piece by piece where they can be (:func:`_sliced_load`)."""
 
 
-def parse_yaml(text: str, source: str | None = None) -> Any:
+def parse_yaml(text: str, source: str | None = None, *, share_keys: bool = True) -> Any:
     """Decode one YAML document exactly as PyYAML's ``CSafeLoader`` (AMD's reader) would.
+
+    ``share_keys``: equal mapping keys become one string (:func:`share_key_strings`); a caller
+    that builds models sharing them itself passes False (logic files: the open models' key orders).
 
     Raises :class:`YamlSyntaxError` with line and column, :class:`InputTooLarge` over a limit
     (:mod:`tensilekit.io.limits`: nesting depth, integer digits, alias expansion).
     """
     check_yaml_text(text, source)
-    data, deepest = _parse_checked(text, source)
+    data, deepest = _parse_checked(text, source, share_keys)
     if "&" in text and isinstance(data, (dict, list)):  # anchors: aliases may share containers
         check_alias_expansion(data, source)
     if isinstance(data, (dict, list)):  # brackets and indentation mixed (the text check bounds each)
@@ -219,8 +223,9 @@ def parse_yaml(text: str, source: str | None = None) -> Any:
     return data
 
 
-def _parse_checked(text: str, source: str | None) -> tuple[Any, int | None]:
-    """The decoded document and, when no container can be shared, how deep it nests."""
+def _parse_checked(text: str, source: str | None, share_keys: bool = True) -> tuple[Any, int | None]:
+    """The decoded document and, when no container can be shared and the keys were shared, how
+    deep it nests (measured by the key walk; else None: :func:`check_depth` walks)."""
     # "&": an anchor hides the scalar after it from the YAML 1.1 scan (``&x 010`` is 8 to PyYAML,
     # 10 to yaml_rs); the few files with anchors are decoded by PyYAML
     if _fast_yaml is not None and "&" not in text and _fast_parse_is_exact(text):
@@ -237,9 +242,10 @@ def _parse_checked(text: str, source: str | None) -> tuple[Any, int | None]:
         except Exception:  # noqa: BLE001 - yaml_rs raises its own types; PyYAML decides below
             pass
         else:  # no anchors: no container is shared, so the key walk measures the depth too
-            return data, _intern_tree_keys(data)
+            return data, _intern_tree_keys(data) if share_keys else None
     try:
-        return _share_key_strings(yaml.load(text, Loader=_SafeLoader)), None
+        data = yaml.load(text, Loader=_SafeLoader)
+        return share_key_strings(data) if share_keys else data, None
     except yaml.MarkedYAMLError as error:
         problem = error.problem or error.context or "malformed YAML"
         mark = error.problem_mark or error.context_mark
@@ -1019,4 +1025,5 @@ __all__ = [
     "node_positions",
     "parse_path",
     "parse_yaml",
+    "share_key_strings",
 ]
