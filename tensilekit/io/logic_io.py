@@ -22,6 +22,7 @@ from tensilekit.io.yaml_codec import (
     AMD_LOGIC_STYLE,
     YamlStyle,
     detect_style,
+    distinct_lines,
     dump_yaml,
     parse_yaml,
     share_key_strings,
@@ -243,9 +244,10 @@ def loads_logic(text: str, *, dialect: Dialect | str | None = None, source: str 
     require(dialect, (str, Dialect), "dialect", "loads_logic", optional=True)
     require(source, str, "source", "loads_logic", optional=True)
     with gc_paused(promote=True):  # one pause over the tree and the model built from it
-        data = share_kept_keys(parse_yaml(text, source, share_keys=False))
+        lines = distinct_lines(text)  # read by the YAML 1.1 check and the style's searches
+        data = share_kept_keys(parse_yaml(text, source, share_keys=False, lines=lines))
         logic = logic_from_data(data, dialect=dialect, source=source, text=text)
-        logic._source_style = detect_style(text, data)
+        logic._source_style = detect_style(text, data, lines=lines)
         del data  # freed before the pause ends
         logic._source_text = text
     return logic
