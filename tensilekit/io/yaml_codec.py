@@ -228,7 +228,7 @@ def parse_yaml(text: str, source: str | None = None, *, share_keys: bool = True,
     Raises :class:`YamlSyntaxError` with line and column, :class:`InputTooLarge` over a limit
     (:mod:`tensilekit.io.limits`: nesting depth, integer digits, alias expansion).
     """
-    check_yaml_text(text, source)
+    check_yaml_text(text, source, lines)
     data, deepest = _parse_checked(text, source, share_keys, lines)
     if "&" in text and isinstance(data, (dict, list)):  # anchors: aliases may share containers
         check_alias_expansion(data, source)
