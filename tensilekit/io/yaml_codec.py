@@ -96,7 +96,9 @@ _YAML11_AMBIGUOUS = re.compile(
 # values) and inside a value (after ": ", "- ", "? ", "[" or "{", rare in values).
 _YAML11_SPELLING = _YAML11_AMBIGUOUS.pattern[len(_YAML11_STARTS) :]
 _YAML11_AT_LINE = re.compile(r"\n[ \t]*" + _YAML11_SPELLING, re.M)
-_YAML11_INSIDE = re.compile(r"(?:[:?-][ \t]|[\[,{])[ \t]*" + _YAML11_SPELLING, re.M)
+# (one character class first, the kind of start checked behind it: the regex engine then skips
+# to those characters at C speed, about twice as fast as trying the alternatives at every place)
+_YAML11_INSIDE = re.compile(r"[:?\-\[,{](?:(?<=[:?-])[ \t]|(?<=[\[,{]))[ \t]*" + _YAML11_SPELLING, re.M)
 
 # The text after each place _YAML11_AMBIGUOUS can start, up to a delimiter that is itself such a
 # place (or ends a scalar). Logic files repeat a few thousand distinct values, so checking each
