@@ -149,7 +149,9 @@ class OrderedOpenModel(OpenModel):
             return handler(data)
         order = tuple(data)
         shared = _shared_order(order)
-        if shared is not order and type(data) is dict:
+        # (keys shared already, as parse_yaml's default walk leaves them: the last one tells, and
+        # a mapping that fools it only keeps its own equal strings)
+        if shared is not order and order[-1] is not shared[-1] and type(data) is dict:
             # the kept tuple's strings become the mapping's keys, in place (equal keys, same order,
             # same values): the keys the model keeps (its extras') are then one string for every
             # mapping of this order, and the parser's copies (it makes each anew: ~160 000 keys in
