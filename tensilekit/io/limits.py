@@ -214,7 +214,7 @@ _CLASSES = bytes.maketrans(
         for b in range(256)
     ),
 )  # fmt: skip
-_ALL_BUT_BRACKETS = bytes(b for b in range(256) if b not in b"[]")
+_ALL_BUT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _BRACKET_CHUNK = 4096
 
 
@@ -223,12 +223,16 @@ def _line_of(data: bytes, offset: int) -> tuple[int, int]:
     return data.count(b"\n", 0, offset) + 1, offset - line_start + 1
 
 
-def check_yaml_text(text: str, source: str | None) -> None:
+def check_yaml_text(text: str, source: str | None, lines: str | None = None) -> None:
     """Nesting depth and integer length of YAML ``text``, checked in linear time before parsing
-    (a few milliseconds for a 4 MB logic file)."""
+    (a few milliseconds for a 4 MB logic file). ``lines``: the text's distinct lines
+    (:func:`~tensilekit.io.yaml_codec.distinct_lines`), when the caller has them: the checks
+    that look within a line (digits, indentation, compact dashes) then read a tenth of the text;
+    where they find something, it is found again in ``text`` (its place, and the confirmation)."""
     current = _current
     data = text.encode("utf-8", errors="replace")
-    classes = data.translate(_CLASSES, b" \t")
+    unique = data if lines is None else lines.encode("utf-8", errors="replace")
+    classes = unique.translate(_CLASSES, b" \t")  # "\n" is kept: no run crosses a line end
     if classes.find(b"0" * (current.max_integer_digits + 1)) >= 0:
         # exact place, in the text as written (blanks were dropped above)
         digits = re.search(rb"(?<![0-9])[0-9]{%d}" % (current.max_integer_digits + 1), data)
@@ -240,8 +244,9 @@ def check_yaml_text(text: str, source: str | None) -> None:
             )
     depth = current.max_depth
     # Flow collections: the running count of open brackets (quoted brackets make it an upper
-    # bound). Chunk by chunk: only a chunk that could reach the limit is stepped through.
-    brackets = classes.translate(None, _ALL_BUT_BRACKETS)
+    # bound), over the whole text (their order counts). Chunk by chunk: only a chunk that could
+    # reach the limit is stepped through.
+    brackets = data.translate(_CLASSES, _ALL_BUT_BRACKETS)
     level = 0
     for start in range(0, len(brackets), _BRACKET_CHUNK):
         chunk = brackets[start : start + _BRACKET_CHUNK]
@@ -255,9 +260,8 @@ def check_yaml_text(text: str, source: str | None) -> None:
             level += 2 * opens - len(chunk)
     # Block collections: each level indents by at least one column, or is one more "- " / "? "
     # of a compact nested sequence on the same line.
-    indented = data.find(b"\n" + b" " * depth)
-    if indented >= 0:
-        _too_deep(data, indented + 1, source)
+    if unique.find(b"\n" + b" " * depth) >= 0:
+        _too_deep(data, data.find(b"\n" + b" " * depth) + 1, source)
     if classes.find(b"-" * depth) >= 0:
         # blanks were dropped: confirm "- - - ..." entries, not a comment or scalar of dashes
         compact = re.search(rb"^[ \t]*(?:[-?](?:[ \t]+|$)){%d}" % depth, data, re.M)

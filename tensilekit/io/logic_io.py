@@ -18,7 +18,15 @@ from tensilekit._arguments import require, require_output_path, require_path
 from tensilekit.errors import InvalidValue, LibraryFormatError, Location, MissingField, error_context
 from tensilekit.io.files import gc_paused
 from tensilekit.io.locations import add_line, raw_path, to_format_error
-from tensilekit.io.yaml_codec import AMD_LOGIC_STYLE, YamlStyle, detect_style, dump_yaml, parse_yaml
+from tensilekit.io.yaml_codec import (
+    AMD_LOGIC_STYLE,
+    YamlStyle,
+    detect_style,
+    distinct_lines,
+    dump_yaml,
+    parse_yaml,
+    share_key_strings,
+)
 from tensilekit.model.common import to_raw
 from tensilekit.model.logic import (
     DICT_KEYS,
@@ -207,6 +215,27 @@ def _logic_to_dict(logic: LogicFile) -> dict[str, Any]:
     return ordered
 
 
+# The parts of a logic file the models read mapping by mapping (solutions keep their keys through
+# the open models' shared key orders; a table row has no keys): the rest is kept as parsed.
+_MODELLED_POSITIONS = frozenset(LIST_LAYOUTS[Dialect.TENSILE].index(name) for name in ("solutions", "exact_logic"))
+_MODELLED_KEYS = frozenset({"Solutions", "ExactLogic"})
+
+
+def share_kept_keys(data: Any) -> Any:
+    """``data`` with equal mapping keys made one string where the model keeps mappings as parsed
+    (a decision tree, the header, extra items), in place; the solutions' keys are left to the
+    models (:class:`~tensilekit.model.common.OrderedOpenModel`), which share them by key order
+    at a third of the cost of walking them here, and the table has none."""
+    if isinstance(data, list):
+        kept = [item for position, item in enumerate(data) if position not in _MODELLED_POSITIONS]
+    elif isinstance(data, dict):
+        kept = [value for key, value in data.items() if key not in _MODELLED_KEYS]
+    else:
+        return data
+    share_key_strings(kept)
+    return data
+
+
 def loads_logic(text: str, *, dialect: Dialect | str | None = None, source: str | None = None) -> LogicFile:
     """Parse logic-file YAML text; the detected emitter style is kept for :func:`dumps_logic`.
 
@@ -215,9 +244,10 @@ def loads_logic(text: str, *, dialect: Dialect | str | None = None, source: str 
     require(dialect, (str, Dialect), "dialect", "loads_logic", optional=True)
     require(source, str, "source", "loads_logic", optional=True)
     with gc_paused(promote=True):  # one pause over the tree and the model built from it
-        data = parse_yaml(text, source)
+        lines = distinct_lines(text)  # read by the YAML 1.1 check and the style's searches
+        data = share_kept_keys(parse_yaml(text, source, share_keys=False, lines=lines))
         logic = logic_from_data(data, dialect=dialect, source=source, text=text)
-        logic._source_style = detect_style(text, data)
+        logic._source_style = detect_style(text, data, lines=lines)
         del data  # freed before the pause ends
         logic._source_text = text
     return logic

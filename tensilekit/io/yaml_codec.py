@@ -96,7 +96,9 @@ _YAML11_AMBIGUOUS = re.compile(
 # values) and inside a value (after ": ", "- ", "? ", "[" or "{", rare in values).
 _YAML11_SPELLING = _YAML11_AMBIGUOUS.pattern[len(_YAML11_STARTS) :]
 _YAML11_AT_LINE = re.compile(r"\n[ \t]*" + _YAML11_SPELLING, re.M)
-_YAML11_INSIDE = re.compile(r"(?:[:?-][ \t]|[\[,{])[ \t]*" + _YAML11_SPELLING, re.M)
+# (one character class first, the kind of start checked behind it: the regex engine then skips
+# to those characters at C speed, about twice as fast as trying the alternatives at every place)
+_YAML11_INSIDE = re.compile(r"[:?\-\[,{](?:(?<=[:?-])[ \t]|(?<=[\[,{]))[ \t]*" + _YAML11_SPELLING, re.M)
 
 # The text after each place _YAML11_AMBIGUOUS can start, up to a delimiter that is itself such a
 # place (or ends a scalar). Logic files repeat a few thousand distinct values, so checking each
@@ -104,40 +106,54 @@ _YAML11_INSIDE = re.compile(r"(?:[:?-][ \t]|[\[,{])[ \t]*" + _YAML11_SPELLING, r
 _PLAIN_VALUE = re.compile(r"(?:[:?-][ \t]|[\[,{]|\n)[ \t]*([^\n,\]}#]*)")
 
 
-def _fast_parse_is_exact(text: str) -> bool:
+def distinct_lines(text: str) -> str:
+    """The lines of ``text``, each once, in the order each first appears after the first line
+    (which comes first, with no line end before it, as in ``text``), joined by line ends.
+
+    A 4 MB logic file's ~160 000 lines hold 3 000-13 000 distinct ones (solutions repeat their
+    parameters): what holds of every line (a YAML 1.1 spelling, a quoted value, an anchor)
+    is found in this text at a tenth of the cost, and a line's first occurrence keeps its
+    place. Splitting and hashing run at C speed; computed once per file and shared by the
+    YAML 1.1 check (:func:`parse_yaml`) and :func:`detect_style` (``lines=``)."""
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    rest = dict.fromkeys(lines[1:])  # a first line that recurs is in here too, after a line end
+    return lines[0] + "\n" + "\n".join(rest)
+
+
+def _fast_parse_is_exact(text: str, lines: str | None = None) -> bool:
     """True when no plain scalar of ``text`` reads differently under YAML 1.1 and 1.2.
 
     Equivalent to ``_YAML11_AMBIGUOUS.search(text) is None`` (a property test holds it to that).
     Neither a value nor the place it starts crosses a line end, so each distinct line is read
-    once: a 4 MB logic file's ~160 000 lines hold 3 000-13 000 distinct ones (solutions repeat
-    their parameters), and splitting and hashing them runs at C speed, ~3x faster than finding
-    the values of the whole text.
+    once (``lines``: :func:`distinct_lines` of ``text``, computed here when not given).
     """
     if _YAML11_AMBIGUOUS.search("\n" + text[:256]) is not None:
         return False
-    lines = text.split("\n")
-    first, lines[0] = lines[0], ""  # the first line has no line end before it
-    distinct = first + "\n" + "\n".join(set(lines))
+    if lines is None:
+        lines = distinct_lines(text)
     # each distinct value on a line of its own: a match cannot cross a line end (a lookahead's "$"
     # sees the line end as it saw the end of the value alone), so one search of the joined values
     # decides as one search of each value did, without a Python call per value
-    values = "\n" + "\n".join(set(_PLAIN_VALUE.findall(distinct)))
+    values = "\n" + "\n".join(set(_PLAIN_VALUE.findall(lines)))
     return _YAML11_AT_LINE.search(values) is None and _YAML11_INSIDE.search(values) is None
 
 
-def _share_key_strings(data: Any) -> Any:
+def share_key_strings(data: Any) -> Any:
     """Make every equal mapping key one (interned) string object, in place; returns ``data``.
 
     Both parsers create a new string per key occurrence: a 4 MB logic file has ~160 000 keys but
     ~300 distinct ones, and the copies cost ~10 MB. Dicts are refilled rather than rebuilt so that
-    containers YAML aliases share stay shared, and their key order is kept.
+    containers YAML aliases share stay shared, and their key order is kept. Containers may be
+    shared (each is refilled once).
     """
     _intern_keys(data, shared=True)
     return data
 
 
 def _intern_keys(data: Any, *, shared: bool) -> int:
-    """:func:`_share_key_strings`; returns how deep containers nest (1: ``data`` alone), as
+    """:func:`share_key_strings`; returns how deep containers nest (1: ``data`` alone), as
     :func:`~tensilekit.io.limits.check_depth` counts it when nothing is ``shared`` (no aliases).
 
     ``shared`` (YAML aliases): each container is visited once (its depth is then not the
@@ -216,14 +232,18 @@ SLICED_LOAD_FROM = 1 << 20
 """Texts at least this long are decoded piece by piece where they can be (:func:`_sliced_load`)."""
 
 
-def parse_yaml(text: str, source: str | None = None) -> Any:
+def parse_yaml(text: str, source: str | None = None, *, share_keys: bool = True, lines: str | None = None) -> Any:
     """Decode one YAML document exactly as PyYAML's ``CSafeLoader`` (AMD's reader) would.
+
+    ``share_keys``: equal mapping keys become one string (:func:`share_key_strings`); a caller
+    that builds models sharing them itself passes False (logic files: the open models' key orders).
+    ``lines``: :func:`distinct_lines` of ``text``, when the caller has it (else made if needed).
 
     Raises :class:`YamlSyntaxError` with line and column, :class:`InputTooLarge` over a limit
     (:mod:`tensilekit.io.limits`: nesting depth, integer digits, alias expansion).
     """
-    check_yaml_text(text, source)
-    data, deepest = _parse_checked(text, source)
+    check_yaml_text(text, source, lines)
+    data, deepest = _parse_checked(text, source, share_keys, lines)
     if "&" in text and isinstance(data, (dict, list)):  # anchors: aliases may share containers
         check_alias_expansion(data, source)
     if isinstance(data, (dict, list)):  # brackets and indentation mixed (the text check bounds each)
@@ -231,11 +251,14 @@ def parse_yaml(text: str, source: str | None = None) -> Any:
     return data
 
 
-def _parse_checked(text: str, source: str | None) -> tuple[Any, int | None]:
-    """The decoded document and, when no container can be shared, how deep it nests."""
+def _parse_checked(
+    text: str, source: str | None, share_keys: bool = True, lines: str | None = None
+) -> tuple[Any, int | None]:
+    """The decoded document and, when no container can be shared and the keys were shared, how
+    deep it nests (measured by the key walk; else None: :func:`check_depth` walks)."""
     # "&": an anchor hides the scalar after it from the YAML 1.1 scan (``&x 010`` is 8 to PyYAML,
     # 10 to yaml_rs); the few files with anchors are decoded by PyYAML
-    if _fast_yaml is not None and "&" not in text and _fast_parse_is_exact(text):
+    if _fast_yaml is not None and "&" not in text and _fast_parse_is_exact(text, lines):
 
         def load(part: str) -> Any:
             return _fast_yaml.loads(
@@ -249,9 +272,10 @@ def _parse_checked(text: str, source: str | None) -> tuple[Any, int | None]:
         except Exception:  # noqa: BLE001 - yaml_rs raises its own types; PyYAML decides below
             pass
         else:  # no anchors: no container is shared, so the key walk measures the depth too
-            return data, _intern_tree_keys(data)
+            return data, _intern_tree_keys(data) if share_keys else None
     try:
-        return _share_key_strings(yaml.load(text, Loader=_SafeLoader)), None
+        data = yaml.load(text, Loader=_SafeLoader)
+        return share_key_strings(data) if share_keys else data, None
     except yaml.MarkedYAMLError as error:
         problem = error.problem or error.context or "malformed YAML"
         mark = error.problem_mark or error.context_mark
@@ -786,23 +810,27 @@ def _insert_comments(text: str, blocks: Sequence[tuple[str, tuple[str, ...]]]) -
 _ANCHOR = re.compile(r"[&*]id\d{3}\b")
 
 
-def _scalar_spellings(text: str) -> dict[tuple[Any, str, Any], str]:
-    """Scalars whose spelling PyYAML would not reproduce (quotes, capitals, trailing blanks)."""
+def _scalar_spellings(text: str, lines: str | None = None) -> dict[tuple[Any, str, Any], str]:
+    """Scalars whose spelling PyYAML would not reproduce (quotes, capitals, trailing blanks).
+
+    ``lines``: :func:`distinct_lines` of ``text``; both patterns match within a line, and a
+    line's first occurrence keeps its order, so the first spelling of each value is the same."""
     spellings: dict[tuple[Any, str, Any], str] = {}
     read: dict[str, Any] = {}  # a logic file repeats a few odd spellings hundreds of times
-    for match in _ODD_VALUE.finditer(text):
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        key_match = _BLOCK_KEY.fullmatch(text, line_start, match.start())
+    unique = text if lines is None else lines
+    for match in _ODD_VALUE.finditer(unique):
+        line_start = unique.rfind("\n", 0, match.start()) + 1
+        key_match = _BLOCK_KEY.fullmatch(unique, line_start, match.start())
         if key_match is None:
             continue  # inside a flow collection or a complex key: not a block-mapping value
         raw = match.group(1)
         if raw not in read:
             read[raw] = yaml.load(raw, Loader=_SafeLoader)
         value = read[raw]
-        spelled = text[match.start(1) : match.end()]
+        spelled = unique[match.start(1) : match.end()]
         spellings.setdefault((key_match.group(1), type(value).__name__, value), spelled)
-    if " \n" in text:
-        for match in _ROOT_TRAILING_BLANK.finditer(text):
+    if (" \n" in unique or unique.endswith(" ")) and " \n" in text:  # a line of ``text`` ends in a blank
+        for match in _ROOT_TRAILING_BLANK.finditer(unique):
             value = yaml.load(match.group(1), Loader=_SafeLoader)
             if not isinstance(value, (dict, list)):
                 spellings.setdefault(("-", type(value).__name__, value), match.group(1) + match.group(2))
@@ -931,20 +959,22 @@ def _alias_paths(text: str) -> AliasPairs:
     return tuple(pairs)
 
 
-def detect_style(text: str, data: Any = None) -> YamlStyle:
+def detect_style(text: str, data: Any = None, *, lines: str | None = None) -> YamlStyle:
     """Read the emitter settings (and per-scalar quirks) off a file AMD's tools wrote.
 
     With the decoded ``data`` of a list-form file, the layout choices (flow leaves or all
     block, modern or legacy flow-continuation indent) are confirmed by emitting the first four
-    items with each candidate and comparing them with the text.
+    items with each candidate and comparing them with the text. ``lines``: :func:`distinct_lines`
+    of ``text``, when the caller has it (the searches within a line then read a tenth of it).
     """
+    unique = text if lines is None else lines
     head = text[:4096]
     base = YamlStyle(
         explicit_start=text.startswith("---"),
         explicit_end=text.endswith("\n...\n") or text.endswith("\n..."),
         sort_keys=False,  # loaded data keeps the file's own key order
         flow_leaves=not (_BLOCK_LIST_FORM.match(head) or ("[" not in text and "{" not in text)),
-        empty_string='""' if ': ""\n' in text and _writes_empty_double_quoted(text) else "''",
+        empty_string='""' if ': ""' in unique and ': ""\n' in text and _writes_empty_double_quoted(text) else "''",
     )
     if isinstance(data, list) and len(data) >= 4:
         candidates = [base] + [
@@ -958,8 +988,8 @@ def detect_style(text: str, data: Any = None) -> YamlStyle:
             if text.startswith(header):
                 base = candidate
                 break
-    spellings = _scalar_spellings(text)
-    aliases = _alias_paths(text) if "&id" in text and _ANCHOR.search(text) else ()
+    spellings = _scalar_spellings(text, lines)
+    aliases = _alias_paths(text) if "&id" in unique and _ANCHOR.search(text) else ()
     comments = _comment_blocks(text) if "#" in text and _COMMENT_LINE.search(text) else ()
     if spellings or aliases or comments:
         base = dataclasses.replace(
@@ -1025,10 +1055,12 @@ __all__ = [
     "AMD_MASTER_STYLE",
     "YamlStyle",
     "detect_style",
+    "distinct_lines",
     "dump_yaml",
     "locate",
     "locate_many",
     "node_positions",
     "parse_path",
     "parse_yaml",
+    "share_key_strings",
 ]

@@ -55,11 +55,20 @@ Efficiency = Annotated[float | int, AfterValidator(_non_negative)]
 """A table efficiency or master speed: not negative, not NaN (NaN would sort arbitrarily)."""
 
 _KEY_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
+"""One tuple of each key order of string keys the open models have read: thousands of solutions
+share a handful of orders, and its strings are the keys every mapping read with that order gets."""
 
 
-def _interned(order: tuple[str, ...]) -> tuple[str, ...]:
-    # Thousands of solutions share a handful of key orders; keep one tuple of each.
-    return _KEY_ORDERS.setdefault(order, order)
+def _shared_order(order: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The one tuple kept of ``order`` (``order`` itself the first time), when every key is a
+    string; other orders are their own (``(1, "a") == (True, "a")``: a cached tuple must not
+    swap one key type for another). An order equal to a cached one is all strings too."""
+    shared = _KEY_ORDERS.get(order)
+    if shared is not None:
+        return shared
+    if all(type(key) is str for key in order):
+        _KEY_ORDERS[order] = order
+    return order
 
 
 def to_raw(value: Any) -> Any:
@@ -136,9 +145,27 @@ class OrderedOpenModel(OpenModel):
     @model_validator(mode="wrap")
     @classmethod
     def _remember_key_order(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        if not isinstance(data, dict):
+            return handler(data)
+        order = tuple(data)
+        shared = _shared_order(order)
+        # (keys shared already, as parse_yaml's default walk leaves them: the last one tells, and
+        # a mapping that fools it only keeps its own equal strings)
+        if shared is not order and order[-1] is not shared[-1] and type(data) is dict:
+            # the kept tuple's strings become the mapping's keys, in place (equal keys, same order,
+            # same values): the keys the model keeps (its extras') are then one string for every
+            # mapping of this order, and the parser's copies (it makes each anew: ~160 000 keys in
+            # a 4 MB logic file) are freed as the file is read, not after it
+            values = list(data.values())
+            data.clear()
+            data.update(zip(shared, values, strict=True))
         result = handler(data)
-        if isinstance(data, dict) and isinstance(result, OrderedOpenModel):
-            result._key_order = _interned(tuple(data))
+        if isinstance(result, OrderedOpenModel):
+            private = result.__pydantic_private__
+            if private is None:
+                result._key_order = shared
+            else:  # pydantic's __setattr__ costs ~2 us a model, thousands of times a file
+                private["_key_order"] = shared
         return result
 
     def _ordered(self, data: dict[str, Any]) -> dict[str, Any]:

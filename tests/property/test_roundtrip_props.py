@@ -24,7 +24,7 @@ pytest.importorskip("hypothesis")
 
 import msgpack  # noqa: E402
 import yaml  # noqa: E402
-from hypothesis import given  # noqa: E402
+from hypothesis import example, given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import tensilekit  # noqa: E402
@@ -637,3 +637,21 @@ def test_per_value_guard_equals_the_whole_text_search(text: str) -> None:
 
     whole = _YAML11_AMBIGUOUS.search(text) is None and _YAML11_AMBIGUOUS.search("\n" + text[:256]) is None
     assert _fast_parse_is_exact(text) == whole
+
+
+_STYLE_LINES = st.sampled_from(
+    ["- a: 1", "  K: ''", '  K: ""', "  K: 'x'", "  K: True", "  J: yes", "- xy  ", "- 12 ", "  &id001 a", "# c", ""]
+)
+
+
+@given(st.lists(_STYLE_LINES, max_size=12), st.booleans())
+@example(["- 1", "- xy  ", "- xy  "], False)  # the blank-ended line ends the distinct lines, not the text's
+def test_style_read_off_the_distinct_lines_is_the_texts(lines: list[str], final_newline: bool) -> None:
+    """loads_logic hands detect_style the file's distinct lines: the style (the first spelling of
+    each value, a blank that ends a line, quotes, anchors) must be the one the text gives."""
+    from tensilekit.io.yaml_codec import distinct_lines
+
+    text = "\n".join(lines) + ("\n" if final_newline else "")
+    style = detect_style(text, lines=distinct_lines(text))
+    assert style == detect_style(text)
+    assert style.scalar_spellings == detect_style(text).scalar_spellings

@@ -105,9 +105,13 @@ def test_real_compressed_library_is_accepted(tmp_path: Path) -> None:
     ids=["flow", "indented", "compact", "mappings"],
 )
 def test_nesting_depth(text: str, line: int) -> None:
-    with pytest.raises(InputTooLarge, match="nesting depth") as caught:
-        parse_yaml(text, "deep.yaml")
-    assert caught.value.location is not None and caught.value.location.line == line
+    from tensilekit.io.yaml_codec import distinct_lines
+
+    repeated = "a: 1\n" * 5  # five lines of the text, one of its distinct lines (loads_logic passes them)
+    for prefix, lines in (("", None), ("", distinct_lines(text)), (repeated, distinct_lines(repeated + text))):
+        with pytest.raises(InputTooLarge, match="nesting depth") as caught:
+            parse_yaml(prefix + text, "deep.yaml", lines=lines)
+        assert caught.value.location is not None and caught.value.location.line == line + prefix.count("\n")
 
 
 def test_long_integer_is_refused_before_parsing() -> None:

@@ -92,3 +92,35 @@ def test_gc_paused_restores_the_collector() -> None:
 def test_exactness_check_still_refuses_yaml11_spellings(text: str) -> None:
     assert not _fast_parse_is_exact(text)
     assert not _fast_parse_is_exact("x: 1\n" * 3 + text)
+
+
+def test_loaded_logic_shares_the_keys_it_keeps() -> None:
+    """The solutions' keys are shared by the open models (by key order, not by a walk of the
+    parsed tree), the rest of the file by a walk of what the model keeps as parsed: equal keys of
+    two solutions, and of two mappings of an extra item, are one string either way."""
+    solution = "  - {SolutionIndex: %d, MacroTile0: 64, ProblemType: {OperationType: GEMM}, LinearKey: 1}\n"
+    text = (
+        "- {MinimumRequiredVersion: 4.33.0}\n- fiji\n- gfx803\n- [Device 0050]\n- {OperationType: GEMM}\n"
+        "-\n" + solution % 0 + solution % 1 + "- [2, 3, 0, 1]\n- []\n- null\n- null\n- DeviceEfficiency\n"
+        "- [{TreeKey: 1}, {TreeKey: 2}]\n"
+    )
+    logic = tensilekit.loads_logic(text)
+    first, second = (solution.model_extra or {} for solution in logic.solutions)
+    assert list(first) == list(second) == ["LinearKey"]
+    assert next(iter(first)) is next(iter(second))
+    assert first == second == {"LinearKey": 1} and logic.solutions[1].solution_index == 1
+    tree_a, tree_b = logic.fp16_alt_impl  # position 11: kept as parsed
+    assert next(iter(tree_a)) is next(iter(tree_b))
+
+
+def test_key_orders_are_not_shared_across_key_types() -> None:
+    """``(True, "a") == (1, "a")``: a mapping keyed by 1 must not get a cached order's True (or
+    back), so only orders of string keys are kept; the error names the key the file has."""
+    from pydantic import ValidationError
+
+    from tensilekit.model.logic import ProblemType
+
+    for key in (True, 1, True):
+        with pytest.raises(ValidationError) as caught:
+            ProblemType.model_validate({key: "a", "OperationType": "GEMM"})
+        assert repr(caught.value.errors()[0]["input"]) == repr(key)
