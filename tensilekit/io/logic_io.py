@@ -27,7 +27,7 @@ from tensilekit.io.yaml_codec import (
     parse_yaml,
     share_key_strings,
 )
-from tensilekit.model.common import to_raw
+from tensilekit.model.common import parsed_tree_owned, to_raw
 from tensilekit.model.logic import (
     DICT_KEYS,
     LIST_LAYOUTS,
@@ -246,7 +246,8 @@ def loads_logic(text: str, *, dialect: Dialect | str | None = None, source: str 
     with gc_paused(promote=True):  # one pause over the tree and the model built from it
         lines = distinct_lines(text)  # read by the YAML 1.1 check and the style's searches
         data = share_kept_keys(parse_yaml(text, source, share_keys=False, lines=lines))
-        logic = logic_from_data(data, dialect=dialect, source=source, text=text)
+        with parsed_tree_owned():  # nobody else holds the parsed tree: its keys may be shared in place
+            logic = logic_from_data(data, dialect=dialect, source=source, text=text)
         logic._source_style = detect_style(text, data, lines=lines)
         del data  # freed before the pause ends
         logic._source_text = text

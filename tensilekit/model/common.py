@@ -39,6 +39,23 @@ def nan_efficiencies_accepted() -> Iterator[list[float]]:
         _NAN_EFFICIENCIES.reset(token)
 
 
+# Set while a loader validates a tree it parsed itself (nobody else holds its mappings): only then
+# may the open models give a mapping the shared key strings in place (see OrderedOpenModel).
+_PARSED_TREE_OWNED: contextvars.ContextVar[bool] = contextvars.ContextVar("parsed_tree_owned", default=False)
+
+
+@contextlib.contextmanager
+def parsed_tree_owned() -> Iterator[None]:
+    """Inside the block the models validate a tree the caller parsed and gives away: its mappings may
+    have their keys swapped for equal shared strings in place. A caller's own data (``model_validate``
+    of a dict a script keeps) is never changed."""
+    token = _PARSED_TREE_OWNED.set(True)
+    try:
+        yield
+    finally:
+        _PARSED_TREE_OWNED.reset(token)
+
+
 def _non_negative(value: float | int) -> float | int:
     # ``not >=`` is also true for NaN. Infinity stays legal: AMD's tools write .inf for
     # kernels that were never timed (rocBLAS aquavanjaram logic), and it sorts consistently.
@@ -151,7 +168,7 @@ class OrderedOpenModel(OpenModel):
         shared = _shared_order(order)
         # (keys shared already, as parse_yaml's default walk leaves them: the last one tells, and
         # a mapping that fools it only keeps its own equal strings)
-        if shared is not order and order[-1] is not shared[-1] and type(data) is dict:
+        if shared is not order and order[-1] is not shared[-1] and type(data) is dict and _PARSED_TREE_OWNED.get():
             # the kept tuple's strings become the mapping's keys, in place (equal keys, same order,
             # same values): the keys the model keeps (its extras') are then one string for every
             # mapping of this order, and the parser's copies (it makes each anew: ~160 000 keys in

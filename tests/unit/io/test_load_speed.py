@@ -113,6 +113,18 @@ def test_loaded_logic_shares_the_keys_it_keeps() -> None:
     assert next(iter(tree_a)) is next(iter(tree_b))
 
 
+def test_a_callers_own_mappings_are_never_changed() -> None:
+    """Only a tree the loader parsed itself has its keys swapped for the shared strings; a mapping a
+    script validates and keeps is left exactly as it was (the same key objects)."""
+    from tensilekit.model.logic import ProblemType
+
+    ProblemType.model_validate({"OperationType": "GEMM", "LinearKey": 1})  # this order is now shared
+    mine = {"".join(["Operation", "Type"]): "GEMM", "".join(["Linear", "Key"]): 2}
+    keys = list(mine)
+    ProblemType.model_validate(mine)
+    assert all(kept is key for kept, key in zip(mine, keys, strict=True)) and mine["LinearKey"] == 2
+
+
 def test_key_orders_are_not_shared_across_key_types() -> None:
     """``(True, "a") == (1, "a")``: a mapping keyed by 1 must not get a cached order's True (or
     back), so only orders of string keys are kept; the error names the key the file has."""
