@@ -45,6 +45,7 @@ from tensilekit._arguments import require, require_callable
 from tensilekit.errors import SelectionError, child_path
 from tensilekit.lint.tables import (
     ProblemBase,
+    ProblemBases,
     TableContext,
     conjuncts,
     entry_problems,
@@ -292,11 +293,12 @@ class Linter:
         self.loader = loader
         self.solutions = library.solutions_by_index()
         self.compiled = compile_library(library, loader=loader)
+        self._problem_bases = ProblemBases()
         self._bases: dict[tuple[str, int], ProblemBase | SelectionError] = {}
         self._shared_bases: dict[tuple[str, int], ProblemBase | SelectionError] = {}
         self._chosen: dict[Hashable, tuple[bool, int | None]] = {}
         self._key_fields: dict[int, tuple[str, ...] | SelectionError] = {}
-        self._problems: dict[tuple[int, tuple[tuple[str, int], ...]], _MadeOnce] = {}
+        self._problems: dict[tuple[int, tuple[int, ...]], _MadeOnce] = {}
         self._asked: dict[tuple[int, ...], int] = {}  # canSolve questions per signature so far
         self._scalars: dict[tuple[int, ...], list[Callable[[ContractionProblem, Hardware], Any]] | None] = {}
         self.tables = [self._table(context) for context in table_contexts(library)]
@@ -316,6 +318,7 @@ class Linter:
                 if isinstance(error, BaseException):
                     error.__traceback__ = None
             memo.clear()
+        self._problem_bases = ProblemBases()
         self._chosen.clear()
         self._asked.clear()
         self._scalars.clear()
@@ -333,7 +336,7 @@ class Linter:
             base = self._shared_bases.get(shared_key)
             if base is None:
                 try:
-                    base = problem_base(context, solution)
+                    base = self._problem_bases.of(context, solution)
                 except SelectionError as error:
                     base = error
                 self._shared_bases[shared_key] = base
@@ -342,12 +345,17 @@ class Linter:
             raise base
         return base
 
-    def _entry_problems(self, base: ProblemBase, sizes: dict[str, int]) -> Iterator[ContractionProblem]:
-        """:func:`entry_problems`, each problem built once: the kernels of a table share bases (one
-        per problem predicate), and duplicate keys and shadowing witnesses ask again for the same."""
-        memo_key = (id(base), tuple(sizes.items()))  # bases live in _shared_bases: ids not reused
+    def _entry_problems(
+        self, base: ProblemBase, node: MatchingNode, key: Sequence[int], fields: tuple[str, ...]
+    ) -> Iterator[ContractionProblem]:
+        """:func:`entry_problems` of ``key`` in ``node`` (``fields``: its :func:`key_fields`), each
+        problem built once: the kernels of a table share bases (one per problem predicate), and
+        duplicate keys and shadowing witnesses ask again for the same. A base belongs to one table
+        (its key fields), so the key itself names the sizes."""
+        memo_key = (id(base), tuple(key))  # bases live in _shared_bases: ids not reused
         problems = self._problems.get(memo_key)
         if problems is None:
+            sizes = key_sizes(node, key, fields)
             if len(self._problems) >= _PROBLEMS_KEPT:
                 self._problems.clear()
             problems = self._problems[memo_key] = _MadeOnce(entry_problems(base, sizes))
@@ -371,10 +379,11 @@ class Linter:
             if isinstance(fields, SelectionError):
                 key_sizes(context.node, key)  # its length error first, as when it reads the fields
                 raise fields
-            sizes = key_sizes(context.node, key, fields)
+            if len(key) != len(fields):
+                key_sizes(context.node, key, fields)  # raises the length error
             sid = self.compiled.sid_of(solution.index)
             problems = []
-            for problem in self._entry_problems(base, sizes):
+            for problem in self._entry_problems(base, context.node, key, fields):
                 if self._can_solve(sid, problem, context.hardware):
                     return EntryVerdict(True, "canSolve holds", problem)
                 problems.append(problem)
