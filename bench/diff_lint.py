@@ -1,6 +1,6 @@
 """`diff` and `lint` of a big master (issue 25), each beside the ``import yaml, msgpack`` baseline, one run.
 
-    python bench/diff_lint.py [--corpus PATH] [--runs N] [--no-plain]
+    python bench/diff_lint.py [--corpus PATH] [--runs N] [--no-plain] [--only diff|lint]
 
 Measured, every process fresh (wall time: median of ``--runs``; memory: the peak RSS of that
 process, from ``wait4``), the baseline run alternately with the commands (``big_library.measured``):
@@ -77,14 +77,19 @@ def main() -> None:
     parser.add_argument("--corpus")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--no-plain", action="store_true", help="skip the runs on uncompressed copies")
+    parser.add_argument("--only", choices=("diff", "lint"), help="run that command's rows alone")
     args = parser.parse_args()
+    rows = {"diff", "lint"} if args.only is None else {args.only}
     folder = corpus_path(args.corpus, "masterlib") / FOLDER
     dat, yaml = folder / "rocBLAS_Full.dat.gz", folder / "rocBLAS_Full.yaml.gz"
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     print(f"{'figure':58s} {'value':>14s} {'/ baseline':>10s}  {'target':>14s}")
     diff = [*TK, "diff", str(dat), str(yaml)]
-    figures("diff rocBLAS_Full .dat.gz against .yaml.gz", diff, args.runs, DIFF_GOAL, with_baseline=True)
-    figures("lint rocBLAS_Full.yaml.gz", [*TK, "lint", str(yaml)], args.runs, LINT_GOAL)
+    lint = [*TK, "lint", str(yaml)]
+    if "diff" in rows:
+        figures("diff rocBLAS_Full .dat.gz against .yaml.gz", diff, args.runs, DIFF_GOAL, with_baseline=True)
+    if "lint" in rows:
+        figures("lint rocBLAS_Full.yaml.gz", lint, args.runs, LINT_GOAL, with_baseline="diff" not in rows)
     if args.no_plain:
         return
     with tempfile.TemporaryDirectory() as scratch:
@@ -94,8 +99,10 @@ def main() -> None:
             with gzip.open(packed) as source, target.open("wb") as sink:
                 shutil.copyfileobj(source, sink)
             plain.append(target)
-        figures("diff rocBLAS_Full .dat against .yaml (uncompressed)", [*TK, "diff", *map(str, plain)], args.runs, DIFF_GOAL)  # fmt: skip
-        figures("lint rocBLAS_Full.yaml (uncompressed)", [*TK, "lint", str(plain[1])], args.runs, LINT_GOAL)
+        if "diff" in rows:
+            figures("diff rocBLAS_Full .dat against .yaml (uncompressed)", [*TK, "diff", *map(str, plain)], args.runs, DIFF_GOAL)  # fmt: skip
+        if "lint" in rows:
+            figures("lint rocBLAS_Full.yaml (uncompressed)", [*TK, "lint", str(plain[1])], args.runs, LINT_GOAL)
 
 
 if __name__ == "__main__":
