@@ -207,9 +207,11 @@ def _failure(solution: MasterSolution, problems: list[ContractionProblem], hardw
         for operand in conjuncts(part):
             if operand.type not in KEY_DECIDED:
                 continue
-            verdicts = [evaluate(operand, problem, hardware, solution=solution) for problem in problems]
-            if not any(verdicts):
-                return EntryVerdict(False, verdicts[0].reason)
+            # an operand that holds for one problem cannot make the entry dead: the others are not asked
+            first = evaluate(operand, problems[0], hardware, solution=solution)
+            if first or any(evaluate(operand, problem, hardware, solution=solution) for problem in problems[1:]):
+                continue
+            return EntryVerdict(False, first.reason)
     reason = can_solve(solution, problems[0], hardware).reason
     return EntryVerdict(None, f"fails only on predicates the key leaves open ({reason})")
 

@@ -366,6 +366,7 @@ def entry_problems(base: ProblemBase, sizes: dict[str, int]) -> Iterator[Contrac
 __all__ = [
     "KEY_FIELDS",
     "ProblemBase",
+    "ProblemBases",
     "TableContext",
     "conjuncts",
     "device_of",
