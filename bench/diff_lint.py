@@ -46,7 +46,8 @@ output byte-identical (text and --json, rocBLAS_Full and every master of masters
 masters-hipblaslt/). Problem bases (4 400, one per table and problem predicate) read each
 predicate's fields once and validate each distinct template as a GemmProblem once (26 000
 validations -> ~1 000; ~0.9 s); an entry's problems are built on a scratch copy of each template
-(no model copy per problem) and memoized by key; a dead entry's operand is asked of the other
+(no model copy per problem), memoized by key for the witnesses only (the table pass asks for
+most keys once: the memo cost it more than it saved, ~0.35 s); a dead entry's operand is asked of the other
 problems only when it fails the first; the size findings label each problem predicate once; the
 model is let go before the text is decoded again to locate the findings (the peak is now the
 reading's, ~820 MB, and checking's). Measured and left: the shadowing witnesses' selections as one

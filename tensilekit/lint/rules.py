@@ -363,11 +363,16 @@ class Linter:
             problems = self._problems[memo_key] = _MadeOnce(entry_problems(base, sizes))
         return iter(problems)
 
-    def decide(self, context: TableContext, solution: MasterSolution, key: Sequence[int]) -> EntryVerdict:
+    def decide(
+        self, context: TableContext, solution: MasterSolution, key: Sequence[int], *, remember: bool = True
+    ) -> EntryVerdict:
         """Does ``solution`` pass ``canSolve`` for some problem the table key ``key`` stands for?
 
         The compiled ``canSolve`` of :func:`~tensilekit.selection.compile_library` (what ``select``
-        runs) decides; the reference evaluator words the reason of a failure.
+        runs) decides; the reference evaluator words the reason of a failure. ``remember``: keep
+        the key's problems for later askers (the shadowing witnesses ask again and again for the
+        same); the table pass asks for most keys once, where keeping them cost more than it saved
+        (rocBLAS_Full: ~0.35 s).
         """
         try:
             base = self._base(context, solution)
@@ -385,7 +390,12 @@ class Linter:
                 key_sizes(context.node, key, fields)  # raises the length error
             sid = self.compiled.sid_of(solution.index)
             problems = []
-            for problem in self._entry_problems(base, context.node, key, fields):
+            source = (
+                self._entry_problems(base, context.node, key, fields)
+                if remember
+                else entry_problems(base, key_sizes(context.node, key, fields))
+            )
+            for problem in source:
                 if self._can_solve(sid, problem, context.hardware):
                     return EntryVerdict(True, "canSolve holds", problem)
                 problems.append(problem)
@@ -432,7 +442,7 @@ class Linter:
                     continue  # a missing solution is validate's finding
                 memo_key = (solution.index, tuple(entry.key))
                 if memo_key not in memo:
-                    verdict = self.decide(context, solution, entry.key)
+                    verdict = self.decide(context, solution, entry.key, remember=False)
                     # kept for the whole lint: without its problem (rocBLAS_Full: 200 000 of them)
                     memo[memo_key] = _ALIVE if verdict.alive else verdict
                 verdicts[number] = memo[memo_key]
