@@ -40,24 +40,25 @@ yaml_rs 1.8, the YAML 1.1 scan 0.75, cutting the text 0.45, key interning 0.6), 
 each side's identities (model_dump, JSON text, its exactness check: ~1.7 s), lint's entry
 decisions and witnesses (~7 s) and locating its findings (~2 s).
 
-Issue 33, lint (session 12, ``--only lint --no-plain --runs 2``, the tree before and after in one
-sitting, load average ~5 on 2 CPUs): CPU 20.7 / 20.0 s -> 17.7 / 16.7 s, peak 910 -> 834 MB,
-output byte-identical (text and --json, rocBLAS_Full and every master of masters/ and
-masters-hipblaslt/). Problem bases (4 400, one per table and problem predicate) read each
-predicate's fields once and validate each distinct template as a GemmProblem once (26 000
-validations -> ~1 000; ~0.9 s); an entry's problems are built on a scratch copy of each template
-(no model copy per problem), memoized by key for the witnesses only (the table pass asks for
-most keys once: the memo cost it more than it saved, ~0.35 s); a dead entry's operand is asked of the other
-problems only when it fails the first; the size findings label each problem predicate once; the
-model is let go before the text is decoded again to locate the findings (the peak is now the
-reading's, ~820 MB, and checking's). Measured and left: the shadowing witnesses' selections as one
-``find_batch`` of the compiled library (41 251 distinct queries) cost what the single ``find``s
-do (1.3-1.5 s each way, same answers), so the witnesses stay single and memoized. Left (CPU, quiet
-machine): reading the YAML ~4.5 s and the model 0.9 s, lint's entry decisions ~3 s (190 000
-entries: a contraction problem and a canSolve each), witnesses ~2.4 s (78 000 decisions, 41 000
-selections), the size findings ~1 s (a model_dump and msgpack of each solution), locating ~1.8 s
-(``yaml_codec._cut`` over 582 regions: 1.4 s; ``_top_level`` again, its ``_NOT_SLICEABLE`` scan
-0.25 s of it), imports ~1 s.
+Issue 33, lint (session 12, ``--only lint --no-plain --runs 2``, the tree before and after
+alternately, 4 pairs, load average 2-5 on 2 CPUs): CPU 20.7, 20.0, 18.6, 20.6 s -> 17.7, 16.7,
+16.6, 19.4 s (mean 20.0 -> 17.6 s), peak 911 -> 836 MB, output byte-identical (text and --json,
+rocBLAS_Full and every master of masters/ and masters-hipblaslt/). Problem bases (4 400, one per
+table and problem predicate) read each predicate's fields once and validate each distinct template
+as a GemmProblem once (26 000 validations -> ~1 000; ~0.9 s); an entry's problems are built on a
+scratch copy of each template (no model copy per problem), memoized by key for the witnesses only
+(the table pass asks for most keys once: the memo cost it more than it saved, ~0.35 s); a dead
+entry's operand is asked of the other problems only when it fails the first; the size findings
+label each problem predicate once; the model is let go before the text is decoded again to locate
+the findings (the peak is now the reading's, ~820 MB, and checking's). Measured and left: the
+shadowing witnesses' selections as one ``find_batch`` of the compiled library (41 251 distinct
+queries) cost what the single ``find``s do (1.3-1.5 s each way, same answers), so the witnesses
+stay single and memoized. Left (CPU, quiet machine): reading the YAML ~4.5 s and the model 0.9 s,
+lint's entry decisions ~2.7 s (190 000 entries: a contraction problem and a canSolve each),
+witnesses ~2.4 s (78 000 decisions, 41 000 selections), the size findings ~1 s (a model_dump and
+msgpack of each solution), locating ~1.8 s (``yaml_codec._cut`` over 582 regions: 1.4 s;
+``_top_level`` again, its ``_NOT_SLICEABLE`` regex scan 0.25 s of it, ``any(c in text ...)``
+0.06 s), imports ~1 s.
 
 The ratio column is figure / baseline wall time (memory: / baseline peak RSS). The machine may be
 shared; the load average is printed first.
