@@ -197,6 +197,8 @@ def lint_file(
     except TensilekitError as error:
         generation.check()  # not the file's fault: the folder was rebuilt while it was read
         return FileLint(path=source, kind="unreadable", findings=[finding_from_error(error, path)])
+    # the findings are made: the model need not stay beside the text decoded again to locate them
+    del library, locator, loader
     report(f"locating findings in {name}")
     add_finding_lines(data, [finding for finding in findings if not finding.path.startswith(BUILT_PREFIX)])
     return FileLint(path=source, kind="master" if kind is Kind.MASTER else "logic", findings=findings)

@@ -183,6 +183,13 @@ class ProblemBase:
     operation: str | None
     batches: tuple[int, ...] = (1,)
     """Batch counts tried when the key has no ``BatchSize``: 1, and the smallest the kernel accepts."""
+    _scratch: tuple[GemmProblem, ...] = dataclasses.field(default=(), init=False, repr=False, compare=False)
+    """A private copy of each template whose sizes :func:`entry_problems` overwrites per problem
+    (``contraction_problem`` reads a problem's fields and keeps none of its own: a copy per
+    problem was a third of the cost of each)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_scratch", tuple(copied_with(template, {}) for template in self.templates))
 
 
 def problem_base(context: TableContext, solution: MasterSolution) -> ProblemBase:
@@ -192,19 +199,88 @@ def problem_base(context: TableContext, solution: MasterSolution) -> ProblemBase
         SelectionError: the table is not a GEMM tensilekit can model (an operation identifier
             no GEMM problem has, an unknown data type, a stride the model cannot have …).
     """
-    fields, lite = _fields(solution.problem_predicate)
-    for row in context.row_predicates:
-        row_fields, row_lite = _fields(row)
-        fields.update(row_fields)
-        lite.update(row_lite)
-    operation = context.operation
-    if operation is None:
-        operation = next(
-            (str(p.value) for p in conjuncts(solution.problem_predicate) if p.type == "OperationIdentifierEqual"), None
-        )
-    if operation is not None:
-        fields.update(predicate_problem_fields(_Operation(operation)))
-    fixed_beta = fields.pop("beta", None)
+    return ProblemBases().of(context, solution)
+
+
+class ProblemBases:
+    """:func:`problem_base` for the many kernels of one library, its parts made once.
+
+    A big master's kernels spell a few hundred problem types over thousands of problem
+    predicates: each predicate's fields and batches are read once (by identity: the library
+    holds its predicates while it is linted, so ids are not reused; each is kept beside its
+    result all the same), and each distinct set of template fields is validated as a
+    ``GemmProblem`` once (rocBLAS_Full: 26 000 validations -> ~1 000)."""
+
+    def __init__(self) -> None:
+        self._fields: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = {}
+        self._batches: dict[int, tuple[Any, tuple[int, ...]]] = {}
+        self._templates: dict[Any, tuple[tuple[GemmProblem, ...], str | None]] = {}
+
+    def of(self, context: TableContext, solution: MasterSolution) -> ProblemBase:
+        """:func:`problem_base` (same answers, same errors)."""
+        own, own_lite = self._fields_of(solution.problem_predicate)
+        fields, lite = dict(own), dict(own_lite)
+        for row in context.row_predicates:
+            row_fields, row_lite = self._fields_of(row)
+            fields.update(row_fields)
+            lite.update(row_lite)
+        operation = context.operation
+        if operation is None:
+            operation = next(
+                (str(p.value) for p in conjuncts(solution.problem_predicate) if p.type == "OperationIdentifierEqual"),
+                None,
+            )
+        if operation is not None:
+            fields.update(predicate_problem_fields(_Operation(operation)))
+        fixed_beta = fields.pop("beta", None)
+        templates = self._templates_of(fields, lite, operation, fixed_beta)
+        return ProblemBase(templates, operation, self._batches_of(solution.problem_predicate))
+
+    def _fields_of(self, predicate: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """:func:`_fields` of ``predicate`` (read-only: callers copy what they change)."""
+        known = self._fields.get(id(predicate))
+        if known is None or known[0] is not predicate:
+            known = (predicate, *_fields(predicate))
+            self._fields[id(predicate)] = known
+        return known[1], known[2]
+
+    def _batches_of(self, predicate: Any) -> tuple[int, ...]:
+        known = self._batches.get(id(predicate))
+        if known is None or known[0] is not predicate:
+            known = (predicate, _batches(predicate))
+            self._batches[id(predicate)] = known
+        return known[1]
+
+    def _templates_of(
+        self, fields: dict[str, Any], lite: dict[str, Any], operation: str | None, fixed_beta: Any
+    ) -> tuple[GemmProblem, ...]:
+        """One validated template per (alpha, beta) tried, shared by every base that spells the
+        same fields (or the error of the first that cannot be modelled)."""
+        try:
+            # typed: 1, 1.0 and True are equal keys but may validate differently
+            memo_key: Any = (_typed(fields), _typed(lite), operation, type(fixed_beta), fixed_beta)
+            hash(memo_key)
+        except TypeError:  # a value that cannot be hashed (or compared): validated every time
+            memo_key = None
+        known = self._templates.get(memo_key) if memo_key is not None else None
+        if known is None:
+            known = _validated_templates(fields, lite, operation, fixed_beta)
+            if memo_key is not None:
+                self._templates[memo_key] = known
+        templates, error = known
+        if error is not None:
+            raise SelectionError(error)
+        return templates
+
+
+def _typed(values: dict[str, Any]) -> tuple[tuple[str, type, Any], ...]:
+    return tuple(sorted((name, type(value), value) for name, value in values.items()))
+
+
+def _validated_templates(
+    fields: dict[str, Any], lite: dict[str, Any], operation: str | None, fixed_beta: Any
+) -> tuple[tuple[GemmProblem, ...], str | None]:
+    """(the templates, None) or ((), why the table's problem is no GEMM tensilekit models)."""
     templates: list[GemmProblem] = []
     seen: set[tuple[float, float]] = set()
     for alpha, beta in _SCALARS:
@@ -217,11 +293,11 @@ def problem_base(context: TableContext, solution: MasterSolution) -> ProblemBase
         try:
             gemm = GemmProblem(**values, hipblaslt=lite) if lite else GemmProblem(**values)
         except ValueError as error:
-            raise SelectionError(f"cannot model the table's problem as a GEMM: {error}") from None
+            return (), f"cannot model the table's problem as a GEMM: {error}"
         if operation is not None and contraction_problem(gemm).op_id != operation:
-            raise SelectionError(f"operation {operation} is not a GEMM tensilekit models")
+            return (), f"operation {operation} is not a GEMM tensilekit models"
         templates.append(gemm)
-    return ProblemBase(tuple(templates), operation, _batches(solution.problem_predicate))
+    return tuple(templates), None
 
 
 def _batches(predicate: Any) -> tuple[int, ...]:
@@ -276,14 +352,21 @@ def entry_problems(base: ProblemBase, sizes: dict[str, int]) -> Iterator[Contrac
     """The problems an entry of ``sizes`` stands for, the default (batch 1, alpha 1, beta 0) first."""
     batches = (sizes["batch"],) if "batch" in sizes else base.batches
     for batch in batches:
-        for template in base.templates:
-            # the sizes are valid ints as the key gives them: copied, not validated again
-            yield contraction_problem(copied_with(template, {**sizes, "batch": batch}))
+        for template, scratch in zip(base.templates, base._scratch, strict=True):
+            # the sizes are valid ints as the key gives them: not validated again. Each problem is
+            # built whole from the scratch copy before it is yielded, the template's own sizes
+            # first, so generators of one base may interleave
+            fields = scratch.__dict__
+            fields["m"], fields["n"], fields["k"] = template.m, template.n, template.k
+            fields.update(sizes)
+            fields["batch"] = batch
+            yield contraction_problem(scratch)
 
 
 __all__ = [
     "KEY_FIELDS",
     "ProblemBase",
+    "ProblemBases",
     "TableContext",
     "conjuncts",
     "device_of",

@@ -3,6 +3,7 @@ kernel's favour."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,50 @@ def test_a_resized_template_is_its_model_copy() -> None:
     assert template.m == 1  # the template is left alone
     with pytest.raises(ValueError):
         copied.m = 2  # type: ignore[misc]
+
+
+def test_entry_problems_equal_a_model_copy_per_problem_even_interleaved(cases: MasterLibrary) -> None:
+    """entry_problems builds each problem on one scratch copy of each template: what it yields is
+    what a copy per problem gives, also when two generators of one base take turns."""
+    from tensilekit.model.common import copied_with
+    from tensilekit.selection.problem import contraction_problem
+
+    context = _context(cases, NN, "Euclidean")
+    base = problem_base(context, cases.solutions_by_index()[606601216 + 5])  # batches (1, 101)
+
+    def expected(sizes: dict[str, int]) -> list[object]:
+        return [
+            contraction_problem(copied_with(template, {**sizes, "batch": batch}))
+            for batch in base.batches
+            for template in base.templates
+        ]
+
+    small, large = key_sizes(context.node, [64, 32, 16]), key_sizes(context.node, [4096, 2048, 999])
+    taking_turns = [
+        problem
+        for pair in zip(entry_problems(base, small), entry_problems(base, large), strict=True)
+        for problem in pair
+    ]
+    assert taking_turns[0::2] == expected(small) and taking_turns[1::2] == expected(large)
+    assert len(taking_turns) == 2 * len(base.batches) * len(base.templates) > 4
+    assert all(template.m == template.n == template.k == 1 for template in base.templates)  # left alone
+
+
+def test_problem_bases_answer_as_problem_base_and_share_templates(cases: MasterLibrary) -> None:
+    from tensilekit.lint.tables import ProblemBases
+
+    bases = ProblemBases()
+    made: list[tuple[object, ...]] = []
+    for context in table_contexts(cases):
+        for solution in cases.solutions:
+            try:
+                expected = problem_base(context, solution)
+            except SelectionError as error:
+                with pytest.raises(SelectionError, match=re.escape(str(error))):
+                    bases.of(context, solution)
+                continue
+            shared = bases.of(context, solution)
+            assert shared == expected
+            made.append(shared.templates)
+    assert len(made) > 20
+    assert len({id(template) for templates in made for template in templates}) < sum(map(len, made)) / 2
