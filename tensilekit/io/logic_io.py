@@ -221,18 +221,19 @@ _MODELLED_POSITIONS = frozenset(LIST_LAYOUTS[Dialect.TENSILE].index(name) for na
 _MODELLED_KEYS = frozenset({"Solutions", "ExactLogic"})
 
 
-def share_kept_keys(data: Any) -> Any:
+def share_kept_keys(data: Any, *, shared: bool = True) -> Any:
     """``data`` with equal mapping keys made one string where the model keeps mappings as parsed
     (a decision tree, the header, extra items), in place; the solutions' keys are left to the
     models (:class:`~tensilekit.model.common.OrderedOpenModel`), which share them by key order
-    at a third of the cost of walking them here, and the table has none."""
+    at a third of the cost of walking them here, and the table has none. ``shared``: containers may
+    be shared (YAML aliases; see :func:`~tensilekit.io.yaml_codec.share_key_strings`)."""
     if isinstance(data, list):
         kept = [item for position, item in enumerate(data) if position not in _MODELLED_POSITIONS]
     elif isinstance(data, dict):
         kept = [value for key, value in data.items() if key not in _MODELLED_KEYS]
     else:
         return data
-    share_key_strings(kept)
+    share_key_strings(kept, shared=shared)
     return data
 
 
@@ -245,7 +246,7 @@ def loads_logic(text: str, *, dialect: Dialect | str | None = None, source: str 
     require(source, str, "source", "loads_logic", optional=True)
     with gc_paused(promote=True):  # one pause over the tree and the model built from it
         lines = distinct_lines(text)  # read by the YAML 1.1 check and the style's searches
-        data = share_kept_keys(parse_yaml(text, source, share_keys=False, lines=lines))
+        data = share_kept_keys(parse_yaml(text, source, share_keys=False, lines=lines), shared="&" in text)
         with parsed_tree_owned():  # nobody else holds the parsed tree: its keys may be shared in place
             logic = logic_from_data(data, dialect=dialect, source=source, text=text)
         logic._source_style = detect_style(text, data, lines=lines)
