@@ -42,8 +42,15 @@ def stdout_console() -> Console:
     return Console(highlight=False, soft_wrap=True, force_terminal=None)
 
 
+# what rich's markup rendering changes in a string: tags ("["), emoji codes (":"), and the control
+# codes its Text strips (BEL, BS, VT, FF, CR: rich.control.STRIP_CONTROL_CODES)
+_RENDERED_DIFFERENTLY = re.compile("[\\[:\x07\x08\x0b\x0c\r]")
+
+
 def _plain(cell: Any) -> str:
     if isinstance(cell, str):  # a str cell is rich markup, as the terminal table reads it
+        if _RENDERED_DIFFERENTLY.search(cell) is None:  # rich would give it back as is (100 000 rows: ~1 s)
+            return cell.replace("\t", " ").replace("\n", " ")
         from rich.markup import render
 
         cell = render(cell)

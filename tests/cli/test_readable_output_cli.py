@@ -199,3 +199,27 @@ def test_select_refuses_every_logic_file_validate_rejects(tmp_path: Path) -> Non
     first = json.loads(invoke("validate", str(bad), "--json", terminal=False).stdout)[0]["findings"][0]
     answer = invoke("select", "768", "3072", "768", "--library", str(bad), terminal=False)
     assert f"error: {bad}:{first['line']}:{first['col']}: " in answer.stderr  # the same place validate names
+
+
+def test_a_pipes_cell_text_is_what_rich_renders() -> None:
+    """A table cell in a pipe is the plain text of its markup as rich renders it (tags, emoji codes,
+    the control codes rich strips), whether or not the cell takes the path that skips rich."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from rich.markup import MarkupError, render
+
+    pieces = st.sampled_from(["a", "kernel_MT64x64", "[", "]", "[bold]", "[/bold]", ":", ":smile:", "\t", "\n",
+                              "\x07", "\x08", "\x0b", "\x0c", "\r", "\x1b", "\\", "é"])  # fmt: skip
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(pieces, max_size=8).map("".join))
+    def check(cell: str) -> None:
+        try:
+            expected = str(render(cell).plain).replace("\t", " ").replace("\n", " ")
+        except MarkupError:
+            with pytest.raises(MarkupError):
+                output.plain_row([cell])
+            return
+        assert output.plain_row([cell, "x"]) == expected + "\tx"
+
+    check()
