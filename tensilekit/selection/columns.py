@@ -124,6 +124,12 @@ class ColumnsLike:
         one value: a predicate of the problem type and the device is one per problem type)."""
         return False
 
+    def largest(self, name: str) -> int | None:
+        """An upper bound of integer column ``name`` over these queries, when none of them can be
+        negative (None: a negative value, or not an integer column): its largest value over the
+        whole batch these columns belong to (a view shares its batch's, read once)."""
+        return None
+
     def __len__(self) -> int:
         return self.size
 
@@ -185,6 +191,19 @@ class ProblemColumns(ColumnsLike):
             return values[kinds]
         column: np.ndarray = getattr(self, name)[positions]
         return column
+
+    def largest(self, name: str) -> int | None:
+        known: dict[str, int | None] = self.__dict__.setdefault("_largest", {})
+        if name not in known:
+            # a column spread per problem type: its values per type, not spread over the queries
+            values = self._arrays.get(name)
+            if values is None:
+                values = self._spread[name][0] if name in self._spread else getattr(self, name)
+            most = None
+            if values.dtype.kind in "iu" and values.size and int(values.min()) >= 0:
+                most = int(values.max())
+            known[name] = most
+        return known[name]
 
     def one_device(self) -> bool:
         return self._types is not None and all(
@@ -638,6 +657,9 @@ class ColumnView(ColumnsLike):
 
     def one_device(self) -> bool:
         return self._base.one_device()
+
+    def largest(self, name: str) -> int | None:
+        return self._base.largest(name)
 
     def problem_types(self) -> tuple[ColumnsLike, IntArray] | None:
         known = self.__dict__.get("_problem_types")

@@ -76,6 +76,7 @@ BatchFound = tuple[IntArray, FloatArray]
 _NAN = math.nan
 _SUBTABLE_CACHE_LIMIT = 4096
 _SIZE_MOD = 1 << 64
+_NO_N = 1 << 63  # above every N: a key past a run's last N starts at its last cell
 
 
 def _vector_group(usable: Usable) -> int:
@@ -509,35 +510,59 @@ class _Table(_Node):
         """The queries (rows of ``cols``) that pass the predicates every kernel of the table
         shares, grouped by which of the other predicates hold: the rows, each group's signature,
         each row's group. None when no query passes."""
-        ok = np.ones(cols.size, dtype=bool)
+        largest = cols.largest
+        ok: BoolArray | None = None
         for atom in self.common:
-            ok &= _vector_of(atom, cols)
-        rows = np.flatnonzero(ok)
+            if not atom.holds_for_all(largest):  # a buffer offset check the batch's sizes all pass
+                ok = _vector_of(atom, cols).copy() if ok is None else np.logical_and(ok, _vector_of(atom, cols), out=ok)
+        rows = np.arange(cols.size) if ok is None else np.flatnonzero(ok)
         if rows.size == 0:
             return None
         if not self.varying:
             return rows, [0], np.zeros(rows.size, dtype=np.int64)
         view = cols if rows.size == cols.size else cols.take(rows)
         ranks = self._workspace_ranks(view) if self.workspace_elems is not None else None
-        if ranks is None:
-            groups, inverse = _unique_rows(np.stack([_vector_of(atom, view) for atom in self.varying], axis=1))
-            return rows, groups, inverse
         # the workspace checks as one rank per query (how many of the sorted needs fit), the
         # other atoms as bits; each distinct (bits, rank) spelled out as a signature once
-        vectors = [_vector_of(self.varying[i], view) for i in self.other_positions]
+        positions = self.other_positions if ranks is not None else range(len(self.varying))
         # an atom that holds for all of these queries or for none splits none of them: the
         # grouping reads the others (a hipBLASLt batch: 23 of 79), its signatures all of them
-        held = [_held_by_all_or_none(vector) for vector in vectors]
-        splitting = [vector for vector, constant in zip(vectors, held, strict=True) if constant is None]
+        vectors: list[BoolArray | None] = [
+            None if self.varying[i].holds_for_all(largest) else _vector_of(self.varying[i], view) for i in positions
+        ]
+        held = [True if vector is None else _held_by_all_or_none(vector) for vector in vectors]
+        splitting = [
+            vector for vector, constant in zip(vectors, held, strict=True) if constant is None and vector is not None
+        ]
         bits = np.stack(splitting, axis=1) if splitting else None
+        if ranks is None:
+            if bits is None:
+                return rows, [self._signature_of(positions, held, None, [])], np.zeros(rows.size, dtype=np.int64)
+            groups, inverse = _unique_rows(bits)
+            column_of = [number for number, constant in enumerate(held) if constant is None]
+            signatures = [self._signature_of(positions, held, group, column_of) for group in groups]
+            return rows, signatures, inverse
         representatives, inverse = _unique_words(_packed_words(bits, ranks))
         full = np.zeros((len(representatives), len(self.varying)), dtype=bool)
-        for position, vector, constant in zip(self.other_positions, vectors, held, strict=True):
-            full[:, position] = constant if constant is not None else vector[representatives]
+        for position, vector, constant in zip(positions, vectors, held, strict=True):
+            full[:, position] = constant if constant is not None else vector[representatives]  # type: ignore[index]
         full[:, self.workspace_positions] = self.workspace_rank_array[None, :] < ranks[representatives][:, None]
         packed = np.packbits(full, axis=1, bitorder="little")
         groups = [int.from_bytes(row.tobytes(), "little") for row in packed]
         return rows, groups, inverse
+
+    @staticmethod
+    def _signature_of(positions: Any, held: list[bool | None], group: int | None, column_of: list[int]) -> int:
+        """The signature of a group of :func:`_unique_rows` (``group``: its splitting atoms' bits,
+        column j of them the ``column_of[j]``-th of ``positions``), the held atoms' bits added."""
+        signature = 0
+        for position, constant in zip(positions, held, strict=True):
+            if constant:
+                signature |= 1 << position
+        for column, number in enumerate(column_of):
+            if group is not None and (group >> column) & 1:
+                signature |= 1 << positions[number]
+        return signature
 
     def _workspace_ranks(self, cols: ColumnsLike) -> IntArray | None:
         """Per query, how many of :attr:`workspace_elems` (sorted) its workspace checks pass: the
@@ -794,6 +819,19 @@ class _GridTable(_Table):
         self.cell_mn_array = self.keys[self.cell_start_array[:-1], :2] if len(self.keys) else np.zeros((0, 2), np.int64)
         k_column = 3 if self.keys.shape[1] > 3 else 2
         self.k_array = self.keys[:, k_column].astype(np.float64) if len(self.keys) else np.zeros(0)
+        # the batch's walk by lookup: a key's N falls in one of len(n_values) + 1 slots (the
+        # distinct N of the table cut the line), and its slot fixes the cell each run's walk
+        # starts at: start_cells[run, slot] (the run's first cell at or above N, its last if none)
+        self.n_values = np.unique(self.keys[:, 1]) if len(self.keys) else np.zeros(0, np.int64)
+        self.start_cells = np.array(
+            [
+                [first + min(bisect.bisect_left(ns, n), len(ns) - 1) for n in [*self.n_values.tolist(), _NO_N]]
+                for first, ns in zip(self.run_cell, self.run_n, strict=False)
+            ],
+            dtype=np.int64,
+        ).reshape(len(self.run_n), len(self.n_values) + 1)
+        self.cell_sizes = np.diff(self.cell_start_array)
+        self.widest_cell = int(self.cell_sizes.max(initial=0))
 
     def usable_list(self, signature: int) -> list[bool]:
         mask = self.masks.get(signature)
@@ -911,9 +949,74 @@ class _GridTable(_Table):
         return -1, DBL_MAX
 
     def _walk_cells_many(self, keys: IntArray, usable: BoolArray, group: IntArray) -> tuple[IntArray, FloatArray]:
-        """:meth:`cell_walk` for many queries at once: (best position or -1, its distance). Each
-        step moves every open query either to the first cell of its run with a usable entry,
-        answered there, or to the next run; so a query takes at most one step per run."""
+        """:meth:`cell_walk` for many queries at once: (best position or -1, its distance).
+
+        The cell a query's walk first finds a usable entry in depends only on its group, its
+        first run (M) and its N slot (see :attr:`start_cells`): a table of those per group (a
+        few hundred numbers each) gives every query its cell in one lookup, and each cell's
+        entries (at most :attr:`widest_cell`) are compared side by side. A query whose cell has
+        usable entries at no finite distance walks on (:meth:`_walk_cells_stepwise`)."""
+        count, n = len(keys), len(self.keys)
+        if count == 0 or n == 0 or not len(self.run_m):
+            return self._walk_cells_stepwise(keys, usable, group)
+        starts = self.cell_start_array
+        cells, runs = len(starts) - 1, len(self.run_m)
+        slots = self.start_cells.shape[1]
+        has_usable = np.logical_or.reduceat(usable, starts[:-1], axis=1)
+        first_from = np.where(has_usable, np.arange(cells), cells)
+        next_usable = np.minimum.accumulate(first_from[:, ::-1], axis=1)[:, ::-1]
+        # per group, run and slot: the usable cell the walk of that run finds from its start
+        # cell, else (cells) that of the next run on
+        in_run = np.concatenate([next_usable[:, self.start_cells], np.full((len(usable), 1, slots), cells)], axis=1)
+        in_run[:, :runs][in_run[:, :runs] >= self.run_cell_array[1:, None]] = cells
+        run_of = np.where(in_run < cells, np.arange(runs + 1)[:, None], runs)
+        found_run = np.minimum.accumulate(run_of[:, ::-1], axis=1)[:, ::-1]
+        first_cell = np.take_along_axis(in_run, found_run, axis=1)[:, :runs].reshape(-1)
+        # each query's run (the first whose M is at or above its M, the last if none) and slot
+        run = np.searchsorted(self.run_m_array, np.minimum(keys[:, 0], self.run_m_array[-1]), side="left")
+        slot = np.searchsorted(self.n_values, keys[:, 1], side="left")
+        cell = first_cell[(group * runs + run) * slots + slot]
+        best = np.full(count, -1, dtype=np.int64)
+        best_distance = np.full(count, DBL_MAX)
+        walked = np.flatnonzero(cell < cells)
+        if walked.size:
+            at = cell[walked]
+            query_keys = keys[walked]
+            positions = starts[at][:, None] + np.arange(self.widest_cell)
+            clipped = np.minimum(positions, n - 1)
+            live = (positions < starts[at + 1][:, None]) & usable[group[walked][:, None], clipped]
+            k_column = 3 if keys.shape[1] > 3 else 2
+            mn = grid_mn_distances(query_keys, self.cell_mn_array[at])
+            d = mn[:, None] + grid_k_terms(query_keys[:, k_column][:, None], self.k_array[clipped])
+            # the scan keeps the first entry of least distance below DBL_MAX (NaN never wins)
+            d[~(live & (d < DBL_MAX))] = np.inf
+            choice = np.argmin(d, axis=1)
+            least = d[np.arange(walked.size), choice]
+            resolved = least < DBL_MAX
+            best[walked[resolved]] = clipped[np.arange(walked.size), choice][resolved]
+            best_distance[walked[resolved]] = least[resolved]
+            on = walked[~resolved]
+            if on.size:  # rare: every usable entry of the cell at no finite distance
+                best[on], best_distance[on] = self._walk_cells_stepwise(keys[on], usable, group[on])
+        left = np.flatnonzero(cell >= cells)
+        if left.size:
+            last_start = int(starts[cells - 1])
+            fallback = np.full(len(usable), -1, dtype=np.int64)
+            if last_start > 0:
+                before = usable[:, :last_start]
+                found_before = before.any(axis=1)
+                fallback[found_before] = last_start - 1 - np.argmax(before[found_before, ::-1], axis=1)
+            before_position = fallback[group[left]]
+            hit = before_position >= 0
+            if hit.any():
+                best[left[hit]] = before_position[hit]
+                best_distance[left[hit]] = grid_based_distances(keys[left[hit]], self.keys[before_position[hit]])
+        return best, best_distance
+
+    def _walk_cells_stepwise(self, keys: IntArray, usable: BoolArray, group: IntArray) -> tuple[IntArray, FloatArray]:
+        """:meth:`cell_walk` for many queries at once, a step at a time: each step moves every
+        open query either to the first cell of its run with a usable entry, answered there, or
+        to the next run; so a query takes at most one step per run."""
         count, n = len(keys), len(self.keys)
         best = np.full(count, -1, dtype=np.int64)
         best_distance = np.full(count, DBL_MAX)

@@ -41,6 +41,8 @@ BoolArray = npt.NDArray[np.bool_]
 Scalar = Callable[[ContractionProblem, Hardware], bool]
 Vector = Callable[[Any], BoolArray]
 _SIZE_MOD = 1 << 64
+Offset = tuple[str, int, int, str, int]
+"""(column, scale, shift, bytes column, factor) of :attr:`Atom.offsets`, all constants >= 0."""
 
 
 @dataclasses.dataclass(eq=False)
@@ -57,6 +59,28 @@ class Atom:
     workspace_elem: int | None = None
     """tensilelite ``WorkspaceCheck``: the bytes per element of C it needs; for the usual problem
     it holds iff ``m * n * batch * workspace_elem`` fits (see :func:`_lite_workspace_atom`)."""
+    offsets: tuple[Offset, ...] = ()
+    """The buffer offset checks: the products ``(column * scale + shift) * bytes * factor`` that
+    must stay below 2**32 (the atom holds if each does; see :meth:`holds_for_all`)."""
+
+    def holds_for_all(self, largest: Callable[[str], int | None]) -> bool:
+        """Whether the atom holds for every query whose columns ``largest`` bounds (see
+        :meth:`~tensilekit.selection.columns.ColumnsLike.largest`) without evaluating it: each
+        offset, and every step of its product, below 2**32 at the columns' bounds (the columns
+        then neither negative nor wrapping around in int64, so each query's vector result holds)."""
+        if not self.offsets:
+            return False
+        for column, scale, shift, bytes_column, factor in self.offsets:
+            most, size = largest(column), largest(bytes_column)
+            if most is None or size is None:
+                return False
+            step = most * scale
+            if step >= TWO_POW_32 or step + shift >= TWO_POW_32:
+                return False
+            step = (step + shift) * size
+            if step >= TWO_POW_32 or step * factor >= TWO_POW_32:
+                return False
+        return True
 
     @property
     def scalar(self) -> Scalar:
@@ -496,8 +520,27 @@ def compile_atom(predicate: Any, solution: Any = None, rules: PredicateRules = D
     if isinstance(fast, bool):
         return Atom(key, repr(fast), repr(fast), fast)
     if fast is not None:
-        return Atom(key, fast[0], fast[1])
+        return Atom(key, fast[0], fast[1], offsets=_offsets(predicate))
     return _reference_atom(key, predicate, solution, rules)
+
+
+def _offsets(predicate: Any) -> tuple[Offset, ...]:
+    """:attr:`Atom.offsets` of a buffer offset check (as :func:`_kernel` compiles it), else ()."""
+    kind, value = predicate.type, getattr(predicate, "value", None)
+    if value is None:
+        return ()
+    if kind == "BufferLoadOffsetLimitCheck":
+        limits = value.model_dump(by_alias=True) if hasattr(value, "model_dump") else dict(value)
+        du0, du1 = int(limits["DUorMT0"]), int(limits["DUorMT1"])
+        sa, sb = int(limits["ShiftPtrElemA"]), int(limits["ShiftPtrElemB"])
+        offsets: tuple[Offset, ...] = (("lda", du0, sa, "a_bytes", 1), ("ldb", du1, sb, "b_bytes", 1))
+    elif kind == "BufferStoreOffsetLimitCheck":
+        offsets = (("ldd", 1, 0, "d_bytes", int(value)),)
+    elif kind == "BufferLoadOffsetLimitCheck_Beta":  # (beta == 0) | offset: the offset suffices
+        offsets = (("ldc", 1, 0, "c_bytes", int(value)),)
+    else:
+        return ()
+    return offsets if all(number >= 0 for offset in offsets for number in offset[1:] if isinstance(number, int)) else ()
 
 
 def _reference_atom(key: str, predicate: Any, solution: Any, rules: PredicateRules = DEFAULT_RULES) -> Atom:

@@ -1,6 +1,6 @@
 """The compiled fast paths on the largest hipBLASLt master answer as the reference walk (issue 25).
 
-* the one-query cell walk and the batch cell walk of every ``GridBased`` table find what the
+* the one-query cell walk and the batch cell walks (by lookup, and step by step) of every ``GridBased`` table find what the
   literal transcription of ``findBestKeyMatch_GridBased`` (``_GridTable.walk``) finds, for random
   keys and random usable masks (none, few, all usable);
 * ``select_batch`` (workspace checks read as one rank, operations split without sorting) gives
@@ -67,6 +67,8 @@ def test_cell_walks_find_what_the_literal_walk_finds(compiled: CompiledLibrary) 
             keys = np.maximum(np.concatenate([near, wide, np.zeros((1, entries.shape[1]), np.int64)]), 0)
             groups = rng.integers(0, len(masks), len(keys))
             batch_best, batch_distance = table._walk_cells_many(keys, masks, groups)
+            # the step-by-step walk (what a query whose cell is at no finite distance goes on with)
+            step_best, step_distance = table._walk_cells_stepwise(keys, masks, groups)
             for number, mask in enumerate(masks):
                 signature = -1 - number  # a private cache slot for this mask
                 table.masks[signature] = mask.tolist()
@@ -76,6 +78,7 @@ def test_cell_walks_find_what_the_literal_walk_finds(compiled: CompiledLibrary) 
                     literal = table.walk(key, mask.tolist())
                     assert _same(table.cell_walk(key, tables_of_mask), literal), key
                     assert _same((int(batch_best[row]), float(batch_distance[row])), literal), key
+                    assert _same((int(step_best[row]), float(step_distance[row])), literal), key
                 table.masks.pop(signature)
                 table.walks.pop(signature)
 

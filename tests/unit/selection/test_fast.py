@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from selection_factory import GFX90A, gemm, master, matching, solution
+from selection_factory import GFX90A, gemm, master, matching, predicate, solution
 
 from tensilekit.selection import (
     GemmProblem,
@@ -267,3 +267,37 @@ def test_batch_of_one_device_or_many_answers_each_query_as_alone() -> None:
             (e.index, None if e.distance is None or math.isnan(e.distance) else e.distance) for e in expected
         ]
         assert any(a.index is not None for a in answers) == (hardware is not devices[1] and hardware is not devices[2])
+
+
+_OFFSET_CHECKS = [
+    {"type": "BufferLoadOffsetLimitCheck", "value": {"DUorMT0": 512, "DUorMT1": 64, "ShiftPtrElemA": 16, "ShiftPtrElemB": 0}},
+    {"type": "BufferStoreOffsetLimitCheck", "value": 256},
+    {"type": "BufferLoadOffsetLimitCheck_Beta", "value": 64},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("check", _OFFSET_CHECKS, ids=lambda check: str(check["type"]))
+@pytest.mark.parametrize("seed", range(4))
+def test_an_offset_check_said_to_hold_for_a_batch_holds_for_each_query(check: dict[str, object], seed: int) -> None:
+    """A buffer offset check skipped for a batch (``Atom.holds_for_all`` on the batch's column
+    bounds) holds for every query of the batch and of each view of it, sizes near 2**32 included;
+    for small sizes it is skipped."""
+    from tensilekit.selection.kernels import compile_atom
+
+    atom = compile_atom(predicate(check))
+    assert atom.offsets
+    rng = np.random.default_rng(seed)
+    skipped = 0
+    for largest in (2**12, 2**20, 2**23, 2**26, 2**40):
+        count = 64
+        sizes = rng.integers(1, largest, size=(3, count))
+        kinds = rng.choice(["Half", "Float", "Double"], size=count)
+        columns = ProblemColumns.from_arrays(
+            m=sizes[0], n=sizes[1], k=sizes[2], trans_a=rng.choice(["N", "T"], size=count), a_type=kinds,
+            arch="gfx90a", beta=rng.choice([0.0, 1.0], size=count),
+        )  # fmt: skip
+        for view in (columns, columns.take(np.flatnonzero(rng.random(count) < 0.5))):
+            if atom.holds_for_all(view.largest):
+                skipped += 1
+                assert atom.vector(view).all(), (check, largest)
+    assert skipped >= 2  # the small sizes are always skipped
