@@ -830,8 +830,13 @@ class _GridTable(_Table):
             ],
             dtype=np.int64,
         ).reshape(len(self.run_n), len(self.n_values) + 1)
-        self.cell_sizes = np.diff(self.cell_start_array)
-        self.widest_cell = int(self.cell_sizes.max(initial=0))
+        self.widest_cell = int(np.diff(self.cell_start_array).max(initial=0))
+        # each cell's entries, padded with len(keys) (a column no group may use), and each
+        # entry's K with one more for it
+        offsets = self.cell_start_array[:-1, None] + np.arange(self.widest_cell)
+        self.cell_entries = np.where(offsets < self.cell_start_array[1:, None], offsets, len(self.keys))
+        self.k_padded = np.append(self.k_array, 1.0)
+        self.walk_lookups: dict[int, tuple[IntArray, int]] = {}
 
     def usable_list(self, signature: int) -> list[bool]:
         mask = self.masks.get(signature)
@@ -948,17 +953,89 @@ class _GridTable(_Table):
                 return position, distance(key, keys[position])
         return -1, DBL_MAX
 
-    def _walk_cells_many(self, keys: IntArray, usable: BoolArray, group: IntArray) -> tuple[IntArray, FloatArray]:
+    def _walk_cells_many(
+        self, keys: IntArray, usable: BoolArray, group: IntArray, lookup: tuple[IntArray, IntArray] | None = None
+    ) -> tuple[IntArray, FloatArray]:
         """:meth:`cell_walk` for many queries at once: (best position or -1, its distance).
 
         The cell a query's walk first finds a usable entry in depends only on its group, its
-        first run (M) and its N slot (see :attr:`start_cells`): a table of those per group (a
-        few hundred numbers each) gives every query its cell in one lookup, and each cell's
-        entries (at most :attr:`widest_cell`) are compared side by side. A query whose cell has
-        usable entries at no finite distance walks on (:meth:`_walk_cells_stepwise`)."""
+        first run (M) and its N slot (see :attr:`start_cells`): :meth:`walk_lookup` of the
+        groups' ``usable`` rows (given, or made here) gives every query its cell in one lookup,
+        and each cell's entries (at most :attr:`widest_cell`) are compared side by side. A query
+        whose cell has usable entries at no finite distance walks on (:meth:`_walk_cells_stepwise`)."""
         count, n = len(keys), len(self.keys)
         if count == 0 or n == 0 or not len(self.run_m):
             return self._walk_cells_stepwise(keys, usable, group)
+        cells = len(self.cell_start) - 1
+        first_cells, fallback = self.walk_lookup(usable) if lookup is None else lookup
+        # each query's run (the first whose M is at or above its M; past the last, the lookup's
+        # last row repeats the last run's) and N slot
+        run = np.searchsorted(self.run_m_array, keys[:, 0], side="left")
+        slot = np.searchsorted(self.n_values, keys[:, 1], side="left")
+        cell = first_cells.reshape(-1)[np.ravel_multi_index((group, run, slot), first_cells.shape)]
+        best = np.full(count, -1, dtype=np.int64)
+        best_distance = np.full(count, DBL_MAX)
+        found = np.flatnonzero(cell < cells)
+        walked: IntArray | slice = slice(None) if len(found) == count else found  # all: no copies
+        at = cell[walked]
+        if at.size:
+            query_keys, query_group = keys[walked], group[walked]
+            # each cell's entries side by side, past its end a column no group may use
+            entries = self.cell_entries[at]
+            padded = np.zeros((len(usable), n + 1), dtype=bool)
+            padded[:, :n] = usable
+            live = padded.reshape(-1)[(query_group * (n + 1))[:, None] + entries]
+            k_column = 3 if keys.shape[1] > 3 else 2
+            mn = grid_mn_distances(query_keys, self.cell_mn_array[at])
+            d = mn[:, None] + grid_k_terms(query_keys[:, k_column][:, None], self.k_padded[entries])
+            # the scan keeps the first entry of least distance below DBL_MAX (NaN never wins)
+            d = np.where(live & (d < DBL_MAX), d, np.inf)
+            if d.shape[1] == 1:
+                least, chosen = d[:, 0], entries[:, 0]
+            else:
+                choice = np.argmin(d, axis=1)[:, None]
+                least = np.take_along_axis(d, choice, axis=1)[:, 0]
+                chosen = np.take_along_axis(entries, choice, axis=1)[:, 0]
+            resolved = least < DBL_MAX
+            if resolved.all():
+                best[walked], best_distance[walked] = chosen, least
+            else:
+                answered = np.arange(count)[walked]
+                best[answered[resolved]] = chosen[resolved]
+                best_distance[answered[resolved]] = least[resolved]
+                on = answered[~resolved]  # rare: every usable entry of the cell at no finite distance
+                best[on], best_distance[on] = self._walk_cells_stepwise(keys[on], usable, group[on])
+        left = np.flatnonzero(cell >= cells)
+        if left.size:
+            before_position = fallback[group[left]]
+            hit = before_position >= 0
+            if hit.any():
+                best[left[hit]] = before_position[hit]
+                best_distance[left[hit]] = grid_based_distances(keys[left[hit]], self.keys[before_position[hit]])
+        return best, best_distance
+
+    def _walk_lookups(self, signatures: list[int], usable: BoolArray) -> tuple[IntArray, IntArray] | None:
+        """:meth:`walk_lookup` of the groups of ``signatures`` (their rows of ``usable``), each
+        signature's made once (kept as :attr:`walk_lookups`) and those of the others together."""
+        if not len(self.keys) or not len(self.run_m):
+            return None
+        known = self.walk_lookups
+        missing = [number for number, signature in enumerate(signatures) if signature not in known]
+        if missing:
+            if len(known) + len(missing) > _SUBTABLE_CACHE_LIMIT:
+                known.clear()
+                missing = list(range(len(signatures)))
+            first_cells, fallback = self.walk_lookup(usable[missing])
+            for row, number in enumerate(missing):
+                known[signatures[number]] = (first_cells[row], int(fallback[row]))
+        rows = [known[signature] for signature in signatures]
+        return np.stack([first for first, _ in rows]), np.array([last for _, last in rows], dtype=np.int64)
+
+    def walk_lookup(self, usable: BoolArray) -> tuple[IntArray, IntArray]:
+        """For groups of queries with the ``usable`` entries (a row each): (per group, run (one
+        more: the last repeated) and N slot, the first cell from the slot's start cell on, in
+        that run or the next ones, with a usable entry (cells for none); per group, the last
+        usable entry before the table's last cell (the reference's backward scan), -1 for none)."""
         starts = self.cell_start_array
         cells, runs = len(starts) - 1, len(self.run_m)
         slots = self.start_cells.shape[1]
@@ -971,47 +1048,15 @@ class _GridTable(_Table):
         in_run[:, :runs][in_run[:, :runs] >= self.run_cell_array[1:, None]] = cells
         run_of = np.where(in_run < cells, np.arange(runs + 1)[:, None], runs)
         found_run = np.minimum.accumulate(run_of[:, ::-1], axis=1)[:, ::-1]
-        first_cell = np.take_along_axis(in_run, found_run, axis=1)[:, :runs].reshape(-1)
-        # each query's run (the first whose M is at or above its M, the last if none) and slot
-        run = np.searchsorted(self.run_m_array, np.minimum(keys[:, 0], self.run_m_array[-1]), side="left")
-        slot = np.searchsorted(self.n_values, keys[:, 1], side="left")
-        cell = first_cell[(group * runs + run) * slots + slot]
-        best = np.full(count, -1, dtype=np.int64)
-        best_distance = np.full(count, DBL_MAX)
-        walked = np.flatnonzero(cell < cells)
-        if walked.size:
-            at = cell[walked]
-            query_keys = keys[walked]
-            positions = starts[at][:, None] + np.arange(self.widest_cell)
-            clipped = np.minimum(positions, n - 1)
-            live = (positions < starts[at + 1][:, None]) & usable[group[walked][:, None], clipped]
-            k_column = 3 if keys.shape[1] > 3 else 2
-            mn = grid_mn_distances(query_keys, self.cell_mn_array[at])
-            d = mn[:, None] + grid_k_terms(query_keys[:, k_column][:, None], self.k_array[clipped])
-            # the scan keeps the first entry of least distance below DBL_MAX (NaN never wins)
-            d[~(live & (d < DBL_MAX))] = np.inf
-            choice = np.argmin(d, axis=1)
-            least = d[np.arange(walked.size), choice]
-            resolved = least < DBL_MAX
-            best[walked[resolved]] = clipped[np.arange(walked.size), choice][resolved]
-            best_distance[walked[resolved]] = least[resolved]
-            on = walked[~resolved]
-            if on.size:  # rare: every usable entry of the cell at no finite distance
-                best[on], best_distance[on] = self._walk_cells_stepwise(keys[on], usable, group[on])
-        left = np.flatnonzero(cell >= cells)
-        if left.size:
-            last_start = int(starts[cells - 1])
-            fallback = np.full(len(usable), -1, dtype=np.int64)
-            if last_start > 0:
-                before = usable[:, :last_start]
-                found_before = before.any(axis=1)
-                fallback[found_before] = last_start - 1 - np.argmax(before[found_before, ::-1], axis=1)
-            before_position = fallback[group[left]]
-            hit = before_position >= 0
-            if hit.any():
-                best[left[hit]] = before_position[hit]
-                best_distance[left[hit]] = grid_based_distances(keys[left[hit]], self.keys[before_position[hit]])
-        return best, best_distance
+        first_cells = np.take_along_axis(in_run, found_run, axis=1)
+        first_cells[:, runs] = first_cells[:, runs - 1]  # a key past the last run's M walks from it
+        last_start = int(starts[cells - 1])
+        fallback = np.full(len(usable), -1, dtype=np.int64)
+        if last_start > 0:
+            before = usable[:, :last_start]
+            found_before = before.any(axis=1)
+            fallback[found_before] = last_start - 1 - np.argmax(before[found_before, ::-1], axis=1)
+        return first_cells, fallback
 
     def _walk_cells_stepwise(self, keys: IntArray, usable: BoolArray, group: IntArray) -> tuple[IntArray, FloatArray]:
         """:meth:`cell_walk` for many queries at once, a step at a time: each step moves every
@@ -1110,7 +1155,9 @@ class _GridTable(_Table):
         else:
             masks = [self.subtable(signature).mask for signature in groups]
             usable = np.stack(masks) if masks else np.zeros((0, len(self.keys)), dtype=bool)
-            best, best_distance = self._walk_cells_many(queries[rows], usable, inverse)
+            best, best_distance = self._walk_cells_many(
+                queries[rows], usable, inverse, self._walk_lookups(groups, usable)
+            )
         found = best >= 0
         sids[rows[found]] = self.sids[best[found]]
         fits[rows[found]] = best_distance[found]

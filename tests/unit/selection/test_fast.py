@@ -171,6 +171,24 @@ def test_columns_of_gemm_problems_equal_columns_of_their_contraction_problems(
         assert [fast.row(i) for i in (0, 5, 299)] == [each.row(i) for i in (0, 5, 299)]
 
 
+def test_columns_of_gemm_problems_read_a_slice_at_a_time_equal_those_read_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The batch rows are joined a slice of problems at a time; slices that end anywhere (one
+    holding problems copied without validation, whose rows are made when read) give the columns
+    the whole batch read at once gives."""
+    from tensilekit.selection import columns as columns_module
+
+    problems = _gemm_problems(1, 4)
+    problems[8] = problems[8].model_copy(update={"m": 3})  # no row of its validation
+    at_once = ProblemColumns.from_problems(problems, GFX90A)
+    monkeypatch.setattr(columns_module, "_ROWS_AT_ONCE", 7)
+    in_slices = ProblemColumns.from_problems(problems, GFX90A)
+    assert in_slices.m.tolist()[8] == 3
+    for name in at_once.names():
+        assert getattr(in_slices, name).tolist() == getattr(at_once, name).tolist(), name
+
+
 def test_columns_of_a_gemm_problem_past_int64_strides_take_the_per_query_path() -> None:
     from tensilekit.errors import SelectionError
 
