@@ -468,6 +468,20 @@ class _Table(_Node):
             self.workspace_elems = np.array(elems, dtype=np.uint64)
             self.workspace_ranks = [elems.index(int(self.varying[i].workspace_elem or 0)) for i in workspace]
         self.workspace_rank_array = np.array(self.workspace_ranks, dtype=np.int64)
+        # the other `column >= value` checks of one column and guard, two or more: (column,
+        # guard, their sorted values, their positions, the index of each one's value)
+        by_column: dict[tuple[str, str], list[int]] = {}
+        for i in self.other_positions:
+            at_least = self.varying[i].at_least
+            if at_least is not None:
+                by_column.setdefault((at_least[0], at_least[2]), []).append(i)
+        self.families: list[tuple[str, str, IntArray, list[int], IntArray]] = []
+        for (column, guard), members in by_column.items():
+            if len(members) >= 2:
+                least = [self.varying[i].at_least[1] for i in members]  # type: ignore[index]
+                values = sorted(set(least))
+                index = np.array([values.index(value) for value in least], dtype=np.int64)
+                self.families.append((column, guard, np.array(values, dtype=np.int64), members, index))
         # one query: the other atoms' bits from a generated function, the workspace checks' bits
         # from the rank (each rank's bits made once)
         # (generated on the first single query: a batch never calls them; see _signature_bits)
@@ -521,10 +535,21 @@ class _Table(_Node):
         if not self.varying:
             return rows, [0], np.zeros(rows.size, dtype=np.int64)
         view = cols if rows.size == cols.size else cols.take(rows)
+        # atoms of one threshold family (the workspace checks: how many of the sorted needs fit;
+        # `column >= value` checks: how many of the sorted values the column reaches) as one rank
+        # per query, the other atoms as bits; each distinct (bits, ranks) spelled out once
+        ranked: list[tuple[list[int], IntArray, IntArray]] = []  # (positions, index of each, ranks)
         ranks = self._workspace_ranks(view) if self.workspace_elems is not None else None
-        # the workspace checks as one rank per query (how many of the sorted needs fit), the
-        # other atoms as bits; each distinct (bits, rank) spelled out as a signature once
-        positions = self.other_positions if ranks is not None else range(len(self.varying))
+        if ranks is not None:
+            ranked.append((self.workspace_positions, self.workspace_rank_array, ranks))
+        positions = self.other_positions if ranks is not None else list(range(len(self.varying)))
+        for column, guard, values, members, index in self.families:
+            if guard and (getattr(view, guard) != 0).any():
+                continue  # a query the family's guard does not admit: each member evaluated
+            ranked.append((members, index, np.searchsorted(values, getattr(view, column), side="right")))
+        if len(ranked) > (ranks is not None):
+            in_family = {position for members, _, _ in ranked for position in members}
+            positions = [position for position in positions if position not in in_family]
         # an atom that holds for all of these queries or for none splits none of them: the
         # grouping reads the others (a hipBLASLt batch: 23 of 79), its signatures all of them
         vectors: list[BoolArray | None] = [
@@ -535,18 +560,22 @@ class _Table(_Node):
             vector for vector, constant in zip(vectors, held, strict=True) if constant is None and vector is not None
         ]
         bits = np.stack(splitting, axis=1) if splitting else None
-        if ranks is None:
+        if not ranked:
             if bits is None:
                 return rows, [self._signature_of(positions, held, None, [])], np.zeros(rows.size, dtype=np.int64)
             groups, inverse = _unique_rows(bits)
             column_of = [number for number, constant in enumerate(held) if constant is None]
             signatures = [self._signature_of(positions, held, group, column_of) for group in groups]
             return rows, signatures, inverse
-        representatives, inverse = _unique_words(_packed_words(bits, ranks))
+        code = ranked[0][2]
+        for _, index, family_ranks in ranked[1:]:  # mixed radix: each rank is 0 .. len(index)
+            code = code * (int(index.max(initial=0)) + 2) + family_ranks
+        representatives, inverse = _unique_words(_packed_words(bits, code))
         full = np.zeros((len(representatives), len(self.varying)), dtype=bool)
         for position, vector, constant in zip(positions, vectors, held, strict=True):
             full[:, position] = constant if constant is not None else vector[representatives]  # type: ignore[index]
-        full[:, self.workspace_positions] = self.workspace_rank_array[None, :] < ranks[representatives][:, None]
+        for members, index, family_ranks in ranked:
+            full[:, members] = index[None, :] < family_ranks[representatives][:, None]
         packed = np.packbits(full, axis=1, bitorder="little")
         groups = [int.from_bytes(row.tobytes(), "little") for row in packed]
         return rows, groups, inverse
@@ -1335,9 +1364,22 @@ def _packed_words(bits: BoolArray | None, ranks: IntArray) -> npt.NDArray[np.uin
     return np.concatenate(columns, axis=1) if len(columns) > 1 else columns[0]
 
 
+_COUNTED_WORDS = 1 << 16
+"""Words below this are grouped by counting (np.bincount), larger ones by sorting."""
+
+
 def _unique_words(words: npt.NDArray[np.uint64]) -> tuple[IntArray, IntArray]:
     """The distinct rows of ``words``: a representative row of each, and each row's group."""
     if words.shape[1] == 1:
+        if len(words) and int(words.max()) < _COUNTED_WORDS:  # counted, not sorted
+            word = words[:, 0].astype(np.int64)
+            present = np.flatnonzero(np.bincount(word))
+            lookup = np.zeros(int(present[-1]) + 1, dtype=np.int64)
+            lookup[present] = np.arange(len(present))
+            inverse: IntArray = lookup[word]
+            representatives = np.empty(len(present), dtype=np.int64)
+            representatives[inverse] = np.arange(len(word))  # any row of a group represents it
+            return representatives, inverse
         _, first, inverse = np.unique(words[:, 0], return_index=True, return_inverse=True)
         return first.astype(np.int64), inverse.reshape(-1).astype(np.int64)
     order = np.lexsort(words.T[::-1])

@@ -41,6 +41,8 @@ BoolArray = npt.NDArray[np.bool_]
 Scalar = Callable[[ContractionProblem, Hardware], bool]
 Vector = Callable[[Any], BoolArray]
 _SIZE_MOD = 1 << 64
+AtLeast = tuple[str, int, str]
+"""(column, value, guard column or "") of :attr:`Atom.at_least`."""
 Offset = tuple[str, int, int, str, int]
 """(column, scale, shift, bytes column, factor) of :attr:`Atom.offsets`, all constants >= 0."""
 
@@ -59,6 +61,10 @@ class Atom:
     workspace_elem: int | None = None
     """tensilelite ``WorkspaceCheck``: the bytes per element of C it needs; for the usual problem
     it holds iff ``m * n * batch * workspace_elem`` fits (see :func:`_lite_workspace_atom`)."""
+    at_least: AtLeast | None = None
+    """``(column, value, guard)``: the atom holds iff ``p.column >= value``, for every query
+    whose ``guard`` column is 0 (``guard`` empty: every query). Atoms of one column and guard
+    are one rank per query (how many of their sorted values it reaches; see ``fast._Table``)."""
     offsets: tuple[Offset, ...] = ()
     """The buffer offset checks: the products ``(column * scale + shift) * bytes * factor`` that
     must stay below 2**32 (the atom holds if each does; see :meth:`holds_for_all`)."""
@@ -367,7 +373,9 @@ def _lite_workspace_atom(key: str, predicate: Any, sizes: list[int]) -> Atom:
     return Atom(key, scalar_expr, f"{name}_v(p)", None, {name: scalar, f"{name}_v": vector}, workspace_elem=elem_c)
 
 
-def _guarded_atom(key: str, predicate: Any, guard: tuple[str, str], fast: tuple[str, str]) -> Atom:
+def _guarded_atom(
+    key: str, predicate: Any, guard: tuple[str, str], fast: tuple[str, str], at_least: AtLeast | None = None
+) -> Atom:
     """An atom compiled for the queries ``guard`` admits (``fast``); the others ask the reference."""
     name = f"_guarded_{abs(hash(key)):x}"
     guard_v = _lambda(guard[1], {})
@@ -385,7 +393,7 @@ def _guarded_atom(key: str, predicate: Any, guard: tuple[str, str], fast: tuple[
         return out
 
     scalar = f"(({fast[0]}) if ({guard[0]}) else {name}(p, h))"
-    return Atom(key, scalar, f"{name}_v(p)", None, {name: reference, f"{name}_v": vector})
+    return Atom(key, scalar, f"{name}_v(p)", None, {name: reference, f"{name}_v": vector}, at_least=at_least)
 
 
 _HIPBLASLT_ALL = ("DGelu", "Gelu", "Relu", "Silu", "Clamp")  # evaluate._activation's set
@@ -469,8 +477,10 @@ def _lite_kernel(key: str, predicate: Any) -> Atom | tuple[str, str] | bool | No
         return _guarded_atom(key, predicate, ("p.lite.use_bias == 0", "p.lite_use_bias == 0"), ("True", "True"))
     if kind == "GlobalSplitUCheckMinK" and isinstance(value, (list, tuple)):
         v0, v1 = int(value[0]), int(value[1])
-        min_k = "True" if v1 == -1 else f"p.k >= {(0 if v1 == 1 else v1) * v0}"
-        return _guarded_atom(key, predicate, ("p.lite.gsu == 0", "p.lite_gsu == 0"), (min_k, min_k))
+        least = (0 if v1 == 1 else v1) * v0
+        min_k = "True" if v1 == -1 else f"p.k >= {least}"
+        at_least = None if v1 == -1 else ("k", least, "lite_gsu")
+        return _guarded_atom(key, predicate, ("p.lite.gsu == 0", "p.lite_gsu == 0"), (min_k, min_k), at_least)
     if kind == "WorkgroupMappingXCCCheck":
         xcc, group = int(value[0]), int(value[1])
         if xcc in (-1, 1):
@@ -520,7 +530,10 @@ def compile_atom(predicate: Any, solution: Any = None, rules: PredicateRules = D
     if isinstance(fast, bool):
         return Atom(key, repr(fast), repr(fast), fast)
     if fast is not None:
-        return Atom(key, fast[0], fast[1], offsets=_offsets(predicate))
+        at_least: AtLeast | None = None
+        if predicate.type == "LeadingFree0SizesGreaterOrEqual":  # _kernel's p.m >= value
+            at_least = ("m", int(predicate.value), "")
+        return Atom(key, fast[0], fast[1], at_least=at_least, offsets=_offsets(predicate))
     return _reference_atom(key, predicate, solution, rules)
 
 

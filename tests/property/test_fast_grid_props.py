@@ -107,6 +107,12 @@ def test_batch_answers_equal_single_queries_and_the_reference(compiled: Compiled
     types = _hipblaslt_types(compiled.library)
     choice = rng.integers(0, len(types), count)
     sizes = np.exp(rng.uniform(0.0, np.log(70_000.0), (count, 3))).astype(np.int64).clip(1, 70_000)
+    # M and K at and beside the values the kernels' `m >= v` and GSU `k >= v` checks name (a
+    # batch reads each family of them as one rank)
+    edge = rng.random(count) < 0.4
+    sizes[edge, 0] = rng.choice([1, 2, 4, 8, 16], int(edge.sum())) + rng.integers(-1, 2, int(edge.sum()))
+    sizes[edge, 2] = 32 * rng.integers(1, 71, int(edge.sum())) + rng.integers(-1, 2, int(edge.sum()))
+    sizes = sizes.clip(1, 70_000)
     # workspaces from none to unlimited: each workspace check passes for a different prefix of needs
     workspaces = rng.choice(np.array([0, 1 << 20, 32 << 20, 1 << 40, 2**64 - 1], dtype=np.uint64), count)
     arrays: dict[str, Any] = {
@@ -149,7 +155,11 @@ def test_batch_of_gemm_problems_equals_single_queries(compiled: CompiledLibrary)
         {"trans_a": "N", "trans_b": "T", "a_type": "Half", "b_type": "Half", "c_type": "Half", "d_type": "Half",
          "compute_type": "Float", "compute_input_type": None},
     ]  # fmt: skip
-    epilogues = [None, HipblasltFields(use_bias=1, bias_type="Float"), HipblasltFields(activation_type="Relu")]
+    # a forced GSU: the GSU `k >= v` checks of its batch evaluated one by one
+    epilogues = [
+        None, HipblasltFields(use_bias=1, bias_type="Float"), HipblasltFields(activation_type="Relu"),
+        HipblasltFields(gsu=2),
+    ]  # fmt: skip
     workspaces = [0, 1 << 20, 32 << 20, None]
     problems: list[GemmProblem] = []
     for position in range(count):
@@ -161,7 +171,7 @@ def test_batch_of_gemm_problems_equals_single_queries(compiled: CompiledLibrary)
                 a_type=kind["a_type"], b_type=kind["b_type"], c_type=kind["c_type"], d_type=kind["d_type"],
                 compute_input=kind["compute_input_type"], workspace_size=workspaces[position % 4],
                 lda=None if position % 7 else m + k + 64, beta=float(rng.choice([0.0, 1.0])),
-                epilogue=epilogues[position % 3 if position % 5 == 0 else 0],
+                epilogue=epilogues[position % 4 if position % 5 == 0 else 0],
             )
         )  # fmt: skip
     batch = select_batch(compiled, problems, _DEVICE)
@@ -171,3 +181,44 @@ def test_batch_of_gemm_problems_equals_single_queries(compiled: CompiledLibrary)
         assert (batch[position].index, batch[position].distance) == (one.index, one.distance), position
         answered += one.index is not None
     assert count // 4 < answered < count  # the queries reach the tables, and some find nothing
+
+
+def _row_signatures(table: _GridTable, columns: Any) -> dict[int, int]:
+    grouped = table._grouped(columns)
+    assert grouped is not None
+    rows, signatures, inverse = grouped
+    return dict(zip(rows.tolist(), [signatures[group] for group in inverse.tolist()], strict=True))
+
+
+def test_threshold_families_group_queries_as_their_atoms_one_by_one(
+    compiled: CompiledLibrary, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table's `m >= v` and GSU `k >= v` checks, read as one rank per family, give every query
+    the signature evaluating each check gives it: M and K at the checks' values and beside them;
+    a batch with a forced GSU (the GSU checks' guard) evaluates them one by one."""
+    from tensilekit.selection.hipblaslt import hipblaslt_problem
+    from tensilekit.selection.problem import HipblasltFields
+
+    rng = np.random.default_rng(5)
+    types = _hipblaslt_types(compiled.library)
+    problems = []
+    for position in range(200):
+        kind = types[position % len(types)]
+        m = int(rng.choice([1, 2, 4, 8, 16, 300])) + int(rng.integers(-1, 2))
+        k = 32 * int(rng.integers(1, 71)) + int(rng.integers(-1, 2))
+        problems.append(
+            hipblaslt_problem(
+                max(m, 1), int(rng.integers(1, 5000)), k, trans_a=kind["trans_a"], trans_b=kind["trans_b"],
+                a_type=kind["a_type"], b_type=kind["b_type"], c_type=kind["c_type"], d_type=kind["d_type"],
+                compute_input=kind["compute_input_type"], workspace_size=32 << 20,
+                epilogue=HipblasltFields(gsu=2) if position % 9 == 0 else None,
+            )
+        )  # fmt: skip
+    tables = [table for table in _grid_tables(compiled) if table.families]
+    assert tables, "a table has families of threshold checks"
+    for batch in (problems, [p for number, p in enumerate(problems) if number % 9]):
+        for table in tables:
+            ranked = _row_signatures(table, ProblemColumns.from_problems(batch, _DEVICE))
+            with monkeypatch.context() as patch:
+                patch.setattr(table, "families", [])
+                assert ranked == _row_signatures(table, ProblemColumns.from_problems(batch, _DEVICE))
