@@ -206,11 +206,21 @@ class _Rows(_Node):
             child_cols = view if hit.size == open_rows.size else cols.take(hit)
             sub_sids, sub_fits = child.find_batch(lib, child_cols, sub_route)
             written = ~np.isnan(sub_fits)
-            fits[hit[written]] = sub_fits[written]
+            if written.all():  # the usual table: a distance for every query (no copies of them)
+                fits[hit] = sub_fits
+            else:
+                fits[hit[written]] = sub_fits[written]
             got = sub_sids >= 0
-            sids[hit[got]] = sub_sids[got]
+            every = bool(got.all())
+            if every:
+                sids[hit] = sub_sids
+            else:
+                sids[hit[got]] = sub_sids[got]
             if route is not None and number < last:
                 route.fell(hit[~got], self.labels[number])
+            if every:
+                open_rows = open_rows[~mask]
+                continue
             keep = np.ones(open_rows.size, dtype=bool)
             keep[np.flatnonzero(mask)[got]] = False
             open_rows = open_rows[keep]
@@ -1185,11 +1195,14 @@ class _GridTable(_Table):
             masks = [self.subtable(signature).mask for signature in groups]
             usable = np.stack(masks) if masks else np.zeros((0, len(self.keys)), dtype=bool)
             best, best_distance = self._walk_cells_many(
-                queries[rows], usable, inverse, self._walk_lookups(groups, usable)
+                queries if rows.size == count else queries[rows], usable, inverse, self._walk_lookups(groups, usable)
             )
         found = best >= 0
-        sids[rows[found]] = self.sids[best[found]]
-        fits[rows[found]] = best_distance[found]
+        if found.all() and rows.size == count:  # every query answered (no copies of them)
+            sids, fits = self.sids[best], best_distance
+        else:
+            sids[rows[found]] = self.sids[best[found]]
+            fits[rows[found]] = best_distance[found]
         if route is not None and found.any():
             route.answered(rows[found], self.node, "table", best[found])
         return sids, fits
@@ -1202,12 +1215,12 @@ def _groups_by_operation(cols: ColumnsLike) -> list[tuple[str, IntArray]]:
     if types is None:
         return _groups_by_value(cols.op_id)  # type: ignore[attr-defined]
     kinds, kind_of = types
-    operations: dict[str, list[int]] = {}
-    for kind, name in enumerate(kinds.op_id.tolist()):  # type: ignore[attr-defined]
-        operations.setdefault(name, []).append(kind)
+    operations: dict[str, int] = {}
+    number_of_kind = [operations.setdefault(name, len(operations)) for name in kinds.op_id.tolist()]  # type: ignore[attr-defined]
     if len(operations) == 1:
         return [(next(iter(operations)), np.arange(cols.size))]
-    groups = [(name, np.flatnonzero(np.isin(kind_of, numbers))) for name, numbers in operations.items()]
+    operation_of = np.array(number_of_kind, dtype=np.int64)[kind_of]  # (np.isin per operation: 5x slower)
+    groups = [(name, np.flatnonzero(operation_of == number)) for name, number in operations.items()]
     return [(name, rows) for name, rows in groups if rows.size]  # a view may hold no query of a type
 
 
