@@ -15,26 +15,30 @@ opens it; random heuristic queries as ``bench/select.py`` draws them):
   Goal >= 2 M queries/s. Then a first ask of problems just built (nothing of an earlier ask to
   reuse: no answer or row is kept per object), and what building one costs, of which its batch row.
 
-Where the batch time goes (CPU ms per 100 000, 2 cores under a load of ~3-4, December 2026):
-figure ~62-65 (1.5 M q/s; 0.39 before issue 33's rows), anchor ~68; a first ask of problems just
-built ~85 (1.2 M q/s): the same work, but the batch's large buffers (the rows, the columns: ~8 000
-pages) then fault in from fresh memory, ~1-2 us a page on this machine (``ru_minflt``).
+Where the batch time goes (CPU ms per 100 000, the best of repeated runs, 2 cores under a load of ~6-8, Dec.
+2026): figure ~44-47 (2.1-2.3 M q/s; ~65-70 before the pass below, 0.39 M q/s before issue 33),
+anchor ~55 (~67-73 before); a first ask of problems just built ~50 (2.0 M q/s CPU): the same work,
+but the batch's large buffers then fault in from fresh memory, ~1-2 us a page (``ru_minflt``).
 
-* The read, ~17 (~200 before): each GemmProblem's validation packs its numbers and a number for
-  its problem type (``selection.problem.batch_row``: 16 int64/double, ~1.8 us of a ~20-28 us
-  construction), so the batch reads one attribute per problem: ``b"".join`` of the rows ~8
-  (half the attribute reads, half copying 136 bytes each), rows to columns one pass ~2-3, the
-  exact-type check ~2, default leading dimensions, strides and scalar spellings ~3; the type,
-  tensilelite and device columns come from one ``contraction_problem`` per type, spread when read.
-* The engine, ~48 (~75 before): the three grid tables' signatures (which of ~80 predicates hold,
-  the workspace checks as one rank: ~20, of which evaluating the predicates ~9 and grouping ~6),
-  the cell walks (~17: the big table ~10, with the M/N distance term once per query and cell;
-  each 4-entry table ~3), the rows, map and views ~8.
+* The read, ~14 (~200 before issue 33): each GemmProblem's validation packs its numbers and a
+  number for its problem type (``selection.problem.batch_row``: 17 int64/double, ~1.8 us of a
+  ~20-28 us construction), so the batch reads one attribute per problem: ``b"".join`` of the rows
+  and rows to columns ~9, 4 096 problems at a time (the slice's rows still in the cache; the
+  whole batch at once ~13), the exact-type check ~2, default leading dimensions, strides and
+  scalar spellings ~3; the type, tensilelite and device columns come from one
+  ``contraction_problem`` per type, spread when read.
+* The engine, ~29 (~48 before this pass, ~75 before issue 33): the three grid tables' signatures
+  ~7 (the buffer offset checks a batch's column bounds already pass are not evaluated:
+  ``Atom.offsets``, 54 of the big table's 79 atoms; the workspace checks, the GSU ``k >= v``
+  checks and the ``m >= v`` checks each one rank per query, not a bit per check); the cell walks
+  ~12 (each signature's first usable cell per run and N slot looked up once and kept,
+  ``_GridTable.walk_lookups``; then each query's cell in one lookup and the cell's entries side
+  by side: the M/N distance term once per query ~1.3 per table is most of what is left); the
+  rows, map and views ~8, answers passed up without copies where every query was answered.
 
 The floor: reading a field of 100 000 objects costs ~3-4 ms (the batch reads one), so the read
-stays >= ~8 ms; the engine's numpy passes over 33 000 queries per table (~0.05-0.1 ms each, a
-few hundred of them) are the rest. 2 M q/s needs 50 ms: the engine would have to lose another
-~15 ms (the signature grouping and the small tables' walks are what is left to fuse).
+stays >= ~8 ms; the engine's numpy passes over 33 000 queries per table (~0.03-0.1 ms each, a
+hundred or so of them now) are the rest.
 ``ProblemColumns.from_arrays`` (numpy arrays, no object per query) skips the read.
 
 Ratio = the figure's time per query / the anchor's. The machine may be shared: both are measured

@@ -613,7 +613,10 @@ def _restriction(values: np.ndarray) -> tuple[np.ndarray, IntArray]:
     """``alpha_restriction``/``beta_restriction`` (:func:`contraction_problem`'s rule) spread (see
     :class:`ProblemColumns`): the spellings present (as wide as those, as the per-query path
     builds the column), and which of them each query has."""
-    code = np.where(values == 1.0, 0, np.where(values == -1.0, 1, 2))
+    one = values == 1.0
+    if len(values) and one.all():  # the usual batch: one pass
+        return np.array(["One"]), np.zeros(len(values), dtype=np.int64)
+    code = np.where(one, 0, np.where(values == -1.0, 1, 2))
     present = np.flatnonzero(np.bincount(code, minlength=3))
     spellings = np.array([("One", "NegativeOne", "Any")[i] for i in present.tolist()])
     position = np.zeros(3, dtype=np.int64)
