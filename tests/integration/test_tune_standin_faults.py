@@ -75,9 +75,16 @@ def standin_node(amd: Path, corpus: Path, tmp_path_factory: pytest.TempPathFacto
 
 @pytest.fixture
 def node(standin_node: Path, amd: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    """The stand-ins first on PATH, finding the node's library; every bench call logged."""
+    """The stand-ins first on PATH, finding the node's library; every bench call logged.
+
+    ``ROCM_PATH`` names the node's ROCm, so tensilekit reads the library the bench loads, as on a
+    node with hipBLASLt installed (test_tune_library_paths.py's "default-place"), instead of
+    building its own reference from ``--library-logic`` in every run: that TensileCreateLibrary
+    run (~5 s each, a dozen runs here) is test_tune_library_paths.py's "logic-only" case and
+    none of these faults' business."""
     monkeypatch.setenv("PATH", f"{amd / 'standins'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("HIPBLASLT_STANDIN_LIB_DIR", str(standin_node / "rocm" / "lib"))
+    monkeypatch.setenv("ROCM_PATH", str(standin_node / "rocm"))
     monkeypatch.setenv("HIPBLASLT_STANDIN_LOG", str(tmp_path / "bench-calls.jsonl"))
     monkeypatch.delenv("HIPBLASLT_STANDIN_FAULTS", raising=False)
     yield standin_node
