@@ -90,9 +90,31 @@ def test_every_mode_tunes_the_fp8_and_the_mixed_gemm(runs: dict[str, tuple[Path,
     assert "not in --library-logic" not in statuses and "installed" not in statuses
 
 
+@pytest.fixture(scope="module")
+def amd_reader_answers(
+    runs: dict[str, tuple[Path, Any]], amd: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, tuple[list[Path], list[dict[str, Any]]]]:
+    """AMD's reader on the configs of the ga and the grid run, in one call (each call costs seconds
+    of AMD imports): mode -> (the configs given, grid ones sampled, and AMD's answer to each)."""
+    folder = tmp_path_factory.mktemp("grid-sample")
+    given: dict[str, list[Path]] = {}
+    for mode in ("ga", "grid"):
+        configs = sorted((runs[mode][0] / "04_search" / "configs").glob("*.yaml"))
+        given[mode] = [_sample(path, folder) for path in configs] if mode == "grid" else configs
+    every = [path for configs in given.values() for path in configs]
+    completed = subprocess.run(
+        [str(amd / "check-configs"), "--amd", "tensilelite-7d9fb68", "--arch", "gfx942", *map(str, every)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    answers = [json.loads(line) for line in completed.stdout.splitlines() if line.startswith("{")]
+    assert len(answers) == len(every)
+    return {"ga": (given["ga"], answers[: len(given["ga"])]), "grid": (given["grid"], answers[len(given["ga"]) :])}
+
+
 @pytest.mark.parametrize("mode", ["ga", "grid"])
 def test_the_configs_are_accepted_by_amds_reader(
-    runs: dict[str, tuple[Path, Any]], mode: str, amd: Path, tmp_path: Path
+    runs: dict[str, tuple[Path, Any]], mode: str, amd_reader_answers: dict[str, tuple[list[Path], list[dict[str, Any]]]]
 ) -> None:
     workdir, _ = runs[mode]
     configs = sorted((workdir / "04_search" / "configs").glob("*.yaml"))
@@ -102,15 +124,9 @@ def test_the_configs_are_accepted_by_amds_reader(
     problem_type = yaml.safe_load(mixed[0].read_text())["BenchmarkProblems"][0][0]
     assert (problem_type["DataType"], problem_type["DataTypeA"], problem_type["DataTypeB"]) == ("H", "F8", "H")
     assert problem_type["DestDataType"] == "H" and problem_type["ComputeDataType"] == "S"
-    if mode == "grid":
-        configs = [_sample(path, tmp_path) for path in configs]
-    completed = subprocess.run(
-        [str(amd / "check-configs"), "--amd", "tensilelite-7d9fb68", "--arch", "gfx942", *map(str, configs)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    answers = [json.loads(line) for line in completed.stdout.splitlines() if line.startswith("{")]
-    assert len(answers) == len(configs)
+    given, answers = amd_reader_answers[mode]
+    assert [path.name for path in given] == [path.name for path in configs]
+    assert [Path(answer["file"]).resolve() for answer in answers] == [path.resolve() for path in given]
     for answer in answers:
         assert answer["ok"], answer
         assert all(group["valid"] > 0 for group in answer["groups"]), answer

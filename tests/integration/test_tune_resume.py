@@ -21,7 +21,7 @@ ENTRY = "import sys; from tensilekit.cli.main import main; sys.exit(main())"
 
 def command(workdir: Path) -> list[str]:
     return [sys.executable, "-c", ENTRY, "tune", "--simulate", str(LLAMA_LOG), "--arch", "gfx942",
-            "--workdir", str(workdir), "--devices", "0,1,2,3", "--sim-time-scale", "2"]  # fmt: skip
+            "--workdir", str(workdir), "--devices", "0,1,2,3", "--sim-time-scale", "0.5"]  # fmt: skip
 
 
 def run_until(workdir: Path, condition: Callable[[], bool] | None, log: Path, timeout: float = 90.0) -> int:

@@ -75,9 +75,16 @@ def standin_node(amd: Path, corpus: Path, tmp_path_factory: pytest.TempPathFacto
 
 @pytest.fixture
 def node(standin_node: Path, amd: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    """The stand-ins first on PATH, finding the node's library; every bench call logged."""
+    """The stand-ins first on PATH, finding the node's library; every bench call logged.
+
+    ``ROCM_PATH`` names the node's ROCm, so tensilekit reads the library the bench loads, as on a
+    node with hipBLASLt installed (test_tune_library_paths.py's "default-place"), instead of
+    building its own reference from ``--library-logic`` in every run: that TensileCreateLibrary
+    run (~5 s each, a dozen runs here) is test_tune_library_paths.py's "logic-only" case and
+    none of these faults' business."""
     monkeypatch.setenv("PATH", f"{amd / 'standins'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("HIPBLASLT_STANDIN_LIB_DIR", str(standin_node / "rocm" / "lib"))
+    monkeypatch.setenv("ROCM_PATH", str(standin_node / "rocm"))
     monkeypatch.setenv("HIPBLASLT_STANDIN_LOG", str(tmp_path / "bench-calls.jsonl"))
     monkeypatch.delenv("HIPBLASLT_STANDIN_FAULTS", raising=False)
     yield standin_node
@@ -110,9 +117,13 @@ def bench_calls(log: Path, *, m: int | None = None, algo: str | None = None) -> 
 
 
 def config(node: Path, workdir: Path, **changes: Any) -> TuneConfig:
+    """The in-process runs name the stand-ins' release (``--tool-profile``): detecting it starts
+    TensileCreateLibrary once per run (~1.5 s of AMD imports); the command-line runs below
+    (kill -9, resume) still detect it."""
     values: dict[str, Any] = {
         "logs": (node / "w.log",), "arch": "gfx942", "workdir": workdir, "library_logic": node / "logic",
         "top_k": 2, "retries": 0, "accurate_iters": 10, "accurate_cold_iters": 1, "screen_iters": 2,
+        "tool_profile": "hipblaslt-7d9fb68",
     }  # fmt: skip
     values.update(changes)
     return TuneConfig(**values)

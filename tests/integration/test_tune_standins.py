@@ -52,6 +52,15 @@ def node(standins: Path, corpus: Path, tmp_path_factory: pytest.TempPathFactory)
     return {"root": root, "logic": logic, "installed": installed, "lib_dir": root / "lib"}
 
 
+@pytest.fixture(scope="module")
+def drawn(standins: Path, node: dict[str, Path]) -> list[dict[str, Any]]:
+    """The drawn GEMMs the installed library serves, with what its bench gives them: the same draw
+    for both ways of identifying the installed library, so the bench is asked once."""
+    gemms = served(standins, node["installed"], _gemms(seed=22, count=10))
+    assert len(gemms) >= 6, "the draw must leave enough GEMMs the library serves"
+    return gemms
+
+
 def _results(workdir: Path) -> dict[str, dict[str, str]]:
     with open(workdir / "results" / "final_results.csv", newline="") as stream:
         rows = list(csv.DictReader(stream))
@@ -66,10 +75,9 @@ def _key(gemm: dict[str, Any]) -> str:
 # built from the logic folder -- is test_tune_library_paths.py's "logic-only" case, on a mixed workload.
 @pytest.mark.parametrize("identify_by", ["installed-index", "reference-built-from-logic"])
 def test_search_keeps_every_faster_kernel_and_the_rebuilt_library_picks_it(
-    standins: Path, node: dict[str, Path], tmp_path: Path, identify_by: str
+    standins: Path, node: dict[str, Path], drawn: list[dict[str, Any]], tmp_path: Path, identify_by: str
 ) -> None:
-    gemms = served(standins, node["installed"], _gemms(seed=22, count=10))
-    assert len(gemms) >= 6, "the draw must leave enough GEMMs the library serves"
+    gemms = drawn
     log = tmp_path / "app.log"
     log.write_text("".join(mask64_line(gemm, calls=10 + i) + "\n" for i, gemm in enumerate(gemms)))
     workdir = tmp_path / "W"
