@@ -77,26 +77,25 @@ class _SolutionParts:
         spelled = tuple(node)
         keys = self._keys.get(spelled)
         if keys is None:
-            keys = self._keys[spelled] = tuple([sys.intern(key) if type(key) is str else key for key in spelled])
-            if not all(type(key) is str for key in spelled):
-                del self._keys[spelled]  # (1,) == (True,): only all-str sequences are shared
+            keys = tuple([sys.intern(key) if type(key) is str else key for key in spelled])
+            if all(type(key) is str for key in spelled):  # (1,) == (True,): only str sequences are kept
+                self._keys[spelled] = keys
         values = list(node.values())
-        if keys is not spelled:
-            node.clear()
-            node.update(zip(keys, values, strict=True))
+        node.clear()
+        node.update(zip(keys, values, strict=True))
         for key, value in zip(keys, values, strict=True):
-            if predicates and key in _PREDICATE_KEYS_OF_SOLUTION:
-                continue
             if type(value) is dict:
-                self._share_keys(value)
-            elif type(value) is list:
+                if value and not (predicates and key in _PREDICATE_KEYS_OF_SOLUTION):
+                    self._share_keys(value)
+            elif type(value) is list and value:
                 self._share_items(value)
 
     def _share_items(self, items: list[Any]) -> None:
         for value in items:
             if type(value) is dict:
-                self._share_keys(value)
-            elif type(value) is list:
+                if value:
+                    self._share_keys(value)
+            elif type(value) is list and value:
                 self._share_items(value)
 
 

@@ -266,7 +266,11 @@ def parse_yaml(
         lines = distinct_lines(text)  # read by the text checks and the YAML 1.1 check alike
     bound = check_yaml_text(text, source, lines)
     anchors = "&" in text  # aliases may share containers, and nest a tree deeper than its text
-    data, deepest = _parse_checked(text, source, share_keys, lines, None if anchors or bound is None else parts)
+    # "&": an anchor hides the scalar after it from the YAML 1.1 scan (``&x 010`` is 8 to PyYAML,
+    # 10 to yaml_rs); the few files with anchors are decoded by PyYAML
+    fast = _fast_yaml is not None and not anchors and _fast_parse_is_exact(text, lines)
+    del lines  # (16 MB for rocBLAS_Full: not kept beside the decoded tree)
+    data, deepest = _parse_checked(text, source, share_keys, fast, None if anchors or bound is None else parts)
     if anchors and isinstance(data, (dict, list)):
         check_alias_expansion(data, source)
     if isinstance(data, (dict, list)):  # brackets and indentation mixed (the text check bounds each)
@@ -275,17 +279,12 @@ def parse_yaml(
 
 
 def _parse_checked(
-    text: str,
-    source: str | None,
-    share_keys: bool = True,
-    lines: str | None = None,
-    parts: PartBuilders | None = None,
+    text: str, source: str | None, share_keys: bool, fast: bool, parts: PartBuilders | None = None
 ) -> tuple[Any, int | None]:
     """The decoded document and, when no container can be shared and the keys were shared, how
-    deep it nests (measured by the key walk; else None: :func:`check_depth` walks)."""
-    # "&": an anchor hides the scalar after it from the YAML 1.1 scan (``&x 010`` is 8 to PyYAML,
-    # 10 to yaml_rs); the few files with anchors are decoded by PyYAML
-    if _fast_yaml is not None and "&" not in text and _fast_parse_is_exact(text, lines):
+    deep it nests (measured by the key walk; else None: :func:`check_depth` walks). ``fast``:
+    yaml_rs reads the text as PyYAML does (no anchor, no YAML 1.1 spelling)."""
+    if fast:
 
         def load(part: str) -> Any:
             return _fast_yaml.loads(
