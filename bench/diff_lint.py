@@ -56,6 +56,20 @@ its text check 0.2, the model 0.85), the .dat ~1.5 (unpack 0.4, the depth walk 0
 0.15-0.26), comparing 0.15, imports 0.3. The peak is the YAML side's tree and model, over
 what the .dat side's tables keep (~50 MB) and the memory its model left.
 
+Issue 33, reading (helper "yamlread"; CPU seconds, the tree before and after alternately, 2 pairs,
+load average 3-5 on 2 CPUs; ``--no-plain``): diff 9.76, 9.26 -> 7.50, 7.69 s, peak 790 -> 738 MB;
+lint 14.8, 15.7 -> 13.7, 13.3 s, peak 835 -> 669 MB; output byte-identical (text and --json of
+diff and lint on rocBLAS_Full, every master of masters/ and masters-hipblaslt/ and respelled,
+shuffled and changed YAML copies). A YAML master is modelled part by part as it is decoded
+(``master_io.decode(models=True)``: each solution and the library tree validated as soon as its
+piece is parsed; a part that fails stays plain and the whole validation reports it as before), so
+its plain tree is never whole and the key walk is gone (the keys a solution's model keeps are
+shared as each is read, ~0.2 s); the depth walk gives way to a bound the text proves
+(``limits._nesting_bound``: columns, compact dashes and the bracket count's spread); reading
+rocBLAS_Full.yaml alone 5.4 -> 4.7 s, peak 692 -> 530 MB. Lint's locating cuts its big top-level
+piece by a line index built once (``yaml_codec._LineIndex``: lines by indentation, the lines whose
+brackets do not balance) instead of reading each level's regions again (1.7 -> 0.8 s).
+
 Issue 33, lint (helper "lint", ``--only lint --no-plain --runs 2``, the tree before and after
 alternately, 4 pairs, load average 2-5 on 2 CPUs): CPU 20.7, 20.0, 18.6, 20.6 s -> 17.7, 16.7,
 16.6, 19.4 s (mean 20.0 -> 17.6 s), peak 911 -> 836 MB, output byte-identical (text and --json,

@@ -44,7 +44,7 @@ def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLib
     require(data, (bytes, str), "data", "loads")
     require(source, str, "source", "loads", optional=True)
     with error_context(source or "<input>"):
-        decoded, _, text = decode(data, source)
+        decoded, _, text = decode(data, source, models=True)
         kind = detect_kind(decoded, text)
     if kind is Kind.MASTER:
         if isinstance(data, bytes) and text is not None:
@@ -290,7 +290,7 @@ def load_for_selection(
             if partial is not None:
                 data, text = None, None
             else:
-                data, _, text = decode(whole, str(path))
+                data, _, text = decode(whole, str(path), models=True)
                 kind = detect_kind(data, text)
     except TensilekitError:
         generation.check()

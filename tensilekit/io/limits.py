@@ -215,6 +215,11 @@ _CLASSES = bytes.maketrans(
     ),
 )  # fmt: skip
 _ALL_BUT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+# Blanks, dashes and question marks (a line's indentation and compact "- " / "? ") -> "-", line
+# ends kept, anything else -> "x" (see _nesting_bound).
+_LINE_PREFIX = bytes.maketrans(
+    bytes(range(256)), bytes(ord("-") if b in b" -?" else b if b == 0x0A else ord("x") for b in range(256))
+)
 _BRACKET_CHUNK = 4096
 
 
@@ -223,12 +228,15 @@ def _line_of(data: bytes, offset: int) -> tuple[int, int]:
     return data.count(b"\n", 0, offset) + 1, offset - line_start + 1
 
 
-def check_yaml_text(text: str, source: str | None, lines: str | None = None) -> None:
+def check_yaml_text(text: str, source: str | None, lines: str | None = None) -> int | None:
     """Nesting depth and integer length of YAML ``text``, checked in linear time before parsing
     (a few milliseconds for a 4 MB logic file). ``lines``: the text's distinct lines
     (:func:`~tensilekit.io.yaml_codec.distinct_lines`), when the caller has them: the checks
     that look within a line (digits, indentation, compact dashes) then read a tenth of the text;
-    where they find something, it is found again in ``text`` (its place, and the confirmation)."""
+    where they find something, it is found again in ``text`` (its place, and the confirmation).
+
+    Returns a bound on how deep the decoded document nests, when the text proves one within
+    ``max_depth`` (:func:`_nesting_bound`: the tree need not be walked to check it), else None."""
     current = _current
     data = text.encode("utf-8", errors="replace")
     unique = data if lines is None else lines.encode("utf-8", errors="replace")
@@ -267,6 +275,49 @@ def check_yaml_text(text: str, source: str | None, lines: str | None = None) -> 
         compact = re.search(rb"^[ \t]*(?:[-?](?:[ \t]+|$)){%d}" % depth, data, re.M)
         if compact is not None:
             _too_deep(data, compact.start(), source)
+    return _nesting_bound(text, unique, brackets, depth)
+
+
+def _nesting_bound(text: str, unique: bytes, brackets: bytes, depth: int) -> int | None:
+    """A bound on how deep ``text``'s document nests, when the text proves one within ``depth``.
+
+    Block collections: along any path each starts right of its parent's column, except a
+    sequence under a mapping key (it may start at the key's column), so at most two share a
+    column; a collection starts at a line's first character or after a compact ``- `` / ``? ``,
+    within the line's run of blanks, dashes and question marks. Flow collections add at most
+    :func:`_flow_bound` of the text's brackets. A text with quotes or comments (inside which a
+    bracket counts for nothing), tabs, or line breaks other than ``\\n`` gets no bound (its tree
+    is walked, as before). ``unique``: the text's lines (each at least once, after a line end
+    but for the first line); ``brackets``: its brackets alone, openers as ``[``, closers ``]``."""
+    if not text.isascii() or any(character in text for character in "'\"#\t\r"):
+        return None
+    flow = _flow_bound(brackets, depth)
+    if flow is None:
+        return None
+    reach = (depth - 2 - flow) // 2  # the deepest column a block collection may start at
+    if reach < 0 or (b"\n" + unique).translate(_LINE_PREFIX).find(b"\n" + b"-" * (reach + 1)) >= 0:
+        return None
+    return 2 * reach + 2 + flow
+
+
+def _flow_bound(brackets: bytes, depth: int) -> int | None:
+    """A bound on how deep flow collections nest, from the text's brackets in order (``[`` opens,
+    ``]`` closes); None past ``depth``. A bracket in a plain scalar is one outside every flow
+    collection (inside one it would be an indicator): the running count, held at 0 where a stray
+    closing bracket would take it below, is at least the flow level everywhere. Each pass that
+    drops the adjacent pairs (leaf collections: ``[512, 16, 512]``) lowers its peak by one at most."""
+    passes = 0
+    while b"[]" in brackets and passes < 4:
+        brackets = brackets.replace(b"[]", b"")
+        passes += 1
+    if len(brackets) > 1 << 16:
+        return None  # not worth stepping through here: the tree is walked
+    level = peak = 0
+    for byte in brackets:
+        level = level + 1 if byte == 0x5B else max(level - 1, 0)
+        peak = max(peak, level)
+    bound = peak + passes
+    return bound if bound <= depth else None
 
 
 def _deepest_bracket(data: bytes, depth: int) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,24 +23,95 @@ from tensilekit.io.locations import to_format_error
 from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack
 from tensilekit.io.yaml_codec import AMD_MASTER_STYLE, YamlStyle, dump_yaml, parse_yaml
 from tensilekit.model.library import MasterLibrary, PlaceholderNode, placeholder_name
+from tensilekit.model.solution import MasterSolution
 
 if TYPE_CHECKING:
     from tensilekit.io.indexed_msgpack import LazyMaster
 
 
-def decode(data: bytes | str, source: str | None = None) -> tuple[Any, Format, str | None]:
-    """Decode bytes or text into plain data; returns (data, format, text-if-YAML)."""
+def decode(data: bytes | str, source: str | None = None, *, models: bool = False) -> tuple[Any, Format, str | None]:
+    """Decode bytes or text into plain data; returns (data, format, text-if-YAML).
+
+    ``models`` (for :func:`master_from_data` only): a YAML master cut into its top-level parts
+    comes back with each solution and the library tree validated as it is decoded (its
+    :class:`MasterSolution` and node models in place of their mappings; a part that does not
+    validate stays plain, and :func:`master_from_data` reports it as before), so that the plain
+    tree of one solution at a time is alive (rocBLAS_Full: ~400 MB less at the peak)."""
+    parts = _MasterParts() if models else None
     with error_context(source or "<input>"):
         if isinstance(data, str):
             with gc_paused():
-                return parse_yaml(data, source), Format.YAML, data
+                return parse_yaml(data, source, parts=parts), Format.YAML, data
         raw, _ = decompress(data, source)
         fmt = detect_format(raw)
         with gc_paused():
             if fmt is Format.MSGPACK:
                 return parse_msgpack(raw, source), fmt, None
             text = decode_text(raw, source)
-            return parse_yaml(text, source), fmt, text
+            del raw
+            return parse_yaml(text, source, parts=parts), fmt, text
+
+
+# The mappings of a solution the model keeps as they are (its extras, problemType, sizeMapping's
+# extras): their keys are made one string per spelling as each solution is read. Predicates are
+# kept as shared models (``InternedPredicate``), not as the mappings read.
+_PREDICATE_KEYS_OF_SOLUTION = frozenset({"hardwarePredicate", "problemPredicate", "taskPredicate"})
+
+
+class _SolutionParts:
+    """Builds each solution of a YAML master as it is decoded (``decode(models=True)``)."""
+
+    def __init__(self) -> None:
+        self._keys: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # each key sequence met, interned
+
+    def __call__(self, raw: Any) -> Any:
+        if type(raw) is not dict:
+            return raw
+        self._share_keys(raw, predicates=True)
+        try:
+            return MasterSolution.model_validate(raw)
+        except ValidationError:
+            return raw  # master_from_data validates it again in place, with its location
+
+    def _share_keys(self, node: dict[Any, Any], *, predicates: bool = False) -> None:
+        spelled = tuple(node)
+        keys = self._keys.get(spelled)
+        if keys is None:
+            keys = tuple([sys.intern(key) if type(key) is str else key for key in spelled])
+            if all(type(key) is str for key in spelled):  # (1,) == (True,): only str sequences are kept
+                self._keys[spelled] = keys
+        values = list(node.values())
+        node.clear()
+        node.update(zip(keys, values, strict=True))
+        for key, value in zip(keys, values, strict=True):
+            if type(value) is dict:
+                if value and not (predicates and key in _PREDICATE_KEYS_OF_SOLUTION):
+                    self._share_keys(value)
+            elif type(value) is list and value:
+                self._share_items(value)
+
+    def _share_items(self, items: list[Any]) -> None:
+        for value in items:
+            if type(value) is dict:
+                if value:
+                    self._share_keys(value)
+            elif type(value) is list and value:
+                self._share_items(value)
+
+
+def _library_part(raw: Any) -> Any:
+    """The library tree of a YAML master as a node model (plain when it does not validate)."""
+    try:
+        return MasterLibrary.model_validate({"solutions": [], "library": raw}).library
+    except ValidationError:
+        return raw
+
+
+class _MasterParts(dict[str, Callable[[Any], Any]]):
+    """``parse_yaml``'s part builders for a master, a fresh key table for each document."""
+
+    def __init__(self) -> None:
+        super().__init__(solutions=_SolutionParts(), library=_library_part)
 
 
 def text_again(data: bytes, source: str | None = None) -> Callable[[], str]:
@@ -149,7 +221,7 @@ def loads_master(data: bytes | str, source: str | None = None) -> MasterLibrary:
     # One GC pause over decode and validation, the decoded tree dropped inside it: the deferred
     # collection then scans the model only, not the model and the plain tree it was built from.
     with gc_paused():
-        decoded, _, text = decode(data, source)
+        decoded, _, text = decode(data, source, models=True)
         if isinstance(data, bytes) and text is not None:
             del text  # the model is built without the text beside it (an error decodes it again)
             library = master_from_data(decoded, source=source, text=text_again(data, source))
@@ -578,7 +650,7 @@ def load_placeholder(master_path: str | Path, prefix: str, *, lazy: bool = False
     if lazy:
         library = opens_master(data, str(target)).lazy_master()
     else:
-        decoded, _, text = decode(data, str(target))
+        decoded, _, text = decode(data, str(target), models=True)
         library = master_from_data(decoded, source=str(target), text=text)
     for path, node in library.iter_nodes():
         if isinstance(node, PlaceholderNode):

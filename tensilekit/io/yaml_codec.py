@@ -14,10 +14,11 @@ their order, new data is sorted by the writer when ``sort_keys`` is set).
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -234,33 +235,56 @@ SLICED_LOAD_FROM = 1 << 20
 """Texts at least this long are decoded piece by piece where they can be (:func:`_sliced_load`)."""
 
 
-def parse_yaml(text: str, source: str | None = None, *, share_keys: bool = True, lines: str | None = None) -> Any:
+PartBuilders = Mapping[str, Callable[[Any], Any]]
+"""Top-level key -> what each of its parts becomes as soon as it is decoded (:func:`parse_yaml`)."""
+
+
+def parse_yaml(
+    text: str,
+    source: str | None = None,
+    *,
+    share_keys: bool = True,
+    lines: str | None = None,
+    parts: PartBuilders | None = None,
+) -> Any:
     """Decode one YAML document exactly as PyYAML's ``CSafeLoader`` (AMD's reader) would.
 
     ``share_keys``: equal mapping keys become one string (:func:`share_key_strings`); a caller
     that builds models sharing them itself passes False (logic files: the open models' key orders).
     ``lines``: :func:`distinct_lines` of ``text``, when the caller has it (else made if needed).
+    ``parts``: when the document is a block mapping holding every key of ``parts``, cut into its
+    top-level parts (:func:`_top_level`), and its text bounds its nesting within the limit,
+    ``parts[key]`` is given each item of that key's indentless sequence (else its whole value) as
+    it is decoded, and its result takes the item's place: a builder that makes a model of each
+    keeps one part's plain tree alive at a time (a master's solutions). Its keys are then not
+    shared (the builders keep what they need). Otherwise the document is decoded as without.
 
     Raises :class:`YamlSyntaxError` with line and column, :class:`InputTooLarge` over a limit
     (:mod:`tensilekit.io.limits`: nesting depth, integer digits, alias expansion).
     """
-    check_yaml_text(text, source, lines)
-    data, deepest = _parse_checked(text, source, share_keys, lines)
-    if "&" in text and isinstance(data, (dict, list)):  # anchors: aliases may share containers
+    if lines is None and _fast_yaml is not None and "&" not in text:
+        lines = distinct_lines(text)  # read by the text checks and the YAML 1.1 check alike
+    bound = check_yaml_text(text, source, lines)
+    anchors = "&" in text  # aliases may share containers, and nest a tree deeper than its text
+    # "&": an anchor hides the scalar after it from the YAML 1.1 scan (``&x 010`` is 8 to PyYAML,
+    # 10 to yaml_rs); the few files with anchors are decoded by PyYAML
+    fast = _fast_yaml is not None and not anchors and _fast_parse_is_exact(text, lines)
+    del lines  # (16 MB for rocBLAS_Full: not kept beside the decoded tree)
+    data, deepest = _parse_checked(text, source, share_keys, fast, None if anchors or bound is None else parts)
+    if anchors and isinstance(data, (dict, list)):
         check_alias_expansion(data, source)
     if isinstance(data, (dict, list)):  # brackets and indentation mixed (the text check bounds each)
-        check_depth(data, source, shared="&" in text, deepest=deepest)
+        check_depth(data, source, shared=anchors, deepest=deepest if anchors or bound is None else bound)
     return data
 
 
 def _parse_checked(
-    text: str, source: str | None, share_keys: bool = True, lines: str | None = None
+    text: str, source: str | None, share_keys: bool, fast: bool, parts: PartBuilders | None = None
 ) -> tuple[Any, int | None]:
     """The decoded document and, when no container can be shared and the keys were shared, how
-    deep it nests (measured by the key walk; else None: :func:`check_depth` walks)."""
-    # "&": an anchor hides the scalar after it from the YAML 1.1 scan (``&x 010`` is 8 to PyYAML,
-    # 10 to yaml_rs); the few files with anchors are decoded by PyYAML
-    if _fast_yaml is not None and "&" not in text and _fast_parse_is_exact(text, lines):
+    deep it nests (measured by the key walk; else None: :func:`check_depth` walks). ``fast``:
+    yaml_rs reads the text as PyYAML does (no anchor, no YAML 1.1 spelling)."""
+    if fast:
 
         def load(part: str) -> Any:
             return _fast_yaml.loads(
@@ -268,13 +292,12 @@ def _parse_checked(
             )
 
         try:
-            data = _sliced_load(text, load) if len(text) >= SLICED_LOAD_FROM else None
-            if data is None:
-                data = load(text)
+            sliced = _sliced_parts(text, load, parts) if parts is not None or len(text) >= SLICED_LOAD_FROM else None
+            data, built = sliced if sliced is not None else (load(text), False)
         except Exception:  # noqa: BLE001 - yaml_rs raises its own types; PyYAML decides below
             pass
         else:  # no anchors: no container is shared, so the key walk measures the depth too
-            return data, _intern_tree_keys(data) if share_keys else None
+            return data, _intern_tree_keys(data) if share_keys and not built else None
     try:
         data = yaml.load(text, Loader=_SafeLoader)
         return share_key_strings(data) if share_keys else data, None
@@ -373,6 +396,7 @@ _TOP_KEY = re.compile(r"([^\s\-?:,\[\]{}#&*!|>'\"%@`](?:[^\n]*?\S)??) *:(?:[ \n]
 _TOP_ITEM = re.compile(r"-(?: |$)")
 _TOP_BARE_KEY = re.compile(r"[^\n]*?: *")
 _TOP_LINE_INDENTED = re.compile(r"^ *(?=\S)", re.M)
+_ALL_BUT_BRACKETS_AND_LINES = bytes(b for b in range(256) if b not in b"[]{}\n")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -418,30 +442,111 @@ def _top_level(text: str) -> _TopLevel | None:
 
 _LINES_AT: dict[int, re.Pattern[str]] = {}
 
+_LINE_START = re.compile(r"\n( *)")
+_INDEXED_FROM = 1 << 20  # a top-level piece at least this long is indexed when cut below (locating)
 
-def _cut(text: str, start: int, end: int, indent: int, line0: int) -> _TopLevel | None:
+
+class _LineIndex:
+    """The lines of ``text[begin:stop)`` (``begin`` a line start, on 0-based line ``line0``), for
+    cutting regions inside it again and again (:func:`_cut`) without reading their text: each
+    line's start, the content starts of its non-blank lines by indentation, and the lines whose
+    brackets do not balance (flow collections over several lines), with their running sums.
+    One pass over the span (rocBLAS_Full's library, 28 MB: ~0.2 s), where cutting each level's
+    regions read them again (~1.4 s to locate lint's findings)."""
+
+    def __init__(self, text: str, begin: int, stop: int, line0: int) -> None:
+        self.line0 = line0
+        self.stop = stop
+        self.ends_open = stop == len(text) and not text.endswith("\n")  # a last line without "\n"
+        starts: list[int] = []
+        by_indent: dict[int, list[int]] = {}
+        for match in _LINE_START.finditer(text, begin, stop):
+            content = match.end()
+            starts.append(match.start() + 1)
+            if content < stop and not text[content].isspace():  # as "(?=\S)" in _cut's pattern
+                by_indent.setdefault(content - match.start() - 1, []).append(content)
+        self.starts = starts
+        self.by_indent = by_indent
+        # brackets and line ends alone; pairs on one line dropped until none is left
+        kept = text[begin:stop].encode("utf-8", errors="replace").translate(None, _ALL_BUT_BRACKETS_AND_LINES)
+        while True:
+            fewer = kept.replace(b"[]", b"").replace(b"{}", b"")
+            if len(fewer) == len(kept):
+                break
+            kept = fewer
+        self.odd_lines: list[int] = [0]  # lines (relative to line0) whose brackets do not balance
+        self.squares: list[int] = [0]  # running sums of "[" minus "]" before each of them
+        self.curlies: list[int] = [0]
+        line = 0
+        previous = 0
+        for odd in re.finditer(rb"[^\n]+", kept):
+            line += kept.count(b"\n", previous, odd.start())
+            previous = odd.start()
+            spelled = odd.group()
+            square = spelled.count(b"[") - spelled.count(b"]")
+            curly = spelled.count(b"{") - spelled.count(b"}")
+            if square or curly:
+                self.odd_lines.append(line + 1)  # the sums hold from the line after it on
+                self.squares.append(self.squares[-1] + square)
+                self.curlies.append(self.curlies[-1] + curly)
+
+    def line_of(self, offset: int) -> int:
+        """The line (relative to ``line0``) holding ``offset``."""
+        return bisect.bisect_right(self.starts, offset)
+
+    def cut_points(self, start: int, end: int, indent: int, line0: int) -> tuple[list[int], list[int]]:
+        """:func:`_cut`'s piece starts (and ``end``) and the 0-based line of each piece."""
+        contents = self.by_indent.get(indent, [])
+        # a line "\n" + ``indent`` blanks whose line end lies at or after ``start``, content before ``end``
+        inside = contents[bisect.bisect_left(contents, start + indent + 1) : bisect.bisect_left(contents, end)]
+        lines = [line0] + [self.line0 + self.line_of(content) for content in inside]
+        return [start, *inside, end], lines
+
+    def balanced(self, starts: list[int], lines: list[int]) -> bool:
+        """Whether each piece's brackets balance (as counting them in its text would tell): a
+        piece holds whole lines but for its first line's indentation (or ``- ``) and its last
+        line's indentation before the next piece."""
+        end = starts[-1]
+        last = self.line_of(end) + (1 if self.ends_open and end == self.stop else 0)
+        bounds = [line - self.line0 for line in lines] + [last]
+        sums = [bisect.bisect_right(self.odd_lines, line) - 1 for line in bounds]
+        squares, curlies = self.squares, self.curlies
+        return all(
+            squares[before] == squares[after] and curlies[before] == curlies[after]
+            for before, after in zip(sums, sums[1:], strict=False)
+        )
+
+
+def _cut(text: str, start: int, end: int, indent: int, line0: int, index: _LineIndex | None = None) -> _TopLevel | None:
     """The block collection in ``text[start:end]`` cut at its lines of ``indent`` columns;
     ``start`` is its first node's first character (after an item's ``- ``, for an item's
-    mapping), on line ``line0`` (0-based)."""
+    mapping), on line ``line0`` (0-based). ``index``: the lines of a span of ``text`` holding the
+    region (:class:`_LineIndex`), read instead of the region's text."""
     # Lines of the region less indented than ``indent`` can only continue a flow collection (a
     # plain scalar continues deeper than its block): they stay in the piece where it opened.
-    at = _LINES_AT.get(indent)
-    if at is None:  # a newline first: the regex engine then skips to newlines at C speed
-        at = _LINES_AT[indent] = re.compile(f"\n {{{indent}}}(?=\\S)")
-    starts = [start] + [match.end() for match in at.finditer(text, start, end)]
-    starts.append(end)
-    lines: list[int] = []
-    line = line0
-    previous = start
+    if index is not None:
+        starts, lines = index.cut_points(start, end, indent, line0)
+        if not index.balanced(starts, lines):
+            return None
+    else:
+        at = _LINES_AT.get(indent)
+        if at is None:  # a newline first: the regex engine then skips to newlines at C speed
+            at = _LINES_AT[indent] = re.compile(f"\n {{{indent}}}(?=\\S)")
+        starts = [start] + [match.end() for match in at.finditer(text, start, end)]
+        starts.append(end)
+        lines = []
+        line = line0
+        previous = start
+        for piece_start, piece_end in zip(starts, starts[1:], strict=False):
+            line += text.count("\n", previous, piece_start)
+            previous = piece_start
+            lines.append(line)
+            if text.count("[", piece_start, piece_end) != text.count("]", piece_start, piece_end):
+                return None
+            if text.count("{", piece_start, piece_end) != text.count("}", piece_start, piece_end):
+                return None
     pieces: list[tuple[str | None, int, int]] = []
     for piece_start, piece_end in zip(starts, starts[1:], strict=False):
-        line += text.count("\n", previous, piece_start)
-        previous = piece_start
-        lines.append(line)
-        if text.count("[", piece_start, piece_end) != text.count("]", piece_start, piece_end):
-            return None
-        if text.count("{", piece_start, piece_end) != text.count("}", piece_start, piece_end):
-            return None
         if _TOP_ITEM.match(text, piece_start) is not None:
             pieces.append((None, piece_start, piece_end))
             continue
@@ -481,9 +586,17 @@ def _sliced_load(text: str, load: Any) -> Any:
     """``load(text)`` (one document) piece by piece of :func:`_top_level`, so that the parser
     holds one piece at a time (rocBLAS_Full.yaml with yaml_rs: 810 MB -> 525 MB peak); None
     when the document is not cut so or a piece does not read as one key or one item."""
+    sliced = _sliced_parts(text, load)
+    return None if sliced is None else sliced[0]
+
+
+def _sliced_parts(text: str, load: Any, parts: PartBuilders | None = None) -> tuple[Any, bool] | None:
+    """:func:`_sliced_load`, and whether ``parts`` built its pieces (:func:`parse_yaml`: when the
+    document is a mapping holding each of its keys)."""
     top = _top_level(text)
     if top is None:
         return None
+    builders = parts if parts is not None and parts.keys() <= top.keys.keys() else None
 
     def item(piece: int) -> Any:
         _, start, end = top.pieces[piece]
@@ -494,22 +607,25 @@ def _sliced_load(text: str, load: Any) -> Any:
 
     try:
         if top.items:
-            return [item(piece) for piece in top.items]
+            return [item(piece) for piece in top.items], False
         data: dict[Any, Any] = {}
         for piece, below in top.keys.values():
-            _, start, end = top.pieces[piece]
+            key_spelled, start, end = top.pieces[piece]
             one = load(text[start:end])  # the key as the parser types it, and its value
             if type(one) is not dict or len(one) != 1:
                 return None
             ((key, value),) = one.items()
+            build = None if builders is None or key_spelled is None else builders.get(key_spelled)
             if below:
                 if value is not None:
                     return None
-                value = [item(number) for number in below]
+                value = [item(number) for number in below] if build is None else [build(item(n)) for n in below]
+            elif build is not None:
+                value = build(value)
             if key in data:
                 return None  # two spellings of one key
             data[key] = value
-        return data
+        return data, builders is not None
     except Exception:  # noqa: BLE001 - the parser's own error types: the whole document decides
         return None
 
@@ -538,9 +654,12 @@ def _positions_in(
     root: tuple[str, ...],
     targets: set[tuple[str, ...]],
     found: dict[tuple[str, ...], tuple[int, int]],
+    index: _LineIndex | None = None,
 ) -> bool:
     """Fill ``found`` for ``targets`` (paths below ``root``, the node ``region`` is); False
-    when a walked piece holds an alias or is no YAML (then the whole document is walked)."""
+    when a walked piece holds an alias or is no YAML (then the whole document is walked).
+    ``index``: the lines of the top-level piece ``region`` lies in, when it is indexed (a big
+    top-level piece is, once something below its own level is wanted)."""
     depth = len(root)
     jobs: dict[int, tuple[tuple[str, ...], set[tuple[str, ...]]]] = {}  # piece -> (its path, targets)
     for path in targets:
@@ -565,12 +684,15 @@ def _positions_in(
         key, start, end = region.pieces[piece]
         line = region.lines[piece]
         below_region = None
+        piece_lines = index
         if end - start >= _WALKED_WHOLE_BELOW and any(len(path) > len(node) for path in wanted):
-            below_region, below_indent = _value_region(text, key, start, end, indent, line)
+            if piece_lines is None and indent == 0 and end - start >= _INDEXED_FROM:  # a top-level piece
+                piece_lines = _LineIndex(text, start, end, line)
+            below_region, below_indent = _value_region(text, key, start, end, indent, line, piece_lines)
         if below_region is not None:
             found[node] = (below_region.lines[0] + 1, below_indent + 1)
             deeper = {path for path in wanted if len(path) > len(node)}
-            if not _positions_in(text, below_region, below_indent, node, deeper, found):
+            if not _positions_in(text, below_region, below_indent, node, deeper, found, piece_lines):
                 return False
             continue
         # walked on its own slice, from its line's start: columns stay, lines shift
@@ -596,7 +718,7 @@ def _positions_in(
 
 
 def _value_region(
-    text: str, key: str | None, start: int, end: int, indent: int, line: int
+    text: str, key: str | None, start: int, end: int, indent: int, line: int, index: _LineIndex | None = None
 ) -> tuple[_TopLevel | None, int]:
     """The block collection a piece's node is, cut (:func:`_cut`), and its indentation: an item's
     mapping (``- key: …``, its keys at ``indent + 2``), or a bare key's value on the lines below
@@ -604,7 +726,7 @@ def _value_region(
     if key is None:
         if _TOP_KEY.match(text, start + 2) is None:
             return None, 0
-        return _cut(text, start + 2, end, indent + 2, line), indent + 2
+        return _cut(text, start + 2, end, indent + 2, line, index), indent + 2
     line_end = text.find("\n", start, end)
     if line_end < 0 or _TOP_BARE_KEY.fullmatch(text, start, line_end) is None:
         return None, 0
@@ -615,7 +737,7 @@ def _value_region(
     if child_indent <= indent:
         return None, 0
     skipped = text.count("\n", line_end, first.start())
-    return _cut(text, first.end(), end, child_indent, line + skipped), child_indent
+    return _cut(text, first.end(), end, child_indent, line + skipped, index), child_indent
 
 
 def _is_index(part: str, length: int) -> bool:

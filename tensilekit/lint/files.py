@@ -167,7 +167,7 @@ def lint_file(
         report(f"reading {name}")
         data = read_bytes(path)
         with error_context(source):
-            decoded, form, text = decode(data, source)
+            decoded, form, text = decode(data, source, models=True)
             kind = detect_kind(decoded, text)
             library: MasterLibrary
             locator: Locator | None = None

@@ -11,13 +11,16 @@ from pathlib import Path
 
 import msgpack
 import pytest
+import yaml
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensilekit
 from tensilekit.cli.main import cli
 from tensilekit.errors import InputTooLarge, MsgpackDecodeError
 from tensilekit.io.files import read_bytes
-from tensilekit.io.limits import MAX_NESTING_DEPTH, limits, parse_size
+from tensilekit.io.limits import MAX_NESTING_DEPTH, check_yaml_text, limits, parse_size
 from tensilekit.io.yaml_codec import parse_yaml
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
@@ -200,3 +203,66 @@ def test_depth_measured_by_the_key_walk_is_check_depths() -> None:
         with pytest.raises(InputTooLarge, match="nesting depth") as caught:
             check_depth(nest(7), "t.yaml", deepest=7)
         assert caught.value.location is not None and caught.value.location.path
+
+
+def _depth(node: object) -> int:
+    if isinstance(node, dict):
+        return 1 + max(map(_depth, node.values()), default=0)
+    if isinstance(node, list):
+        return 1 + max(map(_depth, node), default=0)
+    return 0
+
+
+_NESTED = st.recursive(
+    st.one_of(st.integers(-3, 3), st.sampled_from(["a", "-", "b]", "[c", "x - y", "{"])),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["k", "l", "m-"]), inner, max_size=3)
+    ),
+    max_leaves=30,
+)
+
+
+@given(_NESTED, st.sampled_from([None, False, True]), st.integers(4, 40))
+@settings(max_examples=300, deadline=None)
+def test_the_text_bound_on_nesting_holds(data: object, flow: bool | None, max_depth: int) -> None:
+    """A text that bounds its own nesting (``check_yaml_text``'s result) spares the walk of its
+    tree: the bound is never below the depth of what it decodes to, and within the limit."""
+    text = yaml.safe_dump(data, default_flow_style=flow, width=20)
+    plain = text.replace("'", "")  # quotes give no bound: the plain scalars' brackets are the test
+    try:
+        decoded = yaml.safe_load(plain)
+    except yaml.YAMLError:
+        return
+    with limits(max_depth=max_depth):
+        try:
+            bound = check_yaml_text(plain, None)
+        except InputTooLarge:
+            return
+    if bound is not None:
+        assert _depth(decoded) <= bound <= max_depth
+
+
+def test_an_amd_master_bounds_its_nesting(corpus: Path) -> None:
+    """rocBLAS_Full and the generated masters are read without walking their trees for depth."""
+    for path in (corpus / "masters").glob("*.yaml"):
+        assert check_yaml_text(path.read_text(), None) is not None, path
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- - - - - [[[[1]]]]\n",  # compact sequences, then flow
+        "a:\n- b:\n  - c:\n    - [{d: [1]}]\n",  # indentless sequences under keys
+        "a: x]]]]\nb: [[[[[1]]]]]\n",  # stray closing brackets in a plain scalar before a deep flow
+        "a: [[[[1,\n  [[2]]]]]]\nb: {c: [d, {e: [f]}]}\n",  # flows over lines
+        "-\n  -\n    -\n      - 1\n",  # sequences opened alone on their lines
+    ],
+)
+def test_the_text_bound_holds_on_deep_spellings(text: str) -> None:
+    for max_depth in (6, 8, 12, 200):
+        with limits(max_depth=max_depth):
+            try:
+                bound = check_yaml_text(text, None)
+            except InputTooLarge:
+                continue
+        assert bound is None or _depth(yaml.safe_load(text)) <= bound <= max_depth, (text, max_depth)

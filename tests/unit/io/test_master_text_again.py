@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import tensilekit
 from tensilekit.errors import LibraryFormatError, TensilekitError
 from tensilekit.io import master_io
+from tensilekit.model.solution import MasterSolution
 
 
 def _damaged(corpus: Path) -> tuple[bytes, int]:
@@ -66,3 +68,52 @@ def test_a_master_cut_short_is_located_through_the_text_function(corpus: Path) -
     with pytest.raises(TensilekitError) as whole:
         master_io.master_from_data(decoded, source="cut.yaml", text=cut)
     assert str(whole.value) == str(info.value)
+
+
+def _read_both(data: bytes, source: str) -> tuple[Any, Any]:
+    """The master ``data`` holds, read part by part (``decode(models=True)``) and read whole."""
+    results = []
+    for models in (True, False):
+        try:
+            decoded, _, text = master_io.decode(data, source, models=models)
+            results.append(master_io.master_from_data(decoded, source=source, text=text))
+        except LibraryFormatError as error:
+            results.append((str(error), error.location, [(str(e), e.location) for e in error.related]))
+    return results[0], results[1]
+
+
+def test_a_master_read_part_by_part_is_the_master_read_whole(corpus: Path) -> None:
+    """A YAML master cut into its top-level parts is modelled one solution at a time (its plain
+    tree is never whole: rocBLAS_Full's peak ~690 -> ~545 MB, its key walk gone); the model is the
+    one of the whole tree, and the keys it keeps are one string per spelling."""
+    for name in ("aldebaran_NN_mixed", "aldebaran_DB_TN_dtree"):
+        data = (corpus / "masters" / f"{name}.yaml").read_bytes()
+        decoded, _, _ = master_io.decode(data, name, models=True)
+        assert all(isinstance(s, MasterSolution) for s in decoded["solutions"]), name
+        assert not isinstance(decoded["library"], dict), name
+        by_parts, whole = _read_both(data, name)
+        assert by_parts == whole and by_parts.to_raw() == whole.to_raw(), name
+        assert [list(s.raw()) for s in by_parts.solutions] == [list(s.raw()) for s in whole.solutions]
+        first, last = by_parts.solutions[0], by_parts.solutions[-1]
+        for a, b in ((first.problem_type, last.problem_type), (first.model_extra, last.model_extra)):
+            assert a and b
+            kept = {key: key for key in a}
+            assert all(kept[key] is key for key in b if key in kept), name  # one string per spelling
+
+
+def test_a_part_that_does_not_validate_is_reported_as_the_whole_read_reports_it(corpus: Path) -> None:
+    """A solution or library part that fails stays plain and is validated again in place: the
+    error, its location and the related ones are those of the whole read."""
+    text = (corpus / "masters" / "aldebaran_SB_NN.yaml").read_text()
+    solution = text.index("depthU: ", text.index("solutions:") + 40_000)
+    entry = text.index("speed: ", text.index("table:"))
+    damaged = {
+        "solution": text[:solution] + "depthU: 0" + text[text.index("\n", solution) :],
+        "library": text[:entry] + "speed: -1" + text[text.index("\n", entry) :],
+        "both": text[:entry] + "speed: -1" + text[text.index("\n", entry) : solution] + "depthU: x"
+        + text[text.index("\n", solution) :],
+    }  # fmt: skip
+    for name, spelled in damaged.items():
+        by_parts, whole = _read_both(gzip.compress(spelled.encode()), f"{name}.yaml.gz")
+        assert isinstance(by_parts, tuple) and by_parts == whole, name
+        assert by_parts[1].line is not None and bool(by_parts[2]) == (name == "both"), name

@@ -43,17 +43,27 @@ def _paths_into(data: Any, rng: random.Random, count: int) -> list[list[object]]
     return paths
 
 
-@given(_documents, st.sampled_from([None, False, True]), st.integers(0, 2**16), st.sampled_from([0, 8192]))
+@given(
+    _documents,
+    st.sampled_from([None, False, True]),
+    st.integers(0, 2**16),
+    st.sampled_from([0, 8192]),
+    st.sampled_from([0, yaml_codec._INDEXED_FROM]),
+)
 @settings(max_examples=300, deadline=None)
-def test_event_walk_agrees_with_the_composed_graph(data: Any, flow: bool | None, seed: int, cut_below: int) -> None:
-    """``cut_below`` 0: every wanted piece is cut by indentation as far as it goes."""
+def test_event_walk_agrees_with_the_composed_graph(
+    data: Any, flow: bool | None, seed: int, cut_below: int, indexed_from: int
+) -> None:
+    """``cut_below`` 0: every wanted piece is cut by indentation as far as it goes;
+    ``indexed_from`` 0: each top-level piece is cut by its line index (:class:`_LineIndex`)."""
     text = yaml.safe_dump(data, default_flow_style=flow)
-    saved, yaml_codec._WALKED_WHOLE_BELOW = yaml_codec._WALKED_WHOLE_BELOW, cut_below
+    saved = yaml_codec._WALKED_WHOLE_BELOW, yaml_codec._INDEXED_FROM
+    yaml_codec._WALKED_WHOLE_BELOW, yaml_codec._INDEXED_FROM = cut_below, indexed_from
     try:
         paths = _paths_into(data, random.Random(seed), 8) + [[]]
         assert node_positions(text, paths) == _composed_positions(text, paths)
     finally:
-        yaml_codec._WALKED_WHOLE_BELOW = saved
+        yaml_codec._WALKED_WHOLE_BELOW, yaml_codec._INDEXED_FROM = saved
 
 
 @pytest.mark.parametrize(
@@ -94,15 +104,21 @@ def test_corpus_logic_files_agree(corpus: Path) -> None:
         "k:\n\n- 1\n",  # a blank line between a key and its items
         "a: 'x\nb: 1'\nc: 2\n",  # a quoted scalar over lines
         "a:b: 1\nc : [x]\n",  # keys with a colon inside and a space before the colon
+        "a:\n  x: [1,\n  2]\n  b: {c: 1,\n    d: [2,\n  3]}\nk:\n- a: [1, [2,\n  3]]\n  b: 1\n",  # flows over cut lines
+        "k:\n- a: 1\n  b: {c: [1, 2], d: 3}\n- a: {x: 1,\n    y: 2}\n  b: [[1], [2]]",  # no line end at the end
     ],
 )
 @pytest.mark.parametrize("cut_below", [0, 8192])
-def test_top_level_slices_agree(text: str, cut_below: int, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("indexed_from", [0, yaml_codec._INDEXED_FROM])
+def test_top_level_slices_agree(text: str, cut_below: int, indexed_from: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Top-level keys and items are walked on slices of their own (rocBLAS_Full: 6.6 s -> 3 s);
-    whatever a line at column 1 might be, the positions are the whole walk's."""
+    whatever a line at column 1 might be, the positions are the whole walk's, the regions below
+    cut by reading their text or their top-level piece's line index alike."""
     monkeypatch.setattr(yaml_codec, "_WALKED_WHOLE_BELOW", cut_below)
+    monkeypatch.setattr(yaml_codec, "_INDEXED_FROM", indexed_from)
     paths: list[list[object]] = [["a"], ["b"], ["c"], ["k"], ["k", 0], ["k", 1], ["k", 1, "a"], [0], [1, "b"], []]
     paths += [["a:b"], ["z"], [0, "b", 0], ["a", "x"], ["a", "b", "c"], ["k", 1, "a", 0]]
+    paths += [["a", "b", "d"], ["k", 0, "b", "c"], ["k", 1, "b", 1], ["k", 0, "a", 1, 0]]
     try:
         expected = _composed_positions(text, paths)
     except yaml.YAMLError:
@@ -111,9 +127,13 @@ def test_top_level_slices_agree(text: str, cut_below: int, monkeypatch: pytest.M
 
 
 @pytest.mark.parametrize("cut_below", [0, 8192])
-def test_a_block_master_is_walked_in_slices(corpus: Path, cut_below: int, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("indexed_from", [0, yaml_codec._INDEXED_FROM])
+def test_a_block_master_is_walked_in_slices(
+    corpus: Path, cut_below: int, indexed_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An AMD-written master takes the sliced path (else lint's locating walks every event)."""
     monkeypatch.setattr(yaml_codec, "_WALKED_WHOLE_BELOW", cut_below)
+    monkeypatch.setattr(yaml_codec, "_INDEXED_FROM", indexed_from)
     text = (corpus / "masters" / "aldebaran_SB_NN.yaml").read_text()
     data = yaml.load(text, Loader=yaml.CSafeLoader)
     wanted = _paths_into(data, random.Random(5), 60) + [["solutions", len(data["solutions"]) - 1]]
