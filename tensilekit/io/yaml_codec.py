@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -106,7 +106,7 @@ _YAML11_INSIDE = re.compile(r"[:?\-\[,{](?:(?<=[:?-])[ \t]|(?<=[\[,{]))[ \t]*" +
 _PLAIN_VALUE = re.compile(r"(?:[:?-][ \t]|[\[,{]|\n)[ \t]*([^\n,\]}#]*)")
 
 
-def distinct_lines(text: str) -> str:
+def distinct_lines(text: str, split: list[str] | None = None) -> str:
     """The lines of ``text``, each once, in the order each first appears after the first line
     (which comes first, with no line end before it, as in ``text``), joined by line ends.
 
@@ -114,8 +114,9 @@ def distinct_lines(text: str) -> str:
     parameters): what holds of every line (a YAML 1.1 spelling, a quoted value, an anchor)
     is found in this text at a tenth of the cost, and a line's first occurrence keeps its
     place. Splitting and hashing run at C speed; computed once per file and shared by the
-    YAML 1.1 check (:func:`parse_yaml`) and :func:`detect_style` (``lines=``)."""
-    lines = text.split("\n")
+    YAML 1.1 check (:func:`parse_yaml`) and :func:`detect_style` (``lines=``). ``split``:
+    ``text.split("\\n")``, when the caller has it."""
+    lines = text.split("\n") if split is None else split
     if len(lines) == 1:
         return text
     rest = dict.fromkeys(lines[1:])  # a first line that recurs is in here too, after a line end
@@ -234,18 +235,32 @@ SLICED_LOAD_FROM = 1 << 20
 """Texts at least this long are decoded piece by piece where they can be (:func:`_sliced_load`)."""
 
 
-def parse_yaml(text: str, source: str | None = None, *, share_keys: bool = True, lines: str | None = None) -> Any:
+Decode = Callable[[str, Callable[[str], Any]], tuple[Any, int] | None]
+"""A caller's decoder of one text, given the parser: what the parser gives for the whole text and
+how deep it nests (at most), or None to leave the text to the parser."""
+
+
+def parse_yaml(
+    text: str,
+    source: str | None = None,
+    *,
+    share_keys: bool = True,
+    lines: str | None = None,
+    decode: Decode | None = None,
+) -> Any:
     """Decode one YAML document exactly as PyYAML's ``CSafeLoader`` (AMD's reader) would.
 
     ``share_keys``: equal mapping keys become one string (:func:`share_key_strings`); a caller
     that builds models sharing them itself passes False (logic files: the open models' key orders).
     ``lines``: :func:`distinct_lines` of ``text``, when the caller has it (else made if needed).
+    ``decode``: tried first where the fast parser would read the text (a logic file's solutions,
+    :func:`~tensilekit.io.logic_lines.decode_solutions`); every check is made as for the parser's.
 
     Raises :class:`YamlSyntaxError` with line and column, :class:`InputTooLarge` over a limit
     (:mod:`tensilekit.io.limits`: nesting depth, integer digits, alias expansion).
     """
     check_yaml_text(text, source, lines)
-    data, deepest = _parse_checked(text, source, share_keys, lines)
+    data, deepest = _parse_checked(text, source, share_keys, lines, decode)
     if "&" in text and isinstance(data, (dict, list)):  # anchors: aliases may share containers
         check_alias_expansion(data, source)
     if isinstance(data, (dict, list)):  # brackets and indentation mixed (the text check bounds each)
@@ -254,7 +269,7 @@ def parse_yaml(text: str, source: str | None = None, *, share_keys: bool = True,
 
 
 def _parse_checked(
-    text: str, source: str | None, share_keys: bool = True, lines: str | None = None
+    text: str, source: str | None, share_keys: bool = True, lines: str | None = None, decode: Decode | None = None
 ) -> tuple[Any, int | None]:
     """The decoded document and, when no container can be shared and the keys were shared, how
     deep it nests (measured by the key walk; else None: :func:`check_depth` walks)."""
@@ -268,6 +283,10 @@ def _parse_checked(
             )
 
         try:
+            decoded = decode(text, load) if decode is not None else None
+            if decoded is not None:
+                data, deepest = decoded
+                return data, _intern_tree_keys(data) if share_keys else deepest
             data = _sliced_load(text, load) if len(text) >= SLICED_LOAD_FROM else None
             if data is None:
                 data = load(text)
