@@ -1,6 +1,6 @@
 """The logic-file solutions decoder (io.logic_lines) gives what the parser gives for the whole text,
 or nothing: on a small logic file in either layout, with lines mixed in that YAML reads across a
-line or differently in context (open quotes and brackets, wrapped flow values, block scalars,
+line or differently in context (open quotes and brackets, flow values wrapped over lines, block scalars,
 comments, blank lines, tabs, carriage returns, deeper or shallower lines, repeated keys, document
 markers, tags, aliases, complex keys), its answer is None or equal to the parser's (types, key
 order), no container is shared, and the depth it reports is at least the tree's."""
@@ -35,6 +35,12 @@ _ODD_LINES = [
     "{i}  b: 2}}",
     "{i}Wrapped2: [1, 2,",
     "{i}  3]",
+    "{i}Wrapped3: {{a: 1, b: [x,\n{i}    y], c: 2,\n{i}  d: 3}}",
+    "{i}Wrapped4: [Device 0050, Device\n{i}    7400, Device 740c]",
+    "{i}Wrapped5: [1,\n{i}2]",
+    "{i}Wrapped6: {{a: '[',\n{i}  b: 1}}",
+    "{i}Wrapped7: [a[,\n{i}  b]",
+    "{i}Plain: a\n{i}  b",
     "{i}Block: |",
     "{i}  text",
     "{i}# a comment",
@@ -134,10 +140,13 @@ def test_solutions_decoder_is_the_parser_or_nothing(text: str) -> None:
 
 
 def test_solutions_decoder_takes_plain_logic_files() -> None:
-    """The shapes AMD's writers give are decoded here (not left to the parser), both layouts."""
+    """The shapes AMD's writers give are decoded here (not left to the parser): both layouts, and a
+    flow value the writer wrapped at its line width."""
     listed = "- {MinimumRequiredVersion: 4.2.0}\n- - A: 1\n    P:\n      T: [1]\n    B: x\n  - A: 2\n- [0]\n"
     keyed = "IndexOrder: [0]\nSolutions:\n- A: 1\n  B: {c: 2}\n- A: 2\nZ: 3\n"
-    for text in (listed, keyed):
+    wrapped = listed.replace("    B: x\n", "    B: {c: 1, d: [x,\n        y], e: 2,\n      f: 3}\n")  # width 80
+    assert wrapped != listed
+    for text in (listed, keyed, wrapped):
         decoded = decode_solutions(text, text.split("\n"), _load)
         assert decoded is not None, text
         assert repr(decoded[0]) == repr(_load(text))
