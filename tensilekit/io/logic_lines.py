@@ -12,7 +12,10 @@ whole text, and any error is the parser's own). It holds because everything is c
   to exactly as many one-key mappings: a quote or bracket that a line leaves open would swallow
   the next items), starting with a plain key character, at the column of its mapping; a deeper
   line only follows a line ending in ``key:`` (its value is then the deeper lines' mapping, which
-  is checked the same way), so no value continues on another line;
+  is checked the same way), so no value continues on another line, but for a flow value the
+  writer wrapped at its line width: its lines are joined and parsed as one item, each
+  continuation as far below its key as in the text (so where quoted brackets mislead the join,
+  the parse still reads those lines as the text does, or refuses them);
 * no line holds a character another YAML reads as a line break (``\\r``, U+0085, U+2028,
   U+2029) or a byte-order mark; no mapping repeats a key; the text has no anchor (the caller's
   fast path) and no document marker after its first line;
