@@ -56,8 +56,9 @@ solution, older Tensile). Every check is kept. This row, runs of both codes alte
 average 3-4 on 2 cores): before 0.056x-0.061x CPU (0.59-0.62 s), now 0.043x-0.044x (0.45-0.48 s);
 wall 0.056x-0.068x -> 0.038x-0.054x. Peak RSS of one load in a fresh process ~50 -> ~29 MiB
 (the parser's own memory of the whole text, which tracemalloc does not see, is gone); the peak
-column (tracemalloc) is 4-8 MiB higher: the solutions' lines are held as Python strings while the
-solutions are built (mapping each to its distinct line's one string would free most of them). Where it goes now (CPU, three files, ~370 ms in a quiet loop): the decoder ~150 ms
+column (tracemalloc, same procedure, one process): 21.6/19.1/23.6 -> 21.7/21.1/23.3 MiB on the
+three largest, +3 MiB on the dtree file, +7.6 MiB on the fifth (its wrapped values are joined
+after a first parse of the distinct lines fails). Where it goes now (CPU, three files, ~370 ms in a quiet loop): the decoder ~150 ms
 (of it the parse of the distinct lines and the table ~25), the models ~105, splitting the text
 and the distinct lines ~60, the text limits and the YAML 1.1 check ~40.
 """
