@@ -45,6 +45,22 @@ with margin, and the machine's noise (+-15 % between runs) decides the rest. Whe
 the distinct lines and the YAML 1.1 check ~75, the depth walk ~35, the text limits ~15, freeing
 the parsed tree ~10, the style ~5. Loaded models: model_dump, key orders, extras and style
 identical on all 250 corpus logic files; peak and retained memory as before.
+Then (load, again): the solutions are decoded once per distinct line (io.logic_lines): the
+distinct lines (~4 % of the solutions' lines) are parsed as one list, each solution is assembled
+from its lines' decoded pairs (a new list or mapping for each use), every line checked to be a
+whole ``key: value`` at its mapping's column (a flow value the writer wrapped is joined first);
+anything else is left to the parser, and a property test holds the decoder to it. The keys come
+out shared (the models no longer refill them) and the depth is measured as the tree is built
+(no depth walk). 222 of the 250 corpus logic files take it (the rest: block sequences inside a
+solution, older Tensile). Every check is kept. This row, runs of both codes alternating (load
+average 3-4 on 2 cores): before 0.056x-0.061x CPU (0.59-0.62 s), now 0.043x-0.044x (0.45-0.48 s);
+wall 0.056x-0.068x -> 0.038x-0.054x. Peak RSS of one load in a fresh process ~50 -> ~29 MiB
+(the parser's own memory of the whole text, which tracemalloc does not see, is gone); the peak
+column (tracemalloc, same procedure, one process): 21.6/19.1/23.6 -> 21.7/21.1/23.3 MiB on the
+three largest, +3 MiB on the dtree file, +7.6 MiB on the fifth (its wrapped values are joined
+after a first parse of the distinct lines fails). Where it goes now (CPU, three files, ~370 ms in a quiet loop): the decoder ~150 ms
+(of it the parse of the distinct lines and the table ~25), the models ~105, splitting the text
+and the distinct lines ~60, the text limits and the YAML 1.1 check ~40.
 """
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ _YAML11_INSIDE = re.compile(r"[:?\-\[,{](?:(?<=[:?-])[ \t]|(?<=[\[,{]))[ \t]*" +
 _PLAIN_VALUE = re.compile(r"(?:[:?-][ \t]|[\[,{]|\n)[ \t]*([^\n,\]}#]*)")
 
 
-def distinct_lines(text: str) -> str:
+def distinct_lines(text: str, split: list[str] | None = None) -> str:
     """The lines of ``text``, each once, in the order each first appears after the first line
     (which comes first, with no line end before it, as in ``text``), joined by line ends.
 
@@ -115,8 +115,9 @@ def distinct_lines(text: str) -> str:
     parameters): what holds of every line (a YAML 1.1 spelling, a quoted value, an anchor)
     is found in this text at a tenth of the cost, and a line's first occurrence keeps its
     place. Splitting and hashing run at C speed; computed once per file and shared by the
-    YAML 1.1 check (:func:`parse_yaml`) and :func:`detect_style` (``lines=``)."""
-    lines = text.split("\n")
+    YAML 1.1 check (:func:`parse_yaml`) and :func:`detect_style` (``lines=``). ``split``:
+    ``text.split("\\n")``, when the caller has it."""
+    lines = text.split("\n") if split is None else split
     if len(lines) == 1:
         return text
     rest = dict.fromkeys(lines[1:])  # a first line that recurs is in here too, after a line end
@@ -238,6 +239,10 @@ SLICED_LOAD_FROM = 1 << 20
 PartBuilders = Mapping[str, Callable[[Any], Any]]
 """Top-level key -> what each of its parts becomes as soon as it is decoded (:func:`parse_yaml`)."""
 
+Decode = Callable[[str, Callable[[str], Any]], tuple[Any, int] | None]
+"""A caller's decoder of one text, given the parser: what the parser gives for the whole text and
+how deep it nests (at most), or None to leave the text to the parser."""
+
 
 def parse_yaml(
     text: str,
@@ -246,6 +251,7 @@ def parse_yaml(
     share_keys: bool = True,
     lines: str | None = None,
     parts: PartBuilders | None = None,
+    decode: Decode | None = None,
 ) -> Any:
     """Decode one YAML document exactly as PyYAML's ``CSafeLoader`` (AMD's reader) would.
 
@@ -258,6 +264,8 @@ def parse_yaml(
     it is decoded, and its result takes the item's place: a builder that makes a model of each
     keeps one part's plain tree alive at a time (a master's solutions). Its keys are then not
     shared (the builders keep what they need). Otherwise the document is decoded as without.
+    ``decode``: tried first where the fast parser would read the text (a logic file's solutions,
+    :func:`~tensilekit.io.logic_lines.decode_solutions`); every check is made as for the parser's.
 
     Raises :class:`YamlSyntaxError` with line and column, :class:`InputTooLarge` over a limit
     (:mod:`tensilekit.io.limits`: nesting depth, integer digits, alias expansion).
@@ -270,7 +278,7 @@ def parse_yaml(
     # 10 to yaml_rs); the few files with anchors are decoded by PyYAML
     fast = _fast_yaml is not None and not anchors and _fast_parse_is_exact(text, lines)
     del lines  # (16 MB for rocBLAS_Full: not kept beside the decoded tree)
-    data, deepest = _parse_checked(text, source, share_keys, fast, None if anchors or bound is None else parts)
+    data, deepest = _parse_checked(text, source, share_keys, fast, None if anchors or bound is None else parts, decode)
     if anchors and isinstance(data, (dict, list)):
         check_alias_expansion(data, source)
     if isinstance(data, (dict, list)):  # brackets and indentation mixed (the text check bounds each)
@@ -279,7 +287,12 @@ def parse_yaml(
 
 
 def _parse_checked(
-    text: str, source: str | None, share_keys: bool, fast: bool, parts: PartBuilders | None = None
+    text: str,
+    source: str | None,
+    share_keys: bool,
+    fast: bool,
+    parts: PartBuilders | None = None,
+    decode: Decode | None = None,
 ) -> tuple[Any, int | None]:
     """The decoded document and, when no container can be shared and the keys were shared, how
     deep it nests (measured by the key walk; else None: :func:`check_depth` walks). ``fast``:
@@ -292,6 +305,10 @@ def _parse_checked(
             )
 
         try:
+            decoded = decode(text, load) if decode is not None else None
+            if decoded is not None:
+                data, deepest = decoded
+                return data, _intern_tree_keys(data) if share_keys else deepest
             sliced = _sliced_parts(text, load, parts) if parts is not None or len(text) >= SLICED_LOAD_FROM else None
             data, built = sliced if sliced is not None else (load(text), False)
         except Exception:  # noqa: BLE001 - yaml_rs raises its own types; PyYAML decides below

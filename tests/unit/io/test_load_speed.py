@@ -136,3 +136,34 @@ def test_key_orders_are_not_shared_across_key_types() -> None:
         with pytest.raises(ValidationError) as caught:
             ProblemType.model_validate({key: "a", "OperationType": "GEMM"})
         assert repr(caught.value.errors()[0]["input"]) == repr(key)
+
+
+def test_solutions_decoded_per_distinct_line_give_the_parsers_model(corpus: Path, monkeypatch: Any) -> None:
+    """A logic file whose solutions io.logic_lines decodes (once per distinct line) loads to the model
+    the parser's tree gives: the same data, key orders, extras and style; a solution's lists are
+    its own (tests/property/test_logic_lines_props.py holds the decoder to the parser)."""
+    from tensilekit.io import logic_io, logic_lines
+
+    path = corpus / "logic" / MID_SIZED
+    text = path.read_text()
+    taken: list[bool] = []
+
+    def watched(text: str, text_lines: list[str], load: Any) -> Any:
+        decoded = logic_lines.decode_solutions(text, text_lines, load)
+        taken.append(decoded is not None)
+        return decoded
+
+    monkeypatch.setattr(logic_io, "decode_solutions", watched)
+    fast = tensilekit.loads_logic(text, source=str(path))
+    monkeypatch.setattr(logic_io, "decode_solutions", lambda text, text_lines, load: None)
+    parsed = tensilekit.loads_logic(text, source=str(path))
+    assert taken == [True]
+    assert fast.model_dump() == parsed.model_dump()
+    assert repr(logic_io.logic_to_data(fast)) == repr(logic_io.logic_to_data(parsed))
+    for mine, theirs in zip(fast.solutions, parsed.solutions, strict=True):
+        assert mine._key_order == theirs._key_order
+        assert repr(mine.__pydantic_extra__) == repr(theirs.__pydantic_extra__)
+    assert fast._source_style == parsed._source_style
+    first, second = (solution.__pydantic_extra__ for solution in fast.solutions[:2])
+    shared = [key for key, value in first.items() if isinstance(value, (list, dict)) and second.get(key) is value]
+    assert not shared, shared
