@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ from tensilekit.errors import (
     UnsupportedFormat,
     error_context,
 )
-from tensilekit.io.detect import Kind, detect_kind
+from tensilekit.io.detect import Kind, decompress, detect_kind
 from tensilekit.io.files import decode_text, read_bytes
 from tensilekit.io.master_io import decode, load_placeholder, master_from_data, text_again
 from tensilekit.io.yaml_codec import detect_style, parse_yaml
@@ -37,6 +38,15 @@ def _custom_kernel_reader(directory: str | Path) -> CustomKernelConfig:
     return custom_kernel_reader(directory)
 
 
+# How every AMD writer opens a library-logic file: its version item (Tensile's and tensilelite's
+# LibraryIO: ``- {MinimumRequiredVersion: …}``, older block form ``- MinimumRequiredVersion: …``
+# then the next item), after comment or blank lines. Only such a first item is taken, so a text
+# that matches is a list whose first item is that one-key mapping: a logic file to detect_kind.
+_LOGIC_OPENING = r"(?:[ \t]*(?:#[^\n]*)?\r?\n)*- (?:\{MinimumRequiredVersion: [^,{}\[\]#\n]*\}|MinimumRequiredVersion: [^,{}\[\]#\n]*\n- )"
+_LOGIC_OPENING_TEXT = re.compile(_LOGIC_OPENING)
+_LOGIC_OPENING_BYTES = re.compile(_LOGIC_OPENING.encode())
+
+
 def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLibrary:
     """Decode a logic file or a master library from text or bytes, detecting kind and format.
 
@@ -44,7 +54,23 @@ def loads(data: bytes | str, source: str | None = None) -> LogicFile | MasterLib
     require(data, (bytes, str), "data", "loads")
     require(source, str, "source", "loads", optional=True)
     with error_context(source or "<input>"):
-        decoded, _, text = decode(data, source, models=True)
+        # a text that opens as a logic file takes the logic reader's own path (its solutions
+        # decoded once per distinct line): the same model as the path below, at load_logic's speed
+        logic_text: str | None = None
+        if isinstance(data, str):
+            raw = None
+            if _LOGIC_OPENING_TEXT.match(data):
+                logic_text = data
+        else:
+            raw = decompress(data, source)[0]
+            if _LOGIC_OPENING_BYTES.match(raw):
+                logic_text = decode_text(raw, source)
+        if logic_text is not None:
+            from tensilekit.io.logic_io import loads_logic  # lazy, as below
+
+            return loads_logic(logic_text, source=source)
+        decoded, _, text = decode(data if raw is None else raw, source, models=True)
+        del raw
         kind = detect_kind(decoded, text)
     if kind is Kind.MASTER:
         if isinstance(data, bytes) and text is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import gzip
 import sys
 import time
 from pathlib import Path
@@ -167,3 +168,29 @@ def test_solutions_decoded_per_distinct_line_give_the_parsers_model(corpus: Path
     first, second = (solution.__pydantic_extra__ for solution in fast.solutions[:2])
     shared = [key for key, value in first.items() if isinstance(value, (list, dict)) and second.get(key) is value]
     assert not shared, shared
+
+
+def test_generic_loads_of_a_logic_file_takes_the_logic_readers_path(corpus: Path, monkeypatch: Any) -> None:
+    """``tensilekit.load``/``loads`` of a logic file (plain or gzip) is ``load_logic``'s read, fast
+    path included (a script should not need the specific reader for speed), with the same model
+    and style; a text that does not open with the version item still reads through detection."""
+    import tensilekit.io.logic_lines as logic_lines
+
+    path = corpus / "logic" / MID_SIZED
+    data = path.read_bytes()
+    decoded: list[int] = []
+    real = logic_lines.decode_solutions
+
+    def counted(*arguments: Any) -> Any:
+        decoded.append(1)
+        return real(*arguments)
+
+    monkeypatch.setattr("tensilekit.io.logic_io.decode_solutions", counted)
+    expected = tensilekit.loads_logic(data.decode(), source=str(path))
+    for form in (data, gzip.compress(data), data.decode()):
+        logic = tensilekit.loads(form, str(path))
+        assert logic.model_dump() == expected.model_dump()
+        assert logic._source_style == expected._source_style
+    assert len(decoded) == 4  # loads_logic, then each of the three forms
+    respelled = tensilekit.loads(b"# a comment\n  " + data.replace(b"\n", b"\n  "), str(path))
+    assert len(decoded) == 4 and respelled.model_dump() == expected.model_dump()
