@@ -41,6 +41,9 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from tensilekit._arguments import require, require_callable
 from tensilekit.errors import SelectionError, child_path
 from tensilekit.lint.tables import (
@@ -48,11 +51,14 @@ from tensilekit.lint.tables import (
     ProblemBases,
     TableContext,
     conjuncts,
+    entry_columns,
     entry_problems,
     key_fields,
     key_sizes,
     problem_base,
+    problems_per_key,
     table_contexts,
+    template_columns,
 )
 from tensilekit.model.checks import Finding, Severity, unmodelled_message, unmodelled_predicates
 from tensilekit.model.library import (
@@ -71,6 +77,7 @@ from tensilekit.model.library import (
 )
 from tensilekit.model.solution import MasterSolution
 from tensilekit.predicates.evaluate import Verdict, evaluate, evaluate_all
+from tensilekit.selection.columns import ProblemColumns
 from tensilekit.selection.fast import compile_library
 from tensilekit.selection.problem import ContractionProblem, Hardware
 from tensilekit.selection.served import solution_problem_fields
@@ -269,6 +276,31 @@ class _MadeOnce:
             self.made.append(problem)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Unless:
+    """A ``shadowed-entry`` message that holds unless the entry wins a leftward-scan witness."""
+
+    message: str
+
+
+@dataclasses.dataclass(frozen=True)
+class _Witnesses:
+    """canSolve of an entry's witnesses answered in bulk: ``first[offset + i]`` is the position
+    among witness ``i``'s problems of the first its kernel passes (-1: none), row
+    ``(offset + i) * per_key + position`` of ``columns``."""
+
+    first: list[int]
+    columns: ProblemColumns
+    per_key: int
+    offset: int
+    base: ProblemBase
+    signature: tuple[int, ...]
+    """The kernel's compiled predicates (atom ids)."""
+
+
+_UNKNOWN: Any = object()
+
+
 def _kernel(solution: MasterSolution) -> str:
     """``index 606601229 (Cijk_Ailk_Bljk_SB_MT64x16x32_MI16x16x4x1_GSU1_WGM2_…)``: names are long,
     shortened as every command shortens them (:func:`tensilekit.model.labels.short_kernel_name`)."""
@@ -303,6 +335,9 @@ class Linter:
         self._problems: dict[tuple[int, tuple[int, ...]], _MadeOnce] = {}
         self._asked: dict[tuple[int, ...], int] = {}  # canSolve questions per signature so far
         self._scalars: dict[tuple[int, ...], list[Callable[[ContractionProblem, Hardware], Any]] | None] = {}
+        self._template_columns: dict[tuple[int, Hardware], tuple[Any, ProblemColumns]] = {}
+        self._witness_chosen: dict[Hashable, tuple[bool, int | None]] = {}
+        self._witness_alive: dict[Hashable, bool | None] = {}
         self.tables = [self._table(context) for context in table_contexts(library)]
         for table in self.tables:
             table.shadowed.update(self._shadowed(table))
@@ -324,6 +359,9 @@ class Linter:
         self._chosen.clear()
         self._asked.clear()
         self._scalars.clear()
+        self._template_columns.clear()
+        self._witness_chosen.clear()
+        self._witness_alive.clear()
 
     # ------------------------------------------------------------------ entries
 
@@ -376,13 +414,7 @@ class Linter:
         """
         try:
             base = self._base(context, solution)
-            fields = self._key_fields.get(id(context.node))
-            if fields is None:
-                try:
-                    fields = key_fields(context.node)
-                except SelectionError as error:
-                    fields = error
-                self._key_fields[id(context.node)] = fields  # the library holds its nodes: ids stay
+            fields = self._fields_of(context.node)
             if isinstance(fields, SelectionError):
                 key_sizes(context.node, key)  # its length error first, as when it reads the fields
                 raise fields
@@ -402,6 +434,92 @@ class Linter:
             return _failure(solution, problems, context.hardware)
         except SelectionError as error:
             return EntryVerdict(None, str(error))
+
+    def _fields_of(self, node: MatchingNode) -> tuple[str, ...] | SelectionError:
+        """:func:`key_fields` of ``node``, or the error it raises."""
+        fields = self._key_fields.get(id(node))
+        if fields is None:
+            try:
+                fields = key_fields(node)
+            except SelectionError as error:
+                fields = error
+            self._key_fields[id(node)] = fields  # the library holds its nodes: ids stay
+        return fields
+
+    def _first_passes(
+        self, context: TableContext, base: ProblemBase, fields: tuple[str, ...], keys: list[Any], sids: list[int]
+    ) -> tuple[npt.NDArray[np.int64], ProblemColumns] | None:
+        """For each key of ``keys`` (with kernel ``sids[i]``): the position among its
+        :func:`entry_problems` of the first that kernel's compiled ``canSolve`` passes (-1: none),
+        with the problems as columns (row ``i * problems_per_key + position``). One array pass
+        per predicate over every problem of the keys, not a problem and a ``canSolve`` per key;
+        None when the keys cannot be put in columns or a vector predicate fails (ask
+        :meth:`decide`, which answers alike, key by key)."""
+        hardware = context.hardware
+        memo_key = (id(base.templates), hardware)
+        known = self._template_columns.get(memo_key)
+        if known is None or known[0] is not base.templates:
+            known = (base.templates, template_columns(base, hardware))
+            self._template_columns[memo_key] = known
+        columns = entry_columns(base, fields, keys, known[1], hardware)
+        if columns is None:
+            return None
+        per_key = problems_per_key(base, fields)
+        passed = np.zeros(columns.size, dtype=bool)
+        by_signature: defaultdict[tuple[int, ...], list[int]] = defaultdict(list)
+        for position, sid in enumerate(sids):
+            by_signature[self.compiled.solution_atoms[sid]].append(position)
+        atoms = self.compiled.atoms.atoms
+        vectors: dict[int, npt.NDArray[np.bool_]] = {}
+        offsets = np.arange(per_key, dtype=np.int64)
+        try:
+            with np.errstate(all="ignore"):  # size_t arithmetic wraps in the vector forms, as in select_batch
+                for signature, positions in by_signature.items():
+                    live = [atom for atom in signature if atoms[atom].constant is not True]
+                    if any(atoms[atom].constant is False for atom in live):
+                        continue
+                    rows = (np.array(positions, dtype=np.int64)[:, None] * per_key + offsets).reshape(-1)
+                    holds = np.ones(len(rows), dtype=bool)
+                    for atom in live:
+                        vector = vectors.get(atom)
+                        if vector is None:
+                            vector = vectors[atom] = atoms[atom].vector(columns)
+                        holds &= vector[rows]
+                    passed[rows] = holds
+        except (SelectionError, ArithmeticError, ValueError, TypeError):
+            return None
+        grid = passed.reshape(len(keys), per_key)
+        first: npt.NDArray[np.int64] = np.where(grid.any(axis=1), grid.argmax(axis=1), -1)
+        return first, columns
+
+    def _alive_in_bulk(
+        self, context: TableContext, members: dict[tuple[int, tuple[int, ...]], MasterSolution]
+    ) -> set[tuple[int, tuple[int, ...]]]:
+        """The (index, key) of ``members`` whose kernel passes ``canSolve`` for a problem of the
+        key (:meth:`decide` says ``alive``), found a kernel base at a time by :meth:`_first_passes`;
+        the others (dead, undecided, or not put in columns) are for :meth:`decide`."""
+        fields = self._fields_of(context.node)
+        if isinstance(fields, SelectionError):
+            return set()
+        # keys whose bases share templates and batches share their problems: one pass for them
+        groups: dict[tuple[int, tuple[int, ...]], tuple[ProblemBase, list[tuple[int, tuple[int, ...]]], list[int]]] = {}
+        for memo_key, solution in members.items():
+            if len(memo_key[1]) != len(fields):
+                continue
+            try:
+                base = self._base(context, solution)
+                sid = self.compiled.sid_of(solution.index)
+            except SelectionError:
+                continue
+            group = groups.setdefault((id(base.templates), base.batches), (base, [], []))
+            group[1].append(memo_key)
+            group[2].append(sid)
+        alive: set[tuple[int, tuple[int, ...]]] = set()
+        for base, memo_keys, sids in groups.values():
+            found = self._first_passes(context, base, fields, [key for _, key in memo_keys], sids)
+            if found is not None:
+                alive.update(memo_key for memo_key, at in zip(memo_keys, found[0].tolist(), strict=True) if at >= 0)
+        return alive
 
     def _can_solve(self, sid: int, problem: ContractionProblem, hardware: Hardware) -> bool:
         """The compiled library's ``canSolve`` of solution ``sid``: its generated function once the
@@ -436,10 +554,17 @@ class Linter:
         verdicts: dict[int, EntryVerdict] = {}
         memo: dict[tuple[int, tuple[int, ...]], EntryVerdict] = {}
         if ordered is not None:
+            members: dict[tuple[int, tuple[int, ...]], MasterSolution] = {}
+            for entry in context.node.table:
+                solution = self.solutions.get(entry.solution_index)
+                if solution is not None:  # a missing solution is validate's finding
+                    members.setdefault((solution.index, tuple(entry.key)), solution)
+            for memo_key in self._alive_in_bulk(context, members):
+                memo[memo_key] = _ALIVE
             for number, entry in enumerate(context.node.table):
                 solution = self.solutions.get(entry.solution_index)
                 if solution is None:
-                    continue  # a missing solution is validate's finding
+                    continue
                 memo_key = (solution.index, tuple(entry.key))
                 if memo_key not in memo:
                     verdict = self.decide(context, solution, entry.key, remember=False)
@@ -483,6 +608,7 @@ class Linter:
             return
         node = table.context.node
         equality = node.distance == "Equality"
+        found: list[tuple[int, str | _Unless]] = []
         start = 0
         while start < len(ordered.keys):
             end = start
@@ -495,9 +621,18 @@ class Linter:
             for later_rank, position in enumerate(group[1:], start=1):
                 message = self._shadowing(table, group[:later_rank], position, equality)
                 if message is not None:
-                    yield ordered.order[position], message
+                    found.append((position, message))
+        winners = self._winning_leftward(
+            table, [position for position, message in found if isinstance(message, _Unless)]
+        )
+        for position, message in found:
+            if isinstance(message, _Unless):
+                if position in winners:
+                    continue
+                message = message.message
+            yield ordered.order[position], message
 
-    def _shadowing(self, table: _Table, earlier: list[int], position: int, equality: bool) -> str | None:
+    def _shadowing(self, table: _Table, earlier: list[int], position: int, equality: bool) -> str | _Unless | None:
         ordered = table.sorted
         assert ordered is not None
         key, speed, index = ordered.keys[position], ordered.speeds[position], ordered.indices[position]
@@ -532,28 +667,93 @@ class Linter:
                     f"index {other_index} comes first with the same predicates"
                 )
             if ordered.speeds[other] > speed and _predicates(other_solution) == _predicates(solution):
-                if self._wins_leftward(table, position, solution):
-                    return None
-                return (
+                return _Unless(
                     f"entry {list(key)} → {_kernel(solution)} (speed {speed:g}) can never win: index "
                     f"{other_index} has the same key and predicates and a higher speed ({ordered.speeds[other]:g})"
                 )
         return None
 
-    def _wins_leftward(self, table: _Table, position: int, solution: MasterSolution) -> bool:
-        """Whether a query above the entry in the first key component only selects its kernel."""
+    def _winning_leftward(self, table: _Table, positions: list[int]) -> set[int]:
+        """Which of ``positions`` (in order) win a query above them in the first key component
+        only (:meth:`_wins_leftward`). canSolve of every witness of them is answered first, in
+        one :meth:`_first_passes` per kernel base (not 64 keys at a time: rocBLAS_Full asks for
+        3 500 entries' witnesses)."""
+        ordered = table.sorted
+        if ordered is None or not positions:
+            return set()
+        context = table.context
+        span = self.options.witness_span
+        fields = self._fields_of(context.node)
+        groups: dict[tuple[int, tuple[int, ...]], tuple[ProblemBase, list[Any], list[int], list[int]]] = {}
+        for position in positions:
+            key = ordered.keys[position]
+            solution = self.solutions.get(ordered.indices[position])
+            if solution is None or isinstance(fields, SelectionError) or len(key) != len(fields):
+                continue
+            try:
+                base = self._base(context, solution)
+                sid = self.compiled.sid_of(solution.index)
+            except SelectionError:
+                continue
+            group = groups.setdefault((id(base.templates), base.batches), (base, [], [], []))
+            group[1].extend((key[0] + step, *key[1:]) for step in range(1, span + 1))
+            group[2].extend([sid] * span)
+            group[3].append(position)
+        passes: dict[int, _Witnesses] = {}
+        for base, keys, sids, members in groups.values():
+            assert not isinstance(fields, SelectionError)
+            found = self._first_passes(context, base, fields, keys, sids)
+            if found is None:
+                continue
+            first = found[0].tolist()
+            per_key = problems_per_key(base, fields)
+            for number, position in enumerate(members):
+                signature = self.compiled.solution_atoms[sids[number * span]]
+                passes[position] = _Witnesses(first, found[1], per_key, number * span, base, signature)
+        return {
+            position
+            for position in positions
+            if self._wins_leftward(table, position, self.solutions[ordered.indices[position]], passes.get(position))
+        }
+
+    def _wins_leftward(
+        self, table: _Table, position: int, solution: MasterSolution, passes: _Witnesses | None = None
+    ) -> bool:
+        """Whether a query above the entry in the first key component only selects its kernel.
+        ``passes``: canSolve of the witnesses, answered in bulk (else asked one by one)."""
         ordered = table.sorted
         assert ordered is not None
         context = table.context
         key = ordered.keys[position]
-        for step in range(1, self.options.witness_span + 1):
-            witness = (key[0] + step, *key[1:])
-            verdict = self.decide(context, solution, witness)
-            if verdict.alive is None:
-                return True  # cannot model the witness: do not claim the entry never wins
-            if not verdict.alive or verdict.problem is None:
-                continue
-            refused, chosen = self._chosen_index(verdict.problem, context.hardware)
+        witnesses = [(key[0] + step, *key[1:]) for step in range(1, self.options.witness_span + 1)]
+        for number, witness in enumerate(witnesses):
+            problem: ContractionProblem | None = None
+            at = -1 if passes is None else passes.first[passes.offset + number]
+            if passes is not None and at >= 0:
+                # the entries of a key ask for the same witnesses: a problem is built and selected once
+                memo_key = (id(passes.base.templates), passes.base.batches, id(context.hardware), witness, at)
+                choice = self._witness_chosen.get(memo_key)
+                if choice is None:
+                    problem = passes.columns.row((passes.offset + number) * passes.per_key + at)[0]
+                    choice = self._witness_chosen[memo_key] = self._chosen_index(problem, context.hardware)
+                refused, chosen = choice
+            else:
+                # none of the witness's problems passes: dead or undecided, alike for every kernel of
+                # the same base and compiled predicates (its key's other entries ask again)
+                dead_key = (id(passes.base), passes.signature, witness) if passes is not None else None
+                alive = self._witness_alive.get(dead_key, _UNKNOWN) if dead_key is not None else _UNKNOWN
+                if alive is _UNKNOWN:
+                    verdict = self.decide(context, solution, witness)
+                    if verdict.alive and verdict.problem is not None:
+                        problem = verdict.problem
+                    alive = verdict.alive
+                    if dead_key is not None and not alive:
+                        self._witness_alive[dead_key] = alive
+                if alive is None:
+                    return True  # cannot model the witness: do not claim the entry never wins
+                if not alive or problem is None:
+                    continue
+                refused, chosen = self._chosen_index(problem, context.hardware)
             if refused or chosen == solution.index:
                 return True
         return False
@@ -750,6 +950,7 @@ class Linter:
         # a label per problem predicate: kernels share them (rocBLAS_Full: 21 288 kernels, 3 300
         # predicates), each kept beside its label so that its id stays its own
         labels: dict[int, tuple[Any, str]] = {}
+        predicates: dict[tuple[str, int], tuple[Any, Any]] = {}
         for solution in self.library.solutions:
             known = labels.get(id(solution.problem_predicate))
             if known is None or known[0] is not solution.problem_predicate:
@@ -759,7 +960,7 @@ class Linter:
         for label, members in by_type.items():
             text = f"problem type {label}: {len(members)} solutions"
             if measure is not None:
-                raw = [solution.model_dump(by_alias=True, exclude_unset=True, mode="python") for solution in members]
+                raw = [_solution_record(solution, predicates) for solution in members]
                 text += f", {measure(raw)} bytes of solution records"
             yield _finding(LintCode.SIZE, text, self.locator.solutions())
         for table in self.tables:
@@ -771,6 +972,39 @@ class Linter:
                 # entries lint could not judge (outside the GEMM model, or failing only on open predicates)
                 text += f", {undecided if table.sorted is not None else len(node.table)} entries not judged"
             yield _finding(LintCode.SIZE, text, self.locator.table(table.context.path))
+
+
+_PREDICATE_FIELDS = ("hardware_predicate", "problem_predicate", "task_predicate")
+_PREDICATE_FIELD_SET = set(_PREDICATE_FIELDS)
+_PREDICATE_ALIASES = {name: MasterSolution.model_fields[name].alias or name for name in _PREDICATE_FIELDS}
+_PREDICATE_KEYS = (*_PREDICATE_FIELDS, *_PREDICATE_ALIASES.values())
+# the fields a dump writes before the predicates (pydantic dumps fields in their order, extras last)
+_FIELD_KEYS = [field.alias or name for name, field in MasterSolution.model_fields.items()]
+_FIELDS_BEFORE_PREDICATES = tuple(_FIELD_KEYS[: list(MasterSolution.model_fields).index(_PREDICATE_FIELDS[0])])
+
+
+def _solution_record(solution: MasterSolution, predicates: dict[tuple[str, int], tuple[Any, Any]]) -> dict[str, Any]:
+    """``solution.model_dump(by_alias=True, exclude_unset=True)``, keys in its order, with each
+    predicate's serialisation made once per predicate object (a master's kernels share a few
+    thousand interned predicates, whose serialising was most of each dump; the records are
+    dumped only to be measured, so sharing the predicates' plain values between them is safe).
+    ``predicates``: (field, id of the predicate) -> (the predicate, its serialisation)."""
+    extra = solution.__pydantic_extra__
+    if extra and any(key in extra for key in _PREDICATE_KEYS):  # an extra key ``exclude`` or the alias would meet
+        return solution.model_dump(by_alias=True, exclude_unset=True)
+    rest = solution.model_dump(by_alias=True, exclude_unset=True, exclude=_PREDICATE_FIELD_SET)
+    record = {key: rest.pop(key) for key in _FIELDS_BEFORE_PREDICATES if key in rest}
+    chosen = solution.model_fields_set
+    for name in _PREDICATE_FIELDS:
+        if name in chosen:
+            value = getattr(solution, name)
+            found = predicates.get((name, id(value)))
+            if found is None:  # the serializer's own output for that field (the object kept: its id stays its)
+                dumped = solution.model_dump(by_alias=True, exclude_unset=True, include={name})
+                found = predicates[(name, id(value))] = (value, next(iter(dumped.values())))
+            record[_PREDICATE_ALIASES[name]] = found[1]
+    record.update(rest)
+    return record
 
 
 def _other_references(node: AnyNode) -> Iterator[int]:

@@ -257,3 +257,49 @@ def test_lint_compiles_canSolve_only_for_signatures_asked_often(
     lint_library(cases)
     often = sum(count >= rules._GENERATED_FROM for count in asked.values())
     assert asked and compiled.count("can_solve") == often
+
+
+@pytest.mark.parametrize("fixture", ["lint_cases_gfx90a.yaml", "corpus:masters/aldebaran_NN_mixed.yaml"])
+def test_bulk_table_pass_and_witnesses_answer_as_entry_by_entry(
+    fixture: str, cases: MasterLibrary, request: pytest.FixtureRequest
+) -> None:
+    """The table pass decides whole tables in array passes and answers the shadowing witnesses in
+    bulk: the same verdict as :meth:`Linter.decide` entry by entry, and the same entries win a
+    witness as when each witness is decided and selected on its own."""
+    from tensilekit.lint.rules import Linter
+
+    library = cases
+    if fixture.startswith("corpus:"):
+        library = load_master(request.getfixturevalue("corpus") / fixture.removeprefix("corpus:"))
+    linter = Linter(library)
+    decided = witnessed = 0
+    for table in linter.tables:
+        for number, entry in enumerate(table.context.node.table):
+            verdict = table.verdicts.get(number)
+            if verdict is not None:
+                alone = linter.decide(table.context, linter.solutions[entry.solution_index], entry.key)
+                assert verdict.alive == alone.alive
+                assert verdict.alive or verdict.reason == alone.reason  # an alive verdict keeps no reason
+                decided += 1
+        ordered = table.sorted
+        if ordered is None or table.context.node.distance == "Equality":
+            continue
+        # every later entry of a duplicated key, as if its shadowing asked for witnesses
+        positions = [p for p in range(1, len(ordered.keys)) if ordered.keys[p] == ordered.keys[p - 1]]
+        one_by_one = {p for p in positions if linter._wins_leftward(table, p, linter.solutions[ordered.indices[p]])}
+        assert linter._winning_leftward(table, positions) == one_by_one
+        witnessed += len(positions)
+    assert decided > 20 and witnessed >= 2
+
+
+def test_size_records_are_the_solution_dumps(cases: MasterLibrary) -> None:
+    """The size findings dump each kernel with its predicates serialised once per predicate: the
+    records equal model_dump's, key order included."""
+    from tensilekit.lint.rules import _solution_record
+
+    shared: dict[tuple[str, int], tuple[Any, Any]] = {}
+    for solution in cases.solutions:
+        expected = solution.model_dump(by_alias=True, exclude_unset=True)
+        record = _solution_record(solution, shared)
+        assert record == expected and list(record) == list(expected)
+    assert 0 < len(shared) < 3 * len(cases.solutions)
