@@ -296,6 +296,8 @@ class _Witnesses:
     base: ProblemBase
     signature: tuple[int, ...]
     """The kernel's compiled predicates (atom ids)."""
+    chosen: list[int | None] | None = None
+    """The kernel selected at ``first[offset + i]``'s problem, when answered in bulk."""
 
 
 _UNKNOWN: Any = object()
@@ -493,27 +495,34 @@ class Linter:
         return first, columns
 
     def _alive_in_bulk(
-        self, context: TableContext, members: dict[tuple[int, tuple[int, ...]], MasterSolution]
+        self, context: TableContext, members: list[tuple[int, tuple[int, ...]]]
     ) -> set[tuple[int, tuple[int, ...]]]:
-        """The (index, key) of ``members`` whose kernel passes ``canSolve`` for a problem of the
-        key (:meth:`decide` says ``alive``), found a kernel base at a time by :meth:`_first_passes`;
-        the others (dead, undecided, or not put in columns) are for :meth:`decide`."""
+        """The (kernel index, key) of ``members`` whose kernel passes ``canSolve`` for a problem
+        of the key (:meth:`decide` says ``alive``), found a kernel base at a time by
+        :meth:`_first_passes`; the others (dead, undecided, or not put in columns) are for
+        :meth:`decide`."""
         fields = self._fields_of(context.node)
         if isinstance(fields, SelectionError):
             return set()
         # keys whose bases share templates and batches share their problems: one pass for them
         groups: dict[tuple[int, tuple[int, ...]], tuple[ProblemBase, list[tuple[int, tuple[int, ...]]], list[int]]] = {}
-        for memo_key, solution in members.items():
+        places: dict[int, Any] = {}  # kernel index -> (its group, its id), None when it has no base
+        for memo_key in members:
             if len(memo_key[1]) != len(fields):
                 continue
-            try:
-                base = self._base(context, solution)
-                sid = self.compiled.sid_of(solution.index)
-            except SelectionError:
-                continue
-            group = groups.setdefault((id(base.templates), base.batches), (base, [], []))
-            group[1].append(memo_key)
-            group[2].append(sid)
+            place = places.get(memo_key[0], _UNKNOWN)
+            if place is _UNKNOWN:
+                try:
+                    base = self._base(context, self.solutions[memo_key[0]])
+                    sid = self.compiled.sid_of(memo_key[0])
+                except SelectionError:
+                    place = None
+                else:
+                    place = (groups.setdefault((id(base.templates), base.batches), (base, [], [])), sid)
+                places[memo_key[0]] = place
+            if place is not None:
+                place[0][1].append(memo_key)
+                place[0][2].append(place[1])
         alive: set[tuple[int, tuple[int, ...]]] = set()
         for base, memo_keys, sids in groups.values():
             found = self._first_passes(context, base, fields, [key for _, key in memo_keys], sids)
@@ -554,23 +563,23 @@ class Linter:
         verdicts: dict[int, EntryVerdict] = {}
         memo: dict[tuple[int, tuple[int, ...]], EntryVerdict] = {}
         if ordered is not None:
-            members: dict[tuple[int, tuple[int, ...]], MasterSolution] = {}
-            for entry in context.node.table:
-                solution = self.solutions.get(entry.solution_index)
-                if solution is not None:  # a missing solution is validate's finding
-                    members.setdefault((solution.index, tuple(entry.key)), solution)
+            solutions = self.solutions
+            # each entry's (kernel index, key): its verdict's memo key (None: a missing kernel,
+            # validate's finding)
+            entry_keys = [(entry.solution_index, tuple(entry.key)) for entry in context.node.table]
+            members = list(dict.fromkeys(memo_key for memo_key in entry_keys if memo_key[0] in solutions))
             for memo_key in self._alive_in_bulk(context, members):
                 memo[memo_key] = _ALIVE
-            for number, entry in enumerate(context.node.table):
-                solution = self.solutions.get(entry.solution_index)
-                if solution is None:
-                    continue
-                memo_key = (solution.index, tuple(entry.key))
-                if memo_key not in memo:
-                    verdict = self.decide(context, solution, entry.key, remember=False)
+            for number, memo_key in enumerate(entry_keys):
+                verdict = memo.get(memo_key)
+                if verdict is None:
+                    solution = solutions.get(memo_key[0])
+                    if solution is None:
+                        continue
+                    verdict = self.decide(context, solution, memo_key[1], remember=False)
                     # kept for the whole lint: without its problem (rocBLAS_Full: 200 000 of them)
-                    memo[memo_key] = _ALIVE if verdict.alive else verdict
-                verdicts[number] = memo[memo_key]
+                    verdict = memo[memo_key] = _ALIVE if verdict.alive else verdict
+                verdicts[number] = verdict
         return _Table(context, ordered, verdicts, {})
 
     def dead_entries(self) -> Iterator[Finding]:
@@ -707,9 +716,10 @@ class Linter:
                 continue
             first = found[0].tolist()
             per_key = problems_per_key(base, fields)
+            chosen = self._chosen_in_bulk(found[1], keys, first, per_key)
             for number, position in enumerate(members):
                 signature = self.compiled.solution_atoms[sids[number * span]]
-                passes[position] = _Witnesses(first, found[1], per_key, number * span, base, signature)
+                passes[position] = _Witnesses(first, found[1], per_key, number * span, base, signature, chosen)
         return {
             position
             for position in positions
@@ -729,7 +739,9 @@ class Linter:
         for number, witness in enumerate(witnesses):
             problem: ContractionProblem | None = None
             at = -1 if passes is None else passes.first[passes.offset + number]
-            if passes is not None and at >= 0:
+            if passes is not None and at >= 0 and passes.chosen is not None:
+                refused, chosen = False, passes.chosen[passes.offset + number]
+            elif passes is not None and at >= 0:
                 # the entries of a key ask for the same witnesses: a problem is built and selected once
                 memo_key = (id(passes.base.templates), passes.base.batches, id(context.hardware), witness, at)
                 choice = self._witness_chosen.get(memo_key)
@@ -742,13 +754,21 @@ class Linter:
                 # the same base and compiled predicates (its key's other entries ask again)
                 dead_key = (id(passes.base), passes.signature, witness) if passes is not None else None
                 alive = self._witness_alive.get(dead_key, _UNKNOWN) if dead_key is not None else _UNKNOWN
-                if alive is _UNKNOWN:
+                if alive is _UNKNOWN and passes is not None:
+                    # the compiled canSolve fails each of the witness's problems (as decide finds):
+                    # only why is asked, of those problems
+                    start = (passes.offset + number) * passes.per_key
+                    problems = [passes.columns.row(start + at)[0] for at in range(passes.per_key)]
+                    try:
+                        alive = _failure(solution, problems, context.hardware).alive
+                    except SelectionError:
+                        alive = None
+                    self._witness_alive[dead_key] = alive
+                elif alive is _UNKNOWN:
                     verdict = self.decide(context, solution, witness)
                     if verdict.alive and verdict.problem is not None:
                         problem = verdict.problem
                     alive = verdict.alive
-                    if dead_key is not None and not alive:
-                        self._witness_alive[dead_key] = alive
                 if alive is None:
                     return True  # cannot model the witness: do not claim the entry never wins
                 if not alive or problem is None:
@@ -757,6 +777,31 @@ class Linter:
             if refused or chosen == solution.index:
                 return True
         return False
+
+    def _chosen_in_bulk(
+        self, columns: ProblemColumns, keys: list[Any], first: list[int], per_key: int
+    ) -> list[int | None] | None:
+        """The index of the kernel selected for the first problem of each key of ``keys`` its
+        kernel passes (``first``: its position among the key's problems, -1 none), all selected
+        as one batch of the compiled library (None at a key none passes). Each distinct witness
+        (key, problem) is asked once: the entries of one key share their witnesses. None when
+        the batch raises (the witnesses are then selected one by one, each refusal its own)."""
+        distinct: dict[tuple[Any, int], int] = {}
+        for number, (key, at) in enumerate(zip(keys, first, strict=True)):
+            if at >= 0:
+                distinct.setdefault((key, at), number * per_key + at)
+        if not distinct:
+            return [None] * len(keys)
+        try:
+            sids, _ = self.compiled.find_batch(columns.take(np.fromiter(distinct.values(), dtype=np.int64)))
+        except SelectionError:
+            return None
+        solutions = self.compiled.solutions
+        answers = {
+            witness: None if sid < 0 else solutions[sid].index
+            for witness, sid in zip(distinct, sids.tolist(), strict=True)
+        }
+        return [answers.get((key, at)) if at >= 0 else None for key, at in zip(keys, first, strict=True)]
 
     def _chosen_index(self, problem: ContractionProblem, hardware: Hardware) -> tuple[bool, int | None]:
         """(selection refuses ``problem``, index of the kernel it picks or None). Memoized: the
