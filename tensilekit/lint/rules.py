@@ -235,6 +235,11 @@ _PROBLEM_FIELDS = tuple(field.name for field in dataclasses.fields(ContractionPr
 # every field of a problem as one tuple, at C speed (a generator over the ~40 fields cost ~0.4 s of
 # rocBLAS_Full's 62 000 shadowing witnesses)
 _problem_values = operator.attrgetter(*_PROBLEM_FIELDS)
+# problems a bulk pass puts in columns at once: a pass spreads type columns over its problems and
+# keeps each predicate's answers, and what it frees stays in the process's heap (rocBLAS_Full's
+# biggest tables in one pass each: lint's peak 815 -> 1 000 MB; 16 384 a pass: +20 MB, 4 096: +9
+# MB, at the same speed)
+_ROWS_PER_PASS = 4096
 _PROBLEMS_KEPT = 20_000  # entries' problem lists memoized at once: repeats come within a table
 # canSolve of a kernel signature (its atoms) asked this often is the compiled library's generated
 # function; before, its atoms' own scalar functions in turn. A generated function costs ~0.4 ms
@@ -296,8 +301,6 @@ class _Witnesses:
     base: ProblemBase
     signature: tuple[int, ...]
     """The kernel's compiled predicates (atom ids)."""
-    chosen: list[int | None] | None = None
-    """The kernel selected at ``first[offset + i]``'s problem, when answered in bulk."""
 
 
 _UNKNOWN: Any = object()
@@ -525,9 +528,12 @@ class Linter:
                 place[0][2].append(place[1])
         alive: set[tuple[int, tuple[int, ...]]] = set()
         for base, memo_keys, sids in groups.values():
-            found = self._first_passes(context, base, fields, [key for _, key in memo_keys], sids)
-            if found is not None:
-                alive.update(memo_key for memo_key, at in zip(memo_keys, found[0].tolist(), strict=True) if at >= 0)
+            chunk = max(1, _ROWS_PER_PASS // problems_per_key(base, fields))
+            for start in range(0, len(memo_keys), chunk):
+                part = memo_keys[start : start + chunk]
+                found = self._first_passes(context, base, fields, [key for _, key in part], sids[start : start + chunk])
+                if found is not None:
+                    alive.update(memo_key for memo_key, at in zip(part, found[0].tolist(), strict=True) if at >= 0)
         return alive
 
     def _can_solve(self, sid: int, problem: ContractionProblem, hardware: Hardware) -> bool:
@@ -683,48 +689,65 @@ class Linter:
         return None
 
     def _winning_leftward(self, table: _Table, positions: list[int]) -> set[int]:
-        """Which of ``positions`` (in order) win a query above them in the first key component
-        only (:meth:`_wins_leftward`). canSolve of every witness of them is answered first, in
-        one :meth:`_first_passes` per kernel base (not 64 keys at a time: rocBLAS_Full asks for
-        3 500 entries' witnesses)."""
+        """Which of ``positions`` win a query above them in the first key component only
+        (:meth:`_wins_leftward`). canSolve of the witnesses is answered first, in bulk: one
+        :meth:`_first_passes` per kernel base and :data:`_ROWS_PER_PASS` problems (not 64 keys
+        at a time: rocBLAS_Full asks for 3 500 entries' witnesses). Their selections stay one by
+        one (memoized): the compiled library's batch selection answered them ~0.6 s sooner but
+        kept ~35 MB more (its per-signature tables and the k-d tree's imports) to lint's peak."""
         ordered = table.sorted
         if ordered is None or not positions:
             return set()
         context = table.context
         span = self.options.witness_span
         fields = self._fields_of(context.node)
-        groups: dict[tuple[int, tuple[int, ...]], tuple[ProblemBase, list[Any], list[int], list[int]]] = {}
+        groups: dict[tuple[int, tuple[int, ...]], tuple[ProblemBase, list[int], list[int]]] = {}
+        alone: list[int] = []  # asked witness by witness
         for position in positions:
             key = ordered.keys[position]
             solution = self.solutions.get(ordered.indices[position])
             if solution is None or isinstance(fields, SelectionError) or len(key) != len(fields):
+                alone.append(position)
                 continue
             try:
                 base = self._base(context, solution)
                 sid = self.compiled.sid_of(solution.index)
             except SelectionError:
+                alone.append(position)
                 continue
-            group = groups.setdefault((id(base.templates), base.batches), (base, [], [], []))
-            group[1].extend((key[0] + step, *key[1:]) for step in range(1, span + 1))
-            group[2].extend([sid] * span)
-            group[3].append(position)
-        passes: dict[int, _Witnesses] = {}
-        for base, keys, sids, members in groups.values():
+            group = groups.setdefault((id(base.templates), base.batches), (base, [], []))
+            group[1].append(position)
+            group[2].append(sid)
+        winners: set[int] = set()
+        for base, members, sids in groups.values():
             assert not isinstance(fields, SelectionError)
-            found = self._first_passes(context, base, fields, keys, sids)
-            if found is None:
-                continue
-            first = found[0].tolist()
             per_key = problems_per_key(base, fields)
-            chosen = self._chosen_in_bulk(found[1], keys, first, per_key)
-            for number, position in enumerate(members):
-                signature = self.compiled.solution_atoms[sids[number * span]]
-                passes[position] = _Witnesses(first, found[1], per_key, number * span, base, signature, chosen)
-        return {
+            chunk = max(1, _ROWS_PER_PASS // (span * per_key))
+            for start in range(0, len(members), chunk):
+                part = members[start : start + chunk]
+                keys = [
+                    (ordered.keys[position][0] + step, *ordered.keys[position][1:])
+                    for position in part
+                    for step in range(1, span + 1)
+                ]
+                part_sids = [sid for sid in sids[start : start + chunk] for _ in range(span)]
+                found = self._first_passes(context, base, fields, keys, part_sids)
+                if found is None:
+                    alone.extend(part)
+                    continue
+                first = found[0].tolist()
+                for number, position in enumerate(part):
+                    signature = self.compiled.solution_atoms[part_sids[number * span]]
+                    passes = _Witnesses(first, found[1], per_key, number * span, base, signature)
+                    if self._wins_leftward(table, position, self.solutions[ordered.indices[position]], passes):
+                        winners.add(position)
+        winners.update(
             position
-            for position in positions
-            if self._wins_leftward(table, position, self.solutions[ordered.indices[position]], passes.get(position))
-        }
+            for position in alone
+            if self.solutions.get(ordered.indices[position]) is not None
+            and self._wins_leftward(table, position, self.solutions[ordered.indices[position]])
+        )
+        return winners
 
     def _wins_leftward(
         self, table: _Table, position: int, solution: MasterSolution, passes: _Witnesses | None = None
@@ -739,9 +762,7 @@ class Linter:
         for number, witness in enumerate(witnesses):
             problem: ContractionProblem | None = None
             at = -1 if passes is None else passes.first[passes.offset + number]
-            if passes is not None and at >= 0 and passes.chosen is not None:
-                refused, chosen = False, passes.chosen[passes.offset + number]
-            elif passes is not None and at >= 0:
+            if passes is not None and at >= 0:
                 # the entries of a key ask for the same witnesses: a problem is built and selected once
                 memo_key = (id(passes.base.templates), passes.base.batches, id(context.hardware), witness, at)
                 choice = self._witness_chosen.get(memo_key)
@@ -777,31 +798,6 @@ class Linter:
             if refused or chosen == solution.index:
                 return True
         return False
-
-    def _chosen_in_bulk(
-        self, columns: ProblemColumns, keys: list[Any], first: list[int], per_key: int
-    ) -> list[int | None] | None:
-        """The index of the kernel selected for the first problem of each key of ``keys`` its
-        kernel passes (``first``: its position among the key's problems, -1 none), all selected
-        as one batch of the compiled library (None at a key none passes). Each distinct witness
-        (key, problem) is asked once: the entries of one key share their witnesses. None when
-        the batch raises (the witnesses are then selected one by one, each refusal its own)."""
-        distinct: dict[tuple[Any, int], int] = {}
-        for number, (key, at) in enumerate(zip(keys, first, strict=True)):
-            if at >= 0:
-                distinct.setdefault((key, at), number * per_key + at)
-        if not distinct:
-            return [None] * len(keys)
-        try:
-            sids, _ = self.compiled.find_batch(columns.take(np.fromiter(distinct.values(), dtype=np.int64)))
-        except SelectionError:
-            return None
-        solutions = self.compiled.solutions
-        answers = {
-            witness: None if sid < 0 else solutions[sid].index
-            for witness, sid in zip(distinct, sids.tolist(), strict=True)
-        }
-        return [answers.get((key, at)) if at >= 0 else None for key, at in zip(keys, first, strict=True)]
 
     def _chosen_index(self, problem: ContractionProblem, hardware: Hardware) -> tuple[bool, int | None]:
         """(selection refuses ``problem``, index of the kernel it picks or None). Memoized: the
