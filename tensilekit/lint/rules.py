@@ -281,28 +281,6 @@ class _MadeOnce:
             self.made.append(problem)
 
 
-@dataclasses.dataclass(frozen=True)
-class _Unless:
-    """A ``shadowed-entry`` message that holds unless the entry wins a leftward-scan witness."""
-
-    message: str
-
-
-@dataclasses.dataclass(frozen=True)
-class _Witnesses:
-    """canSolve of an entry's witnesses answered in bulk: ``first[offset + i]`` is the position
-    among witness ``i``'s problems of the first its kernel passes (-1: none), row
-    ``(offset + i) * per_key + position`` of ``columns``."""
-
-    first: list[int]
-    columns: ProblemColumns
-    per_key: int
-    offset: int
-    base: ProblemBase
-    signature: tuple[int, ...]
-    """The kernel's compiled predicates (atom ids)."""
-
-
 _UNKNOWN: Any = object()
 
 
@@ -341,8 +319,6 @@ class Linter:
         self._asked: dict[tuple[int, ...], int] = {}  # canSolve questions per signature so far
         self._scalars: dict[tuple[int, ...], list[Callable[[ContractionProblem, Hardware], Any]] | None] = {}
         self._template_columns: dict[tuple[int, Hardware], tuple[Any, ProblemColumns]] = {}
-        self._witness_chosen: dict[Hashable, tuple[bool, int | None]] = {}
-        self._witness_alive: dict[Hashable, bool | None] = {}
         self.tables = [self._table(context) for context in table_contexts(library)]
         for table in self.tables:
             table.shadowed.update(self._shadowed(table))
@@ -365,8 +341,6 @@ class Linter:
         self._asked.clear()
         self._scalars.clear()
         self._template_columns.clear()
-        self._witness_chosen.clear()
-        self._witness_alive.clear()
 
     # ------------------------------------------------------------------ entries
 
@@ -623,7 +597,6 @@ class Linter:
             return
         node = table.context.node
         equality = node.distance == "Equality"
-        found: list[tuple[int, str | _Unless]] = []
         start = 0
         while start < len(ordered.keys):
             end = start
@@ -636,18 +609,9 @@ class Linter:
             for later_rank, position in enumerate(group[1:], start=1):
                 message = self._shadowing(table, group[:later_rank], position, equality)
                 if message is not None:
-                    found.append((position, message))
-        winners = self._winning_leftward(
-            table, [position for position, message in found if isinstance(message, _Unless)]
-        )
-        for position, message in found:
-            if isinstance(message, _Unless):
-                if position in winners:
-                    continue
-                message = message.message
-            yield ordered.order[position], message
+                    yield ordered.order[position], message
 
-    def _shadowing(self, table: _Table, earlier: list[int], position: int, equality: bool) -> str | _Unless | None:
+    def _shadowing(self, table: _Table, earlier: list[int], position: int, equality: bool) -> str | None:
         ordered = table.sorted
         assert ordered is not None
         key, speed, index = ordered.keys[position], ordered.speeds[position], ordered.indices[position]
@@ -682,119 +646,28 @@ class Linter:
                     f"index {other_index} comes first with the same predicates"
                 )
             if ordered.speeds[other] > speed and _predicates(other_solution) == _predicates(solution):
-                return _Unless(
+                if self._wins_leftward(table, position, solution):
+                    return None
+                return (
                     f"entry {list(key)} → {_kernel(solution)} (speed {speed:g}) can never win: index "
                     f"{other_index} has the same key and predicates and a higher speed ({ordered.speeds[other]:g})"
                 )
         return None
 
-    def _winning_leftward(self, table: _Table, positions: list[int]) -> set[int]:
-        """Which of ``positions`` win a query above them in the first key component only
-        (:meth:`_wins_leftward`). canSolve of the witnesses is answered first, in bulk: one
-        :meth:`_first_passes` per kernel base and :data:`_ROWS_PER_PASS` problems (not 64 keys
-        at a time: rocBLAS_Full asks for 3 500 entries' witnesses). Their selections stay one by
-        one (memoized): the compiled library's batch selection answered them ~0.6 s sooner but
-        kept ~35 MB more (its per-signature tables and the k-d tree's imports) to lint's peak."""
-        ordered = table.sorted
-        if ordered is None or not positions:
-            return set()
-        context = table.context
-        span = self.options.witness_span
-        fields = self._fields_of(context.node)
-        groups: dict[tuple[int, tuple[int, ...]], tuple[ProblemBase, list[int], list[int]]] = {}
-        alone: list[int] = []  # asked witness by witness
-        for position in positions:
-            key = ordered.keys[position]
-            solution = self.solutions.get(ordered.indices[position])
-            if solution is None or isinstance(fields, SelectionError) or len(key) != len(fields):
-                alone.append(position)
-                continue
-            try:
-                base = self._base(context, solution)
-                sid = self.compiled.sid_of(solution.index)
-            except SelectionError:
-                alone.append(position)
-                continue
-            group = groups.setdefault((id(base.templates), base.batches), (base, [], []))
-            group[1].append(position)
-            group[2].append(sid)
-        winners: set[int] = set()
-        for base, members, sids in groups.values():
-            assert not isinstance(fields, SelectionError)
-            per_key = problems_per_key(base, fields)
-            chunk = max(1, _ROWS_PER_PASS // (span * per_key))
-            for start in range(0, len(members), chunk):
-                part = members[start : start + chunk]
-                keys = [
-                    (ordered.keys[position][0] + step, *ordered.keys[position][1:])
-                    for position in part
-                    for step in range(1, span + 1)
-                ]
-                part_sids = [sid for sid in sids[start : start + chunk] for _ in range(span)]
-                found = self._first_passes(context, base, fields, keys, part_sids)
-                if found is None:
-                    alone.extend(part)
-                    continue
-                first = found[0].tolist()
-                for number, position in enumerate(part):
-                    signature = self.compiled.solution_atoms[part_sids[number * span]]
-                    passes = _Witnesses(first, found[1], per_key, number * span, base, signature)
-                    if self._wins_leftward(table, position, self.solutions[ordered.indices[position]], passes):
-                        winners.add(position)
-        winners.update(
-            position
-            for position in alone
-            if self.solutions.get(ordered.indices[position]) is not None
-            and self._wins_leftward(table, position, self.solutions[ordered.indices[position]])
-        )
-        return winners
-
-    def _wins_leftward(
-        self, table: _Table, position: int, solution: MasterSolution, passes: _Witnesses | None = None
-    ) -> bool:
-        """Whether a query above the entry in the first key component only selects its kernel.
-        ``passes``: canSolve of the witnesses, answered in bulk (else asked one by one)."""
+    def _wins_leftward(self, table: _Table, position: int, solution: MasterSolution) -> bool:
+        """Whether a query above the entry in the first key component only selects its kernel."""
         ordered = table.sorted
         assert ordered is not None
         context = table.context
         key = ordered.keys[position]
-        witnesses = [(key[0] + step, *key[1:]) for step in range(1, self.options.witness_span + 1)]
-        for number, witness in enumerate(witnesses):
-            problem: ContractionProblem | None = None
-            at = -1 if passes is None else passes.first[passes.offset + number]
-            if passes is not None and at >= 0:
-                # the entries of a key ask for the same witnesses: a problem is built and selected once
-                memo_key = (id(passes.base.templates), passes.base.batches, id(context.hardware), witness, at)
-                choice = self._witness_chosen.get(memo_key)
-                if choice is None:
-                    problem = passes.columns.row((passes.offset + number) * passes.per_key + at)[0]
-                    choice = self._witness_chosen[memo_key] = self._chosen_index(problem, context.hardware)
-                refused, chosen = choice
-            else:
-                # none of the witness's problems passes: dead or undecided, alike for every kernel of
-                # the same base and compiled predicates (its key's other entries ask again)
-                dead_key = (id(passes.base), passes.signature, witness) if passes is not None else None
-                alive = self._witness_alive.get(dead_key, _UNKNOWN) if dead_key is not None else _UNKNOWN
-                if alive is _UNKNOWN and passes is not None:
-                    # the compiled canSolve fails each of the witness's problems (as decide finds):
-                    # only why is asked, of those problems
-                    start = (passes.offset + number) * passes.per_key
-                    problems = [passes.columns.row(start + at)[0] for at in range(passes.per_key)]
-                    try:
-                        alive = _failure(solution, problems, context.hardware).alive
-                    except SelectionError:
-                        alive = None
-                    self._witness_alive[dead_key] = alive
-                elif alive is _UNKNOWN:
-                    verdict = self.decide(context, solution, witness)
-                    if verdict.alive and verdict.problem is not None:
-                        problem = verdict.problem
-                    alive = verdict.alive
-                if alive is None:
-                    return True  # cannot model the witness: do not claim the entry never wins
-                if not alive or problem is None:
-                    continue
-                refused, chosen = self._chosen_index(problem, context.hardware)
+        for step in range(1, self.options.witness_span + 1):
+            witness = (key[0] + step, *key[1:])
+            verdict = self.decide(context, solution, witness)
+            if verdict.alive is None:
+                return True  # cannot model the witness: do not claim the entry never wins
+            if not verdict.alive or verdict.problem is None:
+                continue
+            refused, chosen = self._chosen_index(verdict.problem, context.hardware)
             if refused or chosen == solution.index:
                 return True
         return False

@@ -17,6 +17,8 @@ key stands for, so that lint can ask the runtime's own predicate evaluator about
   kernel's ``BetaZero``/``BetaOne`` asks for).
 
 So a kernel "fails at its entry" only when it fails for every one of these problems.
+:func:`entry_columns` holds the same problems of many keys as columns, for lint's array passes
+over a table (each kernel's compiled ``canSolve`` predicate by predicate over all of them).
 """
 
 from __future__ import annotations

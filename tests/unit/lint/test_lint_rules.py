@@ -260,20 +260,21 @@ def test_lint_compiles_canSolve_only_for_signatures_asked_often(
 
 
 @pytest.mark.parametrize("fixture", ["lint_cases_gfx90a.yaml", "corpus:masters/aldebaran_NN_mixed.yaml"])
-def test_bulk_table_pass_and_witnesses_answer_as_entry_by_entry(
+def test_bulk_table_pass_answers_as_entry_by_entry(
     fixture: str, cases: MasterLibrary, request: pytest.FixtureRequest
 ) -> None:
-    """The table pass decides whole tables in array passes and answers the shadowing witnesses in
-    bulk: the same verdict as :meth:`Linter.decide` entry by entry, and the same entries win a
-    witness as when each witness is decided and selected on its own."""
+    """The table pass decides a table's entries in array passes: the same verdict as
+    :meth:`Linter.decide` entry by entry (a dead or undecided one with the same reason)."""
     from tensilekit.lint.rules import Linter
 
     library = cases
     if fixture.startswith("corpus:"):
         library = load_master(request.getfixturevalue("corpus") / fixture.removeprefix("corpus:"))
     linter = Linter(library)
-    decided = witnessed = 0
+    decided = in_bulk = 0
     for table in linter.tables:
+        members = list(dict.fromkeys((entry.solution_index, tuple(entry.key)) for entry in table.context.node.table))
+        in_bulk += len(linter._alive_in_bulk(table.context, members))  # not all left to decide
         for number, entry in enumerate(table.context.node.table):
             verdict = table.verdicts.get(number)
             if verdict is not None:
@@ -281,15 +282,7 @@ def test_bulk_table_pass_and_witnesses_answer_as_entry_by_entry(
                 assert verdict.alive == alone.alive
                 assert verdict.alive or verdict.reason == alone.reason  # an alive verdict keeps no reason
                 decided += 1
-        ordered = table.sorted
-        if ordered is None or table.context.node.distance == "Equality":
-            continue
-        # every later entry of a duplicated key, as if its shadowing asked for witnesses
-        positions = [p for p in range(1, len(ordered.keys)) if ordered.keys[p] == ordered.keys[p - 1]]
-        one_by_one = {p for p in positions if linter._wins_leftward(table, p, linter.solutions[ordered.indices[p]])}
-        assert linter._winning_leftward(table, positions) == one_by_one
-        witnessed += len(positions)
-    assert decided > 20 and witnessed >= 2
+    assert decided > 20 and in_bulk > decided / 2
 
 
 def test_size_records_are_the_solution_dumps(cases: MasterLibrary) -> None:
