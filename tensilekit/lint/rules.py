@@ -427,13 +427,12 @@ class Linter:
 
     def _first_passes(
         self, context: TableContext, base: ProblemBase, fields: tuple[str, ...], keys: list[Any], sids: list[int]
-    ) -> tuple[npt.NDArray[np.int64], ProblemColumns] | None:
+    ) -> npt.NDArray[np.int64] | None:
         """For each key of ``keys`` (with kernel ``sids[i]``): the position among its
-        :func:`entry_problems` of the first that kernel's compiled ``canSolve`` passes (-1: none),
-        with the problems as columns (row ``i * problems_per_key + position``). One array pass
-        per predicate over every problem of the keys, not a problem and a ``canSolve`` per key;
-        None when the keys cannot be put in columns or a vector predicate fails (ask
-        :meth:`decide`, which answers alike, key by key)."""
+        :func:`entry_problems` of the first that kernel's compiled ``canSolve`` passes (-1: none).
+        One array pass per predicate over every problem of the keys, not a problem and a
+        ``canSolve`` per key; None when the keys cannot be put in columns or a vector predicate
+        fails (ask :meth:`decide`, which answers alike, key by key)."""
         hardware = context.hardware
         memo_key = (id(base.templates), hardware)
         known = self._template_columns.get(memo_key)
@@ -469,7 +468,7 @@ class Linter:
             return None
         grid = passed.reshape(len(keys), per_key)
         first: npt.NDArray[np.int64] = np.where(grid.any(axis=1), grid.argmax(axis=1), -1)
-        return first, columns
+        return first
 
     def _alive_in_bulk(
         self, context: TableContext, members: list[tuple[int, tuple[int, ...]]]
@@ -507,7 +506,7 @@ class Linter:
                 part = memo_keys[start : start + chunk]
                 found = self._first_passes(context, base, fields, [key for _, key in part], sids[start : start + chunk])
                 if found is not None:
-                    alive.update(memo_key for memo_key, at in zip(part, found[0].tolist(), strict=True) if at >= 0)
+                    alive.update(memo_key for memo_key, at in zip(part, found.tolist(), strict=True) if at >= 0)
         return alive
 
     def _can_solve(self, sid: int, problem: ContractionProblem, hardware: Hardware) -> bool:
