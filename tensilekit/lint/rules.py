@@ -75,7 +75,7 @@ from tensilekit.model.library import (
     ProblemNode,
     SingleNode,
 )
-from tensilekit.model.solution import MasterSolution
+from tensilekit.model.solution import PREDICATE_FIELDS, MasterSolution, dump_sharing_predicates
 from tensilekit.predicates.evaluate import Verdict, evaluate, evaluate_all
 from tensilekit.selection.columns import ProblemColumns
 from tensilekit.selection.fast import compile_library
@@ -887,35 +887,20 @@ class Linter:
             yield _finding(LintCode.SIZE, text, self.locator.table(table.context.path))
 
 
-_PREDICATE_FIELDS = ("hardware_predicate", "problem_predicate", "task_predicate")
-_PREDICATE_FIELD_SET = set(_PREDICATE_FIELDS)
-_PREDICATE_ALIASES = {name: MasterSolution.model_fields[name].alias or name for name in _PREDICATE_FIELDS}
-_PREDICATE_KEYS = (*_PREDICATE_FIELDS, *_PREDICATE_ALIASES.values())
-# the fields a dump writes before the predicates (pydantic dumps fields in their order, extras last)
 _FIELD_KEYS = [field.alias or name for name, field in MasterSolution.model_fields.items()]
-_FIELDS_BEFORE_PREDICATES = tuple(_FIELD_KEYS[: list(MasterSolution.model_fields).index(_PREDICATE_FIELDS[0])])
+# the keys a dump writes before the predicates, and the predicates' (pydantic dumps fields in
+# their order, extras last)
+_FIELDS_BEFORE_PREDICATES = tuple(_FIELD_KEYS[: list(MasterSolution.model_fields).index(PREDICATE_FIELDS[0])])
+_PREDICATE_KEYS = tuple(MasterSolution.model_fields[name].alias or name for name in PREDICATE_FIELDS)
 
 
 def _solution_record(solution: MasterSolution, predicates: dict[tuple[str, int], tuple[Any, Any]]) -> dict[str, Any]:
-    """``solution.model_dump(by_alias=True, exclude_unset=True)``, keys in its order, with each
-    predicate's serialisation made once per predicate object (a master's kernels share a few
-    thousand interned predicates, whose serialising was most of each dump; the records are
-    dumped only to be measured, so sharing the predicates' plain values between them is safe).
-    ``predicates``: (field, id of the predicate) -> (the predicate, its serialisation)."""
-    extra = solution.__pydantic_extra__
-    if extra and any(key in extra for key in _PREDICATE_KEYS):  # an extra key ``exclude`` or the alias would meet
-        return solution.model_dump(by_alias=True, exclude_unset=True)
-    rest = solution.model_dump(by_alias=True, exclude_unset=True, exclude=_PREDICATE_FIELD_SET)
+    """``solution.model_dump(by_alias=True, exclude_unset=True)``, keys in its order, each
+    predicate serialised once per predicate object (:func:`dump_sharing_predicates`; the records
+    are dumped only to be measured, so sharing the predicates' plain values between them is safe)."""
+    rest = dump_sharing_predicates(solution, predicates)
     record = {key: rest.pop(key) for key in _FIELDS_BEFORE_PREDICATES if key in rest}
-    chosen = solution.model_fields_set
-    for name in _PREDICATE_FIELDS:
-        if name in chosen:
-            value = getattr(solution, name)
-            found = predicates.get((name, id(value)))
-            if found is None:  # the serializer's own output for that field (the object kept: its id stays its)
-                dumped = solution.model_dump(by_alias=True, exclude_unset=True, include={name})
-                found = predicates[(name, id(value))] = (value, next(iter(dumped.values())))
-            record[_PREDICATE_ALIASES[name]] = found[1]
+    record.update((key, rest.pop(key)) for key in _PREDICATE_KEYS if key in rest)
     record.update(rest)
     return record
 
