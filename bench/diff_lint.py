@@ -90,6 +90,21 @@ msgpack of each solution), locating ~1.8 s (``yaml_codec._cut`` over 582 regions
 ``_top_level`` again, its ``_NOT_SLICEABLE`` regex scan 0.25 s of it, ``any(c in text ...)``
 0.06 s), imports ~1 s.
 
+Issue 33, lint (session 15, helper "lint"; ``--only lint --no-plain --runs 2``, the tree before
+and after alternately, 3 pairs, load average 0-2 on 2 CPUs): CPU 14.7, 15.3, 16.3 s -> 14.5,
+13.8, 13.7 s, peak 836-838 -> 841 MB, output byte-identical (72 outputs: text and --json of every master in
+masters/, masters-hipblaslt/, KernelsLite* and rocBLAS_Full). The table pass decides a table's
+keys in array passes (``lint.tables.entry_columns``: each key's problems as columns, the type
+columns spread from one problem per template; each kernel signature's compiled predicates over
+them, each predicate once a pass), at most 4 096 problems a pass (whole tables at once took the
+peak to ~1 GB); a key none of whose problems passes still asks ``decide`` (dead or undecided,
+and why): entry decisions 2.6-2.7 -> 1.5 s (in-process, quiet machine). The size findings
+serialise each shared predicate once (the dumps 0.8 -> 0.47 s; findings 1.3-1.45 -> 0.9 s). Tried and left out: the witnesses in bulk
+(canSolve of each entry's 64 witnesses in array passes): no faster, as most entries stop after a
+few; their selections as one batch of the compiled library: 0.6 s less but 35 MB more (its
+per-signature tables, the k-d tree's imports). Left: reading ~5.3 s, locating ~1.7 s, the
+witnesses ~2.7 s (41 000 selections, 78 000 decisions), compiling the library ~0.4 s, imports.
+
 The ratio column is figure / baseline wall time (memory: / baseline peak RSS). The machine may be
 shared; the load average is printed first.
 """

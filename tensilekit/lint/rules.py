@@ -41,6 +41,9 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from tensilekit._arguments import require, require_callable
 from tensilekit.errors import SelectionError, child_path
 from tensilekit.lint.tables import (
@@ -48,11 +51,14 @@ from tensilekit.lint.tables import (
     ProblemBases,
     TableContext,
     conjuncts,
+    entry_columns,
     entry_problems,
     key_fields,
     key_sizes,
     problem_base,
+    problems_per_key,
     table_contexts,
+    template_columns,
 )
 from tensilekit.model.checks import Finding, Severity, unmodelled_message, unmodelled_predicates
 from tensilekit.model.library import (
@@ -69,8 +75,9 @@ from tensilekit.model.library import (
     ProblemNode,
     SingleNode,
 )
-from tensilekit.model.solution import MasterSolution
+from tensilekit.model.solution import PREDICATE_FIELDS, MasterSolution, dump_sharing_predicates
 from tensilekit.predicates.evaluate import Verdict, evaluate, evaluate_all
+from tensilekit.selection.columns import ProblemColumns
 from tensilekit.selection.fast import compile_library
 from tensilekit.selection.problem import ContractionProblem, Hardware
 from tensilekit.selection.served import solution_problem_fields
@@ -228,6 +235,11 @@ _PROBLEM_FIELDS = tuple(field.name for field in dataclasses.fields(ContractionPr
 # every field of a problem as one tuple, at C speed (a generator over the ~40 fields cost ~0.4 s of
 # rocBLAS_Full's 62 000 shadowing witnesses)
 _problem_values = operator.attrgetter(*_PROBLEM_FIELDS)
+# problems a bulk pass puts in columns at once: a pass spreads type columns over its problems and
+# keeps each predicate's answers, and what it frees stays in the process's heap (rocBLAS_Full's
+# biggest tables in one pass each: lint's peak 815 -> 1 000 MB; 16 384 a pass: +20 MB, 4 096: +9
+# MB, at the same speed)
+_ROWS_PER_PASS = 4096
 _PROBLEMS_KEPT = 20_000  # entries' problem lists memoized at once: repeats come within a table
 # canSolve of a kernel signature (its atoms) asked this often is the compiled library's generated
 # function; before, its atoms' own scalar functions in turn. A generated function costs ~0.4 ms
@@ -269,6 +281,9 @@ class _MadeOnce:
             self.made.append(problem)
 
 
+_UNKNOWN: Any = object()
+
+
 def _kernel(solution: MasterSolution) -> str:
     """``index 606601229 (Cijk_Ailk_Bljk_SB_MT64x16x32_MI16x16x4x1_GSU1_WGM2_…)``: names are long,
     shortened as every command shortens them (:func:`tensilekit.model.labels.short_kernel_name`)."""
@@ -303,6 +318,7 @@ class Linter:
         self._problems: dict[tuple[int, tuple[int, ...]], _MadeOnce] = {}
         self._asked: dict[tuple[int, ...], int] = {}  # canSolve questions per signature so far
         self._scalars: dict[tuple[int, ...], list[Callable[[ContractionProblem, Hardware], Any]] | None] = {}
+        self._template_columns: dict[tuple[int, Hardware], tuple[Any, ProblemColumns]] = {}
         self.tables = [self._table(context) for context in table_contexts(library)]
         for table in self.tables:
             table.shadowed.update(self._shadowed(table))
@@ -324,6 +340,7 @@ class Linter:
         self._chosen.clear()
         self._asked.clear()
         self._scalars.clear()
+        self._template_columns.clear()
 
     # ------------------------------------------------------------------ entries
 
@@ -376,13 +393,7 @@ class Linter:
         """
         try:
             base = self._base(context, solution)
-            fields = self._key_fields.get(id(context.node))
-            if fields is None:
-                try:
-                    fields = key_fields(context.node)
-                except SelectionError as error:
-                    fields = error
-                self._key_fields[id(context.node)] = fields  # the library holds its nodes: ids stay
+            fields = self._fields_of(context.node)
             if isinstance(fields, SelectionError):
                 key_sizes(context.node, key)  # its length error first, as when it reads the fields
                 raise fields
@@ -402,6 +413,101 @@ class Linter:
             return _failure(solution, problems, context.hardware)
         except SelectionError as error:
             return EntryVerdict(None, str(error))
+
+    def _fields_of(self, node: MatchingNode) -> tuple[str, ...] | SelectionError:
+        """:func:`key_fields` of ``node``, or the error it raises."""
+        fields = self._key_fields.get(id(node))
+        if fields is None:
+            try:
+                fields = key_fields(node)
+            except SelectionError as error:
+                fields = error
+            self._key_fields[id(node)] = fields  # the library holds its nodes: ids stay
+        return fields
+
+    def _first_passes(
+        self, context: TableContext, base: ProblemBase, fields: tuple[str, ...], keys: list[Any], sids: list[int]
+    ) -> npt.NDArray[np.int64] | None:
+        """For each key of ``keys`` (with kernel ``sids[i]``): the position among its
+        :func:`entry_problems` of the first that kernel's compiled ``canSolve`` passes (-1: none).
+        One array pass per predicate over every problem of the keys, not a problem and a
+        ``canSolve`` per key; None when the keys cannot be put in columns or a vector predicate
+        fails (ask :meth:`decide`, which answers alike, key by key)."""
+        hardware = context.hardware
+        memo_key = (id(base.templates), hardware)
+        known = self._template_columns.get(memo_key)
+        if known is None or known[0] is not base.templates:
+            known = (base.templates, template_columns(base, hardware))
+            self._template_columns[memo_key] = known
+        columns = entry_columns(base, fields, keys, known[1], hardware)
+        if columns is None:
+            return None
+        per_key = problems_per_key(base, fields)
+        passed = np.zeros(columns.size, dtype=bool)
+        by_signature: defaultdict[tuple[int, ...], list[int]] = defaultdict(list)
+        for position, sid in enumerate(sids):
+            by_signature[self.compiled.solution_atoms[sid]].append(position)
+        atoms = self.compiled.atoms.atoms
+        vectors: dict[int, npt.NDArray[np.bool_]] = {}
+        offsets = np.arange(per_key, dtype=np.int64)
+        try:
+            with np.errstate(all="ignore"):  # size_t arithmetic wraps in the vector forms, as in select_batch
+                for signature, positions in by_signature.items():
+                    live = [atom for atom in signature if atoms[atom].constant is not True]
+                    if any(atoms[atom].constant is False for atom in live):
+                        continue
+                    rows = (np.array(positions, dtype=np.int64)[:, None] * per_key + offsets).reshape(-1)
+                    holds = np.ones(len(rows), dtype=bool)
+                    for atom in live:
+                        vector = vectors.get(atom)
+                        if vector is None:
+                            vector = vectors[atom] = atoms[atom].vector(columns)
+                        holds &= vector[rows]
+                    passed[rows] = holds
+        except (SelectionError, ArithmeticError, ValueError, TypeError):
+            return None
+        grid = passed.reshape(len(keys), per_key)
+        first: npt.NDArray[np.int64] = np.where(grid.any(axis=1), grid.argmax(axis=1), -1)
+        return first
+
+    def _alive_in_bulk(
+        self, context: TableContext, members: list[tuple[int, tuple[int, ...]]]
+    ) -> set[tuple[int, tuple[int, ...]]]:
+        """The (kernel index, key) of ``members`` whose kernel passes ``canSolve`` for a problem
+        of the key (:meth:`decide` says ``alive``), found a kernel base at a time by
+        :meth:`_first_passes`; the others (dead, undecided, or not put in columns) are for
+        :meth:`decide`."""
+        fields = self._fields_of(context.node)
+        if isinstance(fields, SelectionError):
+            return set()
+        # keys whose bases share templates and batches share their problems: one pass for them
+        groups: dict[tuple[int, tuple[int, ...]], tuple[ProblemBase, list[tuple[int, tuple[int, ...]]], list[int]]] = {}
+        places: dict[int, Any] = {}  # kernel index -> (its group, its id), None when it has no base
+        for memo_key in members:
+            if len(memo_key[1]) != len(fields):
+                continue
+            place = places.get(memo_key[0], _UNKNOWN)
+            if place is _UNKNOWN:
+                try:
+                    base = self._base(context, self.solutions[memo_key[0]])
+                    sid = self.compiled.sid_of(memo_key[0])
+                except SelectionError:
+                    place = None
+                else:
+                    place = (groups.setdefault((id(base.templates), base.batches), (base, [], [])), sid)
+                places[memo_key[0]] = place
+            if place is not None:
+                place[0][1].append(memo_key)
+                place[0][2].append(place[1])
+        alive: set[tuple[int, tuple[int, ...]]] = set()
+        for base, memo_keys, sids in groups.values():
+            chunk = max(1, _ROWS_PER_PASS // problems_per_key(base, fields))
+            for start in range(0, len(memo_keys), chunk):
+                part = memo_keys[start : start + chunk]
+                found = self._first_passes(context, base, fields, [key for _, key in part], sids[start : start + chunk])
+                if found is not None:
+                    alive.update(memo_key for memo_key, at in zip(part, found.tolist(), strict=True) if at >= 0)
+        return alive
 
     def _can_solve(self, sid: int, problem: ContractionProblem, hardware: Hardware) -> bool:
         """The compiled library's ``canSolve`` of solution ``sid``: its generated function once the
@@ -436,16 +542,23 @@ class Linter:
         verdicts: dict[int, EntryVerdict] = {}
         memo: dict[tuple[int, tuple[int, ...]], EntryVerdict] = {}
         if ordered is not None:
-            for number, entry in enumerate(context.node.table):
-                solution = self.solutions.get(entry.solution_index)
-                if solution is None:
-                    continue  # a missing solution is validate's finding
-                memo_key = (solution.index, tuple(entry.key))
-                if memo_key not in memo:
-                    verdict = self.decide(context, solution, entry.key, remember=False)
+            solutions = self.solutions
+            # each entry's (kernel index, key): its verdict's memo key (None: a missing kernel,
+            # validate's finding)
+            entry_keys = [(entry.solution_index, tuple(entry.key)) for entry in context.node.table]
+            members = list(dict.fromkeys(memo_key for memo_key in entry_keys if memo_key[0] in solutions))
+            for memo_key in self._alive_in_bulk(context, members):
+                memo[memo_key] = _ALIVE
+            for number, memo_key in enumerate(entry_keys):
+                verdict = memo.get(memo_key)
+                if verdict is None:
+                    solution = solutions.get(memo_key[0])
+                    if solution is None:
+                        continue
+                    verdict = self.decide(context, solution, memo_key[1], remember=False)
                     # kept for the whole lint: without its problem (rocBLAS_Full: 200 000 of them)
-                    memo[memo_key] = _ALIVE if verdict.alive else verdict
-                verdicts[number] = memo[memo_key]
+                    verdict = memo[memo_key] = _ALIVE if verdict.alive else verdict
+                verdicts[number] = verdict
         return _Table(context, ordered, verdicts, {})
 
     def dead_entries(self) -> Iterator[Finding]:
@@ -750,6 +863,7 @@ class Linter:
         # a label per problem predicate: kernels share them (rocBLAS_Full: 21 288 kernels, 3 300
         # predicates), each kept beside its label so that its id stays its own
         labels: dict[int, tuple[Any, str]] = {}
+        predicates: dict[tuple[str, int], tuple[Any, Any]] = {}
         for solution in self.library.solutions:
             known = labels.get(id(solution.problem_predicate))
             if known is None or known[0] is not solution.problem_predicate:
@@ -759,7 +873,7 @@ class Linter:
         for label, members in by_type.items():
             text = f"problem type {label}: {len(members)} solutions"
             if measure is not None:
-                raw = [solution.model_dump(by_alias=True, exclude_unset=True, mode="python") for solution in members]
+                raw = [_solution_record(solution, predicates) for solution in members]
                 text += f", {measure(raw)} bytes of solution records"
             yield _finding(LintCode.SIZE, text, self.locator.solutions())
         for table in self.tables:
@@ -771,6 +885,24 @@ class Linter:
                 # entries lint could not judge (outside the GEMM model, or failing only on open predicates)
                 text += f", {undecided if table.sorted is not None else len(node.table)} entries not judged"
             yield _finding(LintCode.SIZE, text, self.locator.table(table.context.path))
+
+
+_FIELD_KEYS = [field.alias or name for name, field in MasterSolution.model_fields.items()]
+# the keys a dump writes before the predicates, and the predicates' (pydantic dumps fields in
+# their order, extras last)
+_FIELDS_BEFORE_PREDICATES = tuple(_FIELD_KEYS[: list(MasterSolution.model_fields).index(PREDICATE_FIELDS[0])])
+_PREDICATE_KEYS = tuple(MasterSolution.model_fields[name].alias or name for name in PREDICATE_FIELDS)
+
+
+def _solution_record(solution: MasterSolution, predicates: dict[tuple[str, int], tuple[Any, Any]]) -> dict[str, Any]:
+    """``solution.model_dump(by_alias=True, exclude_unset=True)``, keys in its order, each
+    predicate serialised once per predicate object (:func:`dump_sharing_predicates`; the records
+    are dumped only to be measured, so sharing the predicates' plain values between them is safe)."""
+    rest = dump_sharing_predicates(solution, predicates)
+    record = {key: rest.pop(key) for key in _FIELDS_BEFORE_PREDICATES if key in rest}
+    record.update((key, rest.pop(key)) for key in _PREDICATE_KEYS if key in rest)
+    record.update(rest)
+    return record
 
 
 def _other_references(node: AnyNode) -> Iterator[int]:

@@ -17,6 +17,8 @@ key stands for, so that lint can ask the runtime's own predicate evaluator about
   kernel's ``BetaZero``/``BetaOne`` asks for).
 
 So a kernel "fails at its entry" only when it fails for every one of these problems.
+:func:`entry_columns` holds the same problems of many keys as columns, for lint's array passes
+over a table (each kernel's compiled ``canSolve`` predicate by predicate over all of them).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from tensilekit.errors import SelectionError, child_path
 from tensilekit.model.common import copied_with
@@ -38,6 +43,7 @@ from tensilekit.model.library import (
 )
 from tensilekit.model.predicates import Predicate
 from tensilekit.model.solution import MasterSolution
+from tensilekit.selection.columns import ProblemColumns
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, contraction_problem
 from tensilekit.selection.served import nested_predicates, predicate_problem_fields
 
@@ -363,6 +369,112 @@ def entry_problems(base: ProblemBase, sizes: dict[str, int]) -> Iterator[Contrac
             yield contraction_problem(scratch)
 
 
+def template_columns(base: ProblemBase, hardware: Hardware) -> ProblemColumns:
+    """One query per template of ``base`` on ``hardware``, as columns: what every problem built
+    from a template shares (all but the sizes and what :func:`contraction_problem` derives from
+    them), for :func:`entry_columns`."""
+    kinds = [contraction_problem(template) for template in base.templates]
+    return ProblemColumns.of_problems(kinds, hardware, rocblas_k0=False, kinds={ContractionProblem})
+
+
+#: Sizes, leading dimensions and strides past this go the per-problem way: a stride derived from
+#: them might not fit int64 (the compiled path's columns; see ``selection.columns._gemm_columns``).
+_COLUMN_SIZE_LIMIT = 1 << 31
+
+
+def entry_columns(
+    base: ProblemBase,
+    fields: tuple[str, ...],
+    keys: Sequence[Sequence[int]],
+    templates: ProblemColumns,
+    hardware: Hardware,
+) -> ProblemColumns | None:
+    """:func:`entry_problems` of each key of a table (``fields``: its :func:`key_fields`) one after
+    another, as columns: the key's problems in their order, ``problems_per_key(base, fields)`` of
+    them per key. ``templates``: :func:`template_columns` of ``base`` on ``hardware``. Row ``i`` as objects is
+    the very problem :func:`entry_problems` builds. None where a size is negative or so large
+    that a stride derived from it might not fit int64 (ask :func:`entry_problems` instead)."""
+    count = len(base.templates)
+    batches = (1,) if "batch" in fields else base.batches
+    per_key = len(batches) * count
+    table = np.array(keys, dtype=np.int64).reshape(len(keys), len(fields))
+    rows = len(keys) * per_key
+    template_at = np.tile(np.arange(count, dtype=np.int64), len(keys) * len(batches))
+    first = base.templates[0]  # the templates differ in alpha and beta only
+    numbers: dict[str, npt.NDArray[Any]] = {}
+    for name in ("m", "n", "k", "batch"):
+        if name in fields:
+            numbers[name] = np.repeat(table[:, fields.index(name)], per_key)
+        elif name == "batch":
+            numbers[name] = np.tile(np.repeat(np.array(batches, dtype=np.int64), count), len(keys))
+        else:
+            numbers[name] = np.full(rows, getattr(first, name), dtype=np.int64)
+        if rows and not 0 <= int(numbers[name].min()) <= int(numbers[name].max()) < _COLUMN_SIZE_LIMIT:
+            return None
+    given = [
+        getattr(first, name) for name in ("lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d")
+    ]
+    if any(value is not None and not 0 <= value < _COLUMN_SIZE_LIMIT for value in given):
+        return None
+    m, n, k = numbers["m"], numbers["n"], numbers["k"]
+    a_normal, b_normal = first.trans_a == "N", first.trans_b == "N"
+    # contraction_problem's defaults, by column
+    lda = np.maximum(1, m if a_normal else k) if first.lda is None else np.full(rows, first.lda, dtype=np.int64)
+    ldb = np.maximum(1, k if b_normal else n) if first.ldb is None else np.full(rows, first.ldb, dtype=np.int64)
+    ldc = np.maximum(1, m) if first.ldc is None else np.full(rows, first.ldc, dtype=np.int64)
+    ldd = ldc if first.ldd is None else np.full(rows, first.ldd, dtype=np.int64)
+    defaults = {
+        "stride_a": lda * (k if a_normal else m),
+        "stride_b": ldb * (n if b_normal else k),
+        "stride_c": ldc * n,
+        "stride_d": ldd * n,
+    }
+    numbers.update(lda=lda, ldb=ldb, ldc=ldc, ldd=ldd)
+    for name, default in defaults.items():
+        value = getattr(first, name)
+        numbers[name] = default if value is None else np.full(rows, value, dtype=np.int64)
+    spread: dict[str, tuple[npt.NDArray[Any], npt.NDArray[np.int64] | None]] = {
+        name: (getattr(templates, name), template_at) for name in templates.names() if name not in numbers
+    }
+    return ProblemColumns(numbers, _EntryRows(base, fields, keys, batches, hardware), spread)
+
+
+def problems_per_key(base: ProblemBase, fields: tuple[str, ...]) -> int:
+    """How many problems :func:`entry_problems` makes of a key of a table (``fields``: its :func:`key_fields`)."""
+    return len(base.templates) * (1 if "batch" in fields else len(base.batches))
+
+
+class _EntryRows(Sequence[tuple[ContractionProblem, Hardware]]):
+    """The rows of :func:`entry_columns` as objects, built when asked (predicates compiled without
+    a vector form ask for them)."""
+
+    def __init__(
+        self,
+        base: ProblemBase,
+        fields: tuple[str, ...],
+        keys: Sequence[Sequence[int]],
+        batches: tuple[int, ...],
+        hardware: Hardware,
+    ) -> None:
+        self._base, self._fields, self._keys, self._batches, self._hardware = base, fields, keys, batches, hardware
+
+    def __len__(self) -> int:
+        return len(self._keys) * len(self._batches) * len(self._base.templates)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        templates = self._base.templates
+        key_at, rest = divmod(int(i), len(self._batches) * len(templates))
+        batch_at, template_at = divmod(rest, len(templates))
+        template = templates[template_at]
+        sizes = {"m": template.m, "n": template.n, "k": template.k}
+        sizes.update(zip(self._fields, map(int, self._keys[key_at]), strict=True))
+        if "batch" not in self._fields:
+            sizes["batch"] = self._batches[batch_at]
+        return contraction_problem(copied_with(template, sizes)), self._hardware
+
+
 __all__ = [
     "KEY_FIELDS",
     "ProblemBase",
@@ -370,9 +482,12 @@ __all__ = [
     "TableContext",
     "conjuncts",
     "device_of",
+    "entry_columns",
     "entry_problems",
     "key_fields",
     "key_sizes",
     "problem_base",
+    "problems_per_key",
     "table_contexts",
+    "template_columns",
 ]

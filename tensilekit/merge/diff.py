@@ -48,7 +48,7 @@ from tensilekit.model.library import (
 )
 from tensilekit.model.logic import LogicFile, LogicSolution
 from tensilekit.model.naming import problem_type_name
-from tensilekit.model.solution import MasterSolution
+from tensilekit.model.solution import MasterSolution, dump_sharing_predicates
 
 Library = Union[LogicFile, MasterLibrary, Mapping[str, LogicFile]]
 LibraryInput = Union[Library, str, "os.PathLike[str]"]
@@ -488,37 +488,16 @@ class _Shape:
         return self._number
 
 
-_PREDICATE_FIELDS = ("hardware_predicate", "problem_predicate", "task_predicate")
-
-
 def _solution_record(solution: MasterSolution, predicates: dict[tuple[str, int], tuple[Any, Any]]) -> dict[str, Any]:
     """``solution.model_dump(by_alias=True, exclude_unset=True)`` without _MASTER_IGNORED_KEYS
     (``raw()``'s content, its key order aside, which identities ignore), each predicate's
     serialisation taken once per predicate object: a master's solutions share a few thousand
-    interned predicates, whose serialising was two thirds of the dump (rocBLAS_Full: 0.6 s a side).
-    ``predicates``: (field, id of the predicate) -> (the predicate, its serialisation)."""
-    extra = solution.__pydantic_extra__
-    if extra and any(key in extra for key in _PREDICATE_KEYS):  # an extra key ``exclude`` or the alias would meet
-        record = solution.model_dump(by_alias=True, exclude_unset=True)
-    else:
-        record = solution.model_dump(by_alias=True, exclude_unset=True, exclude=_PREDICATE_FIELDS_SET)
-        chosen = solution.model_fields_set
-        for name in _PREDICATE_FIELDS:
-            if name in chosen:
-                value = getattr(solution, name)
-                found = predicates.get((name, id(value)))
-                if found is None:  # the serializer's own output for that field (the object kept: its id stays its)
-                    dumped = solution.model_dump(by_alias=True, exclude_unset=True, include={name})
-                    found = predicates[(name, id(value))] = (value, next(iter(dumped.values())))
-                record[_PREDICATE_ALIASES[name]] = found[1]
+    interned predicates, whose serialising was two thirds of the dump (rocBLAS_Full: 0.6 s a side;
+    :func:`~tensilekit.model.solution.dump_sharing_predicates`)."""
+    record = dump_sharing_predicates(solution, predicates)
     for key in _MASTER_IGNORED_KEYS:
         record.pop(key, None)
     return record
-
-
-_PREDICATE_FIELDS_SET = set(_PREDICATE_FIELDS)
-_PREDICATE_ALIASES = {name: MasterSolution.model_fields[name].alias or name for name in _PREDICATE_FIELDS}
-_PREDICATE_KEYS = (*_PREDICATE_FIELDS, *_PREDICATE_ALIASES.values())
 
 
 def _master_tables(

@@ -257,3 +257,42 @@ def test_lint_compiles_canSolve_only_for_signatures_asked_often(
     lint_library(cases)
     often = sum(count >= rules._GENERATED_FROM for count in asked.values())
     assert asked and compiled.count("can_solve") == often
+
+
+@pytest.mark.parametrize("fixture", ["lint_cases_gfx90a.yaml", "corpus:masters/aldebaran_NN_mixed.yaml"])
+def test_bulk_table_pass_answers_as_entry_by_entry(
+    fixture: str, cases: MasterLibrary, request: pytest.FixtureRequest
+) -> None:
+    """The table pass decides a table's entries in array passes: the same verdict as
+    :meth:`Linter.decide` entry by entry (a dead or undecided one with the same reason)."""
+    from tensilekit.lint.rules import Linter
+
+    library = cases
+    if fixture.startswith("corpus:"):
+        library = load_master(request.getfixturevalue("corpus") / fixture.removeprefix("corpus:"))
+    linter = Linter(library)
+    decided = in_bulk = 0
+    for table in linter.tables:
+        members = list(dict.fromkeys((entry.solution_index, tuple(entry.key)) for entry in table.context.node.table))
+        in_bulk += len(linter._alive_in_bulk(table.context, members))  # not all left to decide
+        for number, entry in enumerate(table.context.node.table):
+            verdict = table.verdicts.get(number)
+            if verdict is not None:
+                alone = linter.decide(table.context, linter.solutions[entry.solution_index], entry.key)
+                assert verdict.alive == alone.alive
+                assert verdict.alive or verdict.reason == alone.reason  # an alive verdict keeps no reason
+                decided += 1
+    assert decided > 20 and in_bulk > decided / 2
+
+
+def test_size_records_are_the_solution_dumps(cases: MasterLibrary) -> None:
+    """The size findings dump each kernel with its predicates serialised once per predicate: the
+    records equal model_dump's, key order included."""
+    from tensilekit.lint.rules import _solution_record
+
+    shared: dict[tuple[str, int], tuple[Any, Any]] = {}
+    for solution in cases.solutions:
+        expected = solution.model_dump(by_alias=True, exclude_unset=True)
+        record = _solution_record(solution, shared)
+        assert record == expected and list(record) == list(expected)
+    assert 0 < len(shared) < 3 * len(cases.solutions)

@@ -142,3 +142,34 @@ def test_problem_bases_answer_as_problem_base_and_share_templates(cases: MasterL
             made.append(shared.templates)
     assert len(made) > 20
     assert len({id(template) for templates in made for template in templates}) < sum(map(len, made)) / 2
+
+
+def test_entry_columns_hold_the_entry_problems(cases: MasterLibrary) -> None:
+    """The bulk table pass reads an entry's problems as columns: each row (as objects and column by
+    column) is the problem entry_problems builds, in its order, with or without a batch in the key."""
+    from tensilekit.lint.tables import entry_columns, key_fields, problems_per_key, template_columns
+    from tensilekit.selection.columns import PROBLEM_COLUMNS
+
+    compared = 0
+    for context in table_contexts(cases):
+        fields = key_fields(context.node)
+        keys = [tuple(entry.key) for entry in context.node.table] + [(2**31 - 2, *context.node.table[0].key[1:])]
+        for solution in cases.solutions:
+            try:
+                base = problem_base(context, solution)
+            except SelectionError:
+                continue
+            columns = entry_columns(base, fields, keys, template_columns(base, context.hardware), context.hardware)
+            assert columns is not None
+            expected = [problem for key in keys for problem in entry_problems(base, key_sizes(context.node, key))]
+            assert len(expected) == columns.size == len(keys) * problems_per_key(base, fields)
+            assert [columns.row(i)[0] for i in range(columns.size)] == expected
+            for name, _ in PROBLEM_COLUMNS:
+                values = [getattr(value, "value", value) for value in (getattr(p, name) for p in expected)]
+                assert getattr(columns, name).tolist() == values, name
+            compared += columns.size
+        too_large = [(2**31, *context.node.table[0].key[1:])]
+        assert (
+            entry_columns(base, fields, too_large, template_columns(base, context.hardware), context.hardware) is None
+        )
+    assert compared > 100
