@@ -807,6 +807,17 @@ class _Table(_Node):
         return sids, fits
 
 
+def _last_usable_before(usable: BoolArray, last_start: int) -> IntArray:
+    """Per group (a row of ``usable``): its last usable entry before ``last_start`` (the first
+    entry of the last cell), which the reference's backward scan falls back to; -1 for none."""
+    fallback = np.full(len(usable), -1, dtype=np.int64)
+    if last_start > 0:
+        before = usable[:, :last_start]
+        found_before = before.any(axis=1)
+        fallback[found_before] = last_start - 1 - np.argmax(before[found_before, ::-1], axis=1)
+    return fallback
+
+
 class _GridTable(_Table):
     """A ``GridBased`` ``Matching`` node: the reference's top-1 cell walk over the sorted table,
     with ``canSolve`` read off the query's predicate signature (one query), and for many queries
@@ -1044,13 +1055,7 @@ class _GridTable(_Table):
                 best_distance[answered[resolved]] = least[resolved]
                 on = answered[~resolved]  # rare: every usable entry of the cell at no finite distance
                 best[on], best_distance[on] = self._walk_cells_stepwise(keys[on], usable, group[on])
-        left = np.flatnonzero(cell >= cells)
-        if left.size:
-            before_position = fallback[group[left]]
-            hit = before_position >= 0
-            if hit.any():
-                best[left[hit]] = before_position[hit]
-                best_distance[left[hit]] = grid_based_distances(keys[left[hit]], self.keys[before_position[hit]])
+        self._answer_by_fallback(best, best_distance, np.flatnonzero(cell >= cells), fallback, group, keys)
         return best, best_distance
 
     def _walk_lookups(self, signatures: list[int], usable: BoolArray) -> tuple[IntArray, IntArray] | None:
@@ -1090,11 +1095,7 @@ class _GridTable(_Table):
         first_cells = np.take_along_axis(in_run, found_run, axis=1)
         first_cells[:, runs] = first_cells[:, runs - 1]  # a key past the last run's M walks from it
         last_start = int(starts[cells - 1])
-        fallback = np.full(len(usable), -1, dtype=np.int64)
-        if last_start > 0:
-            before = usable[:, :last_start]
-            found_before = before.any(axis=1)
-            fallback[found_before] = last_start - 1 - np.argmax(before[found_before, ::-1], axis=1)
+        fallback = _last_usable_before(usable, last_start)
         return first_cells, fallback
 
     def _walk_cells_stepwise(self, keys: IntArray, usable: BoolArray, group: IntArray) -> tuple[IntArray, FloatArray]:
@@ -1113,11 +1114,7 @@ class _GridTable(_Table):
         next_usable = np.full((len(usable), cells + 1), cells, dtype=np.int64)
         next_usable[:, :cells] = np.minimum.accumulate(first_from[:, ::-1], axis=1)[:, ::-1]
         last_start = int(starts[cells - 1])
-        fallback = np.full(len(usable), -1, dtype=np.int64)
-        if last_start > 0:
-            before = usable[:, :last_start]
-            found_before = before.any(axis=1)
-            fallback[found_before] = last_start - 1 - np.argmax(before[found_before, ::-1], axis=1)
+        fallback = _last_usable_before(usable, last_start)
         key_m, key_n = keys[:, 0], keys[:, 1]
         run = np.searchsorted(self.run_m_array, np.minimum(key_m, self.run_m_array[-1]), side="left")
         cell_from = np.zeros(count, dtype=np.int64)
@@ -1163,14 +1160,26 @@ class _GridTable(_Table):
             moving = moving[run[moving] < runs]
             cell_from[moving] = first_cell(moving)
             active = np.concatenate([queries[unresolved], moving])
-        left = np.flatnonzero(best < 0)
+        self._answer_by_fallback(best, best_distance, np.flatnonzero(best < 0), fallback, group, keys)
+        return best, best_distance
+
+    def _answer_by_fallback(
+        self,
+        best: IntArray,
+        best_distance: FloatArray,
+        left: IntArray,
+        fallback: IntArray,
+        group: IntArray,
+        keys: IntArray,
+    ) -> None:
+        """The queries ``left`` (no cell answered them) take their group's ``fallback`` entry (the
+        reference's backward scan from the last cell), where it has one."""
         if left.size:
             before_position = fallback[group[left]]
             hit = before_position >= 0
             if hit.any():
                 best[left[hit]] = before_position[hit]
                 best_distance[left[hit]] = grid_based_distances(keys[left[hit]], self.keys[before_position[hit]])
-        return best, best_distance
 
     def find_batch(self, lib: CompiledLibrary, cols: ColumnsLike, route: BatchRoute | None = None) -> BatchFound:
         count = cols.size
