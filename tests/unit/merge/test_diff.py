@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -296,6 +297,18 @@ def test_master_kernel_shapes_pair_exactly_as_identities() -> None:
                 assert _same_kernel(kernel_a, kernel_b) == same, (record_a, record_b)
 
 
+def _table_rows(node: Any) -> Iterator[dict[str, Any]]:
+    """Every row of every matching table in a decoded master's library tree, in tree order."""
+    if isinstance(node, dict):
+        if isinstance(node.get("table"), list):
+            yield from node["table"]
+        for value in node.values():
+            yield from _table_rows(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _table_rows(value)
+
+
 def _respelled_master(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (a decoded master) as another writer could spell it: keys sorted at every level,
     solutions renumbered in reverse, one kernel's bool spelled as an integer (all ``==``)."""
@@ -309,18 +322,8 @@ def _respelled_master(data: dict[str, Any]) -> dict[str, Any]:
     numbers = [entry["index"] for entry in respelled["solutions"]]
     renumbered = dict(zip(numbers, reversed(numbers), strict=True))
 
-    def renumber(node: Any) -> None:
-        if isinstance(node, dict):
-            if "table" in node and isinstance(node["table"], list):
-                for row in node["table"]:
-                    row["index"] = renumbered[row["index"]]
-            for value in node.values():
-                renumber(value)
-        elif isinstance(node, list):
-            for value in node:
-                renumber(value)
-
-    renumber(respelled["library"])
+    for row in _table_rows(respelled["library"]):
+        row["index"] = renumbered[row["index"]]
     for entry in respelled["solutions"]:
         entry["index"] = renumbered[entry["index"]]
     respelled["solutions"][0]["problemType"]["useBeta"] = int(respelled["solutions"][0]["problemType"]["useBeta"])
@@ -346,20 +349,9 @@ def test_master_diff_by_shapes_is_the_diff_by_identities(corpus: Path, monkeypat
     duplicate["index"] = max(entry["index"] for entry in solutions) + 1
     solutions.append(duplicate)  # a second index of an equal kernel, its sizes moved to it
     moved = 0
-
-    def move(node: Any) -> None:
-        nonlocal moved
-        if isinstance(node, dict):
-            for row in node.get("table", []) if isinstance(node.get("table"), list) else []:
-                if row["index"] == solutions[4]["index"] and moved < 2:
-                    row["index"], moved = duplicate["index"], moved + 1
-            for value in node.values():
-                move(value)
-        elif isinstance(node, list):
-            for value in node:
-                move(value)
-
-    move(changed["library"])
+    for row in _table_rows(changed["library"]):
+        if row["index"] == solutions[4]["index"] and moved < 2:
+            row["index"], moved = duplicate["index"], moved + 1
     original = master_from_data(data)
     variants = {
         "respelled": master_from_data(_respelled_master(copy.deepcopy(data))),
