@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,7 @@ from tensilekit.io.detect import Format, Kind, decompress, detect_format, detect
 from tensilekit.io.files import decode_text, gc_paused, read_bytes, resolve_path
 from tensilekit.io.locations import to_format_error
 from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack
-from tensilekit.io.yaml_codec import AMD_MASTER_STYLE, YamlStyle, dump_yaml, parse_yaml
+from tensilekit.io.yaml_codec import AMD_MASTER_STYLE, YamlStyle, dump_yaml, interned_keys, parse_yaml
 from tensilekit.model.library import MasterLibrary, PlaceholderNode, placeholder_name
 from tensilekit.model.solution import MasterSolution
 
@@ -74,12 +73,7 @@ class _SolutionParts:
             return raw  # master_from_data validates it again in place, with its location
 
     def _share_keys(self, node: dict[Any, Any], *, predicates: bool = False) -> None:
-        spelled = tuple(node)
-        keys = self._keys.get(spelled)
-        if keys is None:
-            keys = tuple([sys.intern(key) if type(key) is str else key for key in spelled])
-            if all(type(key) is str for key in spelled):  # (1,) == (True,): only str sequences are kept
-                self._keys[spelled] = keys
+        keys = interned_keys(tuple(node), self._keys)
         values = list(node.values())
         node.clear()
         node.update(zip(keys, values, strict=True))

@@ -164,7 +164,7 @@ def _intern_keys(data: Any, *, shared: bool) -> int:
     deepest use: :func:`~tensilekit.io.limits.check_depth` walks again)."""
     if not shared:
         return _intern_tree_keys(data)
-    intern = sys.intern
+    interned: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     seen: set[int] = set()
     stack: list[tuple[Any, int]] = [(data, 1)]
     deepest = 0
@@ -177,7 +177,9 @@ def _intern_keys(data: Any, *, shared: bool) -> int:
             deepest = level
         if type(node) is dict:
             values = list(node.values())
-            _refill(node, values, intern)
+            keys = interned_keys(tuple(node), interned)
+            node.clear()
+            node.update(zip(keys, values, strict=True))
         elif type(node) is list:
             values = node
         else:
@@ -192,13 +194,10 @@ def _intern_tree_keys(data: Any) -> int:
     containers are gathered by a comprehension, not pushed and popped one by one, and its depth
     is what :func:`~tensilekit.io.limits.check_depth` would walk again to measure (a 4 MB logic
     file: ~35 ms, where a msgpack round trip of each mapping and that walk took ~55 ms)."""
-    intern = sys.intern
     level = [data] if type(data) is dict or type(data) is list else []
     depth = 0
-    # the interned keys of each sequence of str keys met: a master's 425 000 table rows and 21 000
-    # solutions repeat a few key sequences (a tuple of keys of another type is never stored, as it
-    # could equal one spelled apart: (1,) == (True,))
-    interned: dict[tuple[Any, ...], tuple[str, ...]] = {}
+    # a master's 425 000 table rows and 21 000 solutions repeat a few key sequences
+    interned: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     while level:
         depth += 1
         below: list[Any] = []
@@ -206,13 +205,7 @@ def _intern_tree_keys(data: Any) -> int:
             values: Any
             if type(node) is dict:
                 values = list(node.values())
-                spelled = tuple(node)
-                keys = interned.get(spelled)
-                if keys is None:
-                    try:
-                        keys = interned[spelled] = tuple(map(intern, spelled))
-                    except TypeError:  # a key that is not exactly str (an int, a bool, None …)
-                        keys = tuple([intern(key) if type(key) is str else key for key in spelled])
+                keys = interned_keys(tuple(node), interned)
                 node.clear()
                 node.update(zip(keys, values, strict=True))
             else:
@@ -222,18 +215,21 @@ def _intern_tree_keys(data: Any) -> int:
     return max(depth, 1)
 
 
-def _refill(node: dict[Any, Any], values: list[Any], intern: Any) -> None:
-    """``node`` with each key an interned string, in place (key order kept)."""
-    try:
-        keys = list(map(intern, node))
-    except TypeError:  # a key that is not exactly str (an int, a bool, None …)
-        keys = [intern(key) if type(key) is str else key for key in node]
-    node.clear()
-    node.update(zip(keys, values, strict=True))
+def interned_keys(spelled: tuple[Any, ...], interned: dict[tuple[Any, ...], tuple[Any, ...]]) -> tuple[Any, ...]:
+    """``spelled`` (a mapping's keys, in order) with each str key one interned string. A sequence
+    of str keys is interned once and kept in ``interned`` (the sequences met so far); one holding
+    a key of another type is never kept, as it could equal one spelled apart: (1,) == (True,)."""
+    keys = interned.get(spelled)
+    if keys is None:
+        try:
+            keys = interned[spelled] = tuple(map(sys.intern, spelled))
+        except TypeError:  # a key that is not exactly str (an int, a bool, None …)
+            keys = tuple([sys.intern(key) if type(key) is str else key for key in spelled])
+    return keys
 
 
 SLICED_LOAD_FROM = 1 << 20
-"""Texts at least this long are decoded piece by piece where they can be (:func:`_sliced_load`)."""
+"""Texts at least this long are decoded piece by piece where they can be (:func:`_sliced_parts`)."""
 
 
 PartBuilders = Mapping[str, Callable[[Any], Any]]
@@ -599,17 +595,12 @@ def _cut(text: str, start: int, end: int, indent: int, line0: int, index: _LineI
     return _TopLevel(pieces, lines, keys, items)
 
 
-def _sliced_load(text: str, load: Any) -> Any:
-    """``load(text)`` (one document) piece by piece of :func:`_top_level`, so that the parser
-    holds one piece at a time (rocBLAS_Full.yaml with yaml_rs: 810 MB -> 525 MB peak); None
-    when the document is not cut so or a piece does not read as one key or one item."""
-    sliced = _sliced_parts(text, load)
-    return None if sliced is None else sliced[0]
-
-
 def _sliced_parts(text: str, load: Any, parts: PartBuilders | None = None) -> tuple[Any, bool] | None:
-    """:func:`_sliced_load`, and whether ``parts`` built its pieces (:func:`parse_yaml`: when the
-    document is a mapping holding each of its keys)."""
+    """``load(text)`` (one document) piece by piece of :func:`_top_level`, so that the parser
+    holds one piece at a time (rocBLAS_Full.yaml with yaml_rs: 810 MB -> 525 MB peak), and
+    whether ``parts`` built its pieces (:func:`parse_yaml`: when the document is a mapping holding
+    each of its keys); None when the document is not cut so or a piece does not read as one key
+    or one item."""
     top = _top_level(text)
     if top is None:
         return None
