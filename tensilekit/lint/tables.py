@@ -43,7 +43,7 @@ from tensilekit.model.library import (
 )
 from tensilekit.model.predicates import Predicate
 from tensilekit.model.solution import MasterSolution
-from tensilekit.selection.columns import ProblemColumns
+from tensilekit.selection.columns import ProblemColumns, derived_dimensions
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, contraction_problem
 from tensilekit.selection.served import nested_predicates, predicate_problem_fields
 
@@ -416,23 +416,17 @@ def entry_columns(
     ]
     if any(value is not None and not 0 <= value < _COLUMN_SIZE_LIMIT for value in given):
         return None
-    m, n, k = numbers["m"], numbers["n"], numbers["k"]
-    a_normal, b_normal = first.trans_a == "N", first.trans_b == "N"
-    # contraction_problem's defaults, by column
-    lda = np.maximum(1, m if a_normal else k) if first.lda is None else np.full(rows, first.lda, dtype=np.int64)
-    ldb = np.maximum(1, k if b_normal else n) if first.ldb is None else np.full(rows, first.ldb, dtype=np.int64)
-    ldc = np.maximum(1, m) if first.ldc is None else np.full(rows, first.ldc, dtype=np.int64)
-    ldd = ldc if first.ldd is None else np.full(rows, first.ldd, dtype=np.int64)
-    defaults = {
-        "stride_a": lda * (k if a_normal else m),
-        "stride_b": ldb * (n if b_normal else k),
-        "stride_c": ldc * n,
-        "stride_d": ldd * n,
-    }
-    numbers.update(lda=lda, ldb=ldb, ldc=ldc, ldd=ldd)
-    for name, default in defaults.items():
+
+    def given_or_left_out(name: str) -> npt.NDArray[np.int64]:
         value = getattr(first, name)
-        numbers[name] = default if value is None else np.full(rows, value, dtype=np.int64)
+        return np.full(rows, -1 if value is None else value, dtype=np.int64)  # -1: derived
+
+    dimensions = derived_dimensions(
+        numbers["m"], numbers["n"], numbers["k"], first.trans_a == "N", first.trans_b == "N", given_or_left_out
+    )
+    if dimensions is None:
+        return None
+    numbers.update(dimensions)
     spread: dict[str, tuple[npt.NDArray[Any], npt.NDArray[np.int64] | None]] = {
         name: (getattr(templates, name), template_at) for name in templates.names() if name not in numbers
     }

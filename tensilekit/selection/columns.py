@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -560,21 +560,13 @@ def _gemm_columns(
     trans_a, trans_b = spread["trans_a"][0] == "N", spread["trans_b"][0] == "N"
     a_normal = np.repeat(trans_a, size) if group is None else trans_a[group]
     b_normal = np.repeat(trans_b, size) if group is None else trans_b[group]
-    # contraction_problem's defaults (ldd = ldc, strides ld x columns), with K before rocblas_k0
-    lda = _or_default(column("lda"), lambda: np.maximum(1, np.where(a_normal, m, k)))
-    ldb = _or_default(column("ldb"), lambda: np.maximum(1, np.where(b_normal, k, n)))
-    ldc = _or_default(column("ldc"), lambda: np.maximum(1, m))
-    ldd = _or_default(column("ldd"), lambda: ldc)
-    if int(np.max(m | n | k | lda | ldb | ldc | ldd)) >= _INT31:
-        return None  # a default stride might not fit int64: the per-query path's arithmetic
+    # with K before rocblas_k0
+    dimensions = derived_dimensions(m, n, k, a_normal, b_normal, column)
+    if dimensions is None:
+        return None
     numbers = dict(
-        m=m, n=n, k=np.where(alpha == 0, 0, k) if rocblas_k0 else k, batch=batch, lda=lda, ldb=ldb, ldc=ldc, ldd=ldd,
-        stride_a=_or_default(column("stride_a"), lambda: lda * np.where(a_normal, k, m)),
-        stride_b=_or_default(column("stride_b"), lambda: ldb * np.where(b_normal, n, k)),
-        stride_c=_or_default(column("stride_c"), lambda: ldc * n),
-        stride_d=_or_default(column("stride_d"), lambda: ldd * n),
-        workspace_size=column("workspace_size"),
-        alpha=alpha, beta=beta,
+        m=m, n=n, k=np.where(alpha == 0, 0, k) if rocblas_k0 else k, batch=batch, **dimensions,
+        workspace_size=column("workspace_size"), alpha=alpha, beta=beta,
     )  # fmt: skip
     spread.update(alpha_restriction=_restriction(alpha), beta_restriction=_restriction(beta))
     kind_of = np.zeros(size, dtype=np.int64) if group is None else group
@@ -598,6 +590,33 @@ def _problem_types(numbers: IntArray) -> tuple[IntArray | None, list[int]]:
     lookup = np.zeros(int(present[-1]) + 1, dtype=np.int64)
     lookup[present] = np.arange(len(present))
     return lookup[numbers], [int(np.argmax(numbers == number)) for number in present.tolist()]
+
+
+def derived_dimensions(
+    m: IntArray, n: IntArray, k: IntArray, a_normal: Any, b_normal: Any, given: Callable[[str], IntArray]
+) -> dict[str, IntArray] | None:
+    """The leading dimensions and strides of problems by column, as :func:`contraction_problem`
+    derives them: ``given(name)`` where not negative, else the default (lda ``max(1, m)`` for
+    a normal A, else ``max(1, k)``; ldd = ldc; a stride its ld times the columns). ``a_normal``,
+    ``b_normal``: whether A and B are not transposed (a column, or one bool for all). None when
+    a size or leading dimension reaches 2^31, where a default stride might not fit int64 (the
+    per-query path's arithmetic then decides)."""
+    lda = _or_default(given("lda"), lambda: np.maximum(1, np.where(a_normal, m, k)))
+    ldb = _or_default(given("ldb"), lambda: np.maximum(1, np.where(b_normal, k, n)))
+    ldc = _or_default(given("ldc"), lambda: np.maximum(1, m))
+    ldd = _or_default(given("ldd"), lambda: ldc)
+    if int(np.max(m | n | k | lda | ldb | ldc | ldd, initial=0)) >= _INT31:
+        return None
+    return {
+        "lda": lda,
+        "ldb": ldb,
+        "ldc": ldc,
+        "ldd": ldd,
+        "stride_a": _or_default(given("stride_a"), lambda: lda * np.where(a_normal, k, m)),
+        "stride_b": _or_default(given("stride_b"), lambda: ldb * np.where(b_normal, n, k)),
+        "stride_c": _or_default(given("stride_c"), lambda: ldc * n),
+        "stride_d": _or_default(given("stride_d"), lambda: ldd * n),
+    }
 
 
 def _or_default(given: IntArray, default: Any) -> IntArray:
@@ -713,4 +732,5 @@ __all__ = [
     "ColumnView",
     "ColumnsLike",
     "ProblemColumns",
+    "derived_dimensions",
 ]
