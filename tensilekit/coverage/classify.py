@@ -288,7 +288,7 @@ class Classifier:
         atoms: dict[int, Any] = {}
         for sid, offsets in by_kernel.items():
             # each atom once over the whole chunk, shared between the kernels
-            passed = self.compiled.solution_pass(sid, columns, atoms)[np.array(offsets, dtype=np.int64)]
+            passed = self.compiled.solution_pass(sid, columns, atoms, np.array(offsets, dtype=np.int64))
             for offset, usable in zip(offsets, passed.tolist(), strict=True):
                 closest[offset] = (closest[offset][0], bool(usable))
         return closest

@@ -444,26 +444,17 @@ class Linter:
             return None
         per_key = problems_per_key(base, fields)
         passed = np.zeros(columns.size, dtype=bool)
-        by_signature: defaultdict[tuple[int, ...], list[int]] = defaultdict(list)
+        # the keys of kernels with one signature (the same compiled canSolve) asked together
+        by_signature: dict[tuple[int, ...], tuple[int, list[int]]] = {}
         for position, sid in enumerate(sids):
-            by_signature[self.compiled.solution_atoms[sid]].append(position)
-        atoms = self.compiled.atoms.atoms
+            by_signature.setdefault(self.compiled.solution_atoms[sid], (sid, []))[1].append(position)
         vectors: dict[int, npt.NDArray[np.bool_]] = {}
         offsets = np.arange(per_key, dtype=np.int64)
         try:
             with np.errstate(all="ignore"):  # size_t arithmetic wraps in the vector forms, as in select_batch
-                for signature, positions in by_signature.items():
-                    live = [atom for atom in signature if atoms[atom].constant is not True]
-                    if any(atoms[atom].constant is False for atom in live):
-                        continue
+                for sid, positions in by_signature.values():
                     rows = (np.array(positions, dtype=np.int64)[:, None] * per_key + offsets).reshape(-1)
-                    holds = np.ones(len(rows), dtype=bool)
-                    for atom in live:
-                        vector = vectors.get(atom)
-                        if vector is None:
-                            vector = vectors[atom] = atoms[atom].vector(columns)
-                        holds &= vector[rows]
-                    passed[rows] = holds
+                    passed[rows] = self.compiled.solution_pass(sid, columns, vectors, rows)
         except (SelectionError, ArithmeticError, ValueError, TypeError):
             return None
         grid = passed.reshape(len(keys), per_key)

@@ -1530,19 +1530,25 @@ class CompiledLibrary:
             self._can_solve[atoms] = function
         return bool(function(p, h))
 
-    def solution_pass(self, sid: int, cols: ColumnsLike, cache: dict[int, BoolArray]) -> BoolArray:
-        out = np.ones(cols.size, dtype=bool)
+    def solution_pass(
+        self, sid: int, cols: ColumnsLike, cache: dict[int, BoolArray], rows: IntArray | None = None
+    ) -> BoolArray:
+        """``canSolve`` of solution ``sid`` for every query of ``cols`` (``rows``: for those
+        queries only, in that order), each predicate evaluated over all of ``cols`` once and kept
+        in ``cache`` (atom id -> its vector) for the other solutions asked of the same columns."""
+        size = cols.size if rows is None else len(rows)
+        out = np.ones(size, dtype=bool)
         for atom_id in self.solution_atoms[sid]:
             atom = self.atoms.atoms[atom_id]
             if atom.constant is True:
                 continue
             if atom.constant is False:
-                return np.zeros(cols.size, dtype=bool)
+                return np.zeros(size, dtype=bool)
             vector = cache.get(atom_id)
             if vector is None:
                 vector = atom.vector(cols)
                 cache[atom_id] = vector
-            out &= vector
+            out &= vector if rows is None else vector[rows]
         return out
 
     # -- compilation
