@@ -284,6 +284,23 @@ class _MadeOnce:
 _UNKNOWN: Any = object()
 
 
+@dataclasses.dataclass(frozen=True)
+class _Duplicate:
+    """An entry with an earlier, faster entry of the same key and predicates: shadowed unless one
+    of its leftward-scan witnesses picks its kernel (see :meth:`Linter._win_leftward`)."""
+
+    table: _Table
+    position: int  # in the sorted table
+    solution: MasterSolution
+    message: str  # the finding, if no witness picks the kernel
+
+    def witnesses(self, low: int, high: int) -> Iterator[tuple[int, ...]]:
+        """The keys ``low`` to ``high`` steps above the entry's in its first component."""
+        assert self.table.sorted is not None
+        key = tuple(self.table.sorted.keys[self.position])
+        return ((key[0] + step, *key[1:]) for step in range(low, high + 1))
+
+
 def _kernel(solution: MasterSolution) -> str:
     """``index 606601229 (Cijk_Ailk_Bljk_SB_MT64x16x32_MI16x16x4x1_GSU1_WGM2_…)``: names are long,
     shortened as every command shortens them (:func:`tensilekit.model.labels.short_kernel_name`)."""
@@ -317,11 +334,19 @@ class Linter:
         self._key_fields: dict[int, tuple[str, ...] | SelectionError] = {}
         self._problems: dict[tuple[int, tuple[int, ...]], _MadeOnce] = {}
         self._asked: dict[tuple[int, ...], int] = {}  # canSolve questions per signature so far
+        self._key_decided_atoms: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._scalars: dict[tuple[int, ...], list[Callable[[ContractionProblem, Hardware], Any]] | None] = {}
         self._template_columns: dict[tuple[int, Hardware], tuple[Any, ProblemColumns]] = {}
         self.tables = [self._table(context) for context in table_contexts(library)]
-        for table in self.tables:
-            table.shadowed.update(self._shadowed(table))
+        found = [(table, list(self._shadowed(table))) for table in self.tables]
+        duplicates = [outcome for _, outcomes in found for _, outcome in outcomes if isinstance(outcome, _Duplicate)]
+        winning = iter(self._win_leftward(duplicates))
+        for table, outcomes in found:
+            for number, outcome in outcomes:
+                if isinstance(outcome, str):
+                    table.shadowed[number] = outcome
+                elif not next(winning):
+                    table.shadowed[number] = outcome.message
 
     def forget(self) -> None:
         """Drop the memos and the tracebacks of the errors they keep. Each kept error is raised
@@ -426,13 +451,22 @@ class Linter:
         return fields
 
     def _first_passes(
-        self, context: TableContext, base: ProblemBase, fields: tuple[str, ...], keys: list[Any], sids: list[int]
-    ) -> npt.NDArray[np.int64] | None:
-        """For each key of ``keys`` (with kernel ``sids[i]``): the position among its
-        :func:`entry_problems` of the first that kernel's compiled ``canSolve`` passes (-1: none).
-        One array pass per predicate over every problem of the keys, not a problem and a
-        ``canSolve`` per key; None when the keys cannot be put in columns or a vector predicate
-        fails (ask :meth:`decide`, which answers alike, key by key)."""
+        self,
+        context: TableContext,
+        base: ProblemBase,
+        fields: tuple[str, ...],
+        keys: list[Any],
+        sids: list[int],
+        *,
+        dead: bool = False,
+    ) -> tuple[ProblemColumns, npt.NDArray[np.int64]] | None:
+        """The :func:`entry_columns` of ``keys`` and, for each key (with kernel ``sids[i]``), the
+        position among its :func:`entry_problems` of the first that kernel's compiled ``canSolve``
+        passes (-1: none; with ``dead``, -2 where :meth:`decide` finds the kernel dead: one of
+        the predicates of :data:`KEY_DECIDED` fails for every problem of the key). One array pass
+        per predicate over every problem of the keys, not a problem and a ``canSolve`` per key;
+        None when the keys cannot be put in columns or a vector predicate fails (ask
+        :meth:`decide`, which answers alike, key by key)."""
         hardware = context.hardware
         memo_key = (id(base.templates), hardware)
         known = self._template_columns.get(memo_key)
@@ -452,25 +486,62 @@ class Linter:
         offsets = np.arange(per_key, dtype=np.int64)
         try:
             with np.errstate(all="ignore"):  # size_t arithmetic wraps in the vector forms, as in select_batch
+                failing = np.zeros(len(keys), dtype=bool)  # a KEY_DECIDED predicate fails all of a key's problems
                 for sid, positions in by_signature.values():
                     rows = (np.array(positions, dtype=np.int64)[:, None] * per_key + offsets).reshape(-1)
                     passed[rows] = self.compiled.solution_pass(sid, columns, vectors, rows)
+                    for atom_id in self._key_decided(sid) if dead else ():
+                        vector = vectors.get(atom_id)
+                        if vector is None:  # constant: never asked of the columns
+                            failing[positions] |= self.compiled.atoms.atoms[atom_id].constant is False
+                        else:
+                            failing[positions] |= ~vector[rows].reshape(len(positions), per_key).any(axis=1)
         except (SelectionError, ArithmeticError, ValueError, TypeError):
             return None
         grid = passed.reshape(len(keys), per_key)
-        first: npt.NDArray[np.int64] = np.where(grid.any(axis=1), grid.argmax(axis=1), -1)
-        return first
+        first: npt.NDArray[np.int64] = np.where(grid.any(axis=1), grid.argmax(axis=1), np.where(failing, -2, -1))
+        return columns, first
+
+    def _key_decided(self, sid: int) -> tuple[int, ...]:
+        """The atoms of solution ``sid``'s ``canSolve`` whose predicate is of :data:`KEY_DECIDED`
+        (the same for every solution of its signature: an atom is one predicate)."""
+        atoms = self.compiled.solution_atoms[sid]
+        known = self._key_decided_atoms.get(atoms)
+        if known is None:
+            solution = self.compiled.solutions[sid]
+            intern = self.compiled.atoms.intern  # the atom each operand was compiled to
+            known = tuple(
+                dict.fromkeys(
+                    intern(operand, solution)
+                    for part in _predicates(solution)
+                    for operand in conjuncts(part)
+                    if operand.type in KEY_DECIDED
+                )
+            )
+            self._key_decided_atoms[atoms] = known
+        return known
 
     def _alive_in_bulk(
         self, context: TableContext, members: list[tuple[int, tuple[int, ...]]]
     ) -> set[tuple[int, tuple[int, ...]]]:
         """The (kernel index, key) of ``members`` whose kernel passes ``canSolve`` for a problem
-        of the key (:meth:`decide` says ``alive``), found a kernel base at a time by
-        :meth:`_first_passes`; the others (dead, undecided, or not put in columns) are for
-        :meth:`decide`."""
+        of the key (:meth:`decide` says ``alive``); the others (dead, undecided, or not put in
+        columns) are for :meth:`decide`."""
+        alive: set[tuple[int, tuple[int, ...]]] = set()
+        for part, _, first, _ in self._passes_in_bulk(context, members):
+            alive.update(memo_key for memo_key, at in zip(part, first.tolist(), strict=True) if at >= 0)
+        return alive
+
+    def _passes_in_bulk(
+        self, context: TableContext, members: list[tuple[int, tuple[int, ...]]], *, dead: bool = False
+    ) -> Iterator[tuple[list[tuple[int, tuple[int, ...]]], ProblemColumns, npt.NDArray[np.int64], int]]:
+        """:meth:`_first_passes` (and its ``dead``) of the (kernel index, key) ``members`` a kernel base at a time, at
+        most :data:`_ROWS_PER_PASS` problems a pass: (the members of a pass, their problems as
+        columns, the first problem each kernel passes, problems per key). Members that cannot be
+        put in columns (no base, a key of the wrong length, a size too large) are left out."""
         fields = self._fields_of(context.node)
         if isinstance(fields, SelectionError):
-            return set()
+            return
         # keys whose bases share templates and batches share their problems: one pass for them
         groups: dict[tuple[int, tuple[int, ...]], tuple[ProblemBase, list[tuple[int, tuple[int, ...]]], list[int]]] = {}
         places: dict[int, Any] = {}  # kernel index -> (its group, its id), None when it has no base
@@ -490,15 +561,15 @@ class Linter:
             if place is not None:
                 place[0][1].append(memo_key)
                 place[0][2].append(place[1])
-        alive: set[tuple[int, tuple[int, ...]]] = set()
         for base, memo_keys, sids in groups.values():
-            chunk = max(1, _ROWS_PER_PASS // problems_per_key(base, fields))
+            per_key = problems_per_key(base, fields)
+            chunk = max(1, _ROWS_PER_PASS // per_key)
             for start in range(0, len(memo_keys), chunk):
                 part = memo_keys[start : start + chunk]
-                found = self._first_passes(context, base, fields, [key for _, key in part], sids[start : start + chunk])
+                keys = [key for _, key in part]
+                found = self._first_passes(context, base, fields, keys, sids[start : start + chunk], dead=dead)
                 if found is not None:
-                    alive.update(memo_key for memo_key, at in zip(part, found.tolist(), strict=True) if at >= 0)
-        return alive
+                    yield part, found[0], found[1], per_key
 
     def _can_solve(self, sid: int, problem: ContractionProblem, hardware: Hardware) -> bool:
         """The compiled library's ``canSolve`` of solution ``sid``: its generated function once the
@@ -580,8 +651,9 @@ class Linter:
             for number, message in table.shadowed.items():
                 yield _finding(LintCode.SHADOWED_ENTRY, message, self.locator.entry(table.context.path, number))
 
-    def _shadowed(self, table: _Table) -> Iterator[tuple[int, str]]:
-        """(position in the table, why) of every entry that can never win."""
+    def _shadowed(self, table: _Table) -> Iterator[tuple[int, str | _Duplicate]]:
+        """(position in the table, why) of every entry that can never win, or the duplicate that
+        cannot win unless a witness of :meth:`_win_leftward` picks its kernel."""
         ordered = table.sorted
         if ordered is None:
             return
@@ -601,7 +673,7 @@ class Linter:
                 if message is not None:
                     yield ordered.order[position], message
 
-    def _shadowing(self, table: _Table, earlier: list[int], position: int, equality: bool) -> str | None:
+    def _shadowing(self, table: _Table, earlier: list[int], position: int, equality: bool) -> str | _Duplicate | None:
         ordered = table.sorted
         assert ordered is not None
         key, speed, index = ordered.keys[position], ordered.speeds[position], ordered.indices[position]
@@ -636,31 +708,90 @@ class Linter:
                     f"index {other_index} comes first with the same predicates"
                 )
             if ordered.speeds[other] > speed and _predicates(other_solution) == _predicates(solution):
-                if self._wins_leftward(table, position, solution):
-                    return None
-                return (
+                return _Duplicate(
+                    table,
+                    position,
+                    solution,
                     f"entry {list(key)} → {_kernel(solution)} (speed {speed:g}) can never win: index "
-                    f"{other_index} has the same key and predicates and a higher speed ({ordered.speeds[other]:g})"
+                    f"{other_index} has the same key and predicates and a higher speed ({ordered.speeds[other]:g})",
                 )
         return None
 
-    def _wins_leftward(self, table: _Table, position: int, solution: MasterSolution) -> bool:
-        """Whether a query above the entry in the first key component only selects its kernel."""
-        ordered = table.sorted
-        assert ordered is not None
-        context = table.context
-        key = ordered.keys[position]
-        for step in range(1, self.options.witness_span + 1):
-            witness = (key[0] + step, *key[1:])
-            verdict = self.decide(context, solution, witness)
-            if verdict.alive is None:
-                return True  # cannot model the witness: do not claim the entry never wins
-            if not verdict.alive or verdict.problem is None:
+    def _win_leftward(self, duplicates: list[_Duplicate]) -> list[bool]:
+        """Whether a query above each duplicate entry in the first key component only (its
+        witnesses, 1 to ``witness_span`` steps up, nearest first) selects its kernel.
+
+        A witness is the first problem of its key the kernel passes (:meth:`decide`); it decides
+        when the kernel cannot be modelled there (the entry may win), or passes and the selection
+        refuses the witness or picks the kernel. The witnesses of every duplicate are asked a
+        round of steps at a time (1, 2-8, 9-64, ...: most duplicates are decided by their first),
+        each round's canSolve in the table pass's array passes (a dead witness found there too)
+        and its selections in one batch of the compiled library per pass, not a decide and a
+        selection per witness (rocBLAS_Full: 3 469 duplicates; 78 000 witnesses, 16 000 of them
+        dead, 58 000 selections; 2.9 -> 1.6 s CPU, of which 0.4 s SciPy's import for the k-d tree).
+        """
+        answers: list[bool | None] = [None] * len(duplicates)
+        low = 1
+        while low <= self.options.witness_span:
+            high = min(self.options.witness_span, max(1, 8 * (low - 1)))
+            asked = [number for number, answer in enumerate(answers) if answer is None]
+            if not asked:
+                break
+            witnesses: dict[int, tuple[TableContext, list[tuple[int, tuple[int, ...]]]]] = {}
+            for number in asked:
+                duplicate = duplicates[number]
+                members = witnesses.setdefault(id(duplicate.table), (duplicate.table.context, []))[1]
+                members += ((duplicate.solution.index, key) for key in duplicate.witnesses(low, high))
+            chosen: dict[tuple[int, int, tuple[int, ...]], tuple[bool, int | None] | None] = {}
+            for table_id, (context, members) in witnesses.items():
+                for memo_key, found_answer in self._chosen_in_bulk(context, list(dict.fromkeys(members))).items():
+                    chosen[(table_id, *memo_key)] = found_answer
+            for number in asked:
+                duplicate = duplicates[number]
+                context, index = duplicate.table.context, duplicate.solution.index
+                for key in duplicate.witnesses(low, high):
+                    answer = chosen.get((id(duplicate.table), index, key), _UNKNOWN)
+                    if answer is None:
+                        continue  # the kernel is dead at the witness
+                    if answer is _UNKNOWN:  # not decided in bulk: alone
+                        verdict = self.decide(context, duplicate.solution, key)
+                        if verdict.alive is None:
+                            answers[number] = True  # cannot model the witness: do not claim it never wins
+                            break
+                        if not verdict.alive or verdict.problem is None:
+                            continue
+                        answer = self._chosen_index(verdict.problem, context.hardware)
+                    refused, picked = answer
+                    if refused or picked == index:
+                        answers[number] = True
+                        break
+            low = high + 1
+        return [answer is True for answer in answers]
+
+    def _chosen_in_bulk(
+        self, context: TableContext, members: list[tuple[int, tuple[int, ...]]]
+    ) -> dict[tuple[int, tuple[int, ...]], tuple[bool, int | None] | None]:
+        """For the (kernel index, key) ``members`` (by :meth:`_passes_in_bulk`): the
+        :meth:`_chosen_index` of the first problem of the key the kernel passes, or None where
+        :meth:`decide` finds it dead there; the others (undecided, or not put in columns) are left
+        out, for :meth:`decide`."""
+        chosen: dict[tuple[int, tuple[int, ...]], tuple[bool, int | None] | None] = {}
+        for part, columns, first, per_key in self._passes_in_bulk(context, members, dead=True):
+            chosen.update((part[at], None) for at in np.flatnonzero(first == -2).tolist())
+            passing = np.flatnonzero(first >= 0)
+            if not passing.size:
                 continue
-            refused, chosen = self._chosen_index(verdict.problem, context.hardware)
-            if refused or chosen == solution.index:
-                return True
-        return False
+            witnesses = columns.take(passing * per_key + first[passing])
+            try:
+                sids, _ = self.compiled.find_batch(witnesses)
+            except SelectionError:  # one witness cannot be evaluated: each as the selection answers it
+                answers = [self._chosen_index(witnesses.row(row)[0], context.hardware) for row in range(len(passing))]
+            else:
+                answers = [
+                    (False, None if index < 0 else index) for index in self.compiled.index_table()[sids].tolist()
+                ]
+            chosen.update(zip((part[at] for at in passing.tolist()), answers, strict=True))
+        return chosen
 
     def _chosen_index(self, problem: ContractionProblem, hardware: Hardware) -> tuple[bool, int | None]:
         """(selection refuses ``problem``, index of the kernel it picks or None). Memoized: the

@@ -285,6 +285,42 @@ def test_bulk_table_pass_answers_as_entry_by_entry(
     assert decided > 20 and in_bulk > decided / 2
 
 
+@pytest.mark.parametrize(
+    ("master", "dead_witnesses"), [("aldebaran_NN_mixed.yaml", True), ("navi31_SB_NN.yaml", False)]
+)
+@pytest.mark.parametrize("span", [1, 64])
+def test_witnesses_in_bulk_answer_as_witness_by_witness(
+    master: str, dead_witnesses: bool, span: int, corpus: Path
+) -> None:
+    """Whether a duplicate entry wins leftward, its witnesses asked in rounds of array passes and
+    batch selections: the answer of asking each witness in turn, nearest first (its first
+    passing problem, :meth:`Linter.decide`, and the compiled library's selection of it)."""
+    from tensilekit.lint.rules import Linter, LintOptions, _Duplicate
+
+    linter = Linter(load_master(corpus / "masters" / master), options=LintOptions(witness_span=span))
+    duplicates = [
+        outcome for table in linter.tables for _, outcome in linter._shadowed(table) if isinstance(outcome, _Duplicate)
+    ]
+    seen: dict[bool | None, int] = {True: 0, False: 0, None: 0}
+
+    def wins(duplicate: _Duplicate) -> bool:
+        context = duplicate.table.context
+        for key in duplicate.witnesses(1, span):
+            verdict = linter.decide(context, duplicate.solution, key)
+            seen[verdict.alive] += 1
+            if verdict.alive is None:
+                return True
+            if verdict.alive and verdict.problem is not None:
+                found, _ = linter.compiled.find(verdict.problem, context.hardware)
+                if found is not None and found.index == duplicate.solution.index:
+                    return True
+        return False
+
+    expected = [wins(duplicate) for duplicate in duplicates]
+    assert linter._win_leftward(duplicates) == expected
+    assert 0 < sum(expected) < len(expected) and seen[True] and bool(seen[False]) == dead_witnesses
+
+
 def test_size_records_are_the_solution_dumps(cases: MasterLibrary) -> None:
     """The size findings dump each kernel with its predicates serialised once per predicate: the
     records equal model_dump's, key order included."""

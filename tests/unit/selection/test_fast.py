@@ -37,9 +37,32 @@ def test_closed_forms_match_the_literal_scan(seed: int, squared: bool) -> None:
     keys, speeds = _random_table(rng, int(rng.integers(1, 300)), int(rng.choice([4, 12, 60])))
     band = Band(keys, speeds)
     usable = Usable(band, rng.random(len(keys)) < 0.7)
+    _assert_every_scan_agrees(band, usable, rng.integers(0, 70, size=(200, 3)).astype(np.int64), squared)
+
+
+@pytest.mark.parametrize("squared", [True, False])
+@pytest.mark.parametrize("copies", [3, 7, 40, 60])
+def test_crowded_ties_match_the_literal_scan(copies: int, squared: bool) -> None:
+    """Queries a step from keys repeated in many entries (lint's shadowing witnesses): all of the
+    tree's first neighbours tie, then all of its second round's (60 copies), and the choice
+    among them is still the C++ scan's."""
+    rng = np.random.default_rng(copies)
+    centres = rng.integers(10, 60, size=(8, 3))
+    keys = np.concatenate([np.repeat(centres, copies, axis=0), rng.integers(1, 70, size=(40, 3))])
+    speeds = rng.choice([1.0, 2.0, 5.0], size=len(keys))
+    order = np.lexsort((-speeds, keys[:, 2], keys[:, 1], keys[:, 0]))
+    band = Band(keys[order].astype(np.int64), speeds[order].astype(np.float64))
+    usable = Usable(band, rng.random(len(keys)) < 0.9)
+    steps = rng.integers(-3, 4, size=(len(centres) * 12, 3)) * (rng.random((len(centres) * 12, 3)) < 0.4)
+    _assert_every_scan_agrees(band, usable, (np.repeat(centres, 12, axis=0) + steps).astype(np.int64), squared)
+
+
+def _assert_every_scan_agrees(band: Band, usable: Usable, queries: np.ndarray, squared: bool) -> None:
+    """nearest_one, nearest_many (tree and windowed scan) and scan_many answer ``queries`` as the
+    literal scan (scan_one) over the usable entries."""
+    keys, speeds = band.keys, band.speeds
     sub_keys = [tuple(row) for row in keys[usable.mask].tolist()]
     sub_speeds = speeds[usable.mask].tolist()
-    queries = rng.integers(0, 70, size=(200, 3)).astype(np.int64)
     table_keys = [tuple(row) for row in keys.tolist()]
     import bisect
 
