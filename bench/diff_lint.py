@@ -105,6 +105,16 @@ few; their selections as one batch of the compiled library: 0.6 s less but 35 MB
 per-signature tables, the k-d tree's imports). Left: reading ~5.3 s, locating ~1.7 s, the
 witnesses ~2.7 s (41 000 selections, 78 000 decisions), compiling the library ~0.4 s, imports.
 
+Issue 33, lint's locating (helper "locate"; CPU seconds of the phase in-process, the tree before
+and after alternately, 3 pairs, load average 1-2 on 2 CPUs): 0.78, 0.79, 0.86 -> 0.61, 0.59,
+0.56 s, peak +3 MB (the kept cut), lint --json byte-identical (md5: rocBLAS_Full, KernelsLite*,
+KernelsTileLite, SampleTensileKernels, the 16 YAML masters of masters/ and masters-hipblaslt/,
+12 logic files). The text's top-level cut made while reading is kept (``yaml_codec.TextCut``, its
+text's length and hash checked) and not made again (0.25 s). Left (CPU): the library piece's
+line index 0.25 s (its per-line loop ~0.19 s; in numpy arrays 0.15 s: not worth a second path),
+the cuts below 0.13 s (126 000 table rows cut to reach ~2 000), decoding the bytes again 0.04 s
+(``read_bytes`` has already inflated them), walking the located slices 0.04 s.
+
 The ratio column is figure / baseline wall time (memory: / baseline peak RSS). The machine may be
 shared; the load average is printed first.
 """

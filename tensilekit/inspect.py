@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -33,6 +33,9 @@ from tensilekit.selection.hipblaslt_versions import version_of_logic_file
 from tensilekit.selection.runtime import detect_runtime, hipblaslt_runtime
 from tensilekit.selection.served import served_row_types
 from tensilekit.selection.unserved import problem_type_label
+
+if TYPE_CHECKING:
+    from tensilekit.io.yaml_codec import TextCut
 
 LIBRARY_SUFFIXES = (".yaml", ".yml", ".dat", ".yaml.gz", ".yml.gz", ".dat.gz", ".dat.zlib", ".yaml.zst")
 
@@ -416,9 +419,12 @@ def _indexed_root_findings(data: bytes, solutions: int) -> list[Finding]:
     ]
 
 
-def add_finding_lines(data: bytes, findings: list[Finding], *, limit: int | None = None) -> None:
+def add_finding_lines(
+    data: bytes, findings: list[Finding], *, limit: int | None = None, cut: TextCut | None = None
+) -> None:
     """Fill in line/column of findings whose YAML path is in ``data`` (a YAML file; one compose of
-    the text, only when there is something to say). ``limit`` bounds how many are located."""
+    the text, only when there is something to say). ``limit`` bounds how many are located.
+    ``cut``: the top-level cut decoding ``data`` made (``decode(data, cut=...)``), not made again."""
     from tensilekit.io.yaml_codec import locate_many
 
     wanted = [finding for finding in findings[:limit] if finding.path]
@@ -429,7 +435,7 @@ def add_finding_lines(data: bytes, findings: list[Finding], *, limit: int | None
         return
     text = raw.decode("utf-8", errors="replace")
     del raw  # a big master's bytes need not stay beside its text while the events are walked
-    located = locate_many(text, [finding.path for finding in wanted])
+    located = locate_many(text, [finding.path for finding in wanted], cut=cut)
     for finding, position in zip(wanted, located, strict=True):
         if position is not None:
             finding.line, finding.col = position

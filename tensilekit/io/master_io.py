@@ -20,7 +20,7 @@ from tensilekit.io.detect import Format, Kind, decompress, detect_format, detect
 from tensilekit.io.files import decode_text, gc_paused, read_bytes, resolve_path
 from tensilekit.io.locations import to_format_error
 from tensilekit.io.msgpack_codec import dump_msgpack, parse_msgpack
-from tensilekit.io.yaml_codec import AMD_MASTER_STYLE, YamlStyle, dump_yaml, interned_keys, parse_yaml
+from tensilekit.io.yaml_codec import AMD_MASTER_STYLE, TextCut, YamlStyle, dump_yaml, interned_keys, parse_yaml
 from tensilekit.model.library import MasterLibrary, PlaceholderNode, placeholder_name
 from tensilekit.model.solution import MasterSolution
 
@@ -28,19 +28,23 @@ if TYPE_CHECKING:
     from tensilekit.io.indexed_msgpack import LazyMaster
 
 
-def decode(data: bytes | str, source: str | None = None, *, models: bool = False) -> tuple[Any, Format, str | None]:
+def decode(
+    data: bytes | str, source: str | None = None, *, models: bool = False, cut: TextCut | None = None
+) -> tuple[Any, Format, str | None]:
     """Decode bytes or text into plain data; returns (data, format, text-if-YAML).
 
     ``models`` (for :func:`master_from_data` only): a YAML master cut into its top-level parts
     comes back with each solution and the library tree validated as it is decoded (its
     :class:`MasterSolution` and node models in place of their mappings; a part that does not
     validate stays plain, and :func:`master_from_data` reports it as before), so that the plain
-    tree of one solution at a time is alive (rocBLAS_Full: ~400 MB less at the peak)."""
+    tree of one solution at a time is alive (rocBLAS_Full: ~400 MB less at the peak).
+    ``cut``: given a YAML text's top-level cut as it is decoded (:class:`TextCut`), to locate
+    paths in the text later without cutting it again."""
     parts = _MasterParts() if models else None
     with error_context(source or "<input>"):
         if isinstance(data, str):
             with gc_paused():
-                return parse_yaml(data, source, parts=parts), Format.YAML, data
+                return parse_yaml(data, source, parts=parts, cut=cut), Format.YAML, data
         raw, _ = decompress(data, source)
         fmt = detect_format(raw)
         with gc_paused():
@@ -48,7 +52,7 @@ def decode(data: bytes | str, source: str | None = None, *, models: bool = False
                 return parse_msgpack(raw, source), fmt, None
             text = decode_text(raw, source)
             del raw
-            return parse_yaml(text, source, parts=parts), fmt, text
+            return parse_yaml(text, source, parts=parts, cut=cut), fmt, text
 
 
 # The mappings of a solution the model keeps as they are (its extras, problemType, sizeMapping's

@@ -248,6 +248,7 @@ def parse_yaml(
     lines: str | None = None,
     parts: PartBuilders | None = None,
     decode: Decode | None = None,
+    cut: TextCut | None = None,
 ) -> Any:
     """Decode one YAML document exactly as PyYAML's ``CSafeLoader`` (AMD's reader) would.
 
@@ -262,6 +263,8 @@ def parse_yaml(
     shared (the builders keep what they need). Otherwise the document is decoded as without.
     ``decode``: tried first where the fast parser would read the text (a logic file's solutions,
     :func:`~tensilekit.io.logic_lines.decode_solutions`); every check is made as for the parser's.
+    ``cut``: given the text's top-level cut when the document is decoded by its parts, for
+    :func:`locate_many` in the same text later (:class:`TextCut`).
 
     Raises :class:`YamlSyntaxError` with line and column, :class:`InputTooLarge` over a limit
     (:mod:`tensilekit.io.limits`: nesting depth, integer digits, alias expansion).
@@ -274,7 +277,9 @@ def parse_yaml(
     # 10 to yaml_rs); the few files with anchors are decoded by PyYAML
     fast = _fast_yaml is not None and not anchors and _fast_parse_is_exact(text, lines)
     del lines  # (16 MB for rocBLAS_Full: not kept beside the decoded tree)
-    data, deepest = _parse_checked(text, source, share_keys, fast, None if anchors or bound is None else parts, decode)
+    data, deepest = _parse_checked(
+        text, source, share_keys, fast, None if anchors or bound is None else parts, decode, cut
+    )
     if anchors and isinstance(data, (dict, list)):
         check_alias_expansion(data, source)
     if isinstance(data, (dict, list)):  # brackets and indentation mixed (the text check bounds each)
@@ -289,6 +294,7 @@ def _parse_checked(
     fast: bool,
     parts: PartBuilders | None = None,
     decode: Decode | None = None,
+    cut: TextCut | None = None,
 ) -> tuple[Any, int | None]:
     """The decoded document and, when no container can be shared and the keys were shared, how
     deep it nests (measured by the key walk; else None: :func:`check_depth` walks). ``fast``:
@@ -305,7 +311,9 @@ def _parse_checked(
             if decoded is not None:
                 data, deepest = decoded
                 return data, _intern_tree_keys(data) if share_keys else deepest
-            sliced = _sliced_parts(text, load, parts) if parts is not None or len(text) >= SLICED_LOAD_FROM else None
+            sliced = (
+                _sliced_parts(text, load, parts, cut) if parts is not None or len(text) >= SLICED_LOAD_FROM else None
+            )
             data, built = sliced if sliced is not None else (load(text), False)
         except Exception:  # noqa: BLE001 - yaml_rs raises its own types; PyYAML decides below
             pass
@@ -367,20 +375,24 @@ def parse_path(path: str) -> list[object]:
     return parts
 
 
-def locate_many(text: str, paths: Sequence[str]) -> list[tuple[int, int] | None]:
-    """(line, col) of each YAML-path string, reading the document once."""
-    return node_positions(text, [parse_path(path) for path in paths])
+def locate_many(text: str, paths: Sequence[str], *, cut: TextCut | None = None) -> list[tuple[int, int] | None]:
+    """(line, col) of each YAML-path string, reading the document once (``cut``: as for
+    :func:`node_positions`)."""
+    return node_positions(text, [parse_path(path) for path in paths], cut=cut)
 
 
-def node_positions(text: str, paths: Sequence[Sequence[object]]) -> list[tuple[int, int] | None]:
+def node_positions(
+    text: str, paths: Sequence[Sequence[object]], *, cut: TextCut | None = None
+) -> list[tuple[int, int] | None]:
     """(line, col) of the node at each path (keys / indices), or of its deepest ancestor the
-    document has; None for every path when the text is not one YAML document.
+    document has; None for every path when the text is not one YAML document. ``cut``: the
+    text's top-level cut as decoding it made it (:class:`TextCut`), not made again.
 
     Walks libyaml's event stream (an eighth of the time of composing the node graph, which
     matters for `lint` on 4 MB logic files) and stops once every path is found; a document
     with aliases is composed instead (an alias's children are reached through its anchor)."""
     wanted = [tuple(str(part) for part in path) for path in paths]
-    found = _sliced_positions(text, wanted)
+    found = _sliced_positions(text, wanted, cut)
     if found is None:
         prefixes = {path[:depth] for path in wanted for depth in range(len(path) + 1)}
         try:
@@ -451,6 +463,27 @@ def _top_level(text: str) -> _TopLevel | None:
     if last >= 0 and text[last + 1 :].rstrip("\n") == "...":  # the end marker AMD's writer puts last
         end_of_document = last + 1
     return _cut(text, start, end_of_document, 0, text.count("\n", 0, start))
+
+
+class TextCut:
+    """The top-level cut of one YAML text (:func:`_top_level`, or that it has none), kept by
+    whoever decodes the text (:func:`parse_yaml`'s ``cut``) for locating paths in the same text
+    later (:func:`locate_many`'s): ``lint`` then does not cut rocBLAS_Full's 78 MB twice (0.25 s).
+    Small (the pieces' bounds, ~3 MB for 21 000 solutions), where keeping the text is not."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[_TopLevel | None, int, int] | None = None  # (the cut, its text's length and hash)
+
+    def keep(self, text: str, top: _TopLevel | None) -> None:
+        self._kept = (top, len(text), hash(text))
+
+    def of(self, text: str) -> tuple[_TopLevel | None] | None:
+        """(the cut,) when one was kept of ``text`` (the same length and hash: 78 MB hash in
+        0.02 s), else None (then ``text`` is cut again)."""
+        if self._kept is None:
+            return None
+        top, length, spelled = self._kept
+        return (top,) if len(text) == length and hash(text) == spelled else None
 
 
 _LINES_AT: dict[int, re.Pattern[str]] = {}
@@ -595,13 +628,17 @@ def _cut(text: str, start: int, end: int, indent: int, line0: int, index: _LineI
     return _TopLevel(pieces, lines, keys, items)
 
 
-def _sliced_parts(text: str, load: Any, parts: PartBuilders | None = None) -> tuple[Any, bool] | None:
+def _sliced_parts(
+    text: str, load: Any, parts: PartBuilders | None = None, cut: TextCut | None = None
+) -> tuple[Any, bool] | None:
     """``load(text)`` (one document) piece by piece of :func:`_top_level`, so that the parser
     holds one piece at a time (rocBLAS_Full.yaml with yaml_rs: 810 MB -> 525 MB peak), and
     whether ``parts`` built its pieces (:func:`parse_yaml`: when the document is a mapping holding
     each of its keys); None when the document is not cut so or a piece does not read as one key
-    or one item."""
+    or one item. ``cut`` is given the cut (:class:`TextCut`)."""
     top = _top_level(text)
+    if cut is not None:
+        cut.keep(text, top)
     if top is None:
         return None
     builders = parts if parts is not None and parts.keys() <= top.keys.keys() else None
@@ -641,13 +678,17 @@ def _sliced_parts(text: str, load: Any, parts: PartBuilders | None = None) -> tu
 _WALKED_WHOLE_BELOW = 8192  # pieces shorter than this are walked, not cut further
 
 
-def _sliced_positions(text: str, wanted: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], tuple[int, int]] | None:
+def _sliced_positions(
+    text: str, wanted: Sequence[tuple[str, ...]], cut: TextCut | None = None
+) -> dict[tuple[str, ...], tuple[int, int]] | None:
     """:func:`_walk_events`'s positions, read off the lines of a block document cut by
     indentation (:func:`_top_level`, then each wanted key's or item's block value by
     :func:`_cut`, down to pieces under 8 KB, which are walked on their own slice of ``text``).
     None when the document cannot be cut so. rocBLAS_Full's ~2 700 findings sit in a few of its
-    21 288 solutions and tables; libyaml's 7.3 M events of the whole cost ~6 s."""
-    top = _top_level(text)
+    21 288 solutions and tables; libyaml's 7.3 M events of the whole cost ~6 s. ``cut``: the
+    top-level cut decoding made of ``text`` (:class:`TextCut`), when it fits."""
+    kept = cut.of(text) if cut is not None else None
+    top = _top_level(text) if kept is None else kept[0]
     if top is None:
         return None
     found: dict[tuple[str, ...], tuple[int, int]] = {(): (top.lines[0] + 1, 1)}
@@ -1187,6 +1228,7 @@ def _sorted_keys(value: Any) -> Any:
 __all__ = [
     "AMD_LOGIC_STYLE",
     "AMD_MASTER_STYLE",
+    "TextCut",
     "YamlStyle",
     "detect_style",
     "distinct_lines",

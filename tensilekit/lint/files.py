@@ -25,6 +25,7 @@ from tensilekit.io.files import gc_paused, read_bytes
 from tensilekit.io.logic_io import logic_from_data
 from tensilekit.io.master_io import decode, load_placeholder, master_from_data
 from tensilekit.io.msgpack_codec import dump_msgpack
+from tensilekit.io.yaml_codec import TextCut
 from tensilekit.libbuild import build_logic_master
 from tensilekit.lint.rules import LintOptions, Locator, lint_library
 from tensilekit.lint.tables import KEY_FIELDS
@@ -166,8 +167,9 @@ def lint_file(
     try:
         report(f"reading {name}")
         data = read_bytes(path)
+        cut = TextCut()  # the text's top-level cut, made once for reading and locating alike
         with error_context(source):
-            decoded, form, text = decode(data, source, models=True)
+            decoded, form, text = decode(data, source, models=True, cut=cut)
             kind = detect_kind(decoded, text)
             library: MasterLibrary
             locator: Locator | None = None
@@ -200,7 +202,8 @@ def lint_file(
     # the findings are made: the model need not stay beside the text decoded again to locate them
     del library, locator, loader
     report(f"locating findings in {name}")
-    add_finding_lines(data, [finding for finding in findings if not finding.path.startswith(BUILT_PREFIX)])
+    wanted = [finding for finding in findings if not finding.path.startswith(BUILT_PREFIX)]
+    add_finding_lines(data, wanted, cut=cut)
     return FileLint(path=source, kind="master" if kind is Kind.MASTER else "logic", findings=findings)
 
 

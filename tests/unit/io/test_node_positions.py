@@ -139,3 +139,17 @@ def test_a_block_master_is_walked_in_slices(
     wanted = _paths_into(data, random.Random(5), 60) + [["solutions", len(data["solutions"]) - 1]]
     assert _sliced_positions(text, [tuple(str(part) for part in path) for path in wanted]) is not None
     assert node_positions(text, wanted) == _composed_positions(text, wanted)
+
+
+def test_a_cut_is_used_for_its_own_text_only() -> None:
+    """A cut kept as a text was decoded (``parse_yaml(cut=...)``) locates in that text as a fresh
+    cut would; another text of the same length (its keys swapped) is cut again."""
+    text = "a:\n  x: [1, 2]\n  y: 3\nb:\n- 1\n- {c: 4}\n"
+    swapped = "b:\n- 1\n- {c: 4}\na:\n  x: [1, 2]\n  y: 3\n"
+    cut = yaml_codec.TextCut()
+    same = {"a": lambda value: value, "b": lambda value: value}
+    assert yaml_codec.parse_yaml(text, parts=same, cut=cut) == yaml.safe_load(text)
+    assert cut.of(text) is not None and cut.of(swapped) is None
+    paths: list[list[object]] = [["a", "y"], ["b", 1, "c"], ["b"], ["a", "x", 1]]
+    assert node_positions(text, paths, cut=cut) == _composed_positions(text, paths)
+    assert node_positions(swapped, paths, cut=cut) == _composed_positions(swapped, paths)

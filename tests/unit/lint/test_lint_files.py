@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import tensilekit
+from tensilekit.io import yaml_codec
 from tensilekit.lint import lint_file, lint_paths
 from tensilekit.lint.files import LogicLocator
 from tensilekit.model.library import MatchingNode
@@ -15,6 +16,7 @@ from tensilekit.model.library import MatchingNode
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 DEAD_ROW = FIXTURES / "lint" / "aldebaran_SB_dead_row.yaml"
 SAMPLE_LOGIC = FIXTURES / "lint" / "aldebaran_SB_clean.yaml"
+CASES = FIXTURES / "lint" / "lint_cases_gfx90a.yaml"
 
 
 def test_logic_file_finding_points_at_its_row_and_line() -> None:
@@ -27,6 +29,29 @@ def test_logic_file_finding_points_at_its_row_and_line() -> None:
     assert "M=1001" in dead.message
     table = [f for f in result.findings if f.code == "size" and f.path == "[7]"]
     assert [f.message for f in table] == ["Euclidean table: 13 entries, 5 kernels"]
+
+
+def test_master_findings_are_located_with_the_cut_made_while_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A YAML master is cut at its top-level lines once, as it is read, and its findings are
+    located with that cut: at the nodes PyYAML composes (a stale or foreign cut would move them)."""
+    master = tmp_path / "cases.yaml"  # the fixture without its anchors: a text cut by its lines
+    master.write_bytes(tensilekit.dumps_master(tensilekit.load_master(CASES)))
+    text = master.read_text()
+    cut_lengths: list[int] = []
+    top_level = yaml_codec._top_level
+
+    def counted(text: str) -> yaml_codec._TopLevel | None:
+        cut_lengths.append(len(text))
+        return top_level(text)
+
+    monkeypatch.setattr(yaml_codec, "_top_level", counted)
+    located = [finding for finding in lint_file(master).findings if finding.path]
+    assert cut_lengths == [len(text)]
+    assert {finding.code for finding in located} >= {"dead-entry", "shadowed-entry"}
+    paths = [yaml_codec.parse_path(finding.path) for finding in located]
+    assert [(finding.line, finding.col) for finding in located] == yaml_codec._composed_positions(text, paths)
 
 
 def test_clean_logic_file_has_only_size_findings() -> None:
