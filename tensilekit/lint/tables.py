@@ -43,7 +43,7 @@ from tensilekit.model.library import (
 )
 from tensilekit.model.predicates import Predicate
 from tensilekit.model.solution import MasterSolution
-from tensilekit.selection.columns import ProblemColumns, derived_dimensions
+from tensilekit.selection.columns import PROBLEM_TYPE_COLUMNS, ColumnsLike, ProblemColumns, derived_dimensions
 from tensilekit.selection.problem import ContractionProblem, GemmProblem, Hardware, contraction_problem
 from tensilekit.selection.served import nested_predicates, predicate_problem_fields
 
@@ -430,7 +430,31 @@ def entry_columns(
     spread: dict[str, tuple[npt.NDArray[Any], npt.NDArray[np.int64] | None]] = {
         name: (getattr(templates, name), template_at) for name in templates.names() if name not in numbers
     }
-    return ProblemColumns(numbers, _EntryRows(base, fields, keys, batches, hardware), spread)
+    return _EntryColumns(numbers, _EntryRows(base, fields, keys, batches, hardware), spread, (templates, template_at))
+
+
+class _EntryColumns(ProblemColumns):
+    """:func:`entry_columns`: problems of one device, each of its template's problem type (the
+    columns that are not sizes, leading dimensions or strides are its template's): a predicate of
+    the type and the device is evaluated on the templates (:func:`template_columns`, one object
+    per base: once for all of its batches)."""
+
+    def __init__(
+        self,
+        arrays: dict[str, npt.NDArray[Any]],
+        rows: Sequence[tuple[ContractionProblem, Hardware]],
+        spread: dict[str, tuple[npt.NDArray[Any], npt.NDArray[np.int64] | None]],
+        templates: tuple[ProblemColumns, npt.NDArray[np.int64]],
+    ) -> None:
+        super().__init__(arrays, rows, spread)
+        # the type view only while no type column is one the entries set themselves
+        self._templates = templates if PROBLEM_TYPE_COLUMNS.isdisjoint(arrays) else None
+
+    def problem_types(self) -> tuple[ColumnsLike, npt.NDArray[np.int64]] | None:
+        return self._templates
+
+    def one_device(self) -> bool:
+        return True
 
 
 def problems_per_key(base: ProblemBase, fields: tuple[str, ...]) -> int:

@@ -1264,7 +1264,9 @@ def _vector_of(atom: Atom, cols: ColumnsLike) -> BoolArray:
         # a predicate of the problem type alone (data types, transposes, tensilelite flags), or of
         # it and the device where every query has one device: evaluated on one query of each
         # type (string columns compare slowly, 100 000 at a time)
-        vector = atom.vector(cols) if types is None else atom.vector(types[0])[types[1]]
+        # (kept on the types' columns too: columns of one type view, such as lint's problems of
+        # one table entry's templates, evaluate it once for all their batches)
+        vector = atom.vector(cols) if types is None else _vector_of(atom, types[0])[types[1]]
         cache[atom] = vector
     return vector
 
@@ -1546,7 +1548,7 @@ class CompiledLibrary:
                 return np.zeros(size, dtype=bool)
             vector = cache.get(atom_id)
             if vector is None:
-                vector = atom.vector(cols)
+                vector = _vector_of(atom, cols)
                 cache[atom_id] = vector
             out &= vector if rows is None else vector[rows]
         return out

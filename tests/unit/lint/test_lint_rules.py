@@ -259,6 +259,40 @@ def test_lint_compiles_canSolve_only_for_signatures_asked_often(
     assert asked and compiled.count("can_solve") == often
 
 
+def test_entry_columns_predicates_of_the_type_read_on_the_templates(corpus: Path) -> None:
+    """A table's problems as columns hold their template's problem type: each predicate of a
+    kernel evaluated through the columns' type view (one row per template) equals the predicate
+    evaluated on every problem."""
+    import numpy as np
+
+    from tensilekit.lint.rules import Linter
+    from tensilekit.lint.tables import entry_columns, key_fields, problems_per_key, template_columns
+    from tensilekit.selection.columns import PROBLEM_TYPE_COLUMNS
+    from tensilekit.selection.fast import _vector_of
+
+    linter = Linter(load_master(corpus / "masters" / "aldebaran_NN_mixed.yaml"))
+    compared = by_type = 0
+    for table in linter.tables:
+        context, fields = table.context, key_fields(table.context.node)
+        entries = table.context.node.table[:50]
+        base = linter._base(context, linter.solutions[entries[0].solution_index])
+        templates = template_columns(base, context.hardware)
+        columns = entry_columns(base, fields, [entry.key for entry in entries], templates, context.hardware)
+        assert columns is not None and columns.size == len(entries) * problems_per_key(base, fields)
+        types, of_row = columns.problem_types()  # type: ignore[misc]
+        for name in PROBLEM_TYPE_COLUMNS & set(templates.names()):
+            assert (getattr(columns, name) == getattr(types, name)[of_row]).all()
+        for entry in entries:
+            for atom_id in linter.compiled.solution_atoms[linter.compiled.sid_of(entry.solution_index)]:
+                atom = linter.compiled.atoms.atoms[atom_id]
+                if atom.constant is None:
+                    with np.errstate(all="ignore"):
+                        assert (_vector_of(atom, columns) == atom.vector(columns)).all()
+                    compared += 1
+        by_type += len(columns.__dict__.get("_atom_vectors", {})) > 0 and len(types.__dict__.get("_atom_vectors", {}))
+    assert compared > 100 and by_type > 0
+
+
 @pytest.mark.parametrize("fixture", ["lint_cases_gfx90a.yaml", "corpus:masters/aldebaran_NN_mixed.yaml"])
 def test_bulk_table_pass_answers_as_entry_by_entry(
     fixture: str, cases: MasterLibrary, request: pytest.FixtureRequest
