@@ -335,6 +335,8 @@ class Linter:
         self._problems: dict[tuple[int, tuple[int, ...]], _MadeOnce] = {}
         self._asked: dict[tuple[int, ...], int] = {}  # canSolve questions per signature so far
         self._key_decided_atoms: dict[tuple[int, ...], tuple[int, ...]] = {}
+        self._signature_of: dict[tuple[int, ...], int] = {}
+        self._signatures: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._scalars: dict[tuple[int, ...], list[Callable[[ContractionProblem, Hardware], Any]] | None] = {}
         self._template_columns: dict[tuple[int, Hardware], tuple[Any, ProblemColumns]] = {}
         self.tables = [self._table(context) for context in table_contexts(library)]
@@ -366,6 +368,9 @@ class Linter:
         self._asked.clear()
         self._scalars.clear()
         self._template_columns.clear()
+        self._key_decided_atoms.clear()
+        self._signature_of.clear()
+        self._signatures = np.zeros(0, dtype=np.int64)
 
     # ------------------------------------------------------------------ entries
 
@@ -479,16 +484,18 @@ class Linter:
         per_key = problems_per_key(base, fields)
         passed = np.zeros(columns.size, dtype=bool)
         # the keys of kernels with one signature (the same compiled canSolve) asked together
-        by_signature: dict[tuple[int, ...], tuple[int, list[int]]] = {}
-        for position, sid in enumerate(sids):
-            by_signature.setdefault(self.compiled.solution_atoms[sid], (sid, []))[1].append(position)
+        sid_array = np.array(sids, dtype=np.int64)
+        signatures = self._signature_numbers()[sid_array]
+        order = np.argsort(signatures, kind="stable")
+        by_signature = np.split(order, np.flatnonzero(np.diff(signatures[order])) + 1)
         vectors: dict[int, npt.NDArray[np.bool_]] = {}
         offsets = np.arange(per_key, dtype=np.int64)
         try:
             with np.errstate(all="ignore"):  # size_t arithmetic wraps in the vector forms, as in select_batch
                 failing = np.zeros(len(keys), dtype=bool)  # a KEY_DECIDED predicate fails all of a key's problems
-                for sid, positions in by_signature.values():
-                    rows = (np.array(positions, dtype=np.int64)[:, None] * per_key + offsets).reshape(-1)
+                for positions in by_signature:
+                    sid = sids[positions[0]]
+                    rows = (positions[:, None] * per_key + offsets).reshape(-1)
                     passed[rows] = self.compiled.solution_pass(sid, columns, vectors, rows)
                     for atom_id in self._key_decided(sid) if dead else ():
                         vector = vectors.get(atom_id)
@@ -501,6 +508,17 @@ class Linter:
         grid = passed.reshape(len(keys), per_key)
         first: npt.NDArray[np.int64] = np.where(grid.any(axis=1), grid.argmax(axis=1), np.where(failing, -2, -1))
         return columns, first
+
+    def _signature_numbers(self) -> npt.NDArray[np.int64]:
+        """A number per solution id of the compiled library, one per signature (its atoms: the
+        same compiled ``canSolve``); extended as the library registers solutions (lazy shards)."""
+        numbers = self._signatures
+        solution_atoms = self.compiled.solution_atoms
+        if len(numbers) != len(solution_atoms):
+            known = self._signature_of
+            listed = [known.setdefault(atoms, len(known)) for atoms in solution_atoms]
+            numbers = self._signatures = np.array(listed, dtype=np.int64)
+        return numbers
 
     def _key_decided(self, sid: int) -> tuple[int, ...]:
         """The atoms of solution ``sid``'s ``canSolve`` whose predicate is of :data:`KEY_DECIDED`
