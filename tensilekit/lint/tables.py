@@ -189,13 +189,15 @@ class ProblemBase:
     operation: str | None
     batches: tuple[int, ...] = (1,)
     """Batch counts tried when the key has no ``BatchSize``: 1, and the smallest the kernel accepts."""
-    _scratch: tuple[GemmProblem, ...] = dataclasses.field(default=(), init=False, repr=False, compare=False)
+    _scratch: tuple[GemmProblem, ...] = dataclasses.field(default=(), repr=False, compare=False, kw_only=True)
     """A private copy of each template whose sizes :func:`entry_problems` overwrites per problem
     (``contraction_problem`` reads a problem's fields and keeps none of its own: a copy per
-    problem was a third of the cost of each)."""
+    problem was a third of the cost of each). Bases of the same templates may share theirs (each
+    problem is built whole before it is yielded)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_scratch", tuple(copied_with(template, {}) for template in self.templates))
+        if len(self._scratch) != len(self.templates):
+            object.__setattr__(self, "_scratch", tuple(copied_with(template, {}) for template in self.templates))
 
 
 def problem_base(context: TableContext, solution: MasterSolution) -> ProblemBase:
@@ -221,6 +223,7 @@ class ProblemBases:
         self._fields: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = {}
         self._batches: dict[int, tuple[Any, tuple[int, ...]]] = {}
         self._templates: dict[Any, tuple[tuple[GemmProblem, ...], str | None]] = {}
+        self._scratches: dict[int, tuple[tuple[GemmProblem, ...], tuple[GemmProblem, ...]]] = {}
 
     def of(self, context: TableContext, solution: MasterSolution) -> ProblemBase:
         """:func:`problem_base` (same answers, same errors)."""
@@ -240,7 +243,12 @@ class ProblemBases:
             fields.update(predicate_problem_fields(_Operation(operation)))
         fixed_beta = fields.pop("beta", None)
         templates = self._templates_of(fields, lite, operation, fixed_beta)
-        return ProblemBase(templates, operation, self._batches_of(solution.problem_predicate))
+        known = self._scratches.get(id(templates))
+        shared = known[1] if known is not None and known[0] is templates else ()
+        base = ProblemBase(templates, operation, self._batches_of(solution.problem_predicate), _scratch=shared)
+        if not shared:  # (the templates kept beside their scratch: their id stays theirs)
+            self._scratches[id(templates)] = (templates, base._scratch)
+        return base
 
     def _fields_of(self, predicate: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """:func:`_fields` of ``predicate`` (read-only: callers copy what they change)."""
