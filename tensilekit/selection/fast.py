@@ -52,6 +52,7 @@ from tensilekit.selection.distance import DISTANCES, grid_based_distances, grid_
 from tensilekit.selection.features import feature_key
 from tensilekit.selection.grid_batch_walk import batch_first_grid_walk
 from tensilekit.selection.kernels import (
+    SOLUTION_DEPENDENT,
     Atom,
     AtomTable,
     BoolArray,
@@ -1478,6 +1479,7 @@ class CompiledLibrary:
         self.solution_atoms: list[tuple[int, ...]] = []
         self._can_solve: dict[tuple[int, ...], Any] = {}  # by atoms: kernels of one signature share one
         self._sid: dict[int, int] = {}
+        self._atoms_of: dict[int, tuple[Any, list[int]]] = {}  # see _predicate_atoms
         self._lazy_sources: list[Callable[[int], MasterSolution | None]] = []
         self._placeholders: dict[str, _Node] = {}
         self._index_table: IntArray | None = None
@@ -1494,14 +1496,26 @@ class CompiledLibrary:
         sid = len(self.solutions)
         atoms: list[int] = []
         for predicate in (solution.task_predicate, solution.problem_predicate, solution.hardware_predicate):
-            for operand in conjuncts(predicate):
-                atom_id = self.atoms.intern(operand, solution)
+            for atom_id in self._predicate_atoms(predicate, solution):
                 if atom_id not in atoms:
                     atoms.append(atom_id)
         self.solutions.append(solution)
         self.solution_atoms.append(tuple(atoms))
         self._sid[solution.index] = sid
         return sid
+
+    def _predicate_atoms(self, predicate: Any, solution: MasterSolution) -> list[int]:
+        """The atom of each conjunct of ``predicate``, once per predicate object when none of
+        them reads the solution (a big master's kernels share their predicates: rocBLAS_Full
+        64 000 of them, 3 800 objects)."""
+        known = self._atoms_of.get(id(predicate))
+        if known is not None and known[0] is predicate:
+            return known[1]
+        operands = conjuncts(predicate)
+        found = [self.atoms.intern(operand, solution) for operand in operands]
+        if all(operand.type not in SOLUTION_DEPENDENT for operand in operands):
+            self._atoms_of[id(predicate)] = (predicate, found)  # (kept: its id stays its own)
+        return found
 
     def index_table(self) -> IntArray:
         """The master index of each solution id, then -1 (so ``index_table()[sids]`` maps a batch's
