@@ -323,15 +323,28 @@ def test_bulk_table_pass_answers_as_entry_by_entry(
     ("master", "dead_witnesses"), [("aldebaran_NN_mixed.yaml", True), ("navi31_SB_NN.yaml", False)]
 )
 @pytest.mark.parametrize("span", [1, 64])
+@pytest.mark.parametrize("route", ["bulk", "no columns", "batch refused"])
 def test_witnesses_in_bulk_answer_as_witness_by_witness(
-    master: str, dead_witnesses: bool, span: int, corpus: Path
+    master: str, dead_witnesses: bool, span: int, route: str, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Whether a duplicate entry wins leftward, its witnesses asked in rounds of array passes and
     batch selections: the answer of asking each witness in turn, nearest first (its first
-    passing problem, :meth:`Linter.decide`, and the compiled library's selection of it)."""
+    passing problem, :meth:`Linter.decide`, and the compiled library's selection of it); also
+    where the witnesses cannot be put in columns (each decided alone) or the batch selection
+    refuses them (each selected alone)."""
+    from tensilekit.errors import SelectionError
     from tensilekit.lint.rules import Linter, LintOptions, _Duplicate
+    from tensilekit.selection.fast import CompiledLibrary
 
     linter = Linter(load_master(corpus / "masters" / master), options=LintOptions(witness_span=span))
+    if route == "no columns":
+        monkeypatch.setattr(Linter, "_first_passes", lambda *arguments, **options: None)
+    if route == "batch refused":
+
+        def refused(*arguments: Any) -> Any:
+            raise SelectionError("a witness the batch cannot evaluate")
+
+        monkeypatch.setattr(CompiledLibrary, "find_batch", refused)
     duplicates = [
         outcome for table in linter.tables for _, outcome in linter._shadowed(table) if isinstance(outcome, _Duplicate)
     ]
