@@ -292,7 +292,17 @@ class _Duplicate:
     table: _Table
     position: int  # in the sorted table
     solution: MasterSolution
-    message: str  # the finding, if no witness picks the kernel
+    faster: int  # the sorted-table position of the earlier entry
+
+    def message(self) -> str:
+        """The finding, if no witness picks the kernel (worded only then: most are picked)."""
+        ordered = self.table.sorted
+        assert ordered is not None
+        key, speed, faster = ordered.keys[self.position], ordered.speeds[self.position], self.faster
+        return (
+            f"entry {list(key)} → {_kernel(self.solution)} (speed {speed:g}) can never win: index "
+            f"{ordered.indices[faster]} has the same key and predicates and a higher speed ({ordered.speeds[faster]:g})"
+        )
 
     def witnesses(self, low: int, high: int) -> Iterator[tuple[int, ...]]:
         """The keys ``low`` to ``high`` steps above the entry's in its first component."""
@@ -348,7 +358,7 @@ class Linter:
                 if isinstance(outcome, str):
                     table.shadowed[number] = outcome
                 elif not next(winning):
-                    table.shadowed[number] = outcome.message
+                    table.shadowed[number] = outcome.message()
 
     def forget(self) -> None:
         """Drop the memos and the tracebacks of the errors they keep. Each kept error is raised
@@ -726,13 +736,7 @@ class Linter:
                     f"index {other_index} comes first with the same predicates"
                 )
             if ordered.speeds[other] > speed and _predicates(other_solution) == _predicates(solution):
-                return _Duplicate(
-                    table,
-                    position,
-                    solution,
-                    f"entry {list(key)} → {_kernel(solution)} (speed {speed:g}) can never win: index "
-                    f"{other_index} has the same key and predicates and a higher speed ({ordered.speeds[other]:g})",
-                )
+                return _Duplicate(table, position, solution, other)
         return None
 
     def _win_leftward(self, duplicates: list[_Duplicate]) -> list[bool]:
