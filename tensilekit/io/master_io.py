@@ -7,6 +7,7 @@ reads the file it names (``<dir of master>/<prefix><extension of master>``, as t
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -73,10 +74,12 @@ class _SolutionParts:
             return raw  # master_from_data validates it again in place, with its location
 
     def _share_keys(self, node: dict[Any, Any], *, predicates: bool = False) -> None:
-        keys = interned_keys(tuple(node), self._keys)
+        spelled = tuple(node)
+        keys = interned_keys(spelled, self._keys)
         values = list(node.values())
-        node.clear()
-        node.update(zip(keys, values, strict=True))
+        if not all(map(operator.is_, keys, spelled)):  # (a master's solutions decoded per entry: interned)
+            node.clear()
+            node.update(zip(keys, values, strict=True))
         for key, value in zip(keys, values, strict=True):
             if type(value) is dict:
                 if value and not (predicates and key in _PREDICATE_KEYS_OF_SOLUTION):
