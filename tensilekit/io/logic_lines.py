@@ -238,7 +238,21 @@ def _copy(value: Any) -> tuple[Copy, Any, int]:
         level = [child for child in children if type(child) is list or type(child) is dict]
     if depth == 1:
         return (dict.copy if type(value) is dict else list.copy), value, 1
+    if depth == 2 and type(value) is dict:  # (a sizeMapping: its lists copied, ~1 us where marshal takes ~3)
+        return _copy_two_levels, (value, [key for key, item in value.items() if type(item) in _CONTAINERS]), 2
     return marshal.loads, marshal.dumps(value, 4), depth
+
+
+_CONTAINERS = (list, dict)
+
+
+def _copy_two_levels(source: tuple[dict[Any, Any], list[Any]]) -> dict[Any, Any]:
+    """A copy of a mapping whose containers (at ``keys``) hold scalars only, those copied too."""
+    value, keys = source
+    new = value.copy()
+    for key in keys:
+        new[key] = new[key].copy()
+    return new
 
 
 def _depth(values: list[Any]) -> int:
