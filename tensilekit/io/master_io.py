@@ -7,7 +7,6 @@ reads the file it names (``<dir of master>/<prefix><extension of master>``, as t
 from __future__ import annotations
 
 import dataclasses
-import operator
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -68,18 +67,22 @@ class _SolutionParts:
         if type(raw) is not dict:
             return raw
         self._share_keys(raw, predicates=True)
+        return self.of_interned(raw)
+
+    def of_interned(self, raw: Any) -> Any:
+        """The solution of ``raw``, whose keys are interned strings already (decoded per entry)."""
+        if type(raw) is not dict:
+            return raw
         try:
             return MasterSolution.model_validate(raw)
         except ValidationError:
             return raw  # master_from_data validates it again in place, with its location
 
     def _share_keys(self, node: dict[Any, Any], *, predicates: bool = False) -> None:
-        spelled = tuple(node)
-        keys = interned_keys(spelled, self._keys)
+        keys = interned_keys(tuple(node), self._keys)
         values = list(node.values())
-        if not all(map(operator.is_, keys, spelled)):  # (a master's solutions decoded per entry: interned)
-            node.clear()
-            node.update(zip(keys, values, strict=True))
+        node.clear()
+        node.update(zip(keys, values, strict=True))
         for key, value in zip(keys, values, strict=True):
             if type(value) is dict:
                 if value and not (predicates and key in _PREDICATE_KEYS_OF_SOLUTION):

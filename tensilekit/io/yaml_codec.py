@@ -234,7 +234,9 @@ SLICED_LOAD_FROM = 1 << 20
 
 
 PartBuilders = Mapping[str, Callable[[Any], Any]]
-"""Top-level key -> what each of its parts becomes as soon as it is decoded (:func:`parse_yaml`)."""
+"""Top-level key -> what each of its parts becomes as soon as it is decoded (:func:`parse_yaml`).
+A builder may have ``of_interned``: the same, for a part whose mapping keys are all interned strings
+already (items decoded per entry: :func:`~tensilekit.io.logic_lines.decode_items`)."""
 
 Decode = Callable[[str, Callable[[str], Any]], tuple[Any, int] | None]
 """A caller's decoder of one text, given the parser: what the parser gives for the whole text and
@@ -633,7 +635,9 @@ def _sliced_parts(text: str, load: Any, parts: PartBuilders | None = None) -> tu
                 first, last = top.pieces[below[0]][1], top.pieces[below[-1]][2]
                 items_text = text[first : last - 1 if text.endswith("\n", first, last) else last]
                 # each distinct entry of the items decoded once (a master's solutions), else each item
-                value = decode_items(items_text, load, _unchanged if build is None else build)
+                value = decode_items(
+                    items_text, load, _unchanged if build is None else getattr(build, "of_interned", build)
+                )
                 if value is None:
                     value = [item(number) for number in below] if build is None else [build(item(n)) for n in below]
             elif build is not None:

@@ -8,6 +8,7 @@ master's solutions, with nested blocks, block sequences and flow items."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -113,6 +114,21 @@ def logic_texts(draw: st.DrawFn) -> str:
 
 def _unchanged(item: Any) -> Any:
     return item
+
+
+def _keys_interned(data: Any) -> bool:
+    """Every str key of ``data``'s mappings is the interned string (a master's part builders then
+    need not intern them: ``of_interned``)."""
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            if any(type(key) is str and sys.intern(key) is not key for key in node):
+                return False
+            stack.extend(node.values())
+        elif type(node) is list:
+            stack.extend(node)
+    return True
 
 
 def _shares_a_container(data: Any) -> bool:
@@ -237,6 +253,7 @@ def test_master_solutions_decoder_is_the_parser_or_nothing(text: str) -> None:
         return
     assert repr(decoded) == repr(whole), text  # key order and types (1 / True / 1.0) count
     assert not _shares_a_container(decoded), text
+    assert _keys_interned(decoded), text
 
 
 def test_master_solutions_decoder_takes_what_amds_writer_gives() -> None:
@@ -251,4 +268,5 @@ def test_master_solutions_decoder_takes_what_amds_writer_gives() -> None:
     assert decoded == [1, 2, 3]
     assert repr(built) == repr(_load(text))
     assert not _shares_a_container(built)
+    assert _keys_interned(built)
     assert built[0]["problemPredicate"] == built[1]["problemPredicate"]
