@@ -76,13 +76,15 @@ def decode_solutions(text: str, text_lines: list[str], load: Load) -> tuple[Any,
         return None
 
 
-def decode_items(text: str, load: Load, build: Callable[[Any], Any]) -> list[Any] | None:
-    """``[build(item) for item in load(text)]`` for ``text`` a block sequence of block mappings at
-    column 0 (a YAML master's ``solutions:``, whose text has no anchor, tag or quote: the caller's
-    cut) without its last line end; None when it is not of the shape checked here (the caller
-    then parses each item). ``build`` is given each item as it is assembled."""
+def decode_items(
+    text: str, load: Load, build: Callable[[Any], Any], start: int = 0, end: int | None = None
+) -> list[Any] | None:
+    """``[build(item) for item in load(text[start:end])]`` for a block sequence of block mappings
+    at column 0 (a YAML master's ``solutions:``, whose text has no anchor, tag or quote: the
+    caller's cut) ending before its last line end; None when it is not of the shape checked here
+    (the caller then parses each item). ``build`` is given each item as it is assembled."""
     try:
-        return list(map(build, _Solutions(text, 0, load)))
+        return list(map(build, _Solutions(text, 0, load, start, len(text) if end is None else end)))
     except _Refused:
         return None
     except Exception:  # noqa: BLE001 - the parser's own error types: the caller's parse decides
@@ -113,7 +115,7 @@ def _decode(text: str, load: Load) -> tuple[Any, int] | None:
         solutions_text = solutions_text[:-1]  # the line end before the next root item or key
     if not solutions_text.strip():
         return None
-    decoded = _Solutions(solutions_text, 2 if list_form else 0, load)
+    decoded = _Solutions(solutions_text, 2 if list_form else 0, load, 0, len(solutions_text))
     solutions = list(decoded)
     depth = 3 + decoded.value_depth  # root 1, the list 2, a solution 3
 
@@ -141,11 +143,15 @@ def _decode(text: str, load: Load) -> tuple[Any, int] | None:
     return data, max(depth, 1 + _depth(others))
 
 
-class _Solutions:
-    """The solutions of ``text`` (block mappings, each item's first line ``- key`` at
-    ``item_column``, their keys two columns deeper), assembled one at a time as iterated."""
+_PIECE = 1 << 20  # the solutions' text is cut into entries this much at a time (then freed but the distinct)
 
-    def __init__(self, text: str, item_column: int, load: Load) -> None:
+
+class _Solutions:
+    """The solutions of ``text[start:end]`` (block mappings, each item's first line ``- key`` at
+    ``item_column``, their keys two columns deeper), assembled one at a time as iterated. Only the
+    distinct entries are kept (13 MB of rocBLAS_Full's 50 MB), each entry an index into them."""
+
+    def __init__(self, text: str, item_column: int, load: Load, start: int, end: int) -> None:
         key_column = item_column + 2
         cut = _ENTRY_CUTS.get(key_column)
         if cut is None:  # a line end first: the regex engine skips to line ends at C speed
@@ -153,14 +159,21 @@ class _Solutions:
             cut = _ENTRY_CUTS[key_column] = re.compile(
                 f"\\n(?= {{0,{key_column - 1}}}[^ ]| {{{key_column}}}(?!- )[^ ])"
             )
-        entries = cut.split(text)
-        distinct = list(dict.fromkeys(entries))
         item_start, key_start = " " * item_column + "- ", " " * key_column
-        items: set[str] = set()
+        numbers: dict[str, int] = {}  # each distinct entry, numbered as first met
+        entries: list[int] = []
+        while start < end:  # a piece ends before a solution's "- " (where an entry ends anyway)
+            stop = text.find("\n" + item_start, min(start + _PIECE, end), end)
+            stop = end if stop < 0 else stop
+            entries += [numbers.setdefault(entry, len(numbers)) for entry in cut.split(text[start:stop])]
+            start = stop + 1
+        distinct = list(numbers)
+        del numbers
+        items: set[int] = set()
         contents: list[str] = []
-        for entry in distinct:
+        for number, entry in enumerate(distinct):
             if entry.startswith(item_start):
-                items.add(entry)
+                items.add(number)
             elif not entry.startswith(key_start):
                 raise _Refused  # a line between the items' column and their keys'
             if entry[key_column : key_column + 1] not in _KEY_START:
@@ -170,26 +183,30 @@ class _Solutions:
                 first, *rest = content.split("\n")
                 content = "\n".join([first, *(line[item_column:] for line in rest)])
             contents.append(content)
+        del distinct
+        count = len(contents)
         joined = "- " + "\n- ".join(contents)
+        del contents
         if any(character in joined for character in _NOT_IN_A_LINE):
             raise _Refused
         decoded = load(joined)
-        if type(decoded) is not list or len(decoded) != len(contents):
+        del joined
+        if type(decoded) is not list or len(decoded) != count:
             raise _Refused  # an entry left a quote or bracket open
-        pairs: dict[str, tuple[Any, Any]] = {}
-        fresh: dict[str, tuple[Any, Copy, Any]] = {}  # entries whose value is a container
+        pairs: list[tuple[Any, Any]] = []
+        fresh: dict[int, tuple[Any, Copy, Any]] = {}  # entries whose value is a container
         value_depth = 0
-        for entry, one in zip(distinct, decoded, strict=True):
+        for number, one in enumerate(decoded):
             if type(one) is not dict or len(one) != 1:
                 raise _Refused
             ((key, value),) = one.items()
             if type(key) is str:
                 key = sys.intern(key)
-            pairs[entry] = (key, value)
+            pairs.append((key, value))
             if type(value) is list or type(value) is dict:
                 copy, source, depth = _copy(value)
                 value_depth = max(value_depth, depth)
-                fresh[entry] = (key, copy, source)
+                fresh[number] = (key, copy, source)
             elif type(value) not in _SCALARS:
                 raise _Refused  # a set, a date, …: left to the parser
         starts = list(itertools.compress(itertools.count(), map(items.__contains__, entries)))

@@ -633,10 +633,10 @@ def _sliced_parts(text: str, load: Any, parts: PartBuilders | None = None) -> tu
                 if value is not None:
                     return None
                 first, last = top.pieces[below[0]][1], top.pieces[below[-1]][2]
-                items_text = text[first : last - 1 if text.endswith("\n", first, last) else last]
+                last -= text.endswith("\n", first, last)
                 # each distinct entry of the items decoded once (a master's solutions), else each item
                 value = decode_items(
-                    items_text, load, _unchanged if build is None else getattr(build, "of_interned", build)
+                    text, load, _unchanged if build is None else getattr(build, "of_interned", build), first, last
                 )
                 if value is None:
                     value = [item(number) for number in below] if build is None else [build(item(n)) for n in below]

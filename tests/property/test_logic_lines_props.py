@@ -256,9 +256,10 @@ def test_master_solutions_decoder_is_the_parser_or_nothing(text: str) -> None:
     assert _keys_interned(decoded), text
 
 
-def test_master_solutions_decoder_takes_what_amds_writer_gives() -> None:
+def test_master_solutions_decoder_takes_what_amds_writer_gives(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nested blocks, block sequences at their key's column, wrapped flow values and flow items
-    are decoded here, each solution given to the builder as it is assembled."""
+    are decoded here, each solution given to the builder as it is assembled; the text cut into
+    entries a piece at a time gives the same (pieces end before a solution)."""
     text = "\n".join(
         "- index: " + str(number) + "\n  " + "\n  ".join(entry.replace("\n", "\n  ") for entry in _ONE_OF_EACH)
         for number in range(3)
@@ -270,3 +271,7 @@ def test_master_solutions_decoder_takes_what_amds_writer_gives() -> None:
     assert not _shares_a_container(built)
     assert _keys_interned(built)
     assert built[0]["problemPredicate"] == built[1]["problemPredicate"]
+    import tensilekit.io.logic_lines as logic_lines
+
+    monkeypatch.setattr(logic_lines, "_PIECE", 10)  # a piece ends at each solution
+    assert repr(decode_items("\n" + text + "\n", _load, _unchanged, 1, len(text) + 1)) == repr(built)
