@@ -202,13 +202,15 @@ class _Solutions:
             ((key, value),) = one.items()
             if type(key) is str:
                 key = sys.intern(key)
-            pairs.append((key, value))
             if type(value) is list or type(value) is dict:
                 copy, source, depth = _copy(value)
                 value_depth = max(value_depth, depth)
                 fresh[number] = (key, copy, source)
+                value = None  # (its place in the key order: the copy is put there; a marshalled tree is freed)
             elif type(value) not in _SCALARS:
                 raise _Refused  # a set, a date, …: left to the parser
+            pairs.append((key, value))
+        del decoded  # (before the solutions are built: their memory is not held in between)
         starts = list(itertools.compress(itertools.count(), map(items.__contains__, entries)))
         if not starts or starts[0] != 0:
             raise _Refused
