@@ -1,44 +1,47 @@
-"""Decode a logic file's solutions once per distinct line, not once per line.
+"""Decode the solutions of a logic file or a YAML master once per distinct entry, not once each.
 
-The solutions of a 4 MB logic file are ~150 000 lines: ~600 block mappings of ~250 ``Key: value``
-lines each, but only 3 000-13 000 distinct lines (the solutions repeat their parameters). The
-parser spends ~85 ms on them; here each distinct line is decoded once (one parse of the distinct
-lines, each an item of its own) and every solution is assembled from its lines' decoded pairs.
+A solution is a block mapping; its entries (a key's line with the deeper lines below it: a
+nested block, a flow value the writer wrapped at its line width) repeat across solutions. The
+solutions of a 4 MB logic file are ~150 000 lines but 3 000-13 000 distinct entries (~85 ms for
+the parser); rocBLAS_Full's master holds 21 288 solutions in 1.1 M lines, 234 000 entries of
+which 51 000 are distinct (each ``problemPredicate`` block is one). Here each distinct entry is
+decoded once (one parse of the distinct entries, each an item of its own) and every solution is
+assembled from its entries' decoded pairs.
 
-The result is what the parser gives for the whole text, or None (the caller then parses the
-whole text, and any error is the parser's own). It holds because everything is checked:
+The result is what the parser gives for the solutions' text, or None (the caller then parses
+it, and any error is the parser's own). It holds because each entry is parsed where the text has
+it, and everything else is checked:
 
-* each line of the solutions is a whole ``key: value`` (the distinct lines, one item each, parse
-  to exactly as many one-key mappings: a quote or bracket that a line leaves open would swallow
-  the next items), starting with a plain key character, at the column of its mapping; a deeper
-  line only follows a line ending in ``key:`` (its value is then the deeper lines' mapping, which
-  is checked the same way), so no value continues on another line, but for a flow value the
-  writer wrapped at its line width: its lines are joined and parsed as one item, each
-  continuation as far below its key as in the text (so where quoted brackets mislead the join,
-  the parse still reads those lines as the text does, or refuses them);
-* no line holds a character another YAML reads as a line break (``\\r``, U+0085, U+2028,
-  U+2029) or a byte-order mark; no mapping repeats a key; the text has no anchor (the caller's
-  fast path) and no document marker after its first line;
-* the text before and after the solutions is parsed as it is, on its own, and must be a sequence
-  (list form) or a mapping with string keys (dict form), as the whole text would be.
+* the solutions are cut before each line at most as deep as their keys: such a line must be an
+  item's ``- key`` (a solution's first line) or a ``key`` at the keys' column, starting with a
+  plain key character; every deeper line stays with the entry above it. Each entry is parsed as
+  the only key of an item's block mapping, its lines as far below that key as in the text, so it
+  is read as in its solution (a block mapping's key and its value do not depend on the keys
+  beside it); the distinct entries, one item each, must parse to exactly as many one-key
+  mappings (a quote or bracket left open would swallow the next items; no entry holds another
+  item, as no line of one is at column 0);
+* no entry holds a character another YAML reads as a line break (``\\r``, U+0085, U+2028,
+  U+2029) or a byte-order mark; no solution repeats a key; the text has no anchor (the caller's
+  fast path) and, for a logic file, no document marker after its first line;
+* a logic file's text before and after the solutions is parsed as it is, on its own, and must be
+  a sequence (list form) or a mapping with string keys (dict form), as the whole text would be.
 
-A value that is a container is copied for each line that holds it (no two solutions share a
-list), every key is one interned string, and how deep the result nests is measured as it is
-built (the nesting-depth check then does not walk the tree again).
+A value that is a container is copied for each entry that holds it (no two solutions share a
+list), with every key one interned string, and how deep the result nests is known from the
+values (the nesting-depth check then does not walk the tree again).
 """
 
 from __future__ import annotations
 
 import itertools
-import operator
+import marshal
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 _KEY_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _NOT_IN_A_LINE = ("\r", "\x85", "\u2028", "\u2029", "\ufeff")
-_ITEM = -1  # the column code of a solution's first line ("- key: value")
 _SCALARS = (str, int, float, bool, type(None), bytes)
 
 # (a line end first, not "(?:\A|\n)": the regex engine then skips to line ends at C speed, ~30x faster)
@@ -46,9 +49,10 @@ _LIST_FORM_START = re.compile(r"\n- - (?=[A-Za-z0-9_][^\n:]*:(?: |\n))")  # root
 _DICT_FORM_START = re.compile(r"\nSolutions:\n(?=- [A-Za-z0-9_])")
 _COLUMN_ZERO = re.compile(r"\n[^ \n]")  # a line at column 0: the list form's solutions end there
 _COLUMN_ZERO_NOT_ITEM = re.compile(r"\n(?!- )[^ \n]")  # the dict form's solutions end there
+_ENTRY_CUTS: dict[int, re.Pattern[str]] = {}  # keys' column -> a line end before a key or a shallower line
 
 Load = Callable[[str], Any]
-_COPY = operator.methodcaller("copy")  # a list's or a mapping's
+Copy = Callable[[Any], Any]
 
 
 class _Refused(Exception):
@@ -59,21 +63,35 @@ def decode_solutions(text: str, text_lines: list[str], load: Load) -> tuple[Any,
     """What ``load(text)`` gives, and how deep it nests (containers, the root is 1), for a logic
     file whose solutions are block mappings of one-line values; None for any other text.
 
-    ``text_lines``: ``text.split("\\n")``, emptied here (the lines outside the solutions are freed
-    before the solutions are built). ``load``: the parser, as the caller calls it."""
+    ``text_lines``: ``text.split("\\n")``, emptied here (the caller's lines are freed before the
+    solutions are built). ``load``: the parser, as the caller calls it."""
+    text_lines.clear()
     try:
         if "&" in text:
             return None  # anchors: the caller's fast path has none, and aliases would be shared here
-        return _decode(text, text_lines, load)
+        return _decode(text, load)
     except _Refused:
         return None
     except Exception:  # noqa: BLE001 - the parser's own error types: the whole text decides
         return None
-    finally:
-        text_lines.clear()
 
 
-def _decode(text: str, text_lines: list[str], load: Load) -> tuple[Any, int] | None:
+def decode_items(
+    text: str, load: Load, build: Callable[[Any], Any], start: int = 0, end: int | None = None
+) -> list[Any] | None:
+    """``[build(item) for item in load(text[start:end])]`` for a block sequence of block mappings
+    at column 0 (a YAML master's ``solutions:``, whose text has no anchor, tag or quote: the
+    caller's cut) ending before its last line end; None when it is not of the shape checked here
+    (the caller then parses each item). ``build`` is given each item as it is assembled."""
+    try:
+        return list(map(build, _Solutions(text, 0, load, start, len(text) if end is None else end)))
+    except _Refused:
+        return None
+    except Exception:  # noqa: BLE001 - the parser's own error types: the caller's parse decides
+        return None
+
+
+def _decode(text: str, load: Load) -> tuple[Any, int] | None:
     start = _LIST_FORM_START.search("\n" + text)  # (a first line is found too: offsets are one on)
     list_form = start is not None
     if start is None:
@@ -91,16 +109,15 @@ def _decode(text: str, text_lines: list[str], load: Load) -> tuple[Any, int] | N
     for part in (before, after):
         if "\n---" in part or "\n..." in part or part.startswith("..."):
             return None  # another document, or the end of this one: left to the parser
-    first_line = text.count("\n", 0, begin)
-    region = text_lines[first_line : first_line + text.count("\n", begin, end) + (end == len(text))]
-    text_lines.clear()  # before the solutions are built
-    if region and region[-1] == "" and end == len(text):
-        region.pop()  # the text's last line end
-    if not region:
+    # "- - key: value": the root item, then the first solution's "- "
+    solutions_text = ("  " + text[begin + 2 : end]) if list_form else text[begin:end]
+    if solutions_text.endswith("\n"):
+        solutions_text = solutions_text[:-1]  # the line end before the next root item or key
+    if not solutions_text.strip():
         return None
-    if list_form:  # "- - key: value": the root item, then the first solution's "- "
-        region[0] = "  " + region[0][2:]
-    solutions, depth = _solutions(region, item_column=2 if list_form else 0, load=load)
+    decoded = _Solutions(solutions_text, 2 if list_form else 0, load, 0, len(solutions_text))
+    solutions = list(decoded)
+    depth = 3 + decoded.value_depth  # root 1, the list 2, a solution 3
 
     head = load(before) if before.strip() else None
     tail = load(after) if after.strip() else None
@@ -126,184 +143,135 @@ def _decode(text: str, text_lines: list[str], load: Load) -> tuple[Any, int] | N
     return data, max(depth, 1 + _depth(others))
 
 
-def _solutions(region: list[str], *, item_column: int, load: Load) -> tuple[list[dict[Any, Any]], int]:
-    """The solutions (block mappings, each item's first line ``- key: value`` at ``item_column``)
-    of ``region``'s lines, and how deep they nest from the root (root 1, the list 2)."""
-    map_column = item_column + 2
-    try:
-        distinct, contents, columns_of, decoded = _decode_lines(region, item_column, load)
-    except Exception:  # noqa: BLE001 - a line left a quote or bracket open: a wrapped flow value?
-        region = _join_wrapped(region, item_column)
-        distinct, contents, columns_of, decoded = _decode_lines(region, item_column, load)
-    pairs: dict[str, tuple[Any, Any]] = {}
-    fresh: dict[str, tuple[Any, Callable[[Any], Any], Any]] = {}  # lines whose value is a container
-    openers: set[str] = set()
-    value_depth = 0
+_PIECE = 1 << 20  # the solutions' text is cut into entries this much at a time (then freed but the distinct)
+
+
+class _Solutions:
+    """The solutions of ``text[start:end]`` (block mappings, each item's first line ``- key`` at
+    ``item_column``, their keys two columns deeper), assembled one at a time as iterated. Only the
+    distinct entries are kept (13 MB of rocBLAS_Full's 50 MB), each entry an index into them."""
+
+    def __init__(self, text: str, item_column: int, load: Load, start: int, end: int) -> None:
+        key_column = item_column + 2
+        cut = _ENTRY_CUTS.get(key_column)
+        if cut is None:  # a line end first: the regex engine skips to line ends at C speed
+            # (a "- " at the keys' column is an item of the key above: its value's indentless sequence)
+            cut = _ENTRY_CUTS[key_column] = re.compile(
+                f"\\n(?= {{0,{key_column - 1}}}[^ ]| {{{key_column}}}(?!- )[^ ])"
+            )
+        item_start, key_start = " " * item_column + "- ", " " * key_column
+        numbers: dict[str, int] = {}  # each distinct entry, numbered as first met
+        entries: list[int] = []
+        while start < end:  # a piece ends before a solution's "- " (where an entry ends anyway)
+            stop = text.find("\n" + item_start, min(start + _PIECE, end), end)
+            stop = end if stop < 0 else stop
+            entries += [numbers.setdefault(entry, len(numbers)) for entry in cut.split(text[start:stop])]
+            start = stop + 1
+        distinct = list(numbers)
+        del numbers
+        items: set[int] = set()
+        contents: list[str] = []
+        for number, entry in enumerate(distinct):
+            if entry.startswith(item_start):
+                items.add(number)
+            elif not entry.startswith(key_start):
+                raise _Refused  # a line between the items' column and their keys'
+            if entry[key_column : key_column + 1] not in _KEY_START:
+                raise _Refused  # (a deeper line is in the entry: at the keys' column, a key starts)
+            content = entry[key_column:]
+            if item_column and "\n" in content:  # the key, in the parse, is at column 2: as deep below it
+                first, *rest = content.split("\n")
+                content = "\n".join([first, *(line[item_column:] for line in rest)])
+            contents.append(content)
+        del distinct
+        count = len(contents)
+        joined = "- " + "\n- ".join(contents)
+        del contents
+        if any(character in joined for character in _NOT_IN_A_LINE):
+            raise _Refused
+        decoded = load(joined)
+        del joined
+        if type(decoded) is not list or len(decoded) != count:
+            raise _Refused  # an entry left a quote or bracket open
+        pairs: list[tuple[Any, Any]] = []
+        fresh: dict[int, tuple[Any, Copy, Any]] = {}  # entries whose value is a container
+        value_depth = 0
+        for number, one in enumerate(decoded):
+            if type(one) is not dict or len(one) != 1:
+                raise _Refused
+            ((key, value),) = one.items()
+            if type(key) is str:
+                key = sys.intern(key)
+            if type(value) is list or type(value) is dict:
+                copy, source, depth = _copy(value)
+                value_depth = max(value_depth, depth)
+                fresh[number] = (key, copy, source)
+                value = None  # (its place in the key order: the copy is put there; a marshalled tree is freed)
+            elif type(value) not in _SCALARS:
+                raise _Refused  # a set, a date, …: left to the parser
+            pairs.append((key, value))
+        del decoded  # (before the solutions are built: their memory is not held in between)
+        starts = list(itertools.compress(itertools.count(), map(items.__contains__, entries)))
+        if not starts or starts[0] != 0:
+            raise _Refused
+        starts.append(len(entries))
+        self.entries, self.starts, self.pairs, self.fresh = entries, starts, pairs, fresh
+        self.value_depth = value_depth
+
+    def __iter__(self) -> Iterator[dict[Any, Any]]:
+        entries, pairs, fresh = self.entries, self.pairs, self.fresh
+        for begin, end in itertools.pairwise(self.starts):
+            solution_entries = entries[begin:end]
+            solution = dict(map(pairs.__getitem__, solution_entries))
+            if len(solution) != end - begin:
+                raise _Refused  # a repeated key
+            for entry in filter(fresh.__contains__, solution_entries):  # a new container for each use
+                key, copy, source = fresh[entry]
+                solution[key] = copy(source)
+            yield solution
+
+
+_PLAIN = frozenset({*_SCALARS, list, dict})
+
+
+def _copy(value: Any) -> tuple[Copy, Any, int]:
+    """How to make a new ``value`` (a list or mapping, its str keys interned here, in place) with
+    every container in it new: a function and what it is given; and how deep ``value`` nests. A
+    flat one is copied (its scalars shared); a deeper one is loaded from its ``marshal`` bytes (C
+    speed, ~3 us for a problemPredicate where a walk in Python takes ~6; exact for plain data:
+    types, key order, interned keys; its own strings, as the parser gives each item). Refused: a
+    value holding anything but containers and scalars (a set, a date …: left to the parser)."""
     intern = sys.intern
-    for line, content, one in zip(distinct, contents, decoded, strict=True):
-        if type(one) is not dict or len(one) != 1:
+    level = [value]
+    depth = 0
+    while level:
+        depth += 1
+        for node in level:
+            if type(node) is dict and node:
+                spelled = list(node.items())
+                node.clear()
+                node.update([(intern(key) if type(key) is str else key, item) for key, item in spelled])
+        children = [child for node in level for child in (node.values() if type(node) is dict else node)]
+        if not set(map(type, children)) <= _PLAIN:
             raise _Refused
-        ((key, value),) = one.items()
-        if type(key) is str:
-            key = intern(key)
-        pairs[line] = (key, value)
-        if type(value) is list or type(value) is dict:
-            depth = _depth([value])
-            value_depth = max(value_depth, depth)
-            fresh[line] = (key, _fresh if depth > 1 else _COPY, value)
-        elif value is None:
-            if content.endswith(":"):
-                openers.add(line)
-        elif type(value) not in _SCALARS:
-            raise _Refused  # a set, a date, …: left to the parser
-    columns = list(map(columns_of.__getitem__, region))
-    if columns[0] != _ITEM:
-        raise _Refused
-    builder = _Builder(region, columns, pairs, fresh, openers, sorted(set(columns_of.values()) - {_ITEM}))
-    solutions = []
-    start, count = 0, len(region)
-    while start < count:
-        try:
-            stop = columns.index(_ITEM, start + 1)
-        except ValueError:
-            stop = count
-        solutions.append(builder.mapping(start, stop, map_column, 1))
-        start = stop
-    return solutions, 2 + builder.levels + value_depth
+        level = [child for child in children if type(child) is list or type(child) is dict]
+    if depth == 1:
+        return (dict.copy if type(value) is dict else list.copy), value, 1
+    if depth == 2 and type(value) is dict:  # (a sizeMapping: its lists copied, ~1 us where marshal takes ~3)
+        return _copy_two_levels, (value, [key for key, item in value.items() if type(item) in _CONTAINERS]), 2
+    return marshal.loads, marshal.dumps(value, 4), depth
 
 
-def _decode_lines(
-    region: list[str], item_column: int, load: Load
-) -> tuple[list[str], list[str], dict[str, int], list[Any]]:
-    """The distinct lines of ``region``, their contents (a continuation line, joined to its line,
-    indented for the parse as at its place), their columns and the parse of their contents."""
-    map_column = item_column + 2
-    distinct = list(dict.fromkeys(region))
-    columns_of: dict[str, int] = {}
-    contents: list[str] = []
-    for line in distinct:
-        content = line.lstrip(" ")
-        indent = len(line) - len(content)
-        if indent == item_column and content.startswith("- "):
-            content = content[2:]
-            columns_of[line] = _ITEM
-            key_column = map_column
-        elif indent >= map_column:
-            columns_of[line] = key_column = indent
-        else:
-            raise _Refused
-        if not content or content[0] not in _KEY_START:
-            raise _Refused
-        if "\n" in content:  # the key, in the parse, is at column 2 ("- key: ..."): as deep below it
-            first, *rest = content.split("\n")
-            if any(len(part) - len(part.lstrip(" ")) <= key_column for part in rest):
-                raise _Refused  # not deeper than the key: not a continuation of its value
-            content = "\n".join([first] + [part[key_column - 2 :] for part in rest])
-        contents.append(content)
-    joined = "- " + "\n- ".join(contents)
-    if any(character in joined for character in _NOT_IN_A_LINE):
-        raise _Refused
-    decoded = load(joined)
-    if type(decoded) is not list or len(decoded) != len(contents):
-        raise _Refused  # a line left a quote or bracket open
-    return distinct, contents, columns_of, decoded
+_CONTAINERS = (list, dict)
 
 
-def _join_wrapped(region: list[str], item_column: int) -> list[str]:
-    """``region`` with each flow value the writer wrapped (a line that opens more brackets than it
-    closes, and the lines after it until they close) as one element; the parse of the joined lines
-    decides whether it was one value (quoted brackets only make a join that the parse refuses)."""
-    balance: dict[str, int] = {}
-    for line in dict.fromkeys(region):
-        if "[" in line or "{" in line or "]" in line or "}" in line:
-            balance[line] = line.count("[") + line.count("{") - line.count("]") - line.count("}")
-    opening = {line for line, level in balance.items() if level > 0}
-    if not opening:
-        raise _Refused
-    joined: list[str] = []
-    done = 0
-    for position in itertools.compress(itertools.count(), map(opening.__contains__, region)):
-        if position < done:
-            continue  # a continuation that opens a bracket again
-        level, end = balance[region[position]], position + 1
-        while level > 0 and end < len(region):
-            level += balance.get(region[end], 0)
-            end += 1
-        if level:
-            raise _Refused
-        joined += region[done:position]
-        joined.append("\n".join(region[position:end]))
-        done = end
-    return joined + region[done:]
-
-
-class _Builder:
-    """Assembles block mappings from the decoded pairs of their lines."""
-
-    def __init__(
-        self,
-        lines: list[str],
-        columns: list[int],
-        pairs: dict[str, tuple[Any, Any]],
-        fresh: dict[str, tuple[Any, Callable[[Any], Any], Any]],
-        openers: set[str],
-        deeper: list[int],
-    ) -> None:
-        self.lines, self.columns, self.pairs, self.fresh, self.openers = lines, columns, pairs, fresh, openers
-        self.deeper = deeper
-        self.levels = 0
-
-    def mapping(self, start: int, stop: int, column: int, level: int) -> dict[Any, Any]:
-        """The mapping of lines ``start`` to ``stop`` (excluded), its keys at ``column``; the first
-        line is its first key (``- key: value`` or the first line below ``key:``)."""
-        lines, columns, pairs, fresh = self.lines, self.columns, self.pairs, self.fresh
-        if stop - start > 1 and min(columns[start + 1 : stop]) < column:
-            raise _Refused  # a line between this mapping's column and its parent's
-        self.levels = max(self.levels, level)
-        result: dict[Any, Any] = {}
-        at, keys = start, 0
-        while True:
-            below = self._first_deeper(column, at + 1, stop)
-            segment = lines[at:below]
-            result.update(map(pairs.__getitem__, segment))
-            keys += below - at
-            for line in filter(fresh.__contains__, segment):  # a new container for each use
-                key, copy, value = fresh[line]
-                result[key] = copy(value)
-            if below == stop:
-                break
-            opener = lines[below - 1]
-            if opener not in self.openers:
-                raise _Refused  # a deeper line after a value: it continues that value
-            try:
-                at = columns.index(column, below, stop)
-            except ValueError:
-                at = stop
-            result[pairs[opener][0]] = self.mapping(below, at, columns[below], level + 1)
-            if at == stop:
-                break
-        if len(result) != keys:
-            raise _Refused  # a repeated key
-        return result
-
-    def _first_deeper(self, column: int, start: int, stop: int) -> int:
-        """The first line from ``start`` deeper than ``column`` (``stop`` when none is)."""
-        columns = self.columns
-        first = stop
-        for deeper in self.deeper:
-            if deeper > column:
-                try:
-                    first = columns.index(deeper, start, first)
-                except ValueError:
-                    pass
-        return first
-
-
-def _fresh(value: Any) -> Any:
-    """A copy of a decoded list or mapping, its containers new (scalars are immutable)."""
-    if type(value) is list:
-        return [_fresh(item) if type(item) is list or type(item) is dict else item for item in value]
-    return {key: _fresh(item) if type(item) is list or type(item) is dict else item for key, item in value.items()}
+def _copy_two_levels(source: tuple[dict[Any, Any], list[Any]]) -> dict[Any, Any]:
+    """A copy of a mapping whose containers (at ``keys``) hold scalars only, those copied too."""
+    value, keys = source
+    new = value.copy()
+    for key in keys:
+        new[key] = new[key].copy()
+    return new
 
 
 def _depth(values: list[Any]) -> int:
@@ -321,4 +289,4 @@ def _depth(values: list[Any]) -> int:
     return depth
 
 
-__all__ = ["decode_solutions"]
+__all__ = ["decode_items", "decode_solutions"]

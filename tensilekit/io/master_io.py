@@ -71,6 +71,12 @@ class _SolutionParts:
         if type(raw) is not dict:
             return raw
         self._share_keys(raw, predicates=True)
+        return self.of_interned(raw)
+
+    def of_interned(self, raw: Any) -> Any:
+        """The solution of ``raw``, whose keys are interned strings already (decoded per entry)."""
+        if type(raw) is not dict:
+            return raw
         try:
             return MasterSolution.model_validate(raw)
         except ValidationError:

@@ -26,6 +26,7 @@ import yaml
 from tensilekit.errors import Location, YamlSyntaxError, format_path
 from tensilekit.io import yaml_emitter
 from tensilekit.io.limits import check_alias_expansion, check_depth, check_yaml_text
+from tensilekit.io.logic_lines import decode_items
 
 _fast_yaml: Any
 try:  # pragma: no cover - exercised implicitly
@@ -233,7 +234,9 @@ SLICED_LOAD_FROM = 1 << 20
 
 
 PartBuilders = Mapping[str, Callable[[Any], Any]]
-"""Top-level key -> what each of its parts becomes as soon as it is decoded (:func:`parse_yaml`)."""
+"""Top-level key -> what each of its parts becomes as soon as it is decoded (:func:`parse_yaml`).
+A builder may have ``of_interned``: the same, for a part whose mapping keys are all interned strings
+already (items decoded per entry: :func:`~tensilekit.io.logic_lines.decode_items`)."""
 
 Decode = Callable[[str, Callable[[str], Any]], tuple[Any, int] | None]
 """A caller's decoder of one text, given the parser: what the parser gives for the whole text and
@@ -632,7 +635,9 @@ def _sliced_parts(
     text: str, load: Any, parts: PartBuilders | None = None, cut: TextCut | None = None
 ) -> tuple[Any, bool] | None:
     """``load(text)`` (one document) piece by piece of :func:`_top_level`, so that the parser
-    holds one piece at a time (rocBLAS_Full.yaml with yaml_rs: 810 MB -> 525 MB peak), and
+    holds one piece at a time (rocBLAS_Full.yaml with yaml_rs: 810 MB -> 525 MB peak), a key's
+    items once per distinct entry where they are block mappings
+    (:func:`~tensilekit.io.logic_lines.decode_items`: a master's 21 288 solutions), and
     whether ``parts`` built its pieces (:func:`parse_yaml`: when the document is a mapping holding
     each of its keys); None when the document is not cut so or a piece does not read as one key
     or one item. ``cut`` is given the cut (:class:`TextCut`)."""
@@ -664,7 +669,14 @@ def _sliced_parts(
             if below:
                 if value is not None:
                     return None
-                value = [item(number) for number in below] if build is None else [build(item(n)) for n in below]
+                first, last = top.pieces[below[0]][1], top.pieces[below[-1]][2]
+                last -= text.endswith("\n", first, last)
+                # each distinct entry of the items decoded once (a master's solutions), else each item
+                value = decode_items(
+                    text, load, _unchanged if build is None else getattr(build, "of_interned", build), first, last
+                )
+                if value is None:
+                    value = [item(number) for number in below] if build is None else [build(item(n)) for n in below]
             elif build is not None:
                 value = build(value)
             if key in data:
@@ -673,6 +685,10 @@ def _sliced_parts(
         return data, builders is not None
     except Exception:  # noqa: BLE001 - the parser's own error types: the whole document decides
         return None
+
+
+def _unchanged(value: Any) -> Any:
+    return value
 
 
 _WALKED_WHOLE_BELOW = 8192  # pieces shorter than this are walked, not cut further

@@ -140,7 +140,7 @@ def test_key_orders_are_not_shared_across_key_types() -> None:
 
 
 def test_solutions_decoded_per_distinct_line_give_the_parsers_model(corpus: Path, monkeypatch: Any) -> None:
-    """A logic file whose solutions io.logic_lines decodes (once per distinct line) loads to the model
+    """A logic file whose solutions io.logic_lines decodes (once per distinct entry) loads to the model
     the parser's tree gives: the same data, key orders, extras and style; a solution's lists are
     its own (tests/property/test_logic_lines_props.py holds the decoder to the parser)."""
     from tensilekit.io import logic_io, logic_lines
@@ -194,3 +194,62 @@ def test_generic_loads_of_a_logic_file_takes_the_logic_readers_path(corpus: Path
     assert len(decoded) == 4  # loads_logic, then each of the three forms
     respelled = tensilekit.loads(b"# a comment\n  " + data.replace(b"\n", b"\n  "), str(path))
     assert len(decoded) == 4 and respelled.model_dump() == expected.model_dump()
+
+
+SMALL_MASTER = "masters/aldebaran_HHS_BH_TT_fp16alt.yaml"  # 240 KB, 83 solutions
+
+
+def test_master_solutions_decoded_per_distinct_entry_read_as_parsed(corpus: Path, monkeypatch: Any) -> None:
+    """A YAML master's solutions decoded once per distinct entry (io.logic_lines.decode_items) give
+    the model (data, key order, types) and the error the per-item parse gives, for the file and
+    for respellings that the entries decoder takes (a flow value wrapped elsewhere, a key repeated
+    inside an entry: the parser's rule) or leaves to
+    the parser (a flow-style solution, quoted keys, comments, CRLF, tabs, repeated keys, a line
+    between the solutions' columns, a solution cut short)."""
+    from tensilekit.errors import TensilekitError
+    from tensilekit.io import logic_lines, master_io, yaml_codec
+
+    text = (corpus / SMALL_MASTER).read_text()
+    start = text.index("\nsolutions:\n- ") + len("\nsolutions:\n")
+    first_end = text.index("\n- ", start) + 1
+    first = yaml.safe_load(text[start:first_end])[0]
+    flow = yaml.dump(first, default_flow_style=True, width=1 << 20, sort_keys=False)
+    assert "'" not in flow and '"' not in flow  # a plain flow mapping: the text is still cut
+    wrapped_at = text.index(", f32XdlMathOp", start)
+    variants = {
+        "as written": text,
+        "wrapped elsewhere": text[:wrapped_at] + ",\n   " + text[wrapped_at + 2 :],
+        "a flow-style solution": text[:start] + "- " + flow + text[first_end:],
+        "a quoted key": text.replace("\n  index: ", "\n  'index': ", 1),
+        "a comment": text.replace("\n  index: ", "\n  # note\n  index: ", 1),
+        "CRLF": text.replace("\n", "\r\n"),
+        "a tab": text.replace("\n  index: ", "\n  index:\t", 1),
+        "a repeated key": text.replace("\n  index: ", "\n  index: 99\n  index: ", 1),
+        "a repeated nested key": text.replace("\n    depthU: ", "\n    depthU: 3\n    depthU: ", 1),
+        "a line at column 1": text.replace("\n  index: ", "\n index: ", 1),
+        "an item at the keys' column": text.replace("\n  ideals: {}", "\n  ideals: {}\n  - 1", 1),
+        "cut short": text[: text.index("\n  problemType: {", start) + 20],
+    }
+    taken: list[bool] = []
+
+    def watched(*arguments: Any) -> Any:
+        decoded = logic_lines.decode_items(*arguments)
+        taken.append(decoded is not None)
+        return decoded
+
+    def outcome(spelled: str) -> str:
+        try:
+            return repr(master_io.master_to_data(tensilekit.loads_master(spelled, "master.yaml")))
+        except TensilekitError as error:
+            return f"{type(error).__name__}: {error}"
+
+    for name, spelled in variants.items():
+        monkeypatch.setattr(yaml_codec, "decode_items", watched)
+        fast = outcome(spelled)
+        monkeypatch.setattr(yaml_codec, "decode_items", lambda *arguments: None)
+        assert fast == outcome(spelled), name
+        if name in ("as written", "wrapped elsewhere", "a repeated nested key"):  # (the parser reads an entry)
+            assert taken == [True], name
+        else:
+            assert True not in taken, name
+        taken.clear()
