@@ -115,6 +115,35 @@ line index 0.25 s (its per-line loop ~0.19 s; in numpy arrays 0.15 s: not worth 
 the cuts below 0.13 s (126 000 table rows cut to reach ~2 000), decoding the bytes again 0.04 s
 (``read_bytes`` has already inflated them), walking the located slices 0.04 s.
 
+Issue 33, lint (session 16; ``--no-plain --runs 1``, c3ada6c and main alternately, 2 pairs, load
+average ~1 on 2 CPUs): lint 10.94, 11.04 -> 8.20, 8.51 s wall, peak 681-684 -> 698-701 MB; diff
+7.26, 7.22 -> 6.67, 6.56 s, peak 735-739 -> 736-738 MB; findings identical (every master of the
+corpus at witness spans 1, 2, 9 and 64; rocBLAS_Full at 1, 9 and 64). In-process CPU seconds:
+
+* the shadowing witnesses 2.9 -> 1.2 s: every duplicate entry's witnesses asked at once, a round
+  of steps at a time (1, 2-8, 9-64: most are decided by their first), canSolve in the table pass's
+  array passes (``Linter._passes_in_bulk``), a witness whose kernel fails one of ``KEY_DECIDED``
+  for all its problems found dead there (16 000 of 78 000), the passing ones selected by one
+  ``find_batch`` per pass, the kernels of a key that pass its same problem once (58 500 -> 43 000
+  selections); k-d tree ties whose 6 nearest all tie are asked again with 48 neighbours
+  (``scan._resolve_among``: 16 300 one-by-one scans -> none). SciPy's import is 0.3 s of it.
+* the table pass 1.55 -> 1.35 s: predicates of the problem type evaluated on the templates
+  (``lint.tables._EntryColumns`` gives its type view, ``fast._vector_of`` keeps the answers on
+  it: 7 160 of 19 400 evaluations), the kernels grouped by signature with one sort, the bases of
+  one set of templates sharing one scratch copy;
+* compiling the library 0.24 -> ~0.05 s of interning (a predicate object's atoms once), the
+  unmodelled-predicate search 0.17 -> 0.09 s (each predicate object once);
+* reading (helper "masterlines"): the master's solutions decoded once per distinct entry
+  (``logic_lines.decode_items``: 51 000 distinct of 234 000 entries), 3.73 -> 3.29 s in the lint
+  process. Its peak is that of the reading now (+~70 MB: the distinct entries' parse leaves the
+  heap fragmented); the logic-file decoder shares the rule (3 largest logic files: 0.48 -> 0.52 s,
+  ``bench/load.py`` 0.043 -> 0.046x).
+
+Left (CPU, quiet machine, ~8.3 s in all): imports ~0.6 s, reading ~3.3 s (yaml_rs over the
+library piece and the distinct entries ~1.1 s, the models ~0.9 s, distinct lines 0.4 s, the YAML
+1.1 scan 0.26 s, the top-level cut 0.25 s), the table pass ~1.35 s, the witnesses ~1.2 s, the size
+findings 0.55 s (a model_dump and msgpack of each solution), locating ~0.55 s.
+
 The ratio column is figure / baseline wall time (memory: / baseline peak RSS). The machine may be
 shared; the load average is printed first.
 """
