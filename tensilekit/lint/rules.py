@@ -563,10 +563,11 @@ class Linter:
     def _passes_in_bulk(
         self, context: TableContext, members: list[tuple[int, tuple[int, ...]]], *, dead: bool = False
     ) -> Iterator[tuple[list[tuple[int, tuple[int, ...]]], ProblemColumns, npt.NDArray[np.int64], int]]:
-        """:meth:`_first_passes` (and its ``dead``) of the (kernel index, key) ``members`` a kernel base at a time, at
-        most :data:`_ROWS_PER_PASS` problems a pass: (the members of a pass, their problems as
-        columns, the first problem each kernel passes, problems per key). Members that cannot be
-        put in columns (no base, a key of the wrong length, a size too large) are left out."""
+        """:meth:`_first_passes` (and its ``dead``) of the (kernel index, key) ``members``, a
+        kernel base at a time, at most :data:`_ROWS_PER_PASS` problems a pass: (the members of a
+        pass, their problems as columns, the first problem each kernel passes, problems per key).
+        Members that cannot be put in columns (no base, a key of the wrong length, a size too
+        large) are left out."""
         fields = self._fields_of(context.node)
         if isinstance(fields, SelectionError):
             return
@@ -750,7 +751,7 @@ class Linter:
         each round's canSolve in the table pass's array passes (a dead witness found there too)
         and its selections in one batch of the compiled library per pass, not a decide and a
         selection per witness (rocBLAS_Full: 3 469 duplicates; 78 000 witnesses, 16 000 of them
-        dead, 58 000 selections; 2.9 -> 1.6 s CPU, of which 0.4 s SciPy's import for the k-d tree).
+        dead, 43 000 selections; 2.9 -> 1.2 s CPU, 0.3 s of it SciPy's import for the k-d tree).
         """
         answers: list[bool | None] = [None] * len(duplicates)
         low = 1
