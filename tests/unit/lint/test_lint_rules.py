@@ -364,8 +364,15 @@ def test_witnesses_in_bulk_answer_as_witness_by_witness(
         return False
 
     expected = [wins(duplicate) for duplicate in duplicates]
+    alone: list[int] = []  # witnesses decided one by one: canSolve problem by problem
+    decide = linter.decide
+    monkeypatch.setattr(
+        linter, "decide", lambda *arguments, **options: alone.append(1) or decide(*arguments, **options)
+    )
     assert linter._win_leftward(duplicates) == expected
     assert 0 < sum(expected) < len(expected) and seen[True] and bool(seen[False]) == dead_witnesses
+    if route != "no columns":  # in bulk, a witness is decided alone only where its kernel fails undecided
+        assert len(alone) <= seen[None] < sum(seen.values()) / 10
 
 
 def test_size_records_are_the_solution_dumps(cases: MasterLibrary) -> None:
