@@ -8,7 +8,7 @@ dict) position by position from :data:`LIST_LAYOUTS` and emits it in the file's 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -246,14 +246,9 @@ def loads_logic(text: str, *, dialect: Dialect | str | None = None, source: str 
     require(dialect, (str, Dialect), "dialect", "loads_logic", optional=True)
     require(source, str, "source", "loads_logic", optional=True)
     with gc_paused(promote=True):  # one pause over the tree and the model built from it
-        text_lines = text.split("\n")  # emptied by the decoder of the solutions, which reads it
-        lines = distinct_lines(text, text_lines)  # read by the YAML 1.1 check and the style's searches
-
-        def decode(text: str, load: Callable[[str], Any]) -> tuple[Any, int] | None:
-            # the solutions decoded once per distinct line (the parser reads the rest)
-            return decode_solutions(text, text_lines, load)
-
-        data = parse_yaml(text, source, share_keys=False, lines=lines, decode=decode)
+        lines = distinct_lines(text)  # read by the YAML 1.1 check and the style's searches
+        # the solutions decoded once per distinct entry (the parser reads the rest)
+        data = parse_yaml(text, source, share_keys=False, lines=lines, decode=decode_solutions)
         data = share_kept_keys(data, shared="&" in text)
         with parsed_tree_owned():  # nobody else holds the parsed tree: its keys may be shared in place
             logic = logic_from_data(data, dialect=dialect, source=source, text=text)

@@ -59,13 +59,10 @@ class _Refused(Exception):
     """The text is not of the shape decoded here: the caller parses it whole."""
 
 
-def decode_solutions(text: str, text_lines: list[str], load: Load) -> tuple[Any, int] | None:
+def decode_solutions(text: str, load: Load) -> tuple[Any, int] | None:
     """What ``load(text)`` gives, and how deep it nests (containers, the root is 1), for a logic
     file whose solutions are block mappings of one-line values; None for any other text.
-
-    ``text_lines``: ``text.split("\\n")``, emptied here (the caller's lines are freed before the
-    solutions are built). ``load``: the parser, as the caller calls it."""
-    text_lines.clear()
+    ``load``: the parser, as the caller calls it."""
     try:
         if "&" in text:
             return None  # anchors: the caller's fast path has none, and aliases would be shared here

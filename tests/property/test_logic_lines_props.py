@@ -157,7 +157,7 @@ def _parsed_beside(decoded: Any, text: str) -> tuple[bool, Any]:
 
 @given(logic_texts())
 def test_solutions_decoder_is_the_parser_or_nothing(text: str) -> None:
-    decoded = decode_solutions(text, text.split("\n"), _load)
+    decoded = decode_solutions(text, _load)
     compare, whole = _parsed_beside(decoded, text)
     if not compare:
         return
@@ -175,7 +175,7 @@ def test_solutions_decoder_takes_plain_logic_files() -> None:
     wrapped = listed.replace("    B: x\n", "    B: {c: 1, d: [x,\n        y], e: 2,\n      f: 3}\n")  # width 80
     assert wrapped != listed
     for text in (listed, keyed, wrapped):
-        decoded = decode_solutions(text, text.split("\n"), _load)
+        decoded = decode_solutions(text, _load)
         assert decoded is not None, text
         assert repr(decoded[0]) == repr(_load(text))
 

@@ -149,14 +149,14 @@ def test_solutions_decoded_per_distinct_line_give_the_parsers_model(corpus: Path
     text = path.read_text()
     taken: list[bool] = []
 
-    def watched(text: str, text_lines: list[str], load: Any) -> Any:
-        decoded = logic_lines.decode_solutions(text, text_lines, load)
+    def watched(text: str, load: Any) -> Any:
+        decoded = logic_lines.decode_solutions(text, load)
         taken.append(decoded is not None)
         return decoded
 
     monkeypatch.setattr(logic_io, "decode_solutions", watched)
     fast = tensilekit.loads_logic(text, source=str(path))
-    monkeypatch.setattr(logic_io, "decode_solutions", lambda text, text_lines, load: None)
+    monkeypatch.setattr(logic_io, "decode_solutions", lambda text, load: None)
     parsed = tensilekit.loads_logic(text, source=str(path))
     assert taken == [True]
     assert fast.model_dump() == parsed.model_dump()
